@@ -1,0 +1,23 @@
+/**
+ * The whole HTTP contract of the gateway, mounted under `/api/v1`. The server, the client and
+ * `/api/v1/openapi.json` are all derived from it.
+ *
+ * @since 0.1.0
+ */
+import { HttpApi, OpenApi } from "effect/http-api"
+import { KeysApi } from "./KeysApi.ts"
+import { SystemApi } from "./SystemApi.ts"
+
+/**
+ * @since 0.1.0
+ */
+export class Api extends HttpApi.make("switchyard")
+  .add(SystemApi)
+  .add(KeysApi)
+  .prefix("/api/v1")
+  .annotateMerge(OpenApi.annotations({
+    title: "Switchyard",
+    version: "1.0.0",
+    description: "OpenRouter-compatible model-routing gateway"
+  }))
+{}

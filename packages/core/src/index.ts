@@ -1,0 +1,6 @@
+export * as Api from "./api/Api.ts"
+export * as ApiError from "./errors/ApiError.ts"
+export * as ApiKey from "./schema/ApiKey.ts"
+export * as Authorization from "./api/Authorization.ts"
+export * as KeysApi from "./api/KeysApi.ts"
+export * as SystemApi from "./api/SystemApi.ts"
