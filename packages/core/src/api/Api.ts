@@ -6,6 +6,7 @@
  */
 import { HttpApi, OpenApi } from "effect/http-api"
 import { KeysApi } from "./KeysApi.ts"
+import { SchemaErrors } from "./SchemaErrors.ts"
 import { SystemApi } from "./SystemApi.ts"
 
 /**
@@ -15,6 +16,7 @@ export class Api extends HttpApi.make("switchyard")
   .add(SystemApi)
   .add(KeysApi)
   .prefix("/api/v1")
+  .middleware(SchemaErrors)
   .annotateMerge(OpenApi.annotations({
     title: "Switchyard",
     version: "1.0.0",

@@ -1,0 +1,44 @@
+import { Authorization, Caller } from "@switchyard/core/api/Authorization"
+import { Unauthorized } from "@switchyard/core/errors/ApiError"
+import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
+import { Clock, Effect, Layer, Option, Redacted } from "effect"
+import * as KeySecret from "../auth/KeySecret.ts"
+
+const refuse = (message: string) => Effect.fail(new Unauthorized({ message }))
+
+/**
+ * Bearer-key authentication: the key's SHA-256 selects its record; a missing, malformed, unknown,
+ * disabled or expired key is a 401 that never says which of these it was beyond "missing".
+ */
+export const layer = Layer.effect(
+  Authorization,
+  Effect.gen(function*() {
+    const keys = yield* ApiKeyStore
+    return Authorization.of({
+      bearer: (httpEffect, { credential }) =>
+        Effect.gen(function*() {
+          const secret = Redacted.value(credential)
+          if (secret.length === 0) {
+            return yield* refuse("Missing Authorization header: send `Authorization: Bearer <API key>`")
+          }
+          if (!KeySecret.isWellFormed(secret)) return yield* refuse("Invalid API key")
+          const hash = KeySecret.hash(secret)
+          const found = yield* keys.findByHash(hash)
+          if (Option.isNone(found) || !KeySecret.sameHash(found.value.hash, hash)) {
+            return yield* refuse("Invalid API key")
+          }
+          const key = found.value
+          if (key.disabled) return yield* refuse("This API key is disabled")
+          const now = yield* Clock.currentTimeMillis
+          if (key.expiresAt !== null && key.expiresAt.getTime() <= now) return yield* refuse("This API key has expired")
+          return yield* Effect.provideService(httpEffect, Caller, {
+            keyId: key.id,
+            keyHash: key.hash,
+            kind: key.kind,
+            userId: key.userId,
+            workspaceId: key.workspaceId
+          })
+        })
+    })
+  })
+)

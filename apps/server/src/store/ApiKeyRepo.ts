@@ -1,0 +1,149 @@
+import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
+import { creditsFromNanos, startsAt } from "@switchyard/core/accounting/UsageWindow"
+import type { ApiKeyRecord, LimitReset } from "@switchyard/core/schema/ApiKey"
+import { Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+
+interface KeyRow {
+  readonly id: string
+  readonly hash: string
+  readonly kind: "standard" | "management"
+  readonly name: string
+  readonly label: string
+  readonly user_id: string
+  readonly workspace_id: string
+  readonly disabled: boolean
+  readonly limit_nanos: string | null
+  readonly limit_reset: LimitReset | null
+  readonly include_byok_in_limit: boolean
+  readonly expires_at: Date | null
+  readonly external_user: string | null
+  readonly created_at: Date
+  readonly updated_at: Date | null
+  readonly usage: string
+  readonly usage_daily: string
+  readonly usage_weekly: string
+  readonly usage_monthly: string
+  readonly usage_limit_window: string
+  readonly byok_usage: string
+  readonly byok_usage_daily: string
+  readonly byok_usage_weekly: string
+  readonly byok_usage_monthly: string
+  readonly byok_usage_limit_window: string
+}
+
+const iso = (d: Date | null) => (d === null ? null : new Date(d).toISOString())
+
+export const toRecord = (row: KeyRow): ApiKeyRecord => {
+  const limit = row.limit_nanos === null ? null : BigInt(row.limit_nanos)
+  const spent = BigInt(row.usage_limit_window) + (row.include_byok_in_limit ? BigInt(row.byok_usage_limit_window) : 0n)
+  const remaining = limit === null ? null : limit - spent > 0n ? limit - spent : 0n
+  return {
+    hash: row.hash,
+    name: row.name,
+    label: row.label,
+    disabled: row.disabled,
+    limit: limit === null ? null : creditsFromNanos(limit),
+    limit_remaining: remaining === null ? null : creditsFromNanos(remaining),
+    limit_reset: row.limit_reset,
+    include_byok_in_limit: row.include_byok_in_limit,
+    usage: creditsFromNanos(BigInt(row.usage)),
+    usage_daily: creditsFromNanos(BigInt(row.usage_daily)),
+    usage_weekly: creditsFromNanos(BigInt(row.usage_weekly)),
+    usage_monthly: creditsFromNanos(BigInt(row.usage_monthly)),
+    byok_usage: creditsFromNanos(BigInt(row.byok_usage)),
+    byok_usage_daily: creditsFromNanos(BigInt(row.byok_usage_daily)),
+    byok_usage_weekly: creditsFromNanos(BigInt(row.byok_usage_weekly)),
+    byok_usage_monthly: creditsFromNanos(BigInt(row.byok_usage_monthly)),
+    created_at: iso(row.created_at)!,
+    updated_at: iso(row.updated_at),
+    expires_at: iso(row.expires_at),
+    creator_user_id: row.user_id,
+    external_user: row.external_user,
+    workspace_id: row.workspace_id
+  }
+}
+
+/**
+ * The key columns plus every usage figure, summed from the ledger for the UTC windows of `now`.
+ */
+export const selectKeysWithUsage = (sql: SqlClient.SqlClient, now: Date) => {
+  const w = startsAt(now)
+  const sum = (byok: boolean, since: Date | undefined) =>
+    since === undefined
+      ? sql`COALESCE(SUM(l.cost_nanos) FILTER (WHERE l.is_byok = ${byok}), 0)::text`
+      : sql`COALESCE(SUM(l.cost_nanos) FILTER (WHERE l.is_byok = ${byok} AND l.created_at >= ${since}), 0)::text`
+  const limitWindow = (byok: boolean) =>
+    sql`COALESCE(SUM(l.cost_nanos) FILTER (WHERE l.is_byok = ${byok} AND (
+      k.limit_reset IS NULL
+      OR (k.limit_reset = 'daily' AND l.created_at >= ${w.day})
+      OR (k.limit_reset = 'weekly' AND l.created_at >= ${w.week})
+      OR (k.limit_reset = 'monthly' AND l.created_at >= ${w.month}))), 0)::text`
+  return sql`SELECT k.id, k.hash, k.kind, k.name, k.label, k.user_id, k.workspace_id, k.disabled,
+      k.limit_nanos::text AS limit_nanos, k.limit_reset, k.include_byok_in_limit, k.expires_at,
+      k.external_user, k.created_at, k.updated_at,
+      ${sum(false, undefined)} AS usage,
+      ${sum(false, w.day)} AS usage_daily,
+      ${sum(false, w.week)} AS usage_weekly,
+      ${sum(false, w.month)} AS usage_monthly,
+      ${limitWindow(false)} AS usage_limit_window,
+      ${sum(true, undefined)} AS byok_usage,
+      ${sum(true, w.day)} AS byok_usage_daily,
+      ${sum(true, w.week)} AS byok_usage_weekly,
+      ${sum(true, w.month)} AS byok_usage_monthly,
+      ${limitWindow(true)} AS byok_usage_limit_window
+    FROM api_keys k LEFT JOIN ledger l ON l.key_id = k.id`
+}
+
+
+export const layer = Layer.effect(
+  ApiKeyStore,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return ApiKeyStore.of({
+      findByHash: (hash) =>
+        sql<{
+          id: string
+          hash: string
+          kind: "standard" | "management"
+          user_id: string
+          workspace_id: string
+          disabled: boolean
+          expires_at: Date | null
+        }>`SELECT id, hash, kind, user_id, workspace_id, disabled, expires_at FROM api_keys WHERE hash = ${hash}`.pipe(
+          Effect.map((rows) =>
+            Option.map(Option.fromNullishOr(rows[0]), (r) => ({
+              id: r.id,
+              hash: r.hash,
+              kind: r.kind,
+              userId: r.user_id,
+              workspaceId: r.workspace_id,
+              disabled: r.disabled,
+              expiresAt: r.expires_at === null ? null : new Date(r.expires_at)
+            }))
+          ),
+          Effect.orDie
+        ),
+      list: (request) =>
+        sql<KeyRow>`${selectKeysWithUsage(sql, request.now)}
+          WHERE k.user_id = ${request.userId} AND k.workspace_id = ${request.workspaceId}
+            AND (${request.includeDisabled} OR NOT k.disabled)
+          GROUP BY k.id
+          ORDER BY k.seq
+          LIMIT ${request.limit} OFFSET ${request.offset}`.pipe(
+          Effect.map((rows) => rows.map(toRecord)),
+          Effect.orDie
+        ),
+      defaultWorkspaceOf: (userId) =>
+        sql<{ default_workspace_id: string }>`SELECT default_workspace_id FROM users WHERE id = ${userId}`.pipe(
+          Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), (r) => r.default_workspace_id)),
+          Effect.orDie
+        ),
+      isMember: (userId, workspaceId) =>
+        sql<{ n: number }>`SELECT 1 AS n FROM memberships WHERE user_id = ${userId} AND workspace_id = ${workspaceId}`.pipe(
+          Effect.map((rows) => rows.length > 0),
+          Effect.orDie
+        )
+    })
+  })
+)

@@ -1,0 +1,52 @@
+import { PgClient } from "@effect/sql-pg"
+import { Config, Effect, Layer, Option, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import * as NodePath from "node:path"
+import { migrate } from "./Migrations.ts"
+import * as PgliteClient from "./PgliteClient.ts"
+
+/**
+ * Which store the process uses: PostgreSQL when `DATABASE_URL` is set, otherwise PGlite under
+ * `SWITCHYARD_DATA_DIR` (default `./.switchyard`).
+ */
+export interface StoreChoice {
+  readonly kind: "postgres" | "pglite"
+  readonly url?: Redacted.Redacted<string>
+  readonly dataDir: string
+}
+
+export const StoreConfig = Config.all({
+  databaseUrl: Config.option(Config.Redacted("DATABASE_URL")),
+  dataDir: Config.String("SWITCHYARD_DATA_DIR").pipe(Config.withDefault(".switchyard"))
+}).pipe(
+  Config.map(({ databaseUrl, dataDir }): StoreChoice =>
+    Option.match(databaseUrl, {
+      onNone: () => ({ kind: "pglite", dataDir: NodePath.resolve(dataDir) }),
+      onSome: (url) => Redacted.value(url).length === 0
+        ? { kind: "pglite", dataDir: NodePath.resolve(dataDir) }
+        : { kind: "postgres", url, dataDir: NodePath.resolve(dataDir) }
+    })
+  )
+)
+
+const drivers = {
+  postgres: (choice: StoreChoice) =>
+    PgClient.layer({ url: choice.url!, maxConnections: 16 }) as Layer.Layer<SqlClient.SqlClient, unknown>,
+  pglite: (choice: StoreChoice) =>
+    PgliteClient.layer(NodePath.join(choice.dataDir, "pglite")) as Layer.Layer<SqlClient.SqlClient, unknown>
+} as const
+
+/**
+ * The SQL client for a store choice, migrated to the latest schema before anything uses it.
+ */
+export const layerFor = (choice: StoreChoice): Layer.Layer<SqlClient.SqlClient, unknown> =>
+  Layer.effectDiscard(migrate).pipe(Layer.provideMerge(drivers[choice.kind](choice)))
+
+/**
+ * The SQL client chosen from the environment.
+ */
+export const layer: Layer.Layer<SqlClient.SqlClient, unknown> = Layer.unwrap(
+  Effect.gen(function*() {
+    return layerFor(yield* StoreConfig)
+  })
+)

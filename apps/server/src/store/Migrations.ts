@@ -1,0 +1,65 @@
+import { Effect } from "effect"
+import { Migrator, SqlClient } from "effect/sql"
+
+const foundation = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE workspaces (
+    id text PRIMARY KEY,
+    slug text NOT NULL UNIQUE,
+    name text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now()
+  )`
+  yield* sql`CREATE TABLE users (
+    id text PRIMARY KEY,
+    name text NOT NULL,
+    default_workspace_id text NOT NULL REFERENCES workspaces(id),
+    created_at timestamptz NOT NULL DEFAULT now()
+  )`
+  yield* sql`CREATE TABLE memberships (
+    user_id text NOT NULL REFERENCES users(id),
+    workspace_id text NOT NULL REFERENCES workspaces(id),
+    role text NOT NULL,
+    PRIMARY KEY (user_id, workspace_id)
+  )`
+  yield* sql`CREATE TABLE api_keys (
+    id text PRIMARY KEY,
+    seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+    hash text NOT NULL UNIQUE,
+    kind text NOT NULL CHECK (kind IN ('standard', 'management')),
+    name text NOT NULL,
+    label text NOT NULL,
+    user_id text NOT NULL REFERENCES users(id),
+    workspace_id text NOT NULL REFERENCES workspaces(id),
+    disabled boolean NOT NULL DEFAULT false,
+    limit_nanos bigint,
+    limit_reset text CHECK (limit_reset IN ('daily', 'weekly', 'monthly')),
+    include_byok_in_limit boolean NOT NULL DEFAULT false,
+    expires_at timestamptz,
+    external_user text,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    updated_at timestamptz
+  )`
+  yield* sql`CREATE INDEX api_keys_owner ON api_keys (user_id, workspace_id, seq)`
+  yield* sql`CREATE TABLE ledger (
+    generation_id text PRIMARY KEY,
+    key_id text NOT NULL REFERENCES api_keys(id),
+    workspace_id text NOT NULL REFERENCES workspaces(id),
+    model text NOT NULL,
+    provider text NOT NULL,
+    prompt_tokens integer NOT NULL,
+    total_tokens integer NOT NULL,
+    cost_nanos bigint NOT NULL CHECK (cost_nanos >= 0),
+    is_byok boolean NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now()
+  )`
+  yield* sql`CREATE INDEX ledger_key_time ON ledger (key_id, created_at)`
+})
+
+/**
+ * Every migration, in order. One set of PostgreSQL SQL serves both PGlite and PostgreSQL.
+ */
+export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
+  "0001_foundation": foundation
+}
+
+export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })

@@ -1,0 +1,91 @@
+import { NodeHttpServer } from "@effect/platform-node"
+import { PgClient } from "@effect/sql-pg"
+import { ConfigProvider, Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { SqlClient } from "effect/sql"
+import { HttpRouter, HttpServer } from "effect/http"
+import * as Fs from "node:fs"
+import { createServer } from "node:http"
+import * as Os from "node:os"
+import * as NodePath from "node:path"
+import * as KeySecret from "../../src/auth/KeySecret.ts"
+import { Routes } from "../../src/Server.ts"
+
+export interface RunningServer {
+  readonly baseUrl: string
+  readonly origin: string
+  readonly managementKey: string
+  readonly apiKey: string
+  readonly dataDir: string
+  readonly close: () => Promise<void>
+}
+
+/**
+ * Which store a test suite runs on: PGlite in a fresh directory by default; PostgreSQL when
+ * `SWITCHYARD_TEST_STORE=postgres` (then `DATABASE_URL`, default the machine's `test` database),
+ * in a fresh schema per server so suites never see each other's rows.
+ */
+export const storeKind = process.env.SWITCHYARD_TEST_STORE === "postgres" ? "postgres" : "pglite"
+
+export const postgresUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
+
+export const tempDir = (prefix: string) => Fs.mkdtempSync(NodePath.join(Os.tmpdir(), `switchyard-${prefix}-`))
+
+/**
+ * Starts the real gateway on 127.0.0.1 (a free port) with its own store and known bootstrap keys.
+ */
+export const startServer = async (options: {
+  readonly env?: Record<string, string>
+  readonly dataDir?: string
+  readonly databaseUrl?: string
+} = {}): Promise<RunningServer> => {
+  const dataDir = options.dataDir ?? tempDir("data")
+  const databaseUrl = options.databaseUrl ?? (storeKind === "postgres" ? await freshDatabase() : undefined)
+  const managementKey = options.env?.SWITCHYARD_BOOTSTRAP_MANAGEMENT_KEY ?? KeySecret.generate()
+  const apiKey = options.env?.SWITCHYARD_BOOTSTRAP_API_KEY ?? KeySecret.generate()
+  const env: Record<string, string> = {
+    SWITCHYARD_DATA_DIR: dataDir,
+    SWITCHYARD_BOOTSTRAP_MANAGEMENT_KEY: managementKey,
+    SWITCHYARD_BOOTSTRAP_API_KEY: apiKey,
+    ...(databaseUrl !== undefined ? { DATABASE_URL: databaseUrl } : {}),
+    ...options.env
+  }
+  const scope = Effect.runSync(Scope.make())
+  const layer = HttpRouter.serve(Routes, { disableLogger: true }).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
+    Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env)))
+  )
+  const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
+  const address = HttpServer.formatAddress(Context.get(context, HttpServer.HttpServer).address)
+  return {
+    origin: address,
+    baseUrl: `${address}/api/v1`,
+    managementKey,
+    apiKey,
+    dataDir,
+    close: async () => {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+      if (databaseUrl !== undefined && options.databaseUrl === undefined) await dropDatabase(databaseUrl)
+    }
+  }
+}
+
+const onMaintenance = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
+  Effect.runPromise(
+    Effect.gen(function*() {
+      return yield* f(yield* SqlClient.SqlClient)
+    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(postgresUrl), maxConnections: 1 })))
+  )
+
+/**
+ * A new, empty PostgreSQL database on the server of `DATABASE_URL`; its URL.
+ */
+export const freshDatabase = async (): Promise<string> => {
+  const name = `switchyard_test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+  await onMaintenance((sql) => sql.unsafe(`CREATE DATABASE ${name}`))
+  const url = new URL(postgresUrl)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+export const dropDatabase = (url: string) =>
+  onMaintenance((sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${new URL(url).pathname.slice(1)} WITH (FORCE)`))
