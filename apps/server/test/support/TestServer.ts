@@ -1,4 +1,5 @@
 import { NodeHttpServer } from "@effect/platform-node"
+import { PGlite } from "@electric-sql/pglite"
 import { PgClient } from "@effect/sql-pg"
 import { ConfigProvider, Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { SqlClient } from "effect/sql"
@@ -30,6 +31,21 @@ export const postgresUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.
 
 export const tempDir = (prefix: string) => Fs.mkdtempSync(NodePath.join(Os.tmpdir(), `switchyard-${prefix}-`))
 
+let template: Promise<string> | undefined
+
+/**
+ * An initialised, empty PGlite directory made once per test process: copying it takes a few
+ * milliseconds where a fresh `initdb` takes seconds.
+ */
+const pgliteTemplate = () =>
+  template ??= (async () => {
+    const dir = NodePath.join(tempDir("template"), "pglite")
+    const db = new PGlite(dir)
+    await db.waitReady
+    await db.close()
+    return dir
+  })()
+
 /**
  * Starts the real gateway on 127.0.0.1 (a free port) with its own store and known bootstrap keys.
  */
@@ -39,6 +55,9 @@ export const startServer = async (options: {
   readonly databaseUrl?: string
 } = {}): Promise<RunningServer> => {
   const dataDir = options.dataDir ?? tempDir("data")
+  if (storeKind === "pglite" && !Fs.existsSync(NodePath.join(dataDir, "pglite"))) {
+    Fs.cpSync(await pgliteTemplate(), NodePath.join(dataDir, "pglite"), { recursive: true })
+  }
   const databaseUrl = options.databaseUrl ?? (storeKind === "postgres" ? await freshDatabase() : undefined)
   const managementKey = options.env?.SWITCHYARD_BOOTSTRAP_MANAGEMENT_KEY ?? KeySecret.generate()
   const apiKey = options.env?.SWITCHYARD_BOOTSTRAP_API_KEY ?? KeySecret.generate()
