@@ -5,6 +5,10 @@
  * @since 0.1.0
  */
 import { HttpApi, OpenApi } from "effect/http-api"
+import { EmbeddingsApi } from "./EmbeddingsApi.ts"
+import { ByokApi } from "./ByokApi.ts"
+import { CreditsApi } from "./CreditsApi.ts"
+import { InternsApi } from "./InternsApi.ts"
 import { KeysApi } from "./KeysApi.ts"
 import { SchemaErrors } from "./SchemaErrors.ts"
 import { SystemApi } from "./SystemApi.ts"
@@ -15,6 +19,10 @@ import { SystemApi } from "./SystemApi.ts"
 export class Api extends HttpApi.make("switchyard")
   .add(SystemApi)
   .add(KeysApi)
+  .add(InternsApi)
+  .add(CreditsApi)
+  .add(ByokApi)
+  .add(EmbeddingsApi)
   .prefix("/api/v1")
   .middleware(SchemaErrors)
   .annotateMerge(OpenApi.annotations({

@@ -30,7 +30,7 @@ export class Caller extends Context.Service<Caller, CallerShape>()("@switchyard/
 
 /**
  * The bearer-key middleware. A missing, malformed, unknown, disabled or expired key fails with
- * {@link Unauthorized} (401).
+ * {@link Unauthorized} (401); a key over its request rate limit with `TooManyRequests` (429).
  *
  * @since 0.1.0
  */
@@ -39,7 +39,7 @@ export class Authorization extends HttpApiMiddleware.Service<Authorization, { pr
   {
     requiredForClient: true,
     security: { bearer: HttpApiSecurity.bearer },
-    error: wire[401]
+    error: [wire[401], wire[429]]
   }
 ) {}
 

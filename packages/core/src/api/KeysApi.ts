@@ -1,15 +1,33 @@
 /**
- * The key endpoints.
+ * The key endpoints: the spec's listing, plus creating, reading, updating and deleting keys and
+ * reading the calling key's own record, with the public API's paths and shapes.
+ *
+ * **Details**
+ *
+ * Every endpoint but `GET /key` requires a management key (403 otherwise). The single-key
+ * operations see only the calling user's keys; any other hash is a 404.
  *
  * @since 0.1.0
  */
-import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { wire } from "../errors/ApiError.ts"
-import { ApiKeyList, ListKeysQuery } from "../schema/ApiKey.ts"
+import {
+  ApiKeyDeleted,
+  ApiKeyList,
+  ApiKeyResponse,
+  CreatedApiKey,
+  CreateKeyBody,
+  CurrentKeyResponse,
+  KeyHashParams,
+  ListKeysQuery,
+  UpdateKeyBody
+} from "../schema/ApiKey.ts"
 import { Authorization } from "./Authorization.ts"
 
+const errors = [wire[400], wire[403], wire[404], wire[429], wire[500]]
+
 /**
- * `GET /keys`: the calling user's keys in one workspace, for a management key.
+ * `GET /keys`, `POST /keys`, `GET|PATCH|DELETE /keys/{hash}` and `GET /key`.
  *
  * @since 0.1.0
  */
@@ -18,7 +36,32 @@ export class KeysApi extends HttpApiGroup.make("keys")
     HttpApiEndpoint.get("list", "/keys", {
       query: ListKeysQuery,
       success: ApiKeyList,
-      error: [wire[400], wire[403], wire[404], wire[429], wire[500]]
+      error: errors
+    }),
+    HttpApiEndpoint.post("create", "/keys", {
+      payload: CreateKeyBody,
+      success: CreatedApiKey.pipe(HttpApiSchema.status(201)),
+      error: errors
+    }),
+    HttpApiEndpoint.get("current", "/key", {
+      success: CurrentKeyResponse,
+      error: [wire[429], wire[500]]
+    }),
+    HttpApiEndpoint.get("get", "/keys/:hash", {
+      params: KeyHashParams,
+      success: ApiKeyResponse,
+      error: errors
+    }),
+    HttpApiEndpoint.patch("update", "/keys/:hash", {
+      params: KeyHashParams,
+      payload: UpdateKeyBody,
+      success: ApiKeyResponse,
+      error: errors
+    }),
+    HttpApiEndpoint.delete("delete", "/keys/:hash", {
+      params: KeyHashParams,
+      success: ApiKeyDeleted,
+      error: errors
     })
   )
   .middleware(Authorization)

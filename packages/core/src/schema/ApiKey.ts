@@ -4,7 +4,7 @@
  * **Details**
  *
  * Field names follow the public API (`limit_remaining`, `byok_usage_daily`...). Money is in
- * credits (USD) as JSON numbers; the store keeps exact integer micro-dollars and converts at the
+ * credits (USD) as JSON numbers; the store keeps exact integer nano-dollars and converts at the
  * edge. `limit`, `limit_remaining`, `limit_reset`, `expires_at`, `creator_user_id`,
  * `external_user` and `updated_at` are `null` when unset, as the official SDK expects.
  *
@@ -105,3 +105,158 @@ export const ListKeysQuery = {
  * @since 0.1.0
  */
 export const pageSize = 100
+
+const isoInstant = Schema.makeFilter<string>(
+  (s) =>
+    (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/u.test(s) && !Number.isNaN(Date.parse(s))) ||
+    "must be an ISO 8601 date-time with a time zone, such as 2030-01-31T23:59:59Z",
+  { expected: "an ISO 8601 date-time with a time zone" }
+)
+
+/**
+ * An ISO 8601 date-time with a time zone (`2030-01-31T23:59:59Z`).
+ *
+ * @since 0.1.0
+ */
+export const IsoDateTime = Schema.String.check(isoInstant)
+
+/**
+ * A spending limit in credits (USD): a finite number from 0 to 1,000,000,000.
+ *
+ * @since 0.1.0
+ */
+export const Credits = Schema.Finite.check(
+  Schema.isGreaterThanOrEqualTo(0, { message: "must be at least 0" }),
+  Schema.isLessThanOrEqualTo(1_000_000_000, { message: "must be at most 1000000000" })
+)
+
+/**
+ * A key's name: 1 to 200 characters.
+ *
+ * @since 0.1.0
+ */
+export const KeyName = Schema.String.check(
+  Schema.isBetweenLength(1, 200, { message: "name must be 1 to 200 characters" })
+)
+
+/**
+ * `POST /keys`: a new standard key. Field names as the official SDK sends them.
+ *
+ * **Details**
+ *
+ * `creator_user_id` may only name the calling user (keys belong to the user that manages them);
+ * `external.user` is stored as the record's `external_user`.
+ *
+ * @since 0.1.0
+ */
+export const CreateKeyBody = Schema.Struct({
+  name: KeyName,
+  limit: Schema.optionalKey(Schema.NullOr(Credits)),
+  limit_reset: Schema.optionalKey(Schema.NullOr(LimitReset)),
+  include_byok_in_limit: Schema.optionalKey(Schema.Boolean),
+  expires_at: Schema.optionalKey(Schema.NullOr(IsoDateTime)),
+  creator_user_id: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  workspace_id: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),
+  external: Schema.optionalKey(Schema.Struct({
+    user: Schema.String.check(Schema.isBetweenLength(1, 256)),
+    api_key: Schema.optionalKey(Schema.String)
+  }))
+})
+
+/**
+ * @since 0.1.0
+ */
+export type CreateKeyBody = typeof CreateKeyBody.Type
+
+/**
+ * `PATCH /keys/{hash}`: omitted fields stay; `null` clears `limit`, `limit_reset` and
+ * `expires_at`.
+ *
+ * @since 0.1.0
+ */
+export const UpdateKeyBody = Schema.Struct({
+  name: Schema.optionalKey(KeyName),
+  disabled: Schema.optionalKey(Schema.Boolean),
+  limit: Schema.optionalKey(Schema.NullOr(Credits)),
+  limit_reset: Schema.optionalKey(Schema.NullOr(LimitReset)),
+  include_byok_in_limit: Schema.optionalKey(Schema.Boolean),
+  expires_at: Schema.optionalKey(Schema.NullOr(IsoDateTime))
+})
+
+/**
+ * @since 0.1.0
+ */
+export type UpdateKeyBody = typeof UpdateKeyBody.Type
+
+/**
+ * The path of the single-key operations.
+ *
+ * @since 0.1.0
+ */
+export const KeyHashParams = { hash: Schema.String }
+
+/**
+ * `GET`/`PATCH /keys/{hash}`: one record.
+ *
+ * @since 0.1.0
+ */
+export const ApiKeyResponse = Schema.Struct({ data: ApiKeyRecord })
+
+/**
+ * `POST /keys`: the record and the secret, which is shown only this once.
+ *
+ * @since 0.1.0
+ */
+export const CreatedApiKey = Schema.Struct({ data: ApiKeyRecord, key: Schema.String })
+
+/**
+ * `DELETE /keys/{hash}`.
+ *
+ * @since 0.1.0
+ */
+export const ApiKeyDeleted = Schema.Struct({ deleted: Schema.Literal(true) })
+
+/**
+ * The request rate a key is allowed, as `GET /key` reports it (`interval` such as `"60s"`).
+ *
+ * @since 0.1.0
+ */
+export const RateLimitInfo = Schema.Struct({
+  requests: Schema.Int,
+  interval: Schema.String,
+  note: Schema.String
+})
+
+/**
+ * `GET /key`: the calling key's own record, with the fields the official SDK's
+ * `getCurrentKeyMetadata` requires.
+ *
+ * **Details**
+ *
+ * Switchyard has no free tier, no organizations and no data regions: `is_free_tier` is `false`,
+ * `organization_id` is `null`, `allowed_data_regions` is empty. It does not cap free-model
+ * requests per day, so `free_model_daily_requests` reports today's zero-cost requests in `used`
+ * and `-1` (no cap) in `limit` and `remaining`.
+ *
+ * @since 0.1.0
+ */
+export const CurrentKeyRecord = Schema.Struct({
+  ...ApiKeyRecord.fields,
+  allowed_data_regions: Schema.Array(Schema.String),
+  free_model_daily_requests: Schema.Struct({ limit: Schema.Int, remaining: Schema.Int, used: Schema.Int }),
+  is_free_tier: Schema.Boolean,
+  is_management_key: Schema.Boolean,
+  is_provisioning_key: Schema.Boolean,
+  organization_id: Schema.NullOr(Schema.String),
+  rate_limit: RateLimitInfo
+})
+
+/**
+ * @since 0.1.0
+ */
+export type CurrentKeyRecord = typeof CurrentKeyRecord.Type
+
+/**
+ * @since 0.1.0
+ */
+export const CurrentKeyResponse = Schema.Struct({ data: CurrentKeyRecord })

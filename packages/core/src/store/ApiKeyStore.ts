@@ -5,7 +5,7 @@
  */
 import { Context } from "effect"
 import type { Effect, Option } from "effect"
-import type { ApiKeyRecord } from "../schema/ApiKey.ts"
+import type { ApiKeyRecord, LimitReset } from "../schema/ApiKey.ts"
 
 /**
  * What authentication needs to know of a key, looked up by the hash of its secret.
@@ -35,6 +35,61 @@ export interface ListKeysRequest {
 }
 
 /**
+ * A new standard key; the caller generated the secret and passes only its hash and label.
+ *
+ * @since 0.1.0
+ */
+export interface CreateKeyRequest {
+  readonly userId: string
+  readonly workspaceId: string
+  readonly hash: string
+  readonly label: string
+  readonly name: string
+  readonly limitNanos: bigint | null
+  readonly limitReset: LimitReset | null
+  readonly includeByokInLimit: boolean
+  readonly expiresAt: Date | null
+  readonly externalUser: string | null
+  readonly now: Date
+}
+
+/**
+ * The changes of `PATCH /keys/{hash}`; omitted fields stay.
+ *
+ * @since 0.1.0
+ */
+export interface KeyPatch {
+  readonly name?: string
+  readonly disabled?: boolean
+  readonly limitNanos?: bigint | null
+  readonly limitReset?: LimitReset | null
+  readonly includeByokInLimit?: boolean
+  readonly expiresAt?: Date | null
+}
+
+/**
+ * One of the user's own keys, by hash.
+ *
+ * @since 0.1.0
+ */
+export interface OwnKeyRequest {
+  readonly userId: string
+  readonly hash: string
+  readonly now: Date
+}
+
+/**
+ * The calling key's record and today's count of its zero-cost requests.
+ *
+ * @since 0.1.0
+ */
+export interface CurrentKey {
+  readonly record: ApiKeyRecord
+  readonly kind: "standard" | "management"
+  readonly zeroCostRequestsToday: number
+}
+
+/**
  * @since 0.1.0
  */
 export class ApiKeyStore extends Context.Service<ApiKeyStore, {
@@ -42,4 +97,12 @@ export class ApiKeyStore extends Context.Service<ApiKeyStore, {
   readonly list: (request: ListKeysRequest) => Effect.Effect<ReadonlyArray<ApiKeyRecord>>
   readonly defaultWorkspaceOf: (userId: string) => Effect.Effect<Option.Option<string>>
   readonly isMember: (userId: string, workspaceId: string) => Effect.Effect<boolean>
+  /** Every workspace the user is a member of. */
+  readonly workspacesOf: (userId: string) => Effect.Effect<ReadonlyArray<string>>
+  readonly get: (request: OwnKeyRequest) => Effect.Effect<Option.Option<ApiKeyRecord>>
+  readonly current: (keyId: string, now: Date) => Effect.Effect<Option.Option<CurrentKey>>
+  readonly create: (request: CreateKeyRequest) => Effect.Effect<ApiKeyRecord>
+  readonly update: (request: OwnKeyRequest & { readonly patch: KeyPatch }) => Effect.Effect<Option.Option<ApiKeyRecord>>
+  /** Deletes the key (it stops authenticating; its ledger rows stay). False when there was none. */
+  readonly remove: (request: OwnKeyRequest) => Effect.Effect<boolean>
 }>()("@switchyard/core/store/ApiKeyStore") {}

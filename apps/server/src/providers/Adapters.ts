@@ -1,0 +1,66 @@
+import type { EmbeddingProvider } from "@switchyard/core"
+import { Config, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
+import * as Cohere from "./Cohere.ts"
+import * as Gemini from "./Gemini.ts"
+import * as Local from "./Local.ts"
+import * as OpenAiCompatible from "./OpenAiCompatible.ts"
+import * as Voyage from "./Voyage.ts"
+
+export const AdapterId = Schema.Literals(["openai", "cohere", "voyage", "gemini", "local"])
+
+export type AdapterId = typeof AdapterId.Type
+
+export type AdapterTable = Readonly<Record<AdapterId, EmbeddingProvider.EmbeddingProvider["Service"]>>
+
+export const defaultBaseUrls: Readonly<Record<AdapterId, string>> = {
+  openai: OpenAiCompatible.dialects.openai.baseUrl,
+  cohere: Cohere.baseUrl,
+  voyage: Voyage.baseUrl,
+  gemini: Gemini.baseUrl,
+  local: "local:"
+}
+
+export const make = Effect.gen(function*() {
+  const table: AdapterTable = {
+    openai: yield* OpenAiCompatible.make(),
+    cohere: yield* Cohere.make,
+    voyage: yield* Voyage.make,
+    gemini: yield* Gemini.make,
+    local: Local.make()
+  }
+  return table
+})
+
+export class Adapters extends Context.Service<Adapters, AdapterTable>()("@switchyard/server/providers/Adapters") {
+  static readonly layer = Layer.effect(Adapters, make)
+}
+
+// The catalog provider's fields that say how to reach it, under the config file's names.
+export interface ProviderAccess {
+  readonly adapter: AdapterId
+  readonly base_url?: string | null | undefined
+  readonly api_key_env?: string | null | undefined
+  readonly headers?: Readonly<Record<string, string>> | null | undefined
+}
+
+export const apiKeyOf = (apiKeyEnv: string | null | undefined) =>
+  apiKeyEnv === undefined || apiKeyEnv === null || apiKeyEnv === ""
+    ? Effect.succeed(Option.none<Redacted.Redacted<string>>())
+    : Config.option(Config.Redacted(apiKeyEnv)).pipe(
+      Effect.map(Option.filter((key: Redacted.Redacted<string>) => Redacted.value(key) !== "")),
+      Effect.orElseSucceed(() => Option.none<Redacted.Redacted<string>>())
+    )
+
+export const connectionFor = Effect.fnUntraced(function*(
+  provider: ProviderAccess,
+  options: { readonly timeoutMs: number }
+) {
+  const apiKey = yield* apiKeyOf(provider.api_key_env)
+  const connection: EmbeddingProvider.Connection = {
+    baseUrl: provider.base_url ?? defaultBaseUrls[provider.adapter],
+    apiKey: Option.getOrUndefined(apiKey),
+    ...(provider.headers ? { headers: provider.headers } : {}),
+    timeoutMs: options.timeoutMs
+  }
+  return connection
+})

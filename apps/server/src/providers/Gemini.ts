@@ -1,0 +1,157 @@
+import { EmbeddingProvider } from "@switchyard/core"
+import { Effect, Layer, Redacted, Schema } from "effect"
+import { HttpClient } from "effect/http"
+import * as ErrorBody from "./ErrorBody.ts"
+import * as InputType from "./InputType.ts"
+import * as MediaData from "./MediaData.ts"
+import * as TokenEstimate from "./TokenEstimate.ts"
+import * as UpstreamHttp from "./UpstreamHttp.ts"
+import * as VectorEncoding from "./VectorEncoding.ts"
+
+export const baseUrl = "https://generativelanguage.googleapis.com/v1beta"
+
+export const modelName = (upstreamModel: string): string => upstreamModel.replace(/^models\//u, "")
+
+export const pathOf = (upstreamModel: string): string =>
+  `/models/${encodeURIComponent(modelName(upstreamModel))}:batchEmbedContents`
+
+const taskTypes: Record<InputType.Purpose, string> = {
+  query: "RETRIEVAL_QUERY",
+  document: "RETRIEVAL_DOCUMENT",
+  similarity: "SEMANTIC_SIMILARITY",
+  classification: "CLASSIFICATION",
+  clustering: "CLUSTERING",
+  question_answering: "QUESTION_ANSWERING",
+  fact_verification: "FACT_VERIFICATION",
+  code_query: "CODE_RETRIEVAL_QUERY",
+  code_document: "RETRIEVAL_DOCUMENT"
+}
+
+const ModalityTokenCount = Schema.Struct({
+  modality: Schema.optionalKey(Schema.String),
+  tokenCount: Schema.optionalKey(Schema.Finite)
+})
+
+export const BatchEmbedContentsResponse = Schema.Struct({
+  embeddings: Schema.Array(Schema.Struct({ values: VectorEncoding.FloatVector })),
+  usageMetadata: Schema.optionalKey(Schema.Struct({
+    promptTokenCount: Schema.optionalKey(Schema.Finite),
+    totalTokenCount: Schema.optionalKey(Schema.Finite),
+    promptTokensDetails: Schema.optionalKey(Schema.Array(ModalityTokenCount))
+  }))
+})
+
+const adapter = "gemini"
+
+const unsupported = (detail: string) =>
+  new EmbeddingProvider.UpstreamError({ adapter, reason: EmbeddingProvider.UnsupportedInput.make({ detail }) })
+
+const inlineData = (inline: MediaData.Inline) => ({ inline_data: { mime_type: inline.mimeType, data: inline.data } })
+
+const media = (index: number, kind: MediaData.Kind, payload: EmbeddingProvider.Media) => {
+  const inline = MediaData.inline(kind, payload)
+  return inline === undefined
+    ? Effect.fail(unsupported(`input ${index}: the ${kind}'s media type is unknown; send a data: URL or a format`))
+    : Effect.succeed(inlineData(inline))
+}
+
+const partOf = Effect.fnUntraced(function*(index: number, part: EmbeddingProvider.ContentPart) {
+  switch (part.type) {
+    case "text":
+      return { text: part.text }
+    case "image_url": {
+      const inline = MediaData.parseDataUrl(part.image_url.url)
+      if (inline === undefined) return yield* unsupported(`input ${index}: Gemini takes images inline only, as base64 data: URLs`)
+      return inlineData(inline)
+    }
+    case "input_audio":
+      return yield* media(index, "audio", part.input_audio)
+    case "input_video":
+      return yield* media(index, "video", part.input_video)
+    case "input_file":
+      return yield* media(index, "file", part.input_file)
+  }
+})
+
+export const requestBody = Effect.fnUntraced(function*(request: EmbeddingProvider.UpstreamRequest) {
+  const model = `models/${modelName(request.upstreamModel)}`
+  const purpose = InputType.purposeOf(request.inputType)
+  const common: Record<string, unknown> = {}
+  if (purpose !== undefined) common.taskType = taskTypes[purpose]
+  if (request.dimensions !== undefined) common.outputDimensionality = request.dimensions
+  const contents: Array<ReadonlyArray<unknown>> = []
+  switch (request.input._tag) {
+    case "Texts":
+      for (const text of request.input.texts) contents.push([{ text }])
+      break
+    case "Tokens":
+      return yield* unsupported("Gemini does not accept token ids")
+    case "Multimodal":
+      for (const [index, parts] of request.input.items.entries()) {
+        const converted: Array<unknown> = []
+        for (const part of parts) converted.push(yield* partOf(index, part))
+        contents.push(converted)
+      }
+      break
+  }
+  return { requests: contents.map((parts) => ({ model, content: { parts }, ...common })) }
+})
+
+const modalityKeys: Record<string, keyof EmbeddingProvider.ModalityTokens> = {
+  TEXT: "text_tokens",
+  IMAGE: "image_tokens",
+  AUDIO: "audio_tokens",
+  VIDEO: "video_tokens",
+  DOCUMENT: "file_tokens"
+}
+
+const modalityTokens = (
+  details: ReadonlyArray<typeof ModalityTokenCount.Type> | undefined
+): EmbeddingProvider.ModalityTokens | undefined => {
+  const out: { -readonly [K in keyof EmbeddingProvider.ModalityTokens]: number } = {}
+  for (const detail of details ?? []) {
+    const key = detail.modality === undefined ? undefined : modalityKeys[detail.modality]
+    if (key !== undefined && detail.tokenCount !== undefined && detail.tokenCount > 0) {
+      out[key] = (out[key] ?? 0) + detail.tokenCount
+    }
+  }
+  return Object.keys(out).length > 0 ? out : undefined
+}
+
+const decodeResponse = UpstreamHttp.decode(adapter, BatchEmbedContentsResponse)
+
+export const make = Effect.gen(function*() {
+  const client = yield* HttpClient.HttpClient
+  const embed = Effect.fn("Gemini.embed")(function*(
+    connection: EmbeddingProvider.Connection,
+    request: EmbeddingProvider.UpstreamRequest
+  ) {
+    const body = yield* requestBody(request)
+    const json = yield* UpstreamHttp.post(client, {
+      adapter,
+      connection,
+      path: pathOf(request.upstreamModel),
+      headers: connection.apiKey === undefined ? {} : { "x-goog-api-key": Redacted.value(connection.apiKey) },
+      body,
+      parseError: ErrorBody.firstOf(ErrorBody.google, ErrorBody.openAi)
+    })
+    const response = yield* decodeResponse(json)
+    const embeddings = yield* VectorEncoding.finish(
+      adapter,
+      request,
+      response.embeddings.map((entry, index) => ({ index, value: entry.values }))
+    )
+    const usage = response.usageMetadata
+    const promptTokens = usage?.promptTokenCount ?? TokenEstimate.ofInput(request.input)
+    const modality = modalityTokens(usage?.promptTokensDetails)
+    return {
+      embeddings,
+      promptTokens,
+      totalTokens: usage?.totalTokenCount ?? promptTokens,
+      ...(modality !== undefined ? { modalityTokens: modality } : {})
+    } satisfies EmbeddingProvider.EmbeddingResult
+  })
+  return EmbeddingProvider.EmbeddingProvider.of({ embed })
+})
+
+export const layer = Layer.effect(EmbeddingProvider.EmbeddingProvider, make)

@@ -1,0 +1,117 @@
+import { EmbeddingProvider } from "@switchyard/core"
+import { Effect, Layer } from "effect"
+import * as MediaData from "./MediaData.ts"
+import * as TokenEstimate from "./TokenEstimate.ts"
+import * as VectorEncoding from "./VectorEncoding.ts"
+
+export const defaultDimensions = 256
+export const maxDimensions = 8192
+
+const fnv1a = (text: string): number => {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i)
+    hash = Math.imul(hash, 0x01000193)
+  }
+  return hash >>> 0
+}
+
+const mix = (value: number): number => {
+  let h = value
+  h ^= h >>> 16
+  h = Math.imul(h, 0x85ebca6b)
+  h ^= h >>> 13
+  h = Math.imul(h, 0xc2b2ae35)
+  h ^= h >>> 16
+  return h >>> 0
+}
+
+const add = (vector: Array<number>, feature: string, weight: number) => {
+  const hash = mix(fnv1a(feature))
+  const sign = (mix(hash ^ 0x9e3779b9) & 1) === 0 ? 1 : -1
+  vector[hash % vector.length]! += sign * weight
+}
+
+const magnitude = (vector: ReadonlyArray<number>) => Math.sqrt(vector.reduce((sum, x) => sum + x * x, 0))
+
+// Signed features can cancel out; a fallback feature keeps every vector at unit length.
+const normalize = (vector: Array<number>, fallback: string): ReadonlyArray<number> => {
+  if (magnitude(vector) === 0) add(vector, fallback, 1)
+  const norm = magnitude(vector)
+  return vector.map((x) => Math.fround(x / norm))
+}
+
+// Signed feature hashing of words, word pairs and character trigrams, scaled to unit length.
+export const embedText = (text: string, dimensions: number): ReadonlyArray<number> => {
+  const vector = new Array<number>(dimensions).fill(0)
+  const words = TokenEstimate.tokenize(text.normalize("NFKC").toLowerCase())
+  for (const [i, word] of words.entries()) {
+    add(vector, `w:${word}`, 1)
+    if (i > 0) add(vector, `b:${words[i - 1]} ${word}`, 0.5)
+    const padded = `<${word}>`
+    for (let j = 0; j + 3 <= padded.length; j++) add(vector, `c:${padded.slice(j, j + 3)}`, 0.25)
+  }
+  return normalize(vector, `e:${text}`)
+}
+
+export const embedTokens = (tokens: ReadonlyArray<number>, dimensions: number): ReadonlyArray<number> => {
+  const vector = new Array<number>(dimensions).fill(0)
+  for (const [i, token] of tokens.entries()) {
+    add(vector, `t:${token}`, 1)
+    if (i > 0) add(vector, `tb:${tokens[i - 1]},${token}`, 0.5)
+  }
+  return normalize(vector, `t:${tokens.join(",")}`)
+}
+
+const adapter = "local"
+
+const unsupported = (detail: string) =>
+  new EmbeddingProvider.UpstreamError({ adapter, reason: EmbeddingProvider.UnsupportedInput.make({ detail }) })
+
+export const make = (options?: { readonly dimensions?: number }) => {
+  const embed = Effect.fn("Local.embed")(function*(
+    _connection: EmbeddingProvider.Connection,
+    request: EmbeddingProvider.UpstreamRequest
+  ) {
+    const dimensions = request.dimensions ?? options?.dimensions ?? defaultDimensions
+    if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > maxDimensions) {
+      return yield* unsupported(`the local model produces 1 to ${maxDimensions} dimensions, not ${dimensions}`)
+    }
+    const vectors: Array<ReadonlyArray<number>> = []
+    let tokens = 0
+    switch (request.input._tag) {
+      case "Texts":
+        for (const text of request.input.texts) {
+          vectors.push(embedText(text, dimensions))
+          tokens += TokenEstimate.ofText(text)
+        }
+        break
+      case "Tokens":
+        for (const ids of request.input.tokens) {
+          vectors.push(embedTokens(ids, dimensions))
+          tokens += ids.length
+        }
+        break
+      case "Multimodal":
+        for (const [index, parts] of request.input.items.entries()) {
+          const texts: Array<string> = []
+          for (const part of parts) {
+            if (part.type !== "text") {
+              return yield* unsupported(`input ${index}: the local model embeds text only, not ${MediaData.partKind(part)}`)
+            }
+            texts.push(part.text)
+          }
+          const text = texts.join("\n")
+          vectors.push(embedText(text, dimensions))
+          tokens += TokenEstimate.ofText(text)
+        }
+        break
+    }
+    const embeddings = yield* VectorEncoding.finish(adapter, request, vectors.map((value, index) => ({ index, value })))
+    return { embeddings, promptTokens: tokens, totalTokens: tokens } satisfies EmbeddingProvider.EmbeddingResult
+  })
+  return EmbeddingProvider.EmbeddingProvider.of({ embed })
+}
+
+export const layer = (options?: { readonly dimensions?: number }) =>
+  Layer.succeed(EmbeddingProvider.EmbeddingProvider, make(options))

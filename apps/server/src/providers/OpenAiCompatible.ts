@@ -1,0 +1,283 @@
+import { EmbeddingProvider } from "@switchyard/core"
+import { Effect, Layer, Redacted, Schema } from "effect"
+import { HttpClient } from "effect/http"
+import * as ErrorBody from "./ErrorBody.ts"
+import * as InputType from "./InputType.ts"
+import * as MediaData from "./MediaData.ts"
+import * as TokenEstimate from "./TokenEstimate.ts"
+import * as UpstreamHttp from "./UpstreamHttp.ts"
+import * as VectorEncoding from "./VectorEncoding.ts"
+
+export type DialectId = "openai" | "mistral" | "jina" | "together" | "fireworks" | "deepinfra" | "generic"
+
+export interface Dialect {
+  readonly id: DialectId
+  readonly hosts: ReadonlyArray<string>
+  readonly baseUrl: string
+  readonly path: string
+  readonly tokens: boolean
+  readonly multimodal: "none" | "openrouter" | "jina"
+  readonly dimensionsField: string
+  readonly base64: { readonly field: string; readonly value: string } | undefined
+  readonly inputType: { readonly field: string; readonly map: (value: string) => string | undefined } | undefined
+  readonly user: boolean
+  readonly parseError: ErrorBody.Parser
+}
+
+const jinaTasks: Partial<Record<InputType.Purpose, string>> = {
+  query: "retrieval.query",
+  document: "retrieval.passage",
+  similarity: "text-matching",
+  classification: "classification",
+  clustering: "separation",
+  code_query: "code.query",
+  code_document: "code.passage"
+}
+
+const jinaTaskOf = (inputType: string): string | undefined => {
+  const purpose = InputType.purposeOf(inputType)
+  return purpose === undefined ? undefined : jinaTasks[purpose]
+}
+
+export const dialects: Record<DialectId, Dialect> = {
+  openai: {
+    id: "openai",
+    hosts: ["openai.com"],
+    baseUrl: "https://api.openai.com/v1",
+    path: "/embeddings",
+    tokens: true,
+    multimodal: "none",
+    dimensionsField: "dimensions",
+    base64: { field: "encoding_format", value: "base64" },
+    inputType: undefined,
+    user: true,
+    parseError: ErrorBody.openAi
+  },
+  mistral: {
+    id: "mistral",
+    hosts: ["mistral.ai"],
+    baseUrl: "https://api.mistral.ai/v1",
+    path: "/embeddings",
+    tokens: false,
+    multimodal: "none",
+    dimensionsField: "output_dimension",
+    base64: { field: "encoding_format", value: "base64" },
+    inputType: undefined,
+    user: false,
+    parseError: ErrorBody.firstOf(ErrorBody.message, ErrorBody.detail, ErrorBody.openAi)
+  },
+  jina: {
+    id: "jina",
+    hosts: ["jina.ai"],
+    baseUrl: "https://api.jina.ai/v1",
+    path: "/embeddings",
+    tokens: false,
+    multimodal: "jina",
+    dimensionsField: "dimensions",
+    base64: { field: "embedding_type", value: "base64" },
+    inputType: { field: "task", map: jinaTaskOf },
+    user: false,
+    parseError: ErrorBody.firstOf(ErrorBody.detail, ErrorBody.openAi)
+  },
+  together: {
+    id: "together",
+    hosts: ["together.xyz", "together.ai"],
+    baseUrl: "https://api.together.xyz/v1",
+    path: "/embeddings",
+    tokens: false,
+    multimodal: "none",
+    dimensionsField: "dimensions",
+    base64: undefined,
+    inputType: undefined,
+    user: false,
+    parseError: ErrorBody.firstOf(ErrorBody.openAi, ErrorBody.message)
+  },
+  fireworks: {
+    id: "fireworks",
+    hosts: ["fireworks.ai"],
+    baseUrl: "https://api.fireworks.ai/inference/v1",
+    path: "/embeddings",
+    tokens: false,
+    multimodal: "none",
+    dimensionsField: "dimensions",
+    base64: undefined,
+    inputType: undefined,
+    user: false,
+    parseError: ErrorBody.firstOf(ErrorBody.openAi, ErrorBody.message)
+  },
+  deepinfra: {
+    id: "deepinfra",
+    hosts: ["deepinfra.com"],
+    baseUrl: "https://api.deepinfra.com/v1/openai",
+    path: "/embeddings",
+    tokens: false,
+    multimodal: "none",
+    dimensionsField: "dimensions",
+    base64: { field: "encoding_format", value: "base64" },
+    inputType: undefined,
+    user: false,
+    parseError: ErrorBody.firstOf(ErrorBody.openAi, ErrorBody.detail)
+  },
+  generic: {
+    id: "generic",
+    hosts: [],
+    baseUrl: "https://api.openai.com/v1",
+    path: "/embeddings",
+    tokens: true,
+    multimodal: "openrouter",
+    dimensionsField: "dimensions",
+    base64: { field: "encoding_format", value: "base64" },
+    inputType: { field: "input_type", map: (value) => value },
+    user: true,
+    parseError: ErrorBody.any
+  }
+}
+
+// An OpenAI-compatible base URL names its provider by host; anything unknown gets the generic dialect.
+export const dialectFor = (baseUrl: string): Dialect => {
+  let host: string
+  try {
+    host = new URL(baseUrl).hostname.toLowerCase()
+  } catch {
+    return dialects.generic
+  }
+  for (const dialect of Object.values(dialects)) {
+    if (dialect.hosts.some((suffix) => host === suffix || host.endsWith(`.${suffix}`))) return dialect
+  }
+  return dialects.generic
+}
+
+const Usage = Schema.Struct({
+  prompt_tokens: Schema.optionalKey(Schema.NullOr(Schema.Finite)),
+  total_tokens: Schema.optionalKey(Schema.NullOr(Schema.Finite)),
+  prompt_tokens_details: Schema.optionalKey(Schema.NullOr(Schema.Struct({
+    text_tokens: Schema.optionalKey(Schema.Finite),
+    image_tokens: Schema.optionalKey(Schema.Finite),
+    audio_tokens: Schema.optionalKey(Schema.Finite),
+    video_tokens: Schema.optionalKey(Schema.Finite),
+    file_tokens: Schema.optionalKey(Schema.Finite)
+  })))
+})
+
+export const EmbeddingsResponse = Schema.Struct({
+  id: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  data: Schema.Array(Schema.Struct({
+    index: Schema.optionalKey(Schema.Int),
+    embedding: Schema.Union([VectorEncoding.FloatVector, Schema.String])
+  })),
+  usage: Schema.optionalKey(Schema.NullOr(Usage))
+})
+
+const adapter = "openai"
+
+const unsupported = (detail: string) =>
+  new EmbeddingProvider.UpstreamError({ adapter, reason: EmbeddingProvider.UnsupportedInput.make({ detail }) })
+
+const textOnly = (parts: ReadonlyArray<EmbeddingProvider.ContentPart>): string | undefined => {
+  const texts: Array<string> = []
+  for (const part of parts) {
+    if (part.type !== "text") return undefined
+    texts.push(part.text)
+  }
+  return texts.join("\n")
+}
+
+const jinaItem = (parts: ReadonlyArray<EmbeddingProvider.ContentPart>): unknown => {
+  const text = textOnly(parts)
+  if (text !== undefined) return { text }
+  const [part] = parts
+  if (parts.length === 1 && part?.type === "image_url") {
+    const inline = MediaData.parseDataUrl(part.image_url.url)
+    return { image: inline === undefined ? part.image_url.url : inline.data }
+  }
+  return undefined
+}
+
+const inputOf = Effect.fnUntraced(function*(dialect: Dialect, input: EmbeddingProvider.EmbeddingInput) {
+  switch (input._tag) {
+    case "Texts":
+      return input.texts as unknown
+    case "Tokens":
+      if (!dialect.tokens) return yield* unsupported(`${dialect.id} does not accept token ids`)
+      return input.tokens
+    case "Multimodal": {
+      if (dialect.multimodal === "openrouter") return input.items.map((content) => ({ content }))
+      const items: Array<unknown> = []
+      for (const [index, parts] of input.items.entries()) {
+        const item = dialect.multimodal === "jina" ? jinaItem(parts) : textOnly(parts)
+        if (item === undefined) {
+          return yield* unsupported(
+            dialect.multimodal === "jina"
+              ? `input ${index}: ${dialect.id} embeds one text or one image per input`
+              : `input ${index}: ${dialect.id} embeds text only`
+          )
+        }
+        items.push(item)
+      }
+      return items
+    }
+  }
+})
+
+export const requestBody = Effect.fnUntraced(function*(dialect: Dialect, request: EmbeddingProvider.UpstreamRequest) {
+  const body: Record<string, unknown> = { model: request.upstreamModel, input: yield* inputOf(dialect, request.input) }
+  if (request.dimensions !== undefined) body[dialect.dimensionsField] = request.dimensions
+  if (request.encodingFormat === "base64" && dialect.base64 !== undefined) body[dialect.base64.field] = dialect.base64.value
+  if (request.inputType !== undefined && dialect.inputType !== undefined) {
+    const value = dialect.inputType.map(request.inputType)
+    if (value !== undefined) body[dialect.inputType.field] = value
+  }
+  if (request.user !== undefined && dialect.user) body.user = request.user
+  return body
+})
+
+const modalityTokens = (details: typeof Usage.Type["prompt_tokens_details"]): EmbeddingProvider.ModalityTokens | undefined => {
+  if (details === undefined || details === null) return undefined
+  const out: { -readonly [K in keyof EmbeddingProvider.ModalityTokens]: number } = {}
+  for (const key of ["text_tokens", "image_tokens", "audio_tokens", "video_tokens", "file_tokens"] as const) {
+    const value = details[key]
+    if (value !== undefined && value > 0) out[key] = value
+  }
+  return Object.keys(out).length > 0 ? out : undefined
+}
+
+const decodeResponse = UpstreamHttp.decode(adapter, EmbeddingsResponse)
+
+export const make = Effect.fnUntraced(function*(options?: { readonly dialect?: DialectId }) {
+  const client = yield* HttpClient.HttpClient
+  const embed = Effect.fn("OpenAiCompatible.embed")(function*(
+    connection: EmbeddingProvider.Connection,
+    request: EmbeddingProvider.UpstreamRequest
+  ) {
+    const dialect = options?.dialect !== undefined ? dialects[options.dialect] : dialectFor(connection.baseUrl)
+    const body = yield* requestBody(dialect, request)
+    const json = yield* UpstreamHttp.post(client, {
+      adapter,
+      connection,
+      path: dialect.path,
+      headers: connection.apiKey === undefined ? {} : { authorization: `Bearer ${Redacted.value(connection.apiKey)}` },
+      body,
+      parseError: dialect.parseError
+    })
+    const response = yield* decodeResponse(json)
+    const embeddings = yield* VectorEncoding.finish(
+      adapter,
+      request,
+      response.data.map((entry, position) => ({ index: entry.index ?? position, value: entry.embedding }))
+    )
+    const usage = response.usage ?? undefined
+    const promptTokens = usage?.prompt_tokens ?? usage?.total_tokens ?? TokenEstimate.ofInput(request.input)
+    const modality = modalityTokens(usage?.prompt_tokens_details)
+    return {
+      embeddings,
+      promptTokens,
+      totalTokens: usage?.total_tokens ?? promptTokens,
+      ...(modality !== undefined ? { modalityTokens: modality } : {}),
+      ...(response.id !== undefined && response.id !== null ? { upstreamId: response.id } : {})
+    } satisfies EmbeddingProvider.EmbeddingResult
+  })
+  return EmbeddingProvider.EmbeddingProvider.of({ embed })
+})
+
+export const layer = (options?: { readonly dialect?: DialectId }) =>
+  Layer.effect(EmbeddingProvider.EmbeddingProvider, make(options))

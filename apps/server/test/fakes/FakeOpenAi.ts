@@ -1,0 +1,92 @@
+import * as FakeUpstream from "./FakeUpstream.ts"
+
+export interface Options {
+  readonly apiKey?: string
+  readonly defaultWidth?: number
+  readonly reportUsage?: boolean
+}
+
+const modelWidths: Record<string, number> = {
+  "text-embedding-3-small": 1536,
+  "text-embedding-3-large": 3072,
+  "text-embedding-ada-002": 1536
+}
+
+const error = (status: number, message: string, code: string | null = null) => ({
+  status,
+  body: { error: { message, type: status === 429 ? "rate_limit_exceeded" : "invalid_request_error", param: null, code } }
+})
+
+type Item = { readonly seed: string; readonly tokens: number; readonly images: number }
+
+const itemsOf = (input: unknown): ReadonlyArray<Item> | undefined => {
+  const isTokens = (value: unknown): value is ReadonlyArray<number> =>
+    Array.isArray(value) && value.every((n) => Number.isInteger(n))
+  if (typeof input === "string") return [{ seed: input, tokens: FakeUpstream.wordCount(input), images: 0 }]
+  if (!Array.isArray(input) || input.length === 0) return undefined
+  if (isTokens(input)) return [{ seed: `tokens:${input.join(",")}`, tokens: input.length, images: 0 }]
+  const items: Array<Item> = []
+  for (const entry of input as ReadonlyArray<unknown>) {
+    if (typeof entry === "string") items.push({ seed: entry, tokens: FakeUpstream.wordCount(entry), images: 0 })
+    else if (isTokens(entry)) items.push({ seed: `tokens:${entry.join(",")}`, tokens: entry.length, images: 0 })
+    else if (FakeUpstream.isRecord(entry) && Array.isArray(entry.content) && entry.content.length > 0) {
+      let tokens = 0
+      let images = 0
+      for (const part of entry.content) {
+        if (!FakeUpstream.isRecord(part)) return undefined
+        if (part.type === "text" && typeof part.text === "string") tokens += FakeUpstream.wordCount(part.text)
+        else if (part.type === "image_url") images += 1
+        else return undefined
+      }
+      items.push({ seed: JSON.stringify(entry.content), tokens, images })
+    } else return undefined
+  }
+  return items
+}
+
+export const api = (options: Options = {}): FakeUpstream.FakeApi => ({
+  basePath: "/v1",
+  errorBody: (status, message) => error(status, message).body,
+  handle: (request, shape) => {
+    if (request.method !== "POST" || request.path !== "/v1/embeddings") {
+      return error(404, `Unknown request URL: ${request.method} ${request.path}`, "unknown_url")
+    }
+    if (FakeUpstream.bearer(request) !== (options.apiKey ?? "sk-fake")) {
+      return error(401, "Incorrect API key provided.", "invalid_api_key")
+    }
+    const body = request.body
+    if (!FakeUpstream.isRecord(body) || typeof body.model !== "string") return error(400, "you must provide a model parameter")
+    const items = itemsOf(body.input)
+    if (items === undefined) return error(400, "'input' is invalid")
+    const dimensions = body.dimensions ?? body.output_dimension
+    if (dimensions !== undefined && !(Number.isInteger(dimensions) && (dimensions as number) > 0)) {
+      return error(400, "'dimensions' must be a positive integer")
+    }
+    const width = shape.width ?? (dimensions as number | undefined) ?? modelWidths[body.model] ?? options.defaultWidth ?? 16
+    const base64 = body.encoding_format === "base64" || body.embedding_type === "base64"
+    const kept = shape.dropOne ? items.slice(1) : items
+    const promptTokens = items.reduce((sum, item) => sum + item.tokens + item.images * 85, 0)
+    const imageTokens = items.reduce((sum, item) => sum + item.images * 85, 0)
+    return {
+      status: 200,
+      body: {
+        object: "list",
+        data: kept.map((item, index) => {
+          const vector = FakeUpstream.vectorFor(`${body.model}|${item.seed}`, width)
+          return { object: "embedding", index, embedding: base64 ? FakeUpstream.float32Base64(vector) : vector }
+        }),
+        model: body.model,
+        ...(options.reportUsage === false ? {} : {
+          usage: {
+            prompt_tokens: promptTokens,
+            total_tokens: promptTokens,
+            ...(imageTokens > 0 ? { prompt_tokens_details: { text_tokens: promptTokens - imageTokens, image_tokens: imageTokens } } : {})
+          }
+        })
+      }
+    }
+  }
+})
+
+export const start = (options: Options & { readonly port?: number } = {}) =>
+  FakeUpstream.start(api(options), options.port === undefined ? {} : { port: options.port })

@@ -1,0 +1,258 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
+import * as FakeUpstream from "../fakes/FakeUpstream.ts"
+import * as OpenAiCompatible from "../../src/providers/OpenAiCompatible.ts"
+import * as VectorEncoding from "../../src/providers/VectorEncoding.ts"
+import {
+  audio,
+  connection,
+  describeFailureModes,
+  httpClient,
+  image,
+  items,
+  lastBody,
+  pngDataUrl,
+  reasonOf,
+  request,
+  text,
+  texts,
+  tokens
+} from "./ProviderHarness.ts"
+
+const key = "sk-fake"
+const model = "text-embedding-3-small"
+
+const withFake = (options: FakeOpenAi.Options = {}) => FakeUpstream.scoped(() => FakeOpenAi.start(options))
+
+describe("OpenAiCompatible", () => {
+  it.live("posts the texts with a bearer key and returns vectors in input order", () =>
+    Effect.gen(function*() {
+      const server = yield* withFake()
+      const provider = yield* OpenAiCompatible.make()
+      const result = yield* provider.embed(
+        connection(server.url, key),
+        request(model, texts("hello world", "second input here"), { dimensions: 8, user: "u-1" })
+      )
+      const sent = server.requests[0]!
+      assert.strictEqual(sent.method, "POST")
+      assert.strictEqual(sent.path, "/v1/embeddings")
+      assert.strictEqual(sent.headers.authorization, `Bearer ${key}`)
+      assert.strictEqual(sent.headers["content-type"], "application/json")
+      assert.deepStrictEqual(sent.body, { model, input: ["hello world", "second input here"], dimensions: 8, user: "u-1" })
+      assert.deepStrictEqual(result.embeddings.map((e) => e.index), [0, 1])
+      assert.deepStrictEqual(result.embeddings[0]!.embedding, FakeUpstream.vectorFor(`${model}|hello world`, 8))
+      assert.strictEqual(result.promptTokens, 5)
+      assert.strictEqual(result.totalTokens, 5)
+      assert.isUndefined(result.modalityTokens)
+    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+
+  it.live("asks for base64 and forwards the upstream strings untouched", () =>
+    Effect.gen(function*() {
+      const server = yield* withFake()
+      const provider = yield* OpenAiCompatible.make()
+      const result = yield* provider.embed(
+        connection(server.url, key),
+        request(model, texts("a", "b"), { encodingFormat: "base64", dimensions: 6 })
+      )
+      assert.strictEqual(lastBody(server).encoding_format, "base64")
+      const expected = FakeUpstream.float32Base64(FakeUpstream.vectorFor(`${model}|b`, 6))
+      assert.strictEqual(result.embeddings[1]!.embedding, expected)
+    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+
+  it.live("encodes floats to base64 when the dialect cannot, exactly", () =>
+    Effect.gen(function*() {
+      const server = yield* withFake()
+      const provider = yield* OpenAiCompatible.make({ dialect: "together" })
+      const result = yield* provider.embed(
+        connection(server.url, key),
+        request(model, texts("x"), { encodingFormat: "base64", dimensions: 5 })
+      )
+      assert.isUndefined(lastBody(server).encoding_format)
+      const vector = FakeUpstream.vectorFor(`${model}|x`, 5)
+      assert.strictEqual(result.embeddings[0]!.embedding, FakeUpstream.float32Base64(vector))
+      assert.deepStrictEqual(VectorEncoding.fromBase64(result.embeddings[0]!.embedding as string), vector)
+    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+
+  it.live("decodes base64 an upstream sent when the client wants floats", () =>
+    Effect.gen(function*() {
+      const server = yield* withFake()
+      const vector = [0.5, -0.25, 1.5]
+      server.setBehaviour({
+        _tag: "Status",
+        status: 200,
+        body: JSON.stringify({ data: [{ index: 0, embedding: FakeUpstream.float32Base64(vector) }] })
+      })
+      const provider = yield* OpenAiCompatible.make()
+      const result = yield* provider.embed(connection(server.url, key), request(model, texts("x")))
+      assert.deepStrictEqual(result.embeddings[0]!.embedding, vector)
+      assert.strictEqual(result.promptTokens, 1)
+    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+
+  it.live("a vector holding something other than finite numbers is InvalidResponse", () =>
+    Effect.gen(function*() {
+      const server = yield* withFake()
+      server.setBehaviour({ _tag: "Status", status: 200, body: JSON.stringify({ data: [{ index: 0, embedding: [1, "2"] }] }) })
+      const provider = yield* OpenAiCompatible.make()
+      const reason = yield* reasonOf(provider.embed(connection(server.url, key), request(model, texts("x"))))
+      assert.strictEqual(reason._tag, "InvalidResponse")
+      if (reason._tag !== "InvalidResponse") return
+      assert.include(reason.detail, "an array of finite numbers")
+    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+
+  it.live("sends token ids as arrays of integers", () =>
+    Effect.gen(function*() {
+      const server = yield* withFake({ defaultWidth: 4 })
+      const provider = yield* OpenAiCompatible.make()
+      const result = yield* provider.embed(connection(server.url, key), request("any-model", tokens([1, 2, 3], [4])))
+      assert.deepStrictEqual(lastBody(server).input, [[1, 2, 3], [4]])
+      assert.strictEqual(result.promptTokens, 4)
+    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+
+  it.live("passes multimodal content through in the OpenRouter shape and keeps modality usage", () =>
+    Effect.gen(function*() {
+      const server = yield* withFake({ defaultWidth: 4 })
+      const provider = yield* OpenAiCompatible.make()
+      const input = items([text("a red square"), image(pngDataUrl)])
+      const result = yield* provider.embed(connection(server.url, key), request("mm", input, { inputType: "query" }))
+      assert.deepStrictEqual(lastBody(server), {
+        model: "mm",
+        input: [{ content: [{ type: "text", text: "a red square" }, { type: "image_url", image_url: { url: pngDataUrl } }] }],
+        input_type: "query"
+      })
+      assert.deepStrictEqual(result.modalityTokens, { text_tokens: 3, image_tokens: 85 })
+      assert.strictEqual(result.promptTokens, 88)
+    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+
+  it.live("estimates tokens when the upstream reports no usage", () =>
+    Effect.gen(function*() {
+      const server = yield* withFake({ reportUsage: false, defaultWidth: 4 })
+      const provider = yield* OpenAiCompatible.make()
+      const result = yield* provider.embed(connection(server.url, key), request("m", texts("Hello, world!")))
+      assert.strictEqual(result.promptTokens, 4)
+      assert.strictEqual(result.totalTokens, 4)
+    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+
+  it.live("a base URL with a trailing slash still reaches /embeddings", () =>
+    Effect.gen(function*() {
+      const server = yield* withFake({ defaultWidth: 4 })
+      const provider = yield* OpenAiCompatible.make()
+      yield* provider.embed(connection(`${server.url}/`, key), request("m", texts("x")))
+      assert.strictEqual(server.requests[0]!.path, "/v1/embeddings")
+    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+
+  it.live("the OpenAI error body gives message and code", () =>
+    Effect.gen(function*() {
+      const server = yield* withFake()
+      server.setBehaviour({
+        _tag: "Status",
+        status: 429,
+        body: JSON.stringify({ error: { message: "You exceeded your current quota", type: "insufficient_quota", code: "insufficient_quota" } }),
+        headers: { "retry-after-ms": "1500" }
+      })
+      const provider = yield* OpenAiCompatible.make()
+      const reason = yield* reasonOf(provider.embed(connection(server.url, key), request(model, texts("x"))))
+      assert.deepStrictEqual(reason, {
+        _tag: "HttpStatus",
+        status: 429,
+        body: JSON.stringify({ error: { message: "You exceeded your current quota", type: "insufficient_quota", code: "insufficient_quota" } }),
+        message: "You exceeded your current quota",
+        code: "insufficient_quota",
+        retryAfterMs: 1500
+      })
+    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+
+  describe("dialects", () => {
+    it("are chosen by the base URL's host", () => {
+      assert.strictEqual(OpenAiCompatible.dialectFor("https://api.openai.com/v1").id, "openai")
+      assert.strictEqual(OpenAiCompatible.dialectFor("https://api.mistral.ai/v1").id, "mistral")
+      assert.strictEqual(OpenAiCompatible.dialectFor("https://api.jina.ai/v1").id, "jina")
+      assert.strictEqual(OpenAiCompatible.dialectFor("https://api.together.xyz/v1").id, "together")
+      assert.strictEqual(OpenAiCompatible.dialectFor("https://api.fireworks.ai/inference/v1").id, "fireworks")
+      assert.strictEqual(OpenAiCompatible.dialectFor("https://api.deepinfra.com/v1/openai").id, "deepinfra")
+      assert.strictEqual(OpenAiCompatible.dialectFor("http://127.0.0.1:8000/v1").id, "generic")
+      assert.strictEqual(OpenAiCompatible.dialectFor("https://notopenai.com/v1").id, "generic")
+      assert.strictEqual(OpenAiCompatible.dialectFor("not a url").id, "generic")
+    })
+
+    const bodyFor = (dialect: OpenAiCompatible.DialectId, req: Parameters<typeof OpenAiCompatible.requestBody>[1]) =>
+      OpenAiCompatible.requestBody(OpenAiCompatible.dialects[dialect], req)
+
+    it.effect("OpenAI gets dimensions, base64 and user, never input_type", () =>
+      Effect.gen(function*() {
+        const body = yield* bodyFor(
+          "openai",
+          request("text-embedding-3-large", texts("q"), { dimensions: 256, encodingFormat: "base64", inputType: "query", user: "u" })
+        )
+        assert.deepStrictEqual(body, {
+          model: "text-embedding-3-large",
+          input: ["q"],
+          dimensions: 256,
+          encoding_format: "base64",
+          user: "u"
+        })
+      }))
+
+    it.effect("Mistral gets output_dimension and no user", () =>
+      Effect.gen(function*() {
+        const body = yield* bodyFor(
+          "mistral",
+          request("codestral-embed", texts("q"), { dimensions: 512, encodingFormat: "base64", user: "u" })
+        )
+        assert.deepStrictEqual(body, { model: "codestral-embed", input: ["q"], output_dimension: 512, encoding_format: "base64" })
+      }))
+
+    it.effect("Jina maps input_type to task and images to image inputs", () =>
+      Effect.gen(function*() {
+        const body = yield* bodyFor(
+          "jina",
+          request("jina-clip-v2", items([text("a cat")], [image("https://example.com/cat.png")], [image(pngDataUrl)]), {
+            inputType: "search_document",
+            encodingFormat: "base64",
+            dimensions: 512
+          })
+        )
+        assert.deepStrictEqual(body, {
+          model: "jina-clip-v2",
+          input: [{ text: "a cat" }, { image: "https://example.com/cat.png" }, { image: pngDataUrl.split(",")[1] }],
+          dimensions: 512,
+          embedding_type: "base64",
+          task: "retrieval.passage"
+        })
+      }))
+
+    it.effect("Jina refuses an input mixing text and image", () =>
+      Effect.gen(function*() {
+        const reason = yield* reasonOf(bodyFor("jina", request("jina-clip-v2", items([text("a"), image(pngDataUrl)]))))
+        assert.strictEqual(reason._tag, "UnsupportedInput")
+      }))
+
+    it.effect("text-only dialects join text parts and refuse media and token ids", () =>
+      Effect.gen(function*() {
+        const joined = yield* bodyFor("openai", request("m", items([text("a"), text("b")])))
+        assert.deepStrictEqual(joined.input, ["a\nb"])
+        const media = yield* reasonOf(bodyFor("openai", request("m", items([audio("AAAA", "wav")]))))
+        assert.deepStrictEqual(media, { _tag: "UnsupportedInput", detail: "input 0: openai embeds text only" })
+        const ids = yield* reasonOf(bodyFor("mistral", request("m", tokens([1]))))
+        assert.deepStrictEqual(ids, { _tag: "UnsupportedInput", detail: "mistral does not accept token ids" })
+      }))
+
+    it.live("an unsupported input never reaches the network", () =>
+      Effect.gen(function*() {
+        const server = yield* withFake()
+        const provider = yield* OpenAiCompatible.make({ dialect: "mistral" })
+        const reason = yield* reasonOf(provider.embed(connection(server.url, key), request("m", tokens([1, 2]))))
+        assert.strictEqual(reason._tag, "UnsupportedInput")
+        assert.strictEqual(server.requests.length, 0)
+      }).pipe(Effect.scoped, Effect.provide(httpClient)))
+  })
+})
+
+describeFailureModes({
+  name: "OpenAiCompatible",
+  start: () => FakeOpenAi.start({ defaultWidth: 64 }),
+  apiKey: key,
+  make: OpenAiCompatible.make(),
+  model: "m",
+  input: texts("one two", "three")
+})

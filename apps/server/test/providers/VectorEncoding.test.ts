@@ -1,0 +1,89 @@
+import { assert, describe, it } from "@effect/vitest"
+import { EmbeddingProvider } from "@switchyard/core"
+import { Effect } from "effect"
+import * as fc from "fast-check"
+import * as VectorEncoding from "../../src/providers/VectorEncoding.ts"
+import { reasonOf, request, texts } from "./ProviderHarness.ts"
+
+const finiteFloat32 = fc.float({ noNaN: true, noDefaultInfinity: true })
+
+const two = request("m", texts("a", "b"))
+
+describe("VectorEncoding", () => {
+  it("float32 values survive float → base64 → float exactly", () => {
+    fc.assert(fc.property(fc.array(finiteFloat32, { minLength: 1, maxLength: 64 }), (vector) => {
+      assert.deepStrictEqual(VectorEncoding.fromBase64(VectorEncoding.toBase64(vector)), vector)
+    }))
+  })
+
+  it("base64 of finite float32 survives base64 → float → base64 exactly", () => {
+    fc.assert(fc.property(fc.array(finiteFloat32, { minLength: 1, maxLength: 64 }), (vector) => {
+      const bytes = Buffer.alloc(vector.length * 4)
+      vector.forEach((x, i) => bytes.writeFloatLE(x, i * 4))
+      const encoded = bytes.toString("base64")
+      assert.strictEqual(VectorEncoding.toBase64(VectorEncoding.fromBase64(encoded)!), encoded)
+    }))
+  })
+
+  it("writes little-endian float32", () => {
+    assert.strictEqual(VectorEncoding.toBase64([1]), "AACAPw==")
+    assert.deepStrictEqual(VectorEncoding.fromBase64("AAAAPwAAgL4AAMA/"), [0.5, -0.25, 1.5])
+  })
+
+  it("measures base64 without decoding and rejects what is not base64", () => {
+    assert.strictEqual(VectorEncoding.byteLength("AACAPw=="), 4)
+    assert.strictEqual(VectorEncoding.byteLength("AAAAAAAA"), 6)
+    assert.isUndefined(VectorEncoding.byteLength("AAA"))
+    assert.isUndefined(VectorEncoding.byteLength("AA!A"))
+    assert.isUndefined(VectorEncoding.fromBase64("AAAAAAAA"))
+  })
+
+  describe("finish", () => {
+    it.effect("orders by index and converts to the wanted encoding", () =>
+      Effect.gen(function*() {
+        const floats = yield* VectorEncoding.finish("t", two, [{ index: 1, value: [3, 4] }, { index: 0, value: "AACAPwAAAEA=" }])
+        assert.deepStrictEqual(floats, [{ index: 0, embedding: [1, 2] }, { index: 1, embedding: [3, 4] }])
+        const base64 = yield* VectorEncoding.finish("t", { ...two, encodingFormat: "base64" }, [
+          { index: 0, value: "AACAPwAAAEA=" },
+          { index: 1, value: [3, 4] }
+        ])
+        assert.deepStrictEqual(base64, [
+          { index: 0, embedding: "AACAPwAAAEA=" },
+          { index: 1, embedding: VectorEncoding.toBase64([3, 4]) }
+        ])
+      }))
+
+    const invalid = (raw: ReadonlyArray<VectorEncoding.RawVector>, req = two) =>
+      reasonOf(VectorEncoding.finish("t", req, raw)).pipe(Effect.map((reason) => reason._tag === "InvalidResponse" ? reason.detail : reason._tag))
+
+    it.effect("rejects wrong counts, bad indices, mixed widths and bad base64", () =>
+      Effect.gen(function*() {
+        assert.strictEqual(yield* invalid([{ index: 0, value: [1] }]), "expected 2 vectors, got 1")
+        assert.strictEqual(yield* invalid([{ index: 0, value: [1] }, { index: 0, value: [2] }]), "vector index 0 appears twice")
+        assert.strictEqual(yield* invalid([{ index: 0, value: [1] }, { index: 2, value: [2] }]), "vector index 2 is out of range")
+        assert.strictEqual(
+          yield* invalid([{ index: 0, value: [1, 2] }, { index: 1, value: [1] }]),
+          "vectors have different widths (2 and 1)"
+        )
+        assert.strictEqual(
+          yield* invalid([{ index: 0, value: "AAAAAAAA" }, { index: 1, value: [1] }]),
+          "vector 0 has 6 bytes, not a whole number of float32"
+        )
+        assert.strictEqual(yield* invalid([{ index: 0, value: "@@@@" }, { index: 1, value: [1] }]), "vector 0 is not valid base64")
+        assert.strictEqual(yield* invalid([{ index: 0, value: [] }, { index: 1, value: [] }]), "vector 0 is empty")
+        assert.strictEqual(
+          yield* invalid([{ index: 0, value: VectorEncoding.toBase64([Number.NaN]) }, { index: 1, value: [1] }]),
+          "vector 0 holds a value that is not a finite number"
+        )
+      }))
+
+    it.effect("checks the width of base64 vectors against the requested dimensions from their length", () =>
+      Effect.gen(function*() {
+        const reason = yield* reasonOf(VectorEncoding.finish("t", { ...two, encodingFormat: "base64", dimensions: 3 }, [
+          { index: 0, value: VectorEncoding.toBase64([1, 2]) },
+          { index: 1, value: VectorEncoding.toBase64([3, 4]) }
+        ]))
+        assert.deepStrictEqual(reason, EmbeddingProvider.WidthMismatch.make({ expected: 3, got: 2 }))
+      }))
+  })
+})

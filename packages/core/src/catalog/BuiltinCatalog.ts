@@ -1,0 +1,441 @@
+/**
+ * The catalog every install starts with: the public embedding providers at their list prices,
+ * plus the in-process `local` provider, which needs no key, so that a fresh install answers
+ * `switchyard/local-embed` with no credentials at all.
+ *
+ * **Details**
+ *
+ * A provider here is active only when its `api_key_env` variable is set; a config file
+ * overrides any entry by slug (or removes it with `"enabled": false`).
+ *
+ * **Gotchas**
+ *
+ * Prices, limits and data policies are public facts that change. They were taken from the
+ * providers' published pages; entries marked `approx` in comments were not confirmed against
+ * a primary source and should be checked before relying on them for billing. Data policies are
+ * recorded conservatively: when a provider may store or train on API data under some plan or
+ * default, it is listed as `data_collection: "allow"`, so `data_collection: "deny"` never
+ * routes to it. `quantization` is `unknown` wherever the provider does not publish it.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+import { Catalog } from "./Catalog.ts"
+
+/**
+ * The in-process model every install can serve without credentials.
+ *
+ * @since 0.1.0
+ */
+export const localModel = "switchyard/local-embed"
+
+/**
+ * The width of {@link localModel}'s vectors unless `dimensions` asks otherwise.
+ *
+ * @since 0.1.0
+ */
+export const localDimensions = 256
+
+const openAiParams = ["dimensions", "encoding_format", "user"]
+
+// Written in the config file's own format and decoded through the same schema, so a typo here
+// fails the test suite exactly as it would fail an operator's file.
+const source = {
+  providers: [
+    {
+      slug: "local",
+      name: "Switchyard local",
+      adapter: "local",
+      api_key_env: null,
+      data_collection: "deny",
+      zdr: true,
+      endpoints: [{
+        model: localModel,
+        upstream_model: "local-embed-v1",
+        name: "Switchyard: Local Embed",
+        description: "Deterministic feature-hashing embedder running inside the gateway; no network, no key.",
+        pricing: { prompt: "0" },
+        quantization: "fp32",
+        dimensions: localDimensions,
+        supported_parameters: ["dimensions", "encoding_format", "input_type", "user"],
+        max_batch_items: 2048,
+        distillable: true,
+        max_input_tokens: 8192,
+        input_modalities: ["text", "tokens", "image", "audio", "video", "file"]
+      }]
+    },
+    {
+      slug: "openai",
+      name: "OpenAI",
+      adapter: "openai",
+      base_url: "https://api.openai.com/v1",
+      api_key_env: "OPENAI_API_KEY",
+      // Does not train on API data by default; keeps it up to 30 days for abuse monitoring.
+      data_collection: "deny",
+      zdr: false,
+      endpoints: [
+        {
+          model: "openai/text-embedding-3-small",
+          upstream_model: "text-embedding-3-small",
+          name: "OpenAI: Text Embedding 3 Small",
+          pricing: { prompt: "0.02" },
+          dimensions: 1536,
+          supported_parameters: openAiParams,
+          max_batch_items: 2048,
+          max_input_tokens: 8191,
+          input_modalities: ["text", "tokens"]
+        },
+        {
+          model: "openai/text-embedding-3-large",
+          upstream_model: "text-embedding-3-large",
+          name: "OpenAI: Text Embedding 3 Large",
+          pricing: { prompt: "0.13" },
+          dimensions: 3072,
+          supported_parameters: openAiParams,
+          max_batch_items: 2048,
+          max_input_tokens: 8191,
+          input_modalities: ["text", "tokens"]
+        },
+        {
+          model: "openai/text-embedding-ada-002",
+          upstream_model: "text-embedding-ada-002",
+          name: "OpenAI: Text Embedding Ada 002",
+          pricing: { prompt: "0.1" },
+          dimensions: 1536,
+          supported_parameters: ["encoding_format", "user"],
+          max_batch_items: 2048,
+          max_input_tokens: 8191,
+          input_modalities: ["text", "tokens"]
+        }
+      ]
+    },
+    {
+      slug: "cohere",
+      name: "Cohere",
+      adapter: "cohere",
+      base_url: "https://api.cohere.com/v2",
+      api_key_env: "COHERE_API_KEY",
+      // approx: states it does not train on API data; retention up to 30 days.
+      data_collection: "deny",
+      zdr: false,
+      endpoints: [
+        {
+          model: "cohere/embed-english-v3.0",
+          upstream_model: "embed-english-v3.0",
+          name: "Cohere: Embed English v3",
+          // image: approx, per image.
+          pricing: { prompt: "0.1", image: "0.0001" },
+          dimensions: 1024,
+          supported_parameters: ["input_type", "encoding_format"],
+          max_batch_items: 96,
+          max_input_tokens: 512,
+          input_modalities: ["text", "image"]
+        },
+        {
+          model: "cohere/embed-multilingual-v3.0",
+          upstream_model: "embed-multilingual-v3.0",
+          name: "Cohere: Embed Multilingual v3",
+          pricing: { prompt: "0.1", image: "0.0001" },
+          dimensions: 1024,
+          supported_parameters: ["input_type", "encoding_format"],
+          max_batch_items: 96,
+          max_input_tokens: 512,
+          input_modalities: ["text", "image"]
+        },
+        {
+          model: "cohere/embed-v4.0",
+          upstream_model: "embed-v4.0",
+          name: "Cohere: Embed v4",
+          // Text $0.12/M tokens; images are billed as image tokens ($0.47/M), about $0.00047
+          // per image of ~1,000 tokens (approx).
+          pricing: { prompt: "0.12", image: "0.00047" },
+          dimensions: 1536,
+          supported_parameters: ["dimensions", "input_type", "encoding_format"],
+          max_batch_items: 96,
+          max_input_tokens: 128000,
+          input_modalities: ["text", "image"]
+        }
+      ]
+    },
+    {
+      slug: "voyage",
+      name: "Voyage AI",
+      adapter: "voyage",
+      base_url: "https://api.voyageai.com/v1",
+      api_key_env: "VOYAGE_API_KEY",
+      // approx: may use API data to improve models unless the account opts out.
+      data_collection: "allow",
+      zdr: false,
+      endpoints: [
+        {
+          model: "voyage/voyage-3.5",
+          upstream_model: "voyage-3.5",
+          name: "Voyage: voyage-3.5",
+          pricing: { prompt: "0.06" },
+          dimensions: 1024,
+          supported_parameters: ["dimensions", "input_type", "encoding_format"],
+          max_batch_items: 1000,
+          max_input_tokens: 32000
+        },
+        {
+          model: "voyage/voyage-3.5-lite",
+          upstream_model: "voyage-3.5-lite",
+          name: "Voyage: voyage-3.5-lite",
+          pricing: { prompt: "0.02" },
+          dimensions: 1024,
+          supported_parameters: ["dimensions", "input_type", "encoding_format"],
+          max_batch_items: 1000,
+          max_input_tokens: 32000
+        },
+        {
+          model: "voyage/voyage-3-large",
+          upstream_model: "voyage-3-large",
+          name: "Voyage: voyage-3-large",
+          pricing: { prompt: "0.18" },
+          dimensions: 1024,
+          supported_parameters: ["dimensions", "input_type", "encoding_format"],
+          max_batch_items: 1000,
+          max_input_tokens: 32000
+        },
+        {
+          model: "voyage/voyage-code-3",
+          upstream_model: "voyage-code-3",
+          name: "Voyage: voyage-code-3",
+          pricing: { prompt: "0.18" },
+          dimensions: 1024,
+          supported_parameters: ["dimensions", "input_type", "encoding_format"],
+          max_batch_items: 1000,
+          max_input_tokens: 32000
+        }
+      ]
+    },
+    {
+      slug: "mistral",
+      name: "Mistral",
+      adapter: "openai",
+      base_url: "https://api.mistral.ai/v1",
+      api_key_env: "MISTRAL_API_KEY",
+      // approx: paid API data is not used for training; retained for abuse monitoring.
+      data_collection: "deny",
+      zdr: false,
+      endpoints: [{
+        model: "mistralai/mistral-embed",
+        upstream_model: "mistral-embed",
+        name: "Mistral: Mistral Embed",
+        pricing: { prompt: "0.1" },
+        dimensions: 1024,
+        supported_parameters: ["encoding_format"],
+        // approx: Mistral limits total tokens per request rather than items.
+        max_batch_items: 128,
+        max_input_tokens: 8192
+      }]
+    },
+    {
+      slug: "google-ai-studio",
+      name: "Google AI Studio",
+      adapter: "gemini",
+      base_url: "https://generativelanguage.googleapis.com/v1beta",
+      api_key_env: "GEMINI_API_KEY",
+      // The free tier may use prompts to improve Google products; the same key can be on it.
+      data_collection: "allow",
+      zdr: false,
+      endpoints: [
+        {
+          model: "google/gemini-embedding-001",
+          upstream_model: "gemini-embedding-001",
+          name: "Google: Gemini Embedding 001",
+          pricing: { prompt: "0.15" },
+          dimensions: 3072,
+          supported_parameters: ["dimensions", "input_type"],
+          max_batch_items: 100,
+          max_input_tokens: 2048
+        },
+        {
+          // Free of charge on the Gemini API; deprecated by Google in favour of
+          // gemini-embedding-001 (approx: shutdown date may have passed).
+          model: "google/text-embedding-004",
+          upstream_model: "text-embedding-004",
+          name: "Google: Text Embedding 004",
+          pricing: { prompt: "0" },
+          dimensions: 768,
+          supported_parameters: ["dimensions", "input_type"],
+          max_batch_items: 100,
+          max_input_tokens: 2048
+        }
+      ]
+    },
+    {
+      slug: "jina",
+      name: "Jina AI",
+      adapter: "openai",
+      base_url: "https://api.jina.ai/v1",
+      api_key_env: "JINA_API_KEY",
+      // approx: no published no-training commitment found.
+      data_collection: "allow",
+      zdr: false,
+      endpoints: [{
+        model: "jinaai/jina-embeddings-v3",
+        upstream_model: "jina-embeddings-v3",
+        name: "Jina: jina-embeddings-v3",
+        // approx: sold as prepaid token packs; this is the per-million rate of the common pack.
+        pricing: { prompt: "0.05" },
+        dimensions: 1024,
+        supported_parameters: ["dimensions", "input_type", "encoding_format"],
+        max_batch_items: 2048,
+        max_input_tokens: 8192
+      }]
+    },
+    {
+      slug: "together",
+      name: "Together AI",
+      adapter: "openai",
+      base_url: "https://api.together.xyz/v1",
+      api_key_env: "TOGETHER_API_KEY",
+      // approx: training on customer data is opt-in; prompts may be retained.
+      data_collection: "deny",
+      zdr: false,
+      endpoints: [
+        {
+          model: "baai/bge-large-en-v1.5",
+          upstream_model: "BAAI/bge-large-en-v1.5",
+          name: "BAAI: bge-large-en-v1.5",
+          pricing: { prompt: "0.016" },
+          dimensions: 1024,
+          max_batch_items: 2048,
+          distillable: true,
+          max_input_tokens: 512,
+          hugging_face_id: "BAAI/bge-large-en-v1.5"
+        },
+        {
+          model: "baai/bge-base-en-v1.5",
+          upstream_model: "BAAI/bge-base-en-v1.5",
+          name: "BAAI: bge-base-en-v1.5",
+          pricing: { prompt: "0.008" },
+          dimensions: 768,
+          max_batch_items: 2048,
+          distillable: true,
+          max_input_tokens: 512,
+          hugging_face_id: "BAAI/bge-base-en-v1.5"
+        },
+        {
+          model: "intfloat/multilingual-e5-large-instruct",
+          upstream_model: "intfloat/multilingual-e5-large-instruct",
+          name: "intfloat: multilingual-e5-large-instruct",
+          pricing: { prompt: "0.02" },
+          dimensions: 1024,
+          max_batch_items: 2048,
+          distillable: true,
+          max_input_tokens: 514,
+          hugging_face_id: "intfloat/multilingual-e5-large-instruct"
+        }
+      ]
+    },
+    {
+      slug: "fireworks",
+      name: "Fireworks",
+      adapter: "openai",
+      base_url: "https://api.fireworks.ai/inference/v1",
+      api_key_env: "FIREWORKS_API_KEY",
+      // approx: serverless inference is zero-retention by default.
+      data_collection: "deny",
+      zdr: true,
+      endpoints: [
+        {
+          model: "nomic-ai/nomic-embed-text-v1.5",
+          upstream_model: "nomic-ai/nomic-embed-text-v1.5",
+          name: "Nomic: nomic-embed-text-v1.5",
+          // Fireworks bills embedding models by size: up to 150M parameters $0.008/M (approx).
+          pricing: { prompt: "0.008" },
+          dimensions: 768,
+          supported_parameters: ["dimensions"],
+          max_batch_items: 256,
+          distillable: true,
+          max_input_tokens: 8192,
+          hugging_face_id: "nomic-ai/nomic-embed-text-v1.5"
+        },
+        {
+          model: "baai/bge-base-en-v1.5",
+          upstream_model: "BAAI/bge-base-en-v1.5",
+          name: "BAAI: bge-base-en-v1.5",
+          pricing: { prompt: "0.008" },
+          dimensions: 768,
+          max_batch_items: 256,
+          distillable: true,
+          max_input_tokens: 512,
+          hugging_face_id: "BAAI/bge-base-en-v1.5"
+        }
+      ]
+    },
+    {
+      slug: "deepinfra",
+      name: "DeepInfra",
+      adapter: "openai",
+      base_url: "https://api.deepinfra.com/v1/openai",
+      api_key_env: "DEEPINFRA_API_KEY",
+      // approx: states inputs and outputs are not stored.
+      data_collection: "deny",
+      zdr: true,
+      endpoints: [
+        {
+          model: "baai/bge-m3",
+          upstream_model: "BAAI/bge-m3",
+          name: "BAAI: bge-m3",
+          pricing: { prompt: "0.01" },
+          dimensions: 1024,
+          supported_parameters: ["encoding_format"],
+          max_batch_items: 1024,
+          distillable: true,
+          max_input_tokens: 8192,
+          hugging_face_id: "BAAI/bge-m3"
+        },
+        {
+          model: "baai/bge-large-en-v1.5",
+          upstream_model: "BAAI/bge-large-en-v1.5",
+          name: "BAAI: bge-large-en-v1.5",
+          pricing: { prompt: "0.01" },
+          dimensions: 1024,
+          supported_parameters: ["encoding_format"],
+          max_batch_items: 1024,
+          distillable: true,
+          max_input_tokens: 512,
+          hugging_face_id: "BAAI/bge-large-en-v1.5"
+        },
+        {
+          model: "intfloat/multilingual-e5-large",
+          upstream_model: "intfloat/multilingual-e5-large",
+          name: "intfloat: multilingual-e5-large",
+          pricing: { prompt: "0.01" },
+          dimensions: 1024,
+          supported_parameters: ["encoding_format"],
+          max_batch_items: 1024,
+          distillable: true,
+          max_input_tokens: 512,
+          hugging_face_id: "intfloat/multilingual-e5-large"
+        },
+        {
+          model: "qwen/qwen3-embedding-8b",
+          upstream_model: "Qwen/Qwen3-Embedding-8B",
+          name: "Qwen: Qwen3 Embedding 8B",
+          // approx.
+          pricing: { prompt: "0.01" },
+          dimensions: 4096,
+          supported_parameters: ["dimensions", "encoding_format"],
+          max_batch_items: 256,
+          distillable: true,
+          max_input_tokens: 32768,
+          hugging_face_id: "Qwen/Qwen3-Embedding-8B"
+        }
+      ]
+    }
+  ],
+  workspaces: {
+    default: { only: null, ignore: [], data_collection: "allow", zdr: false }
+  }
+}
+
+/**
+ * The built-in catalog, decoded and validated.
+ *
+ * @since 0.1.0
+ */
+export const builtin: Catalog = Schema.decodeUnknownSync(Catalog)(source, { onExcessProperty: "error" })

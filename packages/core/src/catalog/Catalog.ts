@@ -1,0 +1,276 @@
+/**
+ * The provider catalog: which providers exist, which models each serves at which price, and
+ * the per-workspace provider settings. It is the config file's shape (`SWITCHYARD_CONFIG`,
+ * JSON or YAML) and, merged with the built-in catalog, what routing reads.
+ *
+ * **Details**
+ *
+ * ```json
+ * {
+ *   "providers": [{
+ *     "slug": "alpha", "name": "Alpha Cloud", "adapter": "openai",
+ *     "base_url": "http://127.0.0.1:18080/v1", "api_key_env": "ALPHA_API_KEY",
+ *     "data_collection": "deny", "zdr": true,
+ *     "endpoints": [{
+ *       "model": "openai/text-embedding-3-small", "upstream_model": "text-embedding-3-small",
+ *       "pricing": { "prompt": "0.02", "request": "0", "image": "0", "audio": "0" },
+ *       "quantization": "fp16", "dimensions": 1536,
+ *       "supported_parameters": ["dimensions", "encoding_format", "input_type", "user"],
+ *       "max_batch_items": 2048, "distillable": true
+ *     }]
+ *   }],
+ *   "workspaces": { "default": { "only": null, "ignore": [], "data_collection": "allow", "zdr": false } }
+ * }
+ * ```
+ *
+ * - Prices are decimal USD strings: `prompt` and `completion` per million tokens, `request` per
+ *   request, `image` per image, `audio` per audio unit. Only `prompt` is required; the others
+ *   default to `"0"`.
+ * - A provider is active when it needs no credential (`api_key_env` absent or `null`, as for
+ *   the `local` adapter) or when the variable `api_key_env` names is set and non-empty.
+ * - Optional extras: `enabled` (default `true`; `false` removes a built-in provider),
+ *   `headers` (extra request headers), `timeout_ms`; per endpoint `variant` (default
+ *   `"default"`, matched by `"provider/variant"` in `order`/`only`/`ignore`),
+ *   `max_input_tokens`, `input_modalities` (default `["text"]`), `name`, `description`,
+ *   `created` (unix seconds), `hugging_face_id`.
+ * - Decoding refuses unknown properties and reports every broken rule with its path
+ *   (`providers[0].endpoints[1].pricing.prompt: ...`).
+ *
+ * @since 0.1.0
+ */
+import { Effect, Schema } from "effect"
+import * as DecodeIssue from "../schema/DecodeIssue.ts"
+import { InputModality, ModelSlug } from "../schema/EmbeddingRequest.ts"
+import { DataCollection, Quantization } from "../schema/ProviderPreferences.ts"
+import { Price } from "./Money.ts"
+
+/**
+ * How the gateway talks to a provider: `openai` is any OpenAI-compatible embeddings API;
+ * `local` is the in-process embedder that needs no network and no key.
+ *
+ * @since 0.1.0
+ */
+export const Adapter = Schema.Literals(["openai", "cohere", "voyage", "gemini", "local"])
+
+/**
+ * @since 0.1.0
+ */
+export type Adapter = typeof Adapter.Type
+
+const zero = Effect.succeed("0")
+
+/**
+ * An endpoint's list price (decimal USD strings).
+ *
+ * @since 0.1.0
+ */
+export const Pricing = Schema.Struct({
+  prompt: Price,
+  completion: Price.pipe(Schema.withDecodingDefaultKey(zero)),
+  request: Price.pipe(Schema.withDecodingDefaultKey(zero)),
+  image: Price.pipe(Schema.withDecodingDefaultKey(zero)),
+  audio: Price.pipe(Schema.withDecodingDefaultKey(zero))
+})
+
+/**
+ * @since 0.1.0
+ */
+export type Pricing = typeof Pricing.Type
+
+const Slug = Schema.String.check(
+  Schema.isPattern(/^[a-z0-9][a-z0-9._-]*$/u, { expected: "a lowercase slug (letters, digits, '.', '_', '-')" })
+)
+const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
+const NonEmptyString = Schema.String.check(Schema.isMinLength(1))
+
+/**
+ * One model served by one provider.
+ *
+ * @since 0.1.0
+ */
+export const Endpoint = Schema.Struct({
+  model: ModelSlug,
+  upstream_model: NonEmptyString,
+  variant: Slug.pipe(Schema.withDecodingDefaultKey(Effect.succeed("default"))),
+  pricing: Pricing,
+  quantization: Quantization.pipe(Schema.withDecodingDefaultKey(Effect.succeed("unknown" as const))),
+  dimensions: PositiveInt,
+  supported_parameters: Schema.Array(Schema.String).pipe(Schema.withDecodingDefaultKey(Effect.succeed([]))),
+  max_batch_items: PositiveInt,
+  distillable: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(false))),
+  max_input_tokens: Schema.optionalKey(PositiveInt),
+  input_modalities: Schema.Array(InputModality).check(Schema.isMinLength(1)).pipe(
+    Schema.withDecodingDefaultKey(Effect.succeed(["text" as const]))
+  ),
+  name: Schema.optionalKey(NonEmptyString),
+  description: Schema.optionalKey(Schema.String),
+  created: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+  hugging_face_id: Schema.optionalKey(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ */
+export type Endpoint = typeof Endpoint.Type
+
+const EnvName = Schema.String.check(
+  Schema.isPattern(/^[A-Za-z_][A-Za-z0-9_]*$/u, { expected: "an environment variable name" })
+)
+
+const uniqueEndpoints = Schema.makeFilter((endpoints: ReadonlyArray<Endpoint>) => {
+  const seen = new Set<string>()
+  const issues: Array<Schema.FilterIssue> = []
+  endpoints.forEach((e, i) => {
+    const key = `${e.model.toLowerCase()}|${e.variant}`
+    if (seen.has(key)) issues.push({ path: [i], issue: `duplicate endpoint: model ${e.model} variant ${e.variant} is listed twice` })
+    seen.add(key)
+  })
+  return issues
+})
+
+/**
+ * One provider and the endpoints it serves.
+ *
+ * @since 0.1.0
+ */
+export const Provider = Schema.Struct({
+  slug: Slug,
+  name: NonEmptyString,
+  adapter: Adapter,
+  base_url: Schema.optionalKey(Schema.String.check(
+    Schema.isPattern(/^https?:\/\/\S+$/u, { expected: "an http(s) URL" })
+  )),
+  api_key_env: Schema.optionalKey(Schema.NullOr(EnvName)),
+  data_collection: DataCollection,
+  zdr: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(false))),
+  enabled: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(true))),
+  headers: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
+  timeout_ms: Schema.optionalKey(PositiveInt),
+  endpoints: Schema.Array(Endpoint).check(uniqueEndpoints)
+}).check(Schema.makeFilter((p) =>
+  p.adapter === "local" || p.base_url !== undefined
+    ? undefined
+    : { path: ["base_url"], issue: `a provider with adapter ${p.adapter} needs a base_url` }
+))
+
+/**
+ * @since 0.1.0
+ */
+export type Provider = typeof Provider.Type
+
+/**
+ * A workspace's provider settings, applied to every request of its keys: `only` (allowed
+ * provider slugs, `null` = all), `ignore`, `data_collection` and `zdr`. A request can narrow
+ * them, never widen them.
+ *
+ * @since 0.1.0
+ */
+export const Workspace = Schema.Struct({
+  only: Schema.NullOr(Schema.Array(Schema.String)).pipe(Schema.withDecodingDefaultKey(Effect.succeed(null))),
+  ignore: Schema.Array(Schema.String).pipe(Schema.withDecodingDefaultKey(Effect.succeed([]))),
+  data_collection: DataCollection.pipe(Schema.withDecodingDefaultKey(Effect.succeed("allow" as const))),
+  zdr: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(false)))
+})
+
+/**
+ * @since 0.1.0
+ */
+export type Workspace = typeof Workspace.Type
+
+/**
+ * The settings of a workspace the catalog does not mention: no restriction.
+ *
+ * @since 0.1.0
+ */
+export const openWorkspace: Workspace = { only: null, ignore: [], data_collection: "allow", zdr: false }
+
+const uniqueProviders = Schema.makeFilter((providers: ReadonlyArray<Provider>) => {
+  const seen = new Set<string>()
+  const issues: Array<Schema.FilterIssue> = []
+  providers.forEach((p, i) => {
+    if (seen.has(p.slug)) issues.push({ path: [i, "slug"], issue: `duplicate provider slug ${p.slug}` })
+    seen.add(p.slug)
+  })
+  return issues
+})
+
+/**
+ * The whole catalog (the config file, the built-in catalog, or both merged).
+ *
+ * @since 0.1.0
+ */
+export const Catalog = Schema.Struct({
+  providers: Schema.Array(Provider).check(uniqueProviders).pipe(Schema.withDecodingDefaultKey(Effect.succeed([]))),
+  workspaces: Schema.Record(Schema.String, Workspace).pipe(Schema.withDecodingDefaultKey(Effect.succeed({})))
+})
+
+/**
+ * @since 0.1.0
+ */
+export type Catalog = typeof Catalog.Type
+
+/**
+ * The config file does not fit the catalog schema. `issues` names each broken rule by path.
+ *
+ * @since 0.1.0
+ */
+export class CatalogError extends Schema.TaggedError<CatalogError>()("CatalogError", {
+  message: Schema.String,
+  issues: Schema.Array(Schema.Struct({ path: Schema.String, message: Schema.String }))
+}) {}
+
+/**
+ * Decodes a parsed config file (the value of its JSON or YAML) into a {@link Catalog},
+ * refusing unknown properties and reporting every broken rule with its path.
+ *
+ * @since 0.1.0
+ */
+export const decode = (file: unknown): Effect.Effect<Catalog, CatalogError> =>
+  Schema.decodeUnknownEffect(Catalog)(file, { errors: "all", onExcessProperty: "error" }).pipe(
+    Effect.mapError((error) => {
+      const issues = DecodeIssue.fromSchemaError(error)
+      return new CatalogError({ message: `Invalid catalog: ${DecodeIssue.summarize(issues)}`, issues })
+    })
+  )
+
+/**
+ * Overlays a config file on the built-in catalog: a file provider replaces the built-in
+ * provider of the same slug wholesale (in place); new slugs are appended; workspaces are
+ * replaced by name.
+ *
+ * @since 0.1.0
+ */
+export const merge = (builtin: Catalog, file: Catalog): Catalog => {
+  const overrides = new Map(file.providers.map((p) => [p.slug, p]))
+  const providers = builtin.providers.map((p) => overrides.get(p.slug) ?? p)
+  const builtinSlugs = new Set(builtin.providers.map((p) => p.slug))
+  for (const p of file.providers) if (!builtinSlugs.has(p.slug)) providers.push(p)
+  return { providers, workspaces: { ...builtin.workspaces, ...file.workspaces } }
+}
+
+/**
+ * The environment as a plain record, for {@link isActive}.
+ *
+ * @since 0.1.0
+ */
+export type Environment = { readonly [name: string]: string | undefined }
+
+/**
+ * Whether a provider can take requests: enabled, and either needing no credential or having
+ * its `api_key_env` variable set to a non-empty value.
+ *
+ * @since 0.1.0
+ */
+export const isActive = (provider: Provider, env: Environment): boolean => {
+  if (!provider.enabled) return false
+  if (provider.api_key_env === undefined || provider.api_key_env === null) return true
+  const value = env[provider.api_key_env]
+  return value !== undefined && value.trim() !== ""
+}
+
+/**
+ * The settings of a workspace by name, {@link openWorkspace} when the catalog has none.
+ *
+ * @since 0.1.0
+ */
+export const workspace = (catalog: Catalog, name: string): Workspace => catalog.workspaces[name] ?? openWorkspace

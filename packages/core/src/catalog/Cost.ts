@@ -1,0 +1,100 @@
+/**
+ * The exact cost of a request at an endpoint's list price, and its `usage` rendering.
+ *
+ * **Details**
+ *
+ * cost = prompt_tokens × prompt / 10^6 + completion_tokens × completion / 10^6
+ *        + requests × request + images × image + audio_units × audio
+ *
+ * Every term is computed in atto-dollars (`bigint`, 10^-18 USD) and is exact, because catalog
+ * prices have at most 12 fractional digits (see `Money.Price`).
+ *
+ * @since 0.1.0
+ */
+import type { EmbeddingUsage } from "../schema/EmbeddingResponse.ts"
+import type { Pricing } from "./Catalog.ts"
+import * as Money from "./Money.ts"
+
+/**
+ * What a request consumed. `requests` defaults to 1; the rest default to 0.
+ *
+ * @since 0.1.0
+ */
+export interface Consumption {
+  readonly prompt_tokens: number
+  readonly completion_tokens?: number | undefined
+  readonly requests?: number | undefined
+  readonly images?: number | undefined
+  readonly audio_units?: number | undefined
+}
+
+/**
+ * A cost broken down by price component, each in atto-dollars.
+ *
+ * @since 0.1.0
+ */
+export interface Cost {
+  readonly prompt: bigint
+  readonly completion: bigint
+  readonly request: bigint
+  readonly image: bigint
+  readonly audio: bigint
+  readonly total: bigint
+}
+
+const MILLION = 1_000_000n
+
+const count = (name: string, n: number | undefined, fallback: number): bigint => {
+  const value = n ?? fallback
+  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer, got ${value}`)
+  return BigInt(value)
+}
+
+/**
+ * Computes the exact cost of a consumption at a price.
+ *
+ * **Gotchas**
+ *
+ * Throws a `RangeError` when a count is negative or not an integer: counts come from the
+ * provider's usage or the gateway's own tally, so a bad one is a bug, not a caller error.
+ *
+ * @since 0.1.0
+ */
+export const compute = (pricing: Pricing, usage: Consumption): Cost => {
+  const perMillion = (tokens: bigint, price: string) => (tokens * Money.toAtto(price)) / MILLION
+  const prompt = perMillion(count("prompt_tokens", usage.prompt_tokens, 0), pricing.prompt)
+  const completion = perMillion(count("completion_tokens", usage.completion_tokens, 0), pricing.completion)
+  const request = count("requests", usage.requests, 1) * Money.toAtto(pricing.request)
+  const image = count("images", usage.images, 0) * Money.toAtto(pricing.image)
+  const audio = count("audio_units", usage.audio_units, 0) * Money.toAtto(pricing.audio)
+  return { prompt, completion, request, image, audio, total: prompt + completion + request + image + audio }
+}
+
+/**
+ * The `cost` and `cost_details` of `usage`, in credits (USD) as JSON numbers.
+ *
+ * **Details**
+ *
+ * Switchyard charges the upstream list price, so `cost` equals `upstream_inference_cost`.
+ * The prompt side carries everything but completion tokens (prompt tokens, request, images,
+ * audio). `is_byok` is `false`: the gateway's own provider keys are used.
+ *
+ * @since 0.1.0
+ */
+export const toUsage = (cost: Cost): Pick<EmbeddingUsage, "cost" | "cost_details" | "is_byok"> => ({
+  cost: Money.toNumber(cost.total),
+  cost_details: {
+    upstream_inference_prompt_cost: Money.toNumber(cost.total - cost.completion),
+    upstream_inference_completions_cost: Money.toNumber(cost.completion),
+    upstream_inference_cost: Money.toNumber(cost.total)
+  },
+  is_byok: false
+})
+
+/**
+ * A per-million-token price as the per-token decimal string OpenRouter's model listing
+ * publishes (`"0.02"` becomes `"0.00000002"`).
+ *
+ * @since 0.1.0
+ */
+export const perToken = (perMillion: string): string => Money.toDecimal(Money.toAtto(perMillion) / MILLION)

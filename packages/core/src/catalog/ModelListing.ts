@@ -1,0 +1,102 @@
+/**
+ * The `GET /embeddings/models` body, computed from the catalog.
+ *
+ * **Details**
+ *
+ * One entry per model that at least one active provider serves, sorted by id. The price shown
+ * is the cheapest active endpoint's, per token as OpenRouter publishes it; `context_length` is
+ * the largest `max_input_tokens` of the active endpoints; `supported_parameters` is the union.
+ *
+ * @since 0.1.0
+ */
+import type { EmbeddingModel, EmbeddingModelList } from "../schema/EmbeddingResponse.ts"
+import { maxPageSize } from "../schema/EmbeddingResponse.ts"
+import type { Catalog, Endpoint, Provider } from "./Catalog.ts"
+import * as Cost from "./Cost.ts"
+import * as Money from "./Money.ts"
+
+/**
+ * What the listing needs besides the catalog.
+ *
+ * @since 0.1.0
+ */
+export interface ListOptions {
+  readonly isActive: (provider: Provider) => boolean
+  readonly limit?: number | undefined
+  readonly offset?: number | undefined
+  /** Path the `links.next` URL is built on; default `/api/v1/embeddings/models`. */
+  readonly path?: string | undefined
+}
+
+const publicModalities = new Set(["text", "image", "audio", "video", "file"])
+
+const describe = (id: string, endpoints: ReadonlyArray<Endpoint>): EmbeddingModel => {
+  const cheapest = [...endpoints].sort((a, b) => Money.compare(a.pricing.prompt, b.pricing.prompt))[0]!
+  const inputs = [...new Set(endpoints.flatMap((e) => e.input_modalities))]
+    .map((m) => (m === "tokens" ? "text" : m))
+    .filter((m, i, all) => publicModalities.has(m) && all.indexOf(m) === i)
+  const context = endpoints.map((e) => e.max_input_tokens).filter((n): n is number => n !== undefined)
+  const named = endpoints.find((e) => e.name !== undefined)
+  const described = endpoints.find((e) => e.description !== undefined)
+  const hf = endpoints.find((e) => e.hugging_face_id !== undefined)
+  return {
+    id,
+    canonical_slug: id,
+    name: named?.name ?? id,
+    created: Math.max(0, ...endpoints.map((e) => e.created ?? 0)),
+    ...(described?.description !== undefined ? { description: described.description } : {}),
+    context_length: context.length === 0 ? null : Math.max(...context),
+    hugging_face_id: hf?.hugging_face_id ?? null,
+    architecture: {
+      modality: `${inputs.join("+")}->embeddings`,
+      input_modalities: inputs,
+      output_modalities: ["embeddings"]
+    },
+    pricing: {
+      prompt: Cost.perToken(cheapest.pricing.prompt),
+      completion: Cost.perToken(cheapest.pricing.completion),
+      request: cheapest.pricing.request,
+      image: cheapest.pricing.image,
+      audio: cheapest.pricing.audio
+    },
+    top_provider: {
+      context_length: cheapest.max_input_tokens ?? null,
+      max_completion_tokens: null,
+      is_moderated: false
+    },
+    per_request_limits: null,
+    supported_parameters: [...new Set(endpoints.flatMap((e) => e.supported_parameters))].sort(),
+    supported_voices: null,
+    default_parameters: null,
+    links: { details: `/api/v1/models/${id}/endpoints` }
+  }
+}
+
+/**
+ * Lists the embedding models the active providers serve, one page at a time.
+ *
+ * @since 0.1.0
+ */
+export const list = (catalog: Catalog, options: ListOptions): EmbeddingModelList => {
+  const byModel = new Map<string, Array<Endpoint>>()
+  for (const provider of catalog.providers) {
+    if (!options.isActive(provider)) continue
+    for (const endpoint of provider.endpoints) {
+      const id = endpoint.model.toLowerCase()
+      const list = byModel.get(id)
+      if (list === undefined) byModel.set(id, [endpoint])
+      else list.push(endpoint)
+    }
+  }
+  const all = [...byModel.keys()].sort().map((id) => describe(id, byModel.get(id)!))
+  const limit = Math.min(Math.max(1, options.limit ?? maxPageSize), maxPageSize)
+  const offset = Math.max(0, options.offset ?? 0)
+  const data = all.slice(offset, offset + limit)
+  const nextOffset = offset + data.length
+  const path = options.path ?? "/api/v1/embeddings/models"
+  return {
+    data,
+    links: { next: nextOffset < all.length ? `${path}?offset=${nextOffset}&limit=${limit}` : null },
+    total_count: all.length
+  }
+}

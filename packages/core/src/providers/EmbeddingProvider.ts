@@ -1,0 +1,394 @@
+/**
+ * The embedding capability of an upstream provider: the port every adapter (OpenAI-compatible,
+ * Cohere, Voyage, Gemini, the in-process local model) implements.
+ *
+ * **Details**
+ *
+ * The gateway turns a client's request into one {@link UpstreamRequest} per attempt and hands it,
+ * with the {@link Connection} of the chosen provider, to {@link EmbeddingProvider}. The adapter
+ * maps it to the provider's wire format, sends it, validates the answer and returns an
+ * {@link EmbeddingResult} whose vectors are already in the encoding the client asked for. Every
+ * failure is one {@link UpstreamError} whose `reason` is plain data (status, body, time limit...),
+ * so the failure classification in `upstream/` can map it to an HTTP status and a fallback
+ * decision without knowing which adapter produced it.
+ *
+ * This module holds types only: it performs no I/O.
+ *
+ * @since 0.1.0
+ */
+import { Context, Schema } from "effect"
+import type { Effect, Redacted } from "effect"
+
+/**
+ * A media payload: base64 data (commonly a `data:` URL) and an optional format label
+ * (`wav`, `mp4`, `pdf`...).
+ *
+ * @since 0.1.0
+ */
+export const Media = Schema.Struct({
+  data: Schema.String,
+  format: Schema.optionalKey(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ */
+export type Media = typeof Media.Type
+
+/**
+ * A text part of a multimodal item.
+ *
+ * @since 0.1.0
+ */
+export const TextPart = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
+
+/**
+ * An image part: `url` is an `http(s)` URL or a `data:` URL.
+ *
+ * @since 0.1.0
+ */
+export const ImageUrlPart = Schema.Struct({
+  type: Schema.Literal("image_url"),
+  image_url: Schema.Struct({ url: Schema.String })
+})
+
+/**
+ * An audio part.
+ *
+ * @since 0.1.0
+ */
+export const AudioPart = Schema.Struct({ type: Schema.Literal("input_audio"), input_audio: Media })
+
+/**
+ * A video part.
+ *
+ * @since 0.1.0
+ */
+export const VideoPart = Schema.Struct({ type: Schema.Literal("input_video"), input_video: Media })
+
+/**
+ * A file part (a PDF, for instance).
+ *
+ * @since 0.1.0
+ */
+export const FilePart = Schema.Struct({ type: Schema.Literal("input_file"), input_file: Media })
+
+/**
+ * One part of a multimodal item, in the public API's wire shape (`type` plus a field named after
+ * it), so a request's `content` array passes through unchanged.
+ *
+ * @since 0.1.0
+ */
+export const ContentPart = Schema.Union([TextPart, ImageUrlPart, AudioPart, VideoPart, FilePart])
+
+/**
+ * @since 0.1.0
+ */
+export type ContentPart = typeof ContentPart.Type
+
+/**
+ * Texts to embed, one vector each.
+ *
+ * @since 0.1.0
+ */
+export const Texts = Schema.TaggedStruct("Texts", { texts: Schema.Array(Schema.String) })
+
+/**
+ * Token-id sequences to embed, one vector each.
+ *
+ * @since 0.1.0
+ */
+export const Tokens = Schema.TaggedStruct("Tokens", { tokens: Schema.Array(Schema.Array(Schema.Int)) })
+
+/**
+ * Multimodal items to embed, one vector each; an item is the list of its parts.
+ *
+ * @since 0.1.0
+ */
+export const Multimodal = Schema.TaggedStruct("Multimodal", {
+  items: Schema.Array(Schema.Array(ContentPart))
+})
+
+/**
+ * The normalized input of an upstream request.
+ *
+ * **Details**
+ *
+ * The public API's five `input` forms collapse to three: a single string becomes a one-element
+ * `Texts`, a single token array a one-element `Tokens`, and `[{ content }]` becomes `Multimodal`
+ * with the `content` arrays as items.
+ *
+ * @since 0.1.0
+ */
+export const EmbeddingInput = Schema.Union([Texts, Tokens, Multimodal])
+
+/**
+ * @since 0.1.0
+ */
+export type EmbeddingInput = typeof EmbeddingInput.Type
+
+/**
+ * How vectors travel: JSON arrays of numbers, or base64 of little-endian float32 bytes.
+ *
+ * @since 0.1.0
+ */
+export const EncodingFormat = Schema.Literals(["float", "base64"])
+
+/**
+ * @since 0.1.0
+ */
+export type EncodingFormat = typeof EncodingFormat.Type
+
+/**
+ * One attempt's request, already reduced to what the chosen endpoint should receive.
+ *
+ * **Details**
+ *
+ * `upstreamModel` is the provider's own model name (the catalog's `upstream_model`).
+ * `dimensions`, `inputType` and `user` are present only when the client sent them and the
+ * endpoint is to receive them; the adapter sends what it is given and drops nothing silently
+ * except `inputType` values its provider has no equivalent for.
+ *
+ * **Gotchas**
+ *
+ * When `dimensions` is present the adapter checks every returned vector has that width and
+ * fails with `WidthMismatch` otherwise.
+ *
+ * @since 0.1.0
+ */
+export const UpstreamRequest = Schema.Struct({
+  upstreamModel: Schema.String,
+  input: EmbeddingInput,
+  dimensions: Schema.optionalKey(Schema.Int),
+  encodingFormat: EncodingFormat,
+  inputType: Schema.optionalKey(Schema.String),
+  user: Schema.optionalKey(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ */
+export type UpstreamRequest = typeof UpstreamRequest.Type
+
+/**
+ * Where and how to reach one provider.
+ *
+ * **Details**
+ *
+ * `baseUrl` includes the API's version segment (`https://api.openai.com/v1`,
+ * `https://api.cohere.com/v2`, `https://api.voyageai.com/v1`,
+ * `https://generativelanguage.googleapis.com/v1beta`); each adapter appends its own path.
+ * `headers` are sent with every request, after the adapter's own. `timeoutMs` bounds one attempt
+ * from the first byte sent to the last byte of the answer read.
+ *
+ * @since 0.1.0
+ */
+export interface Connection {
+  readonly baseUrl: string
+  readonly apiKey: Redacted.Redacted<string> | undefined
+  readonly headers?: Readonly<Record<string, string>>
+  readonly timeoutMs: number
+}
+
+/**
+ * One vector of a result: floats, or base64 of little-endian float32 bytes, as the request's
+ * `encodingFormat` asked.
+ *
+ * @since 0.1.0
+ */
+export interface Embedding {
+  readonly index: number
+  readonly embedding: ReadonlyArray<number> | string
+}
+
+/**
+ * Per-modality prompt token counts, when the provider reports them.
+ *
+ * @since 0.1.0
+ */
+export interface ModalityTokens {
+  readonly text_tokens?: number
+  readonly image_tokens?: number
+  readonly audio_tokens?: number
+  readonly video_tokens?: number
+  readonly file_tokens?: number
+}
+
+/**
+ * A validated answer: one embedding per input, in input order, all of one width.
+ *
+ * **Details**
+ *
+ * `promptTokens` and `totalTokens` are the provider's counts; when a provider reports none (Gemini
+ * text models, Together), the adapter estimates them with the same word-and-punctuation count
+ * the local model uses, so billing never sees zero for real work.
+ *
+ * @since 0.1.0
+ */
+export interface EmbeddingResult {
+  readonly embeddings: ReadonlyArray<Embedding>
+  readonly promptTokens: number
+  readonly totalTokens: number
+  readonly modalityTokens?: ModalityTokens
+  readonly upstreamId?: string
+}
+
+/**
+ * The provider answered with a non-2xx status.
+ *
+ * **Details**
+ *
+ * `body` is the response text (at most 8 KiB). `message` and `code` are what the provider's error
+ * body says, when it could be parsed (`insufficient_quota`, `RESOURCE_EXHAUSTED`...).
+ * `retryAfterMs` comes from `Retry-After` (seconds or an HTTP date), `retry-after-ms`, or a
+ * Google `RetryInfo` detail.
+ *
+ * @since 0.1.0
+ */
+export const HttpStatus = Schema.TaggedStruct("HttpStatus", {
+  status: Schema.Int,
+  body: Schema.String,
+  message: Schema.optionalKey(Schema.String),
+  code: Schema.optionalKey(Schema.String),
+  retryAfterMs: Schema.optionalKey(Schema.Finite)
+})
+
+/**
+ * The attempt did not finish within the connection's `timeoutMs` (no answer, or an answer too
+ * slow to arrive).
+ *
+ * @since 0.1.0
+ */
+export const Timeout = Schema.TaggedStruct("Timeout", { timeoutMs: Schema.Finite })
+
+/**
+ * No connection could be made (refused, unknown host, TLS failure, invalid base URL): the
+ * provider never saw the request.
+ *
+ * @since 0.1.0
+ */
+export const Unreachable = Schema.TaggedStruct("Unreachable", { detail: Schema.String })
+
+/**
+ * The connection broke after the request was sent, before the whole answer arrived.
+ *
+ * @since 0.1.0
+ */
+export const ConnectionReset = Schema.TaggedStruct("ConnectionReset", { detail: Schema.String })
+
+/**
+ * A 2xx answer that is not what the provider's API promises: malformed JSON, missing fields,
+ * the wrong number of vectors, mixed widths, bad base64.
+ *
+ * @since 0.1.0
+ */
+export const InvalidResponse = Schema.TaggedStruct("InvalidResponse", { detail: Schema.String })
+
+/**
+ * The vectors' width differs from the `dimensions` the request asked for.
+ *
+ * @since 0.1.0
+ */
+export const WidthMismatch = Schema.TaggedStruct("WidthMismatch", { expected: Schema.Int, got: Schema.Int })
+
+/**
+ * The provider cannot take this input form (token ids for Cohere, audio for Voyage, an `http`
+ * image URL where only data URLs are accepted...). Nothing was sent.
+ *
+ * @since 0.1.0
+ */
+export const UnsupportedInput = Schema.TaggedStruct("UnsupportedInput", { detail: Schema.String })
+
+/**
+ * Why an upstream attempt failed.
+ *
+ * @since 0.1.0
+ */
+export const UpstreamErrorReason = Schema.Union([
+  HttpStatus,
+  Timeout,
+  Unreachable,
+  ConnectionReset,
+  InvalidResponse,
+  WidthMismatch,
+  UnsupportedInput
+])
+
+/**
+ * @since 0.1.0
+ */
+export type UpstreamErrorReason = typeof UpstreamErrorReason.Type
+
+/**
+ * The failure of one upstream attempt.
+ *
+ * **When to use**
+ *
+ * Match on `reason` with `Effect.catchReason("UpstreamError", "HttpStatus", ...)` or hand the
+ * reason to the failure classification, which decides the client's status and whether the next
+ * provider is tried.
+ *
+ * **Gotchas**
+ *
+ * `adapter` names the wire format (`openai`, `cohere`...), not the provider: the caller knows
+ * which provider it was talking to. No field ever carries the API key.
+ *
+ * @since 0.1.0
+ */
+export class UpstreamError extends Schema.TaggedError<UpstreamError>()("UpstreamError", {
+  adapter: Schema.String,
+  reason: UpstreamErrorReason
+}) {
+  override get message(): string {
+    const reason = this.reason
+    switch (reason._tag) {
+      case "HttpStatus":
+        return `${this.adapter}: upstream answered ${reason.status}${reason.message ? `: ${reason.message}` : ""}`
+      case "Timeout":
+        return `${this.adapter}: no answer within ${reason.timeoutMs} ms`
+      case "Unreachable":
+        return `${this.adapter}: upstream unreachable: ${reason.detail}`
+      case "ConnectionReset":
+        return `${this.adapter}: connection lost: ${reason.detail}`
+      case "InvalidResponse":
+        return `${this.adapter}: invalid upstream response: ${reason.detail}`
+      case "WidthMismatch":
+        return `${this.adapter}: expected vectors of ${reason.expected} dimensions, got ${reason.got}`
+      case "UnsupportedInput":
+        return `${this.adapter}: unsupported input: ${reason.detail}`
+    }
+  }
+}
+
+/**
+ * The embedding capability of one wire format.
+ *
+ * **When to use**
+ *
+ * Resolve the adapter for a provider's `adapter` field, build its {@link Connection}, and call
+ * `embed` once per attempt; retries and fallback belong to the caller.
+ *
+ * @since 0.1.0
+ */
+export class EmbeddingProvider extends Context.Service<EmbeddingProvider, {
+  readonly embed: (
+    connection: Connection,
+    request: UpstreamRequest
+  ) => Effect.Effect<EmbeddingResult, UpstreamError>
+}>()("@switchyard/core/providers/EmbeddingProvider") {}
+
+/**
+ * How many vectors the input asks for.
+ *
+ * @since 0.1.0
+ */
+export const inputCount = (input: EmbeddingInput): number => {
+  switch (input._tag) {
+    case "Texts":
+      return input.texts.length
+    case "Tokens":
+      return input.tokens.length
+    case "Multimodal":
+      return input.items.length
+  }
+}

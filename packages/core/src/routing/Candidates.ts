@@ -1,0 +1,91 @@
+/**
+ * Routing step 1: the endpoints that serve the requested model.
+ *
+ * **Details**
+ *
+ * Model ids match case-insensitively (`BAAI/bge-m3` finds `baai/bge-m3`). Endpoints of
+ * inactive providers (disabled, or missing their credential) are kept apart so the plan can
+ * explain why they were not used.
+ *
+ * @since 0.1.0
+ */
+import type { Endpoint, Provider } from "../catalog/Catalog.ts"
+import type { Catalog } from "../catalog/Catalog.ts"
+
+/**
+ * One endpoint of one provider, as routing sees it.
+ *
+ * **Details**
+ *
+ * `id` is `<provider>/<variant>@<model>` (`deepinfra/default@baai/bge-m3`): unique within a
+ * catalog, stable across restarts, and the key of live statistics.
+ *
+ * @since 0.1.0
+ */
+export interface Candidate {
+  readonly id: string
+  readonly provider: Provider
+  readonly endpoint: Endpoint
+}
+
+/**
+ * The id of an endpoint (see {@link Candidate}).
+ *
+ * @since 0.1.0
+ */
+export const endpointId = (provider: Provider, endpoint: Endpoint): string =>
+  `${provider.slug}/${endpoint.variant}@${endpoint.model.toLowerCase()}`
+
+/**
+ * The endpoints serving one model, split by whether their provider is active.
+ *
+ * @since 0.1.0
+ */
+export interface CandidateSet {
+  readonly model: string
+  readonly active: ReadonlyArray<Candidate>
+  readonly inactive: ReadonlyArray<Candidate>
+}
+
+/**
+ * Every endpoint serving `model`, in catalog order. Both lists empty means the model is
+ * unknown.
+ *
+ * @since 0.1.0
+ */
+export const forModel = (catalog: Catalog, model: string, isActive: (provider: Provider) => boolean): CandidateSet => {
+  const wanted = model.toLowerCase()
+  const active: Array<Candidate> = []
+  const inactive: Array<Candidate> = []
+  for (const provider of catalog.providers) {
+    const on = isActive(provider)
+    for (const endpoint of provider.endpoints) {
+      if (endpoint.model.toLowerCase() !== wanted) continue
+      const candidate = { id: endpointId(provider, endpoint), provider, endpoint }
+      if (on) active.push(candidate)
+      else inactive.push(candidate)
+    }
+  }
+  return { model: wanted, active, inactive }
+}
+
+/**
+ * Whether a provider slug from `order`, `only` or `ignore` names this endpoint.
+ *
+ * **Details**
+ *
+ * `"deepinfra"` names every endpoint of the provider; `"deepinfra/fp8"` only those whose
+ * variant or quantization is `fp8` (`"openai/default"` names the default variant). Matching
+ * ignores case and surrounding spaces.
+ *
+ * @since 0.1.0
+ */
+export const matchesSlug = (slug: string, candidate: Candidate): boolean => {
+  const wanted = slug.trim().toLowerCase()
+  const cut = wanted.indexOf("/")
+  if (cut === -1) return wanted === candidate.provider.slug
+  const provider = wanted.slice(0, cut)
+  const tag = wanted.slice(cut + 1)
+  return provider === candidate.provider.slug &&
+    (tag === candidate.endpoint.variant || tag === candidate.endpoint.quantization)
+}

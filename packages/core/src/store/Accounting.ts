@@ -1,0 +1,166 @@
+/**
+ * The port through which requests are paid for: hold the worst case before the upstream call,
+ * settle the actual cost after, and the workspace credit balance behind both.
+ *
+ * **When to use**
+ *
+ * Around every billed upstream call:
+ *
+ * 1. `reserve` the most the request can cost (its plan's worst case) before calling upstream;
+ *    a 402 here means the request must not be sent.
+ * 2. `settle` with the actual cost once the upstream answered; report the returned
+ *    `costNanos` as the response's `usage.cost`.
+ * 3. `release` when the request fails and nothing is charged.
+ *
+ * **Details**
+ *
+ * Money is integer nano-USD (`bigint`); one credit is one USD. A reservation is admitted in one
+ * transaction that locks the key's row and then the workspace's credit account, counting the
+ * ledger in the key's current limit window plus every open hold, so N concurrent requests on a
+ * key that can afford K are admitted at most K times, across processes sharing one PostgreSQL.
+ * Every settlement writes exactly one ledger row; the key listing's usage figures and the
+ * workspace's `total_usage` are sums of that ledger.
+ *
+ * A BYOK request (served with the workspace's own provider credential) never touches the
+ * credit balance, and counts toward the key's limit only when the key has
+ * `include_byok_in_limit`.
+ *
+ * **Gotchas**
+ *
+ * - A hold expires (ten minutes by default) so that one left by a process that died stops
+ *   counting; settling after the hold expired still works but is no longer guaranteed room.
+ * - `settle` never charges more than the hold plus whatever room the key and the workspace
+ *   still have: a cost above the worst case is capped there, and the returned `capped` says so.
+ * - `settle` is idempotent on `generationId`: a second call charges nothing and returns the
+ *   first settlement's cost.
+ *
+ * @since 0.1.0
+ */
+import { Context } from "effect"
+import type { Duration, Effect } from "effect"
+import type { PaymentRequired, Unauthorized } from "../errors/ApiError.ts"
+
+/**
+ * What to hold before an upstream call.
+ *
+ * @since 0.1.0
+ */
+export interface ReserveRequest {
+  readonly keyId: string
+  readonly workspaceId: string
+  /** The worst-case cost of the request's plan, in nano-USD. `0n` holds nothing. */
+  readonly amountNanos: bigint
+  /** Whether every endpoint the plan may use is served with the workspace's own credential. */
+  readonly byok: boolean
+  /** Defaults to the Effect `Clock`. */
+  readonly now?: Date | undefined
+  /** How long the hold counts if it is never settled or released; default ten minutes. */
+  readonly ttl?: Duration.Input | undefined
+}
+
+/**
+ * An admitted hold, to be settled or released exactly once.
+ *
+ * @since 0.1.0
+ */
+export interface Reservation {
+  readonly id: string
+  readonly keyId: string
+  readonly workspaceId: string
+  readonly amountNanos: bigint
+  readonly byok: boolean
+  readonly expiresAt: Date
+}
+
+/**
+ * What the upstream call actually used and cost.
+ *
+ * @since 0.1.0
+ */
+export interface SettleRequest {
+  readonly generationId: string
+  readonly model: string
+  readonly provider: string
+  readonly promptTokens: number
+  readonly totalTokens: number
+  /** The actual cost in nano-USD. */
+  readonly costNanos: bigint
+  readonly isByok: boolean
+  /** Defaults to the Effect `Clock`; the ledger row is dated with it. */
+  readonly now?: Date | undefined
+}
+
+/**
+ * The ledger row a settlement wrote (or found, when it was settled before).
+ *
+ * @since 0.1.0
+ */
+export interface Settlement {
+  readonly generationId: string
+  /** What was charged: the actual cost, unless `capped`. Report this as `usage.cost`. */
+  readonly costNanos: bigint
+  /** True when the actual cost exceeded what the hold and the remaining room allowed. */
+  readonly capped: boolean
+  /** True when this call found an earlier settlement of the same generation id. */
+  readonly duplicate: boolean
+}
+
+/**
+ * A workspace's credits, as `GET /credits` reports them.
+ *
+ * @since 0.1.0
+ */
+export interface CreditTotals {
+  readonly workspaceId: string
+  /** Every credit ever added to the workspace. */
+  readonly totalCreditsNanos: bigint
+  /** Every non-BYOK cost ever charged to the workspace (the ledger's sum). */
+  readonly totalUsageNanos: bigint
+  /** What open holds keep back right now. */
+  readonly heldNanos: bigint
+}
+
+/**
+ * An operator's grant of credits to a workspace.
+ *
+ * @since 0.1.0
+ */
+export interface AddCreditsRequest {
+  readonly workspaceId: string
+  readonly amountNanos: bigint
+  readonly note: string | null
+  readonly grantedByKeyId: string | null
+  readonly now?: Date | undefined
+}
+
+/**
+ * @since 0.1.0
+ */
+export class Accounting extends Context.Service<Accounting, {
+  /**
+   * Holds `amountNanos` against the key's limit in its current window and (for a non-BYOK
+   * request) against the workspace's balance, atomically. Fails with `PaymentRequired` whose
+   * message names "key limit" or "workspace credits", or `Unauthorized` when the key was
+   * disabled, deleted or expired since it authenticated.
+   */
+  readonly reserve: (request: ReserveRequest) => Effect.Effect<Reservation, PaymentRequired | Unauthorized>
+  /**
+   * Writes the ledger row, debits the balance (non-BYOK), and drops the hold, in one
+   * transaction. Idempotent on `generationId`.
+   */
+  readonly settle: (reservation: Reservation, request: SettleRequest) => Effect.Effect<Settlement>
+  /** Drops the hold without charging anything. Releasing twice is harmless. */
+  readonly release: (reservation: Reservation) => Effect.Effect<void>
+  /** Deletes holds that expired; returns how many. Runs at startup. */
+  readonly sweepExpired: (now?: Date) => Effect.Effect<number>
+  readonly credits: (workspaceId: string, now?: Date) => Effect.Effect<CreditTotals>
+  /** Adds a positive amount to the workspace's credits. */
+  readonly addCredits: (request: AddCreditsRequest) => Effect.Effect<CreditTotals>
+}>()("@switchyard/core/store/Accounting") {}
+
+/**
+ * The two reasons a reservation is refused with 402, as `error.metadata.reason` carries them.
+ *
+ * @since 0.1.0
+ */
+export type RefusalReason = "key_limit" | "workspace_credits"

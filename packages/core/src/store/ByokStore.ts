@@ -1,0 +1,70 @@
+/**
+ * The port through which bring-your-own-key provider credentials are stored and used.
+ *
+ * **When to use**
+ *
+ * The embeddings executor asks {@link ByokStore} `credentialFor(workspaceId, providerSlug)` for
+ * each provider it may call: `Some` means "call this provider with the workspace's own
+ * credential and mark the request `is_byok`"; `None` means "use the gateway's configured
+ * credential".
+ *
+ * **Details**
+ *
+ * Secrets are encrypted at rest (AES-256-GCM) by the implementation and only ever leave it
+ * wrapped in `Redacted`, so printing or logging them shows `<redacted>`. When a workspace has
+ * several enabled credentials for one provider, the one with the lowest `sort_order` (the
+ * oldest) is used.
+ *
+ * @since 0.1.0
+ */
+import { Context } from "effect"
+import type { Effect, Option, Redacted } from "effect"
+import type { ByokKey } from "../schema/Byok.ts"
+
+/**
+ * @since 0.1.0
+ */
+export interface CreateCredential {
+  readonly workspaceId: string
+  readonly provider: string
+  readonly secret: Redacted.Redacted<string>
+  readonly name: string | null
+  readonly disabled: boolean
+  readonly now: Date
+}
+
+/**
+ * Omitted fields stay as they are.
+ *
+ * @since 0.1.0
+ */
+export interface UpdateCredential {
+  readonly secret?: Redacted.Redacted<string>
+  readonly name?: string | null
+  readonly disabled?: boolean
+  readonly now: Date
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface ListCredentials {
+  readonly workspaceIds: ReadonlyArray<string>
+  readonly provider: string | undefined
+  readonly offset: number
+  readonly limit: number
+}
+
+/**
+ * @since 0.1.0
+ */
+export class ByokStore extends Context.Service<ByokStore, {
+  /** The enabled credential the workspace stored for the provider, if any. */
+  readonly credentialFor: (workspaceId: string, providerSlug: string) => Effect.Effect<Option.Option<Redacted.Redacted<string>>>
+  readonly list: (request: ListCredentials) => Effect.Effect<{ readonly data: ReadonlyArray<ByokKey>; readonly total: number }>
+  /** A credential by id, only if it belongs to one of `workspaceIds`. */
+  readonly get: (id: string, workspaceIds: ReadonlyArray<string>) => Effect.Effect<Option.Option<ByokKey>>
+  readonly create: (request: CreateCredential) => Effect.Effect<ByokKey>
+  readonly update: (id: string, workspaceIds: ReadonlyArray<string>, patch: UpdateCredential) => Effect.Effect<Option.Option<ByokKey>>
+  readonly remove: (id: string, workspaceIds: ReadonlyArray<string>) => Effect.Effect<boolean>
+}>()("@switchyard/core/store/ByokStore") {}

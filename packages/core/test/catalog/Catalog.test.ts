@@ -1,0 +1,192 @@
+import { assert, describe, it } from "@effect/vitest"
+import { ModelsListResponse$inboundSchema } from "@openrouter/sdk/models"
+import { Effect } from "effect"
+import * as BuiltinCatalog from "../../src/catalog/BuiltinCatalog.ts"
+import * as Catalog from "../../src/catalog/Catalog.ts"
+import * as ModelListing from "../../src/catalog/ModelListing.ts"
+
+const productExample = {
+  providers: [{
+    slug: "alpha",
+    name: "Alpha Cloud",
+    adapter: "openai",
+    base_url: "http://127.0.0.1:18080/v1",
+    api_key_env: "ALPHA_API_KEY",
+    data_collection: "deny",
+    zdr: true,
+    endpoints: [{
+      model: "openai/text-embedding-3-small",
+      upstream_model: "text-embedding-3-small",
+      pricing: { prompt: "0.02", request: "0", image: "0", audio: "0" },
+      quantization: "fp16",
+      dimensions: 1536,
+      supported_parameters: ["dimensions", "encoding_format", "input_type", "user"],
+      max_batch_items: 2048,
+      distillable: true
+    }]
+  }],
+  workspaces: { default: { only: null, ignore: [], data_collection: "allow", zdr: false } }
+}
+
+const withEndpoint = (patch: Record<string, unknown>) => ({
+  providers: [{ ...productExample.providers[0], endpoints: [{ ...productExample.providers[0]!.endpoints[0], ...patch }] }]
+})
+
+const issuePaths = (file: unknown) =>
+  Catalog.decode(file).pipe(
+    Effect.flip,
+    Effect.map((e) => e.issues.map((i) => i.path))
+  )
+
+describe("Catalog.decode", () => {
+  it.effect("decodes the product's example and fills defaults", () =>
+    Effect.gen(function*() {
+      const catalog = yield* Catalog.decode(productExample)
+      const [provider] = catalog.providers
+      assert.strictEqual(provider?.slug, "alpha")
+      assert.strictEqual(provider?.enabled, true)
+      assert.deepStrictEqual(provider?.endpoints[0]?.pricing, {
+        prompt: "0.02",
+        completion: "0",
+        request: "0",
+        image: "0",
+        audio: "0"
+      })
+      assert.strictEqual(provider?.endpoints[0]?.variant, "default")
+      assert.deepStrictEqual(provider?.endpoints[0]?.input_modalities, ["text"])
+      const minimal = yield* Catalog.decode({})
+      assert.deepStrictEqual(minimal, { providers: [], workspaces: {} })
+    }))
+
+  it.effect("names the path of every bad field", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(yield* issuePaths(withEndpoint({ pricing: { prompt: "cheap" } })), [
+        "providers[0].endpoints[0].pricing.prompt"
+      ])
+      assert.deepStrictEqual(yield* issuePaths(withEndpoint({ dimensions: 0, quantization: "fp9" })).pipe(Effect.map((p) => p.sort())), [
+        "providers[0].endpoints[0].dimensions",
+        "providers[0].endpoints[0].quantization"
+      ])
+      assert.deepStrictEqual(yield* issuePaths(withEndpoint({ pricing: { prompt: "0.1234567890123" } })), [
+        "providers[0].endpoints[0].pricing.prompt"
+      ])
+      assert.deepStrictEqual(yield* issuePaths({ providers: [{ ...productExample.providers[0], adapter: "grpc" }] }), [
+        "providers[0].adapter"
+      ])
+      assert.deepStrictEqual(yield* issuePaths({ workspaces: { default: { zdr: "yes" } } }), ["workspaces.default.zdr"])
+    }))
+
+  it.effect("refuses unknown properties", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(yield* issuePaths(withEndpoint({ price: "1" })), ["providers[0].endpoints[0].price"])
+      assert.deepStrictEqual(yield* issuePaths({ ...productExample, provider: [] }), ["provider"])
+      const error = yield* Effect.flip(Catalog.decode(withEndpoint({ price: "1" })))
+      assert.include(error.message, "providers[0].endpoints[0].price")
+    }))
+
+  it.effect("refuses duplicates and a missing base_url", () =>
+    Effect.gen(function*() {
+      const p = productExample.providers[0]!
+      assert.deepStrictEqual(yield* issuePaths({ providers: [p, p] }), ["providers[1].slug"])
+      assert.deepStrictEqual(yield* issuePaths({ providers: [{ ...p, endpoints: [p.endpoints[0], p.endpoints[0]] }] }), [
+        "providers[0].endpoints[1]"
+      ])
+      const { base_url: _, ...noUrl } = p
+      assert.deepStrictEqual(yield* issuePaths({ providers: [noUrl] }), ["providers[0].base_url"])
+      yield* Catalog.decode({ providers: [{ ...noUrl, adapter: "local", api_key_env: null }] })
+    }))
+})
+
+describe("Catalog.merge", () => {
+  it.effect("overrides built-in providers by slug and appends new ones", () =>
+    Effect.gen(function*() {
+      const file = yield* Catalog.decode({
+        providers: [
+          { ...productExample.providers[0], slug: "openai", name: "My OpenAI proxy" },
+          productExample.providers[0],
+          { slug: "voyage", name: "Voyage", adapter: "voyage", base_url: "https://x.example/v1", data_collection: "allow", enabled: false, endpoints: [] }
+        ],
+        workspaces: { default: { only: ["alpha"] }, team: { data_collection: "deny" } }
+      })
+      const merged = Catalog.merge(BuiltinCatalog.builtin, file)
+      const slugs = merged.providers.map((p) => p.slug)
+      assert.deepStrictEqual(slugs, [...BuiltinCatalog.builtin.providers.map((p) => p.slug), "alpha"])
+      assert.strictEqual(merged.providers.find((p) => p.slug === "openai")?.name, "My OpenAI proxy")
+      assert.isFalse(Catalog.isActive(merged.providers.find((p) => p.slug === "voyage")!, { VOYAGE_API_KEY: "k" }))
+      assert.deepStrictEqual(Catalog.workspace(merged, "default").only, ["alpha"])
+      assert.strictEqual(Catalog.workspace(merged, "team").data_collection, "deny")
+      assert.deepStrictEqual(Catalog.workspace(merged, "nobody"), Catalog.openWorkspace)
+    }))
+})
+
+describe("Catalog.isActive", () => {
+  it.effect("needs the credential variable set and non-empty", () =>
+    Effect.gen(function*() {
+      const [alpha] = (yield* Catalog.decode(productExample)).providers
+      assert.isFalse(Catalog.isActive(alpha!, {}))
+      assert.isFalse(Catalog.isActive(alpha!, { ALPHA_API_KEY: " " }))
+      assert.isTrue(Catalog.isActive(alpha!, { ALPHA_API_KEY: "secret" }))
+    }))
+})
+
+describe("BuiltinCatalog", () => {
+  const keys = [
+    "OPENAI_API_KEY",
+    "COHERE_API_KEY",
+    "VOYAGE_API_KEY",
+    "MISTRAL_API_KEY",
+    "GEMINI_API_KEY",
+    "JINA_API_KEY",
+    "TOGETHER_API_KEY",
+    "FIREWORKS_API_KEY",
+    "DEEPINFRA_API_KEY"
+  ]
+
+  it("serves the local model with no credentials at all", () => {
+    const active = BuiltinCatalog.builtin.providers.filter((p) => Catalog.isActive(p, {}))
+    assert.deepStrictEqual(active.map((p) => p.slug), ["local"])
+    const [endpoint] = active[0]!.endpoints
+    assert.strictEqual(endpoint?.model, BuiltinCatalog.localModel)
+    assert.strictEqual(endpoint?.dimensions, BuiltinCatalog.localDimensions)
+    assert.strictEqual(endpoint?.pricing.prompt, "0")
+  })
+
+  it("names a real https endpoint and one credential per remote provider", () => {
+    const remote = BuiltinCatalog.builtin.providers.filter((p) => p.adapter !== "local")
+    assert.deepStrictEqual(remote.map((p) => p.api_key_env).sort(), [...keys].sort())
+    for (const p of remote) assert.match(p.base_url ?? "", /^https:\/\//, p.slug)
+  })
+
+  it("lists OpenAI at its list prices", () => {
+    const openai = BuiltinCatalog.builtin.providers.find((p) => p.slug === "openai")!
+    const prices = Object.fromEntries(openai.endpoints.map((e) => [e.model, e.pricing.prompt]))
+    assert.deepStrictEqual(prices, {
+      "openai/text-embedding-3-small": "0.02",
+      "openai/text-embedding-3-large": "0.13",
+      "openai/text-embedding-ada-002": "0.1"
+    })
+  })
+})
+
+describe("ModelListing", () => {
+  it("lists the models of active providers in a shape the official SDK accepts", () => {
+    const listing = ModelListing.list(BuiltinCatalog.builtin, { isActive: () => true })
+    assert.isTrue(listing.total_count > 20)
+    const parsed = ModelsListResponse$inboundSchema.safeParse(JSON.parse(JSON.stringify(listing)))
+    assert.isTrue(parsed.success, parsed.success ? "" : parsed.error.message)
+    const bge = listing.data.find((m) => m.id === "baai/bge-large-en-v1.5")!
+    assert.strictEqual(bge.pricing.prompt, "0.00000001")
+    assert.deepStrictEqual(bge.architecture.output_modalities, ["embeddings"])
+  })
+
+  it("lists only what active providers serve, one page at a time", () => {
+    const none = ModelListing.list(BuiltinCatalog.builtin, { isActive: (p) => Catalog.isActive(p, {}) })
+    assert.deepStrictEqual(none.data.map((m) => m.id), [BuiltinCatalog.localModel])
+    const page = ModelListing.list(BuiltinCatalog.builtin, { isActive: () => true, limit: 5, offset: 5 })
+    assert.strictEqual(page.data.length, 5)
+    assert.strictEqual(page.links.next, `/api/v1/embeddings/models?offset=10&limit=5`)
+    const last = ModelListing.list(BuiltinCatalog.builtin, { isActive: () => true, offset: page.total_count - 1 })
+    assert.strictEqual(last.data.length, 1)
+    assert.isNull(last.links.next)
+  })
+})
