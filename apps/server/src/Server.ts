@@ -1,16 +1,30 @@
-import { NodeHttpServer } from "@effect/platform-node"
+import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
 import { Api } from "@switchyard/core/api/Api"
 import { Config, Effect, Layer, Option } from "effect"
 import { HttpRouter } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { createServer } from "node:http"
 import * as Bootstrap from "./auth/Bootstrap.ts"
+import * as CatalogLoader from "./catalog/CatalogLoader.ts"
+import { Broadcast } from "./embeddings/Broadcast.ts"
+import { Embeddings } from "./embeddings/Embeddings.ts"
+import { EndpointHealth } from "./embeddings/EndpointHealth.ts"
+import { Workspaces } from "./embeddings/Workspaces.ts"
+import { Adapters } from "./providers/Adapters.ts"
+import { ByokHandlers } from "./handlers/Byok.ts"
+import { CreditsHandlers } from "./handlers/Credits.ts"
+import { EmbeddingsHandlers } from "./handlers/Embeddings.ts"
 import { KeysHandlers } from "./handlers/Keys.ts"
 import { SystemHandlers } from "./handlers/System.ts"
 import * as AuthorizationLive from "./http/AuthorizationLive.ts"
 import * as Policies from "./http/Policies.ts"
+import * as RateLimit from "./http/RateLimit.ts"
 import * as SchemaErrorsLive from "./http/SchemaErrorsLive.ts"
+import * as InternsLive from "./interns/InternsLive.ts"
+import * as AccountingRepo from "./store/AccountingRepo.ts"
 import * as ApiKeyRepo from "./store/ApiKeyRepo.ts"
+import * as ByokRepo from "./store/ByokRepo.ts"
+import { CredentialCipher } from "./store/CredentialCipher.ts"
 import * as Database from "./store/Database.ts"
 
 export const ServerConfig = Config.all({
@@ -19,9 +33,24 @@ export const ServerConfig = Config.all({
   maxBodyBytes: Config.Int("SWITCHYARD_MAX_BODY_BYTES").pipe(Config.withDefault(8 * 1024 * 1024))
 })
 
-const Stores = ApiKeyRepo.layer
+const Stores = Layer.mergeAll(
+  ApiKeyRepo.layer,
+  AccountingRepo.layer,
+  ByokRepo.layer.pipe(Layer.provide(CredentialCipher.layer))
+)
 
-const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers)
+/**
+ * The embeddings path: catalog, adapters over one HTTP client, live endpoint health, broadcast.
+ */
+const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Broadcast.layer).pipe(
+  Layer.provide([Adapters.layer, EndpointHealth.layer, Workspaces.layer]),
+  Layer.provideMerge(CatalogLoader.layer),
+  Layer.provide(NodeHttpClient.layerUndici)
+)
+
+const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive.layer, EmbeddingsHandlers).pipe(
+  Layer.provide(EmbeddingsLive)
+)
 
 /**
  * Creates the first-start workspace and keys on an empty store and prints them once.
@@ -44,6 +73,7 @@ export const Routes = Layer.unwrap(Effect.gen(function*() {
   )
 })).pipe(
   Layer.provide(Stores),
+  Layer.provide(RateLimit.layer),
   Layer.provide(BootstrapLive),
   Layer.provideMerge(Database.layer)
 )

@@ -1,12 +1,17 @@
 import { Api } from "@switchyard/core/api/Api"
 import { Caller } from "@switchyard/core/api/Authorization"
+import { nanosFromCredits } from "@switchyard/core/accounting/UsageWindow"
 import { BadRequest, Forbidden, NotFound } from "@switchyard/core/errors/ApiError"
 import { pageSize } from "@switchyard/core/schema/ApiKey"
+import type { CurrentKeyRecord } from "@switchyard/core/schema/ApiKey"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
+import type { KeyPatch } from "@switchyard/core/store/ApiKeyStore"
 import { Clock, Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-
-const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/iu
+import { label } from "../auth/Bootstrap.ts"
+import * as KeySecret from "../auth/KeySecret.ts"
+import { KeyRateLimit } from "../http/RateLimit.ts"
+import { resolveWorkspace } from "./Workspaces.ts"
 
 /**
  * Only a management key may manage keys.
@@ -19,35 +24,139 @@ export const requireManagement = Effect.gen(function*() {
   return caller
 })
 
+const currentTime = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+const limitNanos = (limit: number | null) => {
+  if (limit === null) return Effect.succeed(null)
+  const nanos = nanosFromCredits(limit)
+  return nanos === undefined || nanos < 0n
+    ? Effect.fail(new BadRequest({ message: "limit must be a non-negative amount of credits", metadata: { field: "limit" } }))
+    : Effect.succeed(nanos)
+}
+
+const futureInstant = (value: string | null, now: Date) => {
+  if (value === null) return Effect.succeed(null)
+  const at = new Date(value)
+  return at.getTime() <= now.getTime()
+    ? Effect.fail(new BadRequest({ message: "expires_at must be in the future", metadata: { field: "expires_at" } }))
+    : Effect.succeed(at)
+}
+
+const noKey = (hash: string) => new NotFound({ message: `No API key with hash ${hash.slice(0, 64)}` })
+
 export const KeysHandlers = HttpApiBuilder.group(
   Api,
   "keys",
   Effect.fn(function*(handlers) {
     const keys = yield* ApiKeyStore
-    return handlers.handle("list", ({ query }) =>
-      Effect.gen(function*() {
-        const caller = yield* requireManagement
-        const workspaceId = query.workspace_id ?? Option.getOrElse(yield* keys.defaultWorkspaceOf(caller.userId), () => caller.workspaceId)
-        if (!uuid.test(workspaceId)) {
-          return yield* new BadRequest({
-            message: "workspace_id must be a workspace id in UUID form",
-            metadata: { field: "workspace_id" }
+    const rateLimit = yield* KeyRateLimit
+    const defaultWorkspace = (caller: typeof Caller.Service) =>
+      Effect.map(keys.defaultWorkspaceOf(caller.userId), Option.getOrElse(() => caller.workspaceId))
+    return handlers
+      .handle("list", ({ query }) =>
+        Effect.gen(function*() {
+          const caller = yield* requireManagement
+          const workspaceId = yield* resolveWorkspace(keys, query.workspace_id, yield* defaultWorkspace(caller))
+          const data = yield* keys.list({
+            userId: caller.userId,
+            workspaceId,
+            includeDisabled: query.include_disabled ?? false,
+            offset: query.offset ?? 0,
+            limit: pageSize,
+            now: yield* currentTime
           })
-        }
-        if (!(yield* keys.isMember(caller.userId, workspaceId))) {
-          return yield* new NotFound({ message: `No workspace ${workspaceId} for this user` })
-        }
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const data = yield* keys.list({
-          userId: caller.userId,
-          workspaceId,
-          includeDisabled: query.include_disabled ?? false,
-          offset: query.offset ?? 0,
-          limit: pageSize,
-          now
-        })
-        return { data }
-      })
-    )
+          return { data }
+        }))
+      .handle("create", ({ payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* requireManagement
+          const now = yield* currentTime
+          const workspaceId = yield* resolveWorkspace(keys, payload.workspace_id, yield* defaultWorkspace(caller))
+          if (payload.creator_user_id != null && payload.creator_user_id !== caller.userId) {
+            return yield* new BadRequest({
+              message: "creator_user_id must be the calling user's id: keys belong to the user who manages them",
+              metadata: { field: "creator_user_id" }
+            })
+          }
+          if (payload.external?.api_key !== undefined) {
+            return yield* new BadRequest({ message: "external.api_key is not supported", metadata: { field: "external.api_key" } })
+          }
+          const secret = KeySecret.generate()
+          const data = yield* keys.create({
+            userId: caller.userId,
+            workspaceId,
+            hash: KeySecret.hash(secret),
+            label: label(secret),
+            name: payload.name,
+            limitNanos: yield* limitNanos(payload.limit ?? null),
+            limitReset: payload.limit_reset ?? null,
+            includeByokInLimit: payload.include_byok_in_limit ?? false,
+            expiresAt: yield* futureInstant(payload.expires_at ?? null, now),
+            externalUser: payload.external?.user ?? null,
+            now
+          })
+          return { data, key: secret }
+        }))
+      .handle("get", ({ params }) =>
+        Effect.gen(function*() {
+          const caller = yield* requireManagement
+          const found = yield* keys.get({ userId: caller.userId, hash: params.hash, now: yield* currentTime })
+          if (Option.isNone(found)) return yield* noKey(params.hash)
+          return { data: found.value }
+        }))
+      .handle("update", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* requireManagement
+          const now = yield* currentTime
+          if (payload.disabled === true && params.hash === caller.keyHash) {
+            return yield* new BadRequest({ message: "A key cannot disable itself", metadata: { field: "disabled" } })
+          }
+          const patch: KeyPatch = {
+            ...(payload.name !== undefined ? { name: payload.name } : {}),
+            ...(payload.disabled !== undefined ? { disabled: payload.disabled } : {}),
+            ...(payload.limit !== undefined ? { limitNanos: yield* limitNanos(payload.limit) } : {}),
+            ...(payload.limit_reset !== undefined ? { limitReset: payload.limit_reset } : {}),
+            ...(payload.include_byok_in_limit !== undefined ? { includeByokInLimit: payload.include_byok_in_limit } : {}),
+            ...(payload.expires_at !== undefined ? { expiresAt: yield* futureInstant(payload.expires_at, now) } : {})
+          }
+          const updated = yield* keys.update({ userId: caller.userId, hash: params.hash, now, patch })
+          if (Option.isNone(updated)) return yield* noKey(params.hash)
+          return { data: updated.value }
+        }))
+      .handle("delete", ({ params }) =>
+        Effect.gen(function*() {
+          const caller = yield* requireManagement
+          if (params.hash === caller.keyHash) {
+            return yield* new BadRequest({ message: "A key cannot delete itself" })
+          }
+          const removed = yield* keys.remove({ userId: caller.userId, hash: params.hash, now: yield* currentTime })
+          if (!removed) return yield* noKey(params.hash)
+          return { deleted: true as const }
+        }))
+      .handle("current", () =>
+        Effect.gen(function*() {
+          const caller = yield* Caller
+          const found = yield* keys.current(caller.keyId, yield* currentTime)
+          if (Option.isNone(found)) return yield* Effect.die(new Error("the authenticated key has no record"))
+          const { kind, record, zeroCostRequestsToday } = found.value
+          const data: CurrentKeyRecord = {
+            ...record,
+            allowed_data_regions: [],
+            free_model_daily_requests: { limit: -1, remaining: -1, used: zeroCostRequestsToday },
+            is_free_tier: false,
+            is_management_key: kind === "management",
+            is_provisioning_key: kind === "management",
+            organization_id: null,
+            rate_limit: Option.match(rateLimit.policy, {
+              onNone: () => ({ requests: -1, interval: "none", note: "Switchyard does not rate-limit this key (SWITCHYARD_RATE_LIMIT=off)" }),
+              onSome: (p) => ({
+                requests: p.requests,
+                interval: p.interval,
+                note: "Per key, token bucket: the allowance refills continuously over the interval"
+              })
+            })
+          }
+          return { data }
+        }))
   })
 )

@@ -3,17 +3,20 @@ import { Unauthorized } from "@switchyard/core/errors/ApiError"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import { Clock, Effect, Layer, Option, Redacted } from "effect"
 import * as KeySecret from "../auth/KeySecret.ts"
+import { KeyRateLimit } from "./RateLimit.ts"
 
 const refuse = (message: string) => Effect.fail(new Unauthorized({ message }))
 
 /**
  * Bearer-key authentication: the key's SHA-256 selects its record; a missing, malformed, unknown,
- * disabled or expired key is a 401 that never says which of these it was beyond "missing".
+ * disabled or expired key is a 401 that never says which of these it was beyond "missing". A valid key
+ * then counts one request against its rate limit (429 when spent).
  */
 export const layer = Layer.effect(
   Authorization,
   Effect.gen(function*() {
     const keys = yield* ApiKeyStore
+    const rateLimit = yield* KeyRateLimit
     return Authorization.of({
       bearer: (httpEffect, { credential }) =>
         Effect.gen(function*() {
@@ -31,6 +34,7 @@ export const layer = Layer.effect(
           if (key.disabled) return yield* refuse("This API key is disabled")
           const now = yield* Clock.currentTimeMillis
           if (key.expiresAt !== null && key.expiresAt.getTime() <= now) return yield* refuse("This API key has expired")
+          yield* rateLimit.check(key.hash)
           return yield* Effect.provideService(httpEffect, Caller, {
             keyId: key.id,
             keyHash: key.hash,

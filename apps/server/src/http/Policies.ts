@@ -1,3 +1,5 @@
+import { codes } from "@switchyard/core/errors/InternError"
+import { limits } from "@switchyard/core/schema/Intern"
 import { Effect } from "effect"
 import * as ByteSize from "effect/ByteSize"
 import { HttpEffect, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -12,22 +14,22 @@ export interface PolicyOptions {
   readonly maxBodyBytes: number
 }
 
-export const internBodyLimit = 1_048_576
+export const internBodyLimit = limits.body
 
 const internPath = /^\/api\/v1\/interns(\/|$|\?)/u
 
 const internCodes: Record<number, string | number> = {
-  400: "invalid_body",
+  400: codes.InvalidBody.code,
   401: 401,
   403: 403,
-  404: "not_found",
-  405: "not_found",
-  408: 408,
-  413: "payload_too_large",
-  415: "unsupported_media_type",
-  500: "internal_error",
-  502: "upstream_unavailable",
-  503: "upstream_unavailable"
+  404: codes.InternNotFound.code,
+  405: codes.InternNotFound.code,
+  408: codes.InternRequestTimeout.code,
+  413: codes.PayloadTooLarge.code,
+  415: codes.UnsupportedMediaType.code,
+  500: codes.InternalError.code,
+  502: codes.UpstreamUnavailable.code,
+  503: codes.UpstreamUnavailable.code
 }
 
 const messages: Record<number, string> = {

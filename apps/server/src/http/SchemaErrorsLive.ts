@@ -1,4 +1,5 @@
 import { SchemaErrors } from "@switchyard/core/api/SchemaErrors"
+import * as DecodeIssue from "@switchyard/core/schema/DecodeIssue"
 import { BadRequest } from "@switchyard/core/errors/ApiError"
 import { Effect } from "effect"
 import { HttpApiMiddleware } from "effect/http-api"
@@ -7,19 +8,31 @@ const what = {
   Params: "path parameter",
   Headers: "header",
   Query: "query parameter",
-  Body: "request body",
-  Payload: "request body",
-  ResponseHeaders: "response header"
+  Payload: "request body"
 } as const
 
 /**
- * A request that fails its schema answers 400 with the envelope and the schema's own report of
- * which field broke which rule.
+ * A request that fails its schema answers 400 with the envelope: the message names each field and
+ * the rule it broke (`Invalid request body: model: Missing key; input[2]: ...`) and
+ * `metadata.issues` lists them as `{ path, message }`. A response that fails its own schema is the
+ * gateway's bug: 500, logged, with nothing of the value in the answer.
  */
-export const layer = HttpApiMiddleware.layerSchemaErrorTransform(SchemaErrors, (error) =>
-  Effect.fail(
+export const layer = HttpApiMiddleware.layerSchemaErrorTransform(SchemaErrors, (error) => {
+  if (error.kind === "Body" || error.kind === "ResponseHeaders") {
+    return Effect.logError("A response failed its own schema", error.cause.message).pipe(
+      Effect.andThen(Effect.die(error))
+    )
+  }
+  const issues = DecodeIssue.fromSchemaError(error.cause)
+  const summary = issues.length === 1 && issues[0]!.path === "(root)"
+    ? issues[0]!.message
+    : issues.length > 0
+    ? DecodeIssue.summarize(issues)
+    : error.cause.message
+  return Effect.fail(
     new BadRequest({
-      message: `Invalid ${what[error.kind]}: ${error.cause.message}`,
-      metadata: { kind: error.kind.toLowerCase() }
+      message: `Invalid ${what[error.kind]}: ${summary}`,
+      metadata: { kind: error.kind.toLowerCase(), issues }
     })
-  ))
+  )
+})

@@ -1,8 +1,11 @@
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
+import type { OwnKeyRequest } from "@switchyard/core/store/ApiKeyStore"
 import { creditsFromNanos, startsAt } from "@switchyard/core/accounting/UsageWindow"
 import type { ApiKeyRecord, LimitReset } from "@switchyard/core/schema/ApiKey"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
+import type { Statement } from "effect/sql"
+import * as Crypto from "node:crypto"
 
 interface KeyRow {
   readonly id: string
@@ -100,6 +103,13 @@ export const layer = Layer.effect(
   ApiKeyStore,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const one = (now: Date, where: Statement.Fragment) =>
+      sql<KeyRow>`${selectKeysWithUsage(sql, now)} WHERE ${where} AND k.deleted_at IS NULL GROUP BY k.id`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), (row) => ({ row, record: toRecord(row) }))),
+        Effect.orDie
+      )
+    const own = (request: OwnKeyRequest) =>
+      one(request.now, sql`k.hash = ${request.hash} AND k.user_id = ${request.userId}`).pipe(Effect.map(Option.map((r) => r.record)))
     return ApiKeyStore.of({
       findByHash: (hash) =>
         sql<{
@@ -110,7 +120,8 @@ export const layer = Layer.effect(
           workspace_id: string
           disabled: boolean
           expires_at: Date | null
-        }>`SELECT id, hash, kind, user_id, workspace_id, disabled, expires_at FROM api_keys WHERE hash = ${hash}`.pipe(
+        }>`SELECT id, hash, kind, user_id, workspace_id, disabled, expires_at FROM api_keys
+          WHERE hash = ${hash} AND deleted_at IS NULL`.pipe(
           Effect.map((rows) =>
             Option.map(Option.fromNullishOr(rows[0]), (r) => ({
               id: r.id,
@@ -127,7 +138,7 @@ export const layer = Layer.effect(
       list: (request) =>
         sql<KeyRow>`${selectKeysWithUsage(sql, request.now)}
           WHERE k.user_id = ${request.userId} AND k.workspace_id = ${request.workspaceId}
-            AND (${request.includeDisabled} OR NOT k.disabled)
+            AND (${request.includeDisabled} OR NOT k.disabled) AND k.deleted_at IS NULL
           GROUP BY k.id
           ORDER BY k.seq
           LIMIT ${request.limit} OFFSET ${request.offset}`.pipe(
@@ -141,6 +152,58 @@ export const layer = Layer.effect(
         ),
       isMember: (userId, workspaceId) =>
         sql<{ n: number }>`SELECT 1 AS n FROM memberships WHERE user_id = ${userId} AND workspace_id = ${workspaceId}`.pipe(
+          Effect.map((rows) => rows.length > 0),
+          Effect.orDie
+        ),
+      workspacesOf: (userId) =>
+        sql<{ workspace_id: string }>`SELECT workspace_id FROM memberships WHERE user_id = ${userId} ORDER BY workspace_id`.pipe(
+          Effect.map((rows) => rows.map((r) => r.workspace_id)),
+          Effect.orDie
+        ),
+      get: own,
+      current: (keyId, now) =>
+        Effect.gen(function*() {
+          const found = yield* one(now, sql`k.id = ${keyId}`)
+          if (Option.isNone(found)) return Option.none()
+          const counted = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ledger
+            WHERE key_id = ${keyId} AND cost_nanos = 0 AND created_at >= ${startsAt(now).day}`.pipe(Effect.orDie)
+          return Option.some({
+            record: found.value.record,
+            kind: found.value.row.kind,
+            zeroCostRequestsToday: counted[0]?.n ?? 0
+          })
+        }),
+      create: (request) =>
+        Effect.gen(function*() {
+          const id = Crypto.randomUUID()
+          yield* sql`INSERT INTO api_keys (id, hash, kind, name, label, user_id, workspace_id, limit_nanos, limit_reset,
+              include_byok_in_limit, expires_at, external_user, created_at)
+            VALUES (${id}, ${request.hash}, 'standard', ${request.name}, ${request.label}, ${request.userId}, ${request.workspaceId},
+              ${request.limitNanos === null ? null : request.limitNanos.toString()}::bigint, ${request.limitReset},
+              ${request.includeByokInLimit}, ${request.expiresAt}, ${request.externalUser}, ${request.now})`.pipe(Effect.orDie)
+          const created = yield* one(request.now, sql`k.id = ${id}`)
+          return Option.getOrThrow(created).record
+        }),
+      update: (request) =>
+        Effect.gen(function*() {
+          const p = request.patch
+          const changes: Record<string, unknown> = {
+            updated_at: request.now,
+            ...(p.name !== undefined ? { name: p.name } : {}),
+            ...(p.disabled !== undefined ? { disabled: p.disabled } : {}),
+            ...(p.limitNanos !== undefined ? { limit_nanos: p.limitNanos === null ? null : p.limitNanos.toString() } : {}),
+            ...(p.limitReset !== undefined ? { limit_reset: p.limitReset } : {}),
+            ...(p.includeByokInLimit !== undefined ? { include_byok_in_limit: p.includeByokInLimit } : {}),
+            ...(p.expiresAt !== undefined ? { expires_at: p.expiresAt } : {})
+          }
+          const updated = yield* sql<{ id: string }>`UPDATE api_keys SET ${sql.update(changes)}
+            WHERE hash = ${request.hash} AND user_id = ${request.userId} AND deleted_at IS NULL RETURNING id`.pipe(Effect.orDie)
+          if (updated.length === 0) return Option.none()
+          return yield* own(request)
+        }),
+      remove: (request) =>
+        sql<{ id: string }>`UPDATE api_keys SET deleted_at = ${request.now}, disabled = true, updated_at = ${request.now}
+          WHERE hash = ${request.hash} AND user_id = ${request.userId} AND deleted_at IS NULL RETURNING id`.pipe(
           Effect.map((rows) => rows.length > 0),
           Effect.orDie
         )

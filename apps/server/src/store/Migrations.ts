@@ -1,5 +1,7 @@
 import { Effect } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
+import { interns } from "./migrations/Interns.ts"
+import { money } from "./migrations/Money.ts"
 
 const foundation = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -59,7 +61,9 @@ const foundation = Effect.gen(function*() {
  * Every migration, in order. One set of PostgreSQL SQL serves both PGlite and PostgreSQL.
  */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
-  "0001_foundation": foundation
+  "0001_foundation": foundation,
+  "0002_money": money,
+  "0003_interns": interns
 }
 
 export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })

@@ -18,6 +18,8 @@ export interface RunningServer {
   readonly apiKey: string
   readonly dataDir: string
   readonly close: () => Promise<void>
+  /** Runs an effect against the server's own store (the same SQL client its handlers use). */
+  readonly run: <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Promise<A>
 }
 
 /**
@@ -34,11 +36,13 @@ export const tempDir = (prefix: string) => Fs.mkdtempSync(NodePath.join(Os.tmpdi
 let template: Promise<string> | undefined
 
 /**
- * An initialised, empty PGlite directory made once per test process: copying it takes a few
- * milliseconds where a fresh `initdb` takes seconds.
+ * An initialised, empty PGlite directory, made once per run by the global setup (or once per
+ * process outside vitest): copying it takes milliseconds where a fresh `initdb` takes seconds.
  */
 const pgliteTemplate = () =>
-  template ??= (async () => {
+  template ??= process.env.SWITCHYARD_TEST_PGLITE_TEMPLATE !== undefined
+    ? Promise.resolve(process.env.SWITCHYARD_TEST_PGLITE_TEMPLATE)
+    : (async () => {
     const dir = NodePath.join(tempDir("template"), "pglite")
     const db = new PGlite(dir)
     await db.waitReady
@@ -69,9 +73,10 @@ export const startServer = async (options: {
     ...options.env
   }
   const scope = Effect.runSync(Scope.make())
+  const config: Layer.Layer<never> = ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))
   const layer = HttpRouter.serve(Routes, { disableLogger: true }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
-    Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env)))
+    Layer.provide(config)
   )
   const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
   const address = HttpServer.formatAddress(Context.get(context, HttpServer.HttpServer).address)
@@ -81,6 +86,7 @@ export const startServer = async (options: {
     managementKey,
     apiKey,
     dataDir,
+    run: (effect) => Effect.runPromise(Effect.provideService(effect, SqlClient.SqlClient, Context.get(context, SqlClient.SqlClient))),
     close: async () => {
       await Effect.runPromise(Scope.close(scope, Exit.void))
       if (databaseUrl !== undefined && options.databaseUrl === undefined) await dropDatabase(databaseUrl)

@@ -25,6 +25,7 @@ export class Api extends HttpApi.make("switchyard")
   .add(EmbeddingsApi)
   .prefix("/api/v1")
   .middleware(SchemaErrors)
+  .annotate(HttpApi.ParseOptions, { errors: "all" })
   .annotateMerge(OpenApi.annotations({
     title: "Switchyard",
     version: "1.0.0",

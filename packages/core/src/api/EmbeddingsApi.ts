@@ -7,6 +7,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { wire } from "../errors/ApiError.ts"
 import { EmbeddingRequest } from "../schema/EmbeddingRequest.ts"
 import { EmbeddingModelList, EmbeddingResponse, ListModelsQuery } from "../schema/EmbeddingResponse.ts"
+import { RoutePlanReport } from "../schema/RoutePlanReport.ts"
 import { Authorization } from "./Authorization.ts"
 
 /**
@@ -47,7 +48,12 @@ export class EmbeddingsApi extends HttpApiGroup.make("embeddings")
       query: ListModelsQuery,
       success: EmbeddingModelList,
       error: [wire[400], wire[429], wire[500]]
-    }).annotate(OpenApi.Identifier, "listEmbeddingsModels")
+    }).annotate(OpenApi.Identifier, "listEmbeddingsModels"),
+    HttpApiEndpoint.post("plan", "/embeddings/plan", {
+      payload: EmbeddingRequest,
+      success: RoutePlanReport,
+      error: [wire[400], wire[403], wire[404], wire[429], wire[500]]
+    }).annotate(OpenApi.Identifier, "planEmbeddings")
   )
   .middleware(Authorization)
 {}

@@ -195,13 +195,31 @@ const uniqueProviders = Schema.makeFilter((providers: ReadonlyArray<Provider>) =
 })
 
 /**
+ * A broadcast destination: an HTTP endpoint that receives one JSON event per served request,
+ * with the request's `trace` (every key, known or custom), asynchronously and with retries.
+ *
+ * @since 0.1.0
+ */
+export const BroadcastDestination = Schema.Struct({
+  url: Schema.String.check(Schema.isPattern(/^https?:\/\/\S+$/u)),
+  headers: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
+  timeout_ms: Schema.optionalKey(PositiveInt)
+})
+
+/**
+ * @since 0.1.0
+ */
+export type BroadcastDestination = typeof BroadcastDestination.Type
+
+/**
  * The whole catalog (the config file, the built-in catalog, or both merged).
  *
  * @since 0.1.0
  */
 export const Catalog = Schema.Struct({
   providers: Schema.Array(Provider).check(uniqueProviders).pipe(Schema.withDecodingDefaultKey(Effect.succeed([]))),
-  workspaces: Schema.Record(Schema.String, Workspace).pipe(Schema.withDecodingDefaultKey(Effect.succeed({})))
+  workspaces: Schema.Record(Schema.String, Workspace).pipe(Schema.withDecodingDefaultKey(Effect.succeed({}))),
+  broadcast: Schema.Array(BroadcastDestination).pipe(Schema.withDecodingDefaultKey(Effect.succeed([])))
 })
 
 /**
@@ -245,7 +263,11 @@ export const merge = (builtin: Catalog, file: Catalog): Catalog => {
   const providers = builtin.providers.map((p) => overrides.get(p.slug) ?? p)
   const builtinSlugs = new Set(builtin.providers.map((p) => p.slug))
   for (const p of file.providers) if (!builtinSlugs.has(p.slug)) providers.push(p)
-  return { providers, workspaces: { ...builtin.workspaces, ...file.workspaces } }
+  return {
+    providers,
+    workspaces: { ...builtin.workspaces, ...file.workspaces },
+    broadcast: [...builtin.broadcast, ...file.broadcast]
+  }
 }
 
 /**

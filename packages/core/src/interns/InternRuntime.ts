@@ -12,8 +12,9 @@
  * **Gotchas**
  *
  * `stop` and `destroy` are idempotent: stopping an intern that is not running succeeds.
- * A driver must answer {@link RuntimeUnavailable} when it cannot reach the runtime at all, and only
- * then: a runtime that answers and refuses is reported through events.
+ * A call fails with {@link RuntimeUnavailable} when the runtime cannot be reached, does not answer
+ * within the driver's time limit, or refuses the call; what a run does after it was accepted
+ * (its steps, its readiness, a crash) is reported only through events.
  *
  * @since 0.1.0
  */

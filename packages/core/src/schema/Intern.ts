@@ -98,7 +98,8 @@ export const namePattern = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/u
  */
 export const InternName = Schema.String.check(
   Schema.isBetweenLength(limits.nameMin, limits.nameMax, {
-    message: `name must be ${limits.nameMin} to ${limits.nameMax} characters`
+    message: `name must be ${limits.nameMin} to ${limits.nameMax} characters`,
+    toJsonSchema: () => ({ minLength: limits.nameMin, maxLength: limits.nameMax })
   }),
   Schema.isPattern(namePattern, {
     message: "name must be lowercase letters and digits in hyphen-separated groups, starting with a letter"

@@ -55,7 +55,7 @@ describe("Catalog.decode", () => {
       assert.strictEqual(provider?.endpoints[0]?.variant, "default")
       assert.deepStrictEqual(provider?.endpoints[0]?.input_modalities, ["text"])
       const minimal = yield* Catalog.decode({})
-      assert.deepStrictEqual(minimal, { providers: [], workspaces: {} })
+      assert.deepStrictEqual(minimal, { providers: [], workspaces: {}, broadcast: [] })
     }))
 
   it.effect("names the path of every bad field", () =>

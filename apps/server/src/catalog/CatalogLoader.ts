@@ -1,0 +1,70 @@
+import { builtin } from "@switchyard/core/catalog/BuiltinCatalog"
+import * as Catalog from "@switchyard/core/catalog/Catalog"
+import { Config, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
+import * as Fs from "node:fs/promises"
+import * as NodePath from "node:path"
+import * as Yaml from "yaml"
+
+export class CatalogLoadError extends Schema.TaggedError<CatalogLoadError>()("CatalogLoadError", {
+  message: Schema.String
+}) {}
+
+/**
+ * The catalog the process serves: the built-in one with the config file merged over it, and the
+ * credential of every provider whose `api_key_env` is set.
+ */
+export interface LoadedCatalog {
+  readonly catalog: Catalog.Catalog
+  readonly credentials: ReadonlyMap<string, Redacted.Redacted<string>>
+  readonly active: ReadonlySet<string>
+}
+
+export class CurrentCatalog extends Context.Service<CurrentCatalog, LoadedCatalog>()(
+  "@switchyard/server/catalog/CurrentCatalog"
+) {}
+
+const parse = (path: string, text: string): unknown => {
+  const ext = NodePath.extname(path).toLowerCase()
+  if (ext === ".json") return JSON.parse(text)
+  return Yaml.parse(text, { strict: true, uniqueKeys: true })
+}
+
+export const readFile = (path: string) =>
+  Effect.tryPromise({
+    try: () => Fs.readFile(path, "utf8"),
+    catch: (cause) => new CatalogLoadError({ message: `Cannot read the config file ${path}: ${(cause as Error).message}` })
+  }).pipe(
+    Effect.flatMap((text) =>
+      Effect.try({
+        try: () => parse(path, text),
+        catch: (cause) => new CatalogLoadError({ message: `The config file ${path} is not valid JSON or YAML: ${(cause as Error).message}` })
+      })
+    ),
+    Effect.flatMap((raw) =>
+      Catalog.decode(raw).pipe(
+        Effect.mapError((error) => new CatalogLoadError({ message: `The config file ${path} is invalid: ${error.message}` }))
+      )
+    )
+  )
+
+export const load = Effect.gen(function*() {
+  const path = yield* Config.option(Config.String("SWITCHYARD_CONFIG"))
+  const catalog = Option.isSome(path) && path.value.trim() !== ""
+    ? Catalog.merge(builtin, yield* readFile(path.value))
+    : builtin
+  const env: Record<string, string | undefined> = {}
+  const credentials = new Map<string, Redacted.Redacted<string>>()
+  for (const provider of catalog.providers) {
+    const name = provider.api_key_env
+    if (name === undefined || name === null) continue
+    const value = yield* Config.option(Config.Redacted(name))
+    if (Option.isSome(value) && Redacted.value(value.value).trim() !== "") {
+      env[name] = Redacted.value(value.value)
+      credentials.set(provider.slug, value.value)
+    }
+  }
+  const active = new Set(catalog.providers.filter((p) => Catalog.isActive(p, env)).map((p) => p.slug))
+  return { catalog, credentials, active } satisfies LoadedCatalog
+})
+
+export const layer = Layer.effect(CurrentCatalog, load)

@@ -1,0 +1,98 @@
+import type { CallerShape } from "@switchyard/core/api/Authorization"
+import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
+import type { BroadcastDestination } from "@switchyard/core/catalog/Catalog"
+import type { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
+import { knownKeys } from "@switchyard/core/schema/TraceConfig"
+import { Context, Effect, Layer, Queue, Schedule, Semaphore } from "effect"
+import { HttpClient, HttpClientRequest } from "effect/http"
+import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
+import type { Served } from "./Embeddings.ts"
+
+export interface ServedEvent {
+  readonly request: EmbeddingRequest
+  readonly served: Served
+  readonly caller: CallerShape
+  readonly sessionId: string | undefined
+}
+
+const maxInFlight = 64
+
+/**
+ * The event a destination receives. The known trace keys are also the log context of the request;
+ * every key of `trace`, known or custom, is passed through.
+ */
+export const eventOf = ({ caller, request, served, sessionId }: ServedEvent) => ({
+  type: "embeddings.served",
+  generation_id: served.id,
+  model: served.model,
+  provider: served.provider,
+  workspace_id: caller.workspaceId,
+  session_id: sessionId ?? null,
+  user: request.user ?? null,
+  usage: {
+    prompt_tokens: served.promptTokens,
+    total_tokens: served.totalTokens,
+    cost: creditsFromNanos(served.costNanos),
+    is_byok: served.isByok
+  },
+  trace: request.trace ?? {},
+  created_at: new Date().toISOString()
+})
+
+/**
+ * Delivers served-request events to the configured broadcast destinations in the background:
+ * the response never waits for them. Up to 64 events are delivered at once; each delivery is
+ * retried four times with exponential backoff (200 ms, 400 ms, 800 ms, 1.6 s) and carries
+ * `x-switchyard-event-id` (the generation id) so a destination can drop a repeat. A queue that
+ * fills up (destinations down for long) drops the newest events and says so in the log.
+ */
+export class Broadcast extends Context.Service<Broadcast, {
+  readonly publish: (event: ServedEvent) => void
+}>()("@switchyard/server/embeddings/Broadcast") {
+  static readonly layer = Layer.effect(
+    Broadcast,
+    Effect.gen(function*() {
+      const { catalog } = yield* CurrentCatalog
+      const destinations = catalog.broadcast
+      if (destinations.length === 0) return Broadcast.of({ publish: () => {} })
+      const client = yield* HttpClient.HttpClient
+      const queue = yield* Queue.dropping<ServedEvent>(10_000)
+      const inFlight = yield* Semaphore.make(maxInFlight)
+      const scope = yield* Effect.scope
+      const deliver = (destination: BroadcastDestination, payload: ReturnType<typeof eventOf>) =>
+        HttpClientRequest.post(destination.url).pipe(
+          HttpClientRequest.setHeaders({ ...destination.headers, "x-switchyard-event-id": payload.generation_id }),
+          HttpClientRequest.bodyJsonUnsafe(payload),
+          client.execute,
+          Effect.flatMap((response) => response.status < 300 ? Effect.void : Effect.fail(new Error(`status ${response.status}`))),
+          Effect.scoped,
+          Effect.timeout(destination.timeout_ms ?? 5_000),
+          Effect.retry({ schedule: Schedule.exponential("200 millis"), times: 4 }),
+          Effect.catchCause((cause) =>
+            Effect.logWarning("broadcast delivery failed").pipe(
+              Effect.annotateLogs({ destination: destination.url, generation_id: payload.generation_id, cause: String(cause) })
+            )
+          )
+        )
+      yield* Effect.gen(function*() {
+        const event = yield* Queue.take(queue)
+        yield* Semaphore.take(inFlight, 1)
+        const payload = eventOf(event)
+        yield* Effect.forEach(destinations, (d) => deliver(d, payload), { concurrency: "unbounded", discard: true }).pipe(
+          Effect.ensuring(Semaphore.release(inFlight, 1)),
+          Effect.forkIn(scope)
+        )
+      }).pipe(Effect.forever, Effect.forkScoped)
+      return Broadcast.of({
+        publish: (event) => {
+          const trace = event.request.trace
+          if (!Queue.offerUnsafe(queue, event)) {
+            Effect.runFork(Effect.logWarning("broadcast queue full: event dropped").pipe(
+              Effect.annotateLogs(Object.fromEntries(knownKeys.flatMap((k) => trace?.[k] === undefined ? [] : [[k, trace[k]]])))
+            ))
+          }
+        }
+      })
+    })
+  )
+}

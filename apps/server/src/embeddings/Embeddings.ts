@@ -1,0 +1,354 @@
+import type { CallerShape } from "@switchyard/core/api/Authorization"
+import * as Catalog from "@switchyard/core/catalog/Catalog"
+import * as Cost from "@switchyard/core/catalog/Cost"
+import * as Money from "@switchyard/core/catalog/Money"
+import { type ApiError, type NotFound, RequestTimeout } from "@switchyard/core/errors/ApiError"
+import type { EmbeddingProvider } from "@switchyard/core"
+import type { Candidate } from "@switchyard/core/routing/Candidates"
+import * as RoutePlan from "@switchyard/core/routing/RoutePlan"
+import * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest"
+import { Accounting } from "@switchyard/core/store/Accounting"
+import { ByokStore } from "@switchyard/core/store/ByokStore"
+import * as UpstreamFailure from "@switchyard/core/upstream/UpstreamFailure"
+import { Clock, Config, Context, Duration, Effect, Exit, Layer, Option, Redacted } from "effect"
+import * as Crypto from "node:crypto"
+import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
+import { Adapters, defaultBaseUrls } from "../providers/Adapters.ts"
+import { EndpointHealth } from "./EndpointHealth.ts"
+import * as UpstreamInput from "./UpstreamInput.ts"
+import { Workspaces } from "./Workspaces.ts"
+
+export interface CallOptions {
+  /** Seed of the plan's random draw; random when absent. */
+  readonly seed?: number | undefined
+}
+
+/**
+ * One attempt of a request, for the routing explanation.
+ */
+export interface AttemptReport {
+  readonly endpoint: string
+  readonly provider: string
+  readonly outcome: "success" | "failure" | "skipped"
+  readonly reason?: string
+  readonly status?: number
+  readonly message?: string
+  readonly latency_ms?: number
+  readonly byok: boolean
+}
+
+export interface Served {
+  readonly id: string
+  readonly model: string
+  readonly provider: string
+  readonly endpoint: string
+  readonly data: ReadonlyArray<EmbeddingProvider.Embedding>
+  readonly encoding: "float" | "base64"
+  readonly dimensions: number
+  readonly promptTokens: number
+  readonly totalTokens: number
+  readonly modalityTokens: EmbeddingProvider.ModalityTokens | undefined
+  readonly costNanos: bigint
+  readonly upstreamCostAtto: bigint
+  readonly isByok: boolean
+  readonly plan: RoutePlan.Plan
+  readonly attempts: ReadonlyArray<AttemptReport>
+  /** Set when a fallback served vectors of another width or quantization than the primary's. */
+  readonly vectorSpaceChange: VectorSpaceChange | undefined
+}
+
+/**
+ * A fallback whose vectors are not comparable with the primary endpoint's: another width or
+ * another quantization of the weights.
+ */
+export interface VectorSpaceChange {
+  readonly primary: string
+  readonly primary_dimensions: number
+  readonly primary_quantization: string
+  readonly served_by: string
+  readonly dimensions: number
+  readonly quantization: string
+}
+
+export interface DryRun {
+  readonly plan: RoutePlan.Plan
+  readonly estimatedPromptTokens: number
+  readonly estimatedCostNanos: bigint
+}
+
+export const EmbeddingsConfig = Config.all({
+  requestTimeoutMs: Config.Int("SWITCHYARD_REQUEST_TIMEOUT_MS").pipe(Config.withDefault(120_000)),
+  attemptTimeoutMs: Config.Int("SWITCHYARD_ATTEMPT_TIMEOUT_MS").pipe(Config.withDefault(30_000)),
+  batchConcurrency: Config.Int("SWITCHYARD_BATCH_CONCURRENCY").pipe(Config.withDefault(4))
+})
+
+const nanosOf = (atto: bigint) => Money.toUnits(atto, 9, "half-even")
+
+const isCount = (n: number) => Number.isSafeInteger(n) && n >= 0
+
+const widthOf = (embeddings: ReadonlyArray<EmbeddingProvider.Embedding>): number => {
+  const first = embeddings[0]?.embedding
+  if (first === undefined) return 0
+  return typeof first === "string" ? Buffer.byteLength(first, "base64") / 4 : first.length
+}
+
+export const generationId = () => `gen-emb-${Date.now().toString(36)}-${Crypto.randomBytes(9).toString("base64url")}`
+
+/**
+ * Embeddings end to end: plan the route, hold the worst case, try the endpoints in plan order,
+ * settle the actual cost.
+ */
+export class Embeddings extends Context.Service<Embeddings, {
+  readonly create: (caller: CallerShape, request: EmbeddingRequest.EmbeddingRequest, options: CallOptions) => Effect.Effect<Served, ApiError>
+  readonly dryRun: (caller: CallerShape, request: EmbeddingRequest.EmbeddingRequest, options: CallOptions) => Effect.Effect<DryRun, NotFound>
+}>()("@switchyard/server/embeddings/Embeddings") {
+  static readonly layer = Layer.effect(
+    Embeddings,
+    Effect.gen(function*() {
+      const loaded = yield* CurrentCatalog
+      const adapters = yield* Adapters
+      const health = yield* EndpointHealth
+      const accounting = yield* Accounting
+      const byok = yield* ByokStore
+      const workspaces = yield* Workspaces
+      const config = yield* EmbeddingsConfig
+
+      const servingProviders = (model: string) => {
+        const wanted = model.toLowerCase()
+        return loaded.catalog.providers.filter((p) => p.endpoints.some((e) => e.model.toLowerCase() === wanted))
+      }
+
+      const prepare = Effect.fnUntraced(function*(caller: CallerShape, request: EmbeddingRequest.EmbeddingRequest, options: CallOptions) {
+        const now = yield* Clock.currentTimeMillis
+        const slug = yield* workspaces.slugOf(caller.workspaceId)
+        const own = new Map<string, Redacted.Redacted<string>>()
+        for (const provider of servingProviders(request.model)) {
+          if (provider.adapter === "local") continue
+          const credential = yield* byok.credentialFor(caller.workspaceId, provider.slug)
+          if (Option.isSome(credential)) own.set(provider.slug, credential.value)
+        }
+        const seed = options.seed ?? Crypto.randomBytes(4).readUInt32BE(0)
+        const plan = yield* RoutePlan.plan({
+          catalog: loaded.catalog,
+          model: request.model,
+          preferences: request.provider ?? null,
+          workspace: Catalog.workspace(loaded.catalog, slug),
+          sentParameters: EmbeddingRequest.sentParameters(request),
+          inputModalities: EmbeddingRequest.inputModalities(request),
+          isActive: (p) => loaded.active.has(p.slug) || own.has(p.slug),
+          stats: health.stats(now),
+          now,
+          seed
+        })
+        const input = UpstreamInput.normalize(request.input)
+        const bound = UpstreamInput.tokenBound(input)
+        const worstAtto = plan.attempts.reduce((max, c) => {
+          const cost = Cost.compute(c.endpoint.pricing, { prompt_tokens: bound.tokens, images: bound.images }).total
+          return cost > max ? cost : max
+        }, 0n)
+        return { plan, own, input, bound, worstNanos: Money.toUnits(worstAtto, 9, "up") }
+      })
+
+      const attempt = (
+        candidate: Candidate,
+        request: EmbeddingRequest.EmbeddingRequest,
+        input: EmbeddingProvider.EmbeddingInput,
+        credential: Redacted.Redacted<string> | undefined
+      ): Effect.Effect<EmbeddingProvider.EmbeddingResult, UpstreamFailure.UpstreamFailure> => {
+        const { endpoint, provider } = candidate
+        const context = { provider: provider.slug, endpoint: candidate.id }
+        const supports = (name: string) => endpoint.supported_parameters.includes(name)
+        const encoding = request.encoding_format ?? "float"
+        if (request.dimensions !== undefined && !supports("dimensions") && request.dimensions !== endpoint.dimensions) {
+          return Effect.fail(UpstreamFailure.fromAttempt(
+            { _tag: "UnsupportedInput", detail: `it returns ${endpoint.dimensions} dimensions and cannot be asked for ${request.dimensions}` },
+            context
+          ))
+        }
+        const base: Omit<EmbeddingProvider.UpstreamRequest, "input"> = {
+          upstreamModel: endpoint.upstream_model,
+          encodingFormat: encoding,
+          ...(request.dimensions !== undefined && supports("dimensions") ? { dimensions: request.dimensions } : {}),
+          ...(request.input_type !== undefined && supports("input_type") ? { inputType: request.input_type } : {}),
+          ...(request.user !== undefined && supports("user") ? { user: request.user } : {})
+        }
+        const connection: EmbeddingProvider.Connection = {
+          baseUrl: provider.base_url ?? defaultBaseUrls[provider.adapter],
+          apiKey: credential,
+          ...(provider.headers ? { headers: provider.headers } : {}),
+          timeoutMs: provider.timeout_ms ?? config.attemptTimeoutMs
+        }
+        const adapter = adapters[provider.adapter]
+        const parts = UpstreamInput.batches(input, endpoint.max_batch_items)
+        const call = parts.length === 1
+          ? adapter.embed(connection, { ...base, input })
+          : Effect.forEach(parts, (part) => adapter.embed(connection, { ...base, input: part }), { concurrency: config.batchConcurrency }).pipe(
+            Effect.map((results): EmbeddingProvider.EmbeddingResult => {
+              let offset = 0
+              const embeddings: Array<EmbeddingProvider.Embedding> = []
+              for (const [i, result] of results.entries()) {
+                for (const e of result.embeddings) embeddings.push({ index: e.index + offset, embedding: e.embedding })
+                offset += UpstreamInput.count(parts[i]!)
+              }
+              return {
+                embeddings,
+                promptTokens: results.reduce((n, r) => n + r.promptTokens, 0),
+                totalTokens: results.reduce((n, r) => n + r.totalTokens, 0)
+              }
+            })
+          )
+        const expected = request.dimensions ?? endpoint.dimensions
+        return call.pipe(
+          Effect.mapError((error) => UpstreamFailure.fromAttempt(error.reason, context)),
+          Effect.flatMap((result) => {
+            const got = widthOf(result.embeddings)
+            if (got !== expected) {
+              return Effect.fail(UpstreamFailure.fromAttempt({ _tag: "WidthMismatch", expected, got }, context))
+            }
+            if (!isCount(result.promptTokens) || !isCount(result.totalTokens)) {
+              return Effect.fail(UpstreamFailure.fromAttempt({
+                _tag: "InvalidResponse",
+                detail: `token counts must be whole numbers, got prompt ${result.promptTokens} and total ${result.totalTokens}`
+              }, context))
+            }
+            return Effect.succeed(result)
+          })
+        )
+      }
+
+      const execute = Effect.fnUntraced(function*(
+        caller: CallerShape,
+        request: EmbeddingRequest.EmbeddingRequest,
+        prepared: Effect.Success<ReturnType<typeof prepare>>
+      ) {
+        const { plan, own, input } = prepared
+        const reports: Array<AttemptReport> = []
+        let last: UpstreamFailure.UpstreamFailure | undefined
+        for (const candidate of plan.attempts) {
+          const credential = own.get(candidate.provider.slug) ?? loaded.credentials.get(candidate.provider.slug)
+          const isByok = own.has(candidate.provider.slug)
+          const started = yield* Clock.currentTimeMillis
+          const exit = yield* Effect.exit(attempt(candidate, request, input, credential))
+          const ended = yield* Clock.currentTimeMillis
+          if (Exit.isSuccess(exit)) {
+            const result = exit.value
+            const seconds = Math.max((ended - started) / 1000, 1e-6)
+            health.success(candidate.id, { at: ended, latencySeconds: seconds, tokensPerSecond: result.promptTokens / seconds })
+            reports.push({ endpoint: candidate.id, provider: candidate.provider.slug, outcome: "success", latency_ms: ended - started, byok: isByok })
+            return { candidate, result, isByok, reports }
+          }
+          const failure = Option.getOrUndefined(Exit.findErrorOption(exit))
+          if (failure === undefined) return yield* Effect.die(Exit.isFailure(exit) ? exit.cause : "attempt ended without a result")
+          if (failure.countsAgainstEndpoint) health.failure(candidate.id, ended)
+          reports.push({
+            endpoint: candidate.id,
+            provider: candidate.provider.slug,
+            outcome: "failure",
+            reason: failure.reason._tag,
+            status: failure.status,
+            message: failure.message,
+            latency_ms: ended - started,
+            byok: isByok
+          })
+          yield* Effect.logDebug("upstream attempt failed").pipe(
+            Effect.annotateLogs({ endpoint: candidate.id, reason: failure.reason._tag, key: caller.keyId })
+          )
+          last = failure
+          if (failure.failureClass === "stop") break
+        }
+        const error = UpstreamFailure.toApiError(last!)
+        return yield* Effect.fail(
+          Object.assign(error, { metadata: { ...(error.metadata ?? {}), attempts: reports } }) as ApiError
+        )
+      })
+
+      const create = Effect.fn("Embeddings.create")(function*(
+        caller: CallerShape,
+        request: EmbeddingRequest.EmbeddingRequest,
+        options: CallOptions
+      ) {
+        const prepared = yield* prepare(caller, request, options)
+        const allByok = prepared.plan.attempts.every((c) => prepared.own.has(c.provider.slug))
+        const reservation = yield* accounting.reserve({
+          keyId: caller.keyId,
+          workspaceId: caller.workspaceId,
+          amountNanos: prepared.worstNanos,
+          byok: allByok
+        })
+        const outcome = yield* execute(caller, request, prepared).pipe(
+          Effect.timeoutOrElse({
+            duration: Duration.millis(config.requestTimeoutMs),
+            orElse: () => Effect.fail(new RequestTimeout({ message: `The request did not finish within ${config.requestTimeoutMs} ms` }))
+          }),
+          Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : accounting.release(reservation))
+        )
+        const { candidate, result, isByok } = outcome
+        const images = UpstreamInput.imageCount(prepared.input)
+        const upstreamAtto = Cost.compute(candidate.endpoint.pricing, { prompt_tokens: result.promptTokens, images }).total
+        const id = generationId()
+        const settlement = yield* accounting.settle(reservation, {
+          generationId: id,
+          model: candidate.endpoint.model,
+          provider: candidate.provider.slug,
+          promptTokens: result.promptTokens,
+          totalTokens: result.totalTokens,
+          costNanos: nanosOf(upstreamAtto),
+          isByok
+        })
+        const dimensions = widthOf(result.embeddings)
+        const primary = prepared.plan.attempts[0]!
+        const primaryDimensions = request.dimensions ?? primary.endpoint.dimensions
+        const changed = primary.id !== candidate.id &&
+          (primaryDimensions !== dimensions || primary.endpoint.quantization !== candidate.endpoint.quantization)
+        const sorted = [...result.embeddings].sort((a, b) => a.index - b.index)
+        return {
+          id,
+          model: candidate.endpoint.model,
+          provider: candidate.provider.slug,
+          endpoint: candidate.id,
+          data: sorted,
+          encoding: request.encoding_format ?? "float",
+          dimensions,
+          promptTokens: result.promptTokens,
+          totalTokens: result.totalTokens,
+          modalityTokens: result.modalityTokens,
+          costNanos: settlement.costNanos,
+          upstreamCostAtto: upstreamAtto,
+          isByok,
+          plan: prepared.plan,
+          attempts: outcome.reports,
+          vectorSpaceChange: changed
+            ? {
+              primary: primary.id,
+              primary_dimensions: primaryDimensions,
+              primary_quantization: primary.endpoint.quantization,
+              served_by: candidate.id,
+              dimensions,
+              quantization: candidate.endpoint.quantization
+            }
+            : undefined
+        } satisfies Served
+      })
+
+      const dryRun = Effect.fn("Embeddings.dryRun")(function*(
+        caller: CallerShape,
+        request: EmbeddingRequest.EmbeddingRequest,
+        options: CallOptions
+      ) {
+        const prepared = yield* prepare(caller, request, options)
+        const primary = prepared.plan.attempts[0]!
+        const estimate = Cost.compute(primary.endpoint.pricing, {
+          prompt_tokens: prepared.bound.tokens,
+          images: prepared.bound.images
+        }).total
+        return {
+          plan: prepared.plan,
+          estimatedPromptTokens: prepared.bound.tokens,
+          estimatedCostNanos: nanosOf(estimate)
+        } satisfies DryRun
+      })
+
+      return Embeddings.of({ create, dryRun })
+    })
+  )
+}

@@ -1,0 +1,67 @@
+import type { EmbeddingProvider } from "@switchyard/core"
+import type { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
+
+/**
+ * The request's `input`, in whichever of its five forms, as the adapters take it.
+ */
+export const normalize = (input: EmbeddingRequest["input"]): EmbeddingProvider.EmbeddingInput => {
+  if (typeof input === "string") return { _tag: "Texts", texts: [input] }
+  const first = input[0]
+  if (typeof first === "string") return { _tag: "Texts", texts: input as ReadonlyArray<string> }
+  if (typeof first === "number") return { _tag: "Tokens", tokens: [input as ReadonlyArray<number>] }
+  if (Array.isArray(first)) return { _tag: "Tokens", tokens: input as ReadonlyArray<ReadonlyArray<number>> }
+  return {
+    _tag: "Multimodal",
+    items: (input as ReadonlyArray<{ readonly content: ReadonlyArray<EmbeddingProvider.ContentPart> }>).map((i) => i.content)
+  }
+}
+
+export const count = (input: EmbeddingProvider.EmbeddingInput): number =>
+  input._tag === "Texts" ? input.texts.length : input._tag === "Tokens" ? input.tokens.length : input.items.length
+
+/**
+ * Splits an input into batches of at most `size` items, keeping their order.
+ */
+export const batches = (input: EmbeddingProvider.EmbeddingInput, size: number): Array<EmbeddingProvider.EmbeddingInput> => {
+  const n = count(input)
+  if (n <= size) return [input]
+  const out: Array<EmbeddingProvider.EmbeddingInput> = []
+  for (let start = 0; start < n; start += size) {
+    out.push(
+      input._tag === "Texts"
+        ? { _tag: "Texts", texts: input.texts.slice(start, start + size) }
+        : input._tag === "Tokens"
+        ? { _tag: "Tokens", tokens: input.tokens.slice(start, start + size) }
+        : { _tag: "Multimodal", items: input.items.slice(start, start + size) }
+    )
+  }
+  return out
+}
+
+/**
+ * An upper bound of the tokens an input can be billed for, before any provider counted them:
+ * a token covers at least one UTF-8 byte of text; token ids count exactly; media parts are priced
+ * per item, and count separately.
+ */
+export const tokenBound = (input: EmbeddingProvider.EmbeddingInput): { readonly tokens: number; readonly images: number } => {
+  if (input._tag === "Texts") return { tokens: input.texts.reduce((n, t) => n + Buffer.byteLength(t, "utf8"), 0), images: 0 }
+  if (input._tag === "Tokens") return { tokens: input.tokens.reduce((n, t) => n + t.length, 0), images: 0 }
+  let tokens = 0
+  let images = 0
+  for (const item of input.items) {
+    for (const part of item) {
+      if (part.type === "text") tokens += Buffer.byteLength(part.text, "utf8")
+      else if (part.type === "image_url") images += 1
+      else tokens += Math.ceil(Buffer.byteLength(mediaData(part), "utf8") / 3)
+    }
+  }
+  return { tokens, images }
+}
+
+const mediaData = (part: EmbeddingProvider.ContentPart): string =>
+  part.type === "input_audio" ? part.input_audio.data : part.type === "input_video" ? part.input_video.data : part.type === "input_file" ? part.input_file.data : ""
+
+export const imageCount = (input: EmbeddingProvider.EmbeddingInput): number =>
+  input._tag === "Multimodal"
+    ? input.items.reduce((n, item) => n + item.filter((part) => part.type === "image_url").length, 0)
+    : 0

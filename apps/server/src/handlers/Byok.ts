@@ -1,0 +1,92 @@
+import { Api } from "@switchyard/core/api/Api"
+import { BadRequest, NotFound } from "@switchyard/core/errors/ApiError"
+import { unsupportedFields } from "@switchyard/core/schema/Byok"
+import type { CreateByokBody, UpdateByokBody } from "@switchyard/core/schema/Byok"
+import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
+import { ByokStore } from "@switchyard/core/store/ByokStore"
+import { Clock, Effect, Option, Redacted } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { requireManagement } from "./Keys.ts"
+import { resolveWorkspace } from "./Workspaces.ts"
+
+const refuseUnsupported = (body: CreateByokBody | UpdateByokBody) => {
+  const set = unsupportedFields.filter((field) => {
+    const value = body[field]
+    return value !== undefined && value !== null && value !== false
+  })
+  return set.length === 0
+    ? Effect.void
+    : Effect.fail(new BadRequest({
+      message: `Switchyard does not support ${set.join(", ")} on BYOK credentials; leave ${set.length === 1 ? "it" : "them"} unset, null or false`,
+      metadata: { fields: set }
+    }))
+}
+
+const currentTime = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+const noCredential = (id: string) => new NotFound({ message: `No BYOK credential ${id.slice(0, 100)}` })
+
+export const ByokHandlers = HttpApiBuilder.group(
+  Api,
+  "byok",
+  Effect.fn(function*(handlers) {
+    const store = yield* ByokStore
+    const keys = yield* ApiKeyStore
+    const visible = Effect.gen(function*() {
+      const caller = yield* requireManagement
+      return yield* keys.workspacesOf(caller.userId)
+    })
+    return handlers
+      .handle("list", ({ query }) =>
+        Effect.gen(function*() {
+          const caller = yield* requireManagement
+          const workspaceId = yield* resolveWorkspace(keys, query.workspace_id, caller.workspaceId)
+          const page = yield* store.list({
+            workspaceIds: [workspaceId],
+            provider: query.provider,
+            offset: query.offset ?? 0,
+            limit: query.limit ?? 50
+          })
+          return { data: page.data, total_count: page.total }
+        }))
+      .handle("create", ({ payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* requireManagement
+          yield* refuseUnsupported(payload)
+          const workspaceId = yield* resolveWorkspace(keys, payload.workspace_id, caller.workspaceId)
+          const data = yield* store.create({
+            workspaceId,
+            provider: payload.provider,
+            secret: Redacted.make(payload.key),
+            name: payload.name ?? null,
+            disabled: payload.disabled ?? false,
+            now: yield* currentTime
+          })
+          return { data }
+        }))
+      .handle("get", ({ params }) =>
+        Effect.gen(function*() {
+          const found = yield* store.get(params.id, yield* visible)
+          if (Option.isNone(found)) return yield* noCredential(params.id)
+          return { data: found.value }
+        }))
+      .handle("update", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const workspaceIds = yield* visible
+          yield* refuseUnsupported(payload)
+          const updated = yield* store.update(params.id, workspaceIds, {
+            ...(payload.key !== undefined ? { secret: Redacted.make(payload.key) } : {}),
+            ...(payload.name !== undefined ? { name: payload.name } : {}),
+            ...(payload.disabled !== undefined ? { disabled: payload.disabled } : {}),
+            now: yield* currentTime
+          })
+          if (Option.isNone(updated)) return yield* noCredential(params.id)
+          return { data: updated.value }
+        }))
+      .handle("delete", ({ params }) =>
+        Effect.gen(function*() {
+          if (!(yield* store.remove(params.id, yield* visible))) return yield* noCredential(params.id)
+          return { deleted: true as const }
+        }))
+  })
+)

@@ -1,0 +1,53 @@
+import { Api } from "@switchyard/core/api/Api"
+import { creditsFromNanos, nanosFromCredits } from "@switchyard/core/accounting/UsageWindow"
+import { BadRequest } from "@switchyard/core/errors/ApiError"
+import { Accounting } from "@switchyard/core/store/Accounting"
+import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
+import type { CreditTotals } from "@switchyard/core/store/Accounting"
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { requireManagement } from "./Keys.ts"
+import { resolveWorkspace } from "./Workspaces.ts"
+
+const maxGrantNanos = 1_000_000_000n * 1_000_000_000n
+
+const toWire = (totals: CreditTotals) => ({
+  data: {
+    total_credits: creditsFromNanos(totals.totalCreditsNanos),
+    total_usage: creditsFromNanos(totals.totalUsageNanos)
+  }
+})
+
+export const CreditsHandlers = HttpApiBuilder.group(
+  Api,
+  "credits",
+  Effect.fn(function*(handlers) {
+    const accounting = yield* Accounting
+    const keys = yield* ApiKeyStore
+    return handlers
+      .handle("get", ({ query }) =>
+        Effect.gen(function*() {
+          const caller = yield* requireManagement
+          const workspaceId = yield* resolveWorkspace(keys, query.workspace_id, caller.workspaceId)
+          return toWire(yield* accounting.credits(workspaceId))
+        }))
+      .handle("add", ({ payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* requireManagement
+          const workspaceId = yield* resolveWorkspace(keys, payload.workspace_id, caller.workspaceId)
+          const amount = nanosFromCredits(payload.amount)
+          if (amount === undefined || amount <= 0n || amount > maxGrantNanos) {
+            return yield* new BadRequest({
+              message: "amount must be more than 0 and at most 1000000000 credits, with at most 9 fractional digits",
+              metadata: { field: "amount" }
+            })
+          }
+          return toWire(yield* accounting.addCredits({
+            workspaceId,
+            amountNanos: amount,
+            note: payload.note ?? null,
+            grantedByKeyId: caller.keyId
+          }))
+        }))
+  })
+)

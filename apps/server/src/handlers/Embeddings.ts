@@ -1,0 +1,165 @@
+import { Api } from "@switchyard/core/api/Api"
+import { Caller } from "@switchyard/core/api/Authorization"
+import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
+import * as ModelListing from "@switchyard/core/catalog/ModelListing"
+import * as Money from "@switchyard/core/catalog/Money"
+import { BadRequest, Forbidden } from "@switchyard/core/errors/ApiError"
+import type { RoutePlan } from "@switchyard/core"
+import type { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
+import * as EmbeddingRequestSchema from "@switchyard/core/schema/EmbeddingRequest"
+import { Effect } from "effect"
+import { HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
+import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
+import { type CallOptions, Embeddings, type Served } from "../embeddings/Embeddings.ts"
+import { Broadcast } from "../embeddings/Broadcast.ts"
+import * as TraceContext from "../embeddings/TraceContext.ts"
+
+const explainHeader = "x-switchyard-explain"
+const seedHeader = "x-switchyard-seed"
+
+const truthy = (value: string | undefined) => value !== undefined && /^(1|true|yes)$/iu.test(value.trim())
+
+/**
+ * Only standard keys call model endpoints; management keys manage keys, credits and workspaces.
+ */
+const requireStandardKey = Effect.gen(function*() {
+  const caller = yield* Caller
+  if (caller.kind !== "standard") {
+    return yield* new Forbidden({
+      message: "Model endpoints take a standard API key; a management key can only manage keys, credits and workspaces",
+      metadata: { key_kind: caller.kind }
+    })
+  }
+  return caller
+})
+
+/**
+ * Reads the per-request options the headers carry: the draw's seed, whether to explain the route,
+ * and the session id (the body's `session_id` wins over `x-session-id`).
+ */
+const requestOptions = (payload: EmbeddingRequest) =>
+  Effect.gen(function*() {
+    const http = yield* HttpServerRequest.HttpServerRequest
+    const seedText = http.headers[seedHeader]
+    let seed: number | undefined
+    if (seedText !== undefined) {
+      if (!/^\d{1,10}$/u.test(seedText) || Number(seedText) > 0xffffffff) {
+        return yield* new BadRequest({ message: `${seedHeader} must be an integer from 0 to 4294967295`, metadata: { field: seedHeader } })
+      }
+      seed = Number(seedText)
+    }
+    const headerSession = http.headers["x-session-id"]
+    if (payload.session_id === undefined && headerSession !== undefined && headerSession.length > 256) {
+      return yield* new BadRequest({ message: "x-session-id must be at most 256 characters", metadata: { field: "x-session-id" } })
+    }
+    return {
+      options: { seed } satisfies CallOptions,
+      explain: truthy(http.headers[explainHeader]),
+      sessionId: payload.session_id ?? headerSession
+    }
+  })
+
+const report = (plan: RoutePlan.Plan) => ({ ...plan.explanation, attempts: plan.attempts.map((c) => c.id) })
+
+const modalityDetails = (served: Served) => {
+  const tokens = served.modalityTokens
+  if (tokens === undefined) return undefined
+  const details = Object.fromEntries(Object.entries(tokens).filter(([, n]) => typeof n === "number" && n > 0))
+  return Object.keys(details).length === 0 ? undefined : details
+}
+
+/**
+ * The response body, written directly: vectors the gateway only forwards are serialised once and
+ * never passed through a schema.
+ */
+const body = (served: Served, request: EmbeddingRequest, explain: boolean) => {
+  const upstreamCost = Money.toNumber(served.upstreamCostAtto)
+  const details = multiModal(request) ? modalityDetails(served) : undefined
+  return {
+    object: "list",
+    data: served.data.map((d) => ({ object: "embedding", embedding: d.embedding, index: d.index })),
+    model: served.model,
+    id: served.id,
+    provider: served.provider,
+    usage: {
+      prompt_tokens: served.promptTokens,
+      total_tokens: served.totalTokens,
+      cost: creditsFromNanos(served.costNanos),
+      cost_details: {
+        upstream_inference_prompt_cost: upstreamCost,
+        upstream_inference_completions_cost: 0,
+        upstream_inference_cost: upstreamCost
+      },
+      is_byok: served.isByok,
+      ...(details === undefined ? {} : { prompt_tokens_details: details })
+    },
+    ...(served.vectorSpaceChange !== undefined || explain
+      ? {
+        switchyard: {
+          ...(served.vectorSpaceChange !== undefined ? { vector_space_change: served.vectorSpaceChange } : {}),
+          ...(explain ? { routing: { ...report(served.plan), tried: served.attempts } } : {})
+        }
+      }
+      : {})
+  }
+}
+
+const multiModal = (request: EmbeddingRequest) => EmbeddingRequestSchema.inputModalities(request).length >= 2
+
+export const EmbeddingsHandlers = HttpApiBuilder.group(
+  Api,
+  "embeddings",
+  Effect.fn(function*(handlers) {
+    const embeddings = yield* Embeddings
+    const loaded = yield* CurrentCatalog
+    const broadcast = yield* Broadcast
+    return handlers
+      .handle("create", ({ payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* requireStandardKey
+          const { options, explain, sessionId } = yield* requestOptions(payload)
+          return yield* Effect.gen(function*() {
+            const served = yield* embeddings.create(caller, payload, options)
+            broadcast.publish({ request: payload, served, caller, sessionId })
+            yield* Effect.logDebug("embeddings served").pipe(Effect.annotateLogs({
+              generation_id: served.id,
+              endpoint: served.endpoint,
+              prompt_tokens: served.promptTokens,
+              attempts: served.attempts.length
+            }))
+            return HttpServerResponse.jsonUnsafe(body(served, payload, explain), {
+              headers: {
+                "x-generation-id": served.id,
+                "x-switchyard-provider": served.provider,
+                [seedHeader]: String(served.plan.explanation.seed)
+              }
+            }) as never
+          }).pipe(TraceContext.within(TraceContext.annotationsOf(payload, sessionId)))
+        })
+      )
+      .handle("plan", ({ payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* requireStandardKey
+          const { options } = yield* requestOptions(payload)
+          const dry = yield* embeddings.dryRun(caller, payload, options)
+          return {
+            object: "embeddings.plan" as const,
+            model: dry.plan.model,
+            attempts: dry.plan.attempts.map((c) => c.id),
+            explanation: dry.plan.explanation,
+            estimate: { prompt_tokens: dry.estimatedPromptTokens, cost: creditsFromNanos(dry.estimatedCostNanos) }
+          }
+        })
+      )
+      .handle("listModels", ({ query }) =>
+        Effect.succeed(
+          ModelListing.list(loaded.catalog, {
+            isActive: (p) => loaded.active.has(p.slug),
+            ...(query.limit !== undefined ? { limit: query.limit } : {}),
+            ...(query.offset !== undefined ? { offset: query.offset } : {})
+          })
+        )
+      )
+  })
+)

@@ -1,0 +1,135 @@
+import { Api } from "@switchyard/core/api/Api"
+import { Caller } from "@switchyard/core/api/Authorization"
+import { InternPolicy } from "@switchyard/core/api/InternsApi"
+import {
+  InternalError,
+  InternRequestTimeout,
+  InvalidBody,
+  InvalidRequest,
+  PayloadTooLarge,
+  RegionalHostRefused,
+  UnsupportedMediaType
+} from "@switchyard/core/errors/InternError"
+import { limits } from "@switchyard/core/schema/Intern"
+import { Cause, Config, Duration, Effect, Layer, SchemaIssue } from "effect"
+import * as ByteSize from "effect/ByteSize"
+import { HttpIncomingMessage, HttpServerRequest } from "effect/http"
+import { HttpApiBuilder, HttpApiError } from "effect/http-api"
+import type { unhandled } from "effect/Types"
+import { InternControl } from "../interns/InternControl.ts"
+
+const requester = Effect.map(Caller, (caller) => ({ userId: caller.userId, workspaceId: caller.workspaceId }))
+
+export const InternsHandlers = HttpApiBuilder.group(
+  Api,
+  "interns",
+  Effect.fn(function*(handlers) {
+    const control = yield* InternControl
+    return handlers
+      .handle("create", ({ payload }) => Effect.flatMap(requester, (who) => control.create(who, payload)))
+      .handle("list", ({ query }) => Effect.flatMap(requester, (who) => control.list(who, query)))
+      .handle("get", ({ params }) => Effect.flatMap(requester, (who) => control.get(who, params.internId)))
+      .handle("update", ({ params, payload }) =>
+        Effect.flatMap(requester, (who) => control.update(who, params.internId, payload)))
+      .handle("delete", ({ params, payload }) =>
+        Effect.flatMap(requester, (who) =>
+          control.remove(who, params.internId, payload?.acknowledge_workspace_loss === true).pipe(
+            Effect.as({ deleting: true } as const)
+          )))
+      .handle("provision", ({ params }) =>
+        Effect.flatMap(requester, (who) =>
+          control.provision(who, params.internId).pipe(Effect.as({ provisioning: true } as const))))
+      .handle("suspend", ({ params }) =>
+        Effect.flatMap(requester, (who) =>
+          control.suspend(who, params.internId).pipe(Effect.as({ suspended: true } as const))))
+  })
+)
+
+export const PolicyConfig = Config.all({
+  regionalHosts: Config.String("SWITCHYARD_REGIONAL_HOSTS").pipe(Config.withDefault("")),
+  requestTimeoutMs: Config.Int("SWITCHYARD_INTERN_REQUEST_TIMEOUT_MS").pipe(Config.withDefault(30_000))
+})
+
+const hostName = (host: string | undefined) => (host ?? "").trim().toLowerCase().replace(/:\d+$/u, "").replace(/\.$/u, "")
+
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+const plainer: Record<string, string> = {
+  "Expected no excess property": "is not a field of this body",
+  "Expected object": "the body must be a JSON object"
+}
+
+const describeIssues = (error: HttpApiError.HttpApiSchemaError) => {
+  const issues = formatIssues(error.cause.issue).issues.map((issue) => {
+    const path = (issue.path ?? []).map((p) => String(typeof p === "object" ? p.key : p)).join(".")
+    const message = plainer[issue.message] ?? issue.message
+    return path.length > 0 && !message.startsWith(path) ? `${path}: ${message}` : message
+  })
+  return issues.length > 0 ? issues.join("; ") : error.cause.message
+}
+
+const isBodyTooLarge = (defect: unknown) => {
+  const reason = (defect as { readonly reason?: { readonly _tag?: string; readonly reason?: string } } | null)?.reason
+  return reason?._tag === "RequestParseError" && reason.reason === "BodyTooLarge"
+}
+
+/**
+ * The request policy of the intern endpoints (see `InternPolicy` in core).
+ */
+export const InternPolicyLive = Layer.effect(
+  InternPolicy,
+  Effect.gen(function*() {
+    const config = yield* PolicyConfig
+    const regional = new Set(config.regionalHosts.split(",").map(hostName).filter((h) => h.length > 0))
+    const timeout = Duration.millis(config.requestTimeoutMs)
+    return (httpEffect) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const host = hostName(request.headers["host"])
+        if (regional.has(host)) {
+          return yield* new RegionalHostRefused({
+            message: `Intern operations are not served on the regional hostname '${host}'; call the primary API host`
+          })
+        }
+        const response = yield* httpEffect.pipe(
+          Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limits.body)),
+          Effect.catch((error): Effect.Effect<never, unhandled | InvalidBody | InvalidRequest | InternalError> => {
+            if (!HttpApiError.HttpApiSchemaError.is(error)) return Effect.fail(error)
+            switch (error.kind) {
+              case "Payload":
+                return Effect.fail(new InvalidBody({ message: `Invalid body: ${describeIssues(error)}` }))
+              case "Params":
+              case "Query":
+              case "Headers":
+                return Effect.fail(new InvalidRequest({ message: `Invalid ${error.kind.toLowerCase()}: ${describeIssues(error)}` }))
+              default:
+                return Effect.logError("Intern response failed its schema", error.cause.message).pipe(
+                  Effect.andThen(Effect.fail(new InternalError({ message: "The request could not be completed" })))
+                )
+            }
+          }),
+          Effect.timeoutOrElse({
+            duration: timeout,
+            orElse: () =>
+              Effect.fail(new InternRequestTimeout({
+                message: `The request did not complete within ${Duration.toMillis(timeout)} ms`
+              }))
+          }),
+          Effect.catchDefect((defect): Effect.Effect<never, PayloadTooLarge | InternalError> =>
+            isBodyTooLarge(defect)
+              ? Effect.fail(new PayloadTooLarge({ message: `The request body exceeds ${limits.body} bytes` }))
+              : Effect.logError("Intern request failed", Cause.die(defect)).pipe(
+                Effect.andThen(Effect.fail(new InternalError({ message: "The request could not be completed" })))
+              )
+          )
+        )
+        if (response.status === 415) {
+          const type = request.headers["content-type"] ?? "none"
+          return yield* new UnsupportedMediaType({
+            message: `Send the request body as application/json (Content-Type was ${type})`
+          })
+        }
+        return response
+      })
+  })
+)

@@ -1,0 +1,26 @@
+import { Caller } from "@switchyard/core/api/Authorization"
+import { BadRequest, NotFound } from "@switchyard/core/errors/ApiError"
+import type { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
+import { Effect } from "effect"
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/iu
+
+/**
+ * The workspace a management operation acts on: the requested one if the calling user is a
+ * member of it (400 when it is not a UUID, 404 when not a member), else `fallback`.
+ */
+export const resolveWorkspace = (keys: ApiKeyStore["Service"], requested: string | undefined, fallback: string) =>
+  Effect.gen(function*() {
+    if (requested === undefined) return fallback
+    if (!uuid.test(requested)) {
+      return yield* new BadRequest({
+        message: "workspace_id must be a workspace id in UUID form",
+        metadata: { field: "workspace_id" }
+      })
+    }
+    const caller = yield* Caller
+    if (!(yield* keys.isMember(caller.userId, requested))) {
+      return yield* new NotFound({ message: `No workspace ${requested} for this user` })
+    }
+    return requested
+  })

@@ -1,0 +1,354 @@
+import {
+  ForeignWorkspace,
+  InternBusy,
+  InternNotFound,
+  InvalidBody,
+  type NameTaken,
+  UpstreamUnavailable
+} from "@switchyard/core/errors/InternError"
+import * as InternLifecycle from "@switchyard/core/interns/InternLifecycle"
+import { InternRuntime, type RuntimeEvent, type RuntimeUnavailable } from "@switchyard/core/interns/InternRuntime"
+import { type Change, InternStore, type StoredIntern } from "@switchyard/core/interns/InternStore"
+import {
+  type CreateInternBody,
+  defaultPageSize,
+  type InternList,
+  type InternRecord,
+  type InternStatus,
+  statuses,
+  toRecord,
+  type UpdateInternBody
+} from "@switchyard/core/schema/Intern"
+import { Clock, Context, Effect, FiberSet, Layer, Option, PubSub, Semaphore } from "effect"
+import * as Crypto from "node:crypto"
+
+/**
+ * Who asks: the key's user and the workspace it selects.
+ */
+export interface Requester {
+  readonly userId: string
+  readonly workspaceId: string
+}
+
+export interface ListOptions {
+  readonly limit?: number
+  readonly starting_after?: string
+  readonly status?: ReadonlyArray<InternStatus>
+  readonly workspace_id?: string
+}
+
+/**
+ * The control plane of interns: the operations callers ask for, the runtime's events applied
+ * through the lifecycle table, and reconciliation with the runtime's real state.
+ */
+export class InternControl extends Context.Service<InternControl, {
+  readonly create: (
+    who: Requester,
+    body: CreateInternBody
+  ) => Effect.Effect<InternRecord, InvalidBody | ForeignWorkspace | NameTaken>
+  readonly get: (who: Requester, id: string) => Effect.Effect<InternRecord, InternNotFound>
+  readonly list: (who: Requester, options: ListOptions) => Effect.Effect<InternList, ForeignWorkspace>
+  readonly update: (
+    who: Requester,
+    id: string,
+    body: UpdateInternBody
+  ) => Effect.Effect<InternRecord, InternNotFound | NameTaken>
+  readonly provision: (who: Requester, id: string) => Effect.Effect<void, InternNotFound | InternBusy | UpstreamUnavailable>
+  readonly suspend: (who: Requester, id: string) => Effect.Effect<void, InternNotFound | InternBusy | UpstreamUnavailable>
+  readonly remove: (
+    who: Requester,
+    id: string,
+    acknowledgeWorkspaceLoss: boolean
+  ) => Effect.Effect<void, InvalidBody | InternNotFound | InternBusy>
+  /** Brings one intern's stored status in line with its runtime (see `InternLifecycle.reconcile`). */
+  readonly reconcile: (id: string) => Effect.Effect<InternLifecycle.ReconcileAction, RuntimeUnavailable>
+}>()("@switchyard/server/interns/InternControl") {}
+
+/**
+ * A UUIDv7: ids sort by creation time, which keeps cursor paging stable.
+ */
+export const uuidv7 = (ms: number): string => {
+  const bytes = Crypto.randomBytes(16)
+  bytes.writeUIntBE(ms, 0, 6)
+  bytes[6] = (bytes[6]! & 0x0f) | 0x70
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80
+  const hex = bytes.toString("hex")
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}
+
+const allowedFrom = (operation: InternLifecycle.Operation) =>
+  statuses.filter((s) => InternLifecycle.allows(s, operation)).join(", ")
+
+const busy = (status: InternStatus, operation: InternLifecycle.Operation) =>
+  new InternBusy({
+    message: `The intern is ${status}; ${operation.toLowerCase()} is allowed when it is ${allowedFrom(operation)}`,
+    metadata: { reason: status, retryable: InternLifecycle.isPassing(status) }
+  })
+
+const unavailable = (error: RuntimeUnavailable) =>
+  new UpstreamUnavailable({
+    message: `${error.message}. The request may be retried.`,
+    metadata: { reason: "runtime_unavailable", retryable: true }
+  })
+
+const toLifecycleEvent = (event: RuntimeEvent): InternLifecycle.LifecycleEvent => {
+  switch (event._tag) {
+    case "Progress":
+      return { _tag: "Progress", progress: event.progress }
+    case "Ready":
+      return { _tag: "Ready" }
+    case "Crashed":
+      return { _tag: "Crashed", message: event.message }
+    case "RuntimeStopped":
+      return { _tag: "RuntimeStopped" }
+  }
+}
+
+type Advanced =
+  | { readonly _tag: "Applied"; readonly intern: StoredIntern }
+  | { readonly _tag: "Refused"; readonly intern: StoredIntern }
+  | { readonly _tag: "Gone" }
+  | { readonly _tag: "Stale" }
+
+export const make = Effect.gen(function*() {
+  const store = yield* InternStore
+  const runtime = yield* InternRuntime
+  const background = yield* FiberSet.make()
+  const locks = new Map<string, Semaphore.Semaphore>()
+
+  const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+  const locked = (id: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.suspend(() => {
+      let lock = locks.get(id)
+      if (lock === undefined) {
+        lock = Semaphore.makeUnsafe(1)
+        locks.set(id, lock)
+      }
+      return lock.withPermits(1)(effect)
+    })
+
+  const visible = (who: Requester, id: string) =>
+    store.findInWorkspace(who.workspaceId, id).pipe(
+      Effect.flatMap(Option.match({
+        onNone: () => Effect.fail(new InternNotFound({ message: `No intern '${id}' is visible to this key` })),
+        onSome: Effect.succeed
+      }))
+    )
+
+  // Applies an event through the lifecycle table with compare-and-set writes, re-reading when a
+  // concurrent write moved the intern first. With `runId`, events of another run are stale.
+  const advance = (
+    id: string,
+    event: InternLifecycle.LifecycleEvent,
+    options: { readonly runId?: string; readonly extra?: Partial<Change> } = {}
+  ): Effect.Effect<Advanced> =>
+    Effect.gen(function*() {
+      for (let attempt = 0; attempt < 10; attempt++) {
+        const found = yield* store.find(id)
+        if (Option.isNone(found)) return { _tag: "Gone" }
+        const intern = found.value
+        if (options.runId !== undefined && intern.runId !== options.runId) return { _tag: "Stale" }
+        const outcome = InternLifecycle.apply(intern, event)
+        const expected = { status: intern.status, runId: intern.runId }
+        if (outcome._tag === "Removed") {
+          if (yield* store.remove(id, intern.status)) return { _tag: "Gone" }
+          continue
+        }
+        if (outcome._tag === "Refused") {
+          if (options.extra === undefined) return { _tag: "Refused", intern }
+          const same = { status: intern.status, progress: intern.progress, lastFailureMessage: intern.lastFailureMessage }
+          const kept = yield* store.transition(id, expected, { ...same, ...options.extra }, yield* now)
+          if (Option.isSome(kept)) return { _tag: "Refused", intern: kept.value }
+          continue
+        }
+        const written = yield* store.transition(id, expected, { ...outcome.state, ...options.extra }, yield* now)
+        if (Option.isSome(written)) return { _tag: "Applied", intern: written.value }
+      }
+      return yield* Effect.die(new Error(`Intern ${id} kept changing while applying ${event._tag}`))
+    })
+
+  // Starts a run on an intern that is `queued` with `runId`; a runtime that cannot be reached
+  // fails the attempt (status `failed`, with the reason).
+  const startRun = (intern: StoredIntern, runId: string) =>
+    runtime.start({
+      internId: intern.id,
+      runId,
+      workspaceId: intern.workspaceId,
+      name: intern.name,
+      hostname: intern.hostname,
+      instructions: intern.instructions,
+      model: intern.model,
+      vaultId: intern.vaultId!,
+      attachedVaultId: intern.attachedVaultId
+    }).pipe(
+      Effect.matchEffect({
+        onFailure: (error) =>
+          advance(intern.id, { _tag: "StartRejected", message: error.message }, { runId }).pipe(
+            Effect.andThen(Effect.fail(unavailable(error)))
+          ),
+        onSuccess: (started) =>
+          advance(intern.id, { _tag: "StartAccepted" }, { runId, extra: { hostname: started.hostname } })
+      }),
+      Effect.asVoid
+    )
+
+  // queued with a fresh run (and the vault id given at the first provisioning), then started.
+  const beginRun = (intern: StoredIntern, state: InternLifecycle.LifecycleState) =>
+    Effect.gen(function*() {
+      const runId = uuidv7(yield* Clock.currentTimeMillis)
+      const queued = yield* store.transition(
+        intern.id,
+        { status: intern.status, runId: intern.runId },
+        { ...state, runId, vaultId: intern.vaultId ?? uuidv7(yield* Clock.currentTimeMillis) },
+        yield* now
+      )
+      if (Option.isNone(queued)) return false
+      yield* startRun(queued.value, runId)
+      return true
+    })
+
+  const provisionById = (id: string, who: Requester) =>
+    Effect.gen(function*() {
+      for (let attempt = 0; attempt < 10; attempt++) {
+        const intern = yield* visible(who, id)
+        const outcome = InternLifecycle.apply(intern, { _tag: "Provision" })
+        if (outcome._tag !== "Next") return yield* busy(intern.status, "Provision")
+        if (yield* beginRun(intern, outcome.state)) return
+      }
+    })
+
+  const destroy = (id: string) =>
+    runtime.destroy(id).pipe(
+      Effect.matchEffect({
+        onFailure: (error) => advance(id, { _tag: "DestroyFailed", message: error.message }),
+        onSuccess: () => advance(id, { _tag: "Destroyed" })
+      }),
+      Effect.asVoid
+    )
+
+  const onEvent = (event: RuntimeEvent) =>
+    advance(event.internId, toLifecycleEvent(event), { runId: event.runId }).pipe(
+      Effect.catchCause((cause) => Effect.logError("Applying an intern runtime event failed", event._tag, cause))
+    )
+
+  const subscription = yield* runtime.subscribe
+  yield* PubSub.take(subscription).pipe(Effect.flatMap(onEvent), Effect.forever, Effect.forkScoped)
+
+  const reconcile = (id: string) =>
+    locked(id)(Effect.gen(function*() {
+      const found = yield* store.find(id)
+      if (Option.isNone(found)) return "none" as const
+      const intern = found.value
+      const observed = yield* runtime.inspect(id)
+      const { action, state } = InternLifecycle.reconcile(intern, observed)
+      switch (action) {
+        case "start":
+          yield* beginRun(intern, state).pipe(Effect.catchTag("UpstreamUnavailable", () => Effect.void))
+          break
+        case "stop":
+          yield* runtime.stop(id)
+          break
+        case "destroy":
+          yield* FiberSet.run(background, destroy(id))
+          break
+        case "none":
+          if (state.status !== intern.status || state.lastFailureMessage !== intern.lastFailureMessage) {
+            yield* store.transition(id, { status: intern.status, runId: intern.runId }, state, yield* now)
+          }
+      }
+      return action
+    }))
+
+  return InternControl.of({
+    create: Effect.fn("InternControl.create")(function*(who, body) {
+      if (body.workspace_id !== undefined && body.workspace_id !== who.workspaceId) {
+        return yield* new ForeignWorkspace({
+          message: `This key selects workspace ${who.workspaceId}; it cannot create interns in ${body.workspace_id}`
+        })
+      }
+      let attachedVaultId: string | null = null
+      if (body.vault_id !== undefined) {
+        const owner = yield* store.findByVault(who.workspaceId, body.vault_id)
+        if (Option.isNone(owner)) {
+          return yield* new InvalidBody({ message: `vault_id: no vault '${body.vault_id}' in this workspace` })
+        }
+        attachedVaultId = body.vault_id
+      }
+      const created = yield* store.insert({
+        id: uuidv7(yield* Clock.currentTimeMillis),
+        workspaceId: who.workspaceId,
+        creatorUserId: who.userId,
+        name: body.name,
+        description: body.description ?? null,
+        instructions: body.instructions ?? null,
+        model: body.model ?? null,
+        attachedVaultId,
+        now: yield* now
+      })
+      if (body.provision !== true) return toRecord(created)
+      yield* locked(created.id)(provisionById(created.id, who)).pipe(
+        Effect.catchTags({ UpstreamUnavailable: () => Effect.void, InternBusy: () => Effect.void }),
+        Effect.catchTag("InternNotFound", Effect.die)
+      )
+      return toRecord(yield* visible(who, created.id).pipe(Effect.orDie))
+    }),
+    get: (who, id) => Effect.map(visible(who, id), toRecord),
+    list: Effect.fn("InternControl.list")(function*(who, options) {
+      if (options.workspace_id !== undefined && options.workspace_id !== who.workspaceId) {
+        return yield* new ForeignWorkspace({
+          message: `This key selects workspace ${who.workspaceId}; it cannot list interns of ${options.workspace_id}`
+        })
+      }
+      const limit = options.limit ?? defaultPageSize
+      const rows = yield* store.list({
+        workspaceId: who.workspaceId,
+        statuses: options.status ?? [],
+        after: options.starting_after,
+        limit: limit + 1
+      })
+      const page = rows.slice(0, limit)
+      const hasMore = rows.length > limit
+      return {
+        data: page.map(toRecord),
+        has_more: hasMore,
+        ...(hasMore ? { next_cursor: page.at(-1)!.id } : {})
+      }
+    }),
+    update: Effect.fn("InternControl.update")(function*(who, id, body) {
+      const intern = yield* visible(who, id)
+      if (Object.keys(body).length === 0) return toRecord(intern)
+      const updated = yield* store.updateSettings(id, body, yield* now)
+      return toRecord(yield* Option.match(updated, {
+        onNone: () => Effect.fail(new InternNotFound({ message: `No intern '${id}' is visible to this key` })),
+        onSome: Effect.succeed
+      }))
+    }),
+    provision: (who, id) => locked(id)(provisionById(id, who)),
+    suspend: (who, id) =>
+      locked(id)(Effect.gen(function*() {
+        const intern = yield* visible(who, id)
+        if (!InternLifecycle.allows(intern.status, "Suspend")) return yield* busy(intern.status, "Suspend")
+        yield* runtime.stop(id).pipe(Effect.mapError(unavailable))
+        const result = yield* advance(id, { _tag: "Suspend" })
+        if (result._tag === "Refused") return yield* busy(result.intern.status, "Suspend")
+        if (result._tag === "Gone") return yield* new InternNotFound({ message: `No intern '${id}' is visible to this key` })
+      })),
+    remove: (who, id, acknowledgeWorkspaceLoss) =>
+      locked(id)(Effect.gen(function*() {
+        const intern = yield* visible(who, id)
+        if (!InternLifecycle.allows(intern.status, "Delete")) return yield* busy(intern.status, "Delete")
+        if (intern.vaultId !== null && !acknowledgeWorkspaceLoss) {
+          return yield* new InvalidBody({
+            message: "acknowledge_workspace_loss: deleting this intern erases its disk; send acknowledge_workspace_loss: true"
+          })
+        }
+        const result = yield* advance(id, { _tag: "Delete" })
+        if (result._tag === "Refused") return yield* busy(result.intern.status, "Delete")
+        if (result._tag === "Applied") yield* FiberSet.run(background, destroy(id))
+      })),
+    reconcile
+  })
+})
+
+export const layer = Layer.effect(InternControl, make)

@@ -1,0 +1,39 @@
+import { InternStore } from "@switchyard/core/interns/InternStore"
+import { Duration, Effect, Fiber, Layer, Result } from "effect"
+import { InternControl } from "./InternControl.ts"
+
+/**
+ * Reconciles every stored intern with the runtime's real state (see `InternLifecycle.reconcile`):
+ * interns meant to be up whose runtime is gone are started again, strays are stopped, and
+ * interrupted destructions resume.
+ */
+export const reconcileAll = Effect.gen(function*() {
+  const store = yield* InternStore
+  const control = yield* InternControl
+  const interns = yield* store.all
+  const results = yield* Effect.forEach(
+    interns,
+    (intern) => Effect.result(control.reconcile(intern.id)),
+    { concurrency: 8 }
+  )
+  const counts: Record<string, number> = {}
+  for (const [i, result] of results.entries()) {
+    if (Result.isFailure(result)) {
+      yield* Effect.logWarning(`Could not reconcile intern ${interns[i]!.id}: ${result.failure.message}`)
+      counts.unreachable = (counts.unreachable ?? 0) + 1
+    } else {
+      counts[result.success] = (counts[result.success] ?? 0) + 1
+    }
+  }
+  if (interns.length > 0) yield* Effect.logInfo("Interns reconciled with their runtime", counts)
+})
+
+/**
+ * Runs {@link reconcileAll} at start-up, waiting for it up to `budget` before serving; the rest
+ * continues in the background.
+ */
+export const layer = (budget: Duration.Input = Duration.seconds(10)) =>
+  Layer.effectDiscard(Effect.gen(function*() {
+    const fiber = yield* Effect.forkScoped(reconcileAll)
+    yield* Fiber.await(fiber).pipe(Effect.timeoutOption(budget))
+  }))

@@ -1,0 +1,139 @@
+import type { ByokKey } from "@switchyard/core/schema/Byok"
+import { ByokStore } from "@switchyard/core/store/ByokStore"
+import { Data, Effect, Layer, Option, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import * as Crypto from "node:crypto"
+import { CredentialCipher } from "./CredentialCipher.ts"
+
+export class CredentialKeyMismatch extends Data.TaggedError("CredentialKeyMismatch")<{ readonly message: string }> {}
+
+interface CredentialRow {
+  readonly id: string
+  readonly workspace_id: string
+  readonly provider: string
+  readonly name: string | null
+  readonly label: string
+  readonly disabled: boolean
+  readonly sort_order: number
+  readonly created_at: Date | string
+}
+
+const aad = (id: string, workspaceId: string, provider: string) => `byok:${id}:${workspaceId}:${provider}`
+
+/**
+ * What a credential's record shows of its secret: the first three and last four characters of a
+ * long secret, nothing of a short one.
+ */
+export const labelOf = (secret: string): string => (secret.length >= 16 ? `${secret.slice(0, 3)}...${secret.slice(-4)}` : "...")
+
+const toKey = (row: CredentialRow): ByokKey => ({
+  id: row.id,
+  provider: row.provider,
+  name: row.name,
+  label: row.label,
+  disabled: row.disabled,
+  sort_order: Number(row.sort_order),
+  workspace_id: row.workspace_id,
+  created_at: new Date(row.created_at).toISOString(),
+  allowed_api_key_hashes: null,
+  allowed_models: null,
+  allowed_user_ids: null,
+  declared_zdr: null,
+  is_byok_only: false,
+  is_fallback: false,
+  is_required: false
+})
+
+const columns = "id, workspace_id, provider, name, label, disabled, sort_order, created_at"
+
+export const layer = Layer.effect(
+  ByokStore,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const cipher = yield* CredentialCipher
+
+    const foreign = yield* sql<{ key_id: string }>`SELECT DISTINCT split_part(secret, '.', 2) AS key_id FROM byok_credentials`.pipe(Effect.orDie)
+    if (foreign.some((r) => r.key_id !== cipher.keyId)) {
+      return yield* new CredentialKeyMismatch({
+        message: "The store holds BYOK credentials sealed with another secret key. Start every replica with the same " +
+          "SWITCHYARD_SECRET_KEY (or the same data dir's secret.key) as the process that stored them."
+      })
+    }
+
+    const inWorkspaces = (workspaceIds: ReadonlyArray<string>) =>
+      workspaceIds.length === 0 ? sql`FALSE` : sql`workspace_id IN ${sql.in(workspaceIds)}`
+
+    const byId = (id: string, workspaceIds: ReadonlyArray<string>) =>
+      sql<CredentialRow>`SELECT ${sql.unsafe(columns)} FROM byok_credentials WHERE id = ${id} AND ${inWorkspaces(workspaceIds)}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), toKey)),
+        Effect.orDie
+      )
+
+    return ByokStore.of({
+      credentialFor: (workspaceId, providerSlug) =>
+        sql<{ id: string; secret: string }>`SELECT id, secret FROM byok_credentials
+          WHERE workspace_id = ${workspaceId} AND provider = ${providerSlug} AND NOT disabled
+          ORDER BY sort_order, created_at, id LIMIT 1`.pipe(
+          Effect.orDie,
+          Effect.flatMap((rows) => {
+            const row = rows[0]
+            if (row === undefined) return Effect.succeed(Option.none<Redacted.Redacted<string>>())
+            const opened = cipher.open(row.secret, aad(row.id, workspaceId, providerSlug))
+            return Option.isSome(opened)
+              ? Effect.succeed(opened)
+              : Effect.die(new CredentialKeyMismatch({ message: `BYOK credential ${row.id} does not open with this process's secret key` }))
+          }),
+          Effect.withSpan("ByokStore.credentialFor")
+        ),
+      list: (request) =>
+        Effect.gen(function*() {
+          const provider = request.provider === undefined ? sql`TRUE` : sql`provider = ${request.provider}`
+          const rows = yield* sql<CredentialRow>`SELECT ${sql.unsafe(columns)} FROM byok_credentials
+            WHERE ${inWorkspaces(request.workspaceIds)} AND ${provider}
+            ORDER BY workspace_id, provider, sort_order, created_at, id
+            LIMIT ${request.limit} OFFSET ${request.offset}`.pipe(Effect.orDie)
+          const counted = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM byok_credentials
+            WHERE ${inWorkspaces(request.workspaceIds)} AND ${provider}`.pipe(Effect.orDie)
+          return { data: rows.map(toKey), total: counted[0]?.n ?? 0 }
+        }),
+      get: byId,
+      create: (request) =>
+        Effect.gen(function*() {
+          const id = Crypto.randomUUID()
+          const secret = cipher.seal(request.secret, aad(id, request.workspaceId, request.provider))
+          yield* sql`INSERT INTO byok_credentials (id, workspace_id, provider, name, label, secret, disabled, sort_order, created_at)
+            VALUES (${id}, ${request.workspaceId}, ${request.provider}, ${request.name}, ${labelOf(Redacted.value(request.secret))},
+              ${secret}, ${request.disabled},
+              (SELECT COALESCE(MAX(sort_order) + 1, 0) FROM byok_credentials
+                WHERE workspace_id = ${request.workspaceId} AND provider = ${request.provider}),
+              ${request.now})`.pipe(Effect.orDie)
+          return Option.getOrThrow(yield* byId(id, [request.workspaceId]))
+        }),
+      update: (id, workspaceIds, patch) =>
+        Effect.gen(function*() {
+          const found = yield* sql<{ workspace_id: string; provider: string }>`SELECT workspace_id, provider FROM byok_credentials
+            WHERE id = ${id} AND ${inWorkspaces(workspaceIds)}`.pipe(Effect.orDie)
+          const row = found[0]
+          if (row === undefined) return Option.none()
+          const changes: Record<string, unknown> = {
+            updated_at: patch.now,
+            ...(patch.name !== undefined ? { name: patch.name } : {}),
+            ...(patch.disabled !== undefined ? { disabled: patch.disabled } : {}),
+            ...(patch.secret !== undefined
+              ? {
+                secret: cipher.seal(patch.secret, aad(id, row.workspace_id, row.provider)),
+                label: labelOf(Redacted.value(patch.secret))
+              }
+              : {})
+          }
+          yield* sql`UPDATE byok_credentials SET ${sql.update(changes)} WHERE id = ${id}`.pipe(Effect.orDie)
+          return yield* byId(id, workspaceIds)
+        }),
+      remove: (id, workspaceIds) =>
+        sql<{ id: string }>`DELETE FROM byok_credentials WHERE id = ${id} AND ${inWorkspaces(workspaceIds)} RETURNING id`.pipe(
+          Effect.map((rows) => rows.length > 0),
+          Effect.orDie
+        )
+    })
+  })
+)

@@ -1,0 +1,51 @@
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+
+/**
+ * Credit accounts and grants, reservation holds, BYOK credentials, and soft deletion of keys
+ * (their ledger rows must outlive them).
+ */
+export const money = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE api_keys ADD COLUMN deleted_at timestamptz`
+  yield* sql`CREATE TABLE credit_accounts (
+    workspace_id text PRIMARY KEY REFERENCES workspaces(id),
+    credits_nanos bigint NOT NULL DEFAULT 0 CHECK (credits_nanos >= 0),
+    usage_nanos bigint NOT NULL DEFAULT 0 CHECK (usage_nanos >= 0),
+    updated_at timestamptz
+  )`
+  yield* sql`CREATE TABLE credit_grants (
+    id text PRIMARY KEY,
+    workspace_id text NOT NULL REFERENCES workspaces(id),
+    amount_nanos bigint NOT NULL CHECK (amount_nanos > 0),
+    note text,
+    granted_by_key_id text REFERENCES api_keys(id),
+    created_at timestamptz NOT NULL
+  )`
+  yield* sql`CREATE TABLE holds (
+    id text PRIMARY KEY,
+    key_id text NOT NULL REFERENCES api_keys(id),
+    workspace_id text NOT NULL REFERENCES workspaces(id),
+    amount_nanos bigint NOT NULL CHECK (amount_nanos > 0),
+    is_byok boolean NOT NULL,
+    created_at timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL
+  )`
+  yield* sql`CREATE INDEX holds_key ON holds (key_id, expires_at)`
+  yield* sql`CREATE INDEX holds_workspace ON holds (workspace_id, expires_at)`
+  yield* sql`CREATE INDEX holds_expiry ON holds (expires_at)`
+  yield* sql`CREATE INDEX ledger_workspace_time ON ledger (workspace_id, created_at)`
+  yield* sql`CREATE TABLE byok_credentials (
+    id text PRIMARY KEY,
+    workspace_id text NOT NULL REFERENCES workspaces(id),
+    provider text NOT NULL,
+    name text,
+    label text NOT NULL,
+    secret text NOT NULL,
+    disabled boolean NOT NULL DEFAULT false,
+    sort_order integer NOT NULL,
+    created_at timestamptz NOT NULL,
+    updated_at timestamptz
+  )`
+  yield* sql`CREATE INDEX byok_credentials_lookup ON byok_credentials (workspace_id, provider, sort_order)`
+})

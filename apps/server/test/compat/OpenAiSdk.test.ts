@@ -1,0 +1,85 @@
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import OpenAI from "openai"
+import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
+import * as FakeUpstream from "../fakes/FakeUpstream.ts"
+import { costOf, endpoint, type Gateway, lastBody, provider, startGateway } from "../embeddings/Gateway.ts"
+
+describe("openai SDK against Switchyard: embeddings", () => {
+  let gateway: Gateway
+  let alpha: FakeUpstream.FakeServer
+  let client: OpenAI
+
+  beforeAll(async () => {
+    alpha = await FakeOpenAi.start()
+    gateway = await startGateway({
+      config: {
+        providers: [
+          provider("alpha", alpha.url, {}, [
+            endpoint("acme/embed", {
+              upstream_model: "embed",
+              pricing: { prompt: "0.1" },
+              supported_parameters: ["dimensions", "encoding_format", "user"]
+            })
+          ])
+        ]
+      },
+      credits: 10
+    })
+    client = new OpenAI({ apiKey: gateway.server.apiKey, baseURL: gateway.server.baseUrl, maxRetries: 0 })
+  })
+  afterAll(async () => {
+    await gateway.close()
+    await alpha.close()
+  })
+
+  const texts = ["the quick brown fox", "jumps"]
+  const vectors = texts.map((t) => FakeUpstream.vectorFor(`embed|${t}`, 16))
+
+  it("embeddings.create by default asks for base64, which the gateway asks of the upstream, and decodes to the same floats", async () => {
+    const response = await client.embeddings.create({ model: "acme/embed", input: texts })
+    assert.strictEqual(lastBody(alpha).encoding_format, "base64")
+    assert.strictEqual(response.object, "list")
+    assert.strictEqual(response.model, "acme/embed")
+    assert.deepStrictEqual(response.data.map((d) => d.index), [0, 1])
+    assert.deepStrictEqual(response.data.map((d) => Array.from(d.embedding)), vectors)
+    assert.strictEqual(response.usage.prompt_tokens, 5)
+    assert.strictEqual(response.usage.total_tokens, 5)
+    assert.strictEqual((response.usage as unknown as { cost: number }).cost, costOf(5, "0.1"))
+  })
+
+  it("embeddings.create with float and with base64 and dimensions", async () => {
+    const floats = await client.embeddings.create({ model: "acme/embed", input: texts, encoding_format: "float" })
+    assert.notProperty(lastBody(alpha), "encoding_format")
+    assert.deepStrictEqual(floats.data.map((d) => d.embedding), vectors)
+
+    const encoded = await client.embeddings.create({ model: "acme/embed", input: "jumps", encoding_format: "base64" })
+    assert.strictEqual(encoded.data[0]!.embedding as unknown as string, FakeUpstream.float32Base64(vectors[1]!))
+
+    const narrow = await client.embeddings.create({ model: "acme/embed", input: "jumps", dimensions: 4, encoding_format: "float" })
+    assert.strictEqual(lastBody(alpha).dimensions, 4)
+    assert.strictEqual(narrow.data[0]!.embedding.length, 4)
+  })
+
+  it("maps the gateway's errors to the SDK's error classes", async () => {
+    const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (e: unknown) => e)
+
+    const notFound = await failure(client.embeddings.create({ model: "acme/none", input: "x" }))
+    assert.instanceOf(notFound, OpenAI.NotFoundError)
+    assert.strictEqual((notFound as InstanceType<typeof OpenAI.NotFoundError>).status, 404)
+
+    const badRequest = await failure(client.embeddings.create({ model: "acme/embed", input: "" }))
+    assert.instanceOf(badRequest, OpenAI.BadRequestError)
+    assert.include((badRequest as Error).message, "input")
+
+    const management = new OpenAI({ apiKey: gateway.server.managementKey, baseURL: gateway.server.baseUrl, maxRetries: 0 })
+    assert.instanceOf(await failure(management.embeddings.create({ model: "acme/embed", input: "x" })), OpenAI.PermissionDeniedError)
+
+    const anonymous = new OpenAI({ apiKey: "sk-wrong", baseURL: gateway.server.baseUrl, maxRetries: 0 })
+    assert.instanceOf(await failure(anonymous.embeddings.create({ model: "acme/embed", input: "x" })), OpenAI.AuthenticationError)
+
+    alpha.setBehaviour([{ _tag: "Status", status: 500 }])
+    const upstream = await failure(client.embeddings.create({ model: "acme/embed", input: "x" }))
+    assert.instanceOf(upstream, OpenAI.InternalServerError)
+    assert.strictEqual((upstream as InstanceType<typeof OpenAI.InternalServerError>).status, 502)
+  })
+})

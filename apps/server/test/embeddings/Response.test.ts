@@ -1,0 +1,227 @@
+import { afterAll, afterEach, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as FakeCohere from "../fakes/FakeCohere.ts"
+import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
+import * as FakeUpstream from "../fakes/FakeUpstream.ts"
+import { startServer, type RunningServer } from "../support/TestServer.ts"
+import { costOf, decodeFloat32, endpoint, type Gateway, lastBody, provider, request, servedBy, startGateway } from "./Gateway.ts"
+
+const png = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+const vector = (text: string, width = 16) => FakeUpstream.vectorFor(`embed|${text}`, width)
+
+const okBody = (data: ReadonlyArray<{ readonly index: number; readonly embedding: unknown }>, usage: unknown = { prompt_tokens: 3, total_tokens: 3 }) => ({
+  _tag: "Status" as const,
+  status: 200,
+  body: JSON.stringify({ object: "list", model: "embed", data: data.map((d) => ({ object: "embedding", ...d })), usage })
+})
+
+describe("embeddings responses", () => {
+  let gateway: Gateway
+  let alpha: FakeUpstream.FakeServer
+  let bravo: FakeUpstream.FakeServer
+  let coral: FakeUpstream.FakeServer
+
+  beforeAll(async () => {
+    alpha = await FakeOpenAi.start()
+    bravo = await FakeOpenAi.start()
+    coral = await FakeCohere.start({ apiKey: "sk-fake" })
+    const dims = ["dimensions", "encoding_format", "input_type", "user"]
+    gateway = await startGateway({
+      config: {
+        providers: [
+          provider("alpha", alpha.url, {}, [
+            endpoint("acme/embed", {
+              upstream_model: "embed",
+              pricing: { prompt: "0.1", image: "0.0001" },
+              supported_parameters: dims,
+              input_modalities: ["text", "image"]
+            })
+          ]),
+          provider("bravo", bravo.url, {}, [
+            endpoint("acme/embed", { upstream_model: "embed", pricing: { prompt: "0.2" }, supported_parameters: dims }),
+            endpoint("acme/fixed", { upstream_model: "embed", supported_parameters: ["encoding_format"] })
+          ]),
+          { ...provider("coral", coral.url, {}, [endpoint("acme/coral", { upstream_model: "embed-english-light-v3.0", dimensions: 384 })]), adapter: "cohere" }
+        ]
+      },
+      credits: 100
+    })
+  })
+  afterAll(async () => {
+    await gateway.close()
+    await Promise.all([alpha.close(), bravo.close(), coral.close()])
+  })
+  afterEach(() => {
+    for (const fake of [alpha, bravo, coral]) fake.setBehaviour(FakeUpstream.normal)
+  })
+
+  const only = (slug: string) => ({ order: [slug], allow_fallbacks: false })
+
+  it("returns one vector per input, in input order, with index, model, id and usage", async () => {
+    const texts = ["first", "second words", "third one here"]
+    const reply = await gateway.embed({ model: "acme/embed", input: texts, provider: only("alpha") })
+    assert.strictEqual(reply.status, 200, reply.text)
+    const body = reply.json
+    assert.strictEqual(body.object, "list")
+    assert.strictEqual(body.model, "acme/embed")
+    assert.match(body.id, /^gen-emb-/)
+    assert.strictEqual(reply.headers.get("x-generation-id"), body.id)
+    assert.deepStrictEqual(body.data, texts.map((text, index) => ({ object: "embedding", embedding: vector(text), index })))
+    assert.deepStrictEqual(body.usage, {
+      prompt_tokens: 6,
+      total_tokens: 6,
+      cost: costOf(6, "0.1"),
+      cost_details: {
+        upstream_inference_prompt_cost: costOf(6, "0.1"),
+        upstream_inference_completions_cost: 0,
+        upstream_inference_cost: costOf(6, "0.1")
+      },
+      is_byok: false
+    })
+  })
+
+  it("puts an upstream's out-of-order answer back in input order", async () => {
+    const texts = ["a", "b", "c"]
+    alpha.setBehaviour([okBody([2, 0, 1].map((index) => ({ index, embedding: vector(texts[index]!) })))])
+    const reply = await gateway.embed({ model: "acme/embed", input: texts, provider: only("alpha") })
+    assert.strictEqual(reply.status, 200, reply.text)
+    assert.deepStrictEqual(reply.json.data.map((d: any) => d.index), [0, 1, 2])
+    assert.deepStrictEqual(reply.json.data.map((d: any) => d.embedding), texts.map((t) => vector(t)))
+  })
+
+  it("reports prompt_tokens_details only for two or more modalities the upstream counted, and prices images", async () => {
+    const mixed = await gateway.embed({
+      model: "acme/embed",
+      input: [{ content: [{ type: "text", text: "a red square" }, { type: "image_url", image_url: { url: png } }] }],
+      provider: only("alpha")
+    })
+    assert.strictEqual(mixed.status, 200, mixed.text)
+    assert.deepStrictEqual(mixed.json.usage.prompt_tokens_details, { text_tokens: 3, image_tokens: 85 })
+    assert.strictEqual(mixed.json.usage.prompt_tokens, 88)
+    assert.strictEqual(mixed.json.usage.cost, 0.0001088)
+
+    const imageOnly = await gateway.embed({
+      model: "acme/embed",
+      input: [{ content: [{ type: "image_url", image_url: { url: png } }] }],
+      provider: only("alpha")
+    })
+    assert.strictEqual(imageOnly.status, 200, imageOnly.text)
+    assert.notProperty(imageOnly.json.usage, "prompt_tokens_details")
+
+    alpha.setBehaviour([okBody([{ index: 0, embedding: vector("x") }], { prompt_tokens: 88, total_tokens: 88 })])
+    const unreported = await gateway.embed({
+      model: "acme/embed",
+      input: [{ content: [{ type: "text", text: "x" }, { type: "image_url", image_url: { url: png } }] }],
+      provider: only("alpha")
+    })
+    assert.strictEqual(unreported.status, 200, unreported.text)
+    assert.notProperty(unreported.json.usage, "prompt_tokens_details")
+
+    const text = await gateway.embed({ model: "acme/embed", input: "plain", provider: only("alpha") })
+    assert.notProperty(text.json.usage, "prompt_tokens_details")
+  })
+
+  it("base64 asks the upstream for base64 and forwards its bytes without parsing them", async () => {
+    const reply = await gateway.embed({ model: "acme/embed", input: ["one", "two"], encoding_format: "base64", provider: only("alpha") })
+    assert.strictEqual(reply.status, 200, reply.text)
+    assert.strictEqual(lastBody(alpha).encoding_format, "base64")
+    assert.deepStrictEqual(reply.json.data.map((d: any) => d.embedding), ["one", "two"].map((t) => FakeUpstream.float32Base64(vector(t))))
+    assert.deepStrictEqual(decodeFloat32(reply.json.data[1].embedding), vector("two"))
+
+    // A NaN with payload bits: decoding to a JS number and encoding again would change them.
+    const raw = Buffer.alloc(64)
+    for (let i = 0; i < 16; i++) raw.writeUInt32LE(0x7fa00001 + i, i * 4)
+    alpha.setBehaviour([okBody([{ index: 0, embedding: raw.toString("base64") }])])
+    const forwarded = await gateway.embed({ model: "acme/embed", input: "x", encoding_format: "base64", provider: only("alpha") })
+    assert.strictEqual(forwarded.status, 200, forwarded.text)
+    assert.strictEqual(forwarded.json.data[0].embedding, raw.toString("base64"))
+  })
+
+  it("base64 from an upstream that answers floats is little-endian float32", async () => {
+    const reply = await gateway.embed({ model: "acme/coral", input: ["hello"], encoding_format: "base64" })
+    assert.strictEqual(reply.status, 200, reply.text)
+    assert.deepStrictEqual(lastBody(coral).embedding_types, ["float"])
+    const expected = FakeUpstream.vectorFor("embed-english-light-v3.0|search_document|hello", 384)
+    assert.strictEqual(reply.json.data[0].embedding, FakeUpstream.float32Base64(expected))
+    assert.deepStrictEqual(decodeFloat32(reply.json.data[0].embedding), expected)
+  })
+
+  it("float is the default, also when the upstream answers base64", async () => {
+    alpha.setBehaviour([okBody([{ index: 0, embedding: FakeUpstream.float32Base64(vector("x")) }])])
+    const reply = await gateway.embed({ model: "acme/embed", input: "x", provider: only("alpha") })
+    assert.strictEqual(reply.status, 200, reply.text)
+    assert.notProperty(lastBody(alpha), "encoding_format")
+    assert.deepStrictEqual(reply.json.data[0].embedding, vector("x"))
+  })
+
+  it("dimensions is sent to an upstream that supports it, and the width it returns is checked", async () => {
+    const honoured = await gateway.embed({ model: "acme/embed", input: "x", dimensions: 8, provider: only("alpha") })
+    assert.strictEqual(honoured.status, 200, honoured.text)
+    assert.strictEqual(lastBody(alpha).dimensions, 8)
+    assert.strictEqual(honoured.json.data[0].embedding.length, 8)
+
+    alpha.setBehaviour({ _tag: "WrongWidth", width: 12 })
+    const caught = await gateway.embed({ model: "acme/embed", input: "x", dimensions: 8, provider: only("alpha") })
+    assert.strictEqual(caught.status, 502, caught.text)
+    assert.strictEqual(caught.json.error.code, 502)
+    assert.strictEqual(caught.json.error.metadata.reason, "InvalidResponse")
+    assert.include(caught.json.error.message, "expected vectors of 8 dimensions, got 12")
+
+    const rescued = await gateway.embed({ model: "acme/embed", input: "x", dimensions: 8, provider: { order: ["alpha", "bravo"] } })
+    assert.strictEqual(rescued.status, 200, rescued.text)
+    assert.strictEqual(servedBy(rescued), "bravo")
+    assert.strictEqual(rescued.json.data[0].embedding.length, 8)
+    assert.strictEqual(rescued.json.usage.cost, costOf(1, "0.2"))
+  })
+
+  it("an endpoint that cannot change its width serves only its own width, which is checked too", async () => {
+    const before = bravo.requests.length
+    const refused = await gateway.embed({ model: "acme/fixed", input: "x", dimensions: 8 })
+    assert.strictEqual(refused.status, 400, refused.text)
+    assert.strictEqual(refused.json.error.code, 400)
+    assert.strictEqual(refused.json.error.metadata.reason, "UnsupportedInput")
+    assert.strictEqual(bravo.requests.length, before)
+
+    const own = await gateway.embed({ model: "acme/fixed", input: "x", dimensions: 16 })
+    assert.strictEqual(own.status, 200, own.text)
+    assert.notProperty(lastBody(bravo), "dimensions")
+
+    bravo.setBehaviour({ _tag: "WrongWidth", width: 12 })
+    const drifted = await gateway.embed({ model: "acme/fixed", input: "x" })
+    assert.strictEqual(drifted.status, 502, drifted.text)
+    assert.include(drifted.json.error.message, "expected vectors of 16 dimensions, got 12")
+  })
+
+  it("a non-integer token count from upstream is an invalid response, not a charge", async () => {
+    alpha.setBehaviour([okBody([{ index: 0, embedding: vector("x") }], { prompt_tokens: 2.5, total_tokens: 2.5 })])
+    const reply = await gateway.embed({ model: "acme/embed", input: "x", provider: only("alpha") })
+    assert.strictEqual(reply.status, 502, reply.text)
+    assert.strictEqual(reply.json.error.metadata.reason, "InvalidResponse")
+  })
+})
+
+describe("a fresh install", () => {
+  let server: RunningServer
+  beforeAll(async () => {
+    server = await startServer()
+  })
+  afterAll(() => server.close())
+
+  it("answers the local model with no provider credentials and no credits", async () => {
+    const reply = await request(server, "/embeddings", { model: "switchyard/local-embed", input: ["hello world", "hello there"] }, { key: server.apiKey })
+    assert.strictEqual(reply.status, 200, reply.text)
+    assert.strictEqual(servedBy(reply), "local")
+    assert.strictEqual(reply.json.data.length, 2)
+    assert.strictEqual(reply.json.data[0].embedding.length, 256)
+    assert.strictEqual(reply.json.usage.cost, 0)
+    assert.strictEqual(reply.json.usage.prompt_tokens, 4)
+
+    const models = await request(server, "/embeddings/models", undefined, { key: server.apiKey })
+    assert.deepStrictEqual(models.json.data.map((m: any) => m.id), ["switchyard/local-embed"])
+
+    const keyless = await request(server, "/embeddings", { model: "openai/text-embedding-3-small", input: "x" }, { key: server.apiKey })
+    assert.strictEqual(keyless.status, 404)
+    assert.strictEqual(keyless.json.error.code, 404)
+    assert.include(keyless.json.error.message, "credential")
+  })
+})

@@ -1,0 +1,55 @@
+import * as ChildProcess from "node:child_process"
+import * as Net from "node:net"
+import * as NodePath from "node:path"
+
+export interface ServerProcess {
+  readonly baseUrl: string
+  readonly output: () => string
+  readonly stop: () => Promise<void>
+}
+
+const main = NodePath.join(import.meta.dirname, "..", "..", "src", "main.ts")
+
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = Net.createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as Net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
+
+/**
+ * Runs `src/main.ts` as a separate Node process (what `pnpm start` runs) and waits until its
+ * health endpoint answers; fails with the process's output if it exits or stays silent first.
+ */
+export const startServerProcess = async (env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> => {
+  const port = await freePort()
+  const child = ChildProcess.spawn(process.execPath, [main], {
+    env: { ...process.env, SWITCHYARD_HOST: "127.0.0.1", SWITCHYARD_PORT: String(port), ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let output = ""
+  child.stdout.on("data", (chunk) => (output += String(chunk)))
+  child.stderr.on("data", (chunk) => (output += String(chunk)))
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  const baseUrl = `http://127.0.0.1:${port}/api/v1`
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGTERM")
+      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000)
+      await exited
+      clearTimeout(timer)
+    }
+  }
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the server process exited with ${child.exitCode}:\n${output}`)
+    const healthy = await fetch(`${baseUrl}/health`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false)
+    if (healthy) return { baseUrl, output: () => output, stop }
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  await stop()
+  throw new Error(`the server process did not become healthy within ${timeoutMs} ms:\n${output}`)
+}
