@@ -1,4 +1,6 @@
 import { mergeConfig } from "vitest/config"
 import shared from "../../vitest.shared.ts"
 
-export default mergeConfig(shared, {})
+export default mergeConfig(shared, {
+  test: { globalSetup: ["test/support/build.ts"] }
+})

@@ -1,0 +1,95 @@
+import { GatewayClient } from "@switchyard/client/GatewayClient"
+import { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
+import type { RoutePlanReport } from "@switchyard/core/schema/RoutePlanReport"
+import { Effect, Option } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import * as Connection from "../../Connection.ts"
+import * as Failure from "../../Failure.ts"
+import * as Output from "../../Output.ts"
+import * as ProviderFlags from "../../ProviderFlags.ts"
+import * as SharedFlags from "../../SharedFlags.ts"
+
+type Candidate = RoutePlanReport["explanation"]["candidates"][number]
+
+export const reason = (c: Candidate, report: RoutePlanReport): string => {
+  const why: Array<string> = []
+  if (c.status === "excluded") return `out: ${c.excluded_by ?? "filtered"}${c.detail === undefined ? "" : ` (${c.detail})`}`
+  if (c.status === "unused") return "out: eligible, but fallbacks are off"
+  if (c.order_match !== undefined) why.push(`listed in --order as ${c.order_match}`)
+  if (c.sort_key !== undefined && report.explanation.sort !== null) why.push(`${report.explanation.sort.by} ${c.sort_key ?? "unknown"}`)
+  if (c.weight !== undefined) {
+    const drawn = report.explanation.draw?.pool.includes(c.id) === true && c.rank === 0
+    why.push(`${drawn ? "drawn at random, " : ""}weight ${c.weight.toPrecision(3)}`)
+  }
+  if (c.meets_cutoffs === false) why.push("misses the latency/throughput preference, so later")
+  if (c.recent_failure === true) why.push("failed in the last 30s, so later")
+  if (why.length === 0) why.push(c.rank === 0 ? "first choice" : "fallback")
+  return why.join("; ")
+}
+
+const modeText = (report: RoutePlanReport) => {
+  const e = report.explanation
+  const mode = e.mode === "order"
+    ? `the --order list (${(e.order ?? []).join(", ")}), then the rest`
+    : e.mode === "sort"
+    ? `sorted by ${e.sort?.by ?? "?"} (partition ${e.sort?.partition ?? "model"})`
+    : "load balanced: drawn at random weighted by 1/price², cheapest fallbacks after"
+  return `${mode}; fallbacks ${e.allow_fallbacks ? "allowed" : "off"}`
+}
+
+export const render = (report: RoutePlanReport, estimated: boolean) =>
+  Effect.gen(function*() {
+    const candidates = [...report.explanation.candidates].sort((a, b) =>
+      (a.rank ?? Number.MAX_SAFE_INTEGER) - (b.rank ?? Number.MAX_SAFE_INTEGER) || a.provider.localeCompare(b.provider)
+    )
+    yield* Output.line(`Route for ${report.model}: ${modeText(report)}`)
+    yield* Output.line("")
+    yield* Output.table([
+      { header: "#", value: (c: Candidate) => (c.rank === undefined ? "-" : String(c.rank + 1)), align: "right" },
+      { header: "PROVIDER", value: (c) => c.provider },
+      { header: "VARIANT", value: (c) => c.variant },
+      { header: "$/M TOKENS", value: (c) => `$${c.prompt_price}`, align: "right" },
+      { header: "STATUS", value: (c) => (c.status === "attempt" ? "in" : "out") },
+      { header: "WHY", value: (c) => reason(c, report) }
+    ], candidates, "No provider serves this model.")
+    if (estimated) {
+      yield* Output.line("")
+      yield* Output.line(
+        `Estimate: at most ${report.estimate.prompt_tokens.toLocaleString("en-US")} prompt tokens, at most ${Output.money(report.estimate.cost)} on the first choice.`
+      )
+    }
+  })
+
+export const explain = Command.make(
+  "explain",
+  {
+    texts: Argument.String("text").pipe(Argument.withDescription("Texts to estimate tokens and cost for (optional)"), Argument.variadic()),
+    model: Flag.String("model").pipe(Flag.withAlias("m"), Flag.withMetavar("VENDOR/MODEL"), Flag.withDescription("Embedding model")),
+    dimensions: Flag.Int("dimensions").pipe(Flag.withMetavar("N"), Flag.withDescription("Dimensions the request would ask for"), Flag.optional),
+    encoding: Flag.Literals("encoding", ["float", "base64"]).pipe(Flag.withDescription("Vector encoding the request would ask for"), Flag.optional),
+    inputType: Flag.String("input-type").pipe(Flag.withMetavar("KIND"), Flag.withDescription("Input type the request would send"), Flag.optional),
+    ...ProviderFlags.flags,
+    json: SharedFlags.json
+  },
+  Effect.fn(function*(input) {
+    const provider = yield* ProviderFlags.toPreferences(input)
+    const payload = yield* Failure.validate(EmbeddingRequest, {
+      input: input.texts.length === 0 ? "route explain" : input.texts.length === 1 ? input.texts[0] : input.texts,
+      model: input.model,
+      ...(Option.isSome(input.dimensions) ? { dimensions: input.dimensions.value } : {}),
+      ...(Option.isSome(input.encoding) ? { encoding_format: input.encoding.value } : {}),
+      ...(Option.isSome(input.inputType) ? { input_type: input.inputType.value } : {}),
+      ...(provider === undefined ? {} : { provider })
+    })
+    const client = yield* GatewayClient
+    const report = yield* client.embeddings.plan({ payload })
+    if (input.json) return yield* Output.json(report)
+    yield* render(report, input.texts.length > 0)
+  }, Connection.withGateway)
+).pipe(
+  Command.withDescription("Show the route an embeddings request would take, and why each provider is in or out, without calling any"),
+  Command.withExamples([
+    { command: "switchyard route explain -m openai/text-embedding-3-small", description: "The default route for a model" },
+    { command: "switchyard route explain -m openai/text-embedding-3-small --zdr --sort price --max-price 0.05 \"a text\"", description: "Which providers pass your preferences, and the cost of one text" }
+  ])
+)

@@ -1,0 +1,67 @@
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Api } from "@switchyard/core/api/Api"
+import { Forbidden } from "@switchyard/core/errors/ApiError"
+import { HttpApi } from "effect/http-api"
+import { type RunningServer, startServer } from "../../../apps/server/test/support/TestServer.ts"
+import { Switchyard } from "../src/Switchyard.ts"
+
+describe("Switchyard (promise facade)", () => {
+  it("has a promise method for every operation of the contract", async () => {
+    await using switchyard = new Switchyard({ baseUrl: "http://127.0.0.1:1" })
+    const target = switchyard as unknown as Record<string, Record<string, unknown>>
+    HttpApi.reflect(Api, {
+      onGroup: () => {},
+      onEndpoint: ({ endpoint, group }) => {
+        const holder = group.topLevel ? target : target[group.identifier]
+        assert.isFunction(holder?.[endpoint.identifier], `${group.identifier}.${endpoint.identifier}`)
+      }
+    })
+  })
+
+  it("throws on an invalid base URL at construction", () => {
+    assert.throws(() => new Switchyard({ baseUrl: "localhost:8080" }), /must start with http:\/\/ or https:\/\//)
+  })
+
+  describe("against the gateway on 127.0.0.1", () => {
+    let server: RunningServer
+    beforeAll(async () => {
+      server = await startServer()
+    })
+    afterAll(() => server?.close())
+
+    it("resolves with decoded values", async () => {
+      await using switchyard = new Switchyard({ baseUrl: server.baseUrl, apiKey: server.managementKey })
+      assert.strictEqual(switchyard.baseUrl, server.baseUrl)
+      assert.deepStrictEqual(await switchyard.health(), { status: "ok" })
+      const { data } = await switchyard.keys.list({ query: { include_disabled: true } })
+      assert.isAtLeast(data.length, 2)
+      assert.isBoolean(data[0]!.disabled)
+    })
+
+    it("embeds, with the request and response shapes of the contract", async () => {
+      await using switchyard = new Switchyard({ baseUrl: server.baseUrl, apiKey: server.apiKey })
+      const { data, model } = await switchyard.embeddings.create({ payload: { model: "switchyard/local-embed", input: ["hello"], dimensions: 8 } })
+      assert.strictEqual(model, "switchyard/local-embed")
+      assert.strictEqual((data[0]!.embedding as ReadonlyArray<number>).length, 8)
+    })
+
+    it("rejects with the contract's typed error", async () => {
+      await using switchyard = new Switchyard({ baseUrl: server.baseUrl, apiKey: server.apiKey })
+      const error = await switchyard.keys.list({ query: {} }).then(() => undefined, (e: unknown) => e)
+      assert.instanceOf(error, Forbidden)
+      assert.strictEqual((error as Forbidden)._tag, "Forbidden")
+      assert.include((error as Forbidden).message, "management key")
+    })
+
+    it("stops a call when its signal aborts", async () => {
+      await using switchyard = new Switchyard({ baseUrl: "http://127.0.0.1:9", retry: { retries: 50, baseDelay: "1 second" } })
+      const controller = new AbortController()
+      const pending = switchyard.health(undefined, { signal: controller.signal })
+      setTimeout(() => controller.abort(), 100)
+      const started = Date.now()
+      const error = await pending.then(() => undefined, (e: unknown) => e)
+      assert.isDefined(error)
+      assert.isBelow(Date.now() - started, 5_000)
+    })
+  })
+})
