@@ -1,10 +1,11 @@
-import { limitWindowStart } from "@switchyard/core/accounting/UsageWindow"
+import { creditsFromNanos, limitWindowStart } from "@switchyard/core/accounting/UsageWindow"
 import { PaymentRequired, Unauthorized } from "@switchyard/core/errors/ApiError"
 import type { LimitReset } from "@switchyard/core/schema/ApiKey"
 import { Accounting } from "@switchyard/core/store/Accounting"
 import type { AddCreditsRequest, CreditTotals, Reservation, ReserveRequest, SettleRequest, Settlement } from "@switchyard/core/store/Accounting"
 import { Clock, Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import type * as SqlError from "effect/sql/SqlError"
 import * as Crypto from "node:crypto"
 
 interface KeyRow {
@@ -88,17 +89,17 @@ export const make = (options: AccountingOptions = {}) =>
         return BigInt(account.credits) - BigInt(account.usage) - BigInt(rows[0]!.held)
       })
 
-    const refuseKey = (key: KeyRow | undefined, now: Date) => {
-      if (key === undefined || key.deleted_at !== null) return new Unauthorized({ message: "This API key no longer exists" })
-      if (key.disabled) return new Unauthorized({ message: "This API key is disabled" })
+    const usableKey = (key: KeyRow | undefined, now: Date): Effect.Effect<KeyRow, Unauthorized> => {
+      if (key === undefined || key.deleted_at !== null) return Effect.fail(new Unauthorized({ message: "This API key no longer exists" }))
+      if (key.disabled) return Effect.fail(new Unauthorized({ message: "This API key is disabled" }))
       if (key.expires_at !== null && new Date(key.expires_at).getTime() <= now.getTime()) {
-        return new Unauthorized({ message: "This API key has expired" })
+        return Effect.fail(new Unauthorized({ message: "This API key has expired" }))
       }
-      return undefined
+      return Effect.succeed(key)
     }
 
-    const dieOnSql = <A, E, R>(self: Effect.Effect<A, E, R>) =>
-      self.pipe(Effect.catchTag("SqlError" as never, (e: unknown) => Effect.die(e))) as Effect.Effect<A, Exclude<E, { readonly _tag: "SqlError" }>, R>
+    const dieOnSql = <A, E, R>(self: Effect.Effect<A, E | SqlError.SqlError, R>) =>
+      Effect.catchTag(self, "SqlError", (e) => Effect.die(e))
 
     const reserve = Effect.fn("Accounting.reserve")(function*(request: ReserveRequest) {
       if (request.amountNanos < 0n) return yield* Effect.die(new RangeError("reserve: negative amount"))
@@ -114,26 +115,24 @@ export const make = (options: AccountingOptions = {}) =>
       }
       if (request.amountNanos === 0n) return reservation
       return yield* dieOnSql(sql.withTransaction(Effect.gen(function*() {
-        const key = yield* lockKey(request.keyId)
-        const refused = refuseKey(key, now)
-        if (refused !== undefined) return yield* refused
-        if (key!.workspace_id !== request.workspaceId) {
+        const key = yield* Effect.flatMap(lockKey(request.keyId), (found) => usableKey(found, now))
+        if (key.workspace_id !== request.workspaceId) {
           return yield* Effect.die(new Error(`reserve: key ${request.keyId} is not in workspace ${request.workspaceId}`))
         }
         yield* sql`DELETE FROM holds WHERE key_id = ${request.keyId} AND expires_at <= ${now}`.pipe(Effect.orDie)
-        if (key!.limit_nanos !== null && (!request.byok || countsByok(key!))) {
-          const room = yield* keyRoom(request.keyId, key!, now, reservation.id)
+        if (key.limit_nanos !== null && (!request.byok || countsByok(key))) {
+          const room = yield* keyRoom(request.keyId, key, now, reservation.id)
           if (request.amountNanos > room) {
             const left = max(room, 0n)
-            const window = key!.limit_reset === null ? "" : ` ${windowNames[key!.limit_reset]}`
+            const window = key.limit_reset === null ? "" : ` ${windowNames[key.limit_reset]}`
             return yield* new PaymentRequired({
-              message: `This API key's key limit is exhausted: ${dollars(left)} of its ${dollars(BigInt(key!.limit_nanos))} limit is left${window}, and this request may cost up to ${dollars(request.amountNanos)}. Raise or reset the key's limit with PATCH /api/v1/keys/{hash}.`,
+              message: `Insufficient key limit: this API key has ${dollars(left)} of its ${dollars(BigInt(key.limit_nanos))} limit left${window}, and this request may cost up to ${dollars(request.amountNanos)}. Raise the key's limit with PATCH /api/v1/keys/{hash}.`,
               metadata: {
                 reason: "key_limit",
-                limit: Number(key!.limit_nanos) / 1e9,
-                limit_remaining: Number(left) / 1e9,
-                limit_reset: key!.limit_reset,
-                required: Number(request.amountNanos) / 1e9
+                limit: creditsFromNanos(BigInt(key.limit_nanos)),
+                limit_remaining: creditsFromNanos(left),
+                limit_reset: key.limit_reset,
+                required: creditsFromNanos(request.amountNanos)
               }
             })
           }
@@ -146,8 +145,8 @@ export const make = (options: AccountingOptions = {}) =>
               message: `Insufficient workspace credits: the workspace has ${dollars(left)} available and this request may cost up to ${dollars(request.amountNanos)}. An operator can add credits with POST /api/v1/credits.`,
               metadata: {
                 reason: "workspace_credits",
-                balance: Number(left) / 1e9,
-                required: Number(request.amountNanos) / 1e9
+                balance: creditsFromNanos(left),
+                required: creditsFromNanos(request.amountNanos)
               }
             })
           }

@@ -1,0 +1,67 @@
+import { PgClient } from "@effect/sql-pg"
+import { assert, describe, it } from "@effect/vitest"
+import { Accounting } from "@switchyard/core/store/Accounting"
+import { Effect, Layer, Redacted } from "effect"
+import * as ChildProcess from "node:child_process"
+import * as NodePath from "node:path"
+import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
+import * as ApiKeyRepo from "../../src/store/ApiKeyRepo.ts"
+import { migrate } from "../../src/store/Migrations.ts"
+import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
+import { ledgerSums, seedKey } from "../support/MoneyStore.ts"
+import { dropDatabase, freshDatabase, storeKind } from "../support/TestServer.ts"
+
+const loop = NodePath.join(import.meta.dirname, "fixtures", "ReserveLoop.ts")
+
+const runLoop = (env: Record<string, string>) =>
+  new Promise<Record<string, number>>((resolve, reject) => {
+    ChildProcess.execFile(process.execPath, [loop], { env: { ...process.env, ...env }, timeout: 90_000 }, (error, stdout, stderr) => {
+      if (error !== null) return reject(new Error(`${error.message}\n${stderr}`))
+      resolve(JSON.parse(stdout.trim().split("\n").at(-1)!) as Record<string, number>)
+    })
+  })
+
+describe.skipIf(storeKind !== "postgres")("accounting across two processes on one PostgreSQL", () => {
+  it("200 concurrent requests from two processes on a key that can afford 50: exactly 50 succeed", async () => {
+    const url = await freshDatabase()
+    try {
+      const layer = Layer.mergeAll(AccountingRepo.layer, ApiKeyRepo.layer).pipe(
+        Layer.provideMerge(Layer.effectDiscard(migrate)),
+        Layer.provideMerge(PgClient.layer({ url: Redacted.make(url), maxConnections: 4 }))
+      )
+      const cost = 1_234_567n
+      const key = await Effect.runPromise(Effect.gen(function*() {
+        const key = yield* seedKey({ limitNanos: 50n * cost, limitReset: "monthly" })
+        yield* (yield* Accounting).addCredits({ workspaceId: key.workspaceId, amountNanos: 1000n * cost, note: null, grantedByKeyId: null })
+        return key
+      }).pipe(Effect.provide(layer)))
+      const env = {
+        DATABASE_URL: url,
+        LOOP_KEY_ID: key.keyId,
+        LOOP_WORKSPACE_ID: key.workspaceId,
+        LOOP_COST_NANOS: cost.toString(),
+        LOOP_ATTEMPTS: "100",
+        LOOP_START_AT: String(Date.now() + 4000)
+      }
+      const [a, b] = await Promise.all([runLoop(env), runLoop(env)])
+      assert.strictEqual((a.ok ?? 0) + (b.ok ?? 0), 50, JSON.stringify({ a, b }))
+      assert.strictEqual((a.key_limit ?? 0) + (b.key_limit ?? 0), 150, JSON.stringify({ a, b }))
+      assert.isAbove(a.ok ?? 0, 0, "both processes took part")
+      assert.isAbove(b.ok ?? 0, 0, "both processes took part")
+      const after = await Effect.runPromise(Effect.gen(function*() {
+        const sums = yield* ledgerSums(key.keyId)
+        const listed = yield* (yield* ApiKeyStore).list({
+          userId: key.userId, workspaceId: key.workspaceId, includeDisabled: true, offset: 0, limit: 10, now: new Date()
+        })
+        const credits = yield* (yield* Accounting).credits(key.workspaceId)
+        return { sums, record: listed[0]!, credits }
+      }).pipe(Effect.provide(layer)))
+      assert.strictEqual(after.sums.total, 50n * cost)
+      assert.strictEqual(after.record.usage, Number(after.sums.total) / 1e9)
+      assert.strictEqual(after.record.limit_remaining, 0)
+      assert.strictEqual(after.credits.totalUsageNanos, after.sums.total)
+    } finally {
+      await dropDatabase(url)
+    }
+  }, 120_000)
+})

@@ -1,0 +1,77 @@
+import { PgClient } from "@effect/sql-pg"
+import type { LimitReset } from "@switchyard/core/schema/ApiKey"
+import { Effect, Layer, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import * as Crypto from "node:crypto"
+import * as KeySecret from "../../src/auth/KeySecret.ts"
+import { migrate } from "../../src/store/Migrations.ts"
+import * as PgliteClient from "../../src/store/PgliteClient.ts"
+import { dropDatabase, freshDatabase, storeKind } from "./TestServer.ts"
+
+/**
+ * A migrated, empty store for one suite: in-memory PGlite, or a fresh PostgreSQL database
+ * (dropped afterwards) under `SWITCHYARD_TEST_STORE=postgres`.
+ */
+export const sqlLayer = (): Layer.Layer<SqlClient.SqlClient, unknown> => {
+  const driver = storeKind === "postgres"
+    ? Layer.unwrap(Effect.gen(function*() {
+      const url = yield* Effect.acquireRelease(Effect.promise(() => freshDatabase()), (url) => Effect.promise(() => dropDatabase(url)))
+      return PgClient.layer({ url: Redacted.make(url), maxConnections: 16 }) as Layer.Layer<SqlClient.SqlClient, unknown>
+    }))
+    : PgliteClient.layer(undefined) as Layer.Layer<SqlClient.SqlClient, unknown>
+  return Layer.effectDiscard(migrate).pipe(Layer.provideMerge(driver))
+}
+
+export interface SeededKey {
+  readonly workspaceId: string
+  readonly userId: string
+  readonly keyId: string
+  readonly hash: string
+}
+
+/**
+ * A workspace with one user and one standard key with the given limit settings.
+ */
+export const seedKey = (options: {
+  readonly limitNanos?: bigint | null
+  readonly limitReset?: LimitReset | null
+  readonly includeByokInLimit?: boolean
+  readonly workspaceId?: string
+  readonly userId?: string
+} = {}) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const workspaceId = options.workspaceId ?? Crypto.randomUUID()
+    const userId = options.userId ?? Crypto.randomUUID()
+    if (options.workspaceId === undefined) {
+      yield* sql`INSERT INTO workspaces (id, slug, name) VALUES (${workspaceId}, ${`ws-${workspaceId}`}, 'Test')`
+    }
+    if (options.userId === undefined) {
+      yield* sql`INSERT INTO users (id, name, default_workspace_id) VALUES (${userId}, 'tester', ${workspaceId})`
+      yield* sql`INSERT INTO memberships (user_id, workspace_id, role) VALUES (${userId}, ${workspaceId}, 'owner')`
+    }
+    const keyId = Crypto.randomUUID()
+    const hash = KeySecret.hash(KeySecret.generate())
+    const limit = options.limitNanos ?? null
+    yield* sql`INSERT INTO api_keys (id, hash, kind, name, label, user_id, workspace_id, limit_nanos, limit_reset, include_byok_in_limit)
+      VALUES (${keyId}, ${hash}, 'standard', 'test key', 'sk-sy-v1-...', ${userId}, ${workspaceId},
+        ${limit === null ? null : limit.toString()}::bigint, ${options.limitReset ?? null}, ${options.includeByokInLimit ?? false})`
+    return { workspaceId, userId, keyId, hash } satisfies SeededKey
+  }).pipe(Effect.orDie)
+
+/**
+ * The ledger's sums for a key: everything, and the non-BYOK part.
+ */
+export const ledgerSums = (keyId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ total: string; paid: string; n: number }>`SELECT COALESCE(SUM(cost_nanos), 0)::text AS total,
+        COALESCE(SUM(cost_nanos) FILTER (WHERE NOT is_byok), 0)::text AS paid, count(*)::int AS n
+      FROM ledger WHERE key_id = ${keyId}`
+    return { total: BigInt(rows[0]!.total), paid: BigInt(rows[0]!.paid), rows: rows[0]!.n }
+  }).pipe(Effect.orDie)
+
+export const nanos = (credits: string): bigint => {
+  const [whole, fraction = ""] = credits.split(".")
+  return BigInt(whole!) * 1_000_000_000n + BigInt(fraction.padEnd(9, "0"))
+}
