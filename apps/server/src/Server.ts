@@ -84,6 +84,12 @@ export const Routes = Layer.unwrap(Effect.gen(function*() {
 export const ServerLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* ServerConfig
   return HttpRouter.serve(Routes, { disableLogger: true }).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { host: config.host, port: config.port, gracefulShutdownTimeout: "25 seconds" }))
+    Layer.provideMerge(
+      NodeHttpServer.layer(createServer, { host: config.host, port: config.port, gracefulShutdownTimeout: "25 seconds" }).pipe(
+        // The socket opens only once the store is migrated: a request that arrived before the
+        // routes existed would otherwise wait for an answer that never comes.
+        Layer.provide(Database.layer)
+      )
+    )
   )
 }))
