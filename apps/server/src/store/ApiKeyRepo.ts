@@ -99,6 +99,8 @@ export const selectKeysWithUsage = (sql: SqlClient.SqlClient, now: Date) => {
 }
 
 
+type FoundKey = Option.Option.Value<Effect.Success<ReturnType<ApiKeyStore["Service"]["findByHash"]>>>
+
 export const layer = Layer.effect(
   ApiKeyStore,
   Effect.gen(function*() {
@@ -108,11 +110,20 @@ export const layer = Layer.effect(
         Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), (row) => ({ row, record: toRecord(row) }))),
         Effect.orDie
       )
+    // Every request authenticates by hash: found keys are kept for a few seconds. This process
+    // forgets a key the moment it updates or removes it; another replica's change is seen within
+    // the TTL, and a priced request re-reads the key row when it reserves anyway.
+    const cacheTtlMs = 5_000
+    const found = new Map<string, { readonly at: number; readonly key: Option.Option<FoundKey> }>()
+    const forget = (hash: string) => Effect.sync(() => found.delete(hash))
     const own = (request: OwnKeyRequest) =>
       one(request.now, sql`k.hash = ${request.hash} AND k.user_id = ${request.userId}`).pipe(Effect.map(Option.map((r) => r.record)))
     return ApiKeyStore.of({
-      findByHash: (hash) =>
-        sql<{
+      findByHash: (hash) => {
+        const now = Date.now()
+        const hit = found.get(hash)
+        if (hit !== undefined && now - hit.at < cacheTtlMs) return Effect.succeed(hit.key)
+        return sql<{
           id: string
           hash: string
           kind: "standard" | "management"
@@ -133,8 +144,16 @@ export const layer = Layer.effect(
               expiresAt: r.expires_at === null ? null : new Date(r.expires_at)
             }))
           ),
-          Effect.orDie
-        ),
+          Effect.orDie,
+          Effect.tap((key) =>
+            Effect.sync(() => {
+              if (Option.isNone(key)) return
+              if (found.size >= 10_000) found.clear()
+              found.set(hash, { at: now, key })
+            })
+          )
+        )
+      },
       list: (request) =>
         sql<KeyRow>`${selectKeysWithUsage(sql, request.now)}
           WHERE k.user_id = ${request.userId} AND k.workspace_id = ${request.workspaceId}
@@ -198,6 +217,7 @@ export const layer = Layer.effect(
           }
           const updated = yield* sql<{ id: string }>`UPDATE api_keys SET ${sql.update(changes)}
             WHERE hash = ${request.hash} AND user_id = ${request.userId} AND deleted_at IS NULL RETURNING id`.pipe(Effect.orDie)
+          yield* forget(request.hash)
           if (updated.length === 0) return Option.none()
           return yield* own(request)
         }),
@@ -205,7 +225,8 @@ export const layer = Layer.effect(
         sql<{ id: string }>`UPDATE api_keys SET deleted_at = ${request.now}, disabled = true, updated_at = ${request.now}
           WHERE hash = ${request.hash} AND user_id = ${request.userId} AND deleted_at IS NULL RETURNING id`.pipe(
           Effect.map((rows) => rows.length > 0),
-          Effect.orDie
+          Effect.orDie,
+          Effect.ensuring(forget(request.hash))
         )
     })
   })

@@ -63,6 +63,14 @@ export const layer = Layer.effect(
     const inWorkspaces = (workspaceIds: ReadonlyArray<string>) =>
       workspaceIds.length === 0 ? sql`FALSE` : sql`workspace_id IN ${sql.in(workspaceIds)}`
 
+    // Every embeddings request asks for each serving provider's credential; most answers are
+    // "none". Kept a few seconds per workspace and provider, forgotten by this process's writes.
+    const cacheTtlMs = 5_000
+    const credentials = new Map<string, { readonly at: number; readonly value: Option.Option<Redacted.Redacted<string>> }>()
+    const forgetWorkspace = (workspaceId: string) =>
+      Effect.sync(() => {
+        for (const key of credentials.keys()) if (key.startsWith(`${workspaceId}|`)) credentials.delete(key)
+      })
     const byId = (id: string, workspaceIds: ReadonlyArray<string>) =>
       sql<CredentialRow>`SELECT ${sql.unsafe(columns)} FROM byok_credentials WHERE id = ${id} AND ${inWorkspaces(workspaceIds)}`.pipe(
         Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), toKey)),
@@ -70,8 +78,12 @@ export const layer = Layer.effect(
       )
 
     return ByokStore.of({
-      credentialFor: (workspaceId, providerSlug) =>
-        sql<{ id: string; secret: string }>`SELECT id, secret FROM byok_credentials
+      credentialFor: (workspaceId, providerSlug) => {
+        const key = `${workspaceId}|${providerSlug}`
+        const now = Date.now()
+        const hit = credentials.get(key)
+        if (hit !== undefined && now - hit.at < cacheTtlMs) return Effect.succeed(hit.value)
+        return sql<{ id: string; secret: string }>`SELECT id, secret FROM byok_credentials
           WHERE workspace_id = ${workspaceId} AND provider = ${providerSlug} AND NOT disabled
           ORDER BY sort_order, created_at, id LIMIT 1`.pipe(
           Effect.orDie,
@@ -83,8 +95,10 @@ export const layer = Layer.effect(
               ? Effect.succeed(opened)
               : Effect.die(new CredentialKeyMismatch({ message: `BYOK credential ${row.id} does not open with this process's secret key` }))
           }),
+          Effect.tap((value) => Effect.sync(() => credentials.set(key, { at: now, value }))),
           Effect.withSpan("ByokStore.credentialFor")
-        ),
+        )
+      },
       list: (request) =>
         Effect.gen(function*() {
           const provider = request.provider === undefined ? sql`TRUE` : sql`provider = ${request.provider}`
@@ -106,7 +120,7 @@ export const layer = Layer.effect(
               ${secret}, ${request.disabled},
               (SELECT COALESCE(MAX(sort_order) + 1, 0) FROM byok_credentials
                 WHERE workspace_id = ${request.workspaceId} AND provider = ${request.provider}),
-              ${request.now})`.pipe(Effect.orDie)
+              ${request.now})`.pipe(Effect.orDie, Effect.ensuring(forgetWorkspace(request.workspaceId)))
           return Option.getOrThrow(yield* byId(id, [request.workspaceId]))
         }),
       update: (id, workspaceIds, patch) =>
@@ -126,13 +140,18 @@ export const layer = Layer.effect(
               }
               : {})
           }
-          yield* sql`UPDATE byok_credentials SET ${sql.update(changes)} WHERE id = ${id}`.pipe(Effect.orDie)
+          yield* sql`UPDATE byok_credentials SET ${sql.update(changes)} WHERE id = ${id}`.pipe(
+            Effect.orDie,
+            Effect.ensuring(forgetWorkspace(row.workspace_id))
+          )
           return yield* byId(id, workspaceIds)
         }),
       remove: (id, workspaceIds) =>
-        sql<{ id: string }>`DELETE FROM byok_credentials WHERE id = ${id} AND ${inWorkspaces(workspaceIds)} RETURNING id`.pipe(
-          Effect.map((rows) => rows.length > 0),
-          Effect.orDie
+        sql<{ id: string; workspace_id: string }>`DELETE FROM byok_credentials WHERE id = ${id} AND ${inWorkspaces(workspaceIds)}
+          RETURNING id, workspace_id`.pipe(
+          Effect.orDie,
+          Effect.tap((rows) => Effect.forEach(rows, (row) => forgetWorkspace(row.workspace_id), { discard: true })),
+          Effect.map((rows) => rows.length > 0)
         )
     })
   })

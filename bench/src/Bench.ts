@@ -1,0 +1,396 @@
+import * as Fs from "node:fs"
+import * as Http from "node:http"
+import * as Os from "node:os"
+import * as NodePath from "node:path"
+import { type Cell, type CellId, cells as allCells, type Endpoints, requestFor, type TargetId, type TargetRequest, width } from "./Cells.ts"
+import * as FastUpstream from "./FastUpstream.ts"
+import * as Load from "./Load.ts"
+import * as PgDatabase from "./PgDatabase.ts"
+import * as ProcStats from "./ProcStats.ts"
+import { type Child, repoRoot, sleep, startFloor, startPeer, startSwitchyard, startUpstream, upstreamApiKey, upstreamModels } from "./Processes.ts"
+import * as Profile from "./Profile.ts"
+import * as Report from "./Report.ts"
+
+export interface BenchOptions {
+  readonly seconds: number
+  readonly runs: number
+  readonly warmupSeconds: number
+  readonly cells: ReadonlyArray<CellId>
+  /** Only these targets (the upstream and the floor always run: every ratio needs them). */
+  readonly targets: ReadonlyArray<TargetId> | undefined
+  readonly databaseUrl: string | undefined
+  readonly command: string
+  readonly mode: "quick" | "full" | "custom"
+  readonly serverMain: string | undefined
+  readonly log: (line: string) => void
+}
+
+const maxInputs = 64
+const slowMs = 20
+
+interface Started {
+  readonly children: Array<Child>
+  readonly endpoints: Endpoints & { upstreamPort: number }
+  readonly pids: Partial<Record<TargetId, number>>
+  readonly cleanups: Array<() => Promise<void>>
+  readonly workDir: string
+}
+
+const wanted = (options: BenchOptions): ReadonlySet<TargetId> => {
+  const set = new Set<TargetId>()
+  for (const cell of allCells) {
+    if (!options.cells.includes(cell.id)) continue
+    for (const target of cell.targets) set.add(target)
+  }
+  for (const target of set) {
+    const always = target === "direct" || target === "floor"
+    if (options.targets !== undefined && !always && !options.targets.includes(target)) set.delete(target)
+    if ((target === "switchyard-pg" || target === "switchyard-pg-free") && options.databaseUrl === undefined) set.delete(target)
+  }
+  return set
+}
+
+const startAll = async (options: BenchOptions, targets: ReadonlySet<TargetId>, started: Started) => {
+  const { children, pids, cleanups, workDir } = started
+  const { ports, apiKeys } = started.endpoints
+  const logDir = NodePath.join(workDir, "logs")
+  const upstream = await startUpstream(logDir, { width, delays: { [upstreamModels.slow]: slowMs }, maxInputs })
+  children.push(upstream)
+  started.endpoints.upstreamPort = upstream.port
+  options.log(`upstream on 127.0.0.1:${upstream.port}`)
+  const floor = await startFloor(logDir, upstream.port)
+  children.push(floor)
+  ports.floor = floor.port
+  pids.floor = floor.pid
+  if (targets.has("peer")) {
+    const peer = await startPeer(logDir)
+    children.push(peer)
+    ports.peer = peer.port
+    pids.peer = peer.pid
+  }
+  if (targets.has("switchyard") || targets.has("switchyard-free")) {
+    const sy = await startSwitchyard({
+      name: "switchyard",
+      logDir,
+      dataDir: NodePath.join(workDir, "switchyard"),
+      upstreamPort: upstream.port,
+      width,
+      ...(options.serverMain !== undefined ? { main: options.serverMain } : {})
+    })
+    children.push(sy)
+    for (const t of ["switchyard", "switchyard-free"] as const) {
+      ports[t] = sy.port
+      pids[t] = sy.pid
+      apiKeys[t] = sy.apiKey
+    }
+    options.log(`Switchyard (PGlite) on 127.0.0.1:${sy.port}`)
+  }
+  if ((targets.has("switchyard-pg") || targets.has("switchyard-pg-free")) && options.databaseUrl !== undefined) {
+    const serverUrl = options.databaseUrl
+    const databaseUrl = await PgDatabase.create(serverUrl)
+    cleanups.push(() => PgDatabase.drop(serverUrl, databaseUrl).then(() => undefined))
+    const sy = await startSwitchyard({
+      name: "switchyard-pg",
+      logDir,
+      dataDir: NodePath.join(workDir, "switchyard-pg"),
+      upstreamPort: upstream.port,
+      width,
+      databaseUrl,
+      ...(options.serverMain !== undefined ? { main: options.serverMain } : {})
+    })
+    children.push(sy)
+    for (const t of ["switchyard-pg", "switchyard-pg-free"] as const) {
+      ports[t] = sy.port
+      pids[t] = sy.pid
+      apiKeys[t] = sy.apiKey
+    }
+    options.log(`Switchyard (PostgreSQL) on 127.0.0.1:${sy.port}`)
+  }
+}
+
+const expected = {
+  float: Array.from({ length: maxInputs }, (_, i) => FastUpstream.vectorFor(i, width)),
+  base64: Array.from({ length: maxInputs }, (_, i) => FastUpstream.base64Of(FastUpstream.vectorFor(i, width)))
+}
+
+/**
+ * One request first: the target must answer 200 with exactly the upstream's vectors (every float,
+ * or the same base64 text), else its numbers would measure something else.
+ */
+export const validate = async (cell: Cell, request: TargetRequest): Promise<string | undefined> => {
+  let answer = await post(request)
+  if (typeof answer === "string") answer = await post(request)
+  if (typeof answer === "string") return answer
+  const { status, text } = answer
+  if (status !== 200) return `answered ${status}: ${text.slice(0, 300)}`
+  let body: { data?: Array<{ embedding?: unknown; index?: number }> }
+  try {
+    body = JSON.parse(text)
+  } catch {
+    return "answered a body that is not JSON"
+  }
+  if (!Array.isArray(body.data) || body.data.length !== cell.inputs) return `answered ${body.data?.length ?? "no"} vectors for ${cell.inputs} inputs`
+  for (const [position, item] of body.data.entries()) {
+    const index = item.index ?? position
+    if (cell.encoding === "base64") {
+      if (item.embedding !== expected.base64[index]) return `vector ${index} is not the upstream's base64 text`
+    } else {
+      const vector = item.embedding
+      const want = expected.float[index]!
+      if (!Array.isArray(vector) || vector.length !== want.length || vector.some((x, i) => x !== want[i])) {
+        return `vector ${index} differs from the upstream's`
+      }
+    }
+  }
+  return undefined
+}
+
+// A fresh connection each time: a kept-alive one may be closed by the server at the same moment.
+const post = (request: TargetRequest): Promise<{ status: number; text: string } | string> =>
+  new Promise((resolve) => {
+    const body = Buffer.from(request.body)
+    const outgoing = Http.request(request.url, {
+      method: "POST",
+      agent: false,
+      headers: { "content-type": "application/json", "content-length": body.length, ...request.headers },
+      timeout: 60_000
+    }, (incoming) => {
+      const chunks: Array<Buffer> = []
+      incoming.on("data", (chunk: Buffer) => chunks.push(chunk))
+      incoming.on("end", () => resolve({ status: incoming.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }))
+      incoming.on("error", (error) => resolve(`the answer broke off: ${error.message}`))
+    })
+    outgoing.on("timeout", () => outgoing.destroy(new Error("no answer within 60 s")))
+    outgoing.on("error", (error) => resolve(`request failed: ${error.message}`))
+    outgoing.end(body)
+  })
+
+/**
+ * Waits until the benchmark's processes are nearly idle (under 5 % of a core over 200 ms), at most
+ * 15 s: a run that ends leaves requests in flight, and their work must not land in the next run.
+ */
+const quiesce = async (pids: ReadonlyArray<number>) => {
+  const deadline = Date.now() + 15_000
+  const total = () => pids.reduce((n, pid) => {
+    try {
+      return n + ProcStats.cpuMillis(pid)
+    } catch {
+      return n
+    }
+  }, 0)
+  while (Date.now() < deadline) {
+    const before = total()
+    await sleep(200)
+    if (total() - before <= 10) return
+  }
+}
+
+const rotate = <A>(items: ReadonlyArray<A>, by: number): Array<A> =>
+  items.length === 0 ? [] : items.map((_, i) => items[(i + by) % items.length]!)
+
+const measureRun = async (
+  cell: Cell,
+  request: TargetRequest,
+  seconds: number,
+  pid: number | undefined,
+  rssPeaks: Map<number, number>
+): Promise<Load.LoadResult & { cpuMsPerRequest: number | undefined }> => {
+  const cpuBefore = pid === undefined ? undefined : ProcStats.cpuMillis(pid)
+  const sampler = pid === undefined ? undefined : setInterval(() => {
+    try {
+      rssPeaks.set(pid, Math.max(rssPeaks.get(pid) ?? 0, ProcStats.rssBytes(pid)))
+    } catch {
+      // the process is gone; the run reports its failures
+    }
+  }, 200)
+  try {
+    const result = await Load.run({ ...request, connections: cell.connections, seconds })
+    const cpu = pid === undefined || cpuBefore === undefined ? undefined : ProcStats.cpuMillis(pid) - cpuBefore
+    return { ...result, cpuMsPerRequest: cpu === undefined || result.okTotal === 0 ? undefined : cpu / result.okTotal }
+  } finally {
+    if (sampler !== undefined) clearInterval(sampler)
+  }
+}
+
+const stopAll = async (started: Started) => {
+  await Promise.all(started.children.reverse().map((c) => c.stop().catch(() => undefined)))
+  for (const cleanup of started.cleanups) await cleanup().catch(() => undefined)
+}
+
+/**
+ * Starts every process, loads each cell's targets in interleaved rounds, and returns the report.
+ * Every process is stopped (and the throw-away database dropped) whatever happens.
+ */
+export const run = async (options: BenchOptions): Promise<Report.Report> => {
+  const startedAt = new Date().toISOString()
+  const loadAverageAtStart = Os.loadavg()
+  const targets = wanted(options)
+  const workDir = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "switchyard-bench-"))
+  const started: Started = {
+    children: [],
+    endpoints: { upstreamPort: 0, ports: {}, apiKeys: {}, upstreamApiKey },
+    pids: {},
+    cleanups: [],
+    workDir
+  }
+  const onSignal = () => {
+    void stopAll(started).finally(() => process.exit(130))
+  }
+  process.once("SIGINT", onSignal)
+  process.once("SIGTERM", onSignal)
+  let failed = true
+  try {
+    await startAll(options, targets, started)
+    const samples: Array<Report.Sample> = []
+    const summaries: Array<Report.CellSummary> = []
+    let peakPerCell = true
+    for (const cell of allCells.filter((c) => options.cells.includes(c.id))) {
+      const skipped: Array<{ target: TargetId; reason: string }> = []
+      const live: Array<TargetId> = []
+      const requests = new Map<TargetId, TargetRequest>()
+      for (const target of cell.targets.filter((t) => targets.has(t))) {
+        const request = requestFor(cell, target, started.endpoints)
+        const problem = await validate(cell, request)
+        if (problem !== undefined) {
+          if (target === "direct" || target === "floor" || target === "switchyard") {
+            throw new Error(`${cell.id}: ${target} ${problem}`)
+          }
+          skipped.push({ target, reason: problem })
+          options.log(`${cell.id}: ${target} skipped: ${problem}`)
+          continue
+        }
+        live.push(target)
+        requests.set(target, request)
+      }
+      options.log(`${cell.id}: ${live.join(", ")}`)
+      const everyPid = started.children.map((c) => c.pid)
+      if (options.warmupSeconds > 0) {
+        for (const target of live) {
+          await Load.run({ ...requests.get(target)!, connections: cell.connections, seconds: options.warmupSeconds })
+          await quiesce(everyPid)
+        }
+      }
+      const rssPeaks = new Map<number, number>()
+      const pidsOfCell = [...new Set(live.flatMap((t) => started.pids[t] === undefined ? [] : [started.pids[t]!]))]
+      for (const pid of pidsOfCell) peakPerCell = ProcStats.resetPeak(pid) && peakPerCell
+      for (let round = 0; round < options.runs; round++) {
+        for (const target of rotate(live, round)) {
+          const pid = started.pids[target]
+          const result = await measureRun(cell, requests.get(target)!, options.seconds, pid, rssPeaks)
+          samples.push({ ...result, cell: cell.id, target, run: round })
+          await quiesce(everyPid)
+          options.log(
+            `${cell.id} round ${round + 1}/${options.runs} ${target}: ${Math.round(result.rps)} req/s, p50 ${result.p50.toFixed(2)} ms${
+              result.non2xx + result.errors + result.timeouts > 0 ? `, ${result.non2xx} non-2xx, ${result.errors} errors` : ""
+            }`
+          )
+        }
+      }
+      const peaks: Partial<Record<TargetId, number>> = {}
+      for (const target of live) {
+        const pid = started.pids[target]
+        if (pid === undefined) continue
+        const sampled = rssPeaks.get(pid) ?? 0
+        peaks[target] = peakPerCell ? Math.max(ProcStats.peakRssBytes(pid), sampled) : sampled
+      }
+      summaries.push(Report.summarise(cell, live, samples.filter((s) => s.cell === cell.id), peaks, skipped))
+    }
+    failed = false
+    const cpus = Os.cpus()
+    return {
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      command: options.command,
+      mode: options.mode,
+      settings: { seconds: options.seconds, runs: options.runs, warmupSeconds: options.warmupSeconds },
+      machine: {
+        cpus: cpus.length,
+        cpuModel: cpus[0]?.model.trim() ?? "unknown",
+        node: process.versions.node,
+        loadAverageAtStart,
+        peakRssPerCell: peakPerCell
+      },
+      cells: summaries,
+      checks: Report.checks(summaries, samples),
+      samples
+    }
+  } finally {
+    process.removeListener("SIGINT", onSignal)
+    process.removeListener("SIGTERM", onSignal)
+    await stopAll(started)
+    if (failed) options.log(`logs of the processes are kept in ${NodePath.join(workDir, "logs")}`)
+    else Fs.rmSync(workDir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * Switchyard alone under the small c=16 cell with V8's sampling profiler on; the self time of
+ * each function afterwards.
+ */
+export const profile = async (options: {
+  readonly seconds: number
+  readonly outDir: string
+  readonly serverMain: string | undefined
+  readonly log: (line: string) => void
+}) => {
+  const workDir = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "switchyard-profile-"))
+  const profileDir = NodePath.join(workDir, "cpu")
+  const logDir = NodePath.join(workDir, "logs")
+  const children: Array<Child> = []
+  try {
+    const upstream = await startUpstream(logDir, { width, delays: {}, maxInputs })
+    children.push(upstream)
+    const sy = await startSwitchyard({
+      name: "switchyard",
+      logDir,
+      dataDir: NodePath.join(workDir, "switchyard"),
+      upstreamPort: upstream.port,
+      width,
+      cpuProfileDir: profileDir,
+      ...(options.serverMain !== undefined ? { main: options.serverMain } : {})
+    })
+    children.push(sy)
+    const cell = allCells.find((c) => c.id === "small-c16")!
+    const request = requestFor(cell, "switchyard", {
+      upstreamPort: upstream.port,
+      ports: { switchyard: sy.port },
+      apiKeys: { switchyard: sy.apiKey },
+      upstreamApiKey
+    })
+    const problem = await validate(cell, request)
+    if (problem !== undefined) throw new Error(`switchyard ${problem}`)
+    await Load.run({ ...request, connections: cell.connections, seconds: Math.min(2, options.seconds) })
+    options.log(`profiling Switchyard for ${options.seconds} s under ${cell.label}`)
+    const fromUs = Number(process.hrtime.bigint() / 1000n)
+    const result = await Load.run({ ...request, connections: cell.connections, seconds: options.seconds })
+    const toUs = Number(process.hrtime.bigint() / 1000n)
+    options.log(`${Math.round(result.rps)} req/s, p50 ${result.p50.toFixed(2)} ms (with the profiler on)`)
+    await sy.stop()
+    const files = Fs.existsSync(profileDir) ? Fs.readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile")) : []
+    if (files.length === 0) throw new Error("Switchyard wrote no CPU profile")
+    const source = NodePath.join(profileDir, files.sort().at(-1)!)
+    Fs.mkdirSync(options.outDir, { recursive: true })
+    const kept = NodePath.join(options.outDir, "switchyard-small-c16.cpuprofile")
+    Fs.copyFileSync(source, kept)
+    const recorded = Profile.read(source)
+    const window = recorded.startTime <= fromUs && fromUs <= recorded.endTime ? { fromUs, toUs } : undefined
+    if (window === undefined) options.log("the profile's clock is not this process's: start-up is included")
+    const analysis = Profile.analyse(recorded, repoRoot, window === undefined ? {} : { window })
+    const text = [
+      "# Switchyard CPU profile",
+      "",
+      `\`node --cpu-prof\` on the gateway process under the small c=16 cell for ${options.seconds} s${
+        window === undefined ? " (start-up included)" : " (only the samples taken under load)"
+      }: ${
+        Math.round(result.rps)
+      } req/s (${result.ok} requests) with the profiler on. Open \`${NodePath.relative(repoRoot, kept)}\` in Chrome DevTools for the call tree.`,
+      "",
+      Profile.markdown(analysis, "Main thread")
+    ].join("\n")
+    Fs.writeFileSync(NodePath.join(options.outDir, "profile.md"), text + "\n")
+    return { analysis, markdown: text, requests: result.ok }
+  } finally {
+    await Promise.all(children.reverse().map((c) => c.stop().catch(() => undefined)))
+    Fs.rmSync(workDir, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,109 @@
+import { benchModels, upstreamModels } from "./Processes.ts"
+
+/**
+ * What is measured: the cells (request shape × concurrency) and the targets each cell loads.
+ */
+export type TargetId =
+  | "direct"
+  | "floor"
+  | "switchyard"
+  | "switchyard-free"
+  | "peer"
+  | "switchyard-pg"
+  | "switchyard-pg-free"
+
+export const targetLabels: Record<TargetId, string> = {
+  direct: "upstream, direct",
+  floor: "node:http pass-through (floor)",
+  switchyard: "Switchyard (PGlite, accounting on)",
+  "switchyard-free": "Switchyard (PGlite, zero-priced model)",
+  peer: "Portkey gateway 1.15.2 (peer)",
+  "switchyard-pg": "Switchyard (PostgreSQL, accounting on)",
+  "switchyard-pg-free": "Switchyard (PostgreSQL, zero-priced model)"
+}
+
+export type CellId = "small-c1" | "small-c16" | "small-c64" | "large-c16" | "base64-c16" | "delay20-c64"
+
+export interface Cell {
+  readonly id: CellId
+  readonly label: string
+  readonly inputs: number
+  readonly encoding: "float" | "base64"
+  readonly delayed: boolean
+  readonly connections: number
+  readonly targets: ReadonlyArray<TargetId>
+}
+
+const core: ReadonlyArray<TargetId> = ["direct", "floor", "switchyard", "peer"]
+const withAccounting: ReadonlyArray<TargetId> = [...core, "switchyard-free", "switchyard-pg", "switchyard-pg-free"]
+
+export const cells: ReadonlyArray<Cell> = [
+  { id: "small-c1", label: "small (1 input, 1536 floats), c=1", inputs: 1, encoding: "float", delayed: false, connections: 1, targets: core },
+  { id: "small-c16", label: "small, c=16", inputs: 1, encoding: "float", delayed: false, connections: 16, targets: withAccounting },
+  { id: "small-c64", label: "small, c=64", inputs: 1, encoding: "float", delayed: false, connections: 64, targets: withAccounting },
+  { id: "large-c16", label: "large (64 inputs × 1536 floats), c=16", inputs: 64, encoding: "float", delayed: false, connections: 16, targets: core },
+  { id: "base64-c16", label: "base64 (1 input), c=16", inputs: 1, encoding: "base64", delayed: false, connections: 16, targets: core },
+  { id: "delay20-c64", label: "20 ms upstream delay (1 input), c=64", inputs: 1, encoding: "float", delayed: true, connections: 64, targets: core }
+]
+
+export const width = 1536
+
+const sentence = (i: number) =>
+  `Document ${i}: the quick brown fox jumps over the lazy dog while the gateway routes embeddings to its upstream.`
+
+export const inputsOf = (cell: Cell): string | ReadonlyArray<string> =>
+  cell.inputs === 1 ? sentence(0) : Array.from({ length: cell.inputs }, (_, i) => sentence(i))
+
+export interface Endpoints {
+  readonly upstreamPort: number
+  readonly ports: Partial<Record<TargetId, number>>
+  readonly apiKeys: Partial<Record<TargetId, string>>
+  readonly upstreamApiKey: string
+}
+
+export interface TargetRequest {
+  readonly url: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
+}
+
+/**
+ * The request a target gets in a cell: the same OpenAI-shaped body everywhere; the model is the
+ * upstream's for the upstream, the floor and the peer, and Switchyard's catalog slug for Switchyard.
+ */
+export const requestFor = (cell: Cell, target: TargetId, endpoints: Endpoints): TargetRequest => {
+  const input = inputsOf(cell)
+  const encoding = cell.encoding === "base64" ? { encoding_format: "base64" } : {}
+  const upstreamModel = cell.delayed ? upstreamModels.slow : upstreamModels.fast
+  const port = target === "direct" ? endpoints.upstreamPort : endpoints.ports[target]
+  if (port === undefined) throw new Error(`no port for ${target}`)
+  const upstreamAuth = { authorization: `Bearer ${endpoints.upstreamApiKey}` }
+  switch (target) {
+    case "direct":
+    case "floor":
+      return {
+        url: `http://127.0.0.1:${port}/v1/embeddings`,
+        headers: upstreamAuth,
+        body: JSON.stringify({ model: upstreamModel, input, ...encoding })
+      }
+    case "peer":
+      return {
+        url: `http://127.0.0.1:${port}/v1/embeddings`,
+        headers: {
+          ...upstreamAuth,
+          "x-portkey-provider": "openai",
+          "x-portkey-custom-host": `http://127.0.0.1:${endpoints.upstreamPort}/v1`
+        },
+        body: JSON.stringify({ model: upstreamModel, input, ...encoding })
+      }
+    default: {
+      const free = target === "switchyard-free" || target === "switchyard-pg-free"
+      const model = cell.delayed ? benchModels.slow : free ? benchModels.free : benchModels.priced
+      return {
+        url: `http://127.0.0.1:${port}/api/v1/embeddings`,
+        headers: { authorization: `Bearer ${endpoints.apiKeys[target]}` },
+        body: JSON.stringify({ model, input, ...encoding })
+      }
+    }
+  }
+}

@@ -1,0 +1,54 @@
+import { execFileSync } from "node:child_process"
+import * as Fs from "node:fs"
+
+/**
+ * CPU time and memory of one process, read from Linux's /proc (every thread of the process
+ * counts: V8's compiler and GC threads as well as the event loop).
+ */
+let ticksPerSecond: number | undefined
+
+const clockTicks = (): number => {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100
+    } catch {
+      ticksPerSecond = 100
+    }
+  }
+  return ticksPerSecond
+}
+
+/** User plus system CPU time the process has used so far, in milliseconds. */
+export const cpuMillis = (pid: number): number => {
+  const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  const utime = Number(fields[11])
+  const stime = Number(fields[12])
+  return ((utime + stime) * 1000) / clockTicks()
+}
+
+const statusField = (pid: number, name: string): number | undefined => {
+  const status = Fs.readFileSync(`/proc/${pid}/status`, "utf8")
+  const match = new RegExp(`^${name}:\\s+(\\d+) kB`, "mu").exec(status)
+  return match === null ? undefined : Number(match[1]) * 1024
+}
+
+export const rssBytes = (pid: number): number => statusField(pid, "VmRSS") ?? 0
+
+/** The highest resident set size since the process started or since `resetPeak`. */
+export const peakRssBytes = (pid: number): number => statusField(pid, "VmHWM") ?? 0
+
+/**
+ * Restarts the kernel's peak-RSS count of the process, so that a peak can be read per cell.
+ * False where the kernel or the permissions do not allow it (the peak is then the lifetime one).
+ */
+export const resetPeak = (pid: number): boolean => {
+  try {
+    Fs.writeFileSync(`/proc/${pid}/clear_refs`, "5")
+    return true
+  } catch {
+    return false
+  }
+}
+
+export const available = (): boolean => Fs.existsSync(`/proc/${process.pid}/stat`)

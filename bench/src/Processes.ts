@@ -1,0 +1,269 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import * as Crypto from "node:crypto"
+import * as Fs from "node:fs"
+import * as Net from "node:net"
+import * as NodePath from "node:path"
+import { fileURLToPath } from "node:url"
+
+/**
+ * The processes a benchmark runs: each is a Node child with its output in a log file, known to be
+ * ready when it answers HTTP, and stopped with SIGTERM (SIGKILL if it has not exited in time).
+ */
+export const repoRoot = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "..")
+
+const serveScript = NodePath.join(repoRoot, "bench", "src", "serve.ts")
+const switchyardMain = NodePath.join(repoRoot, "apps", "server", "src", "main.ts")
+
+const living = new Set<ChildProcess>()
+
+// Whatever ends the harness (an exception, process.exit), no benchmark process outlives it.
+process.on("exit", () => {
+  for (const child of living) child.kill("SIGKILL")
+})
+
+export interface Child {
+  readonly name: string
+  readonly pid: number
+  readonly port: number
+  readonly logPath: string
+  readonly exited: () => boolean
+  readonly stop: () => Promise<void>
+}
+
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = Net.createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as Net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+export const logTail = (path: string, bytes = 4000): string => {
+  try {
+    const text = Fs.readFileSync(path, "utf8")
+    return text.slice(-bytes)
+  } catch {
+    return ""
+  }
+}
+
+const spawnNode = (options: {
+  readonly name: string
+  readonly port: number
+  readonly args: ReadonlyArray<string>
+  readonly env: NodeJS.ProcessEnv
+  readonly logDir: string
+}): Child => {
+  Fs.mkdirSync(options.logDir, { recursive: true })
+  const logPath = NodePath.join(options.logDir, `${options.name}.log`)
+  const log = Fs.openSync(logPath, "a")
+  const child: ChildProcess = spawn(process.execPath, [...options.args], {
+    cwd: repoRoot,
+    env: options.env,
+    stdio: ["ignore", log, log]
+  })
+  Fs.closeSync(log)
+  let done = child.exitCode !== null
+  living.add(child)
+  const exit = new Promise<void>((resolve) => {
+    child.once("exit", () => {
+      done = true
+      living.delete(child)
+      resolve()
+    })
+  })
+  if (child.pid === undefined) throw new Error(`${options.name} did not start: ${logTail(logPath)}`)
+  return {
+    name: options.name,
+    pid: child.pid,
+    port: options.port,
+    logPath,
+    exited: () => done,
+    stop: async () => {
+      if (done) return
+      child.kill("SIGTERM")
+      const timer = setTimeout(() => child.kill("SIGKILL"), 30_000)
+      await exit
+      clearTimeout(timer)
+    }
+  }
+}
+
+/**
+ * Waits, at most `timeoutMs`, until `probe` succeeds; fails early when the child has exited.
+ */
+export const waitReady = async (child: Child, probe: () => Promise<boolean>, timeoutMs: number) => {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    if (child.exited()) throw new Error(`${child.name} exited while starting:\n${logTail(child.logPath)}`)
+    const ok = await probe().catch(() => false)
+    if (ok) return
+    await sleep(100)
+  }
+  throw new Error(`${child.name} was not ready within ${timeoutMs} ms:\n${logTail(child.logPath)}`)
+}
+
+const answers = (url: string, init?: RequestInit) => async () => {
+  const response = await fetch(url, { ...init, signal: AbortSignal.timeout(2_000) })
+  await response.arrayBuffer()
+  return true
+}
+
+const baseEnv = (): NodeJS.ProcessEnv => {
+  const env = { ...process.env }
+  delete env.NODE_OPTIONS
+  return env
+}
+
+export const upstreamApiKey = "sk-bench-upstream"
+
+export const startUpstream = async (logDir: string, options: {
+  readonly width: number
+  readonly delays: Readonly<Record<string, number>>
+  readonly maxInputs: number
+}) => {
+  const port = await freePort()
+  const child = spawnNode({
+    name: "upstream",
+    port,
+    args: [serveScript, "upstream", JSON.stringify({ ...options, apiKey: upstreamApiKey, port })],
+    env: baseEnv(),
+    logDir
+  })
+  await waitReady(child, answers(`http://127.0.0.1:${port}/`), 30_000)
+  return child
+}
+
+export const startFloor = async (logDir: string, upstreamPort: number) => {
+  const port = await freePort()
+  const child = spawnNode({
+    name: "floor",
+    port,
+    args: [serveScript, "floor", JSON.stringify({ upstreamPort, port })],
+    env: baseEnv(),
+    logDir
+  })
+  await waitReady(child, answers(`http://127.0.0.1:${port}/`), 30_000)
+  return child
+}
+
+export const startPeer = async (logDir: string) => {
+  const port = await freePort()
+  const child = spawnNode({
+    name: "peer",
+    port,
+    args: [serveScript, "peer", JSON.stringify({ port })],
+    env: { ...baseEnv(), NODE_ENV: "production" },
+    logDir
+  })
+  await waitReady(child, answers(`http://127.0.0.1:${port}/`), 60_000)
+  return child
+}
+
+export const benchModels = {
+  priced: "bench/text-embedding-3-small",
+  free: "bench/text-embedding-3-small-free",
+  slow: "bench/text-embedding-3-small-slow"
+} as const
+
+export const upstreamModels = {
+  fast: "text-embedding-3-small",
+  slow: "text-embedding-3-small-slow"
+} as const
+
+/**
+ * The config file of a benchmarked gateway: one OpenAI-compatible provider at the fake upstream,
+ * serving the same model at a list price, at no price, and slowly.
+ */
+export const switchyardConfig = (upstreamPort: number, width: number) => {
+  const endpoint = (model: string, upstreamModel: string, prompt: string) => ({
+    model,
+    upstream_model: upstreamModel,
+    pricing: { prompt, request: "0", image: "0", audio: "0" },
+    quantization: "fp32",
+    dimensions: width,
+    supported_parameters: ["dimensions", "encoding_format", "input_type", "user"],
+    max_batch_items: 2048
+  })
+  return {
+    providers: [{
+      slug: "bench-upstream",
+      name: "Benchmark upstream",
+      adapter: "openai",
+      base_url: `http://127.0.0.1:${upstreamPort}/v1`,
+      api_key_env: "BENCH_UPSTREAM_API_KEY",
+      data_collection: "deny",
+      zdr: true,
+      endpoints: [
+        endpoint(benchModels.priced, upstreamModels.fast, "0.02"),
+        endpoint(benchModels.free, upstreamModels.fast, "0"),
+        endpoint(benchModels.slow, upstreamModels.slow, "0.02")
+      ]
+    }]
+  }
+}
+
+export interface Switchyard extends Child {
+  readonly apiKey: string
+  readonly store: "pglite" | "postgres"
+}
+
+const newSecret = () => `sk-sy-v1-${Crypto.randomBytes(32).toString("hex")}`
+
+/**
+ * Switchyard as an operator runs it (`node apps/server/src/main.ts`), on the embedded store in a
+ * fresh data directory, or on the PostgreSQL database given; its workspace gets credits so that
+ * priced requests are reserved and settled.
+ */
+export const startSwitchyard = async (options: {
+  readonly name: string
+  readonly logDir: string
+  readonly dataDir: string
+  readonly upstreamPort: number
+  readonly width: number
+  readonly databaseUrl?: string
+  readonly cpuProfileDir?: string
+  /** Another entry point than this checkout's `apps/server/src/main.ts` (to compare a change). */
+  readonly main?: string
+}): Promise<Switchyard> => {
+  const port = await freePort()
+  Fs.mkdirSync(options.dataDir, { recursive: true })
+  const configPath = NodePath.join(options.dataDir, "switchyard.json")
+  Fs.writeFileSync(configPath, JSON.stringify(switchyardConfig(options.upstreamPort, options.width), null, 2))
+  const managementKey = newSecret()
+  const apiKey = newSecret()
+  const env = baseEnv()
+  delete env.DATABASE_URL
+  delete env.REDIS_URL
+  Object.assign(env, {
+    SWITCHYARD_HOST: "127.0.0.1",
+    SWITCHYARD_PORT: String(port),
+    SWITCHYARD_DATA_DIR: options.dataDir,
+    SWITCHYARD_CONFIG: configPath,
+    SWITCHYARD_BOOTSTRAP_MANAGEMENT_KEY: managementKey,
+    SWITCHYARD_BOOTSTRAP_API_KEY: apiKey,
+    SWITCHYARD_RATE_LIMIT: "999999999/1s",
+    BENCH_UPSTREAM_API_KEY: upstreamApiKey,
+    ...(options.databaseUrl !== undefined ? { DATABASE_URL: options.databaseUrl } : {})
+  })
+  const profile = options.cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`]
+  const child = spawnNode({ name: options.name, port, args: [...profile, options.main ?? switchyardMain], env, logDir: options.logDir })
+  const base = `http://127.0.0.1:${port}/api/v1`
+  try {
+    await waitReady(child, async () => (await fetch(`${base}/openapi.json`, { signal: AbortSignal.timeout(2_000) })).ok, 120_000)
+    const granted = await fetch(`${base}/credits`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${managementKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ amount: 1_000_000, note: "benchmark" })
+    })
+    if (!granted.ok) throw new Error(`${options.name}: adding credits answered ${granted.status}: ${await granted.text()}`)
+  } catch (error) {
+    await child.stop()
+    throw error
+  }
+  return { ...child, apiKey, store: options.databaseUrl === undefined ? "pglite" : "postgres" }
+}

@@ -1,0 +1,253 @@
+import type { CellId, TargetId } from "./Cells.ts"
+import { targetLabels } from "./Cells.ts"
+import type { LoadResult } from "./Load.ts"
+
+/**
+ * Summaries of the runs (medians with min–max over the runs of a cell), the issue's targets
+ * checked against them, and the Markdown and JSON written from them.
+ */
+export interface Sample extends LoadResult {
+  readonly cell: CellId
+  readonly target: TargetId
+  readonly run: number
+  /** CPU time the target's process used during the run, per successful request; none for `direct`. */
+  readonly cpuMsPerRequest: number | undefined
+}
+
+export interface Spread {
+  readonly median: number
+  readonly min: number
+  readonly max: number
+}
+
+export interface TargetSummary {
+  readonly target: TargetId
+  readonly runs: number
+  readonly rps: Spread
+  readonly p50: Spread
+  readonly p90: Spread
+  readonly p99: Spread
+  readonly addedP50: Spread | undefined
+  readonly vsFloor: Spread | undefined
+  readonly vsPeer: Spread | undefined
+  readonly cpuMsPerRequest: Spread | undefined
+  readonly peakRssMb: number | undefined
+  readonly failures: number
+}
+
+export interface CellSummary {
+  readonly cell: CellId
+  readonly label: string
+  readonly connections: number
+  readonly targets: ReadonlyArray<TargetSummary>
+  readonly skipped: ReadonlyArray<{ readonly target: TargetId; readonly reason: string }>
+}
+
+export interface Check {
+  readonly id: string
+  readonly text: string
+  readonly value: number | undefined
+  readonly limit: number
+  readonly direction: "max" | "min"
+  readonly holds: boolean | undefined
+  readonly note?: string
+}
+
+export interface Report {
+  readonly startedAt: string
+  readonly finishedAt: string
+  readonly command: string
+  readonly mode: "quick" | "full" | "custom"
+  readonly settings: { readonly seconds: number; readonly runs: number; readonly warmupSeconds: number }
+  readonly machine: {
+    readonly cpus: number
+    readonly cpuModel: string
+    readonly node: string
+    readonly loadAverageAtStart: ReadonlyArray<number>
+    readonly peakRssPerCell: boolean
+  }
+  readonly cells: ReadonlyArray<CellSummary>
+  readonly checks: ReadonlyArray<Check>
+  readonly samples: ReadonlyArray<Sample>
+}
+
+export const spread = (values: ReadonlyArray<number>): Spread | undefined => {
+  const finite = values.filter(Number.isFinite).sort((a, b) => a - b)
+  if (finite.length === 0) return undefined
+  const mid = finite.length >> 1
+  const median = finite.length % 2 === 1 ? finite[mid]! : (finite[mid - 1]! + finite[mid]!) / 2
+  return { median, min: finite[0]!, max: finite[finite.length - 1]! }
+}
+
+const pairwise = (
+  samples: ReadonlyArray<Sample>,
+  target: TargetId,
+  other: TargetId,
+  f: (mine: Sample, theirs: Sample) => number
+): Spread | undefined => {
+  const theirs = new Map(samples.filter((s) => s.target === other).map((s) => [s.run, s]))
+  return spread(samples.filter((s) => s.target === target).flatMap((s) => {
+    const match = theirs.get(s.run)
+    return match === undefined ? [] : [f(s, match)]
+  }))
+}
+
+const nan: Spread = { median: Number.NaN, min: Number.NaN, max: Number.NaN }
+
+export const summarise = (
+  cell: { readonly id: CellId; readonly label: string; readonly connections: number },
+  targets: ReadonlyArray<TargetId>,
+  samples: ReadonlyArray<Sample>,
+  peaks: Partial<Record<TargetId, number>>,
+  skipped: ReadonlyArray<{ readonly target: TargetId; readonly reason: string }>
+): CellSummary => ({
+  cell: cell.id,
+  label: cell.label,
+  connections: cell.connections,
+  skipped,
+  targets: targets.map((target): TargetSummary => {
+    const mine = samples.filter((s) => s.target === target)
+    const peak = peaks[target]
+    return {
+      target,
+      runs: mine.length,
+      rps: spread(mine.map((s) => s.rps)) ?? nan,
+      p50: spread(mine.map((s) => s.p50)) ?? nan,
+      p90: spread(mine.map((s) => s.p90)) ?? nan,
+      p99: spread(mine.map((s) => s.p99)) ?? nan,
+      addedP50: target === "direct" ? undefined : pairwise(samples, target, "direct", (a, b) => a.p50 - b.p50),
+      vsFloor: target === "floor" || target === "direct" ? undefined : pairwise(samples, target, "floor", (a, b) => a.rps / b.rps),
+      vsPeer: target === "peer" || target === "direct" ? undefined : pairwise(samples, target, "peer", (a, b) => a.rps / b.rps),
+      cpuMsPerRequest: spread(mine.flatMap((s) => s.cpuMsPerRequest === undefined ? [] : [s.cpuMsPerRequest])),
+      peakRssMb: peak === undefined ? undefined : peak / (1024 * 1024),
+      failures: mine.reduce((n, s) => n + s.non2xx + s.errors + s.timeouts, 0)
+    }
+  })
+})
+
+const find = (cells: ReadonlyArray<CellSummary>, cell: CellId, target: TargetId) =>
+  cells.find((c) => c.cell === cell)?.targets.find((t) => t.target === target)
+
+const check = (
+  id: string,
+  text: string,
+  value: number | undefined,
+  limit: number,
+  direction: "max" | "min",
+  note?: string
+): Check => ({
+  id,
+  text,
+  value: value !== undefined && Number.isFinite(value) ? value : undefined,
+  limit,
+  direction,
+  holds: value === undefined || !Number.isFinite(value) ? undefined : direction === "max" ? value <= limit : value >= limit,
+  ...(note !== undefined ? { note } : {})
+})
+
+/**
+ * The issue's targets, each a ratio within this one run.
+ */
+export const checks = (cells: ReadonlyArray<CellSummary>, samples: ReadonlyArray<Sample>): ReadonlyArray<Check> => {
+  const out: Array<Check> = []
+  const sy = find(cells, "small-c1", "switchyard")?.addedP50?.median
+  const floor = find(cells, "small-c1", "floor")?.addedP50?.median
+  if (sy !== undefined || floor !== undefined) {
+    out.push(check(
+      "small-c1-added-p50",
+      "small c=1: Switchyard's added p50 ÷ the floor's added p50",
+      sy !== undefined && floor !== undefined && floor > 0 ? sy / floor : undefined,
+      2,
+      "max",
+      sy !== undefined && floor !== undefined ? `${ms(sy)} ms vs ${ms(floor)} ms over direct` : undefined
+    ))
+  }
+  const throughput: ReadonlyArray<readonly [CellId, number]> = [
+    ["small-c16", 0.5],
+    ["small-c64", 0.5],
+    ["large-c16", 0.7],
+    ["base64-c16", 0.6],
+    ["delay20-c64", 0.9]
+  ]
+  for (const [cell, limit] of throughput) {
+    const summary = find(cells, cell, "switchyard")
+    if (summary === undefined) continue
+    out.push(check(`${cell}-vs-floor`, `${cell}: Switchyard req/s ÷ the floor's`, summary.vsFloor?.median, limit, "min"))
+  }
+  for (const [priced, free, cell] of [["switchyard", "switchyard-free", "small-c16"], ["switchyard-pg", "switchyard-pg-free", "small-c16"]] as const) {
+    const ratio = pairwise(samples.filter((s) => s.cell === cell), priced, free, (a, b) => a.rps / b.rps)
+    if (ratio === undefined) continue
+    out.push(check(
+      `${cell}-${priced}-accounting`,
+      `${cell}: ${targetLabels[priced]} req/s ÷ zero-priced model's (accounting cost ≤ 20 %)`,
+      ratio.median,
+      0.8,
+      "min",
+      "a zero-priced model skips the hold but still writes its ledger row: this bounds the cost of holds and balance checks, not of the whole ledger"
+    ))
+  }
+  const peaks = cells.flatMap((c) => c.targets.filter((t) => t.target === "switchyard").flatMap((t) => t.peakRssMb === undefined ? [] : [t.peakRssMb]))
+  if (peaks.length > 0) out.push(check("peak-rss", "Switchyard peak RSS under load, MB (highest cell)", Math.max(...peaks), 250, "max"))
+  return out
+}
+
+const ms = (value: number | undefined) => value === undefined || !Number.isFinite(value) ? "–" : value < 10 ? value.toFixed(2) : value.toFixed(1)
+const ratio = (value: Spread | undefined) =>
+  value === undefined || !Number.isFinite(value.median) ? "–" : `${value.median.toFixed(2)} (${value.min.toFixed(2)}–${value.max.toFixed(2)})`
+const count = (value: Spread) =>
+  !Number.isFinite(value.median) ? "–" : `${Math.round(value.median)} (${Math.round(value.min)}–${Math.round(value.max)})`
+
+const cellTable = (cell: CellSummary): string => {
+  const rows = cell.targets.map((t) =>
+    `| ${targetLabels[t.target]} | ${count(t.rps)} | ${ms(t.p50.median)} | ${ms(t.p90.median)} | ${ms(t.p99.median)} | ${
+      t.addedP50 === undefined ? "–" : `${ms(t.addedP50.median)} (${ms(t.addedP50.min)}–${ms(t.addedP50.max)})`
+    } | ${ratio(t.vsFloor)} | ${ratio(t.vsPeer)} | ${t.cpuMsPerRequest === undefined ? "–" : t.cpuMsPerRequest.median.toFixed(3)} | ${
+      t.peakRssMb === undefined ? "–" : t.peakRssMb.toFixed(0)
+    } |${t.failures > 0 ? ` ${t.failures} failed |` : ""}`
+  )
+  const skipped = cell.skipped.map((s) => `\n${targetLabels[s.target]} was not measured: ${s.reason}`)
+  return [
+    `### ${cell.label}`,
+    "",
+    "| target | req/s (min–max) | p50 ms | p90 ms | p99 ms | p50 added over direct, ms | × floor req/s | × peer req/s | CPU ms/req | peak RSS MB |",
+    "|---|---|---|---|---|---|---|---|---|---|",
+    ...rows,
+    ...skipped
+  ].join("\n")
+}
+
+const verdict = (c: Check) => c.holds === undefined ? "not measured" : c.holds ? "holds" : "**missed**"
+
+export const checksTable = (items: ReadonlyArray<Check>): string =>
+  [
+    "| target | measured | limit | result |",
+    "|---|---|---|---|",
+    ...items.map((c) =>
+      `| ${c.text} | ${c.value === undefined ? "–" : c.value.toFixed(2)}${c.note !== undefined ? ` (${c.note})` : ""} | ${
+        c.direction === "max" ? "≤" : "≥"
+      } ${c.limit} | ${verdict(c)} |`
+    )
+  ].join("\n")
+
+export const markdown = (report: Report): string =>
+  [
+    "# Switchyard benchmark",
+    "",
+    `Produced by \`${report.command}\` on ${report.finishedAt.slice(0, 10)}: ${report.machine.cpus} × ${report.machine.cpuModel}, Node ${report.machine.node}, load average at start ${
+      report.machine.loadAverageAtStart.map((n) => n.toFixed(2)).join(" / ")
+    }. Every process (load generator, fake upstream, gateway) shares these cores.`,
+    "",
+    `Closed loop (autocannon), ${report.settings.runs} run(s) of ${report.settings.seconds} s per target and cell after a ${report.settings.warmupSeconds} s warm-up, targets interleaved; rates and percentiles count the answers completed after each run's ramp (a fifth of it, at most 1 s), since a run starts with nothing in flight; medians with min–max over the runs. Ratios are taken run by run (the same round) and then their median. CPU ms/req is the user + system time of the target's process divided by its successful requests; peak RSS is the process's high-water mark during the cell${
+      report.machine.peakRssPerCell ? "" : " (here the lifetime high-water mark: this kernel does not reset it)"
+    }.`,
+    "",
+    "Switchyard runs as an operator runs it (`node apps/server/src/main.ts`): on embedded PGlite in a fresh data directory, serving a priced model from a workspace with credits (every request holds and settles), with `SWITCHYARD_RATE_LIMIT=999999999/1s` so the limiter runs without refusing. The zero-priced rows use a model priced 0 on the same process: no hold, but the ledger row is still written. The PostgreSQL rows (only when `DATABASE_URL` is set) use a throw-away database on that server; the database server's own CPU is not in CPU ms/req. The floor is a bare node:http pass-through; the peer is `@portkey-ai/gateway` 1.15.2 (headless, on 127.0.0.1) sent to the same upstream with its custom-host header. Every answer is first checked to carry exactly the upstream's vectors.",
+    "",
+    "## Targets",
+    "",
+    checksTable(report.checks),
+    "",
+    "## Cells",
+    "",
+    ...report.cells.flatMap((c) => [cellTable(c), ""])
+  ].join("\n")

@@ -1,0 +1,143 @@
+// `pnpm bench [--quick] [--seconds N] [--runs N] [--warmup N] [--cells a,b] [--targets a,b]
+//   [--out DIR] [--summary FILE|none] [--no-pg] [--strict] [--profile]`
+import * as Fs from "node:fs"
+import * as NodePath from "node:path"
+import { parseArgs } from "node:util"
+import * as Bench from "./Bench.ts"
+import { type CellId, cells, type TargetId, targetLabels } from "./Cells.ts"
+import * as ProcStats from "./ProcStats.ts"
+import { repoRoot } from "./Processes.ts"
+import * as Report from "./Report.ts"
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    seconds: { type: "string" },
+    runs: { type: "string" },
+    warmup: { type: "string" },
+    cells: { type: "string" },
+    targets: { type: "string" },
+    out: { type: "string" },
+    summary: { type: "string" },
+    "no-pg": { type: "boolean", default: false },
+    strict: { type: "boolean", default: false },
+    profile: { type: "boolean", default: false },
+    server: { type: "string" },
+    render: { type: "string" },
+    help: { type: "boolean", default: false }
+  },
+  strict: true
+})
+
+// pnpm runs the script in bench/; paths on the command line are meant from where it was typed.
+const invokedFrom = process.env.INIT_CWD ?? process.cwd()
+const resolvePath = (path: string) => NodePath.resolve(invokedFrom, path)
+
+const fail = (message: string): never => {
+  console.error(message)
+  process.exit(2)
+}
+
+if (values.help) {
+  console.log(`pnpm bench [options]
+  --quick            1 run of 1 s per target and cell (smoke); default: 3 runs of 5 s
+  --seconds N        seconds per run          --runs N     runs per target and cell
+  --warmup N         warm-up seconds per target and cell
+  --cells a,b        among ${cells.map((c) => c.id).join(", ")}
+  --targets a,b      among ${Object.keys(targetLabels).join(", ")} (direct and floor always run)
+  --out DIR          where the JSON and Markdown go (default bench/results)
+  --summary FILE     also write the Markdown there (default bench/RESULTS.md for a full run; "none" to skip)
+  --no-pg            ignore DATABASE_URL (otherwise Switchyard also runs on that PostgreSQL server)
+  --strict           exit 1 when a target of the issue is missed
+  --profile          profile Switchyard (node --cpu-prof) under small c=16 instead
+  --server FILE      run this Switchyard entry point instead of apps/server/src/main.ts (compare a change)
+  --render FILE      print (and with --summary, write) the Markdown of an earlier JSON result`)
+  process.exit(0)
+}
+
+const number = (name: string, text: string | undefined, fallback: number, min: number, max: number): number => {
+  if (text === undefined) return fallback
+  const value = Number(text)
+  if (!Number.isFinite(value) || value < min || value > max) fail(`--${name} must be a number from ${min} to ${max}`)
+  return value
+}
+
+const list = <A extends string>(name: string, text: string | undefined, known: ReadonlyArray<A>): ReadonlyArray<A> | undefined => {
+  if (text === undefined) return undefined
+  const items = text.split(",").map((s) => s.trim()).filter((s) => s !== "")
+  for (const item of items) if (!known.includes(item as A)) fail(`--${name}: unknown ${item}; known: ${known.join(", ")}`)
+  return items as Array<A>
+}
+
+if (values.render !== undefined) {
+  const text = Report.markdown(JSON.parse(Fs.readFileSync(resolvePath(values.render), "utf8")) as Report.Report)
+  if (values.summary !== undefined && values.summary !== "none") Fs.writeFileSync(resolvePath(values.summary), text + "\n")
+  console.log(text)
+  process.exit(0)
+}
+
+if (!ProcStats.available()) fail("The benchmark reads CPU time and memory from /proc: it runs on Linux only.")
+
+const quick = values.quick
+const seconds = number("seconds", values.seconds, values.profile ? 10 : quick ? 1 : 5, 0.1, 600)
+const runs = Math.round(number("runs", values.runs, quick ? 1 : 3, 1, 20))
+const warmupSeconds = number("warmup", values.warmup, quick ? 0.5 : 1, 0, 60)
+const cellIds = list("cells", values.cells, cells.map((c) => c.id)) ?? cells.map((c) => c.id)
+const targets = list("targets", values.targets, Object.keys(targetLabels) as Array<TargetId>)
+const outDir = values.out === undefined ? NodePath.join(repoRoot, "bench", "results") : resolvePath(values.out)
+const databaseUrl = values["no-pg"] ? undefined : process.env.DATABASE_URL?.trim() || undefined
+const custom = values.server !== undefined || values.seconds !== undefined || values.runs !== undefined || values.warmup !== undefined ||
+  values.cells !== undefined || values.targets !== undefined
+const mode = quick ? "quick" : custom ? "custom" : "full"
+const summaryPath = values.summary === "none"
+  ? undefined
+  : values.summary !== undefined
+  ? resolvePath(values.summary)
+  : mode === "full"
+  ? NodePath.join(repoRoot, "bench", "RESULTS.md")
+  : undefined
+const serverMain = values.server === undefined ? undefined : resolvePath(values.server)
+if (serverMain !== undefined && !Fs.existsSync(serverMain)) fail(`--server: no file ${serverMain}`)
+const command = [...(databaseUrl !== undefined ? ["DATABASE_URL=postgres://…"] : []), "pnpm bench", ...process.argv.slice(2)].join(" ")
+const log = (line: string) => console.error(`[bench] ${line}`)
+
+if (values.profile) {
+  const result = await Bench.profile({ seconds, outDir, serverMain, log })
+  console.log(result.markdown)
+  process.exit(0)
+}
+
+const perCell = cells.filter((c) => cellIds.includes(c.id)).reduce((n, c) => n + c.targets.length, 0)
+const budgetSeconds = perCell * (runs * (seconds + 1.5) + warmupSeconds + 2) + 300
+const watchdog = setTimeout(() => {
+  log(`the benchmark ran past its ${Math.round(budgetSeconds)} s budget: stopping`)
+  process.kill(process.pid, "SIGTERM")
+}, budgetSeconds * 1000)
+watchdog.unref()
+
+const report = await Bench.run({
+  seconds,
+  runs,
+  warmupSeconds,
+  cells: cellIds as ReadonlyArray<CellId>,
+  targets,
+  databaseUrl,
+  command,
+  mode,
+  serverMain,
+  log
+})
+clearTimeout(watchdog)
+
+const text = Report.markdown(report)
+Fs.mkdirSync(outDir, { recursive: true })
+const stamp = report.finishedAt.replace(/[:.]/gu, "-")
+Fs.writeFileSync(NodePath.join(outDir, `bench-${stamp}.json`), JSON.stringify(report, null, 2) + "\n")
+Fs.writeFileSync(NodePath.join(outDir, `bench-${stamp}.md`), text + "\n")
+Fs.writeFileSync(NodePath.join(outDir, "latest.json"), JSON.stringify(report, null, 2) + "\n")
+Fs.writeFileSync(NodePath.join(outDir, "latest.md"), text + "\n")
+if (summaryPath !== undefined) Fs.writeFileSync(summaryPath, text + "\n")
+console.log(text)
+log(`wrote ${NodePath.join(outDir, "latest.json")} and latest.md${summaryPath !== undefined ? ` and ${summaryPath}` : ""}`)
+if (values.strict && report.checks.some((c) => c.holds === false)) process.exit(1)
+process.exit(0)

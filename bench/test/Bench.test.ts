@@ -1,0 +1,147 @@
+import { assert, describe, it } from "@effect/vitest"
+import { spawn } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as NodePath from "node:path"
+import { validate } from "../src/Bench.ts"
+import { cells, requestFor } from "../src/Cells.ts"
+import * as FastUpstream from "../src/FastUpstream.ts"
+import * as PassThrough from "../src/PassThrough.ts"
+import * as Profile from "../src/Profile.ts"
+import { repoRoot } from "../src/Processes.ts"
+import * as Report from "../src/Report.ts"
+
+const sample = (target: Report.Sample["target"], run: number, rps: number, p50: number): Report.Sample => ({
+  cell: "small-c16",
+  target,
+  run,
+  ok: rps,
+  okTotal: rps,
+  non2xx: 0,
+  errors: 0,
+  timeouts: 0,
+  seconds: 1,
+  rps,
+  p50,
+  p90: p50,
+  p99: p50,
+  bytes: 0,
+  cpuMsPerRequest: target === "direct" ? undefined : 0.5
+})
+
+describe("Report", () => {
+  it("takes ratios run by run, then their median and range", () => {
+    const samples = [
+      sample("direct", 0, 1000, 1), sample("floor", 0, 800, 1.5), sample("switchyard", 0, 400, 3),
+      sample("direct", 1, 500, 2), sample("floor", 1, 400, 2.5), sample("switchyard", 1, 300, 4),
+      sample("direct", 2, 1000, 1), sample("floor", 2, 1000, 1.2), sample("switchyard", 2, 100, 9)
+    ]
+    const cell = Report.summarise({ id: "small-c16", label: "small", connections: 16 }, ["direct", "floor", "switchyard"], samples, {}, [])
+    const sy = cell.targets.find((t) => t.target === "switchyard")!
+    assert.deepStrictEqual(sy.vsFloor, { median: 0.5, min: 0.1, max: 0.75 })
+    assert.deepStrictEqual(sy.addedP50, { median: 2, min: 2, max: 8 })
+    assert.deepStrictEqual(sy.rps, { median: 300, min: 100, max: 400 })
+    const checks = Report.checks([cell], samples)
+    const c16 = checks.find((c) => c.id === "small-c16-vs-floor")!
+    assert.strictEqual(c16.value, 0.5)
+    assert.isTrue(c16.holds)
+  })
+
+  it("says a target was not measured rather than inventing a value", () => {
+    const cell = Report.summarise({ id: "small-c1", label: "small", connections: 1 }, ["direct", "floor", "switchyard"], [
+      { ...sample("direct", 0, 100, 1), cell: "small-c1" },
+      { ...sample("floor", 0, 90, 0.9), cell: "small-c1" },
+      { ...sample("switchyard", 0, 50, 2), cell: "small-c1" }
+    ], {}, [])
+    const check = Report.checks([cell], []).find((c) => c.id === "small-c1-added-p50")!
+    assert.isUndefined(check.value)
+    assert.isUndefined(check.holds)
+    assert.include(Report.checksTable([check]), "not measured")
+  })
+})
+
+describe("Profile", () => {
+  it("sums self time per function inside the window, idle apart", () => {
+    const profile = {
+      startTime: 1000,
+      endTime: 2000,
+      nodes: [
+        { id: 1, callFrame: { functionName: "(root)", url: "", lineNumber: -1 } },
+        { id: 2, callFrame: { functionName: "hot", url: `file://${repoRoot}/apps/server/src/X.ts`, lineNumber: 9 } },
+        { id: 3, callFrame: { functionName: "(idle)", url: "", lineNumber: -1 } }
+      ],
+      samples: [2, 2, 3, 2],
+      timeDeltas: [100, 100, 100, 700]
+    }
+    const all = Profile.analyse(profile, repoRoot)
+    assert.strictEqual(all.busyMs, 0.9)
+    assert.strictEqual(all.functions[0]!.name, "hot")
+    assert.strictEqual(all.functions[0]!.location, "apps/server/src/X.ts:10")
+    const early = Profile.analyse(profile, repoRoot, { window: { fromUs: 1000, toUs: 1350 } })
+    assert.strictEqual(early.busyMs, 0.2)
+  })
+})
+
+describe("fake upstream and floor", () => {
+  it("answers the precomputed vectors, as floats and as base64, through the pass-through", async () => {
+    const upstream = await FastUpstream.start({ apiKey: "k", width: 1536, delays: {}, maxInputs: 64 })
+    const floor = await PassThrough.start({ upstreamPort: upstream.port })
+    try {
+      const endpoints = { upstreamPort: upstream.port, ports: { floor: floor.port }, apiKeys: {}, upstreamApiKey: "k" }
+      for (const cell of cells.filter((c) => !c.delayed)) {
+        assert.isUndefined(await validate(cell, requestFor(cell, "direct", endpoints)), cell.id)
+        assert.isUndefined(await validate(cell, requestFor(cell, "floor", endpoints)), cell.id)
+      }
+      const text = await (await fetch(`http://127.0.0.1:${upstream.port}/v1/embeddings`, {
+        method: "POST",
+        headers: { authorization: "Bearer k" },
+        body: JSON.stringify({ model: "m", input: "a b c" })
+      })).text()
+      assert.match(text, /"embedding":\[-?0\.\d{6,}/)
+      assert.include(text, `"usage":{"prompt_tokens":3,"total_tokens":3}`)
+      const refused = await fetch(`http://127.0.0.1:${upstream.port}/v1/embeddings`, { method: "POST", body: "{}" })
+      assert.strictEqual(refused.status, 401)
+    } finally {
+      await floor.close()
+      await upstream.close()
+    }
+  })
+})
+
+describe("pnpm bench", () => {
+  it("runs every target end to end in its smallest form and writes Markdown and JSON", async () => {
+    const out = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "switchyard-bench-test-"))
+    try {
+      const args = [
+        "src/main.ts", "--quick", "--seconds", "0.5", "--runs", "1", "--warmup", "0.2",
+        "--cells", "small-c1,base64-c16", "--out", out, "--summary", "none", "--no-pg"
+      ]
+      const child = spawn(process.execPath, args, { cwd: NodePath.join(repoRoot, "bench"), stdio: ["ignore", "pipe", "pipe"] })
+      let output = ""
+      child.stdout.on("data", (chunk) => (output += chunk))
+      child.stderr.on("data", (chunk) => (output += chunk))
+      const code = await new Promise<number | null>((resolve) => child.once("exit", resolve))
+      assert.strictEqual(code, 0, output)
+      const report = JSON.parse(Fs.readFileSync(NodePath.join(out, "latest.json"), "utf8")) as Report.Report
+      assert.deepStrictEqual(report.cells.map((c) => c.cell), ["small-c1", "base64-c16"])
+      for (const cell of report.cells) {
+        assert.deepStrictEqual(cell.skipped, [], cell.cell)
+        assert.deepStrictEqual(cell.targets.map((t) => t.target).sort(), ["direct", "floor", "peer", "switchyard"])
+        for (const target of cell.targets) assert.strictEqual(target.runs, 1)
+        for (const target of cell.targets.filter((t) => t.target === "direct" || t.target === "floor")) {
+          assert.isAbove(target.rps.median, 0, `${cell.cell} ${target.target}`)
+        }
+        assert.isAbove(cell.targets.find((t) => t.target === "switchyard")!.peakRssMb!, 0)
+      }
+      const runs = report.samples.filter((s) => s.target === "switchyard")
+      assert.strictEqual(runs.length, 2)
+      assert.isAbove(runs.reduce((n, s) => n + s.okTotal, 0), 0)
+      assert.includeMembers(report.checks.map((c) => c.id), ["small-c1-added-p50", "base64-c16-vs-floor", "peak-rss"])
+      const markdown = Fs.readFileSync(NodePath.join(out, "latest.md"), "utf8")
+      assert.include(markdown, "| target | req/s (min–max) |")
+      assert.include(output, "## Targets")
+    } finally {
+      Fs.rmSync(out, { recursive: true, force: true })
+    }
+  })
+})

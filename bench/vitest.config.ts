@@ -1,0 +1,6 @@
+import { mergeConfig } from "vitest/config"
+import shared from "../vitest.shared.ts"
+
+export default mergeConfig(shared, {
+  test: { testTimeout: 240_000 }
+})
