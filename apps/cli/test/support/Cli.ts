@@ -16,7 +16,8 @@ export interface Ran {
 const baseEnv = () => {
   const env: Record<string, string> = {}
   for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined && !key.startsWith("SWITCHYARD_") && key !== "NO_COLOR" && key !== "FORCE_COLOR") env[key] = value
+    // A user's shell, not CI's: Node turns colours off whenever `CI` is set.
+    if (value !== undefined && !key.startsWith("SWITCHYARD_") && !["NO_COLOR", "FORCE_COLOR", "CI"].includes(key)) env[key] = value
   }
   return env
 }
