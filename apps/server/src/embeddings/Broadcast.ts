@@ -17,6 +17,19 @@ export interface ServedEvent {
 
 const maxInFlight = 64
 
+// Webhook URLs often carry their token in the query or the user info; logs name the destination
+// by origin and path only.
+export const loggableUrl = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    return `${parsed.origin}${parsed.pathname}`
+  } catch {
+    return "(invalid URL)"
+  }
+}
+
+const scrubUrl = (text: string, url: string) => text.split(url).join(loggableUrl(url))
+
 /**
  * The event a destination receives. The known trace keys are also the log context of the request;
  * every key of `trace`, known or custom, is passed through.
@@ -70,7 +83,11 @@ export class Broadcast extends Context.Service<Broadcast, {
           Effect.retry({ schedule: Schedule.exponential("200 millis"), times: 4 }),
           Effect.catchCause((cause) =>
             Effect.logWarning("broadcast delivery failed").pipe(
-              Effect.annotateLogs({ destination: destination.url, generation_id: payload.generation_id, cause: String(cause) })
+              Effect.annotateLogs({
+                destination: loggableUrl(destination.url),
+                generation_id: payload.generation_id,
+                cause: scrubUrl(String(cause), destination.url)
+              })
             )
           )
         )

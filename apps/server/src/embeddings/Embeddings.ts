@@ -86,10 +86,41 @@ const nanosOf = (atto: bigint) => Money.toUnits(atto, 9, "half-even")
 
 const isCount = (n: number) => Number.isSafeInteger(n) && n >= 0
 
+const vectorWidth = (vector: EmbeddingProvider.Embedding["embedding"]): number =>
+  typeof vector === "string" ? Buffer.byteLength(vector, "base64") / 4 : vector.length
+
 const widthOf = (embeddings: ReadonlyArray<EmbeddingProvider.Embedding>): number => {
   const first = embeddings[0]?.embedding
-  if (first === undefined) return 0
-  return typeof first === "string" ? Buffer.byteLength(first, "base64") / 4 : first.length
+  return first === undefined ? 0 : vectorWidth(first)
+}
+
+// A request split into batches joins several answers, so every vector is measured, not the first.
+const wrongWidth = (embeddings: ReadonlyArray<EmbeddingProvider.Embedding>, expected: number): number | undefined => {
+  for (const e of embeddings) {
+    const width = vectorWidth(e.embedding)
+    if (width !== expected) return width
+  }
+  return embeddings.length === 0 ? 0 : undefined
+}
+
+const secretHeader = /auth|key|token|secret|signature|cookie|password/iu
+
+// Providers quote the credential they were sent in their error messages ("Incorrect API key
+// provided: ..."); pattern-based redaction misses keys without a known prefix, so every string of
+// the failure has the exact credentials of this connection taken out.
+const scrubReason = (
+  reason: EmbeddingProvider.UpstreamErrorReason,
+  connection: EmbeddingProvider.Connection
+): EmbeddingProvider.UpstreamErrorReason => {
+  const secrets = [
+    ...(connection.apiKey === undefined ? [] : [Redacted.value(connection.apiKey)]),
+    ...Object.entries(connection.headers ?? {}).filter(([name]) => secretHeader.test(name)).map(([, value]) => value)
+  ].filter((secret) => secret.length >= 4)
+  if (secrets.length === 0) return reason
+  const scrub = (text: string) => secrets.reduce((out, secret) => out.split(secret).join("[redacted]"), text)
+  return Object.fromEntries(
+    Object.entries(reason).map(([key, value]) => [key, typeof value === "string" && key !== "_tag" ? scrub(value) : value])
+  ) as unknown as EmbeddingProvider.UpstreamErrorReason
 }
 
 export const generationId = () => `gen-emb-${Date.now().toString(36)}-${Crypto.randomBytes(9).toString("base64url")}`
@@ -113,10 +144,15 @@ export class Embeddings extends Context.Service<Embeddings, {
       const workspaces = yield* Workspaces
       const config = yield* EmbeddingsConfig
 
-      const servingProviders = (model: string) => {
-        const wanted = model.toLowerCase()
-        return loaded.catalog.providers.filter((p) => p.endpoints.some((e) => e.model.toLowerCase() === wanted))
+      // The catalog is fixed for the life of the process: which providers serve a model is worked
+      // out once, not by scanning every provider on every request.
+      const serving = new Map<string, Array<(typeof loaded.catalog.providers)[number]>>()
+      for (const provider of loaded.catalog.providers) {
+        for (const model of new Set(provider.endpoints.map((e) => e.model.toLowerCase()))) {
+          serving.set(model, [...(serving.get(model) ?? []), provider])
+        }
       }
+      const servingProviders = (model: string) => serving.get(model.toLowerCase()) ?? []
 
       const prepare = Effect.fnUntraced(function*(caller: CallerShape, request: EmbeddingRequest.EmbeddingRequest, options: CallOptions) {
         const now = yield* Clock.currentTimeMillis
@@ -199,10 +235,10 @@ export class Embeddings extends Context.Service<Embeddings, {
           )
         const expected = request.dimensions ?? endpoint.dimensions
         return call.pipe(
-          Effect.mapError((error) => UpstreamFailure.fromAttempt(error.reason, context)),
+          Effect.mapError((error) => UpstreamFailure.fromAttempt(scrubReason(error.reason, connection), context)),
           Effect.flatMap((result) => {
-            const got = widthOf(result.embeddings)
-            if (got !== expected) {
+            const got = wrongWidth(result.embeddings, expected)
+            if (got !== undefined) {
               return Effect.fail(UpstreamFailure.fromAttempt({ _tag: "WidthMismatch", expected, got }, context))
             }
             if (!isCount(result.promptTokens) || !isCount(result.totalTokens)) {

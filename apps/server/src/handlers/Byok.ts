@@ -6,16 +6,18 @@ import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import { ByokStore } from "@switchyard/core/store/ByokStore"
 import { Clock, Effect, Option, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { refuseNul } from "../http/NulCharacters.ts"
 import { requireManagement } from "./Keys.ts"
 import { resolveWorkspace } from "./Workspaces.ts"
 
 const refuseUnsupported = (body: CreateByokBody | UpdateByokBody) => {
+  const nul = refuseNul(body)
   const set = unsupportedFields.filter((field) => {
     const value = body[field]
     return value !== undefined && value !== null && value !== false
   })
   return set.length === 0
-    ? Effect.void
+    ? nul
     : Effect.fail(new BadRequest({
       message: `Switchyard does not support ${set.join(", ")} on BYOK credentials; leave ${set.length === 1 ? "it" : "them"} unset, null or false`,
       metadata: { fields: set }

@@ -6,6 +6,7 @@ import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import type { CreditTotals } from "@switchyard/core/store/Accounting"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { refuseNul } from "../http/NulCharacters.ts"
 import { requireManagement } from "./Keys.ts"
 import { resolveWorkspace } from "./Workspaces.ts"
 
@@ -34,6 +35,7 @@ export const CreditsHandlers = HttpApiBuilder.group(
       .handle("add", ({ payload }) =>
         Effect.gen(function*() {
           const caller = yield* requireManagement
+          yield* refuseNul(payload)
           const workspaceId = yield* resolveWorkspace(keys, payload.workspace_id, caller.workspaceId)
           const amount = nanosFromCredits(payload.amount)
           if (amount === undefined || amount <= 0n || amount > maxGrantNanos) {

@@ -16,9 +16,15 @@ import * as ByteSize from "effect/ByteSize"
 import { HttpIncomingMessage, HttpServerRequest } from "effect/http"
 import { HttpApiBuilder, HttpApiError } from "effect/http-api"
 import type { unhandled } from "effect/Types"
+import { nulMessage, nulPaths } from "../http/NulCharacters.ts"
 import { InternControl } from "../interns/InternControl.ts"
 
 const requester = Effect.map(Caller, (caller) => ({ userId: caller.userId, workspaceId: caller.workspaceId }))
+
+const refuseNul = (payload: unknown) => {
+  const paths = nulPaths(payload)
+  return paths.length === 0 ? Effect.void : Effect.fail(new InvalidBody({ message: nulMessage(paths) }))
+}
 
 export const InternsHandlers = HttpApiBuilder.group(
   Api,
@@ -26,11 +32,12 @@ export const InternsHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const control = yield* InternControl
     return handlers
-      .handle("create", ({ payload }) => Effect.flatMap(requester, (who) => control.create(who, payload)))
+      .handle("create", ({ payload }) =>
+        Effect.flatMap(requester, (who) => Effect.andThen(refuseNul(payload), control.create(who, payload))))
       .handle("list", ({ query }) => Effect.flatMap(requester, (who) => control.list(who, query)))
       .handle("get", ({ params }) => Effect.flatMap(requester, (who) => control.get(who, params.internId)))
       .handle("update", ({ params, payload }) =>
-        Effect.flatMap(requester, (who) => control.update(who, params.internId, payload)))
+        Effect.flatMap(requester, (who) => Effect.andThen(refuseNul(payload), control.update(who, params.internId, payload))))
       .handle("delete", ({ params, payload }) =>
         Effect.flatMap(requester, (who) =>
           control.remove(who, params.internId, payload?.acknowledge_workspace_loss === true).pipe(

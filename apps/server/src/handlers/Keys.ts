@@ -10,6 +10,7 @@ import { Clock, Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { label } from "../auth/Bootstrap.ts"
 import * as KeySecret from "../auth/KeySecret.ts"
+import { refuseNul } from "../http/NulCharacters.ts"
 import { KeyRateLimit } from "../http/RateLimit.ts"
 import { resolveWorkspace } from "./Workspaces.ts"
 
@@ -70,6 +71,7 @@ export const KeysHandlers = HttpApiBuilder.group(
       .handle("create", ({ payload }) =>
         Effect.gen(function*() {
           const caller = yield* requireManagement
+          yield* refuseNul(payload)
           const now = yield* currentTime
           const workspaceId = yield* resolveWorkspace(keys, payload.workspace_id, yield* defaultWorkspace(caller))
           if (payload.creator_user_id != null && payload.creator_user_id !== caller.userId) {
@@ -107,6 +109,7 @@ export const KeysHandlers = HttpApiBuilder.group(
       .handle("update", ({ params, payload }) =>
         Effect.gen(function*() {
           const caller = yield* requireManagement
+          yield* refuseNul(payload)
           const now = yield* currentTime
           if (payload.disabled === true && params.hash === caller.keyHash) {
             return yield* new BadRequest({ message: "A key cannot disable itself", metadata: { field: "disabled" } })

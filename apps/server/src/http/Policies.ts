@@ -1,18 +1,24 @@
 import { codes } from "@switchyard/core/errors/InternError"
 import { limits } from "@switchyard/core/schema/Intern"
-import { Effect } from "effect"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Config, Effect, Layer } from "effect"
 import * as ByteSize from "effect/ByteSize"
 import { HttpEffect, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import type * as Http from "node:http"
 
 /**
  * Body limits and envelopes that apply before and after every route: the spec's 1 MiB limit for
- * intern updates, a configurable limit elsewhere, and the spec's error envelope for the
- * responses the HTTP layer produces without a body (unknown route, body over the limit, unsupported
- * content type...).
+ * intern updates, a configurable limit elsewhere, a time limit on receiving the body
+ * (`SWITCHYARD_BODY_TIMEOUT_MS`, default 60 s), and the spec's error envelope for the responses
+ * the HTTP layer produces without a body (unknown route, body over the limit, unsupported content
+ * type...).
  */
 export interface PolicyOptions {
   readonly maxBodyBytes: number
+  readonly bodyTimeoutMs?: number | undefined
 }
+
+export const BodyTimeoutConfig = Config.Int("SWITCHYARD_BODY_TIMEOUT_MS").pipe(Config.withDefault(60_000))
 
 export const internBodyLimit = limits.body
 
@@ -42,34 +48,73 @@ const messages: Record<number, string> = {
   500: "Internal server error"
 }
 
+const envelopeBody = (path: string, status: number, message: string) =>
+  internPath.test(path)
+    ? { error: { code: internCodes[status] ?? (status >= 500 ? "internal_error" : status), message } }
+    : { error: { code: status, message } }
+
 export const envelopeFor = (path: string, status: number, message: string) =>
-  HttpServerResponse.jsonUnsafe(
-    internPath.test(path)
-      ? { error: { code: internCodes[status] ?? (status >= 500 ? "internal_error" : status), message } }
-      : { error: { code: status, message } },
-    { status }
-  )
+  HttpServerResponse.jsonUnsafe(envelopeBody(path, status, message), { status })
 
 const isJson = (response: HttpServerResponse.HttpServerResponse) =>
   response.body._tag !== "Empty" && (response.body.contentType ?? "").startsWith("application/json")
 
+const declaresBody = (headers: Readonly<Record<string, string | undefined>>) =>
+  headers["transfer-encoding"] !== undefined || (headers["content-length"] !== undefined && headers["content-length"] !== "0")
+
+// A client that sends its body slower than the limit (or stops) would otherwise hold its
+// connection until Node's own 300 s request timeout, which answers without the envelope. The 408
+// is written straight to the socket: interrupting the body's reader would destroy the socket
+// before the answer left.
+const armBodyDeadline = (request: HttpServerRequest.HttpServerRequest, timeoutMs: number) => {
+  const source = request.source as Partial<Http.IncomingMessage>
+  if (typeof source.complete !== "boolean" || source.complete || !declaresBody(request.headers)) return () => {}
+  const answer = () => {
+    if (source.complete) return
+    const response = NodeHttpServerRequest.toServerResponse(request) as Http.ServerResponse
+    if (response.headersSent || response.writableEnded) return
+    const text = JSON.stringify(envelopeBody(request.url, 408, `The request body did not arrive within ${timeoutMs} ms`))
+    response.writeHead(408, {
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(text),
+      connection: "close"
+    })
+    response.end(text)
+  }
+  const timer = setTimeout(answer, timeoutMs)
+  return () => clearTimeout(timer)
+}
+
 export const layer = (options: PolicyOptions) =>
-  HttpRouter.middleware((app) =>
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const limit = internPath.test(request.url) ? internBodyLimit : options.maxBodyBytes
-      const declared = request.headers["content-length"]
-      if (declared !== undefined && Number(declared) > limit) {
-        return envelopeFor(request.url, 413, `Request body exceeds ${limit} bytes`).pipe(
-          HttpServerResponse.setHeader("connection", "close")
+  Layer.unwrap(Effect.gen(function*() {
+    const bodyTimeoutMs = options.bodyTimeoutMs ?? (yield* BodyTimeoutConfig)
+    return HttpRouter.middleware((app) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const limit = internPath.test(request.url) ? internBodyLimit : options.maxBodyBytes
+        if (/%00/u.test(request.url)) {
+          const code = internPath.test(request.url) ? codes.InvalidRequest.code : 400
+          return HttpServerResponse.jsonUnsafe(
+            { error: { code, message: "Invalid request: the URL contains an encoded NUL character (%00)" } },
+            { status: 400 }
+          )
+        }
+        const declared = request.headers["content-length"]
+        if (declared !== undefined && Number(declared) > limit) {
+          return envelopeFor(request.url, 413, `Request body exceeds ${limit} bytes`).pipe(
+            HttpServerResponse.setHeader("connection", "close")
+          )
+        }
+        yield* HttpEffect.appendPreResponseHandler((req, response) =>
+          Effect.succeed(
+            response.status >= 400 && !isJson(response)
+              ? envelopeFor(req.url, response.status, messages[response.status] ?? `HTTP ${response.status}`)
+              : response
+          )
         )
-      }
-      yield* HttpEffect.appendPreResponseHandler((req, response) =>
-        Effect.succeed(
-          response.status >= 400 && !isJson(response)
-            ? envelopeFor(req.url, response.status, messages[response.status] ?? `HTTP ${response.status}`)
-            : response
+        const disarm = armBodyDeadline(request, bodyTimeoutMs)
+        return yield* Effect.provideService(app, HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit)).pipe(
+          Effect.ensuring(Effect.sync(disarm))
         )
-      )
-      return yield* Effect.provideService(app, HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit))
-    }), { global: true })
+      }), { global: true })
+  }))

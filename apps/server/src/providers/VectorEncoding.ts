@@ -32,6 +32,14 @@ export const fromBase64 = (encoded: string): ReadonlyArray<number> | undefined =
   return vector
 }
 
+// A float32 is NaN or infinite exactly when its eight exponent bits are all set.
+export const allFinite32 = (bytes: Uint8Array): boolean => {
+  for (let i = 0; i + 3 < bytes.length; i += 4) {
+    if ((bytes[i + 3]! & 0x7f) === 0x7f && (bytes[i + 2]! & 0x80) === 0x80) return false
+  }
+  return true
+}
+
 export interface RawVector {
   readonly index: number
   readonly value: ReadonlyArray<number> | string
@@ -89,7 +97,11 @@ export const finish = Effect.fnUntraced(function*(
   for (const vector of ordered as ReadonlyArray<RawVector>) {
     const value = vector.value
     if (request.encodingFormat === "base64") {
-      embeddings.push({ index: vector.index, embedding: typeof value === "string" ? value : toBase64(value) })
+      const encoded = typeof value === "string" ? value : toBase64(value)
+      if (!allFinite32(Buffer.from(encoded, "base64"))) {
+        return yield* invalid(adapter, `vector ${vector.index} holds a value that is not a finite float32`)
+      }
+      embeddings.push({ index: vector.index, embedding: encoded })
     } else if (typeof value === "string") {
       const decoded = fromBase64(value)
       if (decoded === undefined) return yield* invalid(adapter, `vector ${vector.index} is not valid base64`)

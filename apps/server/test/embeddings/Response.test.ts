@@ -121,20 +121,20 @@ describe("embeddings responses", () => {
     assert.notProperty(text.json.usage, "prompt_tokens_details")
   })
 
-  it("base64 asks the upstream for base64 and forwards its bytes without parsing them", async () => {
+  it("base64 asks the upstream for base64 and forwards its bytes, refusing values that are not finite", async () => {
     const reply = await gateway.embed({ model: "acme/embed", input: ["one", "two"], encoding_format: "base64", provider: only("alpha") })
     assert.strictEqual(reply.status, 200, reply.text)
     assert.strictEqual(lastBody(alpha).encoding_format, "base64")
     assert.deepStrictEqual(reply.json.data.map((d: any) => d.embedding), ["one", "two"].map((t) => FakeUpstream.float32Base64(vector(t))))
     assert.deepStrictEqual(decodeFloat32(reply.json.data[1].embedding), vector("two"))
 
-    // A NaN with payload bits: decoding to a JS number and encoding again would change them.
+    // NaN (here with payload bits) is not an embedding value, whatever the encoding.
     const raw = Buffer.alloc(64)
     for (let i = 0; i < 16; i++) raw.writeUInt32LE(0x7fa00001 + i, i * 4)
     alpha.setBehaviour([okBody([{ index: 0, embedding: raw.toString("base64") }])])
-    const forwarded = await gateway.embed({ model: "acme/embed", input: "x", encoding_format: "base64", provider: only("alpha") })
-    assert.strictEqual(forwarded.status, 200, forwarded.text)
-    assert.strictEqual(forwarded.json.data[0].embedding, raw.toString("base64"))
+    const refused = await gateway.embed({ model: "acme/embed", input: "x", encoding_format: "base64", provider: only("alpha") })
+    assert.strictEqual(refused.status, 502, refused.text)
+    assert.strictEqual(refused.json.error.metadata.reason, "InvalidResponse")
   })
 
   it("base64 from an upstream that answers floats is little-endian float32", async () => {

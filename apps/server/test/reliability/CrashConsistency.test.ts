@@ -1,0 +1,193 @@
+import { PgClient } from "@effect/sql-pg"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { nanosFromCredits } from "@switchyard/core/accounting/UsageWindow"
+import { Accounting } from "@switchyard/core/store/Accounting"
+import { Duration, Effect, Layer, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import * as Fs from "node:fs"
+import * as Net from "node:net"
+import * as NodePath from "node:path"
+import * as KeySecret from "../../src/auth/KeySecret.ts"
+import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
+import { endpoint, provider } from "../embeddings/Gateway.ts"
+import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
+import type * as FakeUpstream from "../fakes/FakeUpstream.ts"
+import { dropDatabase, freshDatabase, postgresUrl, tempDir } from "../support/TestServer.ts"
+import { type GatewayProcess, startGatewayProcess } from "./GatewayProcess.ts"
+import { isAnswer, send } from "./RawHttp.ts"
+import { level, record, size, sleep } from "./Reliability.ts"
+
+const reachable = await new Promise<boolean>((resolve) => {
+  const url = new URL(postgresUrl)
+  const socket = Net.connect(Number(url.port || 5432), url.hostname)
+  socket.setTimeout(2000)
+  socket.once("connect", () => {
+    socket.destroy()
+    resolve(true)
+  })
+  socket.once("error", () => resolve(false))
+  socket.once("timeout", () => {
+    socket.destroy()
+    resolve(false)
+  })
+})
+
+// Under CI an unreachable PostgreSQL is a failure, not a reason to skip.
+const mustRun = reachable || process.env.CI === "true"
+
+const withSql = <A>(url: string, f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown, SqlClient.SqlClient | Accounting>) =>
+  Effect.runPromise(
+    Effect.gen(function*() {
+      return yield* f(yield* SqlClient.SqlClient)
+    }).pipe(
+      Effect.provide(AccountingRepo.layer.pipe(Layer.provideMerge(PgClient.layer({ url: Redacted.make(url), maxConnections: 2 }))))
+    ) as Effect.Effect<A, unknown, never>
+  )
+
+interface Outcome {
+  readonly status: number
+  readonly generationId?: string
+  readonly costNanos?: bigint
+  readonly error?: string
+}
+
+describe.skipIf(!mustRun)("reliability: kill -9 under load on PostgreSQL", () => {
+  let upstream: FakeUpstream.FakeServer
+  let crashes = 0
+  let requests = 0
+
+  beforeAll(async () => {
+    if (!reachable) throw new Error(`PostgreSQL is not reachable at ${new URL(postgresUrl).host}; CI requires it`)
+    upstream = await FakeOpenAi.start()
+    upstream.setBehaviour({ _tag: "Delay", ms: 40 })
+  })
+
+  afterAll(async () => {
+    record("crash-consistency", { crashesSurvived: crashes, faultsInjected: crashes, requests })
+    await upstream?.close()
+  })
+
+  const round = async (index: number) => {
+    const databaseUrl = await freshDatabase()
+    const configPath = NodePath.join(tempDir("config"), "switchyard.json")
+    Fs.writeFileSync(configPath, JSON.stringify({
+      providers: [provider("alpha", upstream.url, {}, [endpoint("acme/embed", { upstream_model: "embed", pricing: { prompt: "1.5" } })])]
+    }))
+    const apiKey = KeySecret.generate()
+    const managementKey = KeySecret.generate()
+    const env = {
+      DATABASE_URL: databaseUrl,
+      SWITCHYARD_DATA_DIR: tempDir("crash"),
+      SWITCHYARD_CONFIG: configPath,
+      ALPHA_API_KEY: "sk-fake",
+      SWITCHYARD_BOOTSTRAP_API_KEY: apiKey,
+      SWITCHYARD_BOOTSTRAP_MANAGEMENT_KEY: managementKey,
+      SWITCHYARD_RATE_LIMIT: "off"
+    }
+    let gateway: GatewayProcess | undefined
+    try {
+      gateway = await startGatewayProcess(env)
+      const topUp = await send(gateway.origin, {
+        method: "POST",
+        path: "/api/v1/credits",
+        headers: { authorization: `Bearer ${managementKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ amount: 1000 })
+      })
+      assert.strictEqual(topUp.status, 200)
+      const upstreamBefore = upstream.requests.length
+      const outcomes: Array<Outcome> = []
+      let running = true
+      const worker = async (w: number) => {
+        for (let i = 0; running; i++) {
+          requests += 1
+          const reply = await send(gateway!.origin, {
+            method: "POST",
+            path: "/api/v1/embeddings",
+            headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+            body: JSON.stringify({ model: "acme/embed", input: Array.from({ length: 1 + (i % 3) }, (_, k) => `worker ${w} request ${i} item ${k}`) }),
+            timeoutMs: 10_000
+          })
+          if (!isAnswer(reply)) {
+            outcomes.push({ status: 0, error: reply.error })
+            continue
+          }
+          outcomes.push(reply.status === 200
+            ? { status: 200, generationId: reply.headers["x-generation-id"] as string, costNanos: nanosFromCredits(reply.json.usage.cost)! }
+            : { status: reply.status })
+        }
+      }
+      const workers = Array.from({ length: 16 }, (_, w) => worker(w))
+      const warm = level === "full" ? 300 : 80
+      while (outcomes.length < warm) await sleep(10)
+      await sleep((index * 617) % 400)
+      running = false
+      const killedAt = new Date()
+      await gateway.kill("SIGKILL")
+      await Promise.all(workers)
+      crashes += 1
+
+      const delivered = outcomes.filter((o) => o.status === 200)
+      const refused = outcomes.filter((o) => o.status !== 200 && o.status !== 0)
+      const unknown = outcomes.filter((o) => o.status === 0)
+      assert.isAbove(delivered.length, 10, "the load ran before the kill")
+      assert.deepStrictEqual(refused.map((o) => o.status), [], "nothing but 200 before the kill")
+
+      gateway = await startGatewayProcess(env)
+      const books = await withSql(databaseUrl, (sql) =>
+        Effect.gen(function*() {
+          const ledger = yield* sql<{ generation_id: string; cost: string; is_byok: boolean }>`SELECT generation_id, cost_nanos::text AS cost, is_byok FROM ledger`
+          const holds = yield* sql<{ id: string; expires_at: Date }>`SELECT id, expires_at FROM holds`
+          const account = yield* sql<{ usage: string }>`SELECT usage_nanos::text AS usage FROM credit_accounts`
+          return { ledger, holds, usage: BigInt(account[0]!.usage) }
+        })
+      )
+      const rows = new Map(books.ledger.map((r) => [r.generation_id, BigInt(r.cost)]))
+      assert.strictEqual(rows.size, books.ledger.length)
+      for (const o of delivered) {
+        assert.strictEqual(rows.get(o.generationId!), o.costNanos, `the 200 ${o.generationId} has exactly one ledger row with its cost`)
+      }
+      const orphans = books.ledger.length - delivered.length
+      assert.isAtLeast(orphans, 0)
+      assert.isAtMost(orphans, unknown.length, "a row without a delivered 200 belongs to a request cut by the kill")
+      assert.isAtMost(books.ledger.length, upstream.requests.length - upstreamBefore, "every row was served upstream")
+      assert.strictEqual(books.usage, books.ledger.reduce((sum, r) => sum + (r.is_byok ? 0n : BigInt(r.cost)), 0n), "the balance moved by the ledger's sum, once")
+
+      // The dead process's holds: at most one per request it was serving, each expiring within the
+      // hold lifetime, and gone once that passes (the restart's sweep, or any later reservation).
+      assert.isAtMost(books.holds.length, unknown.length)
+      const ttl = Duration.toMillis(AccountingRepo.defaultHoldTtl)
+      for (const hold of books.holds) assert.isAtMost(new Date(hold.expires_at).getTime(), killedAt.getTime() + ttl + 5_000)
+      const swept = await withSql(databaseUrl, () =>
+        Effect.gen(function*() {
+          const accounting = yield* Accounting
+          return yield* accounting.sweepExpired(new Date(killedAt.getTime() + ttl + 10_000))
+        })
+      )
+      assert.strictEqual(swept, books.holds.length)
+      const left = await withSql(databaseUrl, (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM holds`)
+      assert.strictEqual(left[0]!.n, 0)
+
+      const after = await send(gateway.origin, {
+        method: "POST",
+        path: "/api/v1/embeddings",
+        headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "acme/embed", input: "after the crash" })
+      })
+      assert.strictEqual(after.status, 200)
+      const count = await withSql(databaseUrl, (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM ledger`)
+      assert.strictEqual(count[0]!.n, books.ledger.length + 1)
+      return { delivered: delivered.length, unknown: unknown.length, orphans, holds: books.holds.length }
+    } finally {
+      await gateway?.stop()
+      await dropDatabase(databaseUrl)
+    }
+  }
+
+  it(`kill -9 during load, ${size.crashRounds} round(s): every 200 has one ledger row, nothing is counted twice, dead holds release`, async () => {
+    const summaries = []
+    for (let i = 0; i < size.crashRounds; i++) summaries.push(await round(i))
+    console.log("crash rounds", JSON.stringify(summaries))
+    assert.strictEqual(crashes, size.crashRounds)
+    assert.isAbove(summaries.reduce((n, s) => n + s.delivered, 0), 0)
+  }, level === "full" ? 900_000 : 180_000)
+})
