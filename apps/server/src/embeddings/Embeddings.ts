@@ -13,7 +13,7 @@ import * as UpstreamFailure from "@switchyard/core/upstream/UpstreamFailure"
 import { Clock, Config, Context, Duration, Effect, Exit, Layer, Option, Redacted } from "effect"
 import * as Crypto from "node:crypto"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
-import { Adapters, defaultBaseUrls } from "../providers/Adapters.ts"
+import { Adapters, connectionOf } from "../providers/Adapters.ts"
 import { EndpointHealth } from "./EndpointHealth.ts"
 import * as UpstreamInput from "./UpstreamInput.ts"
 import { Workspaces } from "./Workspaces.ts"
@@ -208,12 +208,7 @@ export class Embeddings extends Context.Service<Embeddings, {
           ...(request.input_type !== undefined && supports("input_type") ? { inputType: request.input_type } : {}),
           ...(request.user !== undefined && supports("user") ? { user: request.user } : {})
         }
-        const connection: EmbeddingProvider.Connection = {
-          baseUrl: provider.base_url ?? defaultBaseUrls[provider.adapter],
-          apiKey: credential,
-          ...(provider.headers ? { headers: provider.headers } : {}),
-          timeoutMs: provider.timeout_ms ?? config.attemptTimeoutMs
-        }
+        const connection = connectionOf(provider, credential, provider.timeout_ms ?? config.attemptTimeoutMs)
         const adapter = adapters[provider.adapter]
         const parts = UpstreamInput.batches(input, endpoint.max_batch_items)
         const call = parts.length === 1

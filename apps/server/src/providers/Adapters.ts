@@ -51,16 +51,24 @@ export const apiKeyOf = (apiKeyEnv: string | null | undefined) =>
       Effect.orElseSucceed(() => Option.none<Redacted.Redacted<string>>())
     )
 
+/**
+ * How to reach a provider with a credential already in hand.
+ */
+export const connectionOf = (
+  provider: ProviderAccess,
+  apiKey: Redacted.Redacted<string> | undefined,
+  timeoutMs: number
+): EmbeddingProvider.Connection => ({
+  baseUrl: provider.base_url ?? defaultBaseUrls[provider.adapter],
+  apiKey,
+  ...(provider.headers ? { headers: provider.headers } : {}),
+  timeoutMs
+})
+
 export const connectionFor = Effect.fnUntraced(function*(
   provider: ProviderAccess,
   options: { readonly timeoutMs: number }
 ) {
   const apiKey = yield* apiKeyOf(provider.api_key_env)
-  const connection: EmbeddingProvider.Connection = {
-    baseUrl: provider.base_url ?? defaultBaseUrls[provider.adapter],
-    apiKey: Option.getOrUndefined(apiKey),
-    ...(provider.headers ? { headers: provider.headers } : {}),
-    timeoutMs: options.timeoutMs
-  }
-  return connection
+  return connectionOf(provider, Option.getOrUndefined(apiKey), options.timeoutMs)
 })
