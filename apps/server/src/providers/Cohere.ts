@@ -1,12 +1,11 @@
 import { EmbeddingProvider } from "@switchyard/core"
-import { Effect, Layer, Redacted, Schema } from "effect"
-import { HttpClient } from "effect/http"
+import { Effect, Layer, Schema } from "effect"
 import * as ErrorBody from "./ErrorBody.ts"
 import * as InputType from "./InputType.ts"
 import * as MediaData from "./MediaData.ts"
 import * as TokenEstimate from "./TokenEstimate.ts"
-import * as UpstreamHttp from "./UpstreamHttp.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
+import * as WireFormat from "./WireFormat.ts"
 
 export const baseUrl = "https://api.cohere.com/v2"
 export const path = "/embed"
@@ -44,8 +43,7 @@ export const EmbedResponse = Schema.Struct({
 
 const adapter = "cohere"
 
-const unsupported = (detail: string) =>
-  new EmbeddingProvider.UpstreamError({ adapter, reason: EmbeddingProvider.UnsupportedInput.make({ detail }) })
+const unsupported = (detail: string) => WireFormat.unsupported(adapter, detail)
 
 const contentOf = Effect.fnUntraced(function*(index: number, parts: ReadonlyArray<EmbeddingProvider.ContentPart>) {
   const content: Array<unknown> = []
@@ -88,51 +86,41 @@ export const requestBody = Effect.fnUntraced(function*(request: EmbeddingProvide
   return body
 })
 
-const decodeResponse = UpstreamHttp.decode(adapter, EmbedResponse)
+const usage = (response: typeof EmbedResponse.Type, request: EmbeddingProvider.UpstreamRequest): WireFormat.Usage => {
+  const billed = response.meta?.billed_units ?? undefined
+  const textTokens = billed?.input_tokens ?? response.meta?.tokens?.input_tokens ?? undefined
+  const imageTokens = billed?.image_tokens ?? undefined
+  const promptTokens = textTokens === undefined && imageTokens === undefined
+    ? TokenEstimate.ofInput(request.input)
+    : (textTokens ?? 0) + (imageTokens ?? 0)
+  const modalityTokens: { text_tokens?: number; image_tokens?: number } = {}
+  if (textTokens !== undefined && textTokens > 0) modalityTokens.text_tokens = textTokens
+  if (imageTokens !== undefined && imageTokens > 0) modalityTokens.image_tokens = imageTokens
+  return {
+    promptTokens,
+    totalTokens: promptTokens,
+    modalityTokens: imageTokens !== undefined && imageTokens > 0 ? modalityTokens : undefined,
+    upstreamId: response.id
+  }
+}
 
-export const make = Effect.gen(function*() {
-  const client = yield* HttpClient.HttpClient
-  const embed = Effect.fn("Cohere.embed")(function*(
-    connection: EmbeddingProvider.Connection,
-    request: EmbeddingProvider.UpstreamRequest
-  ) {
-    const body = yield* requestBody(request)
-    const json = yield* UpstreamHttp.post(client, {
-      adapter,
-      connection,
-      path,
-      headers: connection.apiKey === undefined ? {} : { authorization: `Bearer ${Redacted.value(connection.apiKey)}` },
-      body,
-      parseError: ErrorBody.firstOf(ErrorBody.message, ErrorBody.detail)
-    })
-    const response = yield* decodeResponse(json)
+export const wireFormat: WireFormat.WireFormat<typeof EmbedResponse.Type> = {
+  adapter,
+  name: "Cohere",
+  keyHeaders: WireFormat.bearer,
+  parseError: ErrorBody.firstOf(ErrorBody.message, ErrorBody.detail),
+  response: EmbedResponse,
+  request: (request) => Effect.map(requestBody(request), (body) => ({ path, body })),
+  vectors: (response) => {
     const vectors: ReadonlyArray<ReadonlyArray<number> | string> | undefined = response.embeddings.float ??
       response.embeddings.base64 ?? undefined
-    if (vectors === undefined) {
-      return yield* new EmbeddingProvider.UpstreamError({
-        adapter,
-        reason: EmbeddingProvider.InvalidResponse.make({ detail: "the response holds no float embeddings" })
-      })
-    }
-    const embeddings = yield* VectorEncoding.finish(adapter, request, vectors.map((value, index) => ({ index, value })))
-    const billed = response.meta?.billed_units ?? undefined
-    const textTokens = billed?.input_tokens ?? response.meta?.tokens?.input_tokens ?? undefined
-    const imageTokens = billed?.image_tokens ?? undefined
-    const promptTokens = textTokens === undefined && imageTokens === undefined
-      ? TokenEstimate.ofInput(request.input)
-      : (textTokens ?? 0) + (imageTokens ?? 0)
-    const modalityTokens: { text_tokens?: number; image_tokens?: number } = {}
-    if (textTokens !== undefined && textTokens > 0) modalityTokens.text_tokens = textTokens
-    if (imageTokens !== undefined && imageTokens > 0) modalityTokens.image_tokens = imageTokens
-    return {
-      embeddings,
-      promptTokens,
-      totalTokens: promptTokens,
-      ...(imageTokens !== undefined && imageTokens > 0 ? { modalityTokens } : {}),
-      ...(response.id !== undefined ? { upstreamId: response.id } : {})
-    } satisfies EmbeddingProvider.EmbeddingResult
-  })
-  return EmbeddingProvider.EmbeddingProvider.of({ embed })
-})
+    return vectors === undefined
+      ? Effect.fail(WireFormat.invalidResponse(adapter, "the response holds no float embeddings"))
+      : Effect.succeed(vectors.map((value, index) => ({ index, value })))
+  },
+  usage
+}
+
+export const make = WireFormat.make(wireFormat)
 
 export const layer = Layer.effect(EmbeddingProvider.EmbeddingProvider, make)

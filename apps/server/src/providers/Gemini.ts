@@ -1,12 +1,11 @@
 import { EmbeddingProvider } from "@switchyard/core"
-import { Effect, Layer, Redacted, Schema } from "effect"
-import { HttpClient } from "effect/http"
+import { Effect, Layer, Schema } from "effect"
 import * as ErrorBody from "./ErrorBody.ts"
 import * as InputType from "./InputType.ts"
 import * as MediaData from "./MediaData.ts"
 import * as TokenEstimate from "./TokenEstimate.ts"
-import * as UpstreamHttp from "./UpstreamHttp.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
+import * as WireFormat from "./WireFormat.ts"
 
 export const baseUrl = "https://generativelanguage.googleapis.com/v1beta"
 
@@ -43,8 +42,7 @@ export const BatchEmbedContentsResponse = Schema.Struct({
 
 const adapter = "gemini"
 
-const unsupported = (detail: string) =>
-  new EmbeddingProvider.UpstreamError({ adapter, reason: EmbeddingProvider.UnsupportedInput.make({ detail }) })
+const unsupported = (detail: string) => WireFormat.unsupported(adapter, detail)
 
 const inlineData = (inline: MediaData.Inline) => ({ inline_data: { mime_type: inline.mimeType, data: inline.data } })
 
@@ -108,7 +106,7 @@ const modalityKeys: Record<string, keyof EmbeddingProvider.ModalityTokens> = {
 const modalityTokens = (
   details: ReadonlyArray<typeof ModalityTokenCount.Type> | undefined
 ): EmbeddingProvider.ModalityTokens | undefined => {
-  const out: { -readonly [K in keyof EmbeddingProvider.ModalityTokens]: number } = {}
+  const out: WireFormat.ModalityCounts = {}
   for (const detail of details ?? []) {
     const key = detail.modality === undefined ? undefined : modalityKeys[detail.modality]
     if (key !== undefined && detail.tokenCount !== undefined && detail.tokenCount > 0) {
@@ -118,40 +116,25 @@ const modalityTokens = (
   return Object.keys(out).length > 0 ? out : undefined
 }
 
-const decodeResponse = UpstreamHttp.decode(adapter, BatchEmbedContentsResponse)
-
-export const make = Effect.gen(function*() {
-  const client = yield* HttpClient.HttpClient
-  const embed = Effect.fn("Gemini.embed")(function*(
-    connection: EmbeddingProvider.Connection,
-    request: EmbeddingProvider.UpstreamRequest
-  ) {
-    const body = yield* requestBody(request)
-    const json = yield* UpstreamHttp.post(client, {
-      adapter,
-      connection,
-      path: pathOf(request.upstreamModel),
-      headers: connection.apiKey === undefined ? {} : { "x-goog-api-key": Redacted.value(connection.apiKey) },
-      body,
-      parseError: ErrorBody.firstOf(ErrorBody.google, ErrorBody.openAi)
-    })
-    const response = yield* decodeResponse(json)
-    const embeddings = yield* VectorEncoding.finish(
-      adapter,
-      request,
-      response.embeddings.map((entry, index) => ({ index, value: entry.values }))
-    )
+export const wireFormat: WireFormat.WireFormat<typeof BatchEmbedContentsResponse.Type> = {
+  adapter,
+  name: "Gemini",
+  keyHeaders: WireFormat.keyIn("x-goog-api-key"),
+  parseError: ErrorBody.firstOf(ErrorBody.google, ErrorBody.openAi),
+  response: BatchEmbedContentsResponse,
+  request: (request) => Effect.map(requestBody(request), (body) => ({ path: pathOf(request.upstreamModel), body })),
+  vectors: (response) => Effect.succeed(response.embeddings.map((entry, index) => ({ index, value: entry.values }))),
+  usage: (response, request) => {
     const usage = response.usageMetadata
     const promptTokens = usage?.promptTokenCount ?? TokenEstimate.ofInput(request.input)
-    const modality = modalityTokens(usage?.promptTokensDetails)
     return {
-      embeddings,
       promptTokens,
       totalTokens: usage?.totalTokenCount ?? promptTokens,
-      ...(modality !== undefined ? { modalityTokens: modality } : {})
-    } satisfies EmbeddingProvider.EmbeddingResult
-  })
-  return EmbeddingProvider.EmbeddingProvider.of({ embed })
-})
+      modalityTokens: modalityTokens(usage?.promptTokensDetails)
+    }
+  }
+}
+
+export const make = WireFormat.make(wireFormat)
 
 export const layer = Layer.effect(EmbeddingProvider.EmbeddingProvider, make)

@@ -3,6 +3,7 @@ import { Effect, Layer } from "effect"
 import * as MediaData from "./MediaData.ts"
 import * as TokenEstimate from "./TokenEstimate.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
+import * as WireFormat from "./WireFormat.ts"
 
 export const defaultDimensions = 256
 export const maxDimensions = 8192
@@ -65,8 +66,7 @@ export const embedTokens = (tokens: ReadonlyArray<number>, dimensions: number): 
 
 const adapter = "local"
 
-const unsupported = (detail: string) =>
-  new EmbeddingProvider.UpstreamError({ adapter, reason: EmbeddingProvider.UnsupportedInput.make({ detail }) })
+const unsupported = (detail: string) => WireFormat.unsupported(adapter, detail)
 
 export const make = (options?: { readonly dimensions?: number }) => {
   const embed = Effect.fn("Local.embed")(function*(

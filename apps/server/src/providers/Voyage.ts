@@ -1,11 +1,10 @@
 import { EmbeddingProvider } from "@switchyard/core"
-import { Effect, Layer, Redacted, Schema } from "effect"
-import { HttpClient } from "effect/http"
+import { Effect, Layer, Schema } from "effect"
 import * as ErrorBody from "./ErrorBody.ts"
 import * as InputType from "./InputType.ts"
 import * as MediaData from "./MediaData.ts"
-import * as UpstreamHttp from "./UpstreamHttp.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
+import * as WireFormat from "./WireFormat.ts"
 
 export const baseUrl = "https://api.voyageai.com/v1"
 export const textPath = "/embeddings"
@@ -33,8 +32,7 @@ export const EmbeddingsResponse = Schema.Struct({
 
 const adapter = "voyage"
 
-const unsupported = (detail: string) =>
-  new EmbeddingProvider.UpstreamError({ adapter, reason: EmbeddingProvider.UnsupportedInput.make({ detail }) })
+const unsupported = (detail: string) => WireFormat.unsupported(adapter, detail)
 
 const segmentOf = Effect.fnUntraced(function*(index: number, part: EmbeddingProvider.ContentPart) {
   switch (part.type) {
@@ -108,45 +106,29 @@ const modalityTokens = (usage: Usage): EmbeddingProvider.ModalityTokens | undefi
   const video = usage.video_pixels ?? 0
   if (media === 0 || image + video === 0) return undefined
   const imageTokens = Math.round((media * image) / (image + video))
-  const out: { -readonly [K in keyof EmbeddingProvider.ModalityTokens]: number } = {}
+  const out: WireFormat.ModalityCounts = {}
   if (usage.text_tokens > 0) out.text_tokens = usage.text_tokens
   if (imageTokens > 0) out.image_tokens = imageTokens
   if (media - imageTokens > 0) out.video_tokens = media - imageTokens
   return out
 }
 
-const decodeResponse = UpstreamHttp.decode(adapter, EmbeddingsResponse)
-
-export const make = Effect.gen(function*() {
-  const client = yield* HttpClient.HttpClient
-  const embed = Effect.fn("Voyage.embed")(function*(
-    connection: EmbeddingProvider.Connection,
-    request: EmbeddingProvider.UpstreamRequest
-  ) {
-    const { body, path } = yield* requestOf(request)
-    const json = yield* UpstreamHttp.post(client, {
-      adapter,
-      connection,
-      path,
-      headers: connection.apiKey === undefined ? {} : { authorization: `Bearer ${Redacted.value(connection.apiKey)}` },
-      body,
-      parseError: ErrorBody.firstOf(ErrorBody.detail, ErrorBody.message, ErrorBody.openAi)
-    })
-    const response = yield* decodeResponse(json)
-    const embeddings = yield* VectorEncoding.finish(
-      adapter,
-      request,
-      response.data.map((entry, position) => ({ index: entry.index ?? position, value: entry.embedding }))
-    )
-    const modality = modalityTokens(response.usage)
-    return {
-      embeddings,
-      promptTokens: response.usage.total_tokens,
-      totalTokens: response.usage.total_tokens,
-      ...(modality !== undefined ? { modalityTokens: modality } : {})
-    } satisfies EmbeddingProvider.EmbeddingResult
+export const wireFormat: WireFormat.WireFormat<typeof EmbeddingsResponse.Type> = {
+  adapter,
+  name: "Voyage",
+  keyHeaders: WireFormat.bearer,
+  parseError: ErrorBody.firstOf(ErrorBody.detail, ErrorBody.message, ErrorBody.openAi),
+  response: EmbeddingsResponse,
+  request: requestOf,
+  vectors: (response) =>
+    Effect.succeed(response.data.map((entry, position) => ({ index: entry.index ?? position, value: entry.embedding }))),
+  usage: (response) => ({
+    promptTokens: response.usage.total_tokens,
+    totalTokens: response.usage.total_tokens,
+    modalityTokens: modalityTokens(response.usage)
   })
-  return EmbeddingProvider.EmbeddingProvider.of({ embed })
-})
+}
+
+export const make = WireFormat.make(wireFormat)
 
 export const layer = Layer.effect(EmbeddingProvider.EmbeddingProvider, make)

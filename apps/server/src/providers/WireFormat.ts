@@ -1,0 +1,112 @@
+import { EmbeddingProvider } from "@switchyard/core"
+import { Effect, Redacted, type Schema } from "effect"
+import { HttpClient } from "effect/http"
+import type * as ErrorBody from "./ErrorBody.ts"
+import * as UpstreamHttp from "./UpstreamHttp.ts"
+import * as VectorEncoding from "./VectorEncoding.ts"
+
+/**
+ * The headers that carry a provider's API key.
+ */
+export type KeyHeaders = (apiKey: string) => Readonly<Record<string, string>>
+
+/** `Authorization: Bearer <key>`. */
+export const bearer: KeyHeaders = (apiKey) => ({ authorization: `Bearer ${apiKey}` })
+
+/** The bare key in a header of the provider's own (`x-goog-api-key`). */
+export const keyIn = (name: string): KeyHeaders => (apiKey) => ({ [name]: apiKey })
+
+/**
+ * One request as it goes on the wire: the path after the connection's base URL, and the JSON body.
+ */
+export interface Outgoing {
+  readonly path: string
+  readonly body: unknown
+}
+
+/**
+ * What an answer says beyond its vectors. An undefined `modalityTokens` or `upstreamId` is left
+ * out of the result.
+ */
+export interface Usage {
+  readonly promptTokens: number
+  readonly totalTokens: number
+  readonly modalityTokens?: EmbeddingProvider.ModalityTokens | undefined
+  readonly upstreamId?: string | undefined
+}
+
+/**
+ * Per-modality token counts while an adapter adds them up.
+ */
+export type ModalityCounts = { -readonly [K in keyof EmbeddingProvider.ModalityTokens]: number }
+
+/**
+ * What sets one provider's embeddings API apart: how the key is sent, how a request is written,
+ * how an error body and an answer are read. Everything else (the POST within the time limit,
+ * decoding, vector validation and re-encoding, the result) is the same for every wire format and
+ * lives in {@link make}.
+ */
+export interface WireFormat<Response> {
+  /** The adapter id every {@link EmbeddingProvider.UpstreamError} it raises carries (`cohere`). */
+  readonly adapter: string
+  /** The provider's name, for the call's span (`Cohere.embed`). */
+  readonly name: string
+  readonly keyHeaders: KeyHeaders
+  readonly parseError: ErrorBody.Parser
+  readonly response: Schema.Codec<Response, any, never, never>
+  readonly request: (
+    request: EmbeddingProvider.UpstreamRequest
+  ) => Effect.Effect<Outgoing, EmbeddingProvider.UpstreamError>
+  /** The answer's vectors with their input positions, in whatever encoding the provider sent. */
+  readonly vectors: (
+    response: Response
+  ) => Effect.Effect<ReadonlyArray<VectorEncoding.RawVector>, EmbeddingProvider.UpstreamError>
+  readonly usage: (response: Response, request: EmbeddingProvider.UpstreamRequest) => Usage
+}
+
+/**
+ * The input is valid but this provider cannot embed it; nothing is sent.
+ */
+export const unsupported = (adapter: string, detail: string) =>
+  new EmbeddingProvider.UpstreamError({ adapter, reason: EmbeddingProvider.UnsupportedInput.make({ detail }) })
+
+/**
+ * The provider answered 2xx with something that is not a usable answer.
+ */
+export const invalidResponse = (adapter: string, detail: string) =>
+  new EmbeddingProvider.UpstreamError({ adapter, reason: EmbeddingProvider.InvalidResponse.make({ detail }) })
+
+/**
+ * The adapter for one wire format: writes the request, posts it, decodes and validates the answer
+ * and returns the vectors in the encoding the client asked for.
+ */
+export const make = <Response>(format: WireFormat<Response>) =>
+  Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    const decodeResponse = UpstreamHttp.decode(format.adapter, format.response)
+    const embed = Effect.fn(`${format.name}.embed`)(function*(
+      connection: EmbeddingProvider.Connection,
+      request: EmbeddingProvider.UpstreamRequest
+    ) {
+      const { path, body } = yield* format.request(request)
+      const json = yield* UpstreamHttp.post(client, {
+        adapter: format.adapter,
+        connection,
+        path,
+        headers: connection.apiKey === undefined ? {} : format.keyHeaders(Redacted.value(connection.apiKey)),
+        body,
+        parseError: format.parseError
+      })
+      const response: Response = yield* decodeResponse(json)
+      const embeddings = yield* VectorEncoding.finish(format.adapter, request, yield* format.vectors(response))
+      const { modalityTokens, promptTokens, totalTokens, upstreamId } = format.usage(response, request)
+      return {
+        embeddings,
+        promptTokens,
+        totalTokens,
+        ...(modalityTokens !== undefined ? { modalityTokens } : {}),
+        ...(upstreamId !== undefined ? { upstreamId } : {})
+      } satisfies EmbeddingProvider.EmbeddingResult
+    })
+    return EmbeddingProvider.EmbeddingProvider.of({ embed })
+  })
