@@ -2,18 +2,18 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as FakeCohere from "../fakes/FakeCohere.ts"
 import * as FakeUpstream from "../fakes/FakeUpstream.ts"
+import * as AdapterFixture from "../support/AdapterFixture.ts"
 import * as Cohere from "../../src/providers/Cohere.ts"
 import * as VectorEncoding from "../../src/providers/VectorEncoding.ts"
 import {
   audio,
-  connection,
   describeFailureModes,
   fixture,
   fixtureJson,
-  httpClient,
   image,
   items,
   lastBody,
+  overHttp,
   pngDataUrl,
   reasonOf,
   request,
@@ -24,15 +24,15 @@ import {
 
 const key = "co-fake"
 
-const withFake = () => FakeUpstream.scoped(() => FakeCohere.start())
+const subject = { start: FakeCohere.start, make: Cohere.make, apiKey: key }
+
+const cohere = AdapterFixture.make(subject)
 
 describe("Cohere", () => {
   it.live("posts texts to /v2/embed with input_type, float embedding type and output_dimension", () =>
     Effect.gen(function*() {
-      const server = yield* withFake()
-      const provider = yield* Cohere.make
-      const result = yield* provider.embed(
-        connection(server.url, key),
+      const { server, embed } = yield* cohere()
+      const result = yield* embed(
         request("embed-v4.0", texts("hello there", "goodbye"), { inputType: "query", dimensions: 256 })
       )
       const sent = server.requests[0]!
@@ -52,28 +52,22 @@ describe("Cohere", () => {
       )
       assert.strictEqual(result.promptTokens, 3)
       assert.isString(result.upstreamId)
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 
   it.live("encodes to base64 itself, exactly", () =>
     Effect.gen(function*() {
-      const server = yield* withFake()
-      const provider = yield* Cohere.make
-      const result = yield* provider.embed(
-        connection(server.url, key),
-        request("embed-english-v3.0", texts("x"), { encodingFormat: "base64" })
-      )
+      const { server, embed } = yield* cohere()
+      const result = yield* embed(request("embed-english-v3.0", texts("x"), { encodingFormat: "base64" }))
       assert.deepStrictEqual(lastBody(server).embedding_types, ["float"])
       const vector = FakeUpstream.vectorFor("embed-english-v3.0|search_document|x", 1024)
       assert.strictEqual(result.embeddings[0]!.embedding, FakeUpstream.float32Base64(vector))
       assert.deepStrictEqual(VectorEncoding.fromBase64(result.embeddings[0]!.embedding as string), vector)
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 
   it.live("sends mixed text and images as inputs and reports image tokens", () =>
     Effect.gen(function*() {
-      const server = yield* withFake()
-      const provider = yield* Cohere.make
-      const result = yield* provider.embed(
-        connection(server.url, key),
+      const { server, embed } = yield* cohere()
+      const result = yield* embed(
         request("embed-v4.0", items([text("a red square"), image(pngDataUrl)], [text("just text")]), {
           inputType: "search_query",
           dimensions: 256
@@ -82,7 +76,7 @@ describe("Cohere", () => {
       assert.deepStrictEqual(lastBody(server), fixtureJson("cohere/request-multimodal.json"))
       assert.deepStrictEqual(result.modalityTokens, { text_tokens: 5, image_tokens: 1000 })
       assert.strictEqual(result.promptTokens, 1005)
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 
   it("maps input types, defaulting to search_document", () => {
     assert.strictEqual(Cohere.inputTypeOf(undefined), "search_document")
@@ -106,32 +100,28 @@ describe("Cohere", () => {
 
   it.live("parses a recorded embed-v4 answer", () =>
     Effect.gen(function*() {
-      const server = yield* withFake()
+      const { server, embed } = yield* cohere()
       server.setBehaviour({ _tag: "Status", status: 200, body: fixture("cohere/embed-v4-texts.json") })
-      const provider = yield* Cohere.make
-      const result = yield* provider.embed(connection(server.url, key), request("embed-v4.0", texts("hello", "goodbye")))
+      const result = yield* embed(request("embed-v4.0", texts("hello", "goodbye")))
       assert.deepStrictEqual(result.embeddings[0]!.embedding, [0.016296387, -0.008354187, -0.04699707, -0.07104492])
       assert.strictEqual(result.promptTokens, 2)
       assert.strictEqual(result.upstreamId, "5807ee2e-0cda-445a-9ec8-864c60a06606")
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 
   it.live("a Cohere error body gives its message", () =>
     Effect.gen(function*() {
-      const server = yield* withFake()
+      const { server, embed } = yield* cohere()
       server.setBehaviour({ _tag: "Status", status: 400, body: fixture("cohere/error-400.json") })
-      const provider = yield* Cohere.make
-      const reason = yield* reasonOf(provider.embed(connection(server.url, key), request("embed-v4.0", texts("x"))))
+      const reason = yield* reasonOf(embed(request("embed-v4.0", texts("x"))))
       assert.strictEqual(reason._tag, "HttpStatus")
       if (reason._tag !== "HttpStatus") return
       assert.strictEqual(reason.message, "invalid request: valid input_type must be provided with the provided model")
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 })
 
 describeFailureModes({
+  ...subject,
   name: "Cohere",
-  start: () => FakeCohere.start(),
-  apiKey: key,
-  make: Cohere.make,
   model: "embed-english-light-v3.0",
   input: texts("one two", "three")
 })

@@ -2,18 +2,18 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as FakeGemini from "../fakes/FakeGemini.ts"
 import * as FakeUpstream from "../fakes/FakeUpstream.ts"
+import * as AdapterFixture from "../support/AdapterFixture.ts"
 import * as Gemini from "../../src/providers/Gemini.ts"
 import {
   audio,
-  connection,
   describeFailureModes,
   file,
   fixture,
   fixtureJson,
-  httpClient,
   image,
   items,
   lastBody,
+  overHttp,
   pngDataUrl,
   reasonOf,
   request,
@@ -24,15 +24,15 @@ import {
 
 const key = "AIza-fake"
 
-const withFake = (options: FakeGemini.Options = {}) => FakeUpstream.scoped(() => FakeGemini.start(options))
+const subject = { start: FakeGemini.start, make: Gemini.make, apiKey: key }
+
+const gemini = AdapterFixture.make(subject)
 
 describe("Gemini", () => {
   it.live("posts one request per text to batchEmbedContents with x-goog-api-key", () =>
     Effect.gen(function*() {
-      const server = yield* withFake()
-      const provider = yield* Gemini.make
-      const result = yield* provider.embed(
-        connection(server.url, key),
+      const { server, embed } = yield* gemini()
+      const result = yield* embed(
         request("gemini-embedding-001", texts("What is the meaning of life?", "x"), { inputType: "query", dimensions: 8 })
       )
       const sent = server.requests[0]!
@@ -61,14 +61,12 @@ describe("Gemini", () => {
       )
       assert.strictEqual(result.promptTokens, 8)
       assert.strictEqual(result.totalTokens, 8)
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 
   it.live("accepts a models/ prefix and converts floats to base64", () =>
     Effect.gen(function*() {
-      const server = yield* withFake()
-      const provider = yield* Gemini.make
-      const result = yield* provider.embed(
-        connection(server.url, key),
+      const { server, embed } = yield* gemini()
+      const result = yield* embed(
         request("models/gemini-embedding-001", texts("x"), { encodingFormat: "base64", dimensions: 4 })
       )
       assert.strictEqual(server.requests[0]!.path, "/v1beta/models/gemini-embedding-001:batchEmbedContents")
@@ -76,14 +74,12 @@ describe("Gemini", () => {
         result.embeddings[0]!.embedding,
         FakeUpstream.float32Base64(FakeUpstream.vectorFor(`models/gemini-embedding-001||${JSON.stringify([{ text: "x" }])}`, 4))
       )
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 
   it.live("sends media as inline_data and takes modality usage when reported", () =>
     Effect.gen(function*() {
-      const server = yield* withFake({ reportUsage: true })
-      const provider = yield* Gemini.make
-      const result = yield* provider.embed(
-        connection(server.url, key),
+      const { server, embed } = yield* gemini({ fake: { reportUsage: true } })
+      const result = yield* embed(
         request(
           "gemini-embedding-2",
           items([text("a red square"), image(pngDataUrl)], [audio("data:audio/wav;base64,UklGRiQAAABXQVZF")]),
@@ -93,7 +89,7 @@ describe("Gemini", () => {
       assert.deepStrictEqual(lastBody(server), fixtureJson("gemini/request-multimodal.json"))
       assert.strictEqual(result.promptTokens, 3 + 258 + 258)
       assert.deepStrictEqual(result.modalityTokens, { text_tokens: 3, image_tokens: 258, audio_tokens: 258 })
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 
   it.effect("maps input types to task types and drops unknown ones", () =>
     Effect.gen(function*() {
@@ -131,44 +127,39 @@ describe("Gemini", () => {
 
   it.live("parses a recorded answer and estimates the tokens it does not report", () =>
     Effect.gen(function*() {
-      const server = yield* withFake()
+      const { server, embed } = yield* gemini()
       server.setBehaviour({ _tag: "Status", status: 200, body: fixture("gemini/batchEmbedContents.json") })
-      const provider = yield* Gemini.make
-      const result = yield* provider.embed(connection(server.url, key), request("gemini-embedding-001", texts("Hello, world", "b")))
+      const result = yield* embed(request("gemini-embedding-001", texts("Hello, world", "b")))
       assert.deepStrictEqual(result.embeddings[1]!.embedding, [0.0217412, -0.0067123095, -0.0009346917, -0.05672155])
       assert.strictEqual(result.promptTokens, 4)
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 
   it.live("a 429 takes its retry delay from RetryInfo when no header says so", () =>
     Effect.gen(function*() {
-      const server = yield* withFake()
+      const { server, embed } = yield* gemini()
       server.setBehaviour({ _tag: "Status", status: 429, body: fixture("gemini/error-429.json") })
-      const provider = yield* Gemini.make
-      const reason = yield* reasonOf(provider.embed(connection(server.url, key), request("gemini-embedding-001", texts("x"))))
+      const reason = yield* reasonOf(embed(request("gemini-embedding-001", texts("x"))))
       assert.strictEqual(reason._tag, "HttpStatus")
       if (reason._tag !== "HttpStatus") return
       assert.strictEqual(reason.retryAfterMs, 41_000)
       assert.strictEqual(reason.code, "RESOURCE_EXHAUSTED")
       assert.strictEqual(reason.message, "Resource has been exhausted (e.g. check quota).")
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 
   it.live("an invalid key is 400 with the API_KEY_INVALID reason", () =>
     Effect.gen(function*() {
-      const server = yield* withFake()
-      const provider = yield* Gemini.make
-      const reason = yield* reasonOf(provider.embed(connection(server.url, "bad"), request("gemini-embedding-001", texts("x"))))
+      const { embed } = yield* gemini({ apiKey: "bad" })
+      const reason = yield* reasonOf(embed(request("gemini-embedding-001", texts("x"))))
       assert.strictEqual(reason._tag, "HttpStatus")
       if (reason._tag !== "HttpStatus") return
       assert.strictEqual(reason.status, 400)
       assert.strictEqual(reason.code, "API_KEY_INVALID")
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 })
 
 describeFailureModes({
+  ...subject,
   name: "Gemini",
-  start: () => FakeGemini.start(),
-  apiKey: key,
-  make: Gemini.make,
   model: "gemini-embedding-001",
   input: texts("one two", "three")
 })

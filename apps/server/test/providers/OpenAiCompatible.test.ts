@@ -2,16 +2,17 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import * as FakeUpstream from "../fakes/FakeUpstream.ts"
+import * as AdapterFixture from "../support/AdapterFixture.ts"
 import * as OpenAiCompatible from "../../src/providers/OpenAiCompatible.ts"
 import * as VectorEncoding from "../../src/providers/VectorEncoding.ts"
 import {
   audio,
   connection,
   describeFailureModes,
-  httpClient,
   image,
   items,
   lastBody,
+  overHttp,
   pngDataUrl,
   reasonOf,
   request,
@@ -23,15 +24,13 @@ import {
 const key = "sk-fake"
 const model = "text-embedding-3-small"
 
-const withFake = (options: FakeOpenAi.Options = {}) => FakeUpstream.scoped(() => FakeOpenAi.start(options))
+const openAi = AdapterFixture.make({ start: FakeOpenAi.start, make: OpenAiCompatible.make(), apiKey: key })
 
 describe("OpenAiCompatible", () => {
   it.live("posts the texts with a bearer key and returns vectors in input order", () =>
     Effect.gen(function*() {
-      const server = yield* withFake()
-      const provider = yield* OpenAiCompatible.make()
-      const result = yield* provider.embed(
-        connection(server.url, key),
+      const { server, embed } = yield* openAi()
+      const result = yield* embed(
         request(model, texts("hello world", "second input here"), { dimensions: 8, user: "u-1" })
       )
       const sent = server.requests[0]!
@@ -45,76 +44,64 @@ describe("OpenAiCompatible", () => {
       assert.strictEqual(result.promptTokens, 5)
       assert.strictEqual(result.totalTokens, 5)
       assert.isUndefined(result.modalityTokens)
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 
   it.live("asks for base64 and forwards the upstream strings untouched", () =>
     Effect.gen(function*() {
-      const server = yield* withFake()
-      const provider = yield* OpenAiCompatible.make()
-      const result = yield* provider.embed(
-        connection(server.url, key),
-        request(model, texts("a", "b"), { encodingFormat: "base64", dimensions: 6 })
-      )
+      const { server, embed } = yield* openAi()
+      const result = yield* embed(request(model, texts("a", "b"), { encodingFormat: "base64", dimensions: 6 }))
       assert.strictEqual(lastBody(server).encoding_format, "base64")
       const expected = FakeUpstream.float32Base64(FakeUpstream.vectorFor(`${model}|b`, 6))
       assert.strictEqual(result.embeddings[1]!.embedding, expected)
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 
   it.live("encodes floats to base64 when the dialect cannot, exactly", () =>
     Effect.gen(function*() {
-      const server = yield* withFake()
-      const provider = yield* OpenAiCompatible.make({ dialect: "together" })
-      const result = yield* provider.embed(
-        connection(server.url, key),
-        request(model, texts("x"), { encodingFormat: "base64", dimensions: 5 })
-      )
+      const { server, embed } = yield* openAi({ make: OpenAiCompatible.make({ dialect: "together" }) })
+      const result = yield* embed(request(model, texts("x"), { encodingFormat: "base64", dimensions: 5 }))
       assert.isUndefined(lastBody(server).encoding_format)
       const vector = FakeUpstream.vectorFor(`${model}|x`, 5)
       assert.strictEqual(result.embeddings[0]!.embedding, FakeUpstream.float32Base64(vector))
       assert.deepStrictEqual(VectorEncoding.fromBase64(result.embeddings[0]!.embedding as string), vector)
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 
   it.live("decodes base64 an upstream sent when the client wants floats", () =>
     Effect.gen(function*() {
-      const server = yield* withFake()
+      const { server, embed } = yield* openAi()
       const vector = [0.5, -0.25, 1.5]
       server.setBehaviour({
         _tag: "Status",
         status: 200,
         body: JSON.stringify({ data: [{ index: 0, embedding: FakeUpstream.float32Base64(vector) }] })
       })
-      const provider = yield* OpenAiCompatible.make()
-      const result = yield* provider.embed(connection(server.url, key), request(model, texts("x")))
+      const result = yield* embed(request(model, texts("x")))
       assert.deepStrictEqual(result.embeddings[0]!.embedding, vector)
       assert.strictEqual(result.promptTokens, 1)
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 
   it.live("a vector holding something other than finite numbers is InvalidResponse", () =>
     Effect.gen(function*() {
-      const server = yield* withFake()
+      const { server, embed } = yield* openAi()
       server.setBehaviour({ _tag: "Status", status: 200, body: JSON.stringify({ data: [{ index: 0, embedding: [1, "2"] }] }) })
-      const provider = yield* OpenAiCompatible.make()
-      const reason = yield* reasonOf(provider.embed(connection(server.url, key), request(model, texts("x"))))
+      const reason = yield* reasonOf(embed(request(model, texts("x"))))
       assert.strictEqual(reason._tag, "InvalidResponse")
       if (reason._tag !== "InvalidResponse") return
       assert.include(reason.detail, "an array of finite numbers")
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 
   it.live("sends token ids as arrays of integers", () =>
     Effect.gen(function*() {
-      const server = yield* withFake({ defaultWidth: 4 })
-      const provider = yield* OpenAiCompatible.make()
-      const result = yield* provider.embed(connection(server.url, key), request("any-model", tokens([1, 2, 3], [4])))
+      const { server, embed } = yield* openAi({ fake: { defaultWidth: 4 } })
+      const result = yield* embed(request("any-model", tokens([1, 2, 3], [4])))
       assert.deepStrictEqual(lastBody(server).input, [[1, 2, 3], [4]])
       assert.strictEqual(result.promptTokens, 4)
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 
   it.live("passes multimodal content through in the OpenRouter shape and keeps modality usage", () =>
     Effect.gen(function*() {
-      const server = yield* withFake({ defaultWidth: 4 })
-      const provider = yield* OpenAiCompatible.make()
+      const { server, embed } = yield* openAi({ fake: { defaultWidth: 4 } })
       const input = items([text("a red square"), image(pngDataUrl)])
-      const result = yield* provider.embed(connection(server.url, key), request("mm", input, { inputType: "query" }))
+      const result = yield* embed(request("mm", input, { inputType: "query" }))
       assert.deepStrictEqual(lastBody(server), {
         model: "mm",
         input: [{ content: [{ type: "text", text: "a red square" }, { type: "image_url", image_url: { url: pngDataUrl } }] }],
@@ -122,36 +109,33 @@ describe("OpenAiCompatible", () => {
       })
       assert.deepStrictEqual(result.modalityTokens, { text_tokens: 3, image_tokens: 85 })
       assert.strictEqual(result.promptTokens, 88)
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 
   it.live("estimates tokens when the upstream reports no usage", () =>
     Effect.gen(function*() {
-      const server = yield* withFake({ reportUsage: false, defaultWidth: 4 })
-      const provider = yield* OpenAiCompatible.make()
-      const result = yield* provider.embed(connection(server.url, key), request("m", texts("Hello, world!")))
+      const { embed } = yield* openAi({ fake: { reportUsage: false, defaultWidth: 4 } })
+      const result = yield* embed(request("m", texts("Hello, world!")))
       assert.strictEqual(result.promptTokens, 4)
       assert.strictEqual(result.totalTokens, 4)
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 
   it.live("a base URL with a trailing slash still reaches /embeddings", () =>
     Effect.gen(function*() {
-      const server = yield* withFake({ defaultWidth: 4 })
-      const provider = yield* OpenAiCompatible.make()
+      const { server, provider } = yield* openAi({ fake: { defaultWidth: 4 } })
       yield* provider.embed(connection(`${server.url}/`, key), request("m", texts("x")))
       assert.strictEqual(server.requests[0]!.path, "/v1/embeddings")
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 
   it.live("the OpenAI error body gives message and code", () =>
     Effect.gen(function*() {
-      const server = yield* withFake()
+      const { server, embed } = yield* openAi()
       server.setBehaviour({
         _tag: "Status",
         status: 429,
         body: JSON.stringify({ error: { message: "You exceeded your current quota", type: "insufficient_quota", code: "insufficient_quota" } }),
         headers: { "retry-after-ms": "1500" }
       })
-      const provider = yield* OpenAiCompatible.make()
-      const reason = yield* reasonOf(provider.embed(connection(server.url, key), request(model, texts("x"))))
+      const reason = yield* reasonOf(embed(request(model, texts("x"))))
       assert.deepStrictEqual(reason, {
         _tag: "HttpStatus",
         status: 429,
@@ -160,7 +144,7 @@ describe("OpenAiCompatible", () => {
         code: "insufficient_quota",
         retryAfterMs: 1500
       })
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 
   describe("dialects", () => {
     it("are chosen by the base URL's host", () => {
@@ -239,12 +223,11 @@ describe("OpenAiCompatible", () => {
 
     it.live("an unsupported input never reaches the network", () =>
       Effect.gen(function*() {
-        const server = yield* withFake()
-        const provider = yield* OpenAiCompatible.make({ dialect: "mistral" })
-        const reason = yield* reasonOf(provider.embed(connection(server.url, key), request("m", tokens([1, 2]))))
+        const { server, embed } = yield* openAi({ make: OpenAiCompatible.make({ dialect: "mistral" }) })
+        const reason = yield* reasonOf(embed(request("m", tokens([1, 2]))))
         assert.strictEqual(reason._tag, "UnsupportedInput")
         assert.strictEqual(server.requests.length, 0)
-      }).pipe(Effect.scoped, Effect.provide(httpClient)))
+      }).pipe(overHttp))
   })
 })
 

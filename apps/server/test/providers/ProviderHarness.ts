@@ -1,29 +1,18 @@
-import { NodeHttpClient } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { EmbeddingProvider } from "@switchyard/core"
-import { Effect, Redacted } from "effect"
-import type { HttpClient } from "effect/http"
+import { Effect } from "effect"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
-import * as FakeUpstream from "../fakes/FakeUpstream.ts"
+import type * as FakeUpstream from "../fakes/FakeUpstream.ts"
+import * as AdapterFixture from "../support/AdapterFixture.ts"
 
-export const httpClient = NodeHttpClient.layerUndici
+export { connection, httpClient, overHttp } from "../support/AdapterFixture.ts"
 
 export const fixture = (path: string): string =>
   Fs.readFileSync(new URL(`../fixtures/upstream/${path}`, import.meta.url), "utf8")
 
 export const fixtureJson = (path: string): unknown => JSON.parse(fixture(path))
-
-export const connection = (
-  baseUrl: string,
-  apiKey: string | undefined,
-  timeoutMs = 5_000
-): EmbeddingProvider.Connection => ({
-  baseUrl,
-  apiKey: apiKey === undefined ? undefined : Redacted.make(apiKey),
-  timeoutMs
-})
 
 export const texts = (...texts: ReadonlyArray<string>): EmbeddingProvider.EmbeddingInput => ({ _tag: "Texts", texts })
 
@@ -79,26 +68,22 @@ export const closedPort = () =>
     })
   )
 
-export interface Subject {
+export interface Subject<FakeOptions> extends AdapterFixture.Subject<FakeOptions> {
   readonly name: string
-  readonly start: () => Promise<FakeUpstream.FakeServer>
-  readonly apiKey: string
-  readonly make: Effect.Effect<EmbeddingProvider.EmbeddingProvider["Service"], never, HttpClient.HttpClient>
   readonly model: string
   readonly input: EmbeddingProvider.EmbeddingInput
-  readonly baseUrlOf?: (url: string) => string
 }
 
 // Every wire format must map the same transport and response failures to the same reasons.
-export const describeFailureModes = (subject: Subject) =>
+export const describeFailureModes = <FakeOptions>(subject: Subject<FakeOptions>) =>
   describe(`${subject.name} failure modes`, () => {
+    const against = AdapterFixture.make(subject)
+
     const setup = (behaviour: FakeUpstream.Behaviour | ReadonlyArray<FakeUpstream.Behaviour>, timeoutMs = 5_000) =>
       Effect.gen(function*() {
-        const server = yield* FakeUpstream.scoped(subject.start)
-        server.setBehaviour(behaviour)
-        const provider = yield* subject.make
-        const conn = connection((subject.baseUrlOf ?? ((url) => url))(server.url), subject.apiKey, timeoutMs)
-        return { server, provider, conn }
+        const fixture = yield* against({ timeoutMs })
+        fixture.server.setBehaviour(behaviour)
+        return fixture
       })
 
     const run = (
@@ -106,9 +91,9 @@ export const describeFailureModes = (subject: Subject) =>
       options: { readonly timeoutMs?: number; readonly dimensions?: number } = {}
     ) =>
       Effect.gen(function*() {
-        const { provider, conn } = yield* setup(behaviour, options.timeoutMs)
+        const { embed } = yield* setup(behaviour, options.timeoutMs)
         const extra = options.dimensions === undefined ? {} : { dimensions: options.dimensions }
-        return yield* reasonOf(provider.embed(conn, request(subject.model, subject.input, extra)))
+        return yield* reasonOf(embed(request(subject.model, subject.input, extra)))
       })
 
     it.live("5xx becomes HttpStatus with the body and the provider's message", () =>
@@ -119,7 +104,7 @@ export const describeFailureModes = (subject: Subject) =>
         assert.strictEqual(reason.status, 503)
         assert.include(reason.body, "fake failure 503")
         assert.strictEqual(reason.message, "fake failure 503")
-      }).pipe(Effect.scoped, Effect.provide(httpClient)))
+      }).pipe(AdapterFixture.overHttp))
 
     it.live("429 carries Retry-After in milliseconds", () =>
       Effect.gen(function*() {
@@ -128,7 +113,7 @@ export const describeFailureModes = (subject: Subject) =>
         if (reason._tag !== "HttpStatus") return
         assert.strictEqual(reason.status, 429)
         assert.strictEqual(reason.retryAfterMs, 3000)
-      }).pipe(Effect.scoped, Effect.provide(httpClient)))
+      }).pipe(AdapterFixture.overHttp))
 
     it.live("an HTTP-date Retry-After is relative to now", () =>
       Effect.gen(function*() {
@@ -139,63 +124,61 @@ export const describeFailureModes = (subject: Subject) =>
         assert.isDefined(reason.retryAfterMs)
         assert.isAtLeast(reason.retryAfterMs!, 55_000)
         assert.isAtMost(reason.retryAfterMs!, 60_000)
-      }).pipe(Effect.scoped, Effect.provide(httpClient)))
+      }).pipe(AdapterFixture.overHttp))
 
     it.live("a wrong key is the provider's auth status", () =>
       Effect.gen(function*() {
-        const server = yield* FakeUpstream.scoped(subject.start)
-        const provider = yield* subject.make
-        const conn = connection((subject.baseUrlOf ?? ((url) => url))(server.url), "wrong-key")
-        const reason = yield* reasonOf(provider.embed(conn, request(subject.model, subject.input)))
+        const { embed } = yield* against({ apiKey: "wrong-key" })
+        const reason = yield* reasonOf(embed(request(subject.model, subject.input)))
         assert.strictEqual(reason._tag, "HttpStatus")
         if (reason._tag !== "HttpStatus") return
         assert.oneOf(reason.status, [400, 401, 403])
         assert.notInclude(JSON.stringify(reason), "wrong-key")
-      }).pipe(Effect.scoped, Effect.provide(httpClient)))
+      }).pipe(AdapterFixture.overHttp))
 
     it.live("no answer within the time limit is Timeout", () =>
       Effect.gen(function*() {
         const reason = yield* run({ _tag: "Hang" }, { timeoutMs: 300 })
         assert.deepStrictEqual(reason, EmbeddingProvider.Timeout.make({ timeoutMs: 300 }))
-      }).pipe(Effect.scoped, Effect.provide(httpClient)))
+      }).pipe(AdapterFixture.overHttp))
 
     it.live("a body too slow to arrive is Timeout", () =>
       Effect.gen(function*() {
         const reason = yield* run({ _tag: "SlowBody", chunkDelayMs: 150 }, { timeoutMs: 400 })
         assert.deepStrictEqual(reason, EmbeddingProvider.Timeout.make({ timeoutMs: 400 }))
-      }).pipe(Effect.scoped, Effect.provide(httpClient)))
+      }).pipe(AdapterFixture.overHttp))
 
     it.live("a delay within the time limit still succeeds", () =>
       Effect.gen(function*() {
-        const { provider, conn, server } = yield* setup({ _tag: "Delay", ms: 150 }, 3_000)
-        const result = yield* provider.embed(conn, request(subject.model, subject.input))
+        const { embed, server } = yield* setup({ _tag: "Delay", ms: 150 }, 3_000)
+        const result = yield* embed(request(subject.model, subject.input))
         assert.strictEqual(result.embeddings.length, EmbeddingProvider.inputCount(subject.input))
         assert.strictEqual(server.requests.length, 1)
-      }).pipe(Effect.scoped, Effect.provide(httpClient)))
+      }).pipe(AdapterFixture.overHttp))
 
     it.live("a connection reset before the answer is ConnectionReset", () =>
       Effect.gen(function*() {
         const reason = yield* run({ _tag: "Reset" })
         assert.strictEqual(reason._tag, "ConnectionReset")
-      }).pipe(Effect.scoped, Effect.provide(httpClient)))
+      }).pipe(AdapterFixture.overHttp))
 
     it.live("a body cut short by a closed connection is ConnectionReset", () =>
       Effect.gen(function*() {
         const reason = yield* run({ _tag: "Truncated" })
         assert.strictEqual(reason._tag, "ConnectionReset")
-      }).pipe(Effect.scoped, Effect.provide(httpClient)))
+      }).pipe(AdapterFixture.overHttp))
 
     it.live("malformed JSON is InvalidResponse", () =>
       Effect.gen(function*() {
         const reason = yield* run({ _tag: "MalformedJson" })
         assert.deepStrictEqual(reason, EmbeddingProvider.InvalidResponse.make({ detail: "the response body is not JSON" }))
-      }).pipe(Effect.scoped, Effect.provide(httpClient)))
+      }).pipe(AdapterFixture.overHttp))
 
     it.live("a 2xx body of the wrong shape is InvalidResponse", () =>
       Effect.gen(function*() {
         const reason = yield* run({ _tag: "Status", status: 200, body: JSON.stringify({ unexpected: true }) })
         assert.strictEqual(reason._tag, "InvalidResponse")
-      }).pipe(Effect.scoped, Effect.provide(httpClient)))
+      }).pipe(AdapterFixture.overHttp))
 
     it.live("one vector too few is InvalidResponse", () =>
       Effect.gen(function*() {
@@ -203,31 +186,31 @@ export const describeFailureModes = (subject: Subject) =>
         assert.strictEqual(reason._tag, "InvalidResponse")
         if (reason._tag !== "InvalidResponse") return
         assert.include(reason.detail, "expected")
-      }).pipe(Effect.scoped, Effect.provide(httpClient)))
+      }).pipe(AdapterFixture.overHttp))
 
     it.live("vectors wider than the requested dimensions are WidthMismatch", () =>
       Effect.gen(function*() {
         const reason = yield* run({ _tag: "WrongWidth", width: 12 }, { dimensions: 8 })
         assert.deepStrictEqual(reason, EmbeddingProvider.WidthMismatch.make({ expected: 8, got: 12 }))
-      }).pipe(Effect.scoped, Effect.provide(httpClient)))
+      }).pipe(AdapterFixture.overHttp))
 
     it.live("a closed port is Unreachable", () =>
       Effect.gen(function*() {
         const port = yield* closedPort()
         const provider = yield* subject.make
-        const url = (subject.baseUrlOf ?? ((u) => u))(`http://127.0.0.1:${port}/v1`)
-        const reason = yield* reasonOf(provider.embed(connection(url, subject.apiKey), request(subject.model, subject.input)))
+        const conn = AdapterFixture.connection(`http://127.0.0.1:${port}/v1`, subject.apiKey)
+        const reason = yield* reasonOf(provider.embed(conn, request(subject.model, subject.input)))
         assert.strictEqual(reason._tag, "Unreachable")
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(AdapterFixture.httpClient)))
 
     it.live("a per-request failure is followed by a normal answer", () =>
       Effect.gen(function*() {
-        const { provider, conn, server } = yield* setup([{ _tag: "Status", status: 500 }])
-        const first = yield* reasonOf(provider.embed(conn, request(subject.model, subject.input)))
+        const { embed, server } = yield* setup([{ _tag: "Status", status: 500 }])
+        const first = yield* reasonOf(embed(request(subject.model, subject.input)))
         assert.strictEqual(first._tag, "HttpStatus")
-        const second = yield* provider.embed(conn, request(subject.model, subject.input))
+        const second = yield* embed(request(subject.model, subject.input))
         assert.strictEqual(second.embeddings.length, EmbeddingProvider.inputCount(subject.input))
         assert.strictEqual(server.requests.length, 2)
         assert.deepStrictEqual(server.requests[0]!.body, server.requests[1]!.body)
-      }).pipe(Effect.scoped, Effect.provide(httpClient)))
+      }).pipe(AdapterFixture.overHttp))
   })

@@ -2,16 +2,16 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as FakeUpstream from "../fakes/FakeUpstream.ts"
 import * as FakeVoyage from "../fakes/FakeVoyage.ts"
+import * as AdapterFixture from "../support/AdapterFixture.ts"
 import * as Voyage from "../../src/providers/Voyage.ts"
 import {
   audio,
-  connection,
   describeFailureModes,
   fixture,
-  httpClient,
   image,
   items,
   lastBody,
+  overHttp,
   pngDataUrl,
   reasonOf,
   request,
@@ -23,15 +23,15 @@ import {
 
 const key = "pa-fake"
 
-const withFake = () => FakeUpstream.scoped(() => FakeVoyage.start())
+const subject = { start: FakeVoyage.start, make: Voyage.make, apiKey: key }
+
+const voyage = AdapterFixture.make(subject)
 
 describe("Voyage", () => {
   it.live("posts texts to /embeddings with input_type and output_dimension", () =>
     Effect.gen(function*() {
-      const server = yield* withFake()
-      const provider = yield* Voyage.make
-      const result = yield* provider.embed(
-        connection(server.url, key),
+      const { server, embed } = yield* voyage()
+      const result = yield* embed(
         request("voyage-3.5", texts("the query", "x"), { inputType: "search_query", dimensions: 256 })
       )
       const sent = server.requests[0]!
@@ -46,30 +46,24 @@ describe("Voyage", () => {
       assert.deepStrictEqual(result.embeddings[0]!.embedding, FakeUpstream.vectorFor("voyage-3.5|query|the query", 256))
       assert.strictEqual(result.promptTokens, 3)
       assert.isUndefined(result.modalityTokens)
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 
   it.live("asks for base64 and forwards the strings untouched", () =>
     Effect.gen(function*() {
-      const server = yield* withFake()
-      const provider = yield* Voyage.make
-      const result = yield* provider.embed(
-        connection(server.url, key),
-        request("voyage-3.5-lite", texts("x"), { encodingFormat: "base64" })
-      )
+      const { server, embed } = yield* voyage()
+      const result = yield* embed(request("voyage-3.5-lite", texts("x"), { encodingFormat: "base64" }))
       assert.strictEqual(lastBody(server).encoding_format, "base64")
       assert.isUndefined(lastBody(server).input_type)
       assert.strictEqual(
         result.embeddings[0]!.embedding,
         FakeUpstream.float32Base64(FakeUpstream.vectorFor("voyage-3.5-lite||x", 1024))
       )
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 
   it.live("sends mixed content to /multimodalembeddings with output_encoding", () =>
     Effect.gen(function*() {
-      const server = yield* withFake()
-      const provider = yield* Voyage.make
-      const result = yield* provider.embed(
-        connection(server.url, key),
+      const { server, embed } = yield* voyage()
+      const result = yield* embed(
         request(
           "voyage-multimodal-3.5",
           items([text("a red square"), image(pngDataUrl)], [image("https://example.com/cat.jpg")], [video("AAAAIGZ0eXA=", "mp4")]),
@@ -91,7 +85,7 @@ describe("Voyage", () => {
       assert.isString(result.embeddings[2]!.embedding)
       assert.strictEqual(result.promptTokens, 3 + Math.ceil((2 * 560 * 400 + 560 * 1200) / 560))
       assert.deepStrictEqual(result.modalityTokens, { text_tokens: 3, image_tokens: 800, video_tokens: 1200 })
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 
   it.effect("refuses token ids, audio and files", () =>
     Effect.gen(function*() {
@@ -108,35 +102,28 @@ describe("Voyage", () => {
 
   it.live("parses a recorded multimodal answer with pixel usage", () =>
     Effect.gen(function*() {
-      const server = yield* withFake()
+      const { server, embed } = yield* voyage()
       server.setBehaviour({ _tag: "Status", status: 200, body: fixture("voyage/multimodal.json") })
-      const provider = yield* Voyage.make
-      const result = yield* provider.embed(
-        connection(server.url, key),
-        request("voyage-multimodal-3.5", items([text("a")], [image(pngDataUrl)]))
-      )
+      const result = yield* embed(request("voyage-multimodal-3.5", items([text("a")], [image(pngDataUrl)])))
       assert.strictEqual(result.promptTokens, 3712)
       assert.deepStrictEqual(result.modalityTokens, { text_tokens: 9, image_tokens: 3703 })
       assert.deepStrictEqual(result.embeddings[1]!.embedding, [0.01556396484375, 0.0169677734375, -0.0103759765625])
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 
   it.live("a Voyage error body gives its detail", () =>
     Effect.gen(function*() {
-      const server = yield* withFake()
+      const { server, embed } = yield* voyage()
       server.setBehaviour({ _tag: "Status", status: 401, body: fixture("voyage/error-401.json") })
-      const provider = yield* Voyage.make
-      const reason = yield* reasonOf(provider.embed(connection(server.url, key), request("voyage-3.5", texts("x"))))
+      const reason = yield* reasonOf(embed(request("voyage-3.5", texts("x"))))
       assert.strictEqual(reason._tag, "HttpStatus")
       if (reason._tag !== "HttpStatus") return
       assert.strictEqual(reason.message, "Provided API key is invalid.")
-    }).pipe(Effect.scoped, Effect.provide(httpClient)))
+    }).pipe(overHttp))
 })
 
 describeFailureModes({
+  ...subject,
   name: "Voyage",
-  start: () => FakeVoyage.start(),
-  apiKey: key,
-  make: Voyage.make,
   model: "voyage-3.5",
   input: texts("one two", "three")
 })
