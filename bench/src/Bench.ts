@@ -68,43 +68,31 @@ const startAll = async (options: BenchOptions, targets: ReadonlySet<TargetId>, s
     ports.peer = peer.port
     pids.peer = peer.pid
   }
-  if (targets.has("switchyard") || targets.has("switchyard-free")) {
+  // One Switchyard serves two targets: its priced model and its zero-priced one.
+  const addSwitchyard = async (name: "switchyard" | "switchyard-pg", store: string, databaseUrl?: string) => {
     const sy = await startSwitchyard({
-      name: "switchyard",
+      name,
       logDir,
-      dataDir: NodePath.join(workDir, "switchyard"),
+      dataDir: NodePath.join(workDir, name),
       upstreamPort: upstream.port,
       width,
+      ...(databaseUrl !== undefined ? { databaseUrl } : {}),
       ...(options.serverMain !== undefined ? { main: options.serverMain } : {})
     })
     children.push(sy)
-    for (const t of ["switchyard", "switchyard-free"] as const) {
+    for (const t of [name, `${name}-free`] as const) {
       ports[t] = sy.port
       pids[t] = sy.pid
       apiKeys[t] = sy.apiKey
     }
-    options.log(`Switchyard (PGlite) on 127.0.0.1:${sy.port}`)
+    options.log(`Switchyard (${store}) on 127.0.0.1:${sy.port}`)
   }
+  if (targets.has("switchyard") || targets.has("switchyard-free")) await addSwitchyard("switchyard", "PGlite")
   if ((targets.has("switchyard-pg") || targets.has("switchyard-pg-free")) && options.databaseUrl !== undefined) {
     const serverUrl = options.databaseUrl
     const databaseUrl = await PgDatabase.create(serverUrl)
     cleanups.push(() => PgDatabase.drop(serverUrl, databaseUrl).then(() => undefined))
-    const sy = await startSwitchyard({
-      name: "switchyard-pg",
-      logDir,
-      dataDir: NodePath.join(workDir, "switchyard-pg"),
-      upstreamPort: upstream.port,
-      width,
-      databaseUrl,
-      ...(options.serverMain !== undefined ? { main: options.serverMain } : {})
-    })
-    children.push(sy)
-    for (const t of ["switchyard-pg", "switchyard-pg-free"] as const) {
-      ports[t] = sy.port
-      pids[t] = sy.pid
-      apiKeys[t] = sy.apiKey
-    }
-    options.log(`Switchyard (PostgreSQL) on 127.0.0.1:${sy.port}`)
+    await addSwitchyard("switchyard-pg", "PostgreSQL", databaseUrl)
   }
 }
 

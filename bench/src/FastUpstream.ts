@@ -1,5 +1,5 @@
 import * as Http from "node:http"
-import type { AddressInfo } from "node:net"
+import * as Listening from "./Listening.ts"
 
 /**
  * An OpenAI-compatible embeddings upstream fast enough not to be the bottleneck: vectors are
@@ -13,11 +13,6 @@ export interface UpstreamOptions {
   /** Upstream model names answered after a delay, in milliseconds. */
   readonly delays: Readonly<Record<string, number>>
   readonly maxInputs: number
-}
-
-export interface RunningUpstream {
-  readonly port: number
-  readonly close: () => Promise<void>
 }
 
 const mulberry32 = (seed: number) => () => {
@@ -95,7 +90,7 @@ const parse = (raw: string): Parsed | string => {
 const errorBody = (message: string) =>
   Buffer.from(JSON.stringify({ error: { message, type: "invalid_request_error", param: null, code: null } }))
 
-export const start = (options: UpstreamOptions & { readonly port?: number }): Promise<RunningUpstream> => {
+export const start = (options: UpstreamOptions & { readonly port?: number }): Promise<Listening.Listening> => {
   const floatText: Array<Buffer> = []
   const base64Text: Array<Buffer> = []
   for (let i = 0; i < options.maxInputs; i++) {
@@ -148,20 +143,5 @@ export const start = (options: UpstreamOptions & { readonly port?: number }): Pr
       else send(response, 200, body)
     })
   })
-  server.keepAliveTimeout = 60_000
-
-  return new Promise((resolve, reject) => {
-    server.once("error", reject)
-    server.listen(options.port ?? 0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo
-      resolve({
-        port,
-        close: () =>
-          new Promise<void>((done) => {
-            server.closeAllConnections()
-            server.close(() => done())
-          })
-      })
-    })
-  })
+  return Listening.listen(server, options.port)
 }

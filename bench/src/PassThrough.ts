@@ -1,19 +1,14 @@
 import * as Http from "node:http"
-import type { AddressInfo } from "node:net"
+import * as Listening from "./Listening.ts"
+
+const hopByHop = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer"])
 
 /**
  * The floor: the least a gateway written on node:http can do. Each request goes to the upstream
  * as it came (method, path, headers, body streamed), over kept-alive connections, and the answer
  * streams back untouched.
  */
-export interface RunningPassThrough {
-  readonly port: number
-  readonly close: () => Promise<void>
-}
-
-const hopByHop = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer"])
-
-export const start = (options: { readonly upstreamPort: number; readonly port?: number }): Promise<RunningPassThrough> => {
+export const start = (options: { readonly upstreamPort: number; readonly port?: number }): Promise<Listening.Listening> => {
   const agent = new Http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 1024 })
   const upstreamHost = `127.0.0.1:${options.upstreamPort}`
 
@@ -44,21 +39,5 @@ export const start = (options: { readonly upstreamPort: number; readonly port?: 
     })
     incoming.pipe(forward)
   })
-  server.keepAliveTimeout = 60_000
-
-  return new Promise((resolve, reject) => {
-    server.once("error", reject)
-    server.listen(options.port ?? 0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo
-      resolve({
-        port,
-        close: () =>
-          new Promise<void>((done) => {
-            server.closeAllConnections()
-            agent.destroy()
-            server.close(() => done())
-          })
-      })
-    })
-  })
+  return Listening.listen(server, options.port, () => agent.destroy())
 }
