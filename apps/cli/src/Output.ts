@@ -43,6 +43,15 @@ export const renderRecord = (pairs: ReadonlyArray<readonly [string, string]>, op
 export const table = <Row>(columns: ReadonlyArray<Column<Row>>, rows: ReadonlyArray<Row>, empty = "(none)") =>
   Console.log(rows.length === 0 ? empty : renderTable(columns, rows, { color: stdoutIsTerminal() }))
 
+/**
+ * A list command's answer: `{ "data": rows }` for scripts with `--json`, else a table of `columns`
+ * (or `empty` when there are no rows).
+ */
+export const list = <Row>(
+  rows: ReadonlyArray<Row>,
+  options: { readonly json: boolean; readonly columns: ReadonlyArray<Column<Row>>; readonly empty: string }
+) => options.json ? json({ data: rows }) : table(options.columns, rows, options.empty)
+
 export const record = (pairs: ReadonlyArray<readonly [string, string]>) =>
   Console.log(renderRecord(pairs, { color: stdoutIsTerminal() }))
 

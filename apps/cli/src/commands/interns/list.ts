@@ -34,8 +34,7 @@ export const list = Command.make(
       all.push(...page.data)
       cursor = page.has_more ? page.next_cursor : undefined
     } while (cursor !== undefined)
-    if (json) return yield* Output.json({ data: all })
-    yield* Output.table(InternView.columns, all, "No interns.")
+    yield* Output.list(all, { json, columns: InternView.columns, empty: "No interns." })
   }, Connection.withGateway)
 ).pipe(
   Command.withDescription("List the interns your key can see"),

@@ -35,8 +35,7 @@ export const list = Command.make(
         if (more.length < pageSize) break
       }
     }
-    if (json) return yield* Output.json({ data })
-    yield* Output.table(KeyView.columns, data, "No keys.")
+    yield* Output.list(data, { json, columns: KeyView.columns, empty: "No keys." })
   }, Connection.withGateway)
 ).pipe(
   Command.withDescription("List your API keys in a workspace (needs a management key)"),

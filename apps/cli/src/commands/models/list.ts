@@ -33,8 +33,7 @@ export const list = Command.make(
       offset += page.data.length
       if (page.data.length === 0 || page.links.next === null || offset >= page.total_count) break
     }
-    if (json) return yield* Output.json({ data: all })
-    yield* Output.table(columns, all, "No embedding models are available: no provider is configured with a key.")
+    yield* Output.list(all, { json, columns, empty: "No embedding models are available: no provider is configured with a key." })
   }, Connection.withGateway)
 ).pipe(
   Command.withDescription("List the embedding models the gateway can serve, with their list prices"),
