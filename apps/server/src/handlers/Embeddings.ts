@@ -14,6 +14,7 @@ import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { type CallOptions, Embeddings, type Served } from "../embeddings/Embeddings.ts"
 import { Broadcast } from "../embeddings/Broadcast.ts"
 import * as TraceContext from "../embeddings/TraceContext.ts"
+import { ForwardedVector } from "../providers/VectorEncoding.ts"
 
 const explainHeader = "x-switchyard-explain"
 const seedHeader = "x-switchyard-seed"
@@ -70,15 +71,37 @@ const modalityDetails = (served: Served) => {
 }
 
 /**
- * The response body, written directly: vectors the gateway only forwards are serialised once and
- * never passed through a schema.
+ * The response body as bytes: vectors forwarded from the upstream are copied in as the upstream
+ * wrote them, other vectors are serialised once; nothing passes through a schema.
  */
-const body = (served: Served, request: EmbeddingRequest, explain: boolean) => {
+export const body = (served: Served, request: EmbeddingRequest, explain: boolean): Uint8Array => {
+  const rest = JSON.stringify(envelope(served, request, explain))
+  const chunks: Array<Uint8Array> = [listHead]
+  let length = listHead.length
+  const push = (chunk: Uint8Array) => {
+    chunks.push(chunk)
+    length += chunk.length
+  }
+  for (const [position, d] of served.data.entries()) {
+    push(position === 0 ? itemHead : nextItemHead)
+    const vector = d.embedding
+    push(vector instanceof ForwardedVector ? vector.json : Buffer.from(JSON.stringify(vector), "latin1"))
+    push(Buffer.from(`,"index":${d.index}}`, "latin1"))
+  }
+  // `rest` is an object's JSON: its opening brace becomes the comma after the list.
+  push(Buffer.from(`],${rest.slice(1)}`, "utf8"))
+  return Buffer.concat(chunks, length)
+}
+
+const listHead = Buffer.from(`{"object":"list","data":[`, "latin1")
+const itemHead = Buffer.from(`{"object":"embedding","embedding":`, "latin1")
+const nextItemHead = Buffer.from(`,{"object":"embedding","embedding":`, "latin1")
+
+// Everything of the response but its list of vectors.
+const envelope = (served: Served, request: EmbeddingRequest, explain: boolean) => {
   const upstreamCost = Money.toNumber(served.upstreamCostAtto)
   const details = multiModal(request) ? modalityDetails(served) : undefined
   return {
-    object: "list",
-    data: served.data.map((d) => ({ object: "embedding", embedding: d.embedding, index: d.index })),
     model: served.model,
     id: served.id,
     provider: served.provider,
@@ -128,7 +151,8 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
               prompt_tokens: served.promptTokens,
               attempts: served.attempts.length
             }))
-            return HttpServerResponse.jsonUnsafe(body(served, payload, explain), {
+            return HttpServerResponse.uint8Array(body(served, payload, explain), {
+              contentType: "application/json",
               headers: {
                 "x-generation-id": served.id,
                 "x-switchyard-provider": served.provider,
