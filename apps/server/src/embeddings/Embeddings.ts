@@ -11,12 +11,12 @@ import { Accounting } from "@switchyard/core/store/Accounting"
 import { ByokStore } from "@switchyard/core/store/ByokStore"
 import * as UpstreamFailure from "@switchyard/core/upstream/UpstreamFailure"
 import { Clock, Config, Context, Duration, Effect, Exit, Layer, Option, Redacted } from "effect"
-import * as Crypto from "node:crypto"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { Adapters, connectionOf } from "../providers/Adapters.ts"
 import type { ForwardedResult } from "../providers/OpenAiCompatible.ts"
 import * as VectorEncoding from "../providers/VectorEncoding.ts"
 import { EndpointHealth } from "./EndpointHealth.ts"
+import * as RandomPool from "./RandomPool.ts"
 import * as UpstreamInput from "./UpstreamInput.ts"
 import { Workspaces } from "./Workspaces.ts"
 
@@ -123,7 +123,7 @@ const scrubReason = (
   ) as unknown as EmbeddingProvider.UpstreamErrorReason
 }
 
-export const generationId = () => `gen-emb-${Date.now().toString(36)}-${Crypto.randomBytes(9).toString("base64url")}`
+export const generationId = () => `gen-emb-${Date.now().toString(36)}-${RandomPool.base64url(9)}`
 
 /**
  * Embeddings end to end: plan the route, hold the worst case, try the endpoints in plan order,
@@ -163,7 +163,7 @@ export class Embeddings extends Context.Service<Embeddings, {
           const credential = yield* byok.credentialFor(caller.workspaceId, provider.slug)
           if (Option.isSome(credential)) own.set(provider.slug, credential.value)
         }
-        const seed = options.seed ?? Crypto.randomBytes(4).readUInt32BE(0)
+        const seed = options.seed ?? RandomPool.uint32()
         const plan = yield* RoutePlan.plan({
           catalog: loaded.catalog,
           model: request.model,

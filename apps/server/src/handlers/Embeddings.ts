@@ -36,13 +36,17 @@ const requireStandardKey = Effect.gen(function*() {
 })
 
 /**
+ * The request headers an embeddings call reads, by lower-case name.
+ */
+export type RequestHeaders = Readonly<Record<string, string | undefined>>
+
+/**
  * Reads the per-request options the headers carry: the draw's seed, whether to explain the route,
  * and the session id (the body's `session_id` wins over `x-session-id`).
  */
-const requestOptions = (payload: EmbeddingRequest) =>
+const requestOptions = (payload: EmbeddingRequest, headers: RequestHeaders) =>
   Effect.gen(function*() {
-    const http = yield* HttpServerRequest.HttpServerRequest
-    const seedText = http.headers[seedHeader]
+    const seedText = headers[seedHeader]
     let seed: number | undefined
     if (seedText !== undefined) {
       if (!/^\d{1,10}$/u.test(seedText) || Number(seedText) > 0xffffffff) {
@@ -50,16 +54,45 @@ const requestOptions = (payload: EmbeddingRequest) =>
       }
       seed = Number(seedText)
     }
-    const headerSession = http.headers["x-session-id"]
+    const headerSession = headers["x-session-id"]
     if (payload.session_id === undefined && headerSession !== undefined && headerSession.length > 256) {
       return yield* new BadRequest({ message: "x-session-id must be at most 256 characters", metadata: { field: "x-session-id" } })
     }
     return {
       options: { seed } satisfies CallOptions,
-      explain: truthy(http.headers[explainHeader]),
+      explain: truthy(headers[explainHeader]),
       sessionId: payload.session_id ?? headerSession
     }
   })
+
+/**
+ * An embeddings call from an authenticated caller to the bytes and headers of its answer: the one
+ * place the route's logic lives, whatever HTTP layer carries it.
+ */
+export const serve = Effect.fnUntraced(function*(payload: EmbeddingRequest, headers: RequestHeaders) {
+  const embeddings = yield* Embeddings
+  const broadcast = yield* Broadcast
+  const caller = yield* requireStandardKey
+  const { options, explain, sessionId } = yield* requestOptions(payload, headers)
+  return yield* Effect.gen(function*() {
+    const served = yield* embeddings.create(caller, payload, options)
+    broadcast.publish({ request: payload, served, caller, sessionId })
+    yield* Effect.logDebug("embeddings served").pipe(Effect.annotateLogs({
+      generation_id: served.id,
+      endpoint: served.endpoint,
+      prompt_tokens: served.promptTokens,
+      attempts: served.attempts.length
+    }))
+    return {
+      body: body(served, payload, explain),
+      headers: {
+        "x-generation-id": served.id,
+        "x-switchyard-provider": served.provider,
+        [seedHeader]: String(served.plan.explanation.seed)
+      }
+    }
+  }).pipe(TraceContext.within(TraceContext.annotationsOf(payload, sessionId)))
+})
 
 const report = (plan: RoutePlan.Plan) => ({ ...plan.explanation, attempts: plan.attempts.map((c) => c.id) })
 
@@ -140,32 +173,18 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
     return handlers
       .handle("create", ({ payload }) =>
         Effect.gen(function*() {
-          const caller = yield* requireStandardKey
-          const { options, explain, sessionId } = yield* requestOptions(payload)
-          return yield* Effect.gen(function*() {
-            const served = yield* embeddings.create(caller, payload, options)
-            broadcast.publish({ request: payload, served, caller, sessionId })
-            yield* Effect.logDebug("embeddings served").pipe(Effect.annotateLogs({
-              generation_id: served.id,
-              endpoint: served.endpoint,
-              prompt_tokens: served.promptTokens,
-              attempts: served.attempts.length
-            }))
-            return HttpServerResponse.uint8Array(body(served, payload, explain), {
-              contentType: "application/json",
-              headers: {
-                "x-generation-id": served.id,
-                "x-switchyard-provider": served.provider,
-                [seedHeader]: String(served.plan.explanation.seed)
-              }
-            }) as never
-          }).pipe(TraceContext.within(TraceContext.annotationsOf(payload, sessionId)))
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const answer = yield* serve(payload, request.headers).pipe(
+            Effect.provideService(Embeddings, embeddings),
+            Effect.provideService(Broadcast, broadcast)
+          )
+          return HttpServerResponse.uint8Array(answer.body, { contentType: "application/json", headers: answer.headers }) as never
         })
       )
       .handle("plan", ({ payload }) =>
         Effect.gen(function*() {
           const caller = yield* requireStandardKey
-          const { options } = yield* requestOptions(payload)
+          const { options } = yield* requestOptions(payload, (yield* HttpServerRequest.HttpServerRequest).headers)
           const dry = yield* embeddings.dryRun(caller, payload, options)
           return {
             object: "embeddings.plan" as const,
