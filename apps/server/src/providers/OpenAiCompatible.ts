@@ -133,8 +133,20 @@ export const dialects: Record<DialectId, Dialect> = {
   }
 }
 
+const dialectByUrl = new Map<string, Dialect>()
+
 // An OpenAI-compatible base URL names its provider by host; anything unknown gets the generic dialect.
+// The answer is kept per base URL: a catalog has a handful, and parsing one per request shows in profiles.
 export const dialectFor = (baseUrl: string): Dialect => {
+  let dialect = dialectByUrl.get(baseUrl)
+  if (dialect === undefined) {
+    dialect = dialectOfUrl(baseUrl)
+    if (dialectByUrl.size < 1024) dialectByUrl.set(baseUrl, dialect)
+  }
+  return dialect
+}
+
+const dialectOfUrl = (baseUrl: string): Dialect => {
   let host: string
   try {
     host = new URL(baseUrl).hostname.toLowerCase()
