@@ -17,6 +17,7 @@ import { EmbeddingsHandlers } from "./handlers/Embeddings.ts"
 import { KeysHandlers } from "./handlers/Keys.ts"
 import { SystemHandlers } from "./handlers/System.ts"
 import * as AuthorizationLive from "./http/AuthorizationLive.ts"
+import * as ClientErrors from "./http/ClientErrors.ts"
 import * as Policies from "./http/Policies.ts"
 import * as RateLimit from "./http/RateLimit.ts"
 import * as SchemaErrorsLive from "./http/SchemaErrorsLive.ts"
@@ -85,7 +86,7 @@ export const ServerLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* ServerConfig
   return HttpRouter.serve(Routes, { disableLogger: true }).pipe(
     Layer.provideMerge(
-      NodeHttpServer.layer(createServer, { host: config.host, port: config.port, gracefulShutdownTimeout: "25 seconds" }).pipe(
+      NodeHttpServer.layer(() => ClientErrors.install(createServer()), { host: config.host, port: config.port, gracefulShutdownTimeout: "25 seconds" }).pipe(
         // The socket opens only once the store is migrated: a request that arrived before the
         // routes existed would otherwise wait for an answer that never comes.
         Layer.provide(Database.layer)

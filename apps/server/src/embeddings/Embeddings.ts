@@ -11,10 +11,12 @@ import { Accounting } from "@switchyard/core/store/Accounting"
 import { ByokStore } from "@switchyard/core/store/ByokStore"
 import * as UpstreamFailure from "@switchyard/core/upstream/UpstreamFailure"
 import { Clock, Config, Context, Duration, Effect, Exit, Layer, Option, Redacted } from "effect"
-import * as Crypto from "node:crypto"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { Adapters, connectionOf } from "../providers/Adapters.ts"
+import type { ForwardedResult } from "../providers/OpenAiCompatible.ts"
+import * as VectorEncoding from "../providers/VectorEncoding.ts"
 import { EndpointHealth } from "./EndpointHealth.ts"
+import * as RandomPool from "./RandomPool.ts"
 import * as UpstreamInput from "./UpstreamInput.ts"
 import { Workspaces } from "./Workspaces.ts"
 
@@ -42,7 +44,8 @@ export interface Served {
   readonly model: string
   readonly provider: string
   readonly endpoint: string
-  readonly data: ReadonlyArray<EmbeddingProvider.Embedding>
+  /** In input order; vectors forwarded as the upstream wrote them stay in its bytes. */
+  readonly data: ReadonlyArray<VectorEncoding.Forwarded>
   readonly encoding: "float" | "base64"
   readonly dimensions: number
   readonly promptTokens: number
@@ -86,18 +89,15 @@ const nanosOf = (atto: bigint) => Money.toUnits(atto, 9, "half-even")
 
 const isCount = (n: number) => Number.isSafeInteger(n) && n >= 0
 
-const vectorWidth = (vector: EmbeddingProvider.Embedding["embedding"]): number =>
-  typeof vector === "string" ? Buffer.byteLength(vector, "base64") / 4 : vector.length
-
-const widthOf = (embeddings: ReadonlyArray<EmbeddingProvider.Embedding>): number => {
+const widthOf = (embeddings: ReadonlyArray<VectorEncoding.Forwarded>): number => {
   const first = embeddings[0]?.embedding
-  return first === undefined ? 0 : vectorWidth(first)
+  return first === undefined ? 0 : VectorEncoding.widthOf(first)
 }
 
 // A request split into batches joins several answers, so every vector is measured, not the first.
-const wrongWidth = (embeddings: ReadonlyArray<EmbeddingProvider.Embedding>, expected: number): number | undefined => {
+const wrongWidth = (embeddings: ReadonlyArray<VectorEncoding.Forwarded>, expected: number): number | undefined => {
   for (const e of embeddings) {
-    const width = vectorWidth(e.embedding)
+    const width = VectorEncoding.widthOf(e.embedding)
     if (width !== expected) return width
   }
   return embeddings.length === 0 ? 0 : undefined
@@ -123,7 +123,7 @@ const scrubReason = (
   ) as unknown as EmbeddingProvider.UpstreamErrorReason
 }
 
-export const generationId = () => `gen-emb-${Date.now().toString(36)}-${Crypto.randomBytes(9).toString("base64url")}`
+export const generationId = () => `gen-emb-${Date.now().toString(36)}-${RandomPool.base64url(9)}`
 
 /**
  * Embeddings end to end: plan the route, hold the worst case, try the endpoints in plan order,
@@ -163,7 +163,7 @@ export class Embeddings extends Context.Service<Embeddings, {
           const credential = yield* byok.credentialFor(caller.workspaceId, provider.slug)
           if (Option.isSome(credential)) own.set(provider.slug, credential.value)
         }
-        const seed = options.seed ?? Crypto.randomBytes(4).readUInt32BE(0)
+        const seed = options.seed ?? RandomPool.uint32()
         const plan = yield* RoutePlan.plan({
           catalog: loaded.catalog,
           model: request.model,
@@ -190,7 +190,7 @@ export class Embeddings extends Context.Service<Embeddings, {
         request: EmbeddingRequest.EmbeddingRequest,
         input: EmbeddingProvider.EmbeddingInput,
         credential: Redacted.Redacted<string> | undefined
-      ): Effect.Effect<EmbeddingProvider.EmbeddingResult, UpstreamFailure.UpstreamFailure> => {
+      ): Effect.Effect<ForwardedResult, UpstreamFailure.UpstreamFailure> => {
         const { endpoint, provider } = candidate
         const context = { provider: provider.slug, endpoint: candidate.id }
         const supports = (name: string) => endpoint.supported_parameters.includes(name)
@@ -210,13 +210,14 @@ export class Embeddings extends Context.Service<Embeddings, {
         }
         const connection = connectionOf(provider, credential, provider.timeout_ms ?? config.attemptTimeoutMs)
         const adapter = adapters[provider.adapter]
+        const embed = adapter.forward ?? adapter.embed
         const parts = UpstreamInput.batches(input, endpoint.max_batch_items)
         const call = parts.length === 1
-          ? adapter.embed(connection, { ...base, input })
-          : Effect.forEach(parts, (part) => adapter.embed(connection, { ...base, input: part }), { concurrency: config.batchConcurrency }).pipe(
-            Effect.map((results): EmbeddingProvider.EmbeddingResult => {
+          ? embed(connection, { ...base, input })
+          : Effect.forEach(parts, (part) => embed(connection, { ...base, input: part }), { concurrency: config.batchConcurrency }).pipe(
+            Effect.map((results): ForwardedResult => {
               let offset = 0
-              const embeddings: Array<EmbeddingProvider.Embedding> = []
+              const embeddings: Array<VectorEncoding.Forwarded> = []
               for (const [i, result] of results.entries()) {
                 for (const e of result.embeddings) embeddings.push({ index: e.index + offset, embedding: e.embedding })
                 offset += UpstreamInput.count(parts[i]!)

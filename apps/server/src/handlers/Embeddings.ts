@@ -14,6 +14,7 @@ import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { type CallOptions, Embeddings, type Served } from "../embeddings/Embeddings.ts"
 import { Broadcast } from "../embeddings/Broadcast.ts"
 import * as TraceContext from "../embeddings/TraceContext.ts"
+import { ForwardedVector } from "../providers/VectorEncoding.ts"
 
 const explainHeader = "x-switchyard-explain"
 const seedHeader = "x-switchyard-seed"
@@ -35,13 +36,17 @@ const requireStandardKey = Effect.gen(function*() {
 })
 
 /**
+ * The request headers an embeddings call reads, by lower-case name.
+ */
+export type RequestHeaders = Readonly<Record<string, string | undefined>>
+
+/**
  * Reads the per-request options the headers carry: the draw's seed, whether to explain the route,
  * and the session id (the body's `session_id` wins over `x-session-id`).
  */
-const requestOptions = (payload: EmbeddingRequest) =>
+const requestOptions = (payload: EmbeddingRequest, headers: RequestHeaders) =>
   Effect.gen(function*() {
-    const http = yield* HttpServerRequest.HttpServerRequest
-    const seedText = http.headers[seedHeader]
+    const seedText = headers[seedHeader]
     let seed: number | undefined
     if (seedText !== undefined) {
       if (!/^\d{1,10}$/u.test(seedText) || Number(seedText) > 0xffffffff) {
@@ -49,16 +54,45 @@ const requestOptions = (payload: EmbeddingRequest) =>
       }
       seed = Number(seedText)
     }
-    const headerSession = http.headers["x-session-id"]
+    const headerSession = headers["x-session-id"]
     if (payload.session_id === undefined && headerSession !== undefined && headerSession.length > 256) {
       return yield* new BadRequest({ message: "x-session-id must be at most 256 characters", metadata: { field: "x-session-id" } })
     }
     return {
       options: { seed } satisfies CallOptions,
-      explain: truthy(http.headers[explainHeader]),
+      explain: truthy(headers[explainHeader]),
       sessionId: payload.session_id ?? headerSession
     }
   })
+
+/**
+ * An embeddings call from an authenticated caller to the bytes and headers of its answer: the one
+ * place the route's logic lives, whatever HTTP layer carries it.
+ */
+export const serve = Effect.fnUntraced(function*(payload: EmbeddingRequest, headers: RequestHeaders) {
+  const embeddings = yield* Embeddings
+  const broadcast = yield* Broadcast
+  const caller = yield* requireStandardKey
+  const { options, explain, sessionId } = yield* requestOptions(payload, headers)
+  return yield* Effect.gen(function*() {
+    const served = yield* embeddings.create(caller, payload, options)
+    broadcast.publish({ request: payload, served, caller, sessionId })
+    yield* Effect.logDebug("embeddings served").pipe(Effect.annotateLogs({
+      generation_id: served.id,
+      endpoint: served.endpoint,
+      prompt_tokens: served.promptTokens,
+      attempts: served.attempts.length
+    }))
+    return {
+      body: body(served, payload, explain),
+      headers: {
+        "x-generation-id": served.id,
+        "x-switchyard-provider": served.provider,
+        [seedHeader]: String(served.plan.explanation.seed)
+      }
+    }
+  }).pipe(TraceContext.within(TraceContext.annotationsOf(payload, sessionId)))
+})
 
 const report = (plan: RoutePlan.Plan) => ({ ...plan.explanation, attempts: plan.attempts.map((c) => c.id) })
 
@@ -70,15 +104,37 @@ const modalityDetails = (served: Served) => {
 }
 
 /**
- * The response body, written directly: vectors the gateway only forwards are serialised once and
- * never passed through a schema.
+ * The response body as bytes: vectors forwarded from the upstream are copied in as the upstream
+ * wrote them, other vectors are serialised once; nothing passes through a schema.
  */
-const body = (served: Served, request: EmbeddingRequest, explain: boolean) => {
+export const body = (served: Served, request: EmbeddingRequest, explain: boolean): Uint8Array => {
+  const rest = JSON.stringify(envelope(served, request, explain))
+  const chunks: Array<Uint8Array> = [listHead]
+  let length = listHead.length
+  const push = (chunk: Uint8Array) => {
+    chunks.push(chunk)
+    length += chunk.length
+  }
+  for (const [position, d] of served.data.entries()) {
+    push(position === 0 ? itemHead : nextItemHead)
+    const vector = d.embedding
+    push(vector instanceof ForwardedVector ? vector.json : Buffer.from(JSON.stringify(vector), "latin1"))
+    push(Buffer.from(`,"index":${d.index}}`, "latin1"))
+  }
+  // `rest` is an object's JSON: its opening brace becomes the comma after the list.
+  push(Buffer.from(`],${rest.slice(1)}`, "utf8"))
+  return Buffer.concat(chunks, length)
+}
+
+const listHead = Buffer.from(`{"object":"list","data":[`, "latin1")
+const itemHead = Buffer.from(`{"object":"embedding","embedding":`, "latin1")
+const nextItemHead = Buffer.from(`,{"object":"embedding","embedding":`, "latin1")
+
+// Everything of the response but its list of vectors.
+const envelope = (served: Served, request: EmbeddingRequest, explain: boolean) => {
   const upstreamCost = Money.toNumber(served.upstreamCostAtto)
   const details = multiModal(request) ? modalityDetails(served) : undefined
   return {
-    object: "list",
-    data: served.data.map((d) => ({ object: "embedding", embedding: d.embedding, index: d.index })),
     model: served.model,
     id: served.id,
     provider: served.provider,
@@ -117,31 +173,18 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
     return handlers
       .handle("create", ({ payload }) =>
         Effect.gen(function*() {
-          const caller = yield* requireStandardKey
-          const { options, explain, sessionId } = yield* requestOptions(payload)
-          return yield* Effect.gen(function*() {
-            const served = yield* embeddings.create(caller, payload, options)
-            broadcast.publish({ request: payload, served, caller, sessionId })
-            yield* Effect.logDebug("embeddings served").pipe(Effect.annotateLogs({
-              generation_id: served.id,
-              endpoint: served.endpoint,
-              prompt_tokens: served.promptTokens,
-              attempts: served.attempts.length
-            }))
-            return HttpServerResponse.jsonUnsafe(body(served, payload, explain), {
-              headers: {
-                "x-generation-id": served.id,
-                "x-switchyard-provider": served.provider,
-                [seedHeader]: String(served.plan.explanation.seed)
-              }
-            }) as never
-          }).pipe(TraceContext.within(TraceContext.annotationsOf(payload, sessionId)))
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const answer = yield* serve(payload, request.headers).pipe(
+            Effect.provideService(Embeddings, embeddings),
+            Effect.provideService(Broadcast, broadcast)
+          )
+          return HttpServerResponse.uint8Array(answer.body, { contentType: "application/json", headers: answer.headers }) as never
         })
       )
       .handle("plan", ({ payload }) =>
         Effect.gen(function*() {
           const caller = yield* requireStandardKey
-          const { options } = yield* requestOptions(payload)
+          const { options } = yield* requestOptions(payload, (yield* HttpServerRequest.HttpServerRequest).headers)
           const dry = yield* embeddings.dryRun(caller, payload, options)
           return {
             object: "embeddings.plan" as const,

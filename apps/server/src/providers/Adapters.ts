@@ -10,7 +10,14 @@ export const AdapterId = Schema.Literals(["openai", "cohere", "voyage", "gemini"
 
 export type AdapterId = typeof AdapterId.Type
 
-export type AdapterTable = Readonly<Record<AdapterId, EmbeddingProvider.EmbeddingProvider["Service"]>>
+/**
+ * An adapter: the port, and `forward` when it can hand vectors back in the upstream's own bytes.
+ */
+export type Adapter = EmbeddingProvider.EmbeddingProvider["Service"] & {
+  readonly forward?: OpenAiCompatible.ForwardingProvider["forward"]
+}
+
+export type AdapterTable = Readonly<Record<AdapterId, Adapter>>
 
 export const defaultBaseUrls: Readonly<Record<AdapterId, string>> = {
   openai: OpenAiCompatible.dialects.openai.baseUrl,

@@ -133,8 +133,20 @@ export const dialects: Record<DialectId, Dialect> = {
   }
 }
 
+const dialectByUrl = new Map<string, Dialect>()
+
 // An OpenAI-compatible base URL names its provider by host; anything unknown gets the generic dialect.
+// The answer is kept per base URL: a catalog has a handful, and parsing one per request shows in profiles.
 export const dialectFor = (baseUrl: string): Dialect => {
+  let dialect = dialectByUrl.get(baseUrl)
+  if (dialect === undefined) {
+    dialect = dialectOfUrl(baseUrl)
+    if (dialectByUrl.size < 1024) dialectByUrl.set(baseUrl, dialect)
+  }
+  return dialect
+}
+
+const dialectOfUrl = (baseUrl: string): Dialect => {
   let host: string
   try {
     host = new URL(baseUrl).hostname.toLowerCase()
@@ -243,15 +255,76 @@ const modalityTokens = (details: typeof Usage.Type["prompt_tokens_details"]): Em
 
 const decodeResponse = UpstreamHttp.decode(adapter, EmbeddingsResponse)
 
+/**
+ * The body with its vectors taken out (see {@link VectorEncoding.locate}): each `embedding` is the
+ * position of its vector.
+ */
+const Skeleton = Schema.Struct({
+  id: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  data: Schema.Array(Schema.Struct({ index: Schema.optionalKey(Schema.Int), embedding: Schema.Int })),
+  usage: Schema.optionalKey(Schema.NullOr(Usage))
+})
+
+const decodeSkeleton = Schema.decodeUnknownOption(Skeleton)
+
+interface Answer {
+  readonly id?: string | null | undefined
+  readonly usage?: typeof Usage.Type | null | undefined
+  readonly vectors: ReadonlyArray<VectorEncoding.RawVector<VectorEncoding.Vector>>
+}
+
+// The vectors stay in the upstream's bytes when every one of them was found where the schema
+// expects it, each exactly once; any doubt and the body is read the ordinary way.
+const forwardedAnswer = (body: Uint8Array): Answer | undefined => {
+  const located = VectorEncoding.locate(body)
+  if (located === undefined) return undefined
+  const skeleton = decodeSkeleton(located.skeleton)
+  if (skeleton._tag === "None" || skeleton.value.data.length !== located.vectors.length) return undefined
+  const used = new Uint8Array(located.vectors.length)
+  const vectors: Array<VectorEncoding.RawVector<VectorEncoding.Vector>> = []
+  for (const [position, entry] of skeleton.value.data.entries()) {
+    const slot = entry.embedding
+    if (slot < 0 || slot >= used.length || used[slot] === 1) return undefined
+    used[slot] = 1
+    vectors.push({ index: entry.index ?? position, value: located.vectors[slot]! })
+  }
+  return { id: skeleton.value.id, usage: skeleton.value.usage, vectors }
+}
+
+const parsedAnswer = Effect.fnUntraced(function*(body: Uint8Array) {
+  const response = yield* decodeResponse(yield* UpstreamHttp.parseJson(adapter, body))
+  return {
+    id: response.id,
+    usage: response.usage,
+    vectors: response.data.map((entry, position) => ({ index: entry.index ?? position, value: entry.embedding }))
+  } satisfies Answer
+})
+
+/**
+ * What {@link make} provides: the port, plus `forward`, the same call whose vectors may stay in
+ * the upstream's bytes ({@link VectorEncoding.ForwardedVector}) for the gateway to splice into
+ * its response.
+ */
+export type ForwardingProvider = EmbeddingProvider.EmbeddingProvider["Service"] & {
+  readonly forward: (
+    connection: EmbeddingProvider.Connection,
+    request: EmbeddingProvider.UpstreamRequest
+  ) => Effect.Effect<ForwardedResult, EmbeddingProvider.UpstreamError>
+}
+
+export interface ForwardedResult extends Omit<EmbeddingProvider.EmbeddingResult, "embeddings"> {
+  readonly embeddings: ReadonlyArray<VectorEncoding.Forwarded>
+}
+
 export const make = Effect.fnUntraced(function*(options?: { readonly dialect?: DialectId }) {
   const client = yield* HttpClient.HttpClient
-  const embed = Effect.fn("OpenAiCompatible.embed")(function*(
+  const forward = Effect.fn("OpenAiCompatible.embed")(function*(
     connection: EmbeddingProvider.Connection,
     request: EmbeddingProvider.UpstreamRequest
   ) {
     const dialect = options?.dialect !== undefined ? dialects[options.dialect] : dialectFor(connection.baseUrl)
     const body = yield* requestBody(dialect, request)
-    const json = yield* UpstreamHttp.post(client, {
+    const bytes = yield* UpstreamHttp.postBytes(client, {
       adapter,
       connection,
       path: dialect.path,
@@ -259,13 +332,9 @@ export const make = Effect.fnUntraced(function*(options?: { readonly dialect?: D
       body,
       parseError: dialect.parseError
     })
-    const response = yield* decodeResponse(json)
-    const embeddings = yield* VectorEncoding.finish(
-      adapter,
-      request,
-      response.data.map((entry, position) => ({ index: entry.index ?? position, value: entry.embedding }))
-    )
-    const usage = response.usage ?? undefined
+    const answer = forwardedAnswer(bytes) ?? (yield* parsedAnswer(bytes))
+    const embeddings = yield* VectorEncoding.finishForwarded(adapter, request, answer.vectors)
+    const usage = answer.usage ?? undefined
     const promptTokens = usage?.prompt_tokens ?? usage?.total_tokens ?? TokenEstimate.ofInput(request.input)
     const modality = modalityTokens(usage?.prompt_tokens_details)
     return {
@@ -273,10 +342,19 @@ export const make = Effect.fnUntraced(function*(options?: { readonly dialect?: D
       promptTokens,
       totalTokens: usage?.total_tokens ?? promptTokens,
       ...(modality !== undefined ? { modalityTokens: modality } : {}),
-      ...(response.id !== undefined && response.id !== null ? { upstreamId: response.id } : {})
-    } satisfies EmbeddingProvider.EmbeddingResult
+      ...(answer.id !== undefined && answer.id !== null ? { upstreamId: answer.id } : {})
+    } satisfies ForwardedResult
   })
-  return EmbeddingProvider.EmbeddingProvider.of({ embed })
+  const embed = (connection: EmbeddingProvider.Connection, request: EmbeddingProvider.UpstreamRequest) =>
+    forward(connection, request).pipe(Effect.map((result): EmbeddingProvider.EmbeddingResult => ({
+      ...result,
+      embeddings: result.embeddings.map((e) => ({
+        index: e.index,
+        embedding: e.embedding instanceof VectorEncoding.ForwardedVector ? e.embedding.value() : e.embedding
+      }))
+    })))
+  const provider: ForwardingProvider = { ...EmbeddingProvider.EmbeddingProvider.of({ embed }), forward }
+  return provider
 })
 
 export const layer = (options?: { readonly dialect?: DialectId }) =>

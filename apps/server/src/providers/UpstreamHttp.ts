@@ -21,8 +21,8 @@ export const joinUrl = (baseUrl: string, path: string): string => baseUrl.replac
 const fail = (adapter: string, reason: EmbeddingProvider.UpstreamErrorReason) =>
   new EmbeddingProvider.UpstreamError({ adapter, reason })
 
-// Sends one JSON POST within the connection's time limit and returns the parsed 2xx body.
-export const post = Effect.fnUntraced(function*(client: HttpClient.HttpClient, options: PostOptions) {
+// Sends one JSON POST within the connection's time limit and returns the raw 2xx body.
+export const postBytes = Effect.fnUntraced(function*(client: HttpClient.HttpClient, options: PostOptions) {
   const { adapter, connection } = options
   const request = HttpClientRequest.post(joinUrl(connection.baseUrl, options.path)).pipe(
     HttpClientRequest.setHeaders({ ...options.headers, ...connection.headers }),
@@ -31,26 +31,20 @@ export const post = Effect.fnUntraced(function*(client: HttpClient.HttpClient, o
   )
   const attempt = Effect.gen(function*() {
     const response = yield* client.execute(request)
-    const ok = response.status >= 200 && response.status < 300
-    const text = ok ? yield* response.text : yield* Effect.orElseSucceed(response.text, () => "")
-    if (!ok) {
-      const details = options.parseError(text)
-      const retryAfterMs = retryAfter(response.headers, yield* Clock.currentTimeMillis) ?? details.retryAfterMs
-      return yield* fail(
-        adapter,
-        EmbeddingProvider.HttpStatus.make({
-          status: response.status,
-          body: text.length > maxBodyChars ? text.slice(0, maxBodyChars) : text,
-          ...(details.message !== undefined ? { message: details.message } : {}),
-          ...(details.code !== undefined ? { code: details.code } : {}),
-          ...(retryAfterMs !== undefined ? { retryAfterMs } : {})
-        })
-      )
-    }
-    return yield* Effect.try({
-      try: (): unknown => JSON.parse(text),
-      catch: () => fail(adapter, EmbeddingProvider.InvalidResponse.make({ detail: "the response body is not JSON" }))
-    })
+    if (response.status >= 200 && response.status < 300) return new Uint8Array(yield* response.arrayBuffer)
+    const text = yield* Effect.orElseSucceed(response.text, () => "")
+    const details = options.parseError(text)
+    const retryAfterMs = retryAfter(response.headers, yield* Clock.currentTimeMillis) ?? details.retryAfterMs
+    return yield* fail(
+      adapter,
+      EmbeddingProvider.HttpStatus.make({
+        status: response.status,
+        body: text.length > maxBodyChars ? text.slice(0, maxBodyChars) : text,
+        ...(details.message !== undefined ? { message: details.message } : {}),
+        ...(details.code !== undefined ? { code: details.code } : {}),
+        ...(retryAfterMs !== undefined ? { retryAfterMs } : {})
+      })
+    )
   }).pipe(Effect.catchTag("HttpClientError", (error) => Effect.fail(fromHttpClientError(adapter, error))))
   return yield* attempt.pipe(
     Effect.timeoutOrElse({
@@ -61,6 +55,21 @@ export const post = Effect.fnUntraced(function*(client: HttpClient.HttpClient, o
     Effect.provideService(Headers.CurrentRedactedNames, redactedHeaders)
   )
 })
+
+const utf8 = new TextDecoder()
+
+// A 2xx body read as JSON, the way every adapter reads it.
+export const parseJson = (adapter: string, body: Uint8Array): Effect.Effect<unknown, EmbeddingProvider.UpstreamError> => {
+  try {
+    return Effect.succeed(JSON.parse(utf8.decode(body)))
+  } catch {
+    return Effect.fail(fail(adapter, EmbeddingProvider.InvalidResponse.make({ detail: "the response body is not JSON" })))
+  }
+}
+
+// Sends one JSON POST within the connection's time limit and returns the parsed 2xx body.
+export const post = (client: HttpClient.HttpClient, options: PostOptions) =>
+  postBytes(client, options).pipe(Effect.flatMap((body) => parseJson(options.adapter, body)))
 
 export const decode = <S extends Schema.Codec<any, any, never, never>>(adapter: string, schema: S) => {
   const decodeBody = Schema.decodeUnknownEffect(schema)

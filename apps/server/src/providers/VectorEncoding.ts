@@ -40,25 +40,25 @@ export const allFinite32 = (bytes: Uint8Array): boolean => {
   return true
 }
 
-export interface RawVector {
+export interface RawVector<V extends Vector = ReadonlyArray<number> | string> {
   readonly index: number
-  readonly value: ReadonlyArray<number> | string
+  readonly value: V
 }
 
 const invalid = (adapter: string, detail: string) =>
   new EmbeddingProvider.UpstreamError({ adapter, reason: EmbeddingProvider.InvalidResponse.make({ detail }) })
 
 // Upstreams answer in whatever encoding they support; the client gets the one it asked for.
-export const finish = Effect.fnUntraced(function*(
+export const finishForwarded = Effect.fnUntraced(function*(
   adapter: string,
   request: EmbeddingProvider.UpstreamRequest,
-  raw: ReadonlyArray<RawVector>
+  raw: ReadonlyArray<RawVector<Vector>>
 ) {
   const expected = EmbeddingProvider.inputCount(request.input)
   if (raw.length !== expected) {
     return yield* invalid(adapter, `expected ${expected} vector${expected === 1 ? "" : "s"}, got ${raw.length}`)
   }
-  const ordered = new Array<RawVector | undefined>(expected)
+  const ordered = new Array<RawVector<Vector> | undefined>(expected)
   for (const vector of raw) {
     if (!Number.isInteger(vector.index) || vector.index < 0 || vector.index >= expected) {
       return yield* invalid(adapter, `vector index ${vector.index} is out of range`)
@@ -69,9 +69,11 @@ export const finish = Effect.fnUntraced(function*(
     ordered[vector.index] = vector
   }
   let width: number | undefined
-  for (const vector of ordered as ReadonlyArray<RawVector>) {
+  for (const vector of ordered as ReadonlyArray<RawVector<Vector>>) {
     let got: number
-    if (typeof vector.value === "string") {
+    if (vector.value instanceof ForwardedVector) {
+      got = vector.value.width
+    } else if (typeof vector.value === "string") {
       const bytes = byteLength(vector.value)
       if (bytes === undefined) return yield* invalid(adapter, `vector ${vector.index} is not valid base64`)
       if (bytes % 4 !== 0) {
@@ -93,9 +95,14 @@ export const finish = Effect.fnUntraced(function*(
       reason: EmbeddingProvider.WidthMismatch.make({ expected: request.dimensions, got: width })
     })
   }
-  const embeddings: Array<EmbeddingProvider.Embedding> = []
-  for (const vector of ordered as ReadonlyArray<RawVector>) {
-    const value = vector.value
+  const embeddings: Array<Forwarded> = []
+  for (const vector of ordered as ReadonlyArray<RawVector<Vector>>) {
+    // A forwarded vector already in the asked encoding was checked when it was located.
+    if (vector.value instanceof ForwardedVector && vector.value.encoding === request.encodingFormat) {
+      embeddings.push({ index: vector.index, embedding: vector.value })
+      continue
+    }
+    const value = vector.value instanceof ForwardedVector ? vector.value.value() : vector.value
     if (request.encodingFormat === "base64") {
       const encoded = typeof value === "string" ? value : toBase64(value)
       if (!allFinite32(Buffer.from(encoded, "base64"))) {
@@ -115,3 +122,193 @@ export const finish = Effect.fnUntraced(function*(
   }
   return embeddings
 })
+
+/**
+ * {@link finishForwarded} for plain vectors: the result holds no forwarded vector when the input
+ * held none.
+ */
+export const finish = finishForwarded as (
+  adapter: string,
+  request: EmbeddingProvider.UpstreamRequest,
+  raw: ReadonlyArray<RawVector>
+) => Effect.Effect<Array<EmbeddingProvider.Embedding>, EmbeddingProvider.UpstreamError>
+
+/**
+ * A vector the gateway forwards as the upstream wrote it: the exact JSON text of its value (a
+ * number array, or a quoted base64 string), already checked to be well formed, finite and
+ * `width` wide. The response splices these bytes in; they are never parsed into numbers.
+ */
+export class ForwardedVector {
+  readonly json: Uint8Array
+  readonly width: number
+  readonly encoding: "float" | "base64"
+
+  constructor(json: Uint8Array, width: number, encoding: "float" | "base64") {
+    this.json = json
+    this.width = width
+    this.encoding = encoding
+  }
+
+  /** The vector as the port's plain value: numbers, or the base64 text. */
+  value(): ReadonlyArray<number> | string {
+    const buffer = Buffer.from(this.json.buffer, this.json.byteOffset, this.json.byteLength)
+    return this.encoding === "base64"
+      ? buffer.toString("latin1", 1, buffer.length - 1)
+      : JSON.parse(buffer.toString("latin1")) as ReadonlyArray<number>
+  }
+}
+
+/** A vector in any of the forms an adapter hands back. */
+export type Vector = ReadonlyArray<number> | string | ForwardedVector
+
+/** One vector of a result, possibly still in the upstream's own bytes. */
+export interface Forwarded {
+  readonly index: number
+  readonly embedding: Vector
+}
+
+export const widthOf = (vector: Vector): number =>
+  vector instanceof ForwardedVector
+    ? vector.width
+    : typeof vector === "string"
+    ? Buffer.byteLength(vector, "base64") / 4
+    : vector.length
+
+const isSpace = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
+const isDigit = (c: number | undefined) => c !== undefined && c >= 0x30 && c <= 0x39
+
+// A token that may exceed the float64 range (1e400 reads as Infinity) is read to be sure.
+const finiteToken = (bytes: Buffer, start: number, end: number) => Number.isFinite(Number(bytes.toString("latin1", start, end)))
+
+/**
+ * Reads a JSON array of numbers starting at `start` (the `[`), strictly by the JSON grammar.
+ * Returns the index just after the `]` and the count, or `undefined` for anything else.
+ */
+const scanFloats = (bytes: Buffer, start: number): { readonly end: number; readonly width: number } | undefined => {
+  let i = start + 1
+  while (isSpace(bytes[i])) i++
+  if (bytes[i] === 0x5d) return { end: i + 1, width: 0 }
+  let width = 0
+  for (;;) {
+    const token = i
+    if (bytes[i] === 0x2d) i++
+    const first = bytes[i]
+    if (first === 0x30) i++
+    else if (first !== undefined && first >= 0x31 && first <= 0x39) {
+      i++
+      while (isDigit(bytes[i])) i++
+    } else return undefined
+    const integerDigits = i - token
+    if (bytes[i] === 0x2e) {
+      i++
+      if (!isDigit(bytes[i])) return undefined
+      while (isDigit(bytes[i])) i++
+    }
+    const e = bytes[i]
+    if (e === 0x65 || e === 0x45) {
+      i++
+      const sign = bytes[i]
+      if (sign === 0x2b || sign === 0x2d) i++
+      if (!isDigit(bytes[i])) return undefined
+      let exponent = 0
+      while (isDigit(bytes[i])) {
+        if (exponent < 100_000) exponent = exponent * 10 + bytes[i]! - 0x30
+        i++
+      }
+      if (sign !== 0x2d && integerDigits + exponent > 300 && !finiteToken(bytes, token, i)) return undefined
+    } else if (integerDigits > 300 && !finiteToken(bytes, token, i)) return undefined
+    width++
+    while (isSpace(bytes[i])) i++
+    const next = bytes[i]
+    if (next === 0x2c) {
+      i++
+      while (isSpace(bytes[i])) i++
+    } else if (next === 0x5d) return { end: i + 1, width }
+    else return undefined
+  }
+}
+
+const base64Alphabet = new Uint8Array(256)
+for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") base64Alphabet[c.charCodeAt(0)] = 1
+
+/**
+ * Reads a JSON string of base64 starting at `start` (the `"`): alphabet, padding and length are
+ * checked, and the decoded bytes must be whole float32 values, none NaN or infinite.
+ */
+const scanBase64 = (bytes: Buffer, start: number): { readonly end: number; readonly width: number } | undefined => {
+  let i = start + 1
+  while (base64Alphabet[bytes[i] ?? 0] === 1) i++
+  let padding = 0
+  while (bytes[i] === 0x3d && padding < 2) {
+    i++
+    padding++
+  }
+  if (bytes[i] !== 0x22) return undefined
+  const length = i - start - 1
+  if (length % 4 !== 0) return undefined
+  const decoded = (length / 4) * 3 - padding
+  if (decoded % 4 !== 0) return undefined
+  if (!allFinite32(Buffer.from(bytes.toString("latin1", start + 1, i), "base64"))) return undefined
+  return { end: i + 1, width: decoded / 4 }
+}
+
+const embeddingKey = Buffer.from("\"embedding\"")
+
+/**
+ * An upstream body with its vectors taken out: `skeleton` is the rest of the document, parsed,
+ * where every `embedding` value became its position in `vectors`.
+ */
+export interface Located {
+  readonly skeleton: unknown
+  readonly vectors: ReadonlyArray<ForwardedVector>
+}
+
+/**
+ * Finds every `"embedding"` value of an OpenAI-style JSON body without parsing the vectors.
+ *
+ * **Details**
+ *
+ * Each value must be a flat array of JSON numbers or a plain base64 string; anything else (an
+ * escape, a nested value, a malformed number, a value too large for a float) gives `undefined`,
+ * and the caller reads the body the ordinary way, which reports the fault exactly. In a valid
+ * JSON document `"embedding"` followed by `:` can only be a key (a quote inside a string is
+ * escaped, so the closing quote would end the string), and the rest of the document, with each value replaced by a number, is valid JSON
+ * exactly when the whole body is. A skeleton holding any backslash is refused too, so no escaped
+ * key can stand for `embedding`.
+ */
+export const locate = (body: Uint8Array): Located | undefined => {
+  const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength)
+  const parts: Array<string> = []
+  const vectors: Array<ForwardedVector> = []
+  let copied = 0
+  let from = 0
+  for (;;) {
+    const at = bytes.indexOf(embeddingKey, from)
+    if (at < 0) break
+    let i = at + embeddingKey.length
+    while (isSpace(bytes[i])) i++
+    if (bytes[i] !== 0x3a) {
+      // A string value ("object": "embedding"), or a fault the skeleton's parse will report.
+      from = at + embeddingKey.length - 1
+      continue
+    }
+    i++
+    while (isSpace(bytes[i])) i++
+    const open = bytes[i]
+    const encoding = open === 0x5b ? "float" : open === 0x22 ? "base64" : undefined
+    if (encoding === undefined) return undefined
+    const scanned = encoding === "float" ? scanFloats(bytes, i) : scanBase64(bytes, i)
+    if (scanned === undefined) return undefined
+    parts.push(bytes.toString("utf8", copied, i), String(vectors.length))
+    vectors.push(new ForwardedVector(bytes.subarray(i, scanned.end), scanned.width, encoding))
+    copied = from = scanned.end
+  }
+  parts.push(bytes.toString("utf8", copied))
+  const text = parts.join("")
+  if (text.includes("\\")) return undefined
+  try {
+    return { skeleton: JSON.parse(text), vectors }
+  } catch {
+    return undefined
+  }
+}

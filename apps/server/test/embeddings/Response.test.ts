@@ -137,6 +137,29 @@ describe("embeddings responses", () => {
     assert.strictEqual(refused.json.error.metadata.reason, "InvalidResponse")
   })
 
+  it("forwards the upstream's vectors as it wrote them, and refuses a malformed number", async () => {
+    const written = ["[ 1.5E-7, -0.0 ,2e+1,0.25,1,2,3,4,5,6,7,8,9,10,11,12 ]", "[0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,-1e-3]"]
+    alpha.setBehaviour([{
+      _tag: "Status",
+      status: 200,
+      body: `{"object":"list","data":[{"object":"embedding","index":1,"embedding":${written[1]}},{"object":"embedding","index":0,"embedding":${written[0]}}],"model":"embed","usage":{"prompt_tokens":3,"total_tokens":3}}`
+    }])
+    const reply = await gateway.embed({ model: "acme/embed", input: ["a", "b"], provider: only("alpha") })
+    assert.strictEqual(reply.status, 200, reply.text)
+    assert.include(reply.text, `"embedding":${written[0]},"index":0}`)
+    assert.include(reply.text, `"embedding":${written[1]},"index":1}`)
+    assert.deepStrictEqual(reply.json.data[0].embedding.slice(0, 3), [1.5e-7, -0, 20])
+
+    alpha.setBehaviour([{
+      _tag: "Status",
+      status: 200,
+      body: `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[${"0.5,".repeat(15)}1e400]}],"model":"embed"}`
+    }])
+    const refused = await gateway.embed({ model: "acme/embed", input: "x", provider: only("alpha") })
+    assert.strictEqual(refused.status, 502, refused.text)
+    assert.strictEqual(refused.json.error.metadata.reason, "InvalidResponse")
+  })
+
   it("base64 from an upstream that answers floats is little-endian float32", async () => {
     const reply = await gateway.embed({ model: "acme/coral", input: ["hello"], encoding_format: "base64" })
     assert.strictEqual(reply.status, 200, reply.text)
