@@ -81,6 +81,8 @@ export const startGateway = async (options: {
   readonly env?: Record<string, string>
   readonly credits?: number
   readonly dataDir?: string
+  /** On PostgreSQL, the database to use (and keep at close); by default a fresh one, dropped at close. */
+  readonly databaseUrl?: string
   readonly keys?: { readonly apiKey: string; readonly managementKey: string }
 }): Promise<Gateway> => {
   const configPath = NodePath.join(tempDir("config"), "switchyard.json")
@@ -88,6 +90,7 @@ export const startGateway = async (options: {
   const slugs = ((options.config.providers ?? []) as ReadonlyArray<{ readonly slug: string }>).map((p) => p.slug)
   const server = await startServer({
     ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
+    ...(options.databaseUrl !== undefined ? { databaseUrl: options.databaseUrl } : {}),
     env: {
       SWITCHYARD_CONFIG: configPath,
       SWITCHYARD_RATE_LIMIT: "off",

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import * as FakeUpstream from "../fakes/FakeUpstream.ts"
+import { dropDatabase, freshDatabase, storeKind } from "../support/TestServer.ts"
 import { costOf, endpoint, type Gateway, lastBody, provider, type Reply, servedBy, startGateway } from "./Gateway.ts"
 
 type Slug = "alpha" | "beta" | "gamma"
@@ -360,12 +361,17 @@ describe("workspace provider settings merged with the request's provider object"
     provider("delta", url, { data_collection: "allow", zdr: true }, [endpoint("acme/embed", { pricing: { prompt: "0.01" } })])
   ]
 
+  // Both tests run on one store (the second restarts the gateway over the first's data).
+  let databaseUrl: string | undefined
+
   beforeAll(async () => {
     fake = await FakeOpenAi.start()
+    databaseUrl = storeKind === "postgres" ? await freshDatabase() : undefined
   })
   afterAll(async () => {
     await gateway?.close()
     await fake.close()
+    if (databaseUrl !== undefined) await dropDatabase(databaseUrl)
   })
 
   const ask = (preferences: Record<string, unknown> = {}) =>
@@ -382,6 +388,7 @@ describe("workspace provider settings merged with the request's provider object"
         providers: providersOf(fake.url),
         workspaces: { default: { only: ["alpha", "beta", "delta"], ignore: ["delta"], data_collection: "deny", zdr: false } }
       },
+      ...(databaseUrl !== undefined ? { databaseUrl } : {}),
       credits: 10
     })
     const plain = await ask()
@@ -417,6 +424,7 @@ describe("workspace provider settings merged with the request's provider object"
         workspaces: { default: { only: null, ignore: ["gamma"], data_collection: "allow", zdr: true } }
       },
       dataDir,
+      ...(databaseUrl !== undefined ? { databaseUrl } : {}),
       keys: { apiKey, managementKey }
     })
     const plain = await ask({ sort: "price" })
