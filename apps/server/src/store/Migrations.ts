@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import { interns } from "./migrations/Interns.ts"
 import { money } from "./migrations/Money.ts"
+import { spendCounters } from "./migrations/SpendCounters.ts"
 
 const foundation = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -63,7 +64,8 @@ const foundation = Effect.gen(function*() {
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_foundation": foundation,
   "0002_money": money,
-  "0003_interns": interns
+  "0003_interns": interns,
+  "0004_spend_counters": spendCounters
 }
 
 export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })
