@@ -7,6 +7,7 @@ import { Clock, Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type * as SqlError from "effect/sql/SqlError"
 import * as Crypto from "node:crypto"
+import * as GatewayProcesses from "./GatewayProcesses.ts"
 
 /** What `switchyard_reserve` answers: `ok`, or why the hold was refused. */
 interface ReserveRow {
@@ -43,10 +44,12 @@ export const defaultHoldTtl = Duration.minutes(10)
 export interface AccountingOptions {
   readonly holdTtl?: Duration.Input
   /**
-   * The gateway process the holds belong to (see `ProcessRegistry`); `null` (the default) leaves
-   * them to expire after their TTL only.
+   * The gateway process the holds belong to (see `GatewayProcesses`); `null` (the default) leaves
+   * them to expire after their TTL only. `layer` registers the process and passes its id.
    */
   readonly owner?: string | null
+  /** Heartbeat and stale time of the process registration (`layer` only). */
+  readonly process?: GatewayProcesses.GatewayProcessOptions
 }
 
 export const make = (options: AccountingOptions = {}) =>
@@ -196,8 +199,20 @@ export const make = (options: AccountingOptions = {}) =>
  * The ledger, holds and credit accounts in SQL. `reserve` and `settle` are one statement each
  * (the `switchyard_reserve` and `switchyard_settle` functions of the `0004_spend_counters`
  * migration), counting a key's limit window from its per-day spend counters rather than the
- * ledger. Building it deletes the holds that expired (those of a process that died holding them).
+ * ledger.
+ *
+ * Building it registers this gateway process (`GatewayProcesses.register`): its holds carry the
+ * process's id, the holds of processes that died are deleted at start and, on PostgreSQL, within
+ * about 40 s of their last heartbeat, and closing the layer deletes the process's own holds.
+ * It also deletes the holds that expired.
  */
-export const layerWith = (options: AccountingOptions) => Layer.effect(Accounting, make(options))
+export const layerWith = (options: AccountingOptions) =>
+  Layer.effect(
+    Accounting,
+    Effect.gen(function*() {
+      const owner = yield* GatewayProcesses.register(options.process)
+      return yield* make({ ...options, owner })
+    })
+  )
 
 export const layer = layerWith({})

@@ -29,7 +29,9 @@
  * **Gotchas**
  *
  * - A hold expires (ten minutes by default) so that one left by a process that died stops
- *   counting; settling after the hold expired still works but is no longer guaranteed room.
+ *   counting; the store may release a dead process's holds sooner (the SQL store does within
+ *   about 40 s). Settling after the hold expired or was released still works but is no longer
+ *   guaranteed room.
  * - `settle` never charges more than the hold plus whatever room the key and the workspace
  *   still have: a cost above the worst case is capped there, and the returned `capped` says so.
  * - `settle` is idempotent on `generationId`: a second call charges nothing and returns the
