@@ -8,6 +8,7 @@ import { SqlClient } from "effect/sql"
 import type * as SqlError from "effect/sql/SqlError"
 import * as Crypto from "node:crypto"
 import * as GatewayProcesses from "./GatewayProcesses.ts"
+import * as GroupCommit from "./GroupCommit.ts"
 
 /** What `switchyard_reserve` answers: `ok`, or why the hold was refused. */
 interface ReserveRow {
@@ -50,6 +51,32 @@ export interface AccountingOptions {
   readonly owner?: string | null
   /** Heartbeat and stale time of the process registration (`layer` only). */
   readonly process?: GatewayProcesses.GatewayProcessOptions
+  /**
+   * Group commit (`layer` only): concurrent operations share one statement. Default on, with
+   * one batch in flight on PGlite and four on PostgreSQL; `false` sends each on its own.
+   */
+  readonly groupCommit?: Partial<GroupCommit.GroupCommitOptions> | false
+  /** Where operations go; `layer` passes the group commit queue. Default: one statement each. */
+  readonly submit?: (op: GroupCommit.BatchOp) => Effect.Effect<Record<string, unknown>, SqlError.SqlError>
+}
+
+/**
+ * Runs one operation in its own statement: the function of its kind, or the hold's deletion.
+ */
+export const single = (sql: SqlClient.SqlClient) => (op: GroupCommit.BatchOp): Effect.Effect<Record<string, unknown>, SqlError.SqlError> => {
+  switch (op.op) {
+    case "reserve":
+      return sql<ReserveRow>`SELECT * FROM switchyard_reserve(${op.id}, ${op.owner}, ${op.key}, ${op.workspace},
+          ${op.amount}::bigint, ${op.byok}, ${op.now}::timestamptz, ${op.expires}::timestamptz)`.pipe(
+        Effect.map((rows) => ({ ...rows[0]! }))
+      )
+    case "settle":
+      return sql<SettleRow>`SELECT * FROM switchyard_settle(${op.id}, ${op.key}, ${op.generation}, ${op.model},
+          ${op.provider}, ${op.prompt_tokens}::integer, ${op.total_tokens}::integer, ${op.cost}::bigint, ${op.byok},
+          ${op.now}::timestamptz)`.pipe(Effect.map((rows) => ({ ...rows[0]! })))
+    case "release":
+      return sql`DELETE FROM holds WHERE id = ${op.id}`.pipe(Effect.as({}))
+  }
 }
 
 export const make = (options: AccountingOptions = {}) =>
@@ -61,6 +88,7 @@ export const make = (options: AccountingOptions = {}) =>
       now !== undefined ? Effect.succeed(now) : Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     const owner = options.owner ?? null
+    const submit = options.submit ?? single(sql)
 
     const refusal = (request: ReserveRequest, row: ReserveRow): Effect.Effect<never, PaymentRequired | Unauthorized> => {
       switch (row.o_outcome) {
@@ -117,10 +145,17 @@ export const make = (options: AccountingOptions = {}) =>
         expiresAt: new Date(now.getTime() + Duration.toMillis(ttl))
       }
       if (request.amountNanos === 0n) return reservation
-      const rows = yield* sql<ReserveRow>`SELECT * FROM switchyard_reserve(${reservation.id}, ${owner}, ${request.keyId},
-          ${request.workspaceId}, ${request.amountNanos.toString()}::bigint, ${request.byok}, ${now}, ${reservation.expiresAt})`
-        .pipe(Effect.orDie)
-      const row = rows[0]!
+      const row = (yield* submit({
+        op: "reserve",
+        id: reservation.id,
+        owner,
+        key: request.keyId,
+        workspace: request.workspaceId,
+        amount: request.amountNanos.toString(),
+        byok: request.byok,
+        now: now.toISOString(),
+        expires: reservation.expiresAt.toISOString()
+      }).pipe(Effect.orDie)) as unknown as ReserveRow
       if (row.o_outcome !== "ok") return yield* refusal(request, row)
       return reservation
     })
@@ -131,10 +166,20 @@ export const make = (options: AccountingOptions = {}) =>
     ) {
       if (request.costNanos < 0n) return yield* Effect.die(new RangeError("settle: negative cost"))
       const now = yield* nowOf(request.now)
-      const rows = yield* sql<SettleRow>`SELECT * FROM switchyard_settle(${reservation.id}, ${reservation.keyId},
-          ${request.generationId}, ${request.model}, ${request.provider}, ${request.promptTokens}::integer,
-          ${request.totalTokens}::integer, ${request.costNanos.toString()}::bigint, ${request.isByok}, ${now})`.pipe(Effect.orDie)
-      const row = rows[0]!
+      const row = (yield* submit({
+        op: "settle",
+        id: reservation.id,
+        key: reservation.keyId,
+        workspace: reservation.workspaceId,
+        generation: request.generationId,
+        model: request.model,
+        provider: request.provider,
+        prompt_tokens: request.promptTokens,
+        total_tokens: request.totalTokens,
+        cost: request.costNanos.toString(),
+        byok: request.isByok,
+        now: now.toISOString()
+      }).pipe(Effect.orDie)) as unknown as SettleRow
       return {
         generationId: request.generationId,
         costNanos: BigInt(row.o_cost),
@@ -146,7 +191,7 @@ export const make = (options: AccountingOptions = {}) =>
     const release = (reservation: Reservation) =>
       reservation.amountNanos === 0n
         ? Effect.void
-        : sql`DELETE FROM holds WHERE id = ${reservation.id}`.pipe(Effect.orDie, Effect.asVoid, Effect.withSpan("Accounting.release"))
+        : submit({ op: "release", id: reservation.id }).pipe(Effect.orDie, Effect.asVoid, Effect.withSpan("Accounting.release"))
 
     const sweepExpired = (at?: Date) =>
       Effect.gen(function*() {
@@ -204,14 +249,20 @@ export const make = (options: AccountingOptions = {}) =>
  * Building it registers this gateway process (`GatewayProcesses.register`): its holds carry the
  * process's id, the holds of processes that died are deleted at start and, on PostgreSQL, within
  * about 40 s of their last heartbeat, and closing the layer deletes the process's own holds.
- * It also deletes the holds that expired.
+ * It also deletes the holds that expired. Concurrent reservations, settlements and releases are
+ * group-committed (`GroupCommit`): those that arrive while a statement runs share the next one.
  */
 export const layerWith = (options: AccountingOptions) =>
   Layer.effect(
     Accounting,
     Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
       const owner = yield* GatewayProcesses.register(options.process)
-      return yield* make({ ...options, owner })
+      const submit = options.groupCommit === false ? undefined : yield* GroupCommit.make(sql, single(sql), {
+        workers: options.groupCommit?.workers ?? (sql.driver === "pglite" ? 1 : 4),
+        maxBatch: options.groupCommit?.maxBatch ?? 32
+      })
+      return yield* make({ ...options, owner, ...(submit === undefined ? {} : { submit }) })
     })
   )
 

@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
+import { accountingBatch } from "./migrations/AccountingBatch.ts"
 import { interns } from "./migrations/Interns.ts"
 import { money } from "./migrations/Money.ts"
 import { spendCounters } from "./migrations/SpendCounters.ts"
@@ -65,7 +66,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0001_foundation": foundation,
   "0002_money": money,
   "0003_interns": interns,
-  "0004_spend_counters": spendCounters
+  "0004_spend_counters": spendCounters,
+  "0005_accounting_batch": accountingBatch
 }
 
 export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })
