@@ -1,4 +1,4 @@
-import { creditsFromNanos, limitWindowStart } from "@switchyard/core/accounting/UsageWindow"
+import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import { PaymentRequired, Unauthorized } from "@switchyard/core/errors/ApiError"
 import type { LimitReset } from "@switchyard/core/schema/ApiKey"
 import { Accounting } from "@switchyard/core/store/Accounting"
@@ -7,15 +7,22 @@ import { Clock, Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type * as SqlError from "effect/sql/SqlError"
 import * as Crypto from "node:crypto"
+import * as GatewayProcesses from "./GatewayProcesses.ts"
+import * as GroupCommit from "./GroupCommit.ts"
 
-interface KeyRow {
-  readonly workspace_id: string
-  readonly limit_nanos: string | null
-  readonly limit_reset: LimitReset | null
-  readonly include_byok_in_limit: boolean
-  readonly disabled: boolean
-  readonly deleted_at: Date | string | null
-  readonly expires_at: Date | string | null
+/** What `switchyard_reserve` answers: `ok`, or why the hold was refused. */
+interface ReserveRow {
+  readonly o_outcome: "ok" | "key_deleted" | "key_disabled" | "key_expired" | "wrong_workspace" | "key_limit" | "workspace_credits"
+  readonly o_limit: string | null
+  readonly o_reset: LimitReset | null
+  readonly o_room: string | null
+}
+
+/** What `switchyard_settle` answers. */
+interface SettleRow {
+  readonly o_cost: string
+  readonly o_capped: boolean
+  readonly o_duplicate: boolean
 }
 
 const nanosPerCredit = 1_000_000_000n
@@ -30,7 +37,6 @@ export const dollars = (nanos: bigint): string => {
 }
 
 const max = (a: bigint, b: bigint) => (a > b ? a : b)
-const min = (a: bigint, b: bigint) => (a < b ? a : b)
 
 const windowNames: Record<LimitReset, string> = { daily: "today (UTC)", weekly: "this week (UTC, Monday to Sunday)", monthly: "this month (UTC)" }
 
@@ -38,6 +44,39 @@ export const defaultHoldTtl = Duration.minutes(10)
 
 export interface AccountingOptions {
   readonly holdTtl?: Duration.Input
+  /**
+   * The gateway process the holds belong to (see `GatewayProcesses`); `null` (the default) leaves
+   * them to expire after their TTL only. `layer` registers the process and passes its id.
+   */
+  readonly owner?: string | null
+  /** Heartbeat and stale time of the process registration (`layer` only). */
+  readonly process?: GatewayProcesses.GatewayProcessOptions
+  /**
+   * Group commit (`layer` only): concurrent operations share one statement. Default on, with
+   * one batch in flight on PGlite and four on PostgreSQL; `false` sends each on its own.
+   */
+  readonly groupCommit?: Partial<GroupCommit.GroupCommitOptions> | false
+  /** Where operations go; `layer` passes the group commit queue. Default: one statement each. */
+  readonly submit?: (op: GroupCommit.BatchOp) => Effect.Effect<Record<string, unknown>, SqlError.SqlError>
+}
+
+/**
+ * Runs one operation in its own statement: the function of its kind, or the hold's deletion.
+ */
+export const single = (sql: SqlClient.SqlClient) => (op: GroupCommit.BatchOp): Effect.Effect<Record<string, unknown>, SqlError.SqlError> => {
+  switch (op.op) {
+    case "reserve":
+      return sql<ReserveRow>`SELECT * FROM switchyard_reserve(${op.id}, ${op.owner}, ${op.key}, ${op.workspace},
+          ${op.amount}::bigint, ${op.byok}, ${op.now}::timestamptz, ${op.expires}::timestamptz)`.pipe(
+        Effect.map((rows) => ({ ...rows[0]! }))
+      )
+    case "settle":
+      return sql<SettleRow>`SELECT * FROM switchyard_settle(${op.id}, ${op.key}, ${op.generation}, ${op.model},
+          ${op.provider}, ${op.prompt_tokens}::integer, ${op.total_tokens}::integer, ${op.cost}::bigint, ${op.byok},
+          ${op.now}::timestamptz)`.pipe(Effect.map((rows) => ({ ...rows[0]! })))
+    case "release":
+      return sql`DELETE FROM holds WHERE id = ${op.id}`.pipe(Effect.as({}))
+  }
 }
 
 export const make = (options: AccountingOptions = {}) =>
@@ -48,54 +87,46 @@ export const make = (options: AccountingOptions = {}) =>
     const nowOf = (now: Date | undefined) =>
       now !== undefined ? Effect.succeed(now) : Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-    const lockKey = (keyId: string) =>
-      sql<KeyRow>`SELECT workspace_id, limit_nanos::text AS limit_nanos, limit_reset, include_byok_in_limit, disabled,
-          deleted_at, expires_at
-        FROM api_keys WHERE id = ${keyId} FOR NO KEY UPDATE`.pipe(Effect.orDie, Effect.map((rows) => rows[0]))
+    const owner = options.owner ?? null
+    const submit = options.submit ?? single(sql)
 
-    const countsByok = (key: KeyRow) => key.include_byok_in_limit
-
-    const keyRoom = (keyId: string, key: KeyRow, now: Date, excludeHold: string) =>
-      Effect.gen(function*() {
-        const since = limitWindowStart(key.limit_reset, now)
-        const include = countsByok(key)
-        const rows = yield* sql<{ spent: string; held: string }>`SELECT
-            (SELECT COALESCE(SUM(cost_nanos), 0) FROM ledger
-              WHERE key_id = ${keyId} AND (NOT is_byok OR ${include})
-                AND ${since === undefined ? sql`TRUE` : sql`created_at >= ${since}`})::text AS spent,
-            (SELECT COALESCE(SUM(amount_nanos), 0) FROM holds
-              WHERE key_id = ${keyId} AND expires_at > ${now} AND (NOT is_byok OR ${include})
-                AND id <> ${excludeHold})::text AS held`.pipe(Effect.orDie)
-        const row = rows[0]!
-        return BigInt(key.limit_nanos!) - BigInt(row.spent) - BigInt(row.held)
-      })
-
-    const lockAccount = (workspaceId: string) =>
-      Effect.gen(function*() {
-        const select = sql<{ credits: string; usage: string }>`SELECT credits_nanos::text AS credits, usage_nanos::text AS usage
-          FROM credit_accounts WHERE workspace_id = ${workspaceId} FOR UPDATE`.pipe(Effect.orDie)
-        const found = yield* select
-        if (found.length > 0) return found[0]!
-        yield* sql`INSERT INTO credit_accounts (workspace_id) VALUES (${workspaceId})
-          ON CONFLICT (workspace_id) DO NOTHING`.pipe(Effect.orDie)
-        return (yield* select)[0]!
-      })
-
-    const balanceRoom = (workspaceId: string, now: Date, excludeHold: string) =>
-      Effect.gen(function*() {
-        const account = yield* lockAccount(workspaceId)
-        const rows = yield* sql<{ held: string }>`SELECT COALESCE(SUM(amount_nanos), 0)::text AS held FROM holds
-          WHERE workspace_id = ${workspaceId} AND expires_at > ${now} AND NOT is_byok AND id <> ${excludeHold}`.pipe(Effect.orDie)
-        return BigInt(account.credits) - BigInt(account.usage) - BigInt(rows[0]!.held)
-      })
-
-    const usableKey = (key: KeyRow | undefined, now: Date): Effect.Effect<KeyRow, Unauthorized> => {
-      if (key === undefined || key.deleted_at !== null) return Effect.fail(new Unauthorized({ message: "This API key no longer exists" }))
-      if (key.disabled) return Effect.fail(new Unauthorized({ message: "This API key is disabled" }))
-      if (key.expires_at !== null && new Date(key.expires_at).getTime() <= now.getTime()) {
-        return Effect.fail(new Unauthorized({ message: "This API key has expired" }))
+    const refusal = (request: ReserveRequest, row: ReserveRow): Effect.Effect<never, PaymentRequired | Unauthorized> => {
+      switch (row.o_outcome) {
+        case "key_deleted":
+          return Effect.fail(new Unauthorized({ message: "This API key no longer exists" }))
+        case "key_disabled":
+          return Effect.fail(new Unauthorized({ message: "This API key is disabled" }))
+        case "key_expired":
+          return Effect.fail(new Unauthorized({ message: "This API key has expired" }))
+        case "key_limit": {
+          const limit = BigInt(row.o_limit!)
+          const left = max(BigInt(row.o_room!), 0n)
+          const window = row.o_reset === null ? "" : ` ${windowNames[row.o_reset]}`
+          return Effect.fail(new PaymentRequired({
+            message: `Insufficient key limit: this API key has ${dollars(left)} of its ${dollars(limit)} limit left${window}, and this request may cost up to ${dollars(request.amountNanos)}. Raise the key's limit with PATCH /api/v1/keys/{hash}.`,
+            metadata: {
+              reason: "key_limit",
+              limit: creditsFromNanos(limit),
+              limit_remaining: creditsFromNanos(left),
+              limit_reset: row.o_reset,
+              required: creditsFromNanos(request.amountNanos)
+            }
+          }))
+        }
+        case "workspace_credits": {
+          const left = max(BigInt(row.o_room!), 0n)
+          return Effect.fail(new PaymentRequired({
+            message: `Insufficient workspace credits: the workspace has ${dollars(left)} available and this request may cost up to ${dollars(request.amountNanos)}. An operator can add credits with POST /api/v1/credits.`,
+            metadata: {
+              reason: "workspace_credits",
+              balance: creditsFromNanos(left),
+              required: creditsFromNanos(request.amountNanos)
+            }
+          }))
+        }
+        default:
+          return Effect.die(new Error(`reserve: key ${request.keyId} is not in workspace ${request.workspaceId}`))
       }
-      return Effect.succeed(key)
     }
 
     const dieOnSql = <A, E, R>(self: Effect.Effect<A, E | SqlError.SqlError, R>) =>
@@ -114,48 +145,19 @@ export const make = (options: AccountingOptions = {}) =>
         expiresAt: new Date(now.getTime() + Duration.toMillis(ttl))
       }
       if (request.amountNanos === 0n) return reservation
-      return yield* dieOnSql(sql.withTransaction(Effect.gen(function*() {
-        const key = yield* Effect.flatMap(lockKey(request.keyId), (found) => usableKey(found, now))
-        if (key.workspace_id !== request.workspaceId) {
-          return yield* Effect.die(new Error(`reserve: key ${request.keyId} is not in workspace ${request.workspaceId}`))
-        }
-        yield* sql`DELETE FROM holds WHERE key_id = ${request.keyId} AND expires_at <= ${now}`.pipe(Effect.orDie)
-        if (key.limit_nanos !== null && (!request.byok || countsByok(key))) {
-          const room = yield* keyRoom(request.keyId, key, now, reservation.id)
-          if (request.amountNanos > room) {
-            const left = max(room, 0n)
-            const window = key.limit_reset === null ? "" : ` ${windowNames[key.limit_reset]}`
-            return yield* new PaymentRequired({
-              message: `Insufficient key limit: this API key has ${dollars(left)} of its ${dollars(BigInt(key.limit_nanos))} limit left${window}, and this request may cost up to ${dollars(request.amountNanos)}. Raise the key's limit with PATCH /api/v1/keys/{hash}.`,
-              metadata: {
-                reason: "key_limit",
-                limit: creditsFromNanos(BigInt(key.limit_nanos)),
-                limit_remaining: creditsFromNanos(left),
-                limit_reset: key.limit_reset,
-                required: creditsFromNanos(request.amountNanos)
-              }
-            })
-          }
-        }
-        if (!request.byok) {
-          const room = yield* balanceRoom(request.workspaceId, now, reservation.id)
-          if (request.amountNanos > room) {
-            const left = max(room, 0n)
-            return yield* new PaymentRequired({
-              message: `Insufficient workspace credits: the workspace has ${dollars(left)} available and this request may cost up to ${dollars(request.amountNanos)}. An operator can add credits with POST /api/v1/credits.`,
-              metadata: {
-                reason: "workspace_credits",
-                balance: creditsFromNanos(left),
-                required: creditsFromNanos(request.amountNanos)
-              }
-            })
-          }
-        }
-        yield* sql`INSERT INTO holds (id, key_id, workspace_id, amount_nanos, is_byok, created_at, expires_at)
-          VALUES (${reservation.id}, ${request.keyId}, ${request.workspaceId}, ${request.amountNanos.toString()}::bigint,
-            ${request.byok}, ${now}, ${reservation.expiresAt})`.pipe(Effect.orDie)
-        return reservation
-      })))
+      const row = (yield* submit({
+        op: "reserve",
+        id: reservation.id,
+        owner,
+        key: request.keyId,
+        workspace: request.workspaceId,
+        amount: request.amountNanos.toString(),
+        byok: request.byok,
+        now: now.toISOString(),
+        expires: reservation.expiresAt.toISOString()
+      }).pipe(Effect.orDie)) as unknown as ReserveRow
+      if (row.o_outcome !== "ok") return yield* refusal(request, row)
+      return reservation
     })
 
     const settle = Effect.fn("Accounting.settle")(function*(
@@ -164,57 +166,40 @@ export const make = (options: AccountingOptions = {}) =>
     ) {
       if (request.costNanos < 0n) return yield* Effect.die(new RangeError("settle: negative cost"))
       const now = yield* nowOf(request.now)
-      return yield* dieOnSql(sql.withTransaction(Effect.gen(function*() {
-        const key = yield* lockKey(reservation.keyId)
-        if (key === undefined) return yield* Effect.die(new Error(`settle: no key ${reservation.keyId}`))
-        const dropHold = sql`DELETE FROM holds WHERE id = ${reservation.id}`.pipe(Effect.orDie)
-        const earlier = yield* sql<{ cost: string }>`SELECT cost_nanos::text AS cost FROM ledger
-          WHERE generation_id = ${request.generationId}`.pipe(Effect.orDie)
-        if (earlier.length > 0) {
-          yield* dropHold
-          return { generationId: request.generationId, costNanos: BigInt(earlier[0]!.cost), capped: false, duplicate: true } satisfies Settlement
-        }
-        const holds = yield* sql<{ amount: string; is_byok: boolean }>`SELECT amount_nanos::text AS amount, is_byok FROM holds
-          WHERE id = ${reservation.id} AND expires_at > ${now}`.pipe(Effect.orDie)
-        const hold = holds[0]
-        const held = hold === undefined ? 0n : BigInt(hold.amount)
-        let charged = request.costNanos
-        if (charged > 0n && key.limit_nanos !== null && (!request.isByok || countsByok(key))) {
-          const heldForLimit = hold !== undefined && (!hold.is_byok || countsByok(key)) ? held : 0n
-          if (charged > heldForLimit) {
-            charged = min(charged, max(heldForLimit, yield* keyRoom(reservation.keyId, key, now, reservation.id)))
-          }
-        }
-        if (charged > 0n && !request.isByok) {
-          const heldForBalance = hold !== undefined && !hold.is_byok ? held : 0n
-          if (charged > heldForBalance) {
-            charged = min(charged, max(heldForBalance, yield* balanceRoom(key.workspace_id, now, reservation.id)))
-          } else {
-            yield* lockAccount(key.workspace_id)
-          }
-        }
-        yield* sql`INSERT INTO ledger (generation_id, key_id, workspace_id, model, provider, prompt_tokens, total_tokens,
-            cost_nanos, is_byok, created_at)
-          VALUES (${request.generationId}, ${reservation.keyId}, ${key.workspace_id}, ${request.model}, ${request.provider},
-            ${request.promptTokens}, ${request.totalTokens}, ${charged.toString()}::bigint, ${request.isByok}, ${now})`.pipe(Effect.orDie)
-        if (charged > 0n && !request.isByok) {
-          yield* sql`UPDATE credit_accounts SET usage_nanos = usage_nanos + ${charged.toString()}::bigint, updated_at = ${now}
-            WHERE workspace_id = ${key.workspace_id}`.pipe(Effect.orDie)
-        }
-        yield* dropHold
-        return { generationId: request.generationId, costNanos: charged, capped: charged < request.costNanos, duplicate: false } satisfies Settlement
-      })))
+      const row = (yield* submit({
+        op: "settle",
+        id: reservation.id,
+        key: reservation.keyId,
+        workspace: reservation.workspaceId,
+        generation: request.generationId,
+        model: request.model,
+        provider: request.provider,
+        prompt_tokens: request.promptTokens,
+        total_tokens: request.totalTokens,
+        cost: request.costNanos.toString(),
+        byok: request.isByok,
+        now: now.toISOString()
+      }).pipe(Effect.orDie)) as unknown as SettleRow
+      return {
+        generationId: request.generationId,
+        costNanos: BigInt(row.o_cost),
+        capped: row.o_capped,
+        duplicate: row.o_duplicate
+      } satisfies Settlement
     })
 
     const release = (reservation: Reservation) =>
       reservation.amountNanos === 0n
         ? Effect.void
-        : sql`DELETE FROM holds WHERE id = ${reservation.id}`.pipe(Effect.orDie, Effect.asVoid, Effect.withSpan("Accounting.release"))
+        : submit({ op: "release", id: reservation.id }).pipe(Effect.orDie, Effect.asVoid, Effect.withSpan("Accounting.release"))
 
     const sweepExpired = (at?: Date) =>
       Effect.gen(function*() {
         const now = yield* nowOf(at)
-        const rows = yield* sql<{ id: string }>`DELETE FROM holds WHERE expires_at <= ${now} RETURNING id`.pipe(Effect.orDie)
+        // SKIP LOCKED: a hold being settled or released right now is left to that statement, and the
+        // sweep never waits on (or deadlocks with) a reservation's locks.
+        const rows = yield* sql<{ id: string }>`DELETE FROM holds WHERE id IN (
+            SELECT id FROM holds WHERE expires_at <= ${now} FOR UPDATE SKIP LOCKED) RETURNING id`.pipe(Effect.orDie)
         return rows.length
       })
 
@@ -256,9 +241,29 @@ export const make = (options: AccountingOptions = {}) =>
   })
 
 /**
- * The ledger, holds and credit accounts in SQL. Building it deletes the holds that expired
- * (those of a process that died holding them).
+ * The ledger, holds and credit accounts in SQL. `reserve` and `settle` are one statement each
+ * (the `switchyard_reserve` and `switchyard_settle` functions of the `0004_spend_counters`
+ * migration), counting a key's limit window from its per-day spend counters rather than the
+ * ledger.
+ *
+ * Building it registers this gateway process (`GatewayProcesses.register`): its holds carry the
+ * process's id, the holds of processes that died are deleted at start and, on PostgreSQL, within
+ * about 40 s of their last heartbeat, and closing the layer deletes the process's own holds.
+ * It also deletes the holds that expired. Concurrent reservations, settlements and releases are
+ * group-committed (`GroupCommit`): those that arrive while a statement runs share the next one.
  */
-export const layerWith = (options: AccountingOptions) => Layer.effect(Accounting, make(options))
+export const layerWith = (options: AccountingOptions) =>
+  Layer.effect(
+    Accounting,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const owner = yield* GatewayProcesses.register(options.process)
+      const submit = options.groupCommit === false ? undefined : yield* GroupCommit.make(sql, single(sql), {
+        workers: options.groupCommit?.workers ?? (sql.driver === "pglite" ? 1 : 4),
+        maxBatch: options.groupCommit?.maxBatch ?? 32
+      })
+      return yield* make({ ...options, owner, ...(submit === undefined ? {} : { submit }) })
+    })
+  )
 
 export const layer = layerWith({})

@@ -1,7 +1,9 @@
 import { Effect } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
+import { accountingBatch } from "./migrations/AccountingBatch.ts"
 import { interns } from "./migrations/Interns.ts"
 import { money } from "./migrations/Money.ts"
+import { spendCounters } from "./migrations/SpendCounters.ts"
 
 const foundation = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -63,7 +65,9 @@ const foundation = Effect.gen(function*() {
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_foundation": foundation,
   "0002_money": money,
-  "0003_interns": interns
+  "0003_interns": interns,
+  "0004_spend_counters": spendCounters,
+  "0005_accounting_batch": accountingBatch
 }
 
 export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })

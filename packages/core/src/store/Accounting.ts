@@ -15,11 +15,12 @@
  * **Details**
  *
  * Money is integer nano-USD (`bigint`); one credit is one USD. A reservation is admitted in one
- * transaction that locks the key's row and then the workspace's credit account, counting the
- * ledger in the key's current limit window plus every open hold, so N concurrent requests on a
- * key that can afford K are admitted at most K times, across processes sharing one PostgreSQL.
- * Every settlement writes exactly one ledger row; the key listing's usage figures and the
- * workspace's `total_usage` are sums of that ledger.
+ * transaction that locks the key's row and then the workspace's credit account, counting what
+ * the ledger charged in the key's current limit window plus every open hold, so N concurrent
+ * requests on a key that can afford K are admitted at most K times, across processes sharing
+ * one PostgreSQL. Every settlement writes exactly one ledger row; the key listing's usage
+ * figures and the workspace's `total_usage` are sums of that ledger (an implementation may keep
+ * counters of it, written with each row, rather than summing it on every request).
  *
  * A BYOK request (served with the workspace's own provider credential) never touches the
  * credit balance, and counts toward the key's limit only when the key has
@@ -28,7 +29,9 @@
  * **Gotchas**
  *
  * - A hold expires (ten minutes by default) so that one left by a process that died stops
- *   counting; settling after the hold expired still works but is no longer guaranteed room.
+ *   counting; the store may release a dead process's holds sooner (the SQL store does within
+ *   about 40 s). Settling after the hold expired or was released still works but is no longer
+ *   guaranteed room.
  * - `settle` never charges more than the hold plus whatever room the key and the workspace
  *   still have: a cost above the worst case is capped there, and the returned `capped` says so.
  * - `settle` is idempotent on `generationId`: a second call charges nothing and returns the

@@ -1,0 +1,101 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Accounting } from "@switchyard/core/store/Accounting"
+import { Effect, Exit, Layer, Scope } from "effect"
+import { SqlClient } from "effect/sql"
+import * as Crypto from "node:crypto"
+import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
+import { seedKey, sqlLayer } from "../support/MoneyStore.ts"
+import { storeKind } from "../support/TestServer.ts"
+
+/** A hold as another process left it: owned by `owner`, expiring in ten minutes. */
+const foreignHold = (key: { keyId: string; workspaceId: string }, owner: string | null) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const id = `hold-${Crypto.randomUUID()}`
+    yield* sql`INSERT INTO holds (id, key_id, workspace_id, amount_nanos, is_byok, created_at, expires_at, owner)
+      VALUES (${id}, ${key.keyId}, ${key.workspaceId}, 10, false, now(), now() + interval '10 minutes', ${owner})`
+    return id
+  }).pipe(Effect.orDie)
+
+const process = (sql: SqlClient.SqlClient, id: string, secondsAgo: number) =>
+  sql`INSERT INTO gateway_processes (id, started_at, seen_at)
+    VALUES (${id}, now() - interval '1 hour', now() - make_interval(secs => ${secondsAgo}::double precision))`.pipe(Effect.orDie)
+
+const holdIds = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql<{ id: string }>`SELECT id FROM holds ORDER BY id`.pipe(Effect.orDie)
+  return rows.map((r) => r.id).sort()
+})
+
+/** Builds `AccountingRepo.layer` (as a gateway process starts) in a scope the test closes. */
+const startProcess = Effect.gen(function*() {
+  const scope = yield* Scope.make()
+  const context = yield* Layer.buildWithScope(AccountingRepo.layer, scope)
+  return { scope, accounting: context.mapUnsafe.get(Accounting.key) as Accounting["Service"] }
+})
+
+describe(`holds of a dead gateway process (${storeKind})`, () => {
+  it.live("holds whose owner was not seen for 30 s are released at start, a live process's are kept, and a clean stop releases its own", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const key = yield* seedKey()
+      const dead = Crypto.randomUUID()
+      const live = Crypto.randomUUID()
+      yield* foreignHold(key, dead)
+      const liveHold = yield* foreignHold(key, live)
+      const unownedHold = yield* foreignHold(key, null)
+      if (storeKind === "postgres") {
+        yield* process(sql, dead, 45)
+        yield* process(sql, live, 2)
+      }
+
+      const started = yield* startProcess
+      const processes = yield* sql<{ id: string }>`SELECT id FROM gateway_processes`.pipe(Effect.orDie)
+      if (storeKind === "postgres") {
+        // Another process shares the store: only the stale owner's hold goes, with its row.
+        assert.deepStrictEqual(yield* holdIds, [liveHold, unownedHold].sort())
+        assert.notInclude(processes.map((p) => p.id), dead)
+        assert.include(processes.map((p) => p.id), live)
+        assert.strictEqual(processes.length, 2, "the starting process registered itself")
+      } else {
+        // PGlite belongs to one process: every hold found at start was left by one that is gone.
+        assert.deepStrictEqual(yield* holdIds, [])
+      }
+
+      yield* started.accounting.addCredits({ workspaceId: key.workspaceId, amountNanos: 1000n, note: null, grantedByKeyId: null })
+      const own = yield* started.accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 5n, byok: false })
+      const owners = yield* sql<{ owner: string | null }>`SELECT owner FROM holds WHERE id = ${own.id}`.pipe(Effect.orDie)
+      assert.isString(owners[0]!.owner)
+      if (storeKind === "postgres") assert.include(processes.map((p) => p.id), owners[0]!.owner)
+
+      yield* Scope.close(started.scope, Exit.void)
+      assert.notInclude(yield* holdIds, own.id, "a clean stop releases the process's own holds")
+      const after = yield* sql<{ id: string }>`SELECT id FROM gateway_processes`.pipe(Effect.orDie)
+      assert.notInclude(after.map((p) => p.id), owners[0]!.owner, "and removes its row")
+      if (storeKind === "postgres") assert.deepStrictEqual(yield* holdIds, [liveHold, unownedHold].sort())
+    }).pipe(Effect.provide(sqlLayer())), 60_000)
+
+  it.live.skipIf(storeKind !== "postgres")("a live process's heartbeat sweeps the holds of a process that stopped heartbeating", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const key = yield* seedKey()
+      const gone = Crypto.randomUUID()
+      yield* process(sql, gone, 0)
+      const orphan = yield* foreignHold(key, gone)
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(
+        AccountingRepo.layerWith({ process: { heartbeat: "100 millis", staleAfter: "1 second" } }),
+        scope
+      )
+      const accounting = context.mapUnsafe.get(Accounting.key) as Accounting["Service"]
+      yield* accounting.addCredits({ workspaceId: key.workspaceId, amountNanos: 1000n, note: null, grantedByKeyId: null })
+      const own = yield* accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 5n, byok: false })
+      assert.deepStrictEqual(yield* holdIds, [orphan, own.id].sort(), "a process seen just now is alive")
+      const deadline = Date.now() + 5_000
+      while ((yield* holdIds).includes(orphan) && Date.now() < deadline) yield* Effect.sleep("50 millis")
+      assert.deepStrictEqual(yield* holdIds, [own.id], "once unseen for the stale time, its holds go")
+      const processes = yield* sql<{ id: string }>`SELECT id FROM gateway_processes`.pipe(Effect.orDie)
+      assert.notInclude(processes.map((p) => p.id), gone)
+      yield* Scope.close(scope, Exit.void)
+    }).pipe(Effect.provide(sqlLayer())), 60_000)
+})
