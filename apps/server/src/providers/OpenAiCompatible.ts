@@ -7,6 +7,7 @@ import * as MediaData from "./MediaData.ts"
 import * as TokenEstimate from "./TokenEstimate.ts"
 import * as UpstreamHttp from "./UpstreamHttp.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
+import * as WireFormat from "./WireFormat.ts"
 
 export type DialectId = "openai" | "mistral" | "jina" | "together" | "fireworks" | "deepinfra" | "generic"
 
@@ -182,8 +183,7 @@ export const EmbeddingsResponse = Schema.Struct({
 
 const adapter = "openai"
 
-const unsupported = (detail: string) =>
-  new EmbeddingProvider.UpstreamError({ adapter, reason: EmbeddingProvider.UnsupportedInput.make({ detail }) })
+const unsupported = (detail: string) => WireFormat.unsupported(adapter, detail)
 
 const textOnly = (parts: ReadonlyArray<EmbeddingProvider.ContentPart>): string | undefined => {
   const texts: Array<string> = []
@@ -245,7 +245,7 @@ export const requestBody = Effect.fnUntraced(function*(dialect: Dialect, request
 
 const modalityTokens = (details: typeof Usage.Type["prompt_tokens_details"]): EmbeddingProvider.ModalityTokens | undefined => {
   if (details === undefined || details === null) return undefined
-  const out: { -readonly [K in keyof EmbeddingProvider.ModalityTokens]: number } = {}
+  const out: WireFormat.ModalityCounts = {}
   for (const key of ["text_tokens", "image_tokens", "audio_tokens", "video_tokens", "file_tokens"] as const) {
     const value = details[key]
     if (value !== undefined && value > 0) out[key] = value
@@ -328,7 +328,7 @@ export const make = Effect.fnUntraced(function*(options?: { readonly dialect?: D
       adapter,
       connection,
       path: dialect.path,
-      headers: connection.apiKey === undefined ? {} : { authorization: `Bearer ${Redacted.value(connection.apiKey)}` },
+      headers: connection.apiKey === undefined ? {} : WireFormat.bearer(Redacted.value(connection.apiKey)),
       body,
       parseError: dialect.parseError
     })
