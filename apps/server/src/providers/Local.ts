@@ -1,5 +1,6 @@
 import { EmbeddingProvider } from "@switchyard/core"
 import { Effect, Layer } from "effect"
+import { fnv1a } from "./Fnv1a.ts"
 import * as MediaData from "./MediaData.ts"
 import * as TokenEstimate from "./TokenEstimate.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
@@ -7,15 +8,6 @@ import * as WireFormat from "./WireFormat.ts"
 
 export const defaultDimensions = 256
 export const maxDimensions = 8192
-
-const fnv1a = (text: string): number => {
-  let hash = 0x811c9dc5
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i)
-    hash = Math.imul(hash, 0x01000193)
-  }
-  return hash >>> 0
-}
 
 const mix = (value: number): number => {
   let h = value

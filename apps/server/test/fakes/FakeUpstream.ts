@@ -1,6 +1,7 @@
 import * as Http from "node:http"
 import type { AddressInfo, Socket } from "node:net"
 import { Effect } from "effect"
+import { fnv1a } from "../../src/providers/Fnv1a.ts"
 
 export type Behaviour =
   | { readonly _tag: "Normal" }
@@ -194,15 +195,6 @@ export const start = (api: FakeApi, options: { readonly port?: number } = {}): P
 
 export const scoped = (starting: () => Promise<FakeServer>) =>
   Effect.acquireRelease(Effect.promise(starting), (server) => Effect.promise(() => server.close()))
-
-const fnv1a = (text: string): number => {
-  let hash = 0x811c9dc5
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i)
-    hash = Math.imul(hash, 0x01000193)
-  }
-  return hash >>> 0
-}
 
 // Deterministic float32-exact values, so base64 round trips are byte-for-byte.
 export const vectorFor = (seed: string, width: number): Array<number> => {
