@@ -4,9 +4,10 @@ import { Effect, Layer, Semaphore, Stream } from "effect"
 import type { Scope } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { SqlClient } from "effect/sql"
-import * as Fs from "node:fs/promises"
 import type { SqlConnection } from "effect/sql"
 import * as SqlError from "effect/sql/SqlError"
+import * as PgliteInit from "./PgliteInit.ts"
+import * as PgliteWasm from "./PgliteWasm.ts"
 
 const errorFrom = (operation: string) => (cause: unknown) => {
   const code = (cause as { code?: unknown } | null)?.code
@@ -77,13 +78,17 @@ export const make = (dataDir: string | undefined): Effect.Effect<SqlClient.SqlCl
     const pglite = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => {
-          if (dataDir !== undefined) await Fs.mkdir(dataDir, { recursive: true })
+          // initdb in a child process: its ~1 GB peak never enters this one (PgliteInit.ts).
+          if (dataDir !== undefined) await PgliteInit.ensureDataDir(dataDir)
           // PGlite's default 128 MB of shared buffers is most of its memory; the gateway's working
           // set (keys, holds, recent ledger) is a few MB. 16 MB: about 110 MB less RSS.
           const options = { postgresqlconf: ["shared_buffers=16MB"] }
-          const db = dataDir === undefined ? new PGlite(options) : new PGlite(dataDir, options)
-          await db.waitReady
-          return db
+          // Baseline WebAssembly code only: V8's tier-up of Postgres peaks at 500+ MB (PgliteWasm.ts).
+          return await PgliteWasm.withBaselineCode(async () => {
+            const db = dataDir === undefined ? new PGlite(options) : new PGlite(dataDir, options)
+            await db.waitReady
+            return db
+          })
         },
         catch: errorFrom("connect")
       }),
