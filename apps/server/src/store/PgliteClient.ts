@@ -42,7 +42,7 @@ interface Answer {
 }
 
 /** At most this many statements stay prepared; the least recently used are closed. */
-const maxPrepared = 256
+const maxPrepared = 128
 
 /**
  * Only data statements are kept prepared: schema changes and transaction control run once or are

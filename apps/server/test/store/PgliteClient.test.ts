@@ -118,7 +118,7 @@ describe("PgliteClient", () => {
   it.effect("keeps answering correctly past the prepared-statement limit", () =>
     withSql((sql) =>
       Effect.gen(function*() {
-        for (let i = 0; i < 300; i++) {
+        for (let i = 0; i < 200; i++) {
           const rows = yield* sql.unsafe<{ v: number }>(`SELECT $1::int + ${i} AS v`, [1])
           assert.deepStrictEqual(rows, [{ v: i + 1 }])
         }
