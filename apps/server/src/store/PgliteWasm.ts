@@ -4,10 +4,12 @@ import * as V8 from "node:v8"
  * PGlite's Postgres is a 9 MB WebAssembly module. By default V8 first runs it as baseline
  * (Liftoff) code and then recompiles the hot functions with its optimising compiler (TurboFan) in
  * background threads; Postgres's largest functions (the expression interpreter, the SQL parser)
- * make that recompilation peak at 500+ MB of compiler memory, most of which the allocator keeps.
- * Measured on Node 24 (16 MB shared buffers, 12,000 short statements after opening an existing
- * database): peak RSS 731 MB with tier-up, 223 MB with baseline code only, and CPU 2.8 s against
- * 2.1 s (the statements are short; the recompilation itself costs CPU).
+ * make that recompilation peak at hundreds of MB of compiler memory, much of which the allocator
+ * keeps. Measured on Node 24: a bare PGlite process running 12,000 short statements peaked at
+ * 731 MB with tier-up and 223 MB on baseline code; the gateway under the small c=16 benchmark
+ * peaked at about 490-515 MB against 410-420 MB, but spent about 1.2-1.3 ms of CPU per request
+ * against 1.8-1.9 ms. Tier-up stays the default; an operator short of memory can opt out
+ * (`SWITCHYARD_PGLITE_BASELINE_CODE`).
  *
  * V8 settles a module's tiering while PGlite compiles and instantiates it (handing PGlite a module
  * compiled with the flags off is not enough), so the flags are turned off for the opening of the

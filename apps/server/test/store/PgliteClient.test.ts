@@ -6,11 +6,11 @@ import * as SqlError from "effect/sql/SqlError"
 import * as PgliteClient from "../../src/store/PgliteClient.ts"
 
 /** One in-memory database per test, opened through the client under test. */
-const withSql = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
+const withSql = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>, options: PgliteClient.PgliteOptions = {}) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return yield* f(sql)
-  }).pipe(Effect.provide(PgliteClient.layer(undefined)))
+  }).pipe(Effect.provide(PgliteClient.layer(undefined, options)))
 
 const reasonOf = (exit: Exit.Exit<unknown, unknown>) => {
   assert.isTrue(Exit.isFailure(exit))
@@ -135,4 +135,10 @@ describe("PgliteClient", () => {
         assert.deepStrictEqual(yield* sql.unsafe("SELECT 1 AS one WHERE false"), [])
       })
     ), 60_000)
+
+  it.effect("opens and answers with PGlite kept on baseline WebAssembly code", () =>
+    withSql((sql) =>
+      Effect.gen(function*() {
+        assert.deepStrictEqual(yield* sql.unsafe<{ v: number }>("SELECT $1::int * 2 AS v", [21]), [{ v: 42 }])
+      }), { baselineCode: true }), 60_000)
 })
