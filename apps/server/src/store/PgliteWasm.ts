@@ -7,7 +7,8 @@ import * as V8 from "node:v8"
  * make that recompilation peak at hundreds of MB of compiler memory, much of which the allocator
  * keeps. Measured on Node 24: a bare PGlite process running 12,000 short statements peaked at
  * 731 MB with tier-up and 223 MB on baseline code; the gateway under the small c=16 benchmark
- * peaked at about 490-515 MB against 410-420 MB, but spent about 1.2-1.3 ms of CPU per request
+ * peaked at about 490-515 MB against 410-425 MB, and its high-water mark after starting on an
+ * existing database was ~790 MB against ~250 MB, but it spent about 1.2-1.3 ms of CPU per request
  * against 1.8-1.9 ms. Tier-up stays the default; an operator short of memory can opt out
  * (`SWITCHYARD_PGLITE_BASELINE_CODE`).
  *
