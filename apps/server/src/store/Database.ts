@@ -7,23 +7,26 @@ import * as PgliteClient from "./PgliteClient.ts"
 
 /**
  * Which store the process uses: PostgreSQL when `DATABASE_URL` is set, otherwise PGlite under
- * `SWITCHYARD_DATA_DIR` (default `./.switchyard`).
+ * `SWITCHYARD_DATA_DIR` (default `./.switchyard`). `SWITCHYARD_PGLITE_BASELINE_CODE=true` keeps
+ * PGlite's WebAssembly on V8's baseline code: less memory, more CPU (see PgliteWasm.ts).
  */
 export interface StoreChoice {
   readonly kind: "postgres" | "pglite"
   readonly url?: Redacted.Redacted<string>
   readonly dataDir: string
+  readonly pgliteBaselineCode?: boolean
 }
 
 export const StoreConfig = Config.all({
   databaseUrl: Config.option(Config.Redacted("DATABASE_URL")),
-  dataDir: Config.String("SWITCHYARD_DATA_DIR").pipe(Config.withDefault(".switchyard"))
+  dataDir: Config.String("SWITCHYARD_DATA_DIR").pipe(Config.withDefault(".switchyard")),
+  pgliteBaselineCode: Config.Boolean("SWITCHYARD_PGLITE_BASELINE_CODE").pipe(Config.withDefault(false))
 }).pipe(
-  Config.map(({ databaseUrl, dataDir }): StoreChoice =>
+  Config.map(({ databaseUrl, dataDir, pgliteBaselineCode }): StoreChoice =>
     Option.match(databaseUrl, {
-      onNone: () => ({ kind: "pglite", dataDir: NodePath.resolve(dataDir) }),
+      onNone: () => ({ kind: "pglite", dataDir: NodePath.resolve(dataDir), pgliteBaselineCode }),
       onSome: (url) => Redacted.value(url).length === 0
-        ? { kind: "pglite", dataDir: NodePath.resolve(dataDir) }
+        ? { kind: "pglite", dataDir: NodePath.resolve(dataDir), pgliteBaselineCode }
         : { kind: "postgres", url, dataDir: NodePath.resolve(dataDir) }
     })
   )
@@ -33,7 +36,10 @@ const drivers = {
   postgres: (choice: StoreChoice) =>
     PgClient.layer({ url: choice.url!, maxConnections: 16 }) as Layer.Layer<SqlClient.SqlClient, unknown>,
   pglite: (choice: StoreChoice) =>
-    PgliteClient.layer(NodePath.join(choice.dataDir, "pglite")) as Layer.Layer<SqlClient.SqlClient, unknown>
+    PgliteClient.layer(NodePath.join(choice.dataDir, "pglite"), { baselineCode: choice.pgliteBaselineCode ?? false }) as Layer.Layer<
+      SqlClient.SqlClient,
+      unknown
+    >
 } as const
 
 /**

@@ -4,9 +4,11 @@ import { Effect, Layer, Semaphore, Stream } from "effect"
 import type { Scope } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { SqlClient } from "effect/sql"
-import * as Fs from "node:fs/promises"
 import type { SqlConnection } from "effect/sql"
 import * as SqlError from "effect/sql/SqlError"
+import * as PgliteInit from "./PgliteInit.ts"
+import * as PgliteWasm from "./PgliteWasm.ts"
+import * as PgliteWire from "./PgliteWire.ts"
 
 const errorFrom = (operation: string) => (cause: unknown) => {
   const code = (cause as { code?: unknown } | null)?.code
@@ -24,22 +26,238 @@ const errorFrom = (operation: string) => (cause: unknown) => {
   return new SqlError.SqlError({ reason: new SqlError.UnknownError(props) })
 }
 
-class Connection implements SqlConnection.Connection {
-  readonly pglite: PGlite
+/** A statement prepared under a name: its parameter types and how to read its rows. */
+interface Prepared {
+  readonly name: string
+  readonly parameterTypes: ReadonlyArray<number>
+  readonly fields: ReadonlyArray<PgliteWire.Field>
+}
+
+/** What one batch of messages produced: the rows of the last result, and the first error. */
+interface Answer {
+  fields: ReadonlyArray<PgliteWire.Field>
+  rows: Array<unknown>
+  error: PgliteWire.DatabaseError | undefined
+  transactionStatus: string
+}
+
+/** At most this many statements stay prepared; the least recently used are closed. */
+const maxPrepared = 128
+
+/**
+ * Only data statements are kept prepared: schema changes and transaction control run once or are
+ * not worth a plan.
+ */
+const worthPreparing = /^\s*(select|insert|update|delete|with)\b/i
+
+/**
+ * SQLSTATEs of a kept statement that went stale (a schema change altered its result type) or is
+ * gone; it is prepared again once.
+ */
+const staleStatement = new Set(["0A000", "26000"])
+
+/**
+ * Runs statements on PGlite over the wire protocol in one batch each. PGlite's `query` makes six
+ * separate calls into the backend for every statement (Parse, Describe, Bind, Describe, Execute,
+ * Sync), re-parses and re-plans the SQL each time and builds message objects for every answer.
+ * Here a data statement is prepared once under a name (its parameter types and row description
+ * kept), and each later run is a single Bind/Execute/Sync batch whose answer is read straight from
+ * the bytes; PostgreSQL's plan cache then settles on a generic plan, so the planner's per-query
+ * work (including its file-size probes, `fstat` in PGlite's Node filesystem) stops too. Values
+ * are serialised and parsed with PGlite's own per-type functions, so rows come back exactly as
+ * from `query`.
+ *
+ * Callers run one statement at a time (the client's semaphore); that is what makes the shared
+ * writer, collector and named statements safe. PGlite's filesystems used here (Node files, memory)
+ * write through, so no explicit sync after a statement is needed (PGlite's own sync is a no-op
+ * for them).
+ */
+class Session {
+  private readonly pglite: PGlite
+  private readonly writer = new PgliteWire.Writer()
+  private readonly collector = new PgliteWire.Collector()
+  /** Prepared statements by SQL text, least recently used first. */
+  private readonly prepared = new Map<string, Prepared>()
+  /** Names of evicted statements, closed with the next preparation. */
+  private readonly closing: Array<string> = []
+  private counter = 0
+
   constructor(pglite: PGlite) {
     this.pglite = pglite
   }
-  private rows(operation: string, sql: string, params: ReadonlyArray<unknown>) {
-    return Effect.tryPromise({
-      try: () => this.pglite.query<Record<string, unknown>>(sql, params as Array<unknown>),
-      catch: errorFrom(operation)
-    }).pipe(Effect.map((result) => result.rows))
+
+  private async send(batch: Uint8Array): Promise<PgliteWire.Reader> {
+    await this.pglite.execProtocolRawStream(batch, { syncToFs: false, onRawData: this.collector.onRawData })
+    return this.collector.take()
   }
-  private values(operation: string, sql: string, params: ReadonlyArray<unknown>) {
+
+  /** Reads a batch's answer; rows are parsed against `fields` unless a RowDescription comes. */
+  private read(reader: PgliteWire.Reader, fields: ReadonlyArray<PgliteWire.Field>, arrays: boolean): Answer {
+    const answer: Answer = { fields, rows: [], error: undefined, transactionStatus: "I" }
+    let rows: Array<unknown> = []
+    let parsers = this.parsersFor(fields)
+    while (reader.advance()) {
+      switch (reader.type) {
+        case PgliteWire.Message.DataRow: {
+          const values = reader.values()
+          const current = answer.fields
+          if (arrays) {
+            const row = new Array<unknown>(values.length)
+            for (let i = 0; i < values.length; i++) {
+              const value = values[i]!
+              const parser = parsers[i]
+              row[i] = value === null ? null : parser === undefined ? value : parser(value, current[i]!.typeOid)
+            }
+            rows.push(row)
+          } else {
+            const row: Record<string, unknown> = {}
+            for (let i = 0; i < values.length; i++) {
+              const value = values[i]!
+              const parser = parsers[i]
+              row[current[i]!.name] = value === null ? null : parser === undefined ? value : parser(value, current[i]!.typeOid)
+            }
+            rows.push(row)
+          }
+          break
+        }
+        case PgliteWire.Message.RowDescription:
+          answer.fields = reader.fields()
+          parsers = this.parsersFor(answer.fields)
+          break
+        case PgliteWire.Message.CommandComplete:
+          // The rows of the last result: a simple query can run several statements.
+          answer.rows = rows
+          rows = []
+          break
+        case PgliteWire.Message.ErrorResponse:
+          answer.error ??= reader.error()
+          break
+        case PgliteWire.Message.ReadyForQuery:
+          answer.transactionStatus = reader.transactionStatus()
+          break
+        default:
+          break
+      }
+    }
+    return answer
+  }
+
+  private parsersFor(fields: ReadonlyArray<PgliteWire.Field>) {
+    const parsers = this.pglite.parsers
+    return fields.map((field) => parsers[field.typeOid])
+  }
+
+  /** Text values for the parameters, as PGlite's `query` serialises them. */
+  private serialise(parameterTypes: ReadonlyArray<number>, params: ReadonlyArray<unknown>): Array<string | null> {
+    const serializers = this.pglite.serializers
+    return params.map((param, i) => {
+      if (param === null || param === undefined) return null
+      const serializer = serializers[parameterTypes[i]!]
+      return serializer !== undefined ? serializer(param) : String(param)
+    })
+  }
+
+  /** Parse and Describe of `text` as statement `name`: its parameter types and columns. */
+  private async describe(name: string, text: string): Promise<{ parameterTypes: Array<number>; fields: Array<PgliteWire.Field> }> {
+    for (const stale of this.closing.splice(0)) this.writer.closeStatement(stale)
+    const reader = await this.send(this.writer.parse(name, text).describeStatement(name).sync().flush())
+    let parameterTypes: Array<number> = []
+    let fields: Array<PgliteWire.Field> = []
+    let error: PgliteWire.DatabaseError | undefined
+    while (reader.advance()) {
+      if (reader.type === PgliteWire.Message.ParameterDescription) parameterTypes = reader.parameterTypes()
+      else if (reader.type === PgliteWire.Message.RowDescription) fields = reader.fields()
+      else if (reader.type === PgliteWire.Message.ErrorResponse) error ??= reader.error()
+    }
+    if (error !== undefined) throw error
+    return { parameterTypes, fields }
+  }
+
+  private async prepare(text: string): Promise<Prepared> {
+    const name = `sy${++this.counter}`
+    const statement = { name, ...(await this.describe(name, text)) }
+    this.prepared.set(text, statement)
+    if (this.prepared.size > maxPrepared) {
+      const [oldest, evicted] = this.prepared.entries().next().value!
+      this.prepared.delete(oldest)
+      this.closing.push(evicted.name)
+    }
+    return statement
+  }
+
+  /**
+   * Runs a statement with parameters; rows as objects, or as arrays when `arrays`. A data
+   * statement is kept prepared unless `prepare` is false.
+   */
+  async run(text: string, params: ReadonlyArray<unknown>, arrays: boolean, prepare: boolean): Promise<Array<unknown>> {
+    if (!prepare || !worthPreparing.test(text)) return this.runUnnamed(text, params, arrays)
+    for (let attempt = 0;; attempt++) {
+      let statement = this.prepared.get(text)
+      if (statement === undefined) {
+        statement = await this.prepare(text)
+      } else {
+        // Most recently used last.
+        this.prepared.delete(text)
+        this.prepared.set(text, statement)
+      }
+      const values = this.serialise(statement.parameterTypes, params)
+      const answer = this.read(
+        await this.send(this.writer.bind(statement.name, values).execute().sync().flush()),
+        statement.fields,
+        arrays
+      )
+      if (answer.error === undefined) return answer.rows
+      if (staleStatement.has(answer.error.code ?? "") && this.prepared.get(text) === statement) {
+        this.prepared.delete(text)
+        this.closing.push(statement.name)
+        // Outside a transaction nothing was lost: prepare it again once.
+        if (attempt === 0 && answer.transactionStatus === "I") continue
+      }
+      throw answer.error
+    }
+  }
+
+  /** Runs a statement through the unnamed statement, kept for nothing. */
+  private async runUnnamed(text: string, params: ReadonlyArray<unknown>, arrays: boolean): Promise<Array<unknown>> {
+    if (params.length === 0) {
+      const reader = await this.send(this.writer.parse("", text).bind("", []).describePortal().execute().sync().flush())
+      const answer = this.read(reader, [], arrays)
+      if (answer.error !== undefined) throw answer.error
+      return answer.rows
+    }
+    const { fields, parameterTypes } = await this.describe("", text)
+    const values = this.serialise(parameterTypes, params)
+    const answer = this.read(await this.send(this.writer.bind("", values).execute().sync().flush()), fields, arrays)
+    if (answer.error !== undefined) throw answer.error
+    return answer.rows
+  }
+
+  /** Runs one or more statements without parameters (simple query); the last one's rows. */
+  async runScript(text: string): Promise<Array<unknown>> {
+    const answer = this.read(await this.send(this.writer.query(text).flush()), [], false)
+    if (answer.error !== undefined) throw answer.error
+    return answer.rows
+  }
+}
+
+class Connection implements SqlConnection.Connection {
+  readonly pglite: PGlite
+  private readonly session: Session
+  constructor(pglite: PGlite) {
+    this.pglite = pglite
+    this.session = new Session(pglite)
+  }
+  private rows(operation: string, sql: string, params: ReadonlyArray<unknown>, prepare = true) {
     return Effect.tryPromise({
-      try: () => this.pglite.query<Array<unknown>>(sql, params as Array<unknown>, { rowMode: "array" }),
+      try: () => this.session.run(sql, params, false, prepare) as Promise<ReadonlyArray<Record<string, unknown>>>,
       catch: errorFrom(operation)
-    }).pipe(Effect.map((result) => result.rows as ReadonlyArray<ReadonlyArray<unknown>>))
+    })
+  }
+  private values(operation: string, sql: string, params: ReadonlyArray<unknown>, prepare = true) {
+    return Effect.tryPromise({
+      try: () => this.session.run(sql, params, true, prepare) as Promise<ReadonlyArray<ReadonlyArray<unknown>>>,
+      catch: errorFrom(operation)
+    })
   }
   execute(sql: string, params: ReadonlyArray<unknown>, transformRows: (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined) {
     const rows = this.rows("execute", sql, params)
@@ -52,14 +270,15 @@ class Connection implements SqlConnection.Connection {
     return this.values("executeValues", sql, params)
   }
   executeValuesUnprepared(sql: string, params: ReadonlyArray<unknown>) {
-    return this.values("executeValuesUnprepared", sql, params)
+    return this.values("executeValuesUnprepared", sql, params, false)
   }
   executeUnprepared(sql: string, params: ReadonlyArray<unknown>, transformRows: (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined) {
     const run = params.length === 0
-      ? Effect.tryPromise({ try: () => this.pglite.exec(sql), catch: errorFrom("executeUnprepared") }).pipe(
-        Effect.map((results) => (results.at(-1)?.rows ?? []) as ReadonlyArray<Record<string, unknown>>)
-      )
-      : this.rows("executeUnprepared", sql, params)
+      ? Effect.tryPromise({
+        try: () => this.session.runScript(sql) as Promise<ReadonlyArray<Record<string, unknown>>>,
+        catch: errorFrom("executeUnprepared")
+      })
+      : this.rows("executeUnprepared", sql, params, false)
     return transformRows ? Effect.map(run, transformRows) : run
   }
   executeStream(sql: string, params: ReadonlyArray<unknown>, transformRows: (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined) {
@@ -67,23 +286,41 @@ class Connection implements SqlConnection.Connection {
   }
 }
 
+/** How the PGlite database is run. */
+export interface PgliteOptions {
+  /**
+   * Keep PGlite's WebAssembly on V8's baseline code (no optimising tier-up). Measured on the
+   * gateway: the process's high-water mark after starting on an existing database ~250 MB instead
+   * of ~790 MB (the tier-up burst), ~90 MB less peak under load, ~50 % more CPU per request.
+   */
+  readonly baselineCode?: boolean
+}
+
 /**
  * A `SqlClient` over an in-process PGlite database. PGlite runs one statement at a time, so every
  * statement and every transaction leases the one connection (sql's single-connection acquirers); the SQL compiler is sql-pg's, so both
  * stores compile statements identically.
  */
-export const make = (dataDir: string | undefined): Effect.Effect<SqlClient.SqlClient, SqlError.SqlError, Scope.Scope | Reactivity.Reactivity> =>
+export const make = (
+  dataDir: string | undefined,
+  options: PgliteOptions = {}
+): Effect.Effect<SqlClient.SqlClient, SqlError.SqlError, Scope.Scope | Reactivity.Reactivity> =>
   Effect.gen(function*() {
     const pglite = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => {
-          if (dataDir !== undefined) await Fs.mkdir(dataDir, { recursive: true })
+          // initdb in a child process: its ~1 GB peak never enters this one (PgliteInit.ts).
+          if (dataDir !== undefined) await PgliteInit.ensureDataDir(dataDir)
           // PGlite's default 128 MB of shared buffers is most of its memory; the gateway's working
           // set (keys, holds, recent ledger) is a few MB. 16 MB: about 110 MB less RSS.
-          const options = { postgresqlconf: ["shared_buffers=16MB"] }
-          const db = dataDir === undefined ? new PGlite(options) : new PGlite(dataDir, options)
-          await db.waitReady
-          return db
+          const settings = { postgresqlconf: ["shared_buffers=16MB"] }
+          const open = async () => {
+            const db = dataDir === undefined ? new PGlite(settings) : new PGlite(dataDir, settings)
+            await db.waitReady
+            return db
+          }
+          // Baseline WebAssembly code on request: less memory, more CPU (PgliteWasm.ts).
+          return await (options.baselineCode === true ? PgliteWasm.withBaselineCode(open) : open())
         },
         catch: errorFrom("connect")
       }),
@@ -101,5 +338,5 @@ export const make = (dataDir: string | undefined): Effect.Effect<SqlClient.SqlCl
     })
   })
 
-export const layer = (dataDir: string | undefined): Layer.Layer<SqlClient.SqlClient, SqlError.SqlError> =>
-  Layer.effect(SqlClient.SqlClient, make(dataDir)).pipe(Layer.provide(Reactivity.layer))
+export const layer = (dataDir: string | undefined, options: PgliteOptions = {}): Layer.Layer<SqlClient.SqlClient, SqlError.SqlError> =>
+  Layer.effect(SqlClient.SqlClient, make(dataDir, options)).pipe(Layer.provide(Reactivity.layer))
