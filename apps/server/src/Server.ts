@@ -1,4 +1,5 @@
-import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Api } from "@switchyard/core/api/Api"
 import { Config, Effect, Layer, Option } from "effect"
 import { HttpRouter } from "effect/http"

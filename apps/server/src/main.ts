@@ -1,4 +1,4 @@
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Layer, References } from "effect"
 import { HttpServer } from "effect/http"
 import { ServerLive } from "./Server.ts"
