@@ -3,7 +3,6 @@ import * as Catalog from "@switchyard/core/catalog/Catalog"
 import { Config, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import * as Fs from "node:fs/promises"
 import * as NodePath from "node:path"
-import * as Yaml from "yaml"
 
 export class CatalogLoadError extends Schema.TaggedError<CatalogLoadError>()("CatalogLoadError", {
   message: Schema.String
@@ -23,9 +22,14 @@ export class CurrentCatalog extends Context.Service<CurrentCatalog, LoadedCatalo
   "@switchyard/server/catalog/CurrentCatalog"
 ) {}
 
-const parse = (path: string, text: string): unknown => {
+/**
+ * Parses the config file: JSON by its extension, YAML otherwise. The YAML library is imported
+ * only for a YAML file (a gateway with a JSON config, or none, never loads it).
+ */
+const parse = async (path: string, text: string): Promise<unknown> => {
   const ext = NodePath.extname(path).toLowerCase()
   if (ext === ".json") return JSON.parse(text)
+  const Yaml = await import("yaml")
   return Yaml.parse(text, { strict: true, uniqueKeys: true })
 }
 
@@ -35,7 +39,7 @@ export const readFile = (path: string) =>
     catch: (cause) => new CatalogLoadError({ message: `Cannot read the config file ${path}: ${(cause as Error).message}` })
   }).pipe(
     Effect.flatMap((text) =>
-      Effect.try({
+      Effect.tryPromise({
         try: () => parse(path, text),
         catch: (cause) => new CatalogLoadError({ message: `The config file ${path} is not valid JSON or YAML: ${(cause as Error).message}` })
       })
