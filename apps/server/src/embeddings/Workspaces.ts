@@ -21,7 +21,10 @@ export class Workspaces extends Context.Service<Workspaces, {
             Effect.orDie,
             Effect.map((rows) => {
               const slug = rows[0]?.slug ?? ""
-              if (slug !== "") cache.set(workspaceId, slug)
+              if (slug === "") return slug
+              // Bounded like the other per-request caches: cleared when full, refilled on demand.
+              if (cache.size >= 10_000) cache.clear()
+              cache.set(workspaceId, slug)
               return slug
             })
           )

@@ -95,7 +95,13 @@ export const layer = Layer.effect(
               ? Effect.succeed(opened)
               : Effect.die(new CredentialKeyMismatch({ message: `BYOK credential ${row.id} does not open with this process's secret key` }))
           }),
-          Effect.tap((value) => Effect.sync(() => credentials.set(key, { at: now, value }))),
+          Effect.tap((value) =>
+            Effect.sync(() => {
+              // Entries of workspaces no longer seen would otherwise stay: the map is bounded.
+              if (credentials.size >= 10_000) credentials.clear()
+              credentials.set(key, { at: now, value })
+            })
+          ),
           Effect.withSpan("ByokStore.credentialFor")
         )
       },
