@@ -14,6 +14,17 @@ export const repoRoot = NodePath.resolve(NodePath.dirname(fileURLToPath(import.m
 const serveScript = NodePath.join(repoRoot, "bench", "src", "serve.ts")
 const switchyardMain = NodePath.join(repoRoot, "apps", "server", "src", "main.ts")
 
+/**
+ * The Node flags of the server's `start` script (`node <flags> src/main.ts`), so that the bench
+ * runs Switchyard exactly as `pnpm start` does.
+ */
+export const switchyardStartFlags = (): ReadonlyArray<string> => {
+  const pkg = JSON.parse(Fs.readFileSync(NodePath.join(repoRoot, "apps", "server", "package.json"), "utf8")) as {
+    readonly scripts: { readonly start: string }
+  }
+  return pkg.scripts.start.trim().split(/\s+/u).slice(1).filter((word) => word.startsWith("--"))
+}
+
 const living = new Set<ChildProcess>()
 
 // Whatever ends the harness (an exception, process.exit), no benchmark process outlives it.
@@ -215,7 +226,8 @@ export interface Switchyard extends Child {
 const newSecret = () => `sk-sy-v1-${Crypto.randomBytes(32).toString("hex")}`
 
 /**
- * Switchyard as an operator runs it (`node apps/server/src/main.ts`), on the embedded store in a
+ * Switchyard as an operator runs it (`pnpm start`: node with the start script's flags on
+ * `apps/server/src/main.ts`), on the embedded store in a
  * fresh data directory, or on the PostgreSQL database given; its workspace gets credits so that
  * priced requests are reserved and settled.
  */
@@ -251,7 +263,7 @@ export const startSwitchyard = async (options: {
     ...(options.databaseUrl !== undefined ? { DATABASE_URL: options.databaseUrl } : {})
   })
   const profile = options.cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`]
-  const child = spawnNode({ name: options.name, port, args: [...profile, options.main ?? switchyardMain], env, logDir: options.logDir })
+  const child = spawnNode({ name: options.name, port, args: [...switchyardStartFlags(), ...profile, options.main ?? switchyardMain], env, logDir: options.logDir })
   const base = `http://127.0.0.1:${port}/api/v1`
   try {
     await waitReady(child, async () => (await fetch(`${base}/openapi.json`, { signal: AbortSignal.timeout(2_000) })).ok, 120_000)
