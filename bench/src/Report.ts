@@ -216,6 +216,20 @@ const cellTable = (cell: CellSummary): string => {
   ].join("\n")
 }
 
+/**
+ * A check's value with two decimals, or as many more (up to four) as it takes for the printed
+ * figure to fall on the same side of the limit as the verdict (0.7997 against 0.8 prints 0.7997).
+ */
+export const checkValue = (c: Check): string => {
+  if (c.value === undefined) return "–"
+  for (let digits = 2; digits < 4; digits++) {
+    const shown = Number(c.value.toFixed(digits))
+    const shownHolds = c.direction === "max" ? shown <= c.limit : shown >= c.limit
+    if (c.holds === undefined || shownHolds === c.holds) return c.value.toFixed(digits)
+  }
+  return c.value.toFixed(4)
+}
+
 const verdict = (c: Check) => c.holds === undefined ? "not measured" : c.holds ? "holds" : "**missed**"
 
 export const checksTable = (items: ReadonlyArray<Check>): string =>
@@ -223,7 +237,7 @@ export const checksTable = (items: ReadonlyArray<Check>): string =>
     "| target | measured | limit | result |",
     "|---|---|---|---|",
     ...items.map((c) =>
-      `| ${c.text} | ${c.value === undefined ? "–" : c.value.toFixed(2)}${c.note !== undefined ? ` (${c.note})` : ""} | ${
+      `| ${c.text} | ${checkValue(c)}${c.note !== undefined ? ` (${c.note})` : ""} | ${
         c.direction === "max" ? "≤" : "≥"
       } ${c.limit} | ${verdict(c)} |`
     )
@@ -241,7 +255,7 @@ export const markdown = (report: Report): string =>
       report.machine.peakRssPerCell ? "" : " (here the lifetime high-water mark: this kernel does not reset it)"
     }.`,
     "",
-    "Switchyard runs as an operator runs it (`node apps/server/src/main.ts`): on embedded PGlite in a fresh data directory, serving a priced model from a workspace with credits (every request holds and settles), with `SWITCHYARD_RATE_LIMIT=999999999/1s` so the limiter runs without refusing. The zero-priced rows use a model priced 0 on the same process: no hold, but the ledger row is still written. The PostgreSQL rows (only when `DATABASE_URL` is set) use a throw-away database on that server; the database server's own CPU is not in CPU ms/req. The floor is a bare node:http pass-through; the peer is `@portkey-ai/gateway` 1.15.2 (headless, on 127.0.0.1) sent to the same upstream with its custom-host header. Every answer is first checked to carry exactly the upstream's vectors.",
+    "Switchyard runs as an operator runs it (`pnpm start`: `node` with the start script's flags on `apps/server/src/main.ts`): on embedded PGlite in a fresh data directory, serving a priced model from a workspace with credits (every request holds and settles), with `SWITCHYARD_RATE_LIMIT=999999999/1s` so the limiter runs without refusing. The zero-priced rows use a model priced 0 on the same process: no hold, but the ledger row is still written. The PostgreSQL rows (only when `DATABASE_URL` is set) use a throw-away database on that server; the database server's own CPU is not in CPU ms/req. The floor is a bare node:http pass-through; the peer is `@portkey-ai/gateway` 1.15.2 (headless, on 127.0.0.1) sent to the same upstream with its custom-host header. Every answer is first checked to carry exactly the upstream's vectors.",
     "",
     "## Targets",
     "",

@@ -145,3 +145,21 @@ describe("pnpm bench", () => {
     }
   })
 })
+
+describe("Report checks", () => {
+  const check = (value: number, limit: number, direction: "max" | "min") => ({
+    id: "x",
+    text: "x",
+    value,
+    limit,
+    direction,
+    holds: direction === "max" ? value <= limit : value >= limit
+  })
+
+  it("prints a check with as many decimals as it takes to agree with its verdict", () => {
+    assert.strictEqual(Report.checkValue(check(0.7997, 0.8, "min")), "0.7997")
+    assert.strictEqual(Report.checkValue(check(0.81, 0.8, "min")), "0.81")
+    assert.strictEqual(Report.checkValue(check(2.004, 2, "max")), "2.004")
+    assert.strictEqual(Report.checkValue(check(11.77, 2, "max")), "11.77")
+  })
+})
