@@ -66,33 +66,32 @@ const requestOptions = (payload: EmbeddingRequest, headers: RequestHeaders) =>
   })
 
 /**
- * An embeddings call from an authenticated caller to the bytes and headers of its answer: the one
- * place the route's logic lives, whatever HTTP layer carries it.
+ * An embeddings call from an authenticated caller to the bytes and headers of its answer, given
+ * the services it uses once: the one place the route's logic lives, whatever HTTP layer carries it.
  */
-export const serve = Effect.fnUntraced(function*(payload: EmbeddingRequest, headers: RequestHeaders) {
-  const embeddings = yield* Embeddings
-  const broadcast = yield* Broadcast
-  const caller = yield* requireStandardKey
-  const { options, explain, sessionId } = yield* requestOptions(payload, headers)
-  return yield* Effect.gen(function*() {
-    const served = yield* embeddings.create(caller, payload, options)
-    broadcast.publish({ request: payload, served, caller, sessionId })
-    yield* Effect.logDebug("embeddings served").pipe(Effect.annotateLogs({
-      generation_id: served.id,
-      endpoint: served.endpoint,
-      prompt_tokens: served.promptTokens,
-      attempts: served.attempts.length
-    }))
-    return {
-      body: body(served, payload, explain),
-      headers: {
-        "x-generation-id": served.id,
-        "x-switchyard-provider": served.provider,
-        [seedHeader]: String(served.plan.explanation.seed)
+const serveWith = (embeddings: Embeddings["Service"], broadcast: Broadcast["Service"]) =>
+  Effect.fnUntraced(function*(payload: EmbeddingRequest, headers: RequestHeaders) {
+    const caller = yield* requireStandardKey
+    const { options, explain, sessionId } = yield* requestOptions(payload, headers)
+    return yield* Effect.gen(function*() {
+      const served = yield* embeddings.create(caller, payload, options)
+      broadcast.publish({ request: payload, served, caller, sessionId })
+      yield* Effect.logDebug("embeddings served").pipe(Effect.annotateLogs({
+        generation_id: served.id,
+        endpoint: served.endpoint,
+        prompt_tokens: served.promptTokens,
+        attempts: served.attempts.length
+      }))
+      return {
+        body: body(served, payload, explain),
+        headers: {
+          "x-generation-id": served.id,
+          "x-switchyard-provider": served.provider,
+          [seedHeader]: String(served.plan.explanation.seed)
+        }
       }
-    }
-  }).pipe(TraceContext.within(TraceContext.annotationsOf(payload, sessionId)))
-})
+    }).pipe(TraceContext.within(TraceContext.annotationsOf(payload, sessionId)))
+  })
 
 const report = (plan: RoutePlan.Plan) => ({ ...plan.explanation, attempts: plan.attempts.map((c) => c.id) })
 
@@ -169,15 +168,12 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const embeddings = yield* Embeddings
     const loaded = yield* CurrentCatalog
-    const broadcast = yield* Broadcast
+    const serve = serveWith(embeddings, yield* Broadcast)
     return handlers
       .handle("create", ({ payload }) =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
-          const answer = yield* serve(payload, request.headers).pipe(
-            Effect.provideService(Embeddings, embeddings),
-            Effect.provideService(Broadcast, broadcast)
-          )
+          const answer = yield* serve(payload, request.headers)
           return HttpServerResponse.uint8Array(answer.body, { contentType: "application/json", headers: answer.headers }) as never
         })
       )
