@@ -76,18 +76,19 @@ export class Writer {
 
   /** Describe of a prepared statement: its parameter types and its row description. */
   describeStatement(name: string): this {
-    const at = this.begin("D")
-    this.byte(0x53) // 'S'
-    this.cstring(name)
-    this.end(at)
-    return this
+    return this.aimed("D", 0x53, name) // 'S'
   }
 
   /** Describe of the unnamed portal: the row description of what Execute will return. */
   describePortal(): this {
-    const at = this.begin("D")
-    this.byte(0x50) // 'P'
-    this.cstring("")
+    return this.aimed("D", 0x50, "") // 'P'
+  }
+
+  /** A Describe or Close: its message type, what it is aimed at ('S' statement, 'P' portal), the name. */
+  private aimed(type: string, target: number, name: string): this {
+    const at = this.begin(type)
+    this.byte(target)
+    this.cstring(name)
     this.end(at)
     return this
   }
@@ -126,11 +127,7 @@ export class Writer {
 
   /** Close of prepared statement `name`. */
   closeStatement(name: string): this {
-    const at = this.begin("C")
-    this.byte(0x53) // 'S'
-    this.cstring(name)
-    this.end(at)
-    return this
+    return this.aimed("C", 0x53, name) // 'S'
   }
 
   /** Simple query: one or more statements without parameters. */
