@@ -1,16 +1,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { type RunningServer, startServer, storeKind } from "../support/TestServer.ts"
-
-const call = async (server: RunningServer, method: string, path: string, key: string, body?: unknown) => {
-  const response = await fetch(`${server.baseUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
-  })
-  return { status: response.status, body: await response.json() as any }
-}
+import { call, type RunningServer, startServer, storeKind } from "../support/TestServer.ts"
 
 describe(`credits over HTTP (${storeKind})`, () => {
   let server: RunningServer

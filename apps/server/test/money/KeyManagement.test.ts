@@ -2,7 +2,7 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
-import { type RunningServer, startServer, storeKind } from "../support/TestServer.ts"
+import { call, type RunningServer, startServer, storeKind } from "../support/TestServer.ts"
 
 interface KeyRecord {
   readonly hash: string
@@ -18,15 +18,6 @@ interface KeyRecord {
   readonly workspace_id: string
   readonly external_user: string | null
   readonly creator_user_id: string | null
-}
-
-const call = async (server: RunningServer, method: string, path: string, key: string, body?: unknown) => {
-  const response = await fetch(`${server.baseUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
-  })
-  return { status: response.status, body: await response.json() as any }
 }
 
 describe(`key management over HTTP (${storeKind})`, () => {

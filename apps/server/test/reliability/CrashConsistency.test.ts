@@ -12,7 +12,7 @@ import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import type * as FakeUpstream from "../fakes/FakeUpstream.ts"
 import { dropDatabase, freshDatabase, postgresUrl, tempDir } from "../support/TestServer.ts"
 import { type GatewayProcess, startGatewayProcess } from "./GatewayProcess.ts"
-import { isAnswer, send } from "./RawHttp.ts"
+import { isAnswer, postJson, send } from "./RawHttp.ts"
 import { level, record, size, sleep } from "./Reliability.ts"
 
 const reachable = await new Promise<boolean>((resolve) => {
@@ -83,12 +83,7 @@ describe.skipIf(!mustRun)("reliability: kill -9 under load on PostgreSQL", () =>
     let gateway: GatewayProcess | undefined
     try {
       gateway = await startGatewayProcess(env)
-      const topUp = await send(gateway.origin, {
-        method: "POST",
-        path: "/api/v1/credits",
-        headers: { authorization: `Bearer ${managementKey}`, "content-type": "application/json" },
-        body: JSON.stringify({ amount: 1000 })
-      })
+      const topUp = await postJson(gateway.origin, "/api/v1/credits", managementKey, { amount: 1000 })
       assert.strictEqual(topUp.status, 200)
       const upstreamBefore = upstream.requests.length
       const outcomes: Array<Outcome> = []
@@ -169,12 +164,7 @@ describe.skipIf(!mustRun)("reliability: kill -9 under load on PostgreSQL", () =>
         assert.notInclude(rows.map((r) => r.id), owners[0], "the dead process's row is gone with its holds")
       }
 
-      const after = await send(gateway.origin, {
-        method: "POST",
-        path: "/api/v1/embeddings",
-        headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
-        body: JSON.stringify({ model: "acme/embed", input: "after the crash" })
-      })
+      const after = await postJson(gateway.origin, "/api/v1/embeddings", apiKey, { model: "acme/embed", input: "after the crash" })
       assert.strictEqual(after.status, 200)
       const count = await withSql(databaseUrl, (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM ledger`)
       assert.strictEqual(count[0]!.n, books.ledger.length + 1)

@@ -8,7 +8,7 @@ import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import type * as FakeUpstream from "../fakes/FakeUpstream.ts"
 import { tempDir } from "../support/TestServer.ts"
 import { dataDirWithStore, type GatewayProcess, type Memory, startGatewayProcess } from "./GatewayProcess.ts"
-import { type Answer, type Failure, isAnswer, send, sendBytes } from "./RawHttp.ts"
+import { type Answer, type Failure, isAnswer, postJson, send, sendBytes } from "./RawHttp.ts"
 import { level, record, size, sleep } from "./Reliability.ts"
 
 const maxBodyBytes = 64 * 1024
@@ -446,12 +446,7 @@ describe("reliability: hostile input", () => {
     const started = Date.now()
     while (Date.now() - started < bodyTimeoutMs) {
       const t0 = Date.now()
-      const reply = await send(gateway.origin, {
-        method: "POST",
-        path: "/api/v1/embeddings",
-        headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
-        body: JSON.stringify({ model: "acme/embed", input: "while others drip" })
-      })
+      const reply = await postJson(gateway.origin, "/api/v1/embeddings", apiKey, { model: "acme/embed", input: "while others drip" })
       assert.strictEqual(reply.status, 200)
       served.push(Date.now() - t0)
     }

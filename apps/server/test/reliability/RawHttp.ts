@@ -102,6 +102,15 @@ export const send = (origin: string, options: RawRequest): Promise<Answer | Fail
 
 export const isAnswer = (reply: Answer | Failure): reply is Answer => reply.status !== 0
 
+/** A JSON POST with a bearer key, as a client of the gateway sends it. */
+export const postJson = (origin: string, path: string, key: string, body: unknown): Promise<Answer | Failure> =>
+  send(origin, {
+    method: "POST",
+    path,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body)
+  })
+
 /**
  * Bytes straight onto a socket, for requests no HTTP client would form; the raw answer.
  */

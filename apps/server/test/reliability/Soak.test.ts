@@ -7,7 +7,7 @@ import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import type * as FakeUpstream from "../fakes/FakeUpstream.ts"
 import { tempDir } from "../support/TestServer.ts"
 import { dataDirWithStore, type GatewayProcess, type Memory, startGatewayProcess } from "./GatewayProcess.ts"
-import { isAnswer, send } from "./RawHttp.ts"
+import { isAnswer, postJson, send } from "./RawHttp.ts"
 import { level, record, size, sleep } from "./Reliability.ts"
 
 const mb = (bytes: number) => Math.round(bytes / 1_048_576 * 10) / 10
@@ -47,12 +47,7 @@ describe("reliability: soak", () => {
       SWITCHYARD_BOOTSTRAP_MANAGEMENT_KEY: managementKey,
       SWITCHYARD_RATE_LIMIT: "1000000/60s"
     })
-    const topUp = await send(gateway.origin, {
-      method: "POST",
-      path: "/api/v1/credits",
-      headers: { authorization: `Bearer ${managementKey}`, "content-type": "application/json" },
-      body: JSON.stringify({ amount: 1000 })
-    })
+    const topUp = await postJson(gateway.origin, "/api/v1/credits", managementKey, { amount: 1000 })
     assert.strictEqual(topUp.status, 200)
   }, 90_000)
 

@@ -102,6 +102,18 @@ const onMaintenance = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unkn
   )
 
 /**
+ * One JSON call to the server's API with a bearer key; the status and the parsed body.
+ */
+export const call = async (server: RunningServer, method: string, path: string, key: string, body?: unknown) => {
+  const response = await fetch(`${server.baseUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  return { status: response.status, body: await response.json() as any }
+}
+
+/**
  * A new, empty PostgreSQL database on the server of `DATABASE_URL`; its URL.
  */
 export const freshDatabase = async (): Promise<string> => {
