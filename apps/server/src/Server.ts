@@ -6,6 +6,7 @@ import { HttpRouter } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { createServer } from "node:http"
 import * as Bootstrap from "./auth/Bootstrap.ts"
+import { EmbeddingCache } from "./cache/EmbeddingCache.ts"
 import * as CatalogLoader from "./catalog/CatalogLoader.ts"
 import { Broadcast } from "./embeddings/Broadcast.ts"
 import { Embeddings } from "./embeddings/Embeddings.ts"
@@ -42,10 +43,11 @@ const Stores = Layer.mergeAll(
 )
 
 /**
- * The embeddings path: catalog, adapters over one HTTP client, live endpoint health, broadcast.
+ * The embeddings path: catalog, adapters over one HTTP client, live endpoint health, the
+ * embeddings cache, broadcast.
  */
 const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Broadcast.layer).pipe(
-  Layer.provide([Adapters.layer, EndpointHealth.layer, Workspaces.layer]),
+  Layer.provide([Adapters.layer, EndpointHealth.layer, Workspaces.layer, EmbeddingCache.layer]),
   Layer.provideMerge(CatalogLoader.layer),
   Layer.provide(NodeHttpClient.layerUndici)
 )

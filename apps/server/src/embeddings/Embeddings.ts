@@ -1,4 +1,5 @@
 import type { CallerShape } from "@switchyard/core/api/Authorization"
+import * as CachePolicy from "@switchyard/core/cache/CachePolicy"
 import * as Catalog from "@switchyard/core/catalog/Catalog"
 import * as Cost from "@switchyard/core/catalog/Cost"
 import * as Money from "@switchyard/core/catalog/Money"
@@ -12,6 +13,8 @@ import { ByokStore } from "@switchyard/core/store/ByokStore"
 import * as UpstreamFailure from "@switchyard/core/upstream/UpstreamFailure"
 import { Clock, Config, Context, Duration, Effect, Exit, Layer, Option, Redacted } from "effect"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
+import * as CachedEmbed from "../cache/CachedEmbed.ts"
+import { EmbeddingCache } from "../cache/EmbeddingCache.ts"
 import { Adapters, connectionOf } from "../providers/Adapters.ts"
 import type { ForwardedResult } from "../providers/OpenAiCompatible.ts"
 import * as VectorEncoding from "../providers/VectorEncoding.ts"
@@ -23,6 +26,8 @@ import { Workspaces } from "./Workspaces.ts"
 export interface CallOptions {
   /** Seed of the plan's random draw; random when absent. */
   readonly seed?: number | undefined
+  /** The request's `x-switchyard-cache` directive; `default` when absent. */
+  readonly cache?: CachePolicy.Directive | undefined
 }
 
 /**
@@ -58,6 +63,8 @@ export interface Served {
   readonly attempts: ReadonlyArray<AttemptReport>
   /** Set when a fallback served vectors of another width or quantization than the primary's. */
   readonly vectorSpaceChange: VectorSpaceChange | undefined
+  /** What the embeddings cache did: its outcome, and the items and tokens it served. */
+  readonly cache: { readonly outcome: CachePolicy.Outcome; readonly items: number; readonly tokens: number }
 }
 
 /**
@@ -143,6 +150,7 @@ export class Embeddings extends Context.Service<Embeddings, {
       const byok = yield* ByokStore
       const workspaces = yield* Workspaces
       const config = yield* EmbeddingsConfig
+      const cache = yield* EmbeddingCache
 
       // The catalog is fixed for the life of the process: which providers serve a model is worked
       // out once, not by scanning every provider on every request.
@@ -164,11 +172,17 @@ export class Embeddings extends Context.Service<Embeddings, {
           if (Option.isSome(credential)) own.set(provider.slug, credential.value)
         }
         const seed = options.seed ?? RandomPool.uint32()
+        const workspace = Catalog.workspace(loaded.catalog, slug)
+        const cachePolicy = CachePolicy.policy({
+          enabled: workspace.cache,
+          directive: options.cache ?? "default",
+          zdr: workspace.zdr || request.provider?.zdr === true
+        })
         const plan = yield* RoutePlan.plan({
           catalog: loaded.catalog,
           model: request.model,
           preferences: request.provider ?? null,
-          workspace: Catalog.workspace(loaded.catalog, slug),
+          workspace,
           sentParameters: EmbeddingRequest.sentParameters(request),
           inputModalities: EmbeddingRequest.inputModalities(request),
           isActive: (p) => loaded.active.has(p.slug) || own.has(p.slug),
@@ -182,15 +196,16 @@ export class Embeddings extends Context.Service<Embeddings, {
           const cost = Cost.compute(c.endpoint.pricing, { prompt_tokens: bound.tokens, images: bound.images }).total
           return cost > max ? cost : max
         }, 0n)
-        return { plan, own, input, bound, worstNanos: Money.toUnits(worstAtto, 9, "up") }
+        return { plan, own, input, bound, worstNanos: Money.toUnits(worstAtto, 9, "up"), cachePolicy }
       })
 
       const attempt = (
         candidate: Candidate,
         request: EmbeddingRequest.EmbeddingRequest,
         input: EmbeddingProvider.EmbeddingInput,
-        credential: Redacted.Redacted<string> | undefined
-      ): Effect.Effect<ForwardedResult, UpstreamFailure.UpstreamFailure> => {
+        credential: Redacted.Redacted<string> | undefined,
+        cached: { readonly workspaceId: string; readonly policy: CachePolicy.Policy }
+      ): Effect.Effect<CachedEmbed.CachedResult, UpstreamFailure.UpstreamFailure> => {
         const { endpoint, provider } = candidate
         const context = { provider: provider.slug, endpoint: candidate.id }
         const supports = (name: string) => endpoint.supported_parameters.includes(name)
@@ -211,8 +226,10 @@ export class Embeddings extends Context.Service<Embeddings, {
         const connection = connectionOf(provider, credential, provider.timeout_ms ?? config.attemptTimeoutMs)
         const adapter = adapters[provider.adapter]
         const embed = adapter.forward ?? adapter.embed
-        const parts = UpstreamInput.batches(input, endpoint.max_batch_items)
-        const call = parts.length === 1
+        const expected = request.dimensions ?? endpoint.dimensions
+        const call = (input: EmbeddingProvider.EmbeddingInput) => {
+          const parts = UpstreamInput.batches(input, endpoint.max_batch_items)
+          return parts.length === 1
           ? embed(connection, { ...base, input })
           : Effect.forEach(parts, (part) => embed(connection, { ...base, input: part }), { concurrency: config.batchConcurrency }).pipe(
             Effect.map((results): ForwardedResult => {
@@ -229,8 +246,8 @@ export class Embeddings extends Context.Service<Embeddings, {
               }
             })
           )
-        const expected = request.dimensions ?? endpoint.dimensions
-        return call.pipe(
+        }
+        const checked = (input: EmbeddingProvider.EmbeddingInput) => call(input).pipe(
           Effect.mapError((error) => UpstreamFailure.fromAttempt(scrubReason(error.reason, connection), context)),
           Effect.flatMap((result) => {
             const got = wrongWidth(result.embeddings, expected)
@@ -246,6 +263,21 @@ export class Embeddings extends Context.Service<Embeddings, {
             return Effect.succeed(result)
           })
         )
+        return CachedEmbed.embed({
+          cache,
+          policy: cached.policy,
+          space: {
+            workspaceId: cached.workspaceId,
+            model: endpoint.model,
+            upstreamModel: endpoint.upstream_model,
+            quantization: endpoint.quantization,
+            dimensions: base.dimensions ?? endpoint.dimensions,
+            inputType: base.inputType
+          },
+          input,
+          encoding,
+          call: checked
+        })
       }
 
       const execute = Effect.fnUntraced(function*(
@@ -260,7 +292,9 @@ export class Embeddings extends Context.Service<Embeddings, {
           const credential = own.get(candidate.provider.slug) ?? loaded.credentials.get(candidate.provider.slug)
           const isByok = own.has(candidate.provider.slug)
           const started = yield* Clock.currentTimeMillis
-          const exit = yield* Effect.exit(attempt(candidate, request, input, credential))
+          const exit = yield* Effect.exit(
+            attempt(candidate, request, input, credential, { workspaceId: caller.workspaceId, policy: prepared.cachePolicy })
+          )
           const ended = yield* Clock.currentTimeMillis
           if (Exit.isSuccess(exit)) {
             const result = exit.value
@@ -315,7 +349,7 @@ export class Embeddings extends Context.Service<Embeddings, {
           Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : accounting.release(reservation))
         )
         const { candidate, result, isByok } = outcome
-        const images = UpstreamInput.imageCount(prepared.input)
+        const images = result.sent === undefined ? 0 : UpstreamInput.imageCount(result.sent)
         const upstreamAtto = Cost.compute(candidate.endpoint.pricing, { prompt_tokens: result.promptTokens, images }).total
         const id = generationId()
         const settlement = yield* accounting.settle(reservation, {
@@ -341,8 +375,8 @@ export class Embeddings extends Context.Service<Embeddings, {
           data: sorted,
           encoding: request.encoding_format ?? "float",
           dimensions,
-          promptTokens: result.promptTokens,
-          totalTokens: result.totalTokens,
+          promptTokens: result.promptTokens + result.cachedTokens,
+          totalTokens: result.totalTokens + result.cachedTokens,
           modalityTokens: result.modalityTokens,
           costNanos: settlement.costNanos,
           upstreamCostAtto: upstreamAtto,
@@ -358,7 +392,12 @@ export class Embeddings extends Context.Service<Embeddings, {
               dimensions,
               quantization: candidate.endpoint.quantization
             }
-            : undefined
+            : undefined,
+          cache: {
+            outcome: CachePolicy.outcome(prepared.cachePolicy, UpstreamInput.count(prepared.input), result.cachedItems),
+            items: result.cachedItems,
+            tokens: result.cachedTokens
+          }
         } satisfies Served
       })
 

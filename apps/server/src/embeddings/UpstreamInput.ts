@@ -20,6 +20,27 @@ export const count = (input: EmbeddingProvider.EmbeddingInput): number =>
   input._tag === "Texts" ? input.texts.length : input._tag === "Tokens" ? input.tokens.length : input.items.length
 
 /**
+ * The items at `indices`, in that order, as an input of the same form.
+ */
+export const pick = (input: EmbeddingProvider.EmbeddingInput, indices: ReadonlyArray<number>): EmbeddingProvider.EmbeddingInput =>
+  input._tag === "Texts"
+    ? { _tag: "Texts", texts: indices.map((i) => input.texts[i]!) }
+    : input._tag === "Tokens"
+    ? { _tag: "Tokens", tokens: indices.map((i) => input.tokens[i]!) }
+    : { _tag: "Multimodal", items: indices.map((i) => input.items[i]!) }
+
+/**
+ * Each item as one string that differs whenever the items differ, in input order: what the
+ * embeddings cache hashes.
+ */
+export const itemTexts = (input: EmbeddingProvider.EmbeddingInput): Array<string> =>
+  input._tag === "Texts"
+    ? input.texts.map((text) => `t:${text}`)
+    : input._tag === "Tokens"
+    ? input.tokens.map((ids) => `k:${ids.join(",")}`)
+    : input.items.map((parts) => `m:${JSON.stringify(parts)}`)
+
+/**
  * Splits an input into batches of at most `size` items, keeping their order.
  */
 export const batches = (input: EmbeddingProvider.EmbeddingInput, size: number): Array<EmbeddingProvider.EmbeddingInput> => {

@@ -1,4 +1,5 @@
 import { Api } from "@switchyard/core/api/Api"
+import * as CachePolicy from "@switchyard/core/cache/CachePolicy"
 import { Caller } from "@switchyard/core/api/Authorization"
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import * as ModelListing from "@switchyard/core/catalog/ModelListing"
@@ -7,7 +8,7 @@ import { BadRequest, Forbidden } from "@switchyard/core/errors/ApiError"
 import type { RoutePlan } from "@switchyard/core"
 import type { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
 import * as EmbeddingRequestSchema from "@switchyard/core/schema/EmbeddingRequest"
-import { Effect } from "effect"
+import { Effect, Result } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
@@ -54,12 +55,16 @@ const requestOptions = (payload: EmbeddingRequest, headers: RequestHeaders) =>
       }
       seed = Number(seedText)
     }
+    const cache = CachePolicy.directive(headers[CachePolicy.header])
+    if (Result.isFailure(cache)) {
+      return yield* new BadRequest({ message: cache.failure, metadata: { field: CachePolicy.header } })
+    }
     const headerSession = headers["x-session-id"]
     if (payload.session_id === undefined && headerSession !== undefined && headerSession.length > 256) {
       return yield* new BadRequest({ message: "x-session-id must be at most 256 characters", metadata: { field: "x-session-id" } })
     }
     return {
-      options: { seed } satisfies CallOptions,
+      options: { seed, cache: cache.success } satisfies CallOptions,
       explain: truthy(headers[explainHeader]),
       sessionId: payload.session_id ?? headerSession
     }
@@ -87,6 +92,8 @@ const serveWith = (embeddings: Embeddings["Service"], broadcast: Broadcast["Serv
         headers: {
           "x-generation-id": served.id,
           "x-switchyard-provider": served.provider,
+          [CachePolicy.header]: served.cache.outcome,
+          "x-switchyard-cached-items": String(served.cache.items),
           [seedHeader]: String(served.plan.explanation.seed)
         }
       }

@@ -1,7 +1,8 @@
 import { TooManyRequests } from "@switchyard/core/errors/ApiError"
-import { Clock, Config, Context, Data, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Clock, Config, Context, Data, Duration, Effect, Layer, Option } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { RateLimiter } from "effect/persistence"
+import * as RedisConnection from "../store/RedisConnection.ts"
 
 /**
  * How many requests a key may make per interval (`SWITCHYARD_RATE_LIMIT`, default `600/60s`;
@@ -102,15 +103,6 @@ const make = (rate: RatePolicy) =>
   })
 
 /**
- * The Redis connection, imported only when `REDIS_URL` is set: the client library is several
- * hundred modules (about 10 MB of resident memory at start) that a gateway without Redis never uses.
- */
-const redisLayer = (url: string) =>
-  Layer.unwrap(Effect.promise(() => import("@effect/platform-node/NodeRedis")).pipe(
-    Effect.map((NodeRedis) => NodeRedis.layer({ url }))
-  ))
-
-/**
  * The per-key request limit: in process by default; in Redis (shared by every replica) when
  * `REDIS_URL` is set. Both use a token bucket refilled continuously (`requests / interval`),
  * atomically (one Lua script in Redis).
@@ -124,11 +116,8 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
     })
   }
   if (Option.isNone(policy)) return Layer.succeed(KeyRateLimit, KeyRateLimit.of({ policy, check: () => Effect.void }))
-  const redisUrl = Option.filter(yield* Config.option(Config.Redacted("REDIS_URL")), (u) => Redacted.value(u).length > 0)
-  const store = Option.isNone(redisUrl)
-    ? RateLimiter.layerStoreMemory
-    : RateLimiter.layerStoreRedis({ prefix: "switchyard:ratelimit:" }).pipe(
-      Layer.provide(redisLayer(Redacted.value(redisUrl.value)))
-    )
+  const store = (yield* RedisConnection.configured)
+    ? RateLimiter.layerStoreRedis({ prefix: "switchyard:ratelimit:" }).pipe(Layer.provide(RedisConnection.layer))
+    : RateLimiter.layerStoreMemory
   return Layer.effect(KeyRateLimit, make(policy.value)).pipe(Layer.provide(RateLimiter.layer), Layer.provide(store))
 }))

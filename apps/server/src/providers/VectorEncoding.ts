@@ -312,3 +312,39 @@ export const locate = (body: Uint8Array): Located | undefined => {
     return undefined
   }
 }
+
+/**
+ * A vector as the embeddings cache keeps it: the upstream's own text, a JSON number array or
+ * base64 of little-endian float32, so a cached vector reads back bit for bit as it arrived.
+ */
+export interface Stored {
+  readonly encoding: "float" | "base64"
+  readonly text: string
+  readonly width: number
+}
+
+export const toStored = (vector: Vector): Stored => {
+  if (vector instanceof ForwardedVector) {
+    const text = Buffer.from(vector.json.buffer, vector.json.byteOffset, vector.json.byteLength).toString("latin1")
+    return vector.encoding === "base64"
+      ? { encoding: "base64", text: text.slice(1, -1), width: vector.width }
+      : { encoding: "float", text, width: vector.width }
+  }
+  return typeof vector === "string"
+    ? { encoding: "base64", text: vector, width: widthOf(vector) }
+    : { encoding: "float", text: JSON.stringify(vector), width: vector.length }
+}
+
+/**
+ * A stored vector in the encoding a request asked for: spliced in as stored when the encodings
+ * agree; otherwise the same float32 values in the other encoding.
+ */
+export const fromStored = (stored: Stored, encoding: "float" | "base64"): Vector => {
+  if (stored.encoding === encoding) {
+    const json = encoding === "base64" ? `"${stored.text}"` : stored.text
+    return new ForwardedVector(Buffer.from(json, "latin1"), stored.width, encoding)
+  }
+  return encoding === "base64"
+    ? toBase64(JSON.parse(stored.text) as ReadonlyArray<number>)
+    : fromBase64(stored.text) ?? []
+}

@@ -429,7 +429,7 @@ const source = {
     }
   ],
   workspaces: {
-    default: { only: null, ignore: [], data_collection: "allow", zdr: false }
+    default: { only: null, ignore: [], data_collection: "allow", zdr: false, cache: false }
   }
 }
 

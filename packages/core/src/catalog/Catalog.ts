@@ -161,7 +161,7 @@ export type Provider = typeof Provider.Type
 /**
  * A workspace's provider settings, applied to every request of its keys: `only` (allowed
  * provider slugs, `null` = all), `ignore`, `data_collection` and `zdr`. A request can narrow
- * them, never widen them.
+ * them, never widen them. `cache` turns the embeddings cache on for the workspace.
  *
  * @since 0.1.0
  */
@@ -169,7 +169,8 @@ export const Workspace = Schema.Struct({
   only: Schema.NullOr(Schema.Array(Schema.String)).pipe(Schema.withDecodingDefaultKey(Effect.succeed(null))),
   ignore: Schema.Array(Schema.String).pipe(Schema.withDecodingDefaultKey(Effect.succeed([]))),
   data_collection: DataCollection.pipe(Schema.withDecodingDefaultKey(Effect.succeed("allow" as const))),
-  zdr: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(false)))
+  zdr: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(false))),
+  cache: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(false)))
 })
 
 /**
@@ -182,7 +183,7 @@ export type Workspace = typeof Workspace.Type
  *
  * @since 0.1.0
  */
-export const openWorkspace: Workspace = { only: null, ignore: [], data_collection: "allow", zdr: false }
+export const openWorkspace: Workspace = { only: null, ignore: [], data_collection: "allow", zdr: false, cache: false }
 
 const uniqueProviders = Schema.makeFilter((providers: ReadonlyArray<Provider>) => {
   const seen = new Set<string>()

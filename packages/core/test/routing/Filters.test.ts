@@ -66,7 +66,7 @@ describe("Filters", () => {
     { slug: "gamma", variant: "turbo", prompt: "0.05", quantization: "fp8" },
     { slug: "gamma", variant: "default", prompt: "0.05", quantization: "fp8", input_modalities: ["text", "image"] }
   ]))
-  const base = Preferences.effective(null, { only: null, ignore: [], data_collection: "allow", zdr: false })
+  const base = Preferences.effective(null, { only: null, ignore: [], data_collection: "allow", zdr: false, cache: false })
   const ctx = (p: Partial<Effective>, rest: Partial<Filters.FilterContext> = {}): Filters.FilterContext => ({
     preferences: { ...base, ...p },
     sentParameters: [],
@@ -108,7 +108,7 @@ describe("Filters", () => {
 
 describe("Preferences.effective", () => {
   it("lets a request narrow its workspace but never widen it", () => {
-    const ws = { only: ["alpha", "beta"], ignore: ["gamma"], data_collection: "deny" as const, zdr: true }
+    const ws = { only: ["alpha", "beta"], ignore: ["gamma"], data_collection: "deny" as const, zdr: true, cache: false }
     const p = Preferences.effective({ only: ["gamma"], ignore: ["beta"], data_collection: "allow", zdr: false }, ws)
     assert.deepStrictEqual(p.workspace_only, ["alpha", "beta"])
     assert.deepStrictEqual(p.only, ["gamma"])
@@ -124,7 +124,7 @@ describe("Preferences.effective", () => {
       preferred_min_throughput: { p90: 50, p99: null },
       quantizations: [],
       only: null
-    }, { only: null, ignore: [], data_collection: "allow", zdr: false })
+    }, { only: null, ignore: [], data_collection: "allow", zdr: false, cache: false })
     assert.deepStrictEqual(p.sort, { by: "latency", partition: "model" })
     assert.deepStrictEqual(p.preferred_max_latency, { p50: 2 })
     assert.deepStrictEqual(p.preferred_min_throughput, { p90: 50 })
@@ -136,5 +136,5 @@ describe("Preferences.effective", () => {
 })
 
 function base() {
-  return { only: null, ignore: [], data_collection: "allow" as const, zdr: false }
+  return { only: null, ignore: [], data_collection: "allow" as const, zdr: false, cache: false }
 }

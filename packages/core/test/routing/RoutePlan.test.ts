@@ -183,7 +183,7 @@ describe("RoutePlan.plan", () => {
 
   it.effect("applies workspace settings the request cannot widen", () =>
     Effect.gen(function*() {
-      const workspace = { only: ["alpha", "beta"], ignore: ["beta"], data_collection: "allow" as const, zdr: false }
+      const workspace = { only: ["alpha", "beta"], ignore: ["beta"], data_collection: "allow" as const, zdr: false, cache: false }
       const plan = yield* RoutePlan.plan(input({ workspace, preferences: { only: ["alpha", "beta", "gamma"] } }))
       assert.deepStrictEqual(providersOf(plan), ["alpha"])
       const report = Object.fromEntries(plan.explanation.candidates.map((c) => [c.provider, c.excluded_by ?? c.status]))

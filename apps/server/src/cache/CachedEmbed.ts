@@ -1,0 +1,121 @@
+import type { EmbeddingProvider } from "@switchyard/core"
+import type * as CachePolicy from "@switchyard/core/cache/CachePolicy"
+import { Effect } from "effect"
+import { createHash } from "node:crypto"
+import * as UpstreamInput from "../embeddings/UpstreamInput.ts"
+import type { ForwardedResult } from "../providers/OpenAiCompatible.ts"
+import * as VectorEncoding from "../providers/VectorEncoding.ts"
+import type { EmbeddingCache, Entry } from "./EmbeddingCache.ts"
+
+/**
+ * Everything that decides which vector an endpoint returns for an item, but the item: entries are
+ * shared only within one workspace and one vector space.
+ */
+export interface VectorSpace {
+  readonly workspaceId: string
+  readonly model: string
+  readonly upstreamModel: string
+  readonly quantization: string
+  /** The width the endpoint was asked for, or its own when it was asked for none. */
+  readonly dimensions: number
+  /** The input type the endpoint was sent, if any. */
+  readonly inputType: string | undefined
+}
+
+/**
+ * An upstream answer merged with cached vectors. `promptTokens` and `totalTokens` are what the
+ * upstream counted (and charges for); `cachedTokens` what the cached items were billed for when
+ * they were embedded.
+ */
+export interface CachedResult extends ForwardedResult {
+  readonly cachedItems: number
+  readonly cachedTokens: number
+  /** The items that went to the upstream; none when the cache served every one. */
+  readonly sent: EmbeddingProvider.EmbeddingInput | undefined
+}
+
+export const keyOf = (space: VectorSpace, item: string): string =>
+  createHash("sha256")
+    .update(JSON.stringify([1, space.workspaceId, space.model, space.upstreamModel, space.quantization, space.dimensions, space.inputType ?? null, item]))
+    .digest("base64url")
+
+/**
+ * Splits `total` tokens over items in proportion to their weights, in whole tokens that add up
+ * to `total` (largest remainder).
+ */
+export const apportion = (total: number, weights: ReadonlyArray<number>): Array<number> => {
+  const sum = weights.reduce((a, b) => a + b, 0)
+  if (weights.length === 0) return []
+  if (sum === 0) return apportion(total, weights.map(() => 1))
+  const exact = weights.map((w) => (total * w) / sum)
+  const shares = exact.map(Math.floor)
+  let left = total - shares.reduce((a, b) => a + b, 0)
+  const byRemainder = exact.map((x, i) => [x - Math.floor(x), i] as const).sort((a, b) => b[0] - a[0] || a[1] - b[1])
+  for (const [, i] of byRemainder) {
+    if (left <= 0) break
+    shares[i]! += 1
+    left -= 1
+  }
+  return shares
+}
+
+const uncached = (result: ForwardedResult, sent: EmbeddingProvider.EmbeddingInput): CachedResult => ({
+  ...result,
+  cachedItems: 0,
+  cachedTokens: 0,
+  sent
+})
+
+/**
+ * Embeds an input through the cache: items found are served from it, only the others go to
+ * `call` (which checks what the upstream answered), and what it answers is written back; vectors
+ * keep their input indexes.
+ */
+export const embed = <E, R>(options: {
+  readonly cache: EmbeddingCache["Service"]
+  readonly policy: CachePolicy.Policy
+  readonly space: VectorSpace
+  readonly input: EmbeddingProvider.EmbeddingInput
+  readonly encoding: "float" | "base64"
+  readonly call: (input: EmbeddingProvider.EmbeddingInput) => Effect.Effect<ForwardedResult, E, R>
+}): Effect.Effect<CachedResult, E, R> =>
+  Effect.gen(function*() {
+    const { cache, policy, space, input, encoding, call } = options
+    if (!policy.read && !policy.write) return uncached(yield* call(input), input)
+    const keys = UpstreamInput.itemTexts(input).map((item) => keyOf(space, item))
+    const hits: ReadonlyArray<Entry | undefined> = policy.read ? yield* cache.getMany(keys) : keys.map(() => undefined)
+    const missing: Array<number> = []
+    hits.forEach((hit, i) => {
+      if (hit === undefined) missing.push(i)
+    })
+    if (missing.length === keys.length) {
+      const result = yield* call(input)
+      if (policy.write) yield* cache.setMany(entriesOf(result, input, keys))
+      return uncached(result, input)
+    }
+    const embeddings: Array<VectorEncoding.Forwarded> = []
+    let cachedTokens = 0
+    hits.forEach((hit, index) => {
+      if (hit === undefined) return
+      embeddings.push({ index, embedding: VectorEncoding.fromStored(hit.vector, encoding) })
+      cachedTokens += hit.tokens
+    })
+    const cachedItems = keys.length - missing.length
+    if (missing.length === 0) return { embeddings, promptTokens: 0, totalTokens: 0, cachedItems, cachedTokens, sent: undefined }
+    const part = UpstreamInput.pick(input, missing)
+    const result = yield* call(part)
+    if (policy.write) yield* cache.setMany(entriesOf(result, part, missing.map((i) => keys[i]!)))
+    for (const e of result.embeddings) embeddings.push({ index: missing[e.index]!, embedding: e.embedding })
+    return { ...result, embeddings, cachedItems, cachedTokens, sent: part }
+  })
+
+// The upstream counts tokens per request, not per item: each item keeps its share of the count.
+const entriesOf = (
+  result: ForwardedResult,
+  input: EmbeddingProvider.EmbeddingInput,
+  keys: ReadonlyArray<string>
+): Array<readonly [string, Entry]> => {
+  const weights = keys.map((_, i) => UpstreamInput.tokenBound(UpstreamInput.pick(input, [i])).tokens)
+  const tokens = apportion(result.promptTokens, weights)
+  return result.embeddings.map((e) => [keys[e.index]!, { vector: VectorEncoding.toStored(e.embedding), tokens: tokens[e.index]! }] as const)
+}

@@ -1,0 +1,136 @@
+import { Clock, Config, Context, Duration, Effect, Layer } from "effect"
+import { Persistence } from "effect/persistence"
+import { Redis } from "effect/persistence/Redis"
+import { SqlClient } from "effect/sql"
+import * as VectorEncoding from "../providers/VectorEncoding.ts"
+import * as RedisConnection from "../store/RedisConnection.ts"
+
+/**
+ * One cached vector and the prompt tokens its input was billed for when it was embedded.
+ */
+export interface Entry {
+  readonly vector: VectorEncoding.Stored
+  readonly tokens: number
+}
+
+export const CacheConfig = Config.all({
+  ttlSeconds: Config.Int("SWITCHYARD_CACHE_TTL_SECONDS").pipe(Config.withDefault(7 * 24 * 3600)),
+  maxEntries: Config.Int("SWITCHYARD_CACHE_MAX_ENTRIES").pipe(Config.withDefault(100_000))
+})
+
+/**
+ * The embeddings cache's entries by key, with a time to live and a size bound (the oldest go
+ * first). The entries live in Effect's persistence store: the gateway's own database by default,
+ * Redis when `REDIS_URL` is set, so replicas share them. A store that fails reads as a miss and
+ * drops the write: the cache never fails a request.
+ */
+export class EmbeddingCache extends Context.Service<EmbeddingCache, {
+  readonly getMany: (keys: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Entry | undefined>>
+  readonly setMany: (entries: ReadonlyArray<readonly [key: string, entry: Entry]>) => Effect.Effect<void>
+}>()("@switchyard/server/cache/EmbeddingCache") {
+  static readonly layer = Layer.unwrap(Effect.gen(function*() {
+    return (yield* RedisConnection.configured)
+      ? layerWith(evictRedis).pipe(Layer.provide(Persistence.layerBackingRedis), Layer.provide(RedisConnection.layer))
+      : layerWith(evictSql).pipe(Layer.provide(Persistence.layerBackingSqlMultiTable))
+  }))
+}
+
+const storeId = "embedding_cache"
+
+/**
+ * Removes what is over the size bound, oldest first, from one kind of store; `written` are the
+ * keys set since the last call, with the time they were set.
+ */
+type Evict<R> = Effect.Effect<
+  (
+    store: Persistence.BackingPersistenceStore,
+    bound: { readonly maxEntries: number; readonly ttlMillis: number },
+    written: ReadonlyArray<string>,
+    now: number
+  ) => Effect.Effect<void, unknown>,
+  never,
+  R
+>
+
+// Every entry lives as long as every other, so the oldest are those that expire first.
+const evictSql: Evict<SqlClient.SqlClient> = Effect.gen(function*() {
+  const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+  const table = sql(`effect_persistence_${storeId}`)
+  return (_store, bound, _written, now) =>
+    sql`DELETE FROM ${table} WHERE expires <= ${now} OR id IN (
+      SELECT id FROM ${table} ORDER BY expires ASC, id ASC
+      LIMIT GREATEST((SELECT count(*) FROM ${table}) - ${bound.maxEntries}, 0)
+    )`.pipe(Effect.asVoid)
+})
+
+// Redis drops expired values by itself; a sorted set of keys by write time finds the oldest.
+const redisIndex = "switchyard:embedding_cache:written"
+const evictRedis: Evict<Redis> = Effect.gen(function*() {
+  const redis = yield* Redis
+  return (store, bound, written, now) =>
+    Effect.gen(function*() {
+      if (written.length > 0) {
+        yield* redis.send("ZADD", redisIndex, ...written.flatMap((key) => [String(now), key]))
+      }
+      yield* redis.send("ZREMRANGEBYSCORE", redisIndex, "-inf", String(now - bound.ttlMillis))
+      const size = Number(yield* redis.send<number>("ZCARD", redisIndex))
+      if (size <= bound.maxEntries) return
+      const oldest = yield* redis.send<ReadonlyArray<string>>("ZRANGE", redisIndex, "0", String(size - bound.maxEntries - 1))
+      yield* Effect.forEach(oldest, (key) => store.remove(key), { discard: true })
+      if (oldest.length > 0) yield* redis.send("ZREM", redisIndex, ...oldest)
+    })
+})
+
+const layerWith = <R>(evict: Evict<R>) =>
+  Layer.effect(
+    EmbeddingCache,
+    Effect.gen(function*() {
+      const config = yield* CacheConfig
+      const backing = yield* Persistence.BackingPersistence
+      const store = yield* backing.make(storeId)
+      const evictOverflow = yield* evict
+      const ttl = Duration.seconds(config.ttlSeconds)
+      // The bound is checked after every hundredth of its size in writes, not after each one.
+      const evictEvery = Math.max(1, Math.floor(config.maxEntries / 100))
+      let pending: Array<string> = []
+      const warn = (what: string) => (cause: unknown) =>
+        Effect.logWarning(`embeddings cache: ${what} failed; the request goes on without it`).pipe(
+          Effect.annotateLogs({ cause: String(cause) })
+        )
+
+      const getMany = (keys: ReadonlyArray<string>) =>
+        keys.length === 0
+          ? Effect.succeed([])
+          : store.getMany(keys as [string, ...Array<string>]).pipe(
+            Effect.map((values) => values.map(asEntry)),
+            Effect.catch((cause) => Effect.as(warn("reading")(cause), keys.map(() => undefined)))
+          )
+
+      const setMany = (entries: ReadonlyArray<readonly [string, Entry]>) =>
+        Effect.gen(function*() {
+          if (entries.length === 0) return
+          yield* store.setMany(entries.map(([key, entry]) => [key, entry, ttl] as const) as [
+            readonly [string, object, Duration.Duration],
+            ...Array<readonly [string, object, Duration.Duration]>
+          ])
+          pending.push(...entries.map(([key]) => key))
+          if (pending.length < evictEvery) return
+          const written = pending
+          pending = []
+          const now = yield* Clock.currentTimeMillis
+          yield* evictOverflow(store, { maxEntries: config.maxEntries, ttlMillis: config.ttlSeconds * 1000 }, written, now)
+        }).pipe(Effect.catch(warn("writing")))
+
+      return EmbeddingCache.of({ getMany, setMany })
+    })
+  )
+
+const asEntry = (value: object | undefined): Entry | undefined => {
+  if (value === undefined) return undefined
+  const entry = value as Partial<Entry>
+  const vector = entry.vector
+  return vector !== undefined && typeof vector.text === "string" && typeof vector.width === "number" &&
+      (vector.encoding === "float" || vector.encoding === "base64") && typeof entry.tokens === "number"
+    ? { vector, tokens: entry.tokens }
+    : undefined
+}

@@ -1,0 +1,38 @@
+import { assert, describe, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
+import { EmbeddingCache, type Entry } from "../../src/cache/EmbeddingCache.ts"
+import { sqlLayer } from "../support/MoneyStore.ts"
+import { storeKind } from "../support/TestServer.ts"
+
+const entry = (n: number): Entry => ({ vector: { encoding: "float", text: `[${n},0.5]`, width: 2 }, tokens: n })
+
+// Built inside each test, so the store reads the test's clock.
+const cacheLayer = (env: Record<string, string>) =>
+  EmbeddingCache.layer.pipe(
+    Layer.provide(sqlLayer()),
+    Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord({ REDIS_URL: "", ...env })))
+  )
+
+describe(`embeddings cache store (${storeKind})`, () => {
+  it.effect("reads back what it wrote, and nothing after the time to live", () =>
+    Effect.gen(function*() {
+      const cache = yield* EmbeddingCache
+      yield* cache.setMany([["a", entry(1)], ["b", entry(2)]])
+      yield* TestClock.adjust("30 seconds")
+      yield* cache.setMany([["c", entry(3)]])
+      assert.deepStrictEqual(yield* cache.getMany(["a", "b", "c", "d"]), [entry(1), entry(2), entry(3), undefined])
+      yield* TestClock.adjust("31 seconds")
+      assert.deepStrictEqual(yield* cache.getMany(["a", "b", "c"]), [undefined, undefined, entry(3)])
+    }).pipe(Effect.provide(cacheLayer({ SWITCHYARD_CACHE_TTL_SECONDS: "60" }))), 60_000)
+
+  it.effect("keeps at most the configured number of entries, evicting the oldest", () =>
+    Effect.gen(function*() {
+      const cache = yield* EmbeddingCache
+      for (const n of [1, 2, 3, 4, 5]) {
+        yield* cache.setMany([[`k${n}`, entry(n)]])
+        yield* TestClock.adjust("1 second")
+      }
+      assert.deepStrictEqual(yield* cache.getMany(["k1", "k2", "k3", "k4", "k5"]), [undefined, undefined, entry(3), entry(4), entry(5)])
+    }).pipe(Effect.provide(cacheLayer({ SWITCHYARD_CACHE_MAX_ENTRIES: "3" }))), 60_000)
+})

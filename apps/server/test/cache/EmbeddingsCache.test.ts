@@ -1,0 +1,166 @@
+import { afterAll, afterEach, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
+import * as FakeUpstream from "../fakes/FakeUpstream.ts"
+import { decodeFloat32, endpoint, type Gateway, provider, type Reply, startGateway } from "../embeddings/Gateway.ts"
+
+const texts = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix} number ${i}`)
+
+// The JSON text of each vector as the gateway wrote it.
+const vectorTexts = (reply: Reply): Array<string> => (reply.json.data as Array<{ embedding: unknown }>).map((d) => JSON.stringify(d.embedding))
+
+const cacheOf = (reply: Reply) => reply.headers.get("x-switchyard-cache")
+
+describe("embeddings cache", () => {
+  let gateway: Gateway
+  let alpha: FakeUpstream.FakeServer
+  const upstreamInputs = () => alpha.requests.map((r) => r.body.input as ReadonlyArray<string> | string)
+
+  beforeAll(async () => {
+    alpha = await FakeOpenAi.start()
+    gateway = await startGateway({
+      config: {
+        providers: [
+          provider("alpha", alpha.url, { zdr: true }, [
+            endpoint("acme/embed", {
+              upstream_model: "embed",
+              pricing: { prompt: "0.1" },
+              max_batch_items: 3,
+              supported_parameters: ["dimensions", "encoding_format", "input_type", "user"]
+            }),
+            endpoint("acme/other", { upstream_model: "embed", pricing: { prompt: "0.1" } })
+          ])
+        ],
+        workspaces: { default: { cache: true } }
+      },
+      credits: 100
+    })
+  })
+  afterAll(async () => {
+    await gateway.close()
+    await alpha.close()
+  })
+  afterEach(() => alpha.requests.splice(0))
+
+  it("calls the upstream once for the same input twice; the second answer costs nothing and carries the same vectors", async () => {
+    const body = { model: "acme/embed", input: ["the same text twice"] }
+    const first = await gateway.embed(body)
+    const second = await gateway.embed(body)
+    assert.strictEqual(first.status, 200, first.text)
+    assert.strictEqual(second.status, 200, second.text)
+    assert.strictEqual(alpha.requests.length, 1)
+    assert.strictEqual(cacheOf(first), "miss")
+    assert.strictEqual(cacheOf(second), "hit")
+    assert.deepStrictEqual(vectorTexts(second), vectorTexts(first))
+    assert.isAbove(first.json.usage.cost, 0)
+    assert.strictEqual(second.json.usage.cost, 0)
+    assert.strictEqual(second.json.usage.prompt_tokens, first.json.usage.prompt_tokens)
+    assert.strictEqual(second.headers.get("x-switchyard-cached-items"), "1")
+  })
+
+  it("sends only the uncached items of a batch upstream, still split by max_batch_items, and keeps every index", async () => {
+    const all = texts(10, "partial")
+    const cachedAt = [0, 2, 3, 5, 7, 9]
+    const warm = await gateway.embed({ model: "acme/embed", input: cachedAt.map((i) => all[i]!) })
+    assert.strictEqual(warm.status, 200, warm.text)
+    alpha.requests.splice(0)
+
+    const reply = await gateway.embed({ model: "acme/embed", input: all })
+    assert.strictEqual(reply.status, 200, reply.text)
+    assert.strictEqual(cacheOf(reply), "partial")
+    assert.strictEqual(reply.headers.get("x-switchyard-cached-items"), "6")
+    const sent = upstreamInputs().flatMap((input) => typeof input === "string" ? [input] : [...input])
+    assert.deepStrictEqual(sent, [1, 4, 6, 8].map((i) => all[i]!))
+    assert.isTrue(alpha.requests.every((r) => (r.body.input as ReadonlyArray<string>).length <= 3))
+    const data = reply.json.data as Array<{ index: number; embedding: Array<number> }>
+    assert.deepStrictEqual(data.map((d) => d.index), all.map((_, i) => i))
+    data.forEach((d, i) => assert.deepStrictEqual(d.embedding, FakeUpstream.vectorFor(`embed|${all[i]}`, 16).map(Math.fround)))
+
+    const alone = await gateway.embed({ model: "acme/embed", input: [all[1]!, all[4]!, all[6]!, all[8]!] })
+    assert.strictEqual(cacheOf(alone), "hit")
+  })
+
+  it("bills only the items that went upstream", async () => {
+    const all = texts(4, "billing")
+    await gateway.embed({ model: "acme/embed", input: all.slice(0, 2) })
+    const fresh = await gateway.embed({ model: "acme/embed", input: all.slice(2), provider: { zdr: false } }, { headers: { "x-switchyard-cache": "bypass" } })
+    const mixed = await gateway.embed({ model: "acme/embed", input: all })
+    assert.strictEqual(cacheOf(mixed), "partial")
+    assert.strictEqual(mixed.json.usage.cost, fresh.json.usage.cost)
+  })
+
+  it("never shares an entry between dimensions, models or input types", async () => {
+    const input = ["one vector space each"]
+    const replies = [
+      await gateway.embed({ model: "acme/embed", input }),
+      await gateway.embed({ model: "acme/embed", input, dimensions: 8 }),
+      await gateway.embed({ model: "acme/other", input }),
+      await gateway.embed({ model: "acme/embed", input, input_type: "search_query" })
+    ]
+    assert.deepStrictEqual(replies.map(cacheOf), ["miss", "miss", "miss", "miss"])
+    assert.strictEqual(alpha.requests.length, 4)
+    assert.strictEqual(replies[1]!.json.data[0].embedding.length, 8)
+  })
+
+  it("returns a cached vector in the encoding asked for, the same float32 values", async () => {
+    const input = ["encoded both ways"]
+    const floats = await gateway.embed({ model: "acme/embed", input })
+    const base64 = await gateway.embed({ model: "acme/embed", input, encoding_format: "base64" })
+    assert.strictEqual(cacheOf(base64), "hit")
+    assert.deepStrictEqual(decodeFloat32(base64.json.data[0].embedding), floats.json.data[0].embedding)
+
+    const input2 = ["stored as base64 first"]
+    const b = await gateway.embed({ model: "acme/embed", input: input2, encoding_format: "base64" })
+    const f = await gateway.embed({ model: "acme/embed", input: input2 })
+    assert.strictEqual(cacheOf(f), "hit")
+    assert.deepStrictEqual(f.json.data[0].embedding, decodeFloat32(b.json.data[0].embedding))
+    assert.strictEqual(alpha.requests.length, 2)
+  })
+
+  it("never writes a zero-data-retention request", async () => {
+    const input = ["retained nowhere"]
+    const zdr = await gateway.embed({ model: "acme/embed", input, provider: { zdr: true } })
+    assert.strictEqual(zdr.status, 200, zdr.text)
+    const after = await gateway.embed({ model: "acme/embed", input })
+    assert.strictEqual(cacheOf(after), "miss")
+    assert.strictEqual(alpha.requests.length, 2)
+  })
+
+  it("bypass neither reads nor writes; refresh writes without reading", async () => {
+    const input = ["header directives"]
+    await gateway.embed({ model: "acme/embed", input })
+    const bypass = await gateway.embed({ model: "acme/embed", input: ["never written"] }, { headers: { "x-switchyard-cache": "bypass" } })
+    assert.strictEqual(cacheOf(bypass), "bypass")
+    assert.strictEqual(cacheOf(await gateway.embed({ model: "acme/embed", input: ["never written"] })), "miss")
+    const refresh = await gateway.embed({ model: "acme/embed", input }, { headers: { "x-switchyard-cache": "refresh" } })
+    assert.strictEqual(cacheOf(refresh), "miss")
+    assert.strictEqual(alpha.requests.length, 4)
+    assert.strictEqual(cacheOf(await gateway.embed({ model: "acme/embed", input: ["written by refresh"] }, { headers: { "x-switchyard-cache": "refresh" } })), "miss")
+    assert.strictEqual(cacheOf(await gateway.embed({ model: "acme/embed", input: ["written by refresh"] })), "hit")
+  })
+
+  it("refuses an unknown directive in the envelope", async () => {
+    const reply = await gateway.embed({ model: "acme/embed", input: "x" }, { headers: { "x-switchyard-cache": "forever" } })
+    assert.strictEqual(reply.status, 400)
+    assert.match(reply.json.error.message, /x-switchyard-cache must be bypass or refresh/u)
+    assert.strictEqual(alpha.requests.length, 0)
+  })
+})
+
+describe("embeddings cache off", () => {
+  it("answers bypass for a workspace that has not turned it on, and calls the upstream every time", async () => {
+    const alpha = await FakeOpenAi.start()
+    const gateway = await startGateway({
+      config: { providers: [provider("alpha", alpha.url, {}, [endpoint("acme/embed", { upstream_model: "embed" })])] },
+      credits: 1
+    })
+    try {
+      const body = { model: "acme/embed", input: "not cached" }
+      const replies = [await gateway.embed(body), await gateway.embed(body)]
+      assert.deepStrictEqual(replies.map(cacheOf), ["bypass", "bypass"])
+      assert.strictEqual(alpha.requests.length, 2)
+    } finally {
+      await gateway.close()
+      await alpha.close()
+    }
+  })
+})
