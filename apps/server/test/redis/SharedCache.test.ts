@@ -1,0 +1,66 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Crypto from "node:crypto"
+import { ConfigProvider, Effect, Layer } from "effect"
+import { Redis } from "effect/persistence/Redis"
+import { TestClock } from "effect/testing"
+import * as KeySecret from "../../src/auth/KeySecret.ts"
+import { EmbeddingCache, type Entry } from "../../src/cache/EmbeddingCache.ts"
+import * as RedisConnection from "../../src/store/RedisConnection.ts"
+import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
+import { endpoint, type Gateway, provider, startGateway } from "../embeddings/Gateway.ts"
+import { dropDatabase, freshDatabase } from "../support/TestServer.ts"
+
+const redisUrl = process.env.REDIS_URL
+
+describe.skipIf(redisUrl === undefined)("embeddings cache shared through Redis", () => {
+  it("an item one replica embedded is a hit on the other; the upstream is called once", async () => {
+    const alpha = await FakeOpenAi.start()
+    const config = {
+      providers: [provider("alpha", alpha.url, {}, [endpoint("acme/embed", { upstream_model: "embed", pricing: { prompt: "0.1" } })])],
+      workspaces: { default: { cache: true } }
+    }
+    // Replicas share one database (so one workspace) and one Redis.
+    const databaseUrl = await freshDatabase()
+    const keys = { apiKey: KeySecret.generate(), managementKey: KeySecret.generate() }
+    const gateways: Array<Gateway> = []
+    try {
+      for (const credits of [10, undefined]) {
+        gateways.push(await startGateway({ config, databaseUrl, keys, env: { REDIS_URL: redisUrl! }, ...(credits !== undefined ? { credits } : {}) }))
+      }
+      const input = [`shared ${Crypto.randomUUID()}`]
+      const first = await gateways[0]!.embed({ model: "acme/embed", input })
+      assert.strictEqual(first.status, 200, first.text)
+      assert.strictEqual(first.headers.get("x-switchyard-cache"), "miss")
+      assert.strictEqual(alpha.requests.length, 1)
+      const second = await gateways[1]!.embed({ model: "acme/embed", input })
+      assert.strictEqual(second.status, 200, second.text)
+      assert.strictEqual(second.headers.get("x-switchyard-cache"), "hit")
+      assert.strictEqual(alpha.requests.length, 1)
+      assert.deepStrictEqual(second.json.data, first.json.data)
+    } finally {
+      await Promise.all(gateways.map((g) => g.close()))
+      await alpha.close()
+      await dropDatabase(databaseUrl)
+    }
+  }, 180_000)
+})
+
+describe.skipIf(redisUrl === undefined)("embeddings cache store in Redis", () => {
+  const entry = (n: number): Entry => ({ vector: { encoding: "base64", text: "AAAAAA==", width: 1 }, tokens: n })
+  const env = ConfigProvider.layer(ConfigProvider.fromEnvRecord({ REDIS_URL: redisUrl ?? "", SWITCHYARD_CACHE_MAX_ENTRIES: "3" }))
+
+  it.effect("keeps at most the configured number of entries, evicting the oldest", () =>
+    Effect.gen(function*() {
+      const redis = yield* Redis
+      yield* TestClock.setTime(Date.now())
+      yield* redis.send("DEL", "switchyard:embedding_cache:written")
+      const cache = yield* EmbeddingCache
+      const keys = [1, 2, 3, 4, 5].map((n) => `evict-${Crypto.randomUUID()}-${n}`)
+      for (const [n, key] of keys.entries()) {
+        yield* cache.setMany([[key, entry(n)]])
+        yield* TestClock.adjust("1 second")
+      }
+      const found = yield* cache.getMany(keys)
+      assert.deepStrictEqual(found.map((e) => e?.tokens), [undefined, undefined, 2, 3, 4])
+    }).pipe(Effect.provide(Layer.merge(EmbeddingCache.layer, RedisConnection.layer).pipe(Layer.provide(env)))), 60_000)
+})
