@@ -24,6 +24,8 @@ export interface Summary {
   readonly total: number
   readonly skipped: number
   readonly embedded: number
+  /** Of those embedded now, how many the gateway's cache served. */
+  readonly cached: number
   readonly tokens: number
   readonly cost: number
   readonly seconds: number
@@ -63,7 +65,7 @@ export const run = (options: Options) =>
     const client = yield* GatewayClient
     const context = Failure.context(yield* Connection.resolved)
     const started = Date.now()
-    const tally = { embedded: 0, tokens: 0, cost: 0 }
+    const tally = { embedded: 0, cached: 0, tokens: 0, cost: 0 }
     const saved = () => `${skipped + tally.embedded} of ${items.length} inputs are saved in ${options.out}`
     const progress = yield* Progress.make({
       total: items.length,
@@ -90,6 +92,7 @@ export const run = (options: Options) =>
           const tokens = response.usage?.prompt_tokens ?? 0
           const cost = response.usage?.cost ?? 0
           tally.embedded += batch.length
+          tally.cached += response.switchyard?.cache?.items ?? 0
           tally.tokens += tokens
           tally.cost += cost
           progress.advance({ items: batch.length, tokens, cost })
@@ -120,6 +123,7 @@ export const run = (options: Options) =>
       total: items.length,
       skipped,
       embedded: tally.embedded,
+      cached: tally.cached,
       tokens: tally.tokens,
       cost: tally.cost,
       seconds: (Date.now() - started) / 1000,

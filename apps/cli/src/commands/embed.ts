@@ -107,6 +107,7 @@ export const embed = Command.make(
       return yield* Output.record([
         ["inputs", `${summary.total} (${summary.embedded} embedded now, ${summary.skipped} already in ${summary.out})`],
         ["model", summary.model],
+        ["cache", `${summary.cached} of ${summary.embedded} from the gateway's cache`],
         ["tokens", `${summary.tokens.toLocaleString("en-US")} (this run)`],
         ["cost", `${Output.money(summary.cost)} (this run)`],
         ["time", `${Progress.duration(summary.seconds)} (${(summary.seconds > 0 ? summary.embedded / summary.seconds : 0).toFixed(1)}/s)`],

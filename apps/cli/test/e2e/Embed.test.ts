@@ -211,3 +211,51 @@ describe("switchyard embed, route explain and models list (the binary against th
     assert.isTrue(json.data.some((m) => m.id === model))
   })
 })
+
+describe("switchyard embed --file with the gateway's cache on", () => {
+  it("reports how many inputs the cache served", async () => {
+    const fake = await FakeOpenAi.start()
+    const dir = tempDir("cached")
+    const config = NodePath.join(dir, "switchyard.json")
+    Fs.writeFileSync(config, JSON.stringify({
+      providers: [{
+        slug: "alpha",
+        name: "Alpha Cloud",
+        adapter: "openai",
+        base_url: fake.url,
+        api_key_env: "ALPHA_API_KEY",
+        data_collection: "deny",
+        endpoints: [{
+          model,
+          upstream_model: "text-embedding-3-small",
+          pricing: { prompt: "0.02" },
+          dimensions: 1536,
+          supported_parameters: ["dimensions", "encoding_format"],
+          max_batch_items: 64,
+          distillable: true
+        }]
+      }],
+      workspaces: { default: { cache: true } }
+    }))
+    const server = await startServer({ env: { SWITCHYARD_CONFIG: config, ALPHA_API_KEY: "sk-fake", SWITCHYARD_RATE_LIMIT: "off" } })
+    try {
+      await using operator = new Switchyard({ baseUrl: server.baseUrl, apiKey: server.managementKey })
+      await operator.credits.add({ payload: { amount: "10" } })
+      const env = { SWITCHYARD_BASE_URL: server.baseUrl, SWITCHYARD_API_KEY: server.apiKey }
+      const input = NodePath.join(dir, "docs.txt")
+      Fs.writeFileSync(input, Array.from({ length: 5 }, (_, i) => `document ${i}`).join("\n"))
+      const run = (out: string) => runCli(["embed", "-m", model, "--dimensions", "4", "--file", input, "--out", NodePath.join(dir, out)], { env })
+      const first = await run("first.jsonl")
+      assert.strictEqual(first.code, 0, first.stderr)
+      assert.match(first.stdout, /cache\s+0 of 5 from the gateway's cache/u)
+      const second = await run("second.jsonl")
+      assert.strictEqual(second.code, 0, second.stderr)
+      assert.match(second.stdout, /cache\s+5 of 5 from the gateway's cache/u)
+      assert.deepStrictEqual(outLines(NodePath.join(dir, "second.jsonl")), outLines(NodePath.join(dir, "first.jsonl")))
+      assert.strictEqual(fake.requests.length, 1)
+    } finally {
+      await server.close()
+      await fake.close()
+    }
+  }, 120_000)
+})

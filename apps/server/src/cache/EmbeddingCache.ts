@@ -28,10 +28,17 @@ export class EmbeddingCache extends Context.Service<EmbeddingCache, {
   readonly getMany: (keys: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Entry | undefined>>
   readonly setMany: (entries: ReadonlyArray<readonly [key: string, entry: Entry]>) => Effect.Effect<void>
 }>()("@switchyard/server/cache/EmbeddingCache") {
+  /** In Redis, shared by every replica that names it. */
+  static readonly layerRedis = Layer.suspend(() =>
+    layerWith(evictRedis).pipe(Layer.provide(Persistence.layerBackingRedis), Layer.provide(RedisConnection.layer))
+  )
+
+  /** In the gateway's own database. */
+  static readonly layerSql = Layer.suspend(() => layerWith(evictSql).pipe(Layer.provide(Persistence.layerBackingSqlMultiTable)))
+
+  /** In Redis when `REDIS_URL` is set, in the database otherwise. */
   static readonly layer = Layer.unwrap(Effect.gen(function*() {
-    return (yield* RedisConnection.configured)
-      ? layerWith(evictRedis).pipe(Layer.provide(Persistence.layerBackingRedis), Layer.provide(RedisConnection.layer))
-      : layerWith(evictSql).pipe(Layer.provide(Persistence.layerBackingSqlMultiTable))
+    return (yield* RedisConnection.configured) ? EmbeddingCache.layerRedis : EmbeddingCache.layerSql
   }))
 }
 

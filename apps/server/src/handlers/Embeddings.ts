@@ -156,9 +156,12 @@ const envelope = (served: Served, request: EmbeddingRequest, explain: boolean) =
       is_byok: served.isByok,
       ...(details === undefined ? {} : { prompt_tokens_details: details })
     },
-    ...(served.vectorSpaceChange !== undefined || explain
+    ...(served.vectorSpaceChange !== undefined || explain || served.cache.items > 0
       ? {
         switchyard: {
+          ...(served.cache.items > 0
+            ? { cache: { status: served.cache.outcome, items: served.cache.items, tokens: served.cache.tokens } }
+            : {}),
           ...(served.vectorSpaceChange !== undefined ? { vector_space_change: served.vectorSpaceChange } : {}),
           ...(explain ? { routing: { ...report(served.plan), tried: served.attempts } } : {})
         }

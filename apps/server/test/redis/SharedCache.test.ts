@@ -62,5 +62,5 @@ describe.skipIf(redisUrl === undefined)("embeddings cache store in Redis", () =>
       }
       const found = yield* cache.getMany(keys)
       assert.deepStrictEqual(found.map((e) => e?.tokens), [undefined, undefined, 2, 3, 4])
-    }).pipe(Effect.provide(Layer.merge(EmbeddingCache.layer, RedisConnection.layer).pipe(Layer.provide(env)))), 60_000)
+    }).pipe(Effect.provide(Layer.merge(EmbeddingCache.layerRedis, RedisConnection.layer).pipe(Layer.provide(env)))), 60_000)
 })

@@ -84,7 +84,21 @@ export const EmbeddingUsage = Schema.Struct({
 export type EmbeddingUsage = typeof EmbeddingUsage.Type
 
 /**
- * The `POST /embeddings` success body: one vector per input, in input order.
+ * What the embeddings cache served, present when it served any item: `items` came from the cache,
+ * `tokens` is what they were billed for when they were embedded (counted in `usage.prompt_tokens`,
+ * not charged again).
+ *
+ * @since 0.2.0
+ */
+export const CacheReport = Schema.Struct({
+  status: Schema.Literals(["hit", "partial"]),
+  items: Count,
+  tokens: Count
+}).annotate({ identifier: "CacheReport" })
+
+/**
+ * The `POST /embeddings` success body: one vector per input, in input order. `switchyard` carries
+ * the gateway's own additions (the cache's report; the route when `x-switchyard-explain` asks).
  *
  * @since 0.1.0
  */
@@ -93,7 +107,8 @@ export const EmbeddingResponse = Schema.Struct({
   data: Schema.Array(EmbeddingData),
   model: Schema.String,
   id: Schema.optionalKey(Schema.String),
-  usage: Schema.optionalKey(EmbeddingUsage)
+  usage: Schema.optionalKey(EmbeddingUsage),
+  switchyard: Schema.optionalKey(Schema.Struct({ cache: Schema.optionalKey(CacheReport) }))
 }).annotate({ identifier: "EmbeddingResponse" })
 
 /**
