@@ -1,4 +1,4 @@
-import { Clock, Config, Context, Duration, Effect, Layer } from "effect"
+import { Cache, Clock, Config, Context, Duration, Effect, Layer, Option } from "effect"
 import { Persistence } from "effect/persistence"
 import { Redis } from "effect/persistence/Redis"
 import { SqlClient } from "effect/sql"
@@ -15,14 +15,20 @@ export interface Entry {
 
 export const CacheConfig = Config.all({
   ttlSeconds: Config.Int("SWITCHYARD_CACHE_TTL_SECONDS").pipe(Config.withDefault(7 * 24 * 3600)),
-  maxEntries: Config.Int("SWITCHYARD_CACHE_MAX_ENTRIES").pipe(Config.withDefault(100_000))
+  maxEntries: Config.Int("SWITCHYARD_CACHE_MAX_ENTRIES").pipe(Config.withDefault(100_000)),
+  memoryEntries: Config.Int("SWITCHYARD_CACHE_MEMORY_ENTRIES").pipe(Config.withDefault(1024))
 })
+
+// How long an entry read from the store stays in this process's memory: a `refresh` on another
+// replica reaches this one within it.
+const memoryTtl = Duration.minutes(5)
 
 /**
  * The embeddings cache's entries by key, with a time to live and a size bound (the oldest go
  * first). The entries live in Effect's persistence store: the gateway's own database by default,
- * Redis when `REDIS_URL` is set, so replicas share them. A store that fails reads as a miss and
- * drops the write: the cache never fails a request.
+ * Redis when `REDIS_URL` is set, so replicas share them; the most recently used are also kept in
+ * this process's memory. A store that fails reads as a miss and drops the write: the cache never
+ * fails a request.
  */
 export class EmbeddingCache extends Context.Service<EmbeddingCache, {
   readonly getMany: (keys: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Entry | undefined>>
@@ -97,6 +103,12 @@ const layerWith = <R>(evict: Evict<R>) =>
       const store = yield* backing.make(storeId)
       const evictOverflow = yield* evict
       const ttl = Duration.seconds(config.ttlSeconds)
+      const memory = yield* Cache.make<string, Entry>({
+        capacity: Math.max(config.memoryEntries, 1),
+        timeToLive: Duration.min(ttl, memoryTtl),
+        lookup: () => Effect.die("the in-memory cache is only read with getOption")
+      })
+      const remember = (key: string, entry: Entry) => config.memoryEntries > 0 ? Cache.set(memory, key, entry) : Effect.void
       // The bound is checked after every hundredth of its size in writes, not after each one.
       const evictEvery = Math.max(1, Math.floor(config.maxEntries / 100))
       let pending: Array<string> = []
@@ -105,7 +117,7 @@ const layerWith = <R>(evict: Evict<R>) =>
           Effect.annotateLogs({ cause: String(cause) })
         )
 
-      const getMany = (keys: ReadonlyArray<string>) =>
+      const fromStore = (keys: ReadonlyArray<string>) =>
         keys.length === 0
           ? Effect.succeed([])
           : store.getMany(keys as [string, ...Array<string>]).pipe(
@@ -113,9 +125,29 @@ const layerWith = <R>(evict: Evict<R>) =>
             Effect.catch((cause) => Effect.as(warn("reading")(cause), keys.map(() => undefined)))
           )
 
+      const getMany = (keys: ReadonlyArray<string>) =>
+        Effect.gen(function*() {
+          const found: Array<Entry | undefined> = []
+          const absent: Array<number> = []
+          for (const [i, key] of keys.entries()) {
+            const entry = Option.getOrUndefined(yield* Cache.getOption(memory, key))
+            found.push(entry)
+            if (entry === undefined) absent.push(i)
+          }
+          if (absent.length === 0) return found
+          const stored = yield* fromStore(absent.map((i) => keys[i]!))
+          for (const [j, entry] of stored.entries()) {
+            if (entry === undefined) continue
+            found[absent[j]!] = entry
+            yield* remember(keys[absent[j]!]!, entry)
+          }
+          return found
+        })
+
       const setMany = (entries: ReadonlyArray<readonly [string, Entry]>) =>
         Effect.gen(function*() {
           if (entries.length === 0) return
+          for (const [key, entry] of entries) yield* remember(key, entry)
           yield* store.setMany(entries.map(([key, entry]) => [key, entry, ttl] as const) as [
             readonly [string, object, Duration.Duration],
             ...Array<readonly [string, object, Duration.Duration]>

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { EmbeddingCache, type Entry } from "../../src/cache/EmbeddingCache.ts"
 import { sqlLayer } from "../support/MoneyStore.ts"
@@ -10,7 +11,7 @@ const entry = (n: number): Entry => ({ vector: { encoding: "float", text: `[${n}
 // Built inside each test, so the store reads the test's clock.
 const cacheLayer = (env: Record<string, string>) =>
   EmbeddingCache.layer.pipe(
-    Layer.provide(sqlLayer()),
+    Layer.provideMerge(sqlLayer()),
     Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord({ REDIS_URL: "", ...env })))
   )
 
@@ -24,7 +25,7 @@ describe(`embeddings cache store (${storeKind})`, () => {
       assert.deepStrictEqual(yield* cache.getMany(["a", "b", "c", "d"]), [entry(1), entry(2), entry(3), undefined])
       yield* TestClock.adjust("31 seconds")
       assert.deepStrictEqual(yield* cache.getMany(["a", "b", "c"]), [undefined, undefined, entry(3)])
-    }).pipe(Effect.provide(cacheLayer({ SWITCHYARD_CACHE_TTL_SECONDS: "60" }))), 60_000)
+    }).pipe(Effect.provide(cacheLayer({ SWITCHYARD_CACHE_TTL_SECONDS: "60" }))), 180_000)
 
   it.effect("keeps at most the configured number of entries, evicting the oldest", () =>
     Effect.gen(function*() {
@@ -34,5 +35,18 @@ describe(`embeddings cache store (${storeKind})`, () => {
         yield* TestClock.adjust("1 second")
       }
       assert.deepStrictEqual(yield* cache.getMany(["k1", "k2", "k3", "k4", "k5"]), [undefined, undefined, entry(3), entry(4), entry(5)])
-    }).pipe(Effect.provide(cacheLayer({ SWITCHYARD_CACHE_MAX_ENTRIES: "3" }))), 60_000)
+    }).pipe(Effect.provide(cacheLayer({ SWITCHYARD_CACHE_MAX_ENTRIES: "3", SWITCHYARD_CACHE_MEMORY_ENTRIES: "0" }))), 180_000)
+})
+
+describe("embeddings cache in memory", () => {
+  it.effect("serves what it keeps in memory without the store, and what the store has into memory", () =>
+    Effect.gen(function*() {
+      const cache = yield* EmbeddingCache
+      const sql = yield* SqlClient.SqlClient
+      yield* cache.setMany([["m1", entry(1)]])
+      yield* sql`DELETE FROM effect_persistence_embedding_cache`
+      assert.deepStrictEqual(yield* cache.getMany(["m1"]), [entry(1)])
+      yield* TestClock.adjust("6 minutes")
+      assert.deepStrictEqual(yield* cache.getMany(["m1"]), [undefined])
+    }).pipe(Effect.provide(cacheLayer({}))), 180_000)
 })

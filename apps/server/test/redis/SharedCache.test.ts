@@ -46,7 +46,7 @@ describe.skipIf(redisUrl === undefined)("embeddings cache shared through Redis",
 
 describe.skipIf(redisUrl === undefined)("embeddings cache store in Redis", () => {
   const entry = (n: number): Entry => ({ vector: { encoding: "base64", text: "AAAAAA==", width: 1 }, tokens: n })
-  const env = ConfigProvider.layer(ConfigProvider.fromEnvRecord({ REDIS_URL: redisUrl ?? "", SWITCHYARD_CACHE_MAX_ENTRIES: "3" }))
+  const env = ConfigProvider.layer(ConfigProvider.fromEnvRecord({ REDIS_URL: redisUrl ?? "", SWITCHYARD_CACHE_MAX_ENTRIES: "3", SWITCHYARD_CACHE_MEMORY_ENTRIES: "0" }))
 
   // Write times in Redis's index are milliseconds; keys of one run sort in write order, which
   // breaks ties between writes of the same millisecond the same way.
