@@ -23,6 +23,9 @@ import * as Policies from "./http/Policies.ts"
 import * as RateLimit from "./http/RateLimit.ts"
 import * as SchemaErrorsLive from "./http/SchemaErrorsLive.ts"
 import * as InternsLive from "./interns/InternsLive.ts"
+import * as AccessLog from "./observability/AccessLog.ts"
+import { GatewayMetrics } from "./observability/GatewayMetrics.ts"
+import * as MetricsEndpoint from "./observability/MetricsEndpoint.ts"
 import * as AccountingRepo from "./store/AccountingRepo.ts"
 import * as ApiKeyRepo from "./store/ApiKeyRepo.ts"
 import * as ByokRepo from "./store/ByokRepo.ts"
@@ -71,9 +74,12 @@ export const Routes = Layer.unwrap(Effect.gen(function*() {
       Layer.provide(Handlers),
       Layer.provide([AuthorizationLive.layer, SchemaErrorsLive.layer])
     ),
-    Policies.layer({ maxBodyBytes: config.maxBodyBytes })
+    MetricsEndpoint.layer,
+    // The access log goes in first, so it wraps the policies and sees their refusals too.
+    Policies.layer({ maxBodyBytes: config.maxBodyBytes }).pipe(Layer.provide(AccessLog.layer))
   )
 })).pipe(
+  Layer.provide(GatewayMetrics.layer),
   Layer.provide(Stores),
   Layer.provide(RateLimit.layer),
   Layer.provide(BootstrapLive),

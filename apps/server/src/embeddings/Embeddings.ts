@@ -175,7 +175,7 @@ export class Embeddings extends Context.Service<Embeddings, {
           stats: health.stats(now),
           now,
           seed
-        })
+        }).pipe(Effect.withSpan("RoutePlan.plan"))
         const input = UpstreamInput.normalize(request.input)
         const bound = UpstreamInput.tokenBound(input)
         const worstAtto = plan.attempts.reduce((max, c) => {
@@ -260,7 +260,9 @@ export class Embeddings extends Context.Service<Embeddings, {
           const credential = own.get(candidate.provider.slug) ?? loaded.credentials.get(candidate.provider.slug)
           const isByok = own.has(candidate.provider.slug)
           const started = yield* Clock.currentTimeMillis
-          const exit = yield* Effect.exit(attempt(candidate, request, input, credential))
+          const exit = yield* Effect.exit(attempt(candidate, request, input, credential).pipe(
+            Effect.withSpan("Embeddings.attempt", { attributes: { provider: candidate.provider.slug, endpoint: candidate.id, byok: isByok } })
+          ))
           const ended = yield* Clock.currentTimeMillis
           if (Exit.isSuccess(exit)) {
             const result = exit.value
@@ -282,8 +284,8 @@ export class Embeddings extends Context.Service<Embeddings, {
             latency_ms: ended - started,
             byok: isByok
           })
-          yield* Effect.logDebug("upstream attempt failed").pipe(
-            Effect.annotateLogs({ endpoint: candidate.id, reason: failure.reason._tag, key: caller.keyId })
+          yield* Effect.logWarning("upstream attempt failed").pipe(
+            Effect.annotateLogs({ provider: candidate.provider.slug, endpoint: candidate.id, reason: failure.reason._tag, error: failure.message, key: caller.keyHash.slice(0, 12) })
           )
           last = failure
           if (failure.failureClass === "stop") break

@@ -3,17 +3,18 @@ import { Caller } from "@switchyard/core/api/Authorization"
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import * as ModelListing from "@switchyard/core/catalog/ModelListing"
 import * as Money from "@switchyard/core/catalog/Money"
-import { BadRequest, Forbidden } from "@switchyard/core/errors/ApiError"
+import { type ApiError, BadRequest, Forbidden } from "@switchyard/core/errors/ApiError"
 import type { RoutePlan } from "@switchyard/core"
 import type { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
 import * as EmbeddingRequestSchema from "@switchyard/core/schema/EmbeddingRequest"
-import { Effect } from "effect"
+import { Cause, Effect, Exit, Option, Tracer } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { type CallOptions, Embeddings, type Served } from "../embeddings/Embeddings.ts"
 import { Broadcast } from "../embeddings/Broadcast.ts"
 import * as TraceContext from "../embeddings/TraceContext.ts"
+import * as RequestFacts from "../observability/RequestFacts.ts"
 import { ForwardedVector } from "../providers/VectorEncoding.ts"
 
 const explainHeader = "x-switchyard-explain"
@@ -66,6 +67,29 @@ const requestOptions = (payload: EmbeddingRequest, headers: RequestHeaders) =>
   })
 
 /**
+ * What an embeddings call tells the access log and the metrics: the served generation, or the
+ * model asked for and the attempts that failed.
+ */
+const noteOutcome = (model: string) => (exit: Exit.Exit<Served, ApiError>) => {
+  if (Exit.isSuccess(exit)) {
+    const served = exit.value
+    return RequestFacts.note({
+      generation_id: served.id,
+      model: served.model,
+      provider: served.provider,
+      attempts: served.attempts,
+      tokens: served.totalTokens,
+      cost: creditsFromNanos(served.costNanos),
+      byok: served.isByok
+    })
+  }
+  const error = exit.cause.reasons.find(Cause.isFailReason)?.error
+  const tried = error?.metadata?.attempts
+  const attempts = Array.isArray(tried) ? tried as Served["attempts"] : []
+  return RequestFacts.note({ model, attempts, ...(attempts.length > 0 ? { provider: attempts.at(-1)!.provider } : {}) })
+}
+
+/**
  * An embeddings call from an authenticated caller to the bytes and headers of its answer, given
  * the services it uses once: the one place the route's logic lives, whatever HTTP layer carries it.
  */
@@ -74,8 +98,9 @@ const serveWith = (embeddings: Embeddings["Service"], broadcast: Broadcast["Serv
     const caller = yield* requireStandardKey
     const { options, explain, sessionId } = yield* requestOptions(payload, headers)
     return yield* Effect.gen(function*() {
-      const served = yield* embeddings.create(caller, payload, options)
-      broadcast.publish({ request: payload, served, caller, sessionId })
+      const served = yield* embeddings.create(caller, payload, options).pipe(Effect.onExit(noteOutcome(payload.model)))
+      const parent = Option.getOrUndefined(yield* Effect.serviceOption(Tracer.ParentSpan))
+      broadcast.publish({ request: payload, served, caller, sessionId, parent })
       yield* Effect.logDebug("embeddings served").pipe(Effect.annotateLogs({
         generation_id: served.id,
         endpoint: served.endpoint,
