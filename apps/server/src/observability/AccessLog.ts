@@ -26,6 +26,26 @@ const describe = (cause: Cause.Cause<unknown>): { readonly fields: Record<string
   return { fields: {}, cause }
 }
 
+const utf8 = new TextDecoder()
+
+// An API error is encoded into its answer before the access log sees it: its envelope's message and
+// metadata (written for the caller, credentials already taken out) are the cause of a 5xx.
+const envelopeOf = (response: HttpServerResponse.HttpServerResponse): Record<string, unknown> => {
+  if (response.body._tag !== "Uint8Array") return {}
+  try {
+    const error = JSON.parse(utf8.decode(response.body.body))?.error
+    if (typeof error !== "object" || error === null) return {}
+    const metadata = typeof error.metadata === "object" && error.metadata !== null ? error.metadata : {}
+    return {
+      ...(typeof error.message === "string" ? { error: error.message } : {}),
+      ...(typeof metadata.reason === "string" ? { reason: metadata.reason } : {}),
+      ...(typeof metadata.upstream_status === "number" ? { upstream_status: metadata.upstream_status } : {})
+    }
+  } catch {
+    return {}
+  }
+}
+
 const lineOf = (
   request: HttpServerRequest.HttpServerRequest,
   route: string,
@@ -69,14 +89,15 @@ export const layer = HttpRouter.middleware(
         const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
         const started = performance.now()
         const facts: RequestFacts = {}
-        const finish = (status: number, cause: Cause.Cause<unknown> | undefined) => {
+        const finish = (response: HttpServerResponse.HttpServerResponse, cause: Cause.Cause<unknown> | undefined) => {
+          const status = response.status
           const millis = performance.now() - started
           const route = routes.of(request.method, request.url)
           metrics.record({ method: request.method, route, status, seconds: millis / 1000, facts })
           const line = lineOf(request, route, status, millis, facts)
           if (status < 500) return Effect.logInfo("request").pipe(Effect.annotateLogs(line))
           const log = status === 500 ? Effect.logError : Effect.logWarning
-          if (cause === undefined) return log("request").pipe(Effect.annotateLogs(line))
+          if (cause === undefined) return log("request").pipe(Effect.annotateLogs({ ...line, ...envelopeOf(response) }))
           const described = describe(cause)
           return (described.cause === undefined ? log("request") : log("request", described.cause)).pipe(
             Effect.annotateLogs({ ...line, ...described.fields })
@@ -86,9 +107,9 @@ export const layer = HttpRouter.middleware(
           Effect.provideService(CurrentRequestFacts, facts),
           Effect.onExit((exit) =>
             Exit.isSuccess(exit)
-              ? finish(exit.value.status, undefined)
+              ? finish(exit.value, undefined)
               : HttpServerError.causeResponse(exit.cause).pipe(
-                Effect.flatMap(([response]) => finish(response.status, exit.cause))
+                Effect.flatMap(([response]) => finish(response, exit.cause))
               )
           )
         )

@@ -51,7 +51,6 @@ export const postBytes = Effect.fnUntraced(function*(client: HttpClient.HttpClie
       duration: Duration.millis(connection.timeoutMs),
       orElse: () => Effect.fail(fail(adapter, EmbeddingProvider.Timeout.make({ timeoutMs: connection.timeoutMs })))
     }),
-    Effect.provideService(HttpClient.TracerPropagationEnabled, false),
     Effect.provideService(Headers.CurrentRedactedNames, redactedHeaders)
   )
 })
