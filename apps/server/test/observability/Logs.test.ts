@@ -1,7 +1,10 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import * as GatewayLogger from "../../src/observability/GatewayLogger.ts"
+import { endpoint, provider, startGateway } from "../embeddings/Gateway.ts"
+import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import { storeKind } from "../support/TestServer.ts"
 import { type ObservedGateway, startObservedGateway, startReceiver, waitFor } from "./Receivers.ts"
 
@@ -190,5 +193,43 @@ describe("log format and level", () => {
       Effect.provide(GatewayLogger.layer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord({ SWITCHYARD_LOG_LEVEL: "loud" })))))
     ))
     assert.strictEqual(refused._tag, "Failure")
+  })
+})
+
+describe(`the gateway's own 500 (${storeKind})`, () => {
+  it("is an error line with its cause; the answer says nothing of it", async () => {
+    const fake = await FakeOpenAi.start()
+    const gateway = await startGateway({
+      config: { providers: [provider("alpha", fake.url, {}, [endpoint("acme/embed", { upstream_model: "embed" })])] },
+      env: { SWITCHYARD_LOG_FORMAT: "json" },
+      credits: 1
+    })
+    const rename = (from: string, to: string) =>
+      gateway.server.run(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql.unsafe(`ALTER TABLE ${from} RENAME TO ${to}`)
+      }))
+    const written: Array<string> = []
+    const write = process.stdout.write
+    try {
+      await rename("holds", "holds_out_of_service")
+      process.stdout.write = ((chunk: string | Uint8Array, ...rest: Array<any>) => {
+        written.push(String(chunk))
+        return write.call(process.stdout, chunk as any, ...rest)
+      }) as typeof process.stdout.write
+      const reply = await gateway.embed({ model: "acme/embed", input: "x" })
+      assert.strictEqual(reply.status, 500)
+      assert.notMatch(reply.text, /holds|relation/iu)
+    } finally {
+      process.stdout.write = write
+      await rename("holds_out_of_service", "holds")
+      await gateway.close()
+      await fake.close()
+    }
+    const line = written.flatMap((w) => w.split("\n")).filter((l) => l.startsWith("{")).map((l) => JSON.parse(l))
+      .find((l) => l.message === "request" && l.status === 500)
+    assert.isDefined(line, written.join(""))
+    assert.deepInclude(line, { level: "error", route: "/api/v1/embeddings", method: "POST" })
+    assert.match(line.cause, /holds/u)
   })
 })
