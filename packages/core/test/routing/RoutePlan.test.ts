@@ -236,3 +236,28 @@ describe("RoutePlan: parameters an endpoint lacks (require_parameters omitted)",
   })
 })
 
+
+describe("RoutePlan: providers named as the public API names them", () => {
+  const bge = (preferences: ProviderPreferences) =>
+    providersOf(Result.getOrThrow(RoutePlan.compute(input({ catalog: BuiltinCatalog.builtin, model: "baai/bge-large-en-v1.5", preferences }))))
+
+  it("order, only and ignore take the SDK's provider names, the configured names and slugs, in any case", () => {
+    assert.strictEqual(bge({ order: ["Together"] })[0], "together")
+    assert.strictEqual(bge({ order: ["DeepInfra"] })[0], "deepinfra")
+    assert.strictEqual(bge({ order: ["together ai"] })[0], "together")
+    assert.strictEqual(bge({ order: [" TOGETHER "] })[0], "together")
+    assert.deepStrictEqual(bge({ only: ["DeepInfra"] }), ["deepinfra"])
+    assert.notInclude(bge({ ignore: ["Together"] }), "together")
+    assert.deepStrictEqual(bge({ only: ["Together/default"] }), ["together"])
+    const gemini = Result.getOrThrow(RoutePlan.compute(input({
+      catalog: BuiltinCatalog.builtin,
+      model: "google/gemini-embedding-001",
+      preferences: { only: ["Google AI Studio"], allow_fallbacks: false }
+    })))
+    assert.deepStrictEqual(providersOf(gemini), ["google-ai-studio"])
+    for (const [name, slug] of [["OpenAI", "openai"], ["Cohere", "cohere"], ["VoyageAI by MongoDB", "voyage"], ["Mistral", "mistral"], ["Fireworks", "fireworks"]] as const) {
+      const provider = BuiltinCatalog.builtin.providers.find((p) => p.slug === slug)!
+      assert.isTrue(matchesSlug(name, { id: "x", provider, endpoint: provider.endpoints[0]! }), name)
+    }
+  })
+})
