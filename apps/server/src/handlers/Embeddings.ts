@@ -2,6 +2,7 @@ import { Api } from "@switchyard/core/api/Api"
 import { Caller } from "@switchyard/core/api/Authorization"
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import * as ModelListing from "@switchyard/core/catalog/ModelListing"
+import * as ModelName from "@switchyard/core/catalog/ModelName"
 import * as Money from "@switchyard/core/catalog/Money"
 import { BadRequest, Forbidden } from "@switchyard/core/errors/ApiError"
 import type { RoutePlan } from "@switchyard/core"
@@ -169,11 +170,18 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
     const embeddings = yield* Embeddings
     const loaded = yield* CurrentCatalog
     const serve = serveWith(embeddings, yield* Broadcast)
+    // A model named without its vendor becomes the one served model of that name (after the key
+    // check, so a management key still gets its 403 first).
+    const withModel = (payload: EmbeddingRequest) =>
+      requireStandardKey.pipe(
+        Effect.andThen(Effect.fromResult(ModelName.resolve(loaded.catalog, payload.model, (p) => loaded.active.has(p.slug)))),
+        Effect.map((model) => (model === payload.model ? payload : { ...payload, model }))
+      )
     return handlers
       .handle("create", ({ payload }) =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
-          const answer = yield* serve(payload, request.headers)
+          const answer = yield* serve(yield* withModel(payload), request.headers)
           return HttpServerResponse.uint8Array(answer.body, { contentType: "application/json", headers: answer.headers }) as never
         })
       )
@@ -181,7 +189,7 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
         Effect.gen(function*() {
           const caller = yield* requireStandardKey
           const { options } = yield* requestOptions(payload, (yield* HttpServerRequest.HttpServerRequest).headers)
-          const dry = yield* embeddings.dryRun(caller, payload, options)
+          const dry = yield* embeddings.dryRun(caller, yield* withModel(payload), options)
           return {
             object: "embeddings.plan" as const,
             model: dry.plan.model,
