@@ -6,6 +6,7 @@ import * as ModelName from "@switchyard/core/catalog/ModelName"
 import * as Money from "@switchyard/core/catalog/Money"
 import { BadRequest, Forbidden } from "@switchyard/core/errors/ApiError"
 import type { RoutePlan } from "@switchyard/core"
+import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters"
 import type { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
 import * as EmbeddingRequestSchema from "@switchyard/core/schema/EmbeddingRequest"
 import { Effect } from "effect"
@@ -134,6 +135,9 @@ const nextItemHead = Buffer.from(`,{"object":"embedding","embedding":`, "latin1"
 const envelope = (served: Served, request: EmbeddingRequest, explain: boolean) => {
   const upstreamCost = Money.toNumber(served.upstreamCostAtto)
   const details = multiModal(request) ? modalityDetails(served) : undefined
+  // Parameters the serving endpoint does not support were left out (require_parameters off).
+  const endpoint = served.plan.attempts.find((c) => c.id === served.endpoint)?.endpoint
+  const ignored = endpoint === undefined ? [] : EndpointParameters.missing(EmbeddingRequestSchema.sentParameters(request), endpoint)
   return {
     model: served.model,
     id: served.id,
@@ -150,10 +154,11 @@ const envelope = (served: Served, request: EmbeddingRequest, explain: boolean) =
       is_byok: served.isByok,
       ...(details === undefined ? {} : { prompt_tokens_details: details })
     },
-    ...(served.vectorSpaceChange !== undefined || explain
+    ...(served.vectorSpaceChange !== undefined || explain || ignored.length > 0
       ? {
         switchyard: {
           ...(served.vectorSpaceChange !== undefined ? { vector_space_change: served.vectorSpaceChange } : {}),
+          ...(ignored.length > 0 ? { ignored_parameters: ignored } : {}),
           ...(explain ? { routing: { ...report(served.plan), tried: served.attempts } } : {})
         }
       }

@@ -208,6 +208,7 @@ describe("embeddings responses", () => {
     assert.strictEqual(served.status, 200, served.text)
     assert.notProperty(lastBody(bravo), "dimensions")
     assert.strictEqual(served.json.data[0].embedding.length, 16)
+    assert.deepStrictEqual(served.json.switchyard.ignored_parameters, ["dimensions"])
 
     const before = bravo.requests.length
     const strict = await gateway.embed({ model: "acme/fixed", input: "x", dimensions: 8, provider: { require_parameters: true } })
@@ -229,6 +230,7 @@ describe("embeddings responses", () => {
       assert.strictEqual(servedBy(preferred), "delta")
       assert.strictEqual(lastBody(delta).dimensions, 8)
       assert.strictEqual(preferred.json.data[0].embedding.length, 8)
+      assert.notProperty(preferred.json.switchyard, "ignored_parameters")
       const bravoReport = preferred.json.switchyard.routing.candidates.find((c: { provider: string }) => c.provider === "bravo")
       assert.deepStrictEqual([bravoReport.status, bravoReport.rank, bravoReport.missing_parameters], ["attempt", 1, ["dimensions"]])
     }
