@@ -1,4 +1,5 @@
 import type { EmbeddingProvider } from "@switchyard/core"
+import type * as Catalog from "@switchyard/core/catalog/Catalog"
 import { Config, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import * as Cohere from "./Cohere.ts"
 import * as Gemini from "./Gemini.ts"
@@ -20,7 +21,7 @@ export type Adapter = EmbeddingProvider.EmbeddingProvider["Service"] & {
 export type AdapterTable = Readonly<Record<AdapterId, Adapter>>
 
 export const defaultBaseUrls: Readonly<Record<AdapterId, string>> = {
-  openai: OpenAiCompatible.dialects.openai.baseUrl,
+  openai: OpenAiCompatible.dialects.generic.baseUrl,
   cohere: Cohere.baseUrl,
   voyage: Voyage.baseUrl,
   gemini: Gemini.baseUrl,
@@ -45,6 +46,7 @@ export class Adapters extends Context.Service<Adapters, AdapterTable>()("@switch
 // The catalog provider's fields that say how to reach it, under the config file's names.
 export interface ProviderAccess {
   readonly adapter: AdapterId
+  readonly dialect?: Catalog.Dialect | undefined
   readonly base_url?: string | null | undefined
   readonly api_key_env?: string | null | undefined
   readonly headers?: Readonly<Record<string, string>> | null | undefined
@@ -69,6 +71,7 @@ export const connectionOf = (
   baseUrl: provider.base_url ?? defaultBaseUrls[provider.adapter],
   apiKey,
   ...(provider.headers ? { headers: provider.headers } : {}),
+  ...(provider.dialect !== undefined ? { dialect: provider.dialect } : {}),
   timeoutMs
 })
 

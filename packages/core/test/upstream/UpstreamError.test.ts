@@ -1,27 +1,28 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import * as fc from "fast-check"
 import * as ApiError from "../../src/errors/ApiError.ts"
-import type { UpstreamErrorReason } from "../../src/providers/EmbeddingProvider.ts"
+import { Clock, Effect, Schema } from "effect"
+import { Headers } from "effect/http"
 import { FailureClass } from "../../src/upstream/FailureClass.ts"
-import * as UpstreamFailure from "../../src/upstream/UpstreamFailure.ts"
+import * as UpstreamAnswer from "../../src/upstream/UpstreamAnswer.ts"
+import * as UpstreamError from "../../src/upstream/UpstreamError.ts"
 
 const context = { provider: "openai", endpoint: "openai/default@openai/text-embedding-3-small" }
 const wireStatuses = Object.keys(ApiError.wire).map(Number)
 
-const fromStatus = (status: number, body = "", headers: UpstreamFailure.Headers = {}) =>
-  UpstreamFailure.fromResponse({ status, headers, body }, context)
+const fromStatus = (status: number, body = "", headers: Record<string, string> = {}) =>
+  Effect.map(Clock.currentTimeMillis, (now) =>
+    UpstreamAnswer.fromResponse({ status, headers: Headers.fromInput(headers), body }, now))
 
-// Adapters report failures as EmbeddingProvider's reasons; they must map without conversion.
-export const adapterReasonsFit = (reason: UpstreamErrorReason): UpstreamFailure.AttemptFailure => reason
+const toApi = (failure: UpstreamError.UpstreamError) => UpstreamError.toApiError(failure, context)
 
-describe("UpstreamFailure policy", () => {
+describe("UpstreamError policy", () => {
   it("gives every reason a status, a fallback class and a health verdict", () => {
-    assert.deepStrictEqual([...UpstreamFailure.reasonTags].sort(), Object.keys(UpstreamFailure.policy).sort())
-    assert.isAtLeast(UpstreamFailure.reasonTags.length, 15)
-    for (const tag of UpstreamFailure.reasonTags) {
-      const entry = UpstreamFailure.policy[tag]
+    assert.deepStrictEqual([...UpstreamError.reasonTags].sort(), Object.keys(UpstreamError.policy).sort())
+    assert.isAtLeast(UpstreamError.reasonTags.length, 15)
+    for (const tag of UpstreamError.reasonTags) {
+      const entry = UpstreamError.policy[tag]
       assert.isDefined(entry, tag)
       assert.include(wireStatuses, entry.status, tag)
       assert.include(FailureClass.literals, entry.failureClass, tag)
@@ -35,13 +36,13 @@ describe("UpstreamFailure policy", () => {
         const failure = yield* fromStatus(status)
         assert.include(wireStatuses, failure.status, String(status))
         assert.include(FailureClass.literals, failure.failureClass)
-        assert.strictEqual(UpstreamFailure.toApiError(failure)._tag, ApiError.fromStatus(failure.status, "")._tag)
+        assert.strictEqual(UpstreamError.toApiError(failure, context)._tag, ApiError.fromStatus(failure.status, "")._tag)
       }
     }))
 })
 
-describe("UpstreamFailure.fromResponse", () => {
-  const cases: ReadonlyArray<readonly [status: number, body: string, reason: UpstreamFailure.ReasonTag, status: number, cls: FailureClass]> = [
+describe("UpstreamAnswer.fromResponse", () => {
+  const cases: ReadonlyArray<readonly [status: number, body: string, reason: UpstreamError.ReasonTag, status: number, cls: FailureClass]> = [
     [429, `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`, "RateLimited", 429, "next_provider"],
     [429, `{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}`, "QuotaExhausted", 502, "next_provider"],
     [402, `{"message":"Payment required"}`, "QuotaExhausted", 502, "next_provider"],
@@ -76,81 +77,90 @@ describe("UpstreamFailure.fromResponse", () => {
     Effect.gen(function*() {
       yield* TestClock.setTime(Date.parse("2025-01-01T00:00:00Z"))
       const seconds = yield* fromStatus(429, "", { "Retry-After": "7" })
-      assert.strictEqual((seconds.reason as UpstreamFailure.RateLimited).retry_after_ms, 7000)
+      assert.strictEqual((seconds.reason as UpstreamError.RateLimited).retry_after_ms, 7000)
       const ms = yield* fromStatus(429, "", { "retry-after-ms": "250", "retry-after": "9" })
-      assert.strictEqual((ms.reason as UpstreamFailure.RateLimited).retry_after_ms, 250)
+      assert.strictEqual((ms.reason as UpstreamError.RateLimited).retry_after_ms, 250)
       const date = yield* fromStatus(503, "", { "retry-after": "Wed, 01 Jan 2025 00:00:30 GMT" })
-      assert.strictEqual((date.reason as UpstreamFailure.Unavailable).retry_after_ms, 30_000)
+      assert.strictEqual((date.reason as UpstreamError.Unavailable).retry_after_ms, 30_000)
       const reset = yield* fromStatus(429, "", { "x-ratelimit-reset-requests": "1m30s" })
-      assert.strictEqual((reset.reason as UpstreamFailure.RateLimited).retry_after_ms, 90_000)
+      assert.strictEqual((reset.reason as UpstreamError.RateLimited).retry_after_ms, 90_000)
       assert.include(seconds.message, "retry after 7s")
     }))
-
-  it("parses rate-limit headers", () => {
-    assert.deepStrictEqual(UpstreamFailure.parseRateLimitHeaders({
-      "x-ratelimit-limit-requests": "3000",
-      "x-ratelimit-remaining-requests": "2999",
-      "x-ratelimit-reset-requests": "20ms",
-      "x-ratelimit-reset-tokens": "6m0s"
-    }, 0), { limit_requests: "3000", remaining_requests: 2999, reset_requests_ms: 20, reset_tokens_ms: 360_000 })
-    assert.deepStrictEqual(UpstreamFailure.parseRateLimitHeaders({ "retry-after": "soon" }, 0), {})
-  })
 })
 
-describe("UpstreamFailure.fromAttempt", () => {
-  it("maps every adapter report", () => {
-    const reasons: ReadonlyArray<readonly [UpstreamErrorReason, UpstreamFailure.ReasonTag]> = [
-      [{ _tag: "HttpStatus", status: 429, body: "", retryAfterMs: 1500 }, "RateLimited"],
-      [{ _tag: "HttpStatus", status: 400, body: `{"message":"bad input_type"}` }, "InvalidRequest"],
-      [{ _tag: "HttpStatus", status: 429, body: "", code: "RESOURCE_EXHAUSTED", message: "billing account has no credit" }, "QuotaExhausted"],
-      [{ _tag: "Timeout", timeoutMs: 30_000 }, "Timeout"],
-      [{ _tag: "Unreachable", detail: "ECONNREFUSED" }, "Unreachable"],
-      [{ _tag: "ConnectionReset", detail: "socket hang up" }, "ConnectionLost"],
-      [{ _tag: "InvalidResponse", detail: "expected 2 vectors, got 1" }, "InvalidResponse"],
-      [{ _tag: "WidthMismatch", expected: 256, got: 1536 }, "InvalidResponse"],
-      [{ _tag: "UnsupportedInput", detail: "token ids" }, "UnsupportedInput"]
+describe("UpstreamError constructors", () => {
+  it("give the reasons adapters report without a status", () => {
+    const reasons: ReadonlyArray<readonly [UpstreamError.UpstreamError, UpstreamError.ReasonTag]> = [
+      [UpstreamError.timeout(30_000), "Timeout"],
+      [UpstreamError.unreachable("ECONNREFUSED"), "Unreachable"],
+      [UpstreamError.connectionLost("socket hang up"), "ConnectionLost"],
+      [UpstreamError.invalidResponse("expected 2 vectors, got 1"), "InvalidResponse"],
+      [UpstreamError.widthMismatch(256, 1536), "InvalidResponse"],
+      [UpstreamError.unsupportedInput("token ids"), "UnsupportedInput"]
     ]
-    for (const [report, tag] of reasons) {
-      const failure = UpstreamFailure.fromAttempt(report, context)
-      assert.strictEqual(failure.reason._tag, tag, report._tag)
-    }
-    const width = UpstreamFailure.fromAttempt({ _tag: "WidthMismatch", expected: 256, got: 1536 }, context)
+    for (const [error, tag] of reasons) assert.strictEqual(error.reason._tag, tag, tag)
+    const width = UpstreamError.toApiError(UpstreamError.widthMismatch(256, 1536), context)
     assert.include(width.message, "expected vectors of 256 dimensions, got 1536")
-    assert.strictEqual(width.status, 502)
-    const parsed = UpstreamFailure.fromAttempt({ _tag: "HttpStatus", status: 400, body: `{"message":"bad input_type"}` }, context)
-    assert.strictEqual((parsed.reason as UpstreamFailure.InvalidRequest).provider_message, "bad input_type")
-    assert.strictEqual(
-      UpstreamFailure.fromAttempt({ _tag: "HttpStatus", status: 429, body: "", retryAfterMs: 1500 }, context).failureClass,
-      "next_provider"
-    )
+    assert.strictEqual(UpstreamError.widthMismatch(256, 1536).status, 502)
+  })
+
+  it("every reason is plain data that survives encoding and has a message", () => {
+    const codec = Schema.toCodecJson(UpstreamError.UpstreamError)
+    const errors = [
+      UpstreamAnswer.fromResponse({ status: 429, headers: { "retry-after": "1" }, body: `{"error":{"message":"slow down"}}` }, 0),
+      UpstreamError.timeout(300),
+      UpstreamError.unreachable("connect ECONNREFUSED 127.0.0.1:1"),
+      UpstreamError.connectionLost("other side closed"),
+      UpstreamError.widthMismatch(8, 12),
+      UpstreamError.unsupportedInput("Cohere does not accept token ids")
+    ]
+    for (const error of errors) {
+      const json = JSON.parse(JSON.stringify(Schema.encodeSync(codec)(error)))
+      assert.deepStrictEqual(Schema.decodeUnknownSync(codec)(json).reason, error.reason)
+      assert.isAbove(error.message.length, 0)
+    }
+    assert.strictEqual(errors[0]!.message, `Provider "upstream" is rate limiting requests; retry after 1s`)
+  })
+
+  it("reads a status answer's body when it is one of the known shapes", () => {
+    const parsed = UpstreamAnswer.fromResponse({ status: 400, headers: {}, body: `{"message":"bad input_type"}` }, 0)
+    assert.strictEqual(parsed.reason._tag, "InvalidRequest")
+    assert.strictEqual((parsed.reason as UpstreamError.InvalidRequest).provider_message, "bad input_type")
+    const quota = UpstreamAnswer.fromResponse({
+      status: 429,
+      headers: {},
+      body: JSON.stringify({ error: { code: 429, status: "RESOURCE_EXHAUSTED", message: "billing account has no credit" } })
+    }, 0)
+    assert.strictEqual(quota.reason._tag, "QuotaExhausted")
+    assert.strictEqual(UpstreamAnswer.fromResponse({ status: 429, headers: { "retry-after-ms": "1500" }, body: "" }, 0).failureClass, "next_provider")
   })
 })
 
-describe("UpstreamFailure.toApiError", () => {
+describe("UpstreamError.toApiError", () => {
   it.effect("answers with the reason's status and never leaks credentials", () =>
     Effect.gen(function*() {
-      const auth = UpstreamFailure.toApiError(yield* fromStatus(401, `{"error":{"message":"Incorrect API key provided: sk-proj-abcdef123456"}}`))
+      const auth = toApi(yield* fromStatus(401, `{"error":{"message":"Incorrect API key provided: sk-proj-abcdef123456"}}`))
       assert.strictEqual(auth._tag, "BadGateway")
       assert.notInclude(JSON.stringify(auth), "sk-proj")
       assert.isUndefined(auth.metadata?.raw)
-      const bad = UpstreamFailure.toApiError(
+      const bad = toApi(
         yield* fromStatus(400, `{"error":{"message":"invalid input for key sk-live-1234567890abc and Bearer abc.def"}}`)
       )
       assert.strictEqual(bad._tag, "BadRequest")
       assert.notInclude(bad.message, "sk-live-1234567890abc")
       assert.notInclude(bad.message, "abc.def")
       assert.deepInclude(bad.metadata, { provider_name: "openai", reason: "InvalidRequest", upstream_status: 400 })
-      const limited = UpstreamFailure.toApiError(yield* fromStatus(429, "", { "retry-after": "2" }))
+      const limited = toApi(yield* fromStatus(429, "", { "retry-after": "2" }))
       assert.strictEqual(limited._tag, "TooManyRequests")
       assert.strictEqual(limited.metadata?.retry_after_ms, 2000)
-      assert.strictEqual(UpstreamFailure.toApiError(yield* fromStatus(524)).metadata?.reason, "Timeout")
-      assert.strictEqual(UpstreamFailure.toApiError(yield* fromStatus(529))._tag, "UpstreamOverloaded")
+      assert.strictEqual(toApi(yield* fromStatus(524)).metadata?.reason, "Timeout")
+      assert.strictEqual(toApi(yield* fromStatus(529))._tag, "UpstreamOverloaded")
     }))
 
   it("redacts anything shaped like a credential", () => {
     fc.assert(fc.property(fc.stringMatching(/^[A-Za-z0-9]{12,30}$/), (secret) => {
       const text = `failed: api_key=${secret} auth Bearer ${secret} key sk-${secret} AIza${secret}`
-      return !UpstreamFailure.safeMessage(text).includes(secret)
+      return !UpstreamError.safeMessage(text).includes(secret)
     }))
   })
 })
