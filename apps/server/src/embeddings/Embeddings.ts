@@ -1,6 +1,6 @@
 import type { CallerShape } from "@switchyard/core/api/Authorization"
 import * as Cost from "@switchyard/core/catalog/Cost"
-import { type ApiError, type NotFound, RequestTimeout } from "@switchyard/core/errors/ApiError"
+import { type EmbeddingsError, RequestTimedOut, type RoutingError } from "@switchyard/core/errors/EmbeddingsError"
 import type * as RoutePlan from "@switchyard/core/routing/RoutePlan"
 import type * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest"
 import { Accounting } from "@switchyard/core/store/Accounting"
@@ -34,19 +34,20 @@ export const EmbeddingsConfig = Config.all({
 
 /**
  * Embeddings end to end: prepare (plan the route, find the worst case), reserve it, run the
- * plan's attempts, settle the actual cost.
+ * plan's attempts, settle the actual cost. Failures are facts (`EmbeddingsError`); the route
+ * gives them their status.
  */
 export class Embeddings extends Context.Service<Embeddings, {
   readonly create: (
     caller: CallerShape,
     request: EmbeddingRequest.EmbeddingRequest,
     options: Preparation.CallOptions
-  ) => Effect.Effect<Settlement.Served, ApiError>
+  ) => Effect.Effect<Settlement.Served, EmbeddingsError>
   readonly dryRun: (
     caller: CallerShape,
     request: EmbeddingRequest.EmbeddingRequest,
     options: Preparation.CallOptions
-  ) => Effect.Effect<DryRun, NotFound>
+  ) => Effect.Effect<DryRun, RoutingError>
 }>()("@switchyard/server/embeddings/Embeddings") {
   static readonly layer = Layer.effect(
     Embeddings,
@@ -77,8 +78,7 @@ export class Embeddings extends Context.Service<Embeddings, {
       }
 
       const timeLimit = Duration.millis(config.requestTimeoutMs)
-      const timedOut = () =>
-        Effect.fail(new RequestTimeout({ message: `The request did not finish within ${config.requestTimeoutMs} ms` }))
+      const timedOut = () => Effect.fail(new RequestTimedOut({ timeoutMs: config.requestTimeoutMs }))
 
       const create = Effect.fn("Embeddings.create")(function*(
         caller: CallerShape,
@@ -93,7 +93,6 @@ export class Embeddings extends Context.Service<Embeddings, {
           byok: prepared.attempts.every((a) => a.byok)
         })
         const outcome = yield* Fallback.run(prepared.attempts, attempt(request, prepared), observe(caller)).pipe(
-          Effect.mapError(Fallback.failedToApiError),
           Effect.timeoutOrElse({ duration: timeLimit, orElse: timedOut }),
           Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : accounting.release(reservation))
         )

@@ -4,6 +4,7 @@ import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import * as ModelListing from "@switchyard/core/catalog/ModelListing"
 import * as Money from "@switchyard/core/catalog/Money"
 import { BadRequest, Forbidden } from "@switchyard/core/errors/ApiError"
+import * as EmbeddingsError from "@switchyard/core/errors/EmbeddingsError"
 import type { RoutePlan } from "@switchyard/core"
 import type { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
 import * as EmbeddingRequestSchema from "@switchyard/core/schema/EmbeddingRequest"
@@ -74,7 +75,7 @@ const serveWith = (embeddings: Embeddings["Service"], broadcast: Broadcast["Serv
     const caller = yield* requireStandardKey
     const { options, explain, sessionId } = yield* requestOptions(payload, headers)
     return yield* Effect.gen(function*() {
-      const served = yield* embeddings.create(caller, payload, options)
+      const served = yield* embeddings.create(caller, payload, options).pipe(Effect.mapError(EmbeddingsError.toApiError))
       broadcast.publish({ request: payload, served, caller, sessionId })
       yield* Effect.logDebug("embeddings served").pipe(Effect.annotateLogs({
         generation_id: served.id,
@@ -181,7 +182,7 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
         Effect.gen(function*() {
           const caller = yield* requireStandardKey
           const { options } = yield* requestOptions(payload, (yield* HttpServerRequest.HttpServerRequest).headers)
-          const dry = yield* embeddings.dryRun(caller, payload, options)
+          const dry = yield* embeddings.dryRun(caller, payload, options).pipe(Effect.mapError(EmbeddingsError.routingToApiError))
           return {
             object: "embeddings.plan" as const,
             model: dry.plan.model,
