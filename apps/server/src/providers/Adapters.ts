@@ -1,6 +1,6 @@
 import type { EmbeddingProvider } from "@switchyard/core"
 import type * as Catalog from "@switchyard/core/catalog/Catalog"
-import { Config, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Context, Effect, Layer, type Redacted, Schema } from "effect"
 import * as Cohere from "./Cohere.ts"
 import * as Gemini from "./Gemini.ts"
 import * as Local from "./Local.ts"
@@ -52,14 +52,6 @@ export interface ProviderAccess {
   readonly headers?: Readonly<Record<string, string>> | null | undefined
 }
 
-export const apiKeyOf = (apiKeyEnv: string | null | undefined) =>
-  apiKeyEnv === undefined || apiKeyEnv === null || apiKeyEnv === ""
-    ? Effect.succeed(Option.none<Redacted.Redacted<string>>())
-    : Config.option(Config.Redacted(apiKeyEnv)).pipe(
-      Effect.map(Option.filter((key: Redacted.Redacted<string>) => Redacted.value(key) !== "")),
-      Effect.orElseSucceed(() => Option.none<Redacted.Redacted<string>>())
-    )
-
 /**
  * How to reach a provider with a credential already in hand.
  */
@@ -73,12 +65,4 @@ export const connectionOf = (
   ...(provider.headers ? { headers: provider.headers } : {}),
   ...(provider.dialect !== undefined ? { dialect: provider.dialect } : {}),
   timeoutMs
-})
-
-export const connectionFor = Effect.fnUntraced(function*(
-  provider: ProviderAccess,
-  options: { readonly timeoutMs: number }
-) {
-  const apiKey = yield* apiKeyOf(provider.api_key_env)
-  return connectionOf(provider, Option.getOrUndefined(apiKey), options.timeoutMs)
 })

@@ -31,10 +31,3 @@ export const FailureClass = Schema.Literals(["next_provider", "stop"])
  * @since 0.1.0
  */
 export type FailureClass = typeof FailureClass.Type
-
-/**
- * Whether the plan should move on to its next endpoint.
- *
- * @since 0.1.0
- */
-export const triesNextProvider = (failureClass: FailureClass): boolean => failureClass === "next_provider"

@@ -165,15 +165,6 @@ export type Reason = typeof Reason.Type
 export type ReasonTag = Reason["_tag"]
 
 /**
- * The tags of every reason, read off {@link Reason}.
- *
- * @since 0.1.0
- */
-export const reasonTags: ReadonlyArray<ReasonTag> = Reason.members.map(
-  (member) => (member as unknown as { readonly identifier: ReasonTag }).identifier
-)
-
-/**
  * The HTTP statuses a failure can be answered with.
  *
  * @since 0.1.0
@@ -235,14 +226,6 @@ const redact = (text: string): string =>
     .replace(/\bBearer\s+\S+/giu, "Bearer [redacted]")
     .replace(/\b(api[_-]?key|token|secret|password)(["']?\s*[:=]\s*["']?)[^\s"',}]+/giu, "$1$2[redacted]")
     .slice(0, 500)
-
-/**
- * The upstream message as it may be shown to the caller: credential-shaped substrings
- * redacted, at most 500 characters.
- *
- * @since 0.1.0
- */
-export const safeMessage = redact
 
 /**
  * Which endpoint an attempt was made at.

@@ -19,9 +19,10 @@ const toApi = (failure: UpstreamError.UpstreamError) => UpstreamError.toApiError
 
 describe("UpstreamError policy", () => {
   it("gives every reason a status, a fallback class and a health verdict", () => {
-    assert.deepStrictEqual([...UpstreamError.reasonTags].sort(), Object.keys(UpstreamError.policy).sort())
-    assert.isAtLeast(UpstreamError.reasonTags.length, 15)
-    for (const tag of UpstreamError.reasonTags) {
+    const reasonTags = UpstreamError.Reason.members.map((member) => (member as unknown as { readonly identifier: UpstreamError.ReasonTag }).identifier)
+    assert.deepStrictEqual([...reasonTags].sort(), Object.keys(UpstreamError.policy).sort())
+    assert.isAtLeast(reasonTags.length, 15)
+    for (const tag of reasonTags) {
       const entry = UpstreamError.policy[tag]
       assert.isDefined(entry, tag)
       assert.include(wireStatuses, entry.status, tag)
@@ -160,7 +161,9 @@ describe("UpstreamError.toApiError", () => {
   it("redacts anything shaped like a credential", () => {
     fc.assert(fc.property(fc.stringMatching(/^[A-Za-z0-9]{12,30}$/), (secret) => {
       const text = `failed: api_key=${secret} auth Bearer ${secret} key sk-${secret} AIza${secret}`
-      return !UpstreamError.safeMessage(text).includes(secret)
+      const refused = UpstreamAnswer.fromResponse({ status: 400, headers: {}, body: JSON.stringify({ error: { message: text } }) }, 0)
+      const answer = toApi(refused)
+      return !answer.message.includes(secret) && !JSON.stringify(answer.metadata).includes(secret)
     }))
   })
 })
