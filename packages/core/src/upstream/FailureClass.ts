@@ -4,7 +4,7 @@
  *
  * **Details**
  *
- * This vocabulary is deliberately separate from the failure's `reason` (see `UpstreamFailure`),
+ * This vocabulary is deliberately separate from the failure's `reason` (see `UpstreamError`),
  * following Bifrost's `FailureClass`: the reason says what happened and decides the HTTP status
  * and the metrics label; the class drives fallback. They usually agree, but not always: a 400
  * saying "input too long for this model's context" and a 400 saying "input must not be empty"
