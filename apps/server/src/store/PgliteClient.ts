@@ -6,6 +6,8 @@ import { Reactivity } from "effect/reactivity"
 import { SqlClient } from "effect/sql"
 import type { SqlConnection } from "effect/sql"
 import * as SqlError from "effect/sql/SqlError"
+import * as PgliteDurabilitySettings from "./PgliteDurability.ts"
+import { PgliteDurability } from "./PgliteDurability.ts"
 import * as PgliteInit from "./PgliteInit.ts"
 import * as PgliteWasm from "./PgliteWasm.ts"
 import * as PgliteWire from "./PgliteWire.ts"
@@ -68,12 +70,13 @@ const staleStatement = new Set(["0A000", "26000"])
  * from `query`.
  *
  * Callers run one statement at a time (the client's semaphore); that is what makes the shared
- * writer, collector and named statements safe. PGlite's filesystems used here (Node files, memory)
- * write through, so no explicit sync after a statement is needed (PGlite's own sync is a no-op
- * for them).
+ * writer, collector and named statements safe. On a data directory, every batch's answer is read
+ * only after what it committed is on disk (`PgliteDurability`); PGlite's own `syncToFs` is a
+ * no-op for its Node filesystem and is not called.
  */
 class Session {
   private readonly pglite: PGlite
+  private readonly durability: PgliteDurability | undefined
   private readonly writer = new PgliteWire.Writer()
   private readonly collector = new PgliteWire.Collector()
   /** Prepared statements by SQL text, least recently used first. */
@@ -82,13 +85,16 @@ class Session {
   private readonly closing: Array<string> = []
   private counter = 0
 
-  constructor(pglite: PGlite) {
+  constructor(pglite: PGlite, durability: PgliteDurability | undefined) {
     this.pglite = pglite
+    this.durability = durability
   }
 
   private async send(batch: Uint8Array): Promise<PgliteWire.Reader> {
     await this.pglite.execProtocolRawStream(batch, { syncToFs: false, onRawData: this.collector.onRawData })
-    return this.collector.take()
+    const reader = this.collector.take()
+    if (this.durability !== undefined) await this.durability.flush()
+    return reader
   }
 
   /** Reads a batch's answer; rows are parsed against `fields` unless a RowDescription comes. */
@@ -243,9 +249,9 @@ class Session {
 class Connection implements SqlConnection.Connection {
   readonly pglite: PGlite
   private readonly session: Session
-  constructor(pglite: PGlite) {
+  constructor(pglite: PGlite, durability: PgliteDurability | undefined) {
     this.pglite = pglite
-    this.session = new Session(pglite)
+    this.session = new Session(pglite, durability)
   }
   private rows(operation: string, sql: string, params: ReadonlyArray<unknown>, prepare = true) {
     return Effect.tryPromise({
@@ -294,6 +300,12 @@ export interface PgliteOptions {
    * of ~790 MB (the tier-up burst), ~90 MB less peak under load, ~50 % more CPU per request.
    */
   readonly baselineCode?: boolean
+  /**
+   * Commits are on disk before their answer is read (default `true`; `PgliteDurability`). `false`
+   * is PGlite's own behaviour: a commit reaches the operating system but not the disk, so a power
+   * loss can lose the last commits. Only a data directory has a disk to sync.
+   */
+  readonly fsync?: boolean
 }
 
 /**
@@ -313,21 +325,28 @@ export const make = (
           if (dataDir !== undefined) await PgliteInit.ensureDataDir(dataDir)
           // PGlite's default 128 MB of shared buffers is most of its memory; the gateway's working
           // set (keys, holds, recent ledger) is a few MB. 16 MB: about 110 MB less RSS.
-          const settings = { postgresqlconf: ["shared_buffers=16MB"] }
+          const durable = dataDir !== undefined && options.fsync !== false
+          const settings = durable
+            ? {
+              postgresqlconf: ["shared_buffers=16MB", ...PgliteDurabilitySettings.settings],
+              startParams: PgliteDurabilitySettings.startParams(PGlite.defaultStartParams)
+            }
+            : { postgresqlconf: ["shared_buffers=16MB"] }
           const open = async () => {
             const db = dataDir === undefined ? new PGlite(settings) : new PGlite(dataDir, settings)
             await db.waitReady
             return db
           }
           // Baseline WebAssembly code on request: less memory, more CPU (PgliteWasm.ts).
-          return await (options.baselineCode === true ? PgliteWasm.withBaselineCode(open) : open())
+          const db = await (options.baselineCode === true ? PgliteWasm.withBaselineCode(open) : open())
+          return { db, durability: durable ? PgliteDurability.install(db) : undefined }
         },
         catch: errorFrom("connect")
       }),
-      (db) => Effect.promise(() => db.close()).pipe(Effect.timeoutOption(5000), Effect.ignore)
+      ({ db }) => Effect.promise(() => db.close()).pipe(Effect.timeoutOption(5000), Effect.ignore)
     )
     const acquirers = SqlClient.makeSqliteAcquirers({
-      connection: Effect.succeed(new Connection(pglite)),
+      connection: Effect.succeed(new Connection(pglite.db, pglite.durability)),
       semaphore: Semaphore.makeUnsafe(1)
     })
     return yield* SqlClient.make({
