@@ -69,6 +69,10 @@ const staleStatement = new Set(["0A000", "26000"])
  * are serialised and parsed with PGlite's own per-type functions, so rows come back exactly as
  * from `query`.
  *
+ * Kept over the maintained alternatives because it is several times cheaper per statement: the
+ * proof is `bench/src/pgliteProtocol.ts` (`pnpm --filter @switchyard/bench pglite-protocol`), its
+ * figures are in docs/decisions.md ("PGlite protocol").
+ *
  * Callers run one statement at a time (the client's semaphore); that is what makes the shared
  * writer, collector and named statements safe. On a data directory, every batch's answer is read
  * only after what it committed is on disk (`PgliteDurability`); PGlite's own `syncToFs` is a
