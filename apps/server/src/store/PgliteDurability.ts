@@ -1,4 +1,5 @@
 import type { PGlite } from "@electric-sql/pglite"
+import { Context } from "effect"
 import * as Fs from "node:fs"
 
 /**
@@ -27,6 +28,13 @@ import * as Fs from "node:fs"
  * - A file Postgres closes with a noted or in-flight flush is synced at once before it is closed,
  *   so a descriptor is never flushed after it was reused.
  */
+
+/**
+ * Set to `true` around a statement whose answer may leave before its commit is on disk: what it
+ * wrote is worthless after a power loss (a hold dies with its process). It still reaches the disk
+ * with the next flush. Statements that committed nothing never wait. No effect on PostgreSQL.
+ */
+export const NoDiskWait = Context.Reference<boolean>("switchyard/store/NoDiskWait", { defaultValue: () => false })
 
 /** Where PGlite mounts the data directory inside its filesystem. */
 const walPrefix = "/pglite/data/pg_wal/"
@@ -59,6 +67,8 @@ export class PgliteDurability {
   private running: Promise<void> | undefined
   /** Disk flushes of WAL done so far (one per `flush` that found commits to flush). */
   flushes = 0
+  /** Commits noted so far: a statement that did not change it committed nothing. */
+  commits = 0
 
   /** Gives PGlite's Node filesystem its fsync (see the module's description). */
   static install(pglite: PGlite): PgliteDurability {
@@ -68,6 +78,7 @@ export class PgliteDurability {
     ops.fsync = (stream) => {
       if (stream.path.startsWith(walPrefix)) {
         durability.noted.add(stream.nfd)
+        durability.commits++
         return 0
       }
       durability.flushNow()
