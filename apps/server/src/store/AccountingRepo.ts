@@ -53,7 +53,8 @@ export interface AccountingOptions {
   readonly process?: GatewayProcesses.GatewayProcessOptions
   /**
    * Group commit (`layer` only): concurrent operations share one statement. Default on, with
-   * one batch in flight on PGlite and four on PostgreSQL; `false` sends each on its own.
+   * two batches in flight on PGlite (one runs while the other's commit is flushed) and four on
+   * PostgreSQL; `false` sends each on its own.
    */
   readonly groupCommit?: Partial<GroupCommit.GroupCommitOptions> | false
   /** Where operations go; `layer` passes the group commit queue. Default: one statement each. */
@@ -261,7 +262,8 @@ export const layerWith = (options: AccountingOptions) =>
       const sql = yield* SqlClient.SqlClient
       const owner = yield* GatewayProcesses.register(options.process)
       const submit = options.groupCommit === false ? undefined : yield* GroupCommit.make(sql, single(sql), {
-        workers: options.groupCommit?.workers ?? (sql.driver === "pglite" ? 1 : 4),
+        // Two on PGlite: one batch runs while the previous one's commit is flushed to disk.
+        workers: options.groupCommit?.workers ?? (sql.driver === "pglite" ? 2 : 4),
         maxBatch: options.groupCommit?.maxBatch ?? 32
       })
       return yield* make({ ...options, owner, ...(submit === undefined ? {} : { submit }) })

@@ -51,6 +51,13 @@ const pgliteTemplate = () =>
     return dir
   })()
 
+/** A new PGlite data directory (a copy of the initialised template) under a temporary directory. */
+export const freshPgliteDir = async (prefix: string): Promise<string> => {
+  const dir = NodePath.join(tempDir(prefix), "pglite")
+  Fs.cpSync(await pgliteTemplate(), dir, { recursive: true })
+  return dir
+}
+
 /**
  * Starts the real gateway on 127.0.0.1 (a free port) with its own store and known bootstrap keys.
  */
