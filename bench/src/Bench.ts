@@ -229,6 +229,14 @@ export const run = async (options: BenchOptions): Promise<Report.Report> => {
   let failed = true
   try {
     await startAll(options, targets, started)
+    // Idle after start: every process started and quiet, before any request.
+    await quiesce(started.children.map((c) => c.pid))
+    const idleRssMb: Partial<Record<TargetId, number>> = {}
+    for (const target of ["switchyard", "switchyard-pg"] as const) {
+      const pid = started.pids[target]
+      if (pid !== undefined) idleRssMb[target] = ProcStats.rssBytes(pid) / 2 ** 20
+    }
+    options.log(`idle RSS after start: ${Object.entries(idleRssMb).map(([t, mb]) => `${t} ${mb.toFixed(0)} MB`).join(", ")}`)
     const samples: Array<Report.Sample> = []
     const summaries: Array<Report.CellSummary> = []
     let peakPerCell = true
@@ -299,7 +307,8 @@ export const run = async (options: BenchOptions): Promise<Report.Report> => {
         peakRssPerCell: peakPerCell
       },
       cells: summaries,
-      checks: Report.checks(summaries, samples),
+      idleRssMb,
+      checks: Report.checks(summaries, samples, idleRssMb),
       samples
     }
   } finally {

@@ -266,7 +266,7 @@ export const startSwitchyard = async (options: {
   const child = spawnNode({ name: options.name, port, args: [...switchyardStartFlags(), ...profile, options.main ?? switchyardMain], env, logDir: options.logDir })
   const base = `http://127.0.0.1:${port}/api/v1`
   try {
-    await waitReady(child, async () => (await fetch(`${base}/openapi.json`, { signal: AbortSignal.timeout(2_000) })).ok, 120_000)
+    await waitReady(child, async () => (await fetch(`${base}/openapi.json`, { signal: AbortSignal.timeout(2_000) })).ok, 300_000)
     const granted = await fetch(`${base}/credits`, {
       method: "POST",
       headers: { authorization: `Bearer ${managementKey}`, "content-type": "application/json" },

@@ -41,10 +41,13 @@ describe("Report", () => {
     assert.deepStrictEqual(sy.vsFloor, { median: 0.5, min: 0.1, max: 0.75 })
     assert.deepStrictEqual(sy.addedP50, { median: 2, min: 2, max: 8 })
     assert.deepStrictEqual(sy.rps, { median: 300, min: 100, max: 400 })
-    const checks = Report.checks([cell], samples)
-    const c16 = checks.find((c) => c.id === "small-c16-vs-floor")!
+    const checks = Report.checks([cell], samples, { switchyard: 210 })
+    const c16 = checks.find((c) => c.id === "small-c16-vsFloor-switchyard")!
     assert.strictEqual(c16.value, 0.5)
     assert.isTrue(c16.holds)
+    const idle = checks.find((c) => c.id === "idle-rss-switchyard")!
+    assert.strictEqual(idle.value, 210)
+    assert.isFalse(idle.holds)
   })
 
   it("says a target was not measured rather than inventing a value", () => {
@@ -53,7 +56,7 @@ describe("Report", () => {
       { ...sample("floor", 0, 90, 0.9), cell: "small-c1" },
       { ...sample("switchyard", 0, 50, 2), cell: "small-c1" }
     ], {}, [])
-    const check = Report.checks([cell], []).find((c) => c.id === "small-c1-added-p50")!
+    const check = Report.checks([cell], []).find((c) => c.id === "small-c1-added-p50-switchyard")!
     assert.isUndefined(check.value)
     assert.isUndefined(check.holds)
     assert.include(Report.checksTable([check]), "not measured")
@@ -136,7 +139,7 @@ describe("pnpm bench", () => {
       const runs = report.samples.filter((s) => s.target === "switchyard")
       assert.strictEqual(runs.length, 2)
       assert.isAbove(runs.reduce((n, s) => n + s.okTotal, 0), 0)
-      assert.includeMembers(report.checks.map((c) => c.id), ["small-c1-added-p50", "base64-c16-vs-floor", "peak-rss"])
+      assert.includeMembers(report.checks.map((c) => c.id), ["small-c1-added-p50-switchyard", "peak-rss-switchyard", "idle-rss-switchyard"])
       const markdown = Fs.readFileSync(NodePath.join(out, "latest.md"), "utf8")
       assert.include(markdown, "| target | req/s (min–max) |")
       assert.include(output, "## Targets")

@@ -17,6 +17,7 @@ import { ByokHandlers } from "./handlers/Byok.ts"
 import { CreditsHandlers } from "./handlers/Credits.ts"
 import { EmbeddingsHandlers } from "./handlers/Embeddings.ts"
 import { KeysHandlers } from "./handlers/Keys.ts"
+import { ModelsHandlers } from "./handlers/Models.ts"
 import { SystemHandlers } from "./handlers/System.ts"
 import * as AuthorizationLive from "./http/AuthorizationLive.ts"
 import * as ClientErrors from "./http/ClientErrors.ts"
@@ -24,6 +25,9 @@ import * as Policies from "./http/Policies.ts"
 import * as RateLimit from "./http/RateLimit.ts"
 import * as SchemaErrorsLive from "./http/SchemaErrorsLive.ts"
 import * as InternsLive from "./interns/InternsLive.ts"
+import * as AccessLog from "./observability/AccessLog.ts"
+import { GatewayMetrics } from "./observability/GatewayMetrics.ts"
+import * as MetricsEndpoint from "./observability/MetricsEndpoint.ts"
 import * as AccountingRepo from "./store/AccountingRepo.ts"
 import * as ApiKeyRepo from "./store/ApiKeyRepo.ts"
 import * as ByokRepo from "./store/ByokRepo.ts"
@@ -52,7 +56,7 @@ const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Broadcast.layer).pipe(
   Layer.provide(NodeHttpClient.layerUndici)
 )
 
-const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive.layer, EmbeddingsHandlers).pipe(
+const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive.layer, EmbeddingsHandlers, ModelsHandlers).pipe(
   Layer.provide(EmbeddingsLive)
 )
 
@@ -73,9 +77,12 @@ export const Routes = Layer.unwrap(Effect.gen(function*() {
       Layer.provide(Handlers),
       Layer.provide([AuthorizationLive.layer, SchemaErrorsLive.layer])
     ),
-    Policies.layer({ maxBodyBytes: config.maxBodyBytes })
+    MetricsEndpoint.layer,
+    // The access log goes in first, so it wraps the policies and sees their refusals too.
+    Policies.layer({ maxBodyBytes: config.maxBodyBytes }).pipe(Layer.provide(AccessLog.layer))
   )
 })).pipe(
+  Layer.provide(GatewayMetrics.layer),
   Layer.provide(Stores),
   Layer.provide(RateLimit.layer),
   Layer.provide(BootstrapLive),

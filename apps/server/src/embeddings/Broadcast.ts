@@ -3,8 +3,8 @@ import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import type { BroadcastDestination } from "@switchyard/core/catalog/Catalog"
 import type { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
 import { knownKeys } from "@switchyard/core/schema/TraceConfig"
-import { Context, Effect, Layer, Queue, Schedule, Semaphore } from "effect"
-import { HttpClient, HttpClientRequest } from "effect/http"
+import { Context, Effect, Layer, Queue, Schedule, Semaphore, Tracer } from "effect"
+import { HttpClient, HttpClientRequest, HttpTraceContext } from "effect/http"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import type { Served } from "./Embeddings.ts"
 
@@ -13,6 +13,8 @@ export interface ServedEvent {
   readonly served: Served
   readonly caller: CallerShape
   readonly sessionId: string | undefined
+  /** The request's span while tracing is on: deliveries continue its trace. */
+  readonly parent?: Tracer.AnySpan | undefined
 }
 
 const maxInFlight = 64
@@ -72,9 +74,23 @@ export class Broadcast extends Context.Service<Broadcast, {
       const queue = yield* Queue.dropping<ServedEvent>(10_000)
       const inFlight = yield* Semaphore.make(maxInFlight)
       const scope = yield* Effect.scope
-      const deliver = (destination: BroadcastDestination, payload: ReturnType<typeof eventOf>) =>
+      // With tracing on, a delivery is a client span of the request's trace: `traceparent` names
+      // it, and its attributes name the destination by origin and path (the HTTP client's own
+      // span would record the whole URL, token included).
+      const deliver = (destination: BroadcastDestination, payload: ReturnType<typeof eventOf>, parent: Tracer.AnySpan | undefined) =>
+        parent === undefined || !parent.sampled
+          ? send(destination, payload, {})
+          : Effect.useSpan("Broadcast.deliver", {
+            kind: "client",
+            parent,
+            attributes: { destination: loggableUrl(destination.url), generation_id: payload.generation_id }
+          }, (span) =>
+            send(destination, payload, span.sampled ? HttpTraceContext.toHeaders(span) : {}).pipe(
+              Effect.provideService(Tracer.DisablePropagation, true)
+            ))
+      const send = (destination: BroadcastDestination, payload: ReturnType<typeof eventOf>, trace: Readonly<Record<string, string>>) =>
         HttpClientRequest.post(destination.url).pipe(
-          HttpClientRequest.setHeaders({ ...destination.headers, "x-switchyard-event-id": payload.generation_id }),
+          HttpClientRequest.setHeaders({ ...destination.headers, ...trace, "x-switchyard-event-id": payload.generation_id }),
           HttpClientRequest.bodyJsonUnsafe(payload),
           client.execute,
           Effect.flatMap((response) => response.status < 300 ? Effect.void : Effect.fail(new Error(`status ${response.status}`))),
@@ -95,7 +111,7 @@ export class Broadcast extends Context.Service<Broadcast, {
         const event = yield* Queue.take(queue)
         yield* Semaphore.take(inFlight, 1)
         const payload = eventOf(event)
-        yield* Effect.forEach(destinations, (d) => deliver(d, payload), { concurrency: "unbounded", discard: true }).pipe(
+        yield* Effect.forEach(destinations, (d) => deliver(d, payload, event.parent), { concurrency: "unbounded", discard: true }).pipe(
           Effect.ensuring(Semaphore.release(inFlight, 1)),
           Effect.forkIn(scope)
         )

@@ -3,18 +3,22 @@ import * as CachePolicy from "@switchyard/core/cache/CachePolicy"
 import { Caller } from "@switchyard/core/api/Authorization"
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import * as ModelListing from "@switchyard/core/catalog/ModelListing"
+import * as ModelName from "@switchyard/core/catalog/ModelName"
 import * as Money from "@switchyard/core/catalog/Money"
-import { BadRequest, Forbidden } from "@switchyard/core/errors/ApiError"
+import { type ApiError, BadRequest, Forbidden } from "@switchyard/core/errors/ApiError"
+import * as EmbeddingsError from "@switchyard/core/errors/EmbeddingsError"
 import type { RoutePlan } from "@switchyard/core"
+import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters"
 import type { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
 import * as EmbeddingRequestSchema from "@switchyard/core/schema/EmbeddingRequest"
-import { Effect, Result } from "effect"
+import { Cause, Effect, Exit, Option, Result, Tracer } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { type CallOptions, Embeddings, type Served } from "../embeddings/Embeddings.ts"
 import { Broadcast } from "../embeddings/Broadcast.ts"
 import * as TraceContext from "../embeddings/TraceContext.ts"
+import * as RequestFacts from "../observability/RequestFacts.ts"
 import { ForwardedVector } from "../providers/VectorEncoding.ts"
 
 const explainHeader = "x-switchyard-explain"
@@ -71,6 +75,29 @@ const requestOptions = (payload: EmbeddingRequest, headers: RequestHeaders) =>
   })
 
 /**
+ * What an embeddings call tells the access log and the metrics: the served generation, or the
+ * model asked for and the attempts that failed.
+ */
+const noteOutcome = (model: string) => (exit: Exit.Exit<Served, ApiError>) => {
+  if (Exit.isSuccess(exit)) {
+    const served = exit.value
+    return RequestFacts.note({
+      generation_id: served.id,
+      model: served.model,
+      provider: served.provider,
+      attempts: served.attempts,
+      tokens: served.totalTokens,
+      cost: creditsFromNanos(served.costNanos),
+      byok: served.isByok
+    })
+  }
+  const error = exit.cause.reasons.find(Cause.isFailReason)?.error
+  const tried = error?.metadata?.attempts
+  const attempts = Array.isArray(tried) ? tried as Served["attempts"] : []
+  return RequestFacts.note({ model, attempts, ...(attempts.length > 0 ? { provider: attempts.at(-1)!.provider } : {}) })
+}
+
+/**
  * An embeddings call from an authenticated caller to the bytes and headers of its answer, given
  * the services it uses once: the one place the route's logic lives, whatever HTTP layer carries it.
  */
@@ -79,8 +106,12 @@ const serveWith = (embeddings: Embeddings["Service"], broadcast: Broadcast["Serv
     const caller = yield* requireStandardKey
     const { options, explain, sessionId } = yield* requestOptions(payload, headers)
     return yield* Effect.gen(function*() {
-      const served = yield* embeddings.create(caller, payload, options)
-      broadcast.publish({ request: payload, served, caller, sessionId })
+      const served = yield* embeddings.create(caller, payload, options).pipe(
+        Effect.mapError(EmbeddingsError.toApiError),
+        Effect.onExit(noteOutcome(payload.model))
+      )
+      const parent = Option.getOrUndefined(yield* Effect.serviceOption(Tracer.ParentSpan))
+      broadcast.publish({ request: payload, served, caller, sessionId, parent })
       yield* Effect.logDebug("embeddings served").pipe(Effect.annotateLogs({
         generation_id: served.id,
         endpoint: served.endpoint,
@@ -140,6 +171,9 @@ const nextItemHead = Buffer.from(`,{"object":"embedding","embedding":`, "latin1"
 const envelope = (served: Served, request: EmbeddingRequest, explain: boolean) => {
   const upstreamCost = Money.toNumber(served.upstreamCostAtto)
   const details = multiModal(request) ? modalityDetails(served) : undefined
+  // Parameters the serving endpoint does not support were left out (require_parameters off).
+  const endpoint = served.plan.attempts.find((c) => c.id === served.endpoint)?.endpoint
+  const ignored = endpoint === undefined ? [] : EndpointParameters.missing(EmbeddingRequestSchema.sentParameters(request), endpoint)
   return {
     model: served.model,
     id: served.id,
@@ -156,13 +190,14 @@ const envelope = (served: Served, request: EmbeddingRequest, explain: boolean) =
       is_byok: served.isByok,
       ...(details === undefined ? {} : { prompt_tokens_details: details })
     },
-    ...(served.vectorSpaceChange !== undefined || explain || served.cache.items > 0
+    ...(served.vectorSpaceChange !== undefined || explain || ignored.length > 0 || served.cache.items > 0
       ? {
         switchyard: {
           ...(served.cache.items > 0
             ? { cache: { status: served.cache.outcome, items: served.cache.items, tokens: served.cache.tokens } }
             : {}),
           ...(served.vectorSpaceChange !== undefined ? { vector_space_change: served.vectorSpaceChange } : {}),
+          ...(ignored.length > 0 ? { ignored_parameters: ignored } : {}),
           ...(explain ? { routing: { ...report(served.plan), tried: served.attempts } } : {})
         }
       }
@@ -179,11 +214,18 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
     const embeddings = yield* Embeddings
     const loaded = yield* CurrentCatalog
     const serve = serveWith(embeddings, yield* Broadcast)
+    // A model named without its vendor becomes the one served model of that name (after the key
+    // check, so a management key still gets its 403 first).
+    const withModel = (payload: EmbeddingRequest) =>
+      requireStandardKey.pipe(
+        Effect.andThen(Effect.fromResult(ModelName.resolve(loaded.catalog, payload.model, (p) => loaded.active.has(p.slug)))),
+        Effect.map((model) => (model === payload.model ? payload : { ...payload, model }))
+      )
     return handlers
       .handle("create", ({ payload }) =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
-          const answer = yield* serve(payload, request.headers)
+          const answer = yield* serve(yield* withModel(payload), request.headers)
           return HttpServerResponse.uint8Array(answer.body, { contentType: "application/json", headers: answer.headers }) as never
         })
       )
@@ -191,7 +233,9 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
         Effect.gen(function*() {
           const caller = yield* requireStandardKey
           const { options } = yield* requestOptions(payload, (yield* HttpServerRequest.HttpServerRequest).headers)
-          const dry = yield* embeddings.dryRun(caller, payload, options)
+          const dry = yield* embeddings.dryRun(caller, yield* withModel(payload), options).pipe(
+            Effect.mapError(EmbeddingsError.routingToApiError)
+          )
           return {
             object: "embeddings.plan" as const,
             model: dry.plan.model,

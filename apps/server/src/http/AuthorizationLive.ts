@@ -3,6 +3,7 @@ import { Unauthorized } from "@switchyard/core/errors/ApiError"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import { Clock, Effect, Layer, Option, Redacted } from "effect"
 import * as KeySecret from "../auth/KeySecret.ts"
+import * as RequestFacts from "../observability/RequestFacts.ts"
 import { KeyRateLimit } from "./RateLimit.ts"
 
 const refuse = (message: string) => Effect.fail(new Unauthorized({ message }))
@@ -31,10 +32,11 @@ export const layer = Layer.effect(
             return yield* refuse("Invalid API key")
           }
           const key = found.value
+          yield* RequestFacts.note({ key: key.hash.slice(0, 12) })
           if (key.disabled) return yield* refuse("This API key is disabled")
           const now = yield* Clock.currentTimeMillis
           if (key.expiresAt !== null && key.expiresAt.getTime() <= now) return yield* refuse("This API key has expired")
-          yield* rateLimit.check(key.hash)
+          yield* rateLimit.check(key.hash).pipe(Effect.tapError(() => RequestFacts.note({ rate_limited: true })))
           return yield* Effect.provideService(httpEffect, Caller, {
             keyId: key.id,
             keyHash: key.hash,

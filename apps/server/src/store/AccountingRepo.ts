@@ -53,7 +53,8 @@ export interface AccountingOptions {
   readonly process?: GatewayProcesses.GatewayProcessOptions
   /**
    * Group commit (`layer` only): concurrent operations share one statement. Default on, with
-   * one batch in flight on PGlite and four on PostgreSQL; `false` sends each on its own.
+   * two batches in flight on PGlite (one runs while the other's commit is flushed) and four on
+   * PostgreSQL; `false` sends each on its own.
    */
   readonly groupCommit?: Partial<GroupCommit.GroupCommitOptions> | false
   /** Where operations go; `layer` passes the group commit queue. Default: one statement each. */
@@ -227,10 +228,12 @@ export const make = (options: AccountingOptions = {}) =>
         yield* sql`INSERT INTO credit_grants (id, workspace_id, amount_nanos, note, granted_by_key_id, created_at)
           VALUES (${Crypto.randomUUID()}, ${request.workspaceId}, ${request.amountNanos.toString()}::bigint, ${request.note},
             ${request.grantedByKeyId}, ${now})`.pipe(Effect.orDie)
-        yield* sql`INSERT INTO credit_accounts (workspace_id, credits_nanos, updated_at)
-          VALUES (${request.workspaceId}, ${request.amountNanos.toString()}::bigint, ${now})
+        // A grant turns the workspace's prepaid credits on (migration `0006_prepaid_credits`).
+        yield* sql`INSERT INTO credit_accounts (workspace_id, credits_nanos, updated_at, prepaid)
+          VALUES (${request.workspaceId}, ${request.amountNanos.toString()}::bigint, ${now}, true)
           ON CONFLICT (workspace_id) DO UPDATE
-            SET credits_nanos = credit_accounts.credits_nanos + EXCLUDED.credits_nanos, updated_at = EXCLUDED.updated_at`.pipe(Effect.orDie)
+            SET credits_nanos = credit_accounts.credits_nanos + EXCLUDED.credits_nanos, updated_at = EXCLUDED.updated_at,
+              prepaid = true`.pipe(Effect.orDie)
       })))
       return yield* credits(request.workspaceId, now)
     })
@@ -259,7 +262,8 @@ export const layerWith = (options: AccountingOptions) =>
       const sql = yield* SqlClient.SqlClient
       const owner = yield* GatewayProcesses.register(options.process)
       const submit = options.groupCommit === false ? undefined : yield* GroupCommit.make(sql, single(sql), {
-        workers: options.groupCommit?.workers ?? (sql.driver === "pglite" ? 1 : 4),
+        // Two on PGlite: one batch runs while the previous one's commit is flushed to disk.
+        workers: options.groupCommit?.workers ?? (sql.driver === "pglite" ? 2 : 4),
         maxBatch: options.groupCommit?.maxBatch ?? 32
       })
       return yield* make({ ...options, owner, ...(submit === undefined ? {} : { submit }) })

@@ -9,24 +9,28 @@ import * as PgliteClient from "./PgliteClient.ts"
  * Which store the process uses: PostgreSQL when `DATABASE_URL` is set, otherwise PGlite under
  * `SWITCHYARD_DATA_DIR` (default `./.switchyard`). `SWITCHYARD_PGLITE_BASELINE_CODE=true` keeps
  * PGlite's WebAssembly on V8's baseline code: less memory, more CPU (see PgliteWasm.ts).
+ * `SWITCHYARD_PGLITE_FSYNC=false` lets PGlite's commits reach the OS but not the disk (see
+ * PgliteDurability.ts); by default they are on disk before their answer.
  */
 export interface StoreChoice {
   readonly kind: "postgres" | "pglite"
   readonly url?: Redacted.Redacted<string>
   readonly dataDir: string
   readonly pgliteBaselineCode?: boolean
+  readonly pgliteFsync?: boolean
 }
 
 export const StoreConfig = Config.all({
   databaseUrl: Config.option(Config.Redacted("DATABASE_URL")),
   dataDir: Config.String("SWITCHYARD_DATA_DIR").pipe(Config.withDefault(".switchyard")),
-  pgliteBaselineCode: Config.Boolean("SWITCHYARD_PGLITE_BASELINE_CODE").pipe(Config.withDefault(false))
+  pgliteBaselineCode: Config.Boolean("SWITCHYARD_PGLITE_BASELINE_CODE").pipe(Config.withDefault(false)),
+  pgliteFsync: Config.Boolean("SWITCHYARD_PGLITE_FSYNC").pipe(Config.withDefault(true))
 }).pipe(
-  Config.map(({ databaseUrl, dataDir, pgliteBaselineCode }): StoreChoice =>
+  Config.map(({ databaseUrl, dataDir, pgliteBaselineCode, pgliteFsync }): StoreChoice =>
     Option.match(databaseUrl, {
-      onNone: () => ({ kind: "pglite", dataDir: NodePath.resolve(dataDir), pgliteBaselineCode }),
+      onNone: () => ({ kind: "pglite", dataDir: NodePath.resolve(dataDir), pgliteBaselineCode, pgliteFsync }),
       onSome: (url) => Redacted.value(url).length === 0
-        ? { kind: "pglite", dataDir: NodePath.resolve(dataDir), pgliteBaselineCode }
+        ? { kind: "pglite", dataDir: NodePath.resolve(dataDir), pgliteBaselineCode, pgliteFsync }
         : { kind: "postgres", url, dataDir: NodePath.resolve(dataDir) }
     })
   )
@@ -36,7 +40,10 @@ const drivers = {
   postgres: (choice: StoreChoice) =>
     PgClient.layer({ url: choice.url!, maxConnections: 16 }) as Layer.Layer<SqlClient.SqlClient, unknown>,
   pglite: (choice: StoreChoice) =>
-    PgliteClient.layer(NodePath.join(choice.dataDir, "pglite"), { baselineCode: choice.pgliteBaselineCode ?? false }) as Layer.Layer<
+    PgliteClient.layer(NodePath.join(choice.dataDir, "pglite"), {
+      baselineCode: choice.pgliteBaselineCode ?? false,
+      fsync: choice.pgliteFsync ?? true
+    }) as Layer.Layer<
       SqlClient.SqlClient,
       unknown
     >

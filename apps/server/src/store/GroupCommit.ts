@@ -20,6 +20,7 @@ import { Deferred, Effect, Exit, Queue } from "effect"
 import type { Scope } from "effect"
 import type { SqlClient } from "effect/sql"
 import type * as SqlError from "effect/sql/SqlError"
+import * as PgliteDurability from "./PgliteDurability.ts"
 
 /** One operation, as `switchyard_batch` reads it (money and times as strings). */
 export type BatchOp =
@@ -57,7 +58,7 @@ interface Pending {
 }
 
 export interface GroupCommitOptions {
-  /** Batches in flight at once; 1 on PGlite (one connection anyway). */
+  /** Batches in flight at once (on PGlite one runs while the others wait for the disk or the connection). */
   readonly workers: number
   /** The most operations in one statement. */
   readonly maxBatch: number
@@ -88,7 +89,16 @@ export const make = (
         discard: true
       })
 
-    const runBatch = (items: ReadonlyArray<Pending>): Effect.Effect<void> => {
+    const runBatch = (items: ReadonlyArray<Pending>): Effect.Effect<void> =>
+      // Only a settlement's answer must wait for the disk (its ledger row is reported); a hold
+      // or a release lost with a power loss is lost with its process too.
+      Effect.provideService(
+        runStatement(items),
+        PgliteDurability.NoDiskWait,
+        items.every((p) => p.op.op !== "settle")
+      )
+
+    const runStatement = (items: ReadonlyArray<Pending>): Effect.Effect<void> => {
       if (items.length === 1) return runEach(items)
       return sql<{ out: string }>`SELECT switchyard_batch(${JSON.stringify(items.map((p) => p.op))}::jsonb)::text AS out`.pipe(
         Effect.exit,

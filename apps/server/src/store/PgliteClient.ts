@@ -6,6 +6,7 @@ import { Reactivity } from "effect/reactivity"
 import { SqlClient } from "effect/sql"
 import type { SqlConnection } from "effect/sql"
 import * as SqlError from "effect/sql/SqlError"
+import * as PgliteDurability from "./PgliteDurability.ts"
 import * as PgliteInit from "./PgliteInit.ts"
 import * as PgliteWasm from "./PgliteWasm.ts"
 import * as PgliteWire from "./PgliteWire.ts"
@@ -67,10 +68,13 @@ const staleStatement = new Set(["0A000", "26000"])
  * are serialised and parsed with PGlite's own per-type functions, so rows come back exactly as
  * from `query`.
  *
+ * Kept over the maintained alternatives because it is several times cheaper per statement: the
+ * proof is `bench/src/pgliteProtocol.ts` (`pnpm --filter @switchyard/bench pglite-protocol`), its
+ * figures are in docs/decisions.md ("PGlite protocol").
+ *
  * Callers run one statement at a time (the client's semaphore); that is what makes the shared
- * writer, collector and named statements safe. PGlite's filesystems used here (Node files, memory)
- * write through, so no explicit sync after a statement is needed (PGlite's own sync is a no-op
- * for them).
+ * writer, collector and named statements safe. Durability is the connection's business (see
+ * `Connection`); PGlite's own `syncToFs` is a no-op for its Node filesystem and is not called.
  */
 class Session {
   private readonly pglite: PGlite
@@ -240,22 +244,42 @@ class Session {
   }
 }
 
+/**
+ * The one session seen as a `SqlConnection`. On a data directory, a statement's answer waits until
+ * every commit so far is on disk (`PgliteDurability.flush`): inside the statement (`flushInside`,
+ * for transactions, whose connection is leased for their whole length) or, for a single statement,
+ * after its lease is returned (`borrower` in `make`), so the next statement runs while this one's
+ * commit is flushed.
+ */
 class Connection implements SqlConnection.Connection {
   readonly pglite: PGlite
   private readonly session: Session
-  constructor(pglite: PGlite) {
+  private readonly durability: PgliteDurability.PgliteDurability | undefined
+  private readonly flushInside: boolean
+  constructor(pglite: PGlite, session: Session, durability: PgliteDurability.PgliteDurability | undefined, flushInside: boolean) {
     this.pglite = pglite
-    this.session = new Session(pglite)
+    this.session = session
+    this.durability = durability
+    this.flushInside = flushInside
+  }
+  private durable<A>(run: () => Promise<A>): () => Promise<A> {
+    const durability = this.durability
+    if (durability === undefined || !this.flushInside) return run
+    return async () => {
+      const result = await run()
+      await durability.flush()
+      return result
+    }
   }
   private rows(operation: string, sql: string, params: ReadonlyArray<unknown>, prepare = true) {
     return Effect.tryPromise({
-      try: () => this.session.run(sql, params, false, prepare) as Promise<ReadonlyArray<Record<string, unknown>>>,
+      try: this.durable(() => this.session.run(sql, params, false, prepare) as Promise<ReadonlyArray<Record<string, unknown>>>),
       catch: errorFrom(operation)
     })
   }
   private values(operation: string, sql: string, params: ReadonlyArray<unknown>, prepare = true) {
     return Effect.tryPromise({
-      try: () => this.session.run(sql, params, true, prepare) as Promise<ReadonlyArray<ReadonlyArray<unknown>>>,
+      try: this.durable(() => this.session.run(sql, params, true, prepare) as Promise<ReadonlyArray<ReadonlyArray<unknown>>>),
       catch: errorFrom(operation)
     })
   }
@@ -264,7 +288,7 @@ class Connection implements SqlConnection.Connection {
     return transformRows ? Effect.map(rows, transformRows) : rows
   }
   executeRaw(sql: string, params: ReadonlyArray<unknown>) {
-    return Effect.tryPromise({ try: () => this.pglite.query(sql, params as Array<unknown>), catch: errorFrom("executeRaw") })
+    return Effect.tryPromise({ try: this.durable(() => this.pglite.query(sql, params as Array<unknown>)), catch: errorFrom("executeRaw") })
   }
   executeValues(sql: string, params: ReadonlyArray<unknown>) {
     return this.values("executeValues", sql, params)
@@ -275,7 +299,7 @@ class Connection implements SqlConnection.Connection {
   executeUnprepared(sql: string, params: ReadonlyArray<unknown>, transformRows: (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined) {
     const run = params.length === 0
       ? Effect.tryPromise({
-        try: () => this.session.runScript(sql) as Promise<ReadonlyArray<Record<string, unknown>>>,
+        try: this.durable(() => this.session.runScript(sql) as Promise<ReadonlyArray<Record<string, unknown>>>),
         catch: errorFrom("executeUnprepared")
       })
       : this.rows("executeUnprepared", sql, params, false)
@@ -294,6 +318,12 @@ export interface PgliteOptions {
    * of ~790 MB (the tier-up burst), ~90 MB less peak under load, ~50 % more CPU per request.
    */
   readonly baselineCode?: boolean
+  /**
+   * Commits are on disk before their answer is read (default `true`; `PgliteDurability`). `false`
+   * is PGlite's own behaviour: a commit reaches the operating system but not the disk, so a power
+   * loss can lose the last commits. Only a data directory has a disk to sync.
+   */
+  readonly fsync?: boolean
 }
 
 /**
@@ -313,25 +343,47 @@ export const make = (
           if (dataDir !== undefined) await PgliteInit.ensureDataDir(dataDir)
           // PGlite's default 128 MB of shared buffers is most of its memory; the gateway's working
           // set (keys, holds, recent ledger) is a few MB. 16 MB: about 110 MB less RSS.
-          const settings = { postgresqlconf: ["shared_buffers=16MB"] }
+          const durable = dataDir !== undefined && options.fsync !== false
+          const settings = durable
+            ? {
+              postgresqlconf: ["shared_buffers=16MB", ...PgliteDurability.settings],
+              startParams: PgliteDurability.startParams(PGlite.defaultStartParams)
+            }
+            : { postgresqlconf: ["shared_buffers=16MB"] }
           const open = async () => {
             const db = dataDir === undefined ? new PGlite(settings) : new PGlite(dataDir, settings)
             await db.waitReady
             return db
           }
           // Baseline WebAssembly code on request: less memory, more CPU (PgliteWasm.ts).
-          return await (options.baselineCode === true ? PgliteWasm.withBaselineCode(open) : open())
+          const db = await (options.baselineCode === true ? PgliteWasm.withBaselineCode(open) : open())
+          return { db, durability: durable ? PgliteDurability.PgliteDurability.install(db) : undefined }
         },
         catch: errorFrom("connect")
       }),
-      (db) => Effect.promise(() => db.close()).pipe(Effect.timeoutOption(5000), Effect.ignore)
+      ({ db }) => Effect.promise(() => db.close()).pipe(Effect.timeoutOption(5000), Effect.ignore)
     )
-    const acquirers = SqlClient.makeSqliteAcquirers({
-      connection: Effect.succeed(new Connection(pglite)),
-      semaphore: Semaphore.makeUnsafe(1)
-    })
+    const { db, durability } = pglite
+    const session = new Session(db)
+    const leased = new Connection(db, session, durability, true)
+    const borrowed = new Connection(db, session, durability, false)
+    const acquirers = SqlClient.makeSqliteAcquirers({ connection: Effect.succeed(leased), semaphore: Semaphore.makeUnsafe(1) })
+    // A single statement holds the lease only while it runs; when it committed something, its
+    // answer then waits for the disk outside the lease. A disk that cannot flush the log is a
+    // defect of the store, not of the request.
+    const borrower = durability === undefined
+      ? acquirers.borrower
+      : <A, E, R>(f: (connection: SqlConnection.Connection) => Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError.SqlError, R> =>
+        Effect.gen(function*() {
+          const noWait = yield* PgliteDurability.NoDiskWait
+          let before = 0
+          const result = yield* acquirers.borrower(() => Effect.suspend(() => (before = durability.commits, f(borrowed))))
+          if (!noWait && durability.commits !== before) yield* Effect.promise(() => durability.flush())
+          return result
+        })
     return yield* SqlClient.make({
       ...acquirers,
+      borrower,
       driver: "pglite",
       compiler: PgClient.makeCompiler(),
       spanAttributes: [["db.system.name", "postgresql"]]

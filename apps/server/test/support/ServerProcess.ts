@@ -5,6 +5,8 @@ import * as NodePath from "node:path"
 export interface ServerProcess {
   readonly baseUrl: string
   readonly output: () => string
+  /** Standard output alone (the log). */
+  readonly stdout: () => string
   readonly stop: () => Promise<void>
 }
 
@@ -31,7 +33,11 @@ export const startServerProcess = async (env: Record<string, string>, timeoutMs 
     stdio: ["ignore", "pipe", "pipe"]
   })
   let output = ""
-  child.stdout.on("data", (chunk) => (output += String(chunk)))
+  let stdout = ""
+  child.stdout.on("data", (chunk) => {
+    output += String(chunk)
+    stdout += String(chunk)
+  })
   child.stderr.on("data", (chunk) => (output += String(chunk)))
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
   const baseUrl = `http://127.0.0.1:${port}/api/v1`
@@ -47,7 +53,7 @@ export const startServerProcess = async (env: Record<string, string>, timeoutMs 
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`the server process exited with ${child.exitCode}:\n${output}`)
     const healthy = await fetch(`${baseUrl}/health`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false)
-    if (healthy) return { baseUrl, output: () => output, stop }
+    if (healthy) return { baseUrl, output: () => output, stdout: () => stdout, stop }
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
   await stop()

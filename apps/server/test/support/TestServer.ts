@@ -9,6 +9,7 @@ import { createServer } from "node:http"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
 import * as KeySecret from "../../src/auth/KeySecret.ts"
+import * as GatewayLogger from "../../src/observability/GatewayLogger.ts"
 import { Routes } from "../../src/Server.ts"
 
 export interface RunningServer {
@@ -50,6 +51,13 @@ const pgliteTemplate = () =>
     return dir
   })()
 
+/** A new PGlite data directory (a copy of the initialised template) under a temporary directory. */
+export const freshPgliteDir = async (prefix: string): Promise<string> => {
+  const dir = NodePath.join(tempDir(prefix), "pglite")
+  Fs.cpSync(await pgliteTemplate(), dir, { recursive: true })
+  return dir
+}
+
 /**
  * Starts the real gateway on 127.0.0.1 (a free port) with its own store and known bootstrap keys.
  */
@@ -70,12 +78,15 @@ export const startServer = async (options: {
     SWITCHYARD_BOOTSTRAP_MANAGEMENT_KEY: managementKey,
     SWITCHYARD_BOOTSTRAP_API_KEY: apiKey,
     ...(databaseUrl !== undefined ? { DATABASE_URL: databaseUrl } : {}),
+    // The access line of every request would bury the test report: errors only, unless asked.
+    SWITCHYARD_LOG_LEVEL: process.env.SWITCHYARD_LOG_LEVEL ?? "error",
     ...options.env
   }
   const scope = Effect.runSync(Scope.make())
   const config: Layer.Layer<never> = ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))
   const layer = HttpRouter.serve(Routes, { disableLogger: true }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
+    Layer.provide(GatewayLogger.layer),
     Layer.provide(config)
   )
   const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))

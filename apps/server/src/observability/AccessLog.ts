@@ -1,0 +1,119 @@
+import { Cause, Context, Effect, Exit } from "effect"
+import { HttpRouter, HttpServerError, HttpServerRequest, type HttpServerResponse } from "effect/http"
+import { GatewayMetrics } from "./GatewayMetrics.ts"
+import { CurrentRequestFacts, type RequestFacts } from "./RequestFacts.ts"
+import * as RouteTemplates from "./RouteTemplates.ts"
+
+/**
+ * What a failed request's line says about its cause: the error's own message when it is one of
+ * the API's errors (already written for the caller, credentials taken out), the whole cause when
+ * it is a defect (a bug: the stack trace is what an operator needs).
+ */
+const describe = (cause: Cause.Cause<unknown>): { readonly fields: Record<string, unknown>; readonly cause?: Cause.Cause<unknown> } => {
+  const failure = cause.reasons.find(Cause.isFailReason)
+  if (failure !== undefined && cause.reasons.every((r) => !Cause.isDieReason(r))) {
+    const error = failure.error as { readonly _tag?: unknown; readonly message?: unknown; readonly metadata?: Record<string, unknown> }
+    const metadata = error.metadata ?? {}
+    return {
+      fields: {
+        error: typeof error.message === "string" ? error.message : String(error),
+        ...(typeof error._tag === "string" ? { error_tag: error._tag } : {}),
+        ...(typeof metadata.reason === "string" ? { reason: metadata.reason } : {}),
+        ...(typeof metadata.upstream_status === "number" ? { upstream_status: metadata.upstream_status } : {})
+      }
+    }
+  }
+  return { fields: {}, cause }
+}
+
+const utf8 = new TextDecoder()
+
+// An API error is encoded into its answer before the access log sees it: its envelope's message and
+// metadata (written for the caller, credentials already taken out) are the cause of a 5xx.
+const envelopeOf = (response: HttpServerResponse.HttpServerResponse): Record<string, unknown> => {
+  if (response.body._tag !== "Uint8Array") return {}
+  try {
+    const error = JSON.parse(utf8.decode(response.body.body))?.error
+    if (typeof error !== "object" || error === null) return {}
+    const metadata = typeof error.metadata === "object" && error.metadata !== null ? error.metadata : {}
+    return {
+      ...(typeof error.message === "string" ? { error: error.message } : {}),
+      ...(typeof metadata.reason === "string" ? { reason: metadata.reason } : {}),
+      ...(typeof metadata.upstream_status === "number" ? { upstream_status: metadata.upstream_status } : {})
+    }
+  } catch {
+    return {}
+  }
+}
+
+const lineOf = (
+  request: HttpServerRequest.HttpServerRequest,
+  route: string,
+  status: number,
+  millis: number,
+  facts: RequestFacts
+): Record<string, unknown> => {
+  const query = request.url.indexOf("?")
+  const line: Record<string, unknown> = {
+    method: request.method,
+    route,
+    path: query === -1 ? request.url : request.url.slice(0, query),
+    status,
+    duration_ms: Math.round(millis * 100) / 100
+  }
+  if (facts.key !== undefined) line.key = facts.key
+  if (facts.generation_id !== undefined) line.generation_id = facts.generation_id
+  if (facts.model !== undefined) line.model = facts.model
+  if (facts.provider !== undefined) line.provider = facts.provider
+  if (facts.attempts !== undefined) line.attempts = facts.attempts.length
+  if (facts.tokens !== undefined) line.tokens = facts.tokens
+  if (facts.cost !== undefined) line.cost = facts.cost
+  if (facts.byok !== undefined) line.byok = facts.byok
+  if (facts.rate_limited === true) line.rate_limited = true
+  return line
+}
+
+/**
+ * One access line per request (`message: "request"`: method, route template, path without its
+ * query, `status`, `duration_ms`, and what the request's parts noted: key hash prefix, generation
+ * id, model, provider, attempts, tokens, cost), at `info`, `warn` for a 5xx an upstream caused and
+ * `error` for the gateway's own 500, which carries its cause. The same facts feed the metrics.
+ * Installed first, so it sees every answer the routes give, the policies' refusals included.
+ */
+export const layer = HttpRouter.middleware(
+  Effect.gen(function*() {
+    const metrics = yield* GatewayMetrics
+    const routes = RouteTemplates.make()
+    return (app: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>) =>
+      Effect.withFiber((fiber) => {
+        const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
+        const started = performance.now()
+        const facts: RequestFacts = {}
+        const finish = (response: HttpServerResponse.HttpServerResponse, cause: Cause.Cause<unknown> | undefined) => {
+          const status = response.status
+          const millis = performance.now() - started
+          const route = routes.of(request.method, request.url)
+          metrics.record({ method: request.method, route, status, seconds: millis / 1000, facts })
+          const line = lineOf(request, route, status, millis, facts)
+          if (status < 500) return Effect.logInfo("request").pipe(Effect.annotateLogs(line))
+          const log = status === 500 ? Effect.logError : Effect.logWarning
+          if (cause === undefined) return log("request").pipe(Effect.annotateLogs({ ...line, ...envelopeOf(response) }))
+          const described = describe(cause)
+          return (described.cause === undefined ? log("request") : log("request", described.cause)).pipe(
+            Effect.annotateLogs({ ...line, ...described.fields })
+          )
+        }
+        return app.pipe(
+          Effect.provideService(CurrentRequestFacts, facts),
+          Effect.onExit((exit) =>
+            Exit.isSuccess(exit)
+              ? finish(exit.value, undefined)
+              : HttpServerError.causeResponse(exit.cause).pipe(
+                Effect.flatMap(([response]) => finish(response, exit.cause))
+              )
+          )
+        )
+      })
+  }),
+  { global: true }
+)

@@ -1,0 +1,73 @@
+import { Cause, Config, Effect, Layer, Logger, type LogLevel, References, Tracer } from "effect"
+
+/**
+ * How the gateway logs: `SWITCHYARD_LOG_FORMAT` (`json`, one event per line, or `pretty`; by
+ * default `pretty` on a terminal and `json` otherwise) and `SWITCHYARD_LOG_LEVEL` (`debug`,
+ * `info`, `warn`, `error`; default `info`).
+ */
+export const LogConfig = Config.all({
+  format: Config.Literals(["json", "pretty"], "SWITCHYARD_LOG_FORMAT").pipe(Config.option),
+  level: Config.Literals(["debug", "info", "warn", "error"], "SWITCHYARD_LOG_LEVEL").pipe(Config.withDefault("info" as const))
+})
+
+const levels: Record<"debug" | "info" | "warn" | "error", LogLevel.LogLevel> = {
+  debug: "Debug",
+  info: "Info",
+  warn: "Warn",
+  error: "Error"
+}
+
+const names: Partial<Record<LogLevel.LogLevel, string>> = {
+  Trace: "trace",
+  Debug: "debug",
+  Info: "info",
+  Warn: "warn",
+  Error: "error",
+  Fatal: "fatal"
+}
+
+// The fields every line starts with; an annotation of the same name cannot replace them.
+const reserved = new Set(["time", "level", "message", "cause", "trace_id", "span_id"])
+
+const plain = (value: unknown): unknown =>
+  typeof value === "bigint" ? value.toString() : typeof value === "function" || typeof value === "symbol" ? String(value) : value
+
+const replacer = (_key: string, value: unknown) => typeof value === "bigint" ? value.toString() : value
+
+/**
+ * One JSON object per line on standard output: `time`, `level`, `message`, the log annotations
+ * as top-level fields, `cause` when the event carries one, and `trace_id` / `span_id` while a
+ * sampled span is current.
+ */
+export const json = Logger.make<unknown, void>(({ cause, date, fiber, logLevel, message }) => {
+  const messages = Array.isArray(message) ? message : [message]
+  const line: Record<string, unknown> = {
+    time: date.toISOString(),
+    level: names[logLevel] ?? logLevel.toLowerCase(),
+    message: messages.length === 0 ? "" : plain(messages[0])
+  }
+  if (messages.length > 1) line.details = messages.slice(1).map(plain)
+  const annotations = fiber.getRef(References.CurrentLogAnnotations)
+  for (const key in annotations) {
+    if (!reserved.has(key)) line[key] = plain(annotations[key])
+  }
+  if (cause.reasons.length > 0) line.cause = Cause.pretty(cause)
+  const span = fiber.cache.span
+  if (span !== undefined && span._tag === "Span" && span.sampled && fiber.cache.tracer !== Tracer.nativeTracer) {
+    line.trace_id = span.traceId
+    line.span_id = span.spanId
+  }
+  process.stdout.write(`${JSON.stringify(line, replacer)}\n`)
+})
+
+/**
+ * The gateway's logger and minimum level, from `SWITCHYARD_LOG_FORMAT` and `SWITCHYARD_LOG_LEVEL`.
+ */
+export const layer = Layer.unwrap(Effect.gen(function*() {
+  const config = yield* LogConfig
+  const format = config.format._tag === "Some" ? config.format.value : process.stdout.isTTY ? "pretty" : "json"
+  return Layer.mergeAll(
+    Logger.layer([format === "json" ? json : Logger.consolePretty()]),
+    Layer.succeed(References.MinimumLogLevel, levels[config.level])
+  )
+}))

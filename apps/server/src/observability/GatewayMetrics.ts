@@ -1,0 +1,154 @@
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import * as Prometheus from "prom-client"
+import type { RequestFacts } from "./RequestFacts.ts"
+
+/**
+ * The gateway's Prometheus metrics (prom-client). Names and labels are part of the operator's
+ * surface (dashboards and alerts query them); docs/decisions.md lists them.
+ */
+export interface GatewayMetricsShape {
+  /** Counts one finished request with what its parts noted about it. */
+  readonly record: (request: {
+    readonly method: string
+    readonly route: string
+    readonly status: number
+    readonly seconds: number
+    readonly facts: RequestFacts
+  }) => void
+  /** The Prometheus text exposition of every metric, process metrics included. */
+  readonly render: Effect.Effect<string>
+  readonly contentType: string
+}
+
+const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
+
+// Process metrics (CPU, memory, heap, event-loop lag, GC) describe the process, not one server:
+// they are collected once per process, whatever number of servers a test process starts.
+let processRegistry: Prometheus.Registry | undefined
+const processMetrics = () => {
+  if (processRegistry === undefined) {
+    processRegistry = new Prometheus.Registry()
+    Prometheus.collectDefaultMetrics({ register: processRegistry })
+  }
+  return processRegistry
+}
+
+/** `RateLimited` → `rate_limited`: label values in the exposition's usual spelling. */
+export const snakeCase = (tag: string) => tag.replace(/([a-z0-9])([A-Z])/gu, "$1_$2").toLowerCase()
+
+export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetricsShape>()(
+  "@switchyard/server/observability/GatewayMetrics"
+) {
+  static readonly layer = Layer.effect(
+    GatewayMetrics,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const registry = new Prometheus.Registry()
+      const process = processMetrics()
+      const requests = new Prometheus.Counter({
+        name: "switchyard_http_requests_total",
+        help: "HTTP requests answered, by method, route template and status",
+        labelNames: ["method", "route", "status"] as const,
+        registers: [registry]
+      })
+      const duration = new Prometheus.Histogram({
+        name: "switchyard_http_request_duration_seconds",
+        help: "Time from receiving a request to its response, by method, route template and status",
+        labelNames: ["method", "route", "status"] as const,
+        buckets: latencyBuckets,
+        registers: [registry]
+      })
+      const attempts = new Prometheus.Counter({
+        name: "switchyard_upstream_attempts_total",
+        help: "Upstream attempts, by provider and outcome (success, or the failure reason)",
+        labelNames: ["provider", "outcome"] as const,
+        registers: [registry]
+      })
+      const attemptDuration = new Prometheus.Histogram({
+        name: "switchyard_upstream_attempt_duration_seconds",
+        help: "Duration of upstream attempts, by provider and outcome",
+        labelNames: ["provider", "outcome"] as const,
+        buckets: latencyBuckets,
+        registers: [registry]
+      })
+      const fallbacks = new Prometheus.Counter({
+        name: "switchyard_fallbacks_total",
+        help: "Moves to the next endpoint of a route after a failed attempt, by model and the provider that failed",
+        labelNames: ["model", "provider"] as const,
+        registers: [registry]
+      })
+      const tokens = new Prometheus.Counter({
+        name: "switchyard_tokens_total",
+        help: "Tokens of served requests, by model and serving provider",
+        labelNames: ["model", "provider"] as const,
+        registers: [registry]
+      })
+      const cost = new Prometheus.Counter({
+        name: "switchyard_cost_usd_total",
+        help: "Credits charged for served requests in USD, by model, serving provider and whether the workspace's own credential (BYOK) served",
+        labelNames: ["model", "provider", "byok"] as const,
+        registers: [registry]
+      })
+      const refusals = new Prometheus.Counter({
+        name: "switchyard_rate_limit_refusals_total",
+        help: "Requests refused with 429 by a key's own rate limit (SWITCHYARD_RATE_LIMIT), by route template",
+        labelNames: ["route"] as const,
+        registers: [registry]
+      })
+      const holds = new Prometheus.Gauge({
+        name: "switchyard_holds_open",
+        help: "Credit holds open in the store (requests in flight on every replica sharing it), read at each scrape",
+        registers: [registry]
+      })
+      const heldUsd = new Prometheus.Gauge({
+        name: "switchyard_holds_open_usd",
+        help: "USD held by the open credit holds in the store, read at each scrape",
+        registers: [registry]
+      })
+
+      const readHolds = sql<{ n: number; nanos: string }>`SELECT count(*)::int AS n, COALESCE(SUM(amount_nanos), 0)::text AS nanos
+        FROM holds WHERE expires_at > now()`.pipe(
+        Effect.tap((rows) =>
+          Effect.sync(() => {
+            holds.set(Number(rows[0]?.n ?? 0))
+            heldUsd.set(Number(rows[0]?.nanos ?? "0") / 1e9)
+          })
+        ),
+        Effect.catchCause((cause) => Effect.logWarning("metrics: could not read the open holds", cause))
+      )
+
+      return GatewayMetrics.of({
+        contentType: registry.contentType,
+        record: ({ facts, method, route, seconds, status }) => {
+          const labels = { method, route, status: String(status) }
+          requests.inc(labels)
+          duration.observe(labels, seconds)
+          if (facts.rate_limited === true) refusals.inc({ route })
+          const tried = facts.attempts
+          if (tried !== undefined) {
+            for (const [i, attempt] of tried.entries()) {
+              const outcome = attempt.outcome === "failure" ? snakeCase(attempt.reason ?? "failure") : attempt.outcome
+              attempts.inc({ provider: attempt.provider, outcome })
+              if (attempt.latency_ms !== undefined) {
+                attemptDuration.observe({ provider: attempt.provider, outcome }, attempt.latency_ms / 1000)
+              }
+              if (attempt.outcome !== "success" && i < tried.length - 1 && facts.model !== undefined) {
+                fallbacks.inc({ model: facts.model, provider: attempt.provider })
+              }
+            }
+          }
+          if (facts.generation_id !== undefined && facts.model !== undefined && facts.provider !== undefined) {
+            if (facts.tokens !== undefined) tokens.inc({ model: facts.model, provider: facts.provider }, facts.tokens)
+            if (facts.cost !== undefined) {
+              cost.inc({ model: facts.model, provider: facts.provider, byok: String(facts.byok === true) }, facts.cost)
+            }
+          }
+        },
+        render: readHolds.pipe(
+          Effect.andThen(Effect.promise(async () => `${await registry.metrics()}\n${await process.metrics()}`))
+        )
+      })
+    })
+  )
+}

@@ -1,0 +1,53 @@
+import { Context, Effect } from "effect"
+
+/**
+ * One upstream attempt as the access log and the metrics see it.
+ */
+export interface AttemptFact {
+  readonly provider: string
+  readonly outcome: "success" | "failure" | "skipped"
+  readonly reason?: string | undefined
+  readonly latency_ms?: number | undefined
+}
+
+/**
+ * What the parts of the gateway a request passed through learnt about it, for its access line and
+ * the metrics: filled in while the request runs, read once when it ends. Never a secret: the key
+ * appears only as the first 12 hex digits of its public hash.
+ */
+export interface RequestFacts {
+  /** First 12 hex digits of the caller's key hash. */
+  key?: string
+  generation_id?: string
+  model?: string
+  /** The provider that served, or the last one tried. */
+  provider?: string
+  /** Upstream attempts in order. */
+  attempts?: ReadonlyArray<AttemptFact>
+  /** Credits charged, in USD. */
+  cost?: number
+  tokens?: number
+  byok?: boolean
+  /** The key's own rate limit refused the request. */
+  rate_limited?: boolean
+}
+
+/**
+ * The facts of the request being served. The access log middleware provides a fresh, empty
+ * record for each request; outside a request there is none and {@link note} does nothing.
+ */
+export const CurrentRequestFacts = Context.Reference<RequestFacts | undefined>(
+  "@switchyard/server/observability/CurrentRequestFacts",
+  { defaultValue: () => undefined }
+)
+
+/**
+ * Adds facts to the current request's record (the access line and the metrics read them when the
+ * request ends).
+ */
+export const note = (facts: RequestFacts): Effect.Effect<void> =>
+  Effect.withFiber((fiber) => {
+    const record = fiber.getRef(CurrentRequestFacts)
+    if (record !== undefined) Object.assign(record, facts)
+    return Effect.void
+  })

@@ -1,0 +1,173 @@
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as Fs from "node:fs"
+import * as NodePath from "node:path"
+import parsePrometheus, { type Family } from "parse-prometheus-text-format"
+import { endpoint, type Gateway, provider, startGateway } from "../embeddings/Gateway.ts"
+import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
+import type * as FakeUpstream from "../fakes/FakeUpstream.ts"
+import { storeKind } from "../support/TestServer.ts"
+
+const token = "scrape-token-1f2e3d4c5b6a7980"
+const dashboardPath = NodePath.join(import.meta.dirname, "..", "..", "..", "..", "deploy", "grafana", "switchyard.json")
+
+const sampleValue = (families: ReadonlyArray<Family>, name: string, labels: Record<string, string> = {}): number => {
+  // Series of one name that are not adjacent (a histogram's `_count` after each label set's
+  // buckets) come back as several families.
+  const named = families.filter((f) => f.name === name)
+  if (named.length === 0) throw new Error(`no metric ${name}`)
+  const matching = named.flatMap((f) => f.metrics).filter((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v))
+  return matching.reduce((sum, m) => sum + Number(m.value), 0)
+}
+
+describe(`GET /metrics (${storeKind})`, () => {
+  let gateway: Gateway
+  let alpha: FakeUpstream.FakeServer
+  let beta: FakeUpstream.FakeServer
+
+  beforeAll(async () => {
+    alpha = await FakeOpenAi.start()
+    beta = await FakeOpenAi.start()
+    gateway = await startGateway({
+      config: {
+        providers: [
+          provider("alpha", alpha.url, {}, [endpoint("acme/embed", { upstream_model: "embed", pricing: { prompt: "0.1" } })]),
+          provider("beta", beta.url, {}, [endpoint("acme/embed", { upstream_model: "embed", pricing: { prompt: "0.2" } })])
+        ]
+      },
+      env: { SWITCHYARD_RATE_LIMIT: "30/60s", SWITCHYARD_METRICS_TOKEN: token },
+      credits: 10
+    })
+  })
+  afterAll(async () => {
+    await gateway?.close()
+    await Promise.all([alpha?.close(), beta?.close()])
+  })
+
+  const scrape = async () => {
+    const response = await fetch(`${gateway.server.origin}/metrics`, { headers: { authorization: `Bearer ${token}` } })
+    assert.strictEqual(response.status, 200)
+    assert.match(response.headers.get("content-type") ?? "", /^text\/plain; version=0\.0\.4/u)
+    const text = await response.text()
+    // The parser folds a labelled histogram's series into one unlabelled sample; read without the
+    // HELP and TYPE comments, every series (`_bucket`, `_sum`, `_count` too) keeps its labels.
+    const samples = parsePrometheus(text.split("\n").filter((line) => !line.startsWith("#")).join("\n"))
+    return { text, families: parsePrometheus(text), samples }
+  }
+
+  it("needs SWITCHYARD_METRICS_TOKEN as a bearer when it is set, and answers 401 in the envelope otherwise", async () => {
+    for (const headers of [{}, { authorization: "Bearer wrong-token" }, { authorization: token }] as Array<Record<string, string>>) {
+      const response = await fetch(`${gateway.server.origin}/metrics`, { headers })
+      assert.strictEqual(response.status, 401)
+      const body = await response.json() as any
+      assert.strictEqual(body.error.code, 401)
+      assert.isString(body.error.message)
+      assert.notInclude(JSON.stringify(body), token)
+    }
+    await scrape()
+  })
+
+  it("counts requests, latency, upstream attempts, fallbacks, tokens, cost, rate-limit refusals and open holds", async () => {
+    const order = { order: ["alpha", "beta"] }
+    const served: Array<any> = []
+    for (const input of ["one", "two words", "three more words"]) {
+      const reply = await gateway.embed({ model: "acme/embed", input, provider: order })
+      assert.strictEqual(reply.status, 200, reply.text)
+      served.push(reply.json)
+    }
+    alpha.setBehaviour([{ _tag: "Status", status: 503 }, { _tag: "Status", status: 503 }])
+    for (const input of ["four", "five"]) {
+      const reply = await gateway.embed({ model: "acme/embed", input, provider: order })
+      assert.strictEqual(reply.status, 200, reply.text)
+      assert.strictEqual(reply.json.provider, "beta")
+      served.push(reply.json)
+    }
+    alpha.setBehaviour({ _tag: "Status", status: 500 })
+    beta.setBehaviour({ _tag: "Status", status: 500 })
+    assert.strictEqual((await gateway.embed({ model: "acme/embed", input: "six", provider: order })).status, 502)
+    alpha.setBehaviour({ _tag: "Normal" })
+    beta.setBehaviour({ _tag: "Normal" })
+    assert.strictEqual((await gateway.call("/no-such-route")).status, 404)
+
+    // Another key spends its allowance: exactly one refusal.
+    const created = await gateway.call("/keys", { name: "burst" }, { key: gateway.server.managementKey })
+    assert.strictEqual(created.status, 201, created.text)
+    let refusals = 0
+    for (let i = 0; i < 400 && refusals === 0; i++) {
+      if ((await gateway.call("/key", undefined, { key: created.json.key })).status === 429) refusals += 1
+    }
+    assert.strictEqual(refusals, 1)
+
+    // A request in flight holds credit; the gauge reads it from the store.
+    alpha.setBehaviour({ _tag: "Delay", ms: 3000 })
+    const slow = gateway.embed({ model: "acme/embed", input: "seven", provider: order })
+    let held = 0
+    for (let i = 0; i < 100 && held === 0; i++) {
+      held = sampleValue((await scrape()).samples, "switchyard_holds_open")
+      if (held === 0) await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    assert.strictEqual(held, 1)
+    const slowReply = await slow
+    assert.strictEqual(slowReply.status, 200, slowReply.text)
+    served.push(slowReply.json)
+    alpha.setBehaviour({ _tag: "Normal" })
+
+    const { samples: families } = await scrape()
+    const embeddings = { method: "POST", route: "/api/v1/embeddings" }
+    assert.strictEqual(sampleValue(families, "switchyard_http_requests_total", { ...embeddings, status: "200" }), 6)
+    assert.strictEqual(sampleValue(families, "switchyard_http_requests_total", { ...embeddings, status: "502" }), 1)
+    assert.strictEqual(sampleValue(families, "switchyard_http_requests_total", { route: "unmatched", status: "404" }), 1)
+    assert.strictEqual(sampleValue(families, "switchyard_http_requests_total", { route: "/api/v1/keys", status: "201" }), 1)
+    assert.strictEqual(sampleValue(families, "switchyard_http_request_duration_seconds_count", { ...embeddings, status: "200" }), 6)
+    assert.strictEqual(sampleValue(families, "switchyard_http_request_duration_seconds_bucket", { ...embeddings, status: "200", le: "+Inf" }), 6)
+    assert.isAtLeast(
+      sampleValue(families, "switchyard_http_request_duration_seconds_sum", { ...embeddings, status: "200" }),
+      3,
+      "the delayed request's 3 s are in the histogram"
+    )
+
+    const attempts = (provider: string, outcome: string) => sampleValue(families, "switchyard_upstream_attempts_total", { provider, outcome })
+    assert.strictEqual(attempts("alpha", "success"), 4)
+    assert.strictEqual(attempts("alpha", "unavailable"), 2)
+    assert.strictEqual(attempts("alpha", "server_error"), 1)
+    assert.strictEqual(attempts("beta", "success"), 2)
+    assert.strictEqual(attempts("beta", "server_error"), 1)
+    assert.strictEqual(sampleValue(families, "switchyard_upstream_attempt_duration_seconds_count", { provider: "alpha" }), 7)
+    assert.strictEqual(sampleValue(families, "switchyard_fallbacks_total", { model: "acme/embed", provider: "alpha" }), 3)
+    assert.strictEqual(sampleValue(families, "switchyard_fallbacks_total", { provider: "beta" }), 0)
+
+    for (const slug of ["alpha", "beta"]) {
+      const mine = served.filter((r) => r.provider === slug)
+      const tokens = mine.reduce((n, r) => n + r.usage.total_tokens, 0)
+      const cost = mine.reduce((n, r) => n + r.usage.cost, 0)
+      assert.strictEqual(sampleValue(families, "switchyard_tokens_total", { model: "acme/embed", provider: slug }), tokens)
+      assert.closeTo(sampleValue(families, "switchyard_cost_usd_total", { model: "acme/embed", provider: slug, byok: "false" }), cost, 1e-12)
+      assert.isAbove(cost, 0)
+    }
+    assert.strictEqual(sampleValue(families, "switchyard_rate_limit_refusals_total", { route: "/api/v1/key" }), 1)
+    assert.strictEqual(sampleValue(families, "switchyard_holds_open"), 0)
+    assert.strictEqual(sampleValue(families, "switchyard_holds_open_usd"), 0)
+    for (const name of ["process_cpu_user_seconds_total", "process_resident_memory_bytes", "nodejs_heap_size_used_bytes", "nodejs_eventloop_lag_p99_seconds"]) {
+      assert.isAbove(sampleValue(families, name), 0, name)
+    }
+  })
+
+  it("every metric the Grafana dashboard queries is in the exposition", async () => {
+    const dashboard = JSON.parse(Fs.readFileSync(dashboardPath, "utf8"))
+    const expressions: Array<string> = dashboard.panels.flatMap((p: any) => (p.targets ?? []).map((t: any) => t.expr as string))
+    assert.isAtLeast(expressions.length, 10)
+    const { families } = await scrape()
+    const exposed = new Map(families.map((f) => [f.name, f.type]))
+    const queried = new Set(expressions.flatMap((e) => e.match(/\b(?:switchyard|process|nodejs)_[a-z0-9_]+/gu) ?? []))
+    assert.isAtLeast(queried.size, 12)
+    for (const name of queried) {
+      const histogram = /^(.*)_(bucket|sum|count)$/u.exec(name)
+      const known = exposed.has(name) || (histogram !== null && exposed.get(histogram[1]!) === "HISTOGRAM")
+      assert.isTrue(known, `${name} is queried by the dashboard but not exposed`)
+    }
+    for (const name of exposed.keys()) {
+      if (name.startsWith("switchyard_")) {
+        assert.isTrue([...queried].some((q) => q.startsWith(name)), `${name} has no panel`)
+      }
+    }
+  })
+})

@@ -1,0 +1,109 @@
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { storeKind } from "../support/TestServer.ts"
+import { attribute, type ObservedGateway, type OtlpSpan, spansOf, startObservedGateway, startReceiver, waitFor } from "./Receivers.ts"
+
+const traceparent = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/u
+
+describe(`traces over OTLP/HTTP (${storeKind})`, () => {
+  let observed: ObservedGateway
+  let collector: Awaited<ReturnType<typeof startReceiver>>
+  let webhook: Awaited<ReturnType<typeof startReceiver>>
+
+  beforeAll(async () => {
+    collector = await startReceiver()
+    webhook = await startReceiver()
+    observed = await startObservedGateway({
+      webhookUrl: `${webhook.origin}/hooks`,
+      env: {
+        SWITCHYARD_RATE_LIMIT: "off",
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.origin,
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+        OTEL_BSP_SCHEDULE_DELAY: "100"
+      }
+    })
+  }, 120_000)
+  afterAll(async () => {
+    await observed?.close()
+    await collector?.close()
+    await webhook?.close()
+  })
+
+  it("exports the request's span tree and propagates its traceparent to upstreams and webhooks", async () => {
+    const { alpha, beta, call, keys } = observed
+    assert.strictEqual((await call("/credits", { amount: 5 }, { key: keys.managementKey })).status, 200)
+    const clientTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
+    const clientSpan = "00f067aa0ba902b7"
+    alpha.setBehaviour([{ _tag: "Status", status: 503 }])
+    const reply = await call(
+      "/embeddings",
+      { model: "acme/embed", input: "trace me", provider: { order: ["alpha", "beta"] } },
+      { headers: { traceparent: `00-${clientTrace}-${clientSpan}-01` } }
+    )
+    assert.strictEqual(reply.status, 200, JSON.stringify(reply.json))
+
+    let spans: ReadonlyArray<OtlpSpan> = []
+    const named = (name: string) => spans.filter((s) => s.traceId === clientTrace && s.name === name)
+    await waitFor(() => {
+      spans = spansOf(collector.received)
+      return named("Accounting.settle").length === 1 && named("POST /api/v1/embeddings").length === 1 &&
+        named("Broadcast.deliver").length === 1
+    })
+    assert.isTrue(collector.received.every((r) => r.headers["content-type"] === "application/json"))
+
+    const byId = new Map(spans.map((s) => [s.spanId, s]))
+    const ancestors = (span: OtlpSpan): Array<string> => {
+      const out: Array<string> = []
+      let parent = span.parentSpanId
+      while (parent !== undefined && parent !== "" && byId.has(parent)) {
+        out.push(byId.get(parent)!.name)
+        parent = byId.get(parent)!.parentSpanId
+      }
+      return out
+    }
+
+    const server = named("POST /api/v1/embeddings")[0]!
+    assert.strictEqual(server.parentSpanId, clientSpan, "the caller's traceparent is the server span's parent")
+    assert.strictEqual(server.kind, 2)
+    assert.strictEqual(server.resource["service.name"], "switchyard")
+    assert.strictEqual(Number(attribute(server, "http.response.status_code")), 200)
+
+    const plan = named("RoutePlan.plan")
+    assert.strictEqual(plan.length, 1)
+    assert.include(ancestors(plan[0]!), "POST /api/v1/embeddings")
+
+    const attempts = named("Embeddings.attempt")
+    assert.deepStrictEqual(attempts.map((s) => attribute(s, "provider")).sort(), ["alpha", "beta"])
+    const failedAttempt = attempts.find((s) => attribute(s, "provider") === "alpha")!
+    assert.strictEqual(failedAttempt.status.code, 2, "the failed attempt's span is an error")
+    for (const attempt of attempts) assert.include(ancestors(attempt), "POST /api/v1/embeddings")
+
+    for (const step of ["Accounting.reserve", "Accounting.settle"]) {
+      assert.strictEqual(named(step).length, 1, step)
+      assert.include(ancestors(named(step)[0]!), "POST /api/v1/embeddings", step)
+    }
+
+    // Each upstream got a valid traceparent of this trace, naming a span under its attempt.
+    for (const [fake, slug] of [[alpha, "alpha"], [beta, "beta"]] as const) {
+      const header = String(fake.requests.at(-1)!.headers.traceparent)
+      const match = traceparent.exec(header)
+      assert.isNotNull(match, header)
+      assert.strictEqual(match![1], clientTrace)
+      const sent = byId.get(match![2]!)
+      assert.isDefined(sent, `the span ${match![2]} named by the ${slug} call was exported`)
+      const attempt = attempts.find((s) => attribute(s, "provider") === slug)!
+      let parent = sent!.parentSpanId
+      while (parent !== undefined && parent !== attempt.spanId && byId.has(parent)) parent = byId.get(parent)!.parentSpanId
+      assert.strictEqual(parent, attempt.spanId, `the ${slug} call is under its attempt span`)
+    }
+
+    // The webhook's delivery continues the trace; its span names the destination, not its URL's query.
+    const delivery = webhook.received.find((r) => JSON.parse(r.body.toString("utf8")).generation_id === reply.json.id)
+    const header = traceparent.exec(String(delivery?.headers.traceparent))
+    assert.isNotNull(header, String(delivery?.headers.traceparent))
+    assert.strictEqual(header![1], clientTrace)
+    const deliver = named("Broadcast.deliver")[0]!
+    assert.strictEqual(header![2], deliver.spanId)
+    assert.strictEqual(attribute(deliver, "destination"), `${webhook.origin}/hooks`)
+    assert.include(ancestors(deliver), "POST /api/v1/embeddings")
+  })
+})
