@@ -19,6 +19,7 @@
  */
 import { Context } from "effect"
 import type { Effect, Option, Redacted } from "effect"
+import type { ServiceUnavailable } from "../errors/ApiError.ts"
 import type { ByokKey } from "../schema/Byok.ts"
 
 /**
@@ -59,8 +60,16 @@ export interface ListCredentials {
  * @since 0.1.0
  */
 export class ByokStore extends Context.Service<ByokStore, {
-  /** The enabled credential the workspace stored for the provider, if any. */
-  readonly credentialFor: (workspaceId: string, providerSlug: string) => Effect.Effect<Option.Option<Redacted.Redacted<string>>>
+  /**
+   * The enabled credential the workspace stored for the provider, if any. Fails with a 503 when
+   * the stored credential cannot be decrypted (it was sealed with another secret key): the
+   * request needs it, and calling the provider with the gateway's own credential instead would
+   * charge the wrong account.
+   */
+  readonly credentialFor: (
+    workspaceId: string,
+    providerSlug: string
+  ) => Effect.Effect<Option.Option<Redacted.Redacted<string>>, ServiceUnavailable>
   readonly list: (request: ListCredentials) => Effect.Effect<{ readonly data: ReadonlyArray<ByokKey>; readonly total: number }>
   /** A credential by id, only if it belongs to one of `workspaceIds`. */
   readonly get: (id: string, workspaceIds: ReadonlyArray<string>) => Effect.Effect<Option.Option<ByokKey>>
