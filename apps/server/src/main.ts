@@ -1,5 +1,5 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Effect, Layer, References } from "effect"
+import { Cause, Effect, Exit, Layer, References, Runtime } from "effect"
 import { HttpServer } from "effect/http"
 import { ServerLive } from "./Server.ts"
 import * as StartupFailure from "./StartupFailure.ts"
@@ -16,8 +16,12 @@ const Announce = Layer.effectDiscard(Effect.gen(function*() {
 // for it and drop it (about a third of the CPU of a request, measured with pnpm bench).
 // A failure to start is one line on standard error (StartupFailure.ts) and exit code 1; SIGTERM
 // and SIGINT stop the server gracefully (in-flight requests finish) with exit code 0.
+// Stopped by SIGTERM or SIGINT is how a server ends: exit code 0, not the default 130.
+const teardown: Runtime.Teardown = (exit, onExit) =>
+  Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
+
 Layer.launch(Announce.pipe(Layer.provideMerge(ServerLive))).pipe(
   Effect.provideService(References.TracerEnabled, false),
   StartupFailure.report,
-  NodeRuntime.runMain({ disableErrorReporting: true })
+  NodeRuntime.runMain({ disableErrorReporting: true, teardown })
 )

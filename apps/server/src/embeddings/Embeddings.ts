@@ -2,7 +2,7 @@ import type { CallerShape } from "@switchyard/core/api/Authorization"
 import * as Catalog from "@switchyard/core/catalog/Catalog"
 import * as Cost from "@switchyard/core/catalog/Cost"
 import * as Money from "@switchyard/core/catalog/Money"
-import { type ApiError, type NotFound, RequestTimeout } from "@switchyard/core/errors/ApiError"
+import { type ApiError, type NotFound, RequestTimeout, type ServiceUnavailable } from "@switchyard/core/errors/ApiError"
 import type { EmbeddingProvider } from "@switchyard/core"
 import type { Candidate } from "@switchyard/core/routing/Candidates"
 import * as RoutePlan from "@switchyard/core/routing/RoutePlan"
@@ -131,7 +131,7 @@ export const generationId = () => `gen-emb-${Date.now().toString(36)}-${RandomPo
  */
 export class Embeddings extends Context.Service<Embeddings, {
   readonly create: (caller: CallerShape, request: EmbeddingRequest.EmbeddingRequest, options: CallOptions) => Effect.Effect<Served, ApiError>
-  readonly dryRun: (caller: CallerShape, request: EmbeddingRequest.EmbeddingRequest, options: CallOptions) => Effect.Effect<DryRun, NotFound>
+  readonly dryRun: (caller: CallerShape, request: EmbeddingRequest.EmbeddingRequest, options: CallOptions) => Effect.Effect<DryRun, NotFound | ServiceUnavailable>
 }>()("@switchyard/server/embeddings/Embeddings") {
   static readonly layer = Layer.effect(
     Embeddings,
