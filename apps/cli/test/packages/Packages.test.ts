@@ -62,11 +62,12 @@ describe.runIf(process.env.SWITCHYARD_TEST_PACKAGES === "1")("the published pack
       import { Api } from "@switchyard/core/api/Api"
       await using switchyard = new Switchyard({})
       const keys = await switchyard.keys.list({ query: {} })
-      const embedded = await switchyard.embeddings.create({ payload: { model: "switchyard/local-embed", input: ["hello"], dimensions: 8 } })
+      await using standard = new Switchyard({ apiKey: process.env.STANDARD_KEY })
+      const embedded = await standard.embeddings.create({ payload: { model: "switchyard/local-embed", input: ["hello"], dimensions: 8 } })
       console.log(JSON.stringify({ keys: keys.data.length, width: embedded.data[0].embedding.length, api: typeof Api }))
     `
     Fs.writeFileSync(NodePath.join(scratch, "program.mjs"), program)
-    const { stdout } = await run(process.execPath, ["program.mjs"], { cwd: scratch, env: env() })
+    const { stdout } = await run(process.execPath, ["program.mjs"], { cwd: scratch, env: { ...env(), STANDARD_KEY: server.apiKey } })
     assert.deepStrictEqual(JSON.parse(stdout), { keys: 2, width: 8, api: "function" })
   }, 60_000)
 
