@@ -59,7 +59,7 @@ describe("one process per PGlite data directory", () => {
     } finally {
       await third.gateway.stop()
     }
-  }, 240_000)
+  }, 480_000)
 
   it("the lock of a process that was killed is taken over at the next start", async () => {
     const dataDir = dataDirWithStore()
@@ -75,5 +75,5 @@ describe("one process per PGlite data directory", () => {
     } finally {
       await next.gateway.stop()
     }
-  }, 240_000)
+  }, 480_000)
 })

@@ -98,5 +98,5 @@ describe.skipIf(storeKind !== "postgres")("replicas on one PostgreSQL and the cr
       await fake.close()
       await dropDatabase(databaseUrl)
     }
-  }, 240_000)
+  }, 480_000)
 })

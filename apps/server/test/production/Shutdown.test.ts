@@ -107,5 +107,5 @@ describe.skipIf(!canUnshare)("stopping the production command as PID 1 of its ow
       await gateway.stop()
       await upstream.close()
     }
-  }, 180_000)
+  }, 360_000)
 })

@@ -30,7 +30,7 @@ describe("start-up (the production bundle)", () => {
     try {
       let servedSince: number | undefined
       let round = 0
-      const deadline = Date.now() + 120_000
+      const deadline = Date.now() + 240_000
       // Fires until 40 rounds after the first 200: through the whole start and well after it.
       while (Date.now() < deadline && (servedSince === undefined || round - servedSince < 40)) {
         const batch = await Promise.all(paths.map(async (path) => ({ path, ...(await probe(`${origin}${path}`, 10_000)) })))
@@ -53,7 +53,7 @@ describe("start-up (the production bundle)", () => {
     }
     const exit = await gateway.exited
     assert.strictEqual(exit.code, 0)
-  }, 180_000)
+  }, 360_000)
 })
 
 /** Runs the bundle to its exit and returns its exit code and output. */

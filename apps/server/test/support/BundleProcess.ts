@@ -42,7 +42,7 @@ export const launch = (env: Record<string, string>, prefix: ReadonlyArray<string
 }
 
 /** Resolves once `GET /api/v1/health` answers 200; fails if the process exits first or `timeoutMs` passes. */
-export const healthy = async (process: BundleProcess, origin: string, timeoutMs = 90_000): Promise<void> => {
+export const healthy = async (process: BundleProcess, origin: string, timeoutMs = 240_000): Promise<void> => {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     if (!process.isRunning()) throw new Error(`the gateway exited:\n${process.stdout()}\n${process.stderr()}`)
