@@ -33,7 +33,8 @@ describe.skipIf(storeKind !== "postgres")("replicas on one PostgreSQL and the cr
   }, 120_000)
 
   it("a replica whose key cannot open a stored credential answers 503 in the envelope on the requests that need it, logs why, and serves the rest", async () => {
-    const fake = await FakeOpenAi.start()
+    // The upstream takes only the workspace's own credential, not the gateway's.
+    const fake = await FakeOpenAi.start({ apiKey: "sk-workspace-own-credential" })
     const databaseUrl = await freshDatabase()
     const configPath = NodePath.join(tempDir("config"), "switchyard.json")
     Fs.writeFileSync(configPath, JSON.stringify({
