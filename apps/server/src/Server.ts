@@ -2,7 +2,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Api } from "@switchyard/core/api/Api"
 import { Config, Effect, Layer, Option } from "effect"
-import { HttpRouter } from "effect/http"
+import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { createServer } from "node:http"
 import * as Bootstrap from "./auth/Bootstrap.ts"
@@ -66,9 +66,9 @@ const BootstrapLive = Layer.effectDiscard(
 )
 
 /**
- * Every route of the gateway, without a listening socket.
+ * Every route of the gateway, on a migrated store, before the first-start keys exist.
  */
-export const Routes = Layer.unwrap(Effect.gen(function*() {
+const App = Layer.unwrap(Effect.gen(function*() {
   const config = yield* ServerConfig
   return Layer.mergeAll(
     HttpApiBuilder.layer(Api, { openapiPath: "/api/v1/openapi.json" }).pipe(
@@ -83,22 +83,35 @@ export const Routes = Layer.unwrap(Effect.gen(function*() {
   Layer.provide(GatewayMetrics.layer),
   Layer.provide(Stores),
   Layer.provide(RateLimit.layer),
-  Layer.provide(BootstrapLive),
   Layer.provideMerge(Database.layer)
 )
 
 /**
- * The gateway listening on `SWITCHYARD_HOST:SWITCHYARD_PORT`.
+ * Every route of the gateway, without a listening socket, with the first-start keys made.
+ */
+export const Routes = BootstrapLive.pipe(Layer.provideMerge(App))
+
+/**
+ * The gateway listening on `SWITCHYARD_HOST:SWITCHYARD_PORT`. The socket opens only once every
+ * route is built (store migrated, catalog loaded, stores ready): a connection accepted earlier
+ * would wait for an answer that nothing could give yet. The first-start keys are made (and their
+ * secrets printed) only once the socket is open, so that a start that fails (a busy port, a bad
+ * setting) never leaves keys behind whose secrets were shown by a process that then exited.
  */
 export const ServerLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* ServerConfig
-  return HttpRouter.serve(Routes, { disableLogger: true }).pipe(
-    Layer.provideMerge(
-      NodeHttpServer.layer(() => ClientErrors.install(createServer()), { host: config.host, port: config.port, gracefulShutdownTimeout: "25 seconds" }).pipe(
-        // The socket opens only once the store is migrated: a request that arrived before the
-        // routes existed would otherwise wait for an answer that never comes.
-        Layer.provide(Database.layer)
-      )
-    )
+  const listening = NodeHttpServer.layerServer(() => ClientErrors.install(createServer()), {
+    host: config.host,
+    port: config.port,
+    gracefulShutdownTimeout: "25 seconds"
+  })
+  const serve = Layer.unwrap(Effect.gen(function*() {
+    const router = yield* HttpRouter.HttpRouter
+    return HttpServer.serve(router.asHttpEffect()).pipe(Layer.provideMerge(listening))
+  }))
+  return BootstrapLive.pipe(
+    Layer.provideMerge(serve),
+    Layer.provideMerge(App),
+    Layer.provideMerge(Layer.merge(HttpRouter.layer, NodeHttpServer.layerHttpServices))
   )
 }))

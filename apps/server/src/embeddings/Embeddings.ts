@@ -1,6 +1,6 @@
 import type { CallerShape } from "@switchyard/core/api/Authorization"
 import * as Cost from "@switchyard/core/catalog/Cost"
-import { type EmbeddingsError, RequestTimedOut, type RoutingError } from "@switchyard/core/errors/EmbeddingsError"
+import { type EmbeddingsError, type PreparationError, RequestTimedOut } from "@switchyard/core/errors/EmbeddingsError"
 import type * as RoutePlan from "@switchyard/core/routing/RoutePlan"
 import type * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest"
 import { Accounting } from "@switchyard/core/store/Accounting"
@@ -48,7 +48,7 @@ export class Embeddings extends Context.Service<Embeddings, {
     caller: CallerShape,
     request: EmbeddingRequest.EmbeddingRequest,
     options: Preparation.CallOptions
-  ) => Effect.Effect<DryRun, RoutingError>
+  ) => Effect.Effect<DryRun, PreparationError>
 }>()("@switchyard/server/embeddings/Embeddings") {
   static readonly layer = Layer.effect(
     Embeddings,

@@ -224,7 +224,7 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
           const caller = yield* requireStandardKey
           const { options } = yield* requestOptions(payload, (yield* HttpServerRequest.HttpServerRequest).headers)
           const dry = yield* embeddings.dryRun(caller, yield* withModel(payload), options).pipe(
-            Effect.mapError(EmbeddingsError.routingToApiError)
+            Effect.mapError(EmbeddingsError.preparationToApiError)
           )
           return {
             object: "embeddings.plan" as const,
