@@ -2,9 +2,12 @@ import { Api } from "@switchyard/core/api/Api"
 import { Caller } from "@switchyard/core/api/Authorization"
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import * as ModelListing from "@switchyard/core/catalog/ModelListing"
+import * as ModelName from "@switchyard/core/catalog/ModelName"
 import * as Money from "@switchyard/core/catalog/Money"
 import { BadRequest, Forbidden } from "@switchyard/core/errors/ApiError"
+import * as EmbeddingsError from "@switchyard/core/errors/EmbeddingsError"
 import type { RoutePlan } from "@switchyard/core"
+import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters"
 import type { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
 import * as EmbeddingRequestSchema from "@switchyard/core/schema/EmbeddingRequest"
 import { Effect } from "effect"
@@ -74,7 +77,7 @@ const serveWith = (embeddings: Embeddings["Service"], broadcast: Broadcast["Serv
     const caller = yield* requireStandardKey
     const { options, explain, sessionId } = yield* requestOptions(payload, headers)
     return yield* Effect.gen(function*() {
-      const served = yield* embeddings.create(caller, payload, options)
+      const served = yield* embeddings.create(caller, payload, options).pipe(Effect.mapError(EmbeddingsError.toApiError))
       broadcast.publish({ request: payload, served, caller, sessionId })
       yield* Effect.logDebug("embeddings served").pipe(Effect.annotateLogs({
         generation_id: served.id,
@@ -133,6 +136,9 @@ const nextItemHead = Buffer.from(`,{"object":"embedding","embedding":`, "latin1"
 const envelope = (served: Served, request: EmbeddingRequest, explain: boolean) => {
   const upstreamCost = Money.toNumber(served.upstreamCostAtto)
   const details = multiModal(request) ? modalityDetails(served) : undefined
+  // Parameters the serving endpoint does not support were left out (require_parameters off).
+  const endpoint = served.plan.attempts.find((c) => c.id === served.endpoint)?.endpoint
+  const ignored = endpoint === undefined ? [] : EndpointParameters.missing(EmbeddingRequestSchema.sentParameters(request), endpoint)
   return {
     model: served.model,
     id: served.id,
@@ -149,10 +155,11 @@ const envelope = (served: Served, request: EmbeddingRequest, explain: boolean) =
       is_byok: served.isByok,
       ...(details === undefined ? {} : { prompt_tokens_details: details })
     },
-    ...(served.vectorSpaceChange !== undefined || explain
+    ...(served.vectorSpaceChange !== undefined || explain || ignored.length > 0
       ? {
         switchyard: {
           ...(served.vectorSpaceChange !== undefined ? { vector_space_change: served.vectorSpaceChange } : {}),
+          ...(ignored.length > 0 ? { ignored_parameters: ignored } : {}),
           ...(explain ? { routing: { ...report(served.plan), tried: served.attempts } } : {})
         }
       }
@@ -169,11 +176,18 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
     const embeddings = yield* Embeddings
     const loaded = yield* CurrentCatalog
     const serve = serveWith(embeddings, yield* Broadcast)
+    // A model named without its vendor becomes the one served model of that name (after the key
+    // check, so a management key still gets its 403 first).
+    const withModel = (payload: EmbeddingRequest) =>
+      requireStandardKey.pipe(
+        Effect.andThen(Effect.fromResult(ModelName.resolve(loaded.catalog, payload.model, (p) => loaded.active.has(p.slug)))),
+        Effect.map((model) => (model === payload.model ? payload : { ...payload, model }))
+      )
     return handlers
       .handle("create", ({ payload }) =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
-          const answer = yield* serve(payload, request.headers)
+          const answer = yield* serve(yield* withModel(payload), request.headers)
           return HttpServerResponse.uint8Array(answer.body, { contentType: "application/json", headers: answer.headers }) as never
         })
       )
@@ -181,7 +195,9 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
         Effect.gen(function*() {
           const caller = yield* requireStandardKey
           const { options } = yield* requestOptions(payload, (yield* HttpServerRequest.HttpServerRequest).headers)
-          const dry = yield* embeddings.dryRun(caller, payload, options)
+          const dry = yield* embeddings.dryRun(caller, yield* withModel(payload), options).pipe(
+            Effect.mapError(EmbeddingsError.routingToApiError)
+          )
           return {
             object: "embeddings.plan" as const,
             model: dry.plan.model,

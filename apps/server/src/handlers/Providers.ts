@@ -1,5 +1,6 @@
 import { Api } from "@switchyard/core/api/Api"
 import { Caller } from "@switchyard/core/api/Authorization"
+import * as Catalog from "@switchyard/core/catalog/Catalog"
 import type { Endpoint, Provider } from "@switchyard/core/catalog/Catalog"
 import * as Cost from "@switchyard/core/catalog/Cost"
 import { NotFound } from "@switchyard/core/errors/ApiError"
@@ -98,17 +99,19 @@ export const ProvidersHandlers = HttpApiBuilder.group(
           const now = yield* Clock.currentTimeMillis
           const endpoints: Array<EndpointRecord> = []
           const served: Array<Endpoint> = []
+          const modalities = new Set<string>()
           for (const provider of providers) {
             const own = provider.endpoints.filter((e) => e.model.toLowerCase() === model)
             if (own.length === 0) continue
             const active = yield* activeFor(caller.workspaceId, provider)
             for (const endpoint of own) {
               served.push(endpoint)
+              for (const m of Catalog.inputModalitiesOf(provider, endpoint)) modalities.add(publicModality(m))
               endpoints.push(endpointRecord(provider, endpoint, active, now))
             }
           }
           if (served.length === 0) return yield* new NotFound({ message: `No model ${model} in the catalog` })
-          const inputs = [...new Set(served.flatMap((e) => e.input_modalities.map(publicModality)))]
+          const inputs = [...modalities]
           const named = served.find((e) => e.name !== undefined)
           const described = served.find((e) => e.description !== undefined)
           return {

@@ -3,6 +3,7 @@ import { Migrator, SqlClient } from "effect/sql"
 import { accountingBatch } from "./migrations/AccountingBatch.ts"
 import { interns } from "./migrations/Interns.ts"
 import { money } from "./migrations/Money.ts"
+import { prepaidCredits } from "./migrations/PrepaidCredits.ts"
 import { spendCounters } from "./migrations/SpendCounters.ts"
 import { workspaceBudgets } from "./migrations/WorkspaceBudgets.ts"
 
@@ -69,7 +70,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0003_interns": interns,
   "0004_spend_counters": spendCounters,
   "0005_accounting_batch": accountingBatch,
-  "0006_workspace_budgets": workspaceBudgets
+  "0006_prepaid_credits": prepaidCredits,
+  "0007_workspace_budgets": workspaceBudgets
 }
 
 export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })

@@ -68,6 +68,7 @@ const source = {
       slug: "openai",
       name: "OpenAI",
       adapter: "openai",
+      dialect: "openai",
       base_url: "https://api.openai.com/v1",
       api_key_env: "OPENAI_API_KEY",
       // Does not train on API data by default; keeps it up to 30 days for abuse monitoring.
@@ -213,6 +214,7 @@ const source = {
       slug: "mistral",
       name: "Mistral",
       adapter: "openai",
+      dialect: "mistral",
       base_url: "https://api.mistral.ai/v1",
       api_key_env: "MISTRAL_API_KEY",
       // approx: paid API data is not used for training; retained for abuse monitoring.
@@ -221,6 +223,8 @@ const source = {
       endpoints: [{
         model: "mistralai/mistral-embed",
         upstream_model: "mistral-embed",
+        // The OpenAI-compatible API of this provider takes no token ids.
+        input_modalities: ["text"],
         name: "Mistral: Mistral Embed",
         pricing: { prompt: "0.1" },
         dimensions: 1024,
@@ -268,6 +272,7 @@ const source = {
       slug: "jina",
       name: "Jina AI",
       adapter: "openai",
+      dialect: "jina",
       base_url: "https://api.jina.ai/v1",
       api_key_env: "JINA_API_KEY",
       // approx: no published no-training commitment found.
@@ -276,6 +281,8 @@ const source = {
       endpoints: [{
         model: "jinaai/jina-embeddings-v3",
         upstream_model: "jina-embeddings-v3",
+        // The OpenAI-compatible API of this provider takes no token ids.
+        input_modalities: ["text"],
         name: "Jina: jina-embeddings-v3",
         // approx: sold as prepaid token packs; this is the per-million rate of the common pack.
         pricing: { prompt: "0.05" },
@@ -289,6 +296,7 @@ const source = {
       slug: "together",
       name: "Together AI",
       adapter: "openai",
+      dialect: "together",
       base_url: "https://api.together.xyz/v1",
       api_key_env: "TOGETHER_API_KEY",
       // approx: training on customer data is opt-in; prompts may be retained.
@@ -298,6 +306,8 @@ const source = {
         {
           model: "baai/bge-large-en-v1.5",
           upstream_model: "BAAI/bge-large-en-v1.5",
+          // The OpenAI-compatible API of this provider takes no token ids.
+          input_modalities: ["text"],
           name: "BAAI: bge-large-en-v1.5",
           pricing: { prompt: "0.016" },
           dimensions: 1024,
@@ -309,6 +319,8 @@ const source = {
         {
           model: "baai/bge-base-en-v1.5",
           upstream_model: "BAAI/bge-base-en-v1.5",
+          // The OpenAI-compatible API of this provider takes no token ids.
+          input_modalities: ["text"],
           name: "BAAI: bge-base-en-v1.5",
           pricing: { prompt: "0.008" },
           dimensions: 768,
@@ -320,6 +332,8 @@ const source = {
         {
           model: "intfloat/multilingual-e5-large-instruct",
           upstream_model: "intfloat/multilingual-e5-large-instruct",
+          // The OpenAI-compatible API of this provider takes no token ids.
+          input_modalities: ["text"],
           name: "intfloat: multilingual-e5-large-instruct",
           pricing: { prompt: "0.02" },
           dimensions: 1024,
@@ -334,6 +348,7 @@ const source = {
       slug: "fireworks",
       name: "Fireworks",
       adapter: "openai",
+      dialect: "fireworks",
       base_url: "https://api.fireworks.ai/inference/v1",
       api_key_env: "FIREWORKS_API_KEY",
       // approx: serverless inference is zero-retention by default.
@@ -343,6 +358,8 @@ const source = {
         {
           model: "nomic-ai/nomic-embed-text-v1.5",
           upstream_model: "nomic-ai/nomic-embed-text-v1.5",
+          // The OpenAI-compatible API of this provider takes no token ids.
+          input_modalities: ["text"],
           name: "Nomic: nomic-embed-text-v1.5",
           // Fireworks bills embedding models by size: up to 150M parameters $0.008/M (approx).
           pricing: { prompt: "0.008" },
@@ -356,6 +373,8 @@ const source = {
         {
           model: "baai/bge-base-en-v1.5",
           upstream_model: "BAAI/bge-base-en-v1.5",
+          // The OpenAI-compatible API of this provider takes no token ids.
+          input_modalities: ["text"],
           name: "BAAI: bge-base-en-v1.5",
           pricing: { prompt: "0.008" },
           dimensions: 768,
@@ -370,6 +389,7 @@ const source = {
       slug: "deepinfra",
       name: "DeepInfra",
       adapter: "openai",
+      dialect: "deepinfra",
       base_url: "https://api.deepinfra.com/v1/openai",
       api_key_env: "DEEPINFRA_API_KEY",
       // approx: states inputs and outputs are not stored.
@@ -379,6 +399,8 @@ const source = {
         {
           model: "baai/bge-m3",
           upstream_model: "BAAI/bge-m3",
+          // The OpenAI-compatible API of this provider takes no token ids.
+          input_modalities: ["text"],
           name: "BAAI: bge-m3",
           pricing: { prompt: "0.01" },
           dimensions: 1024,
@@ -391,6 +413,8 @@ const source = {
         {
           model: "baai/bge-large-en-v1.5",
           upstream_model: "BAAI/bge-large-en-v1.5",
+          // The OpenAI-compatible API of this provider takes no token ids.
+          input_modalities: ["text"],
           name: "BAAI: bge-large-en-v1.5",
           pricing: { prompt: "0.01" },
           dimensions: 1024,
@@ -403,6 +427,8 @@ const source = {
         {
           model: "intfloat/multilingual-e5-large",
           upstream_model: "intfloat/multilingual-e5-large",
+          // The OpenAI-compatible API of this provider takes no token ids.
+          input_modalities: ["text"],
           name: "intfloat: multilingual-e5-large",
           pricing: { prompt: "0.01" },
           dimensions: 1024,
@@ -415,6 +441,8 @@ const source = {
         {
           model: "qwen/qwen3-embedding-8b",
           upstream_model: "Qwen/Qwen3-Embedding-8B",
+          // The OpenAI-compatible API of this provider takes no token ids.
+          input_modalities: ["text"],
           name: "Qwen: Qwen3 Embedding 8B",
           // approx.
           pricing: { prompt: "0.01" },

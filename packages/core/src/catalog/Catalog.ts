@@ -28,10 +28,12 @@
  *   default to `"0"`.
  * - A provider is active when it needs no credential (`api_key_env` absent or `null`, as for
  *   the `local` adapter) or when the variable `api_key_env` names is set and non-empty.
- * - Optional extras: `enabled` (default `true`; `false` removes a built-in provider),
+ * - Optional extras: `dialect` (an `openai` provider's API flavour, see {@link Dialect}; default
+ *   `generic`, never guessed from the host), `enabled` (default `true`; `false` removes a built-in provider),
  *   `headers` (extra request headers), `timeout_ms`; per endpoint `variant` (default
  *   `"default"`, matched by `"provider/variant"` in `order`/`only`/`ignore`),
- *   `max_input_tokens`, `input_modalities` (default `["text"]`), `name`, `description`,
+ *   `max_input_tokens`, `input_modalities` (default per adapter, see
+ *   {@link defaultInputModalities}), `name`, `description`,
  *   `created` (unix seconds), `hugging_face_id`.
  * - Decoding refuses unknown properties and reports every broken rule with its path
  *   (`providers[0].endpoints[1].pricing.prompt: ...`).
@@ -40,6 +42,7 @@
  */
 import { Effect, Schema } from "effect"
 import * as DecodeIssue from "../schema/DecodeIssue.ts"
+import type { InputModality as InputModalityType } from "../schema/EmbeddingRequest.ts"
 import { InputModality, ModelSlug } from "../schema/EmbeddingRequest.ts"
 import { DataCollection, Quantization } from "../schema/ProviderPreferences.ts"
 import { Price } from "./Money.ts"
@@ -56,6 +59,20 @@ export const Adapter = Schema.Literals(["openai", "cohere", "voyage", "gemini", 
  * @since 0.1.0
  */
 export type Adapter = typeof Adapter.Type
+
+/**
+ * The flavour of an `openai` provider's API: `generic` is the plain OpenAI-compatible wire
+ * format (as OpenRouter extends it: token ids, `{ content }` items, `input_type` passed through);
+ * the others are the providers whose APIs differ from it in field names or accepted inputs.
+ *
+ * @since 0.1.0
+ */
+export const Dialect = Schema.Literals(["generic", "openai", "mistral", "jina", "together", "fireworks", "deepinfra"])
+
+/**
+ * @since 0.1.0
+ */
+export type Dialect = typeof Dialect.Type
 
 const zero = Effect.succeed("0")
 
@@ -99,9 +116,8 @@ export const Endpoint = Schema.Struct({
   max_batch_items: PositiveInt,
   distillable: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(false))),
   max_input_tokens: Schema.optionalKey(PositiveInt),
-  input_modalities: Schema.Array(InputModality).check(Schema.isMinLength(1)).pipe(
-    Schema.withDecodingDefaultKey(Effect.succeed(["text" as const]))
-  ),
+  /** Absent: the default of the provider's adapter ({@link inputModalitiesOf}). */
+  input_modalities: Schema.optionalKey(Schema.Array(InputModality).check(Schema.isMinLength(1))),
   name: Schema.optionalKey(NonEmptyString),
   description: Schema.optionalKey(Schema.String),
   created: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
@@ -137,6 +153,7 @@ export const Provider = Schema.Struct({
   slug: Slug,
   name: NonEmptyString,
   adapter: Adapter,
+  dialect: Schema.optionalKey(Dialect),
   base_url: Schema.optionalKey(Schema.String.check(
     Schema.isPattern(/^https?:\/\/\S+$/u, { expected: "an http(s) URL" })
   )),
@@ -296,3 +313,27 @@ export const isActive = (provider: Provider, env: Environment): boolean => {
  * @since 0.1.0
  */
 export const workspace = (catalog: Catalog, name: string): Workspace => catalog.workspaces[name] ?? openWorkspace
+
+/**
+ * The kinds of input an endpoint takes when its config does not list `input_modalities`: what
+ * every API of that wire format accepts. An OpenAI-compatible API takes text and token ids, as
+ * OpenAI's own does; Cohere, Voyage and Gemini endpoints take text (list `image` where the model
+ * embeds images); the in-process model takes everything.
+ *
+ * @since 0.1.0
+ */
+export const defaultInputModalities: Record<Adapter, ReadonlyArray<InputModalityType>> = {
+  openai: ["text", "tokens"],
+  cohere: ["text"],
+  voyage: ["text"],
+  gemini: ["text"],
+  local: ["text", "tokens", "image", "audio", "video", "file"]
+}
+
+/**
+ * The kinds of input one endpoint takes: its `input_modalities`, else its adapter's default.
+ *
+ * @since 0.1.0
+ */
+export const inputModalitiesOf = (provider: Provider, endpoint: Endpoint): ReadonlyArray<InputModalityType> =>
+  endpoint.input_modalities ?? defaultInputModalities[provider.adapter]

@@ -18,7 +18,9 @@
  *
  * `preferred_max_latency` and `preferred_min_throughput` move endpoints that miss a cutoff
  * behind those that meet all of them (in 2, in the drawn pool of 3, and among the fallbacks
- * of 1); they never exclude. With `allow_fallbacks: false` the plan holds only the ordered
+ * of 1); they never exclude. Before that, endpoints lacking a parameter the request sent
+ * (`EndpointParameters.missing`; with `require_parameters: true` they are excluded instead) go
+ * behind those that support every one, in the same places. With `allow_fallbacks: false` the plan holds only the ordered
  * endpoints (1) or only the first endpoint (2, 3).
  *
  * **Gotchas**
@@ -32,11 +34,12 @@ import { Effect, Result } from "effect"
 import type { Catalog, Provider, Workspace } from "../catalog/Catalog.ts"
 import { openWorkspace } from "../catalog/Catalog.ts"
 import * as Money from "../catalog/Money.ts"
-import { NotFound } from "../errors/ApiError.ts"
+import { ModelNotFound, NoEligibleProvider, type RoutingError } from "../errors/EmbeddingsError.ts"
 import type { InputModality } from "../schema/EmbeddingRequest.ts"
 import type { Partition, ProviderPreferences, SortBy } from "../schema/ProviderPreferences.ts"
 import type { Candidate } from "./Candidates.ts"
 import * as Candidates from "./Candidates.ts"
+import * as EndpointParameters from "./EndpointParameters.ts"
 import type { StatsById } from "./EndpointStats.ts"
 import { lookup, meetsCutoffs, recentlyFailed } from "./EndpointStats.ts"
 import type { Exclusion, FilterName } from "./Filters.ts"
@@ -100,6 +103,8 @@ export interface CandidateReport {
   readonly sort_key?: string | number | null
   readonly meets_cutoffs?: boolean
   readonly recent_failure?: boolean
+  /** Parameters the request sent that this endpoint does not support and is served without. */
+  readonly missing_parameters?: ReadonlyArray<string>
 }
 
 /**
@@ -160,11 +165,14 @@ const decide = (
   const notes = new Map<string, Notes>()
   const note = (c: Candidate, n: Notes) => notes.set(c.id, { ...notes.get(c.id), ...n })
   const meets = (c: Candidate) => meetsCutoffs(prefs, lookup(stats, c))
+  // The soft parameter filter: endpoints that support every parameter sent come first.
+  const sent = input.sentParameters ?? []
+  const fits = (c: Candidate) => EndpointParameters.missing(sent, c.endpoint).length === 0
   const sorted = (cs: ReadonlyArray<Candidate>) => {
-    if (prefs.sort === null) return preferredFirst(cheapestFirst(cs), meets)
+    if (prefs.sort === null) return preferredFirst(preferredFirst(cheapestFirst(cs), meets), fits)
     const { by, partition } = prefs.sort
     for (const c of cs) note(c, { sort_key: Sorts.sortKey(by, c, stats, input.now) })
-    return preferredFirst(Sorts.sort(cs, Sorts.orderOf(by, stats, input.now), partition), meets)
+    return preferredFirst(preferredFirst(Sorts.sort(cs, Sorts.orderOf(by, stats, input.now), partition), meets), fits)
   }
 
   if (prefs.order !== null) {
@@ -192,12 +200,15 @@ const decide = (
   }
 
   const healthy = (c: Candidate) => !recentlyFailed(lookup(stats, c), input.now)
-  const tiers = [
-    eligible.filter((c) => healthy(c) && meets(c)),
-    eligible.filter((c) => healthy(c) && !meets(c)),
-    eligible.filter((c) => !healthy(c) && meets(c)),
-    eligible.filter((c) => !healthy(c) && !meets(c))
-  ]
+  const tiers = [true, false].flatMap((fit) => {
+    const group = eligible.filter((c) => fits(c) === fit)
+    return [
+      group.filter((c) => healthy(c) && meets(c)),
+      group.filter((c) => healthy(c) && !meets(c)),
+      group.filter((c) => !healthy(c) && meets(c)),
+      group.filter((c) => !healthy(c) && !meets(c))
+    ]
+  })
   const pool = tiers.find((t) => t.length > 0)!
   const weights = WeightedDraw.inverseSquareWeights(pool.map((c) => Money.toAtto(c.endpoint.pricing.prompt)))
   pool.forEach((c, i) => note(c, { weight: weights[i]! }))
@@ -234,13 +245,10 @@ const excludedReport = (c: Candidate, why: Exclusion) =>
  *
  * @since 0.1.0
  */
-export const compute = (input: PlanInput): Result.Result<Plan, NotFound> => {
+export const compute = (input: PlanInput): Result.Result<Plan, RoutingError> => {
   const set = Candidates.forModel(input.catalog, input.model, input.isActive)
   if (set.active.length === 0 && set.inactive.length === 0) {
-    return Result.fail(new NotFound({
-      message: `Model ${JSON.stringify(input.model)} does not exist`,
-      metadata: { model: input.model }
-    }))
+    return Result.fail(new ModelNotFound({ model: input.model }))
   }
   const prefs = Preferences.effective(input.preferences, input.workspace ?? openWorkspace)
   const { eligible, excluded } = Filters.apply({
@@ -262,23 +270,20 @@ export const compute = (input: PlanInput): Result.Result<Plan, NotFound> => {
     : decide(eligible, prefs, input)
   if (typeof decision === "string") {
     const unused = eligible.map((c) => report(c, "unused", {}))
-    const candidates = [...excludedReports, ...unused]
-    const reasons = candidates.map((r) => `${r.id}: ${r.detail ?? "not in provider.order"}`).join("; ")
-    return Result.fail(new NotFound({
-      message: `No allowed provider for model ${JSON.stringify(set.model)}: ${decision} (${reasons})`,
-      metadata: { model: set.model, reason: decision, candidates }
-    }))
+    return Result.fail(new NoEligibleProvider({ model: set.model, reason: decision, candidates: [...excludedReports, ...unused] }))
   }
   const stats = input.stats ?? {}
   const rank = new Map(decision.attempts.map((c, i) => [c.id, i]))
   const eligibleReports = eligible.map((c) => {
     const s = lookup(stats, c)
     const r = rank.get(c.id)
+    const missing = EndpointParameters.missing(input.sentParameters ?? [], c.endpoint)
     return report(c, r === undefined ? "unused" : "attempt", {
       ...(r === undefined ? {} : { rank: r }),
       ...decision.notes.get(c.id),
       meets_cutoffs: meetsCutoffs(prefs, s),
-      recent_failure: recentlyFailed(s, input.now)
+      recent_failure: recentlyFailed(s, input.now),
+      ...(missing.length > 0 ? { missing_parameters: missing } : {})
     })
   }).sort((a, b) => (a.rank ?? eligible.length) - (b.rank ?? eligible.length))
   const explanation: Explanation = {
@@ -299,11 +304,11 @@ export const compute = (input: PlanInput): Result.Result<Plan, NotFound> => {
  *
  * **Gotchas**
  *
- * Fails with `NotFound` (404) when the model is unknown, when every endpoint is excluded
+ * Fails with `ModelNotFound` when the model is unknown, `NoEligibleProvider` when every endpoint is excluded
  * (`metadata.candidates` says why each one was), and when `allow_fallbacks` is `false` and no
  * endpoint matches `order`.
  *
  * @since 0.1.0
  */
-export const plan = (input: PlanInput): Effect.Effect<Plan, NotFound> =>
+export const plan = (input: PlanInput): Effect.Effect<Plan, RoutingError> =>
   Effect.suspend(() => Effect.fromResult(compute(input)))
