@@ -32,6 +32,11 @@ import * as ApiKeyRepo from "./store/ApiKeyRepo.ts"
 import * as ByokRepo from "./store/ByokRepo.ts"
 import { CredentialCipher } from "./store/CredentialCipher.ts"
 import * as Database from "./store/Database.ts"
+import { LedgerReports } from "./store/LedgerReports.ts"
+import { WorkspaceRepo } from "./store/WorkspaceRepo.ts"
+import { ActivityHandlers } from "./handlers/Activity.ts"
+import { ProvidersHandlers } from "./handlers/Providers.ts"
+import { WorkspacesHandlers } from "./handlers/Workspaces.ts"
 
 export const ServerConfig = Config.all({
   host: Config.String("SWITCHYARD_HOST").pipe(Config.withDefault("127.0.0.1")),
@@ -42,6 +47,8 @@ export const ServerConfig = Config.all({
 const Stores = Layer.mergeAll(
   ApiKeyRepo.layer,
   AccountingRepo.layer,
+  WorkspaceRepo.layer,
+  LedgerReports.layer,
   ByokRepo.layer.pipe(Layer.provide(CredentialCipher.layer))
 )
 
@@ -49,12 +56,14 @@ const Stores = Layer.mergeAll(
  * The embeddings path: catalog, adapters over one HTTP client, live endpoint health, broadcast.
  */
 const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Broadcast.layer).pipe(
-  Layer.provide([Adapters.layer, EndpointHealth.layer, Workspaces.layer]),
+  Layer.provide([Adapters.layer, Workspaces.layer]),
+  Layer.provideMerge(EndpointHealth.layer),
   Layer.provideMerge(CatalogLoader.layer),
   Layer.provide(NodeHttpClient.layerUndici)
 )
 
-const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive.layer, EmbeddingsHandlers, ModelsHandlers).pipe(
+const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive.layer, EmbeddingsHandlers, ModelsHandlers,
+  WorkspacesHandlers, ActivityHandlers, ProvidersHandlers).pipe(
   Layer.provide(EmbeddingsLive)
 )
 

@@ -7,7 +7,7 @@ import { Accounting } from "@switchyard/core/store/Accounting"
 import { ByokStore } from "@switchyard/core/store/ByokStore"
 import * as Fallback from "@switchyard/core/upstream/Fallback"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
-import { Config, Context, Duration, Effect, Exit, Layer } from "effect"
+import { Clock, Config, Context, Duration, Effect, Exit, Layer } from "effect"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { Adapters } from "../providers/Adapters.ts"
 import type { ForwardedResult } from "../providers/OpenAiCompatible.ts"
@@ -90,6 +90,7 @@ export class Embeddings extends Context.Service<Embeddings, {
         request: EmbeddingRequest.EmbeddingRequest,
         options: Preparation.CallOptions
       ) {
+        const startedAt = yield* Clock.currentTimeMillis
         const prepared = yield* prepare(caller, request, options)
         const reservation = yield* accounting.reserve({
           keyId: caller.keyId,
@@ -106,7 +107,8 @@ export class Embeddings extends Context.Service<Embeddings, {
           Effect.timeoutOrElse({ duration: timeLimit, orElse: timedOut }),
           Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : accounting.release(reservation))
         )
-        return yield* Settlement.settle(accounting, reservation, request, prepared, outcome)
+        const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
+        return yield* Settlement.settle(accounting, reservation, request, prepared, outcome, latencyMs)
       })
 
       const dryRun = Effect.fn("Embeddings.dryRun")(function*(

@@ -69,7 +69,8 @@ export const settle = Effect.fnUntraced(function*(
   reservation: Effect.Success<ReturnType<Accounting["Service"]["reserve"]>>,
   request: EmbeddingRequest.EmbeddingRequest,
   prepared: Prepared,
-  outcome: Fallback.Served<ForwardedResult>
+  outcome: Fallback.Served<ForwardedResult>,
+  latencyMs?: number
 ) {
   const { attempt: { candidate, byok: isByok }, value: result } = outcome
   const images = UpstreamInput.imageCount(prepared.input)
@@ -82,7 +83,8 @@ export const settle = Effect.fnUntraced(function*(
     promptTokens: result.promptTokens,
     totalTokens: result.totalTokens,
     costNanos: nanosOf(upstreamAtto),
-    isByok
+    isByok,
+    latencyMs
   })
   const dimensions = widthOf(result.embeddings)
   const primary = prepared.plan.attempts[0]!
