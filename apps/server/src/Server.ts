@@ -85,6 +85,8 @@ export const Routes = Layer.unwrap(Effect.gen(function*() {
  */
 export const ServerLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* ServerConfig
+  // A bad bootstrap secret stops the start before the store is opened or created.
+  yield* Bootstrap.givenSecrets
   return HttpRouter.serve(Routes, { disableLogger: true }).pipe(
     Layer.provideMerge(
       NodeHttpServer.layer(() => ClientErrors.install(createServer()), { host: config.host, port: config.port, gracefulShutdownTimeout: "25 seconds" }).pipe(
