@@ -27,7 +27,7 @@ const deliveriesAnswered = (status: number) =>
       Layer.provide(Layer.succeed(CurrentCatalog, {
         catalog: { ...builtin, broadcast: [{ url: "http://127.0.0.1:9/events" }] },
         credentials: new Map(),
-        active: new Set()
+        active: new Set<string>()
       })),
       Layer.provide(Layer.succeed(HttpClient.HttpClient, client))
     )
