@@ -35,7 +35,7 @@ const fakeRuntime = (fake: FakeRuntime) =>
     })
   }))
 
-const setup = (fake: FakeRuntime) =>
+const setup = () =>
   Effect.gen(function*() {
     const who = yield* seedKey()
     const control = yield* InternControl
@@ -66,7 +66,7 @@ layer(Store, { timeout: 120_000, excludeTestServices: true })("an intern's store
   it.effect("a suspend whose request is interrupted half-way still records the stop it made", () => {
     const fake: FakeRuntime = { running: new Set(), stopAnswer: "late" }
     return Effect.gen(function*() {
-      const { control, id, who } = yield* setup(fake)
+      const { control, id, who } = yield* setup()
       yield* markRunning(id, fake)
       const request = yield* Effect.forkChild(control.suspend(who, id))
       yield* TestClock.adjust("1 second")
@@ -81,7 +81,7 @@ layer(Store, { timeout: 120_000, excludeTestServices: true })("an intern's store
   it.effect("a provision whose request is interrupted half-way still records the start it made, with its progress", () => {
     const fake: FakeRuntime = { running: new Set(), stopAnswer: "late" }
     return Effect.gen(function*() {
-      const { control, id, who } = yield* setup(fake)
+      const { control, id, who } = yield* setup()
       const request = yield* Effect.forkChild(control.provision(who, id))
       yield* TestClock.adjust("1 second")
       yield* Fiber.interrupt(request)
@@ -98,7 +98,7 @@ layer(Store, { timeout: 120_000, excludeTestServices: true })("an intern's store
   it.effect("a stop the runtime did not confirm is checked with the runtime afterwards", () => {
     const fake: FakeRuntime = { running: new Set(), stopAnswer: "lost" }
     return Effect.gen(function*() {
-      const { control, id, who } = yield* setup(fake)
+      const { control, id, who } = yield* setup()
       yield* markRunning(id, fake)
       const exit = yield* Effect.exit(control.suspend(who, id))
       assert.isTrue(Exit.isFailure(exit))
