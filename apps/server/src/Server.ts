@@ -16,6 +16,7 @@ import { ByokHandlers } from "./handlers/Byok.ts"
 import { CreditsHandlers } from "./handlers/Credits.ts"
 import { EmbeddingsHandlers } from "./handlers/Embeddings.ts"
 import { KeysHandlers } from "./handlers/Keys.ts"
+import { ModelsHandlers } from "./handlers/Models.ts"
 import { SystemHandlers } from "./handlers/System.ts"
 import * as AuthorizationLive from "./http/AuthorizationLive.ts"
 import * as ClientErrors from "./http/ClientErrors.ts"
@@ -50,7 +51,7 @@ const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Broadcast.layer).pipe(
   Layer.provide(NodeHttpClient.layerUndici)
 )
 
-const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive.layer, EmbeddingsHandlers).pipe(
+const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive.layer, EmbeddingsHandlers, ModelsHandlers).pipe(
   Layer.provide(EmbeddingsLive)
 )
 

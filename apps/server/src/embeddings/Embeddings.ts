@@ -5,6 +5,7 @@ import * as Money from "@switchyard/core/catalog/Money"
 import { type ApiError, type NotFound, RequestTimeout } from "@switchyard/core/errors/ApiError"
 import type { EmbeddingProvider } from "@switchyard/core"
 import type { Candidate } from "@switchyard/core/routing/Candidates"
+import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters"
 import * as RoutePlan from "@switchyard/core/routing/RoutePlan"
 import * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest"
 import { Accounting } from "@switchyard/core/store/Accounting"
@@ -188,26 +189,15 @@ export class Embeddings extends Context.Service<Embeddings, {
       const attempt = (
         candidate: Candidate,
         request: EmbeddingRequest.EmbeddingRequest,
-        input: EmbeddingProvider.EmbeddingInput,
+        requestInput: EmbeddingProvider.EmbeddingInput,
         credential: Redacted.Redacted<string> | undefined
       ): Effect.Effect<ForwardedResult, UpstreamFailure.UpstreamFailure> => {
         const { endpoint, provider } = candidate
         const context = { provider: provider.slug, endpoint: candidate.id }
-        const supports = (name: string) => endpoint.supported_parameters.includes(name)
         const encoding = request.encoding_format ?? "float"
-        if (request.dimensions !== undefined && !supports("dimensions") && request.dimensions !== endpoint.dimensions) {
-          return Effect.fail(UpstreamFailure.fromAttempt(
-            { _tag: "UnsupportedInput", detail: `it returns ${endpoint.dimensions} dimensions and cannot be asked for ${request.dimensions}` },
-            context
-          ))
-        }
-        const base: Omit<EmbeddingProvider.UpstreamRequest, "input"> = {
-          upstreamModel: endpoint.upstream_model,
-          encodingFormat: encoding,
-          ...(request.dimensions !== undefined && supports("dimensions") ? { dimensions: request.dimensions } : {}),
-          ...(request.input_type !== undefined && supports("input_type") ? { inputType: request.input_type } : {}),
-          ...(request.user !== undefined && supports("user") ? { user: request.user } : {})
-        }
+        const { width: expected, ...asked } = EndpointParameters.forEndpoint(request, endpoint)
+        const base: Omit<EmbeddingProvider.UpstreamRequest, "input"> = { upstreamModel: endpoint.upstream_model, encodingFormat: encoding, ...asked }
+        const input = UpstreamInput.forEndpoint(requestInput, Catalog.inputModalitiesOf(provider, endpoint))
         const connection = connectionOf(provider, credential, provider.timeout_ms ?? config.attemptTimeoutMs)
         const adapter = adapters[provider.adapter]
         const embed = adapter.forward ?? adapter.embed
@@ -229,7 +219,6 @@ export class Embeddings extends Context.Service<Embeddings, {
               }
             })
           )
-        const expected = request.dimensions ?? endpoint.dimensions
         return call.pipe(
           Effect.mapError((error) => UpstreamFailure.fromAttempt(scrubReason(error.reason, connection), context)),
           Effect.flatMap((result) => {
@@ -329,7 +318,7 @@ export class Embeddings extends Context.Service<Embeddings, {
         })
         const dimensions = widthOf(result.embeddings)
         const primary = prepared.plan.attempts[0]!
-        const primaryDimensions = request.dimensions ?? primary.endpoint.dimensions
+        const primaryDimensions = EndpointParameters.forEndpoint(request, primary.endpoint).width
         const changed = primary.id !== candidate.id &&
           (primaryDimensions !== dimensions || primary.endpoint.quantization !== candidate.endpoint.quantization)
         const sorted = [...result.embeddings].sort((a, b) => a.index - b.index)

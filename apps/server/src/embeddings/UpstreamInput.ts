@@ -1,5 +1,5 @@
 import type { EmbeddingProvider } from "@switchyard/core"
-import type { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
+import type { EmbeddingRequest, InputModality } from "@switchyard/core/schema/EmbeddingRequest"
 
 /**
  * The request's `input`, in whichever of its five forms, as the adapters take it.
@@ -14,6 +14,31 @@ export const normalize = (input: EmbeddingRequest["input"]): EmbeddingProvider.E
     _tag: "Multimodal",
     items: (input as ReadonlyArray<{ readonly content: ReadonlyArray<EmbeddingProvider.ContentPart> }>).map((i) => i.content)
   }
+}
+
+const media: ReadonlyArray<InputModality> = ["image", "audio", "video", "file"]
+
+/**
+ * The input as one endpoint takes it: multimodal inputs made only of text parts go to an
+ * endpoint that declares no media modality as plain strings, one per input object, the parts of
+ * one object joined with a newline. Anything else is sent as it is (routing already left out
+ * endpoints that do not declare a modality the input carries).
+ */
+export const forEndpoint = (
+  input: EmbeddingProvider.EmbeddingInput,
+  accepted: ReadonlyArray<InputModality>
+): EmbeddingProvider.EmbeddingInput => {
+  if (input._tag !== "Multimodal" || accepted.some((m) => media.includes(m))) return input
+  const texts: Array<string> = []
+  for (const parts of input.items) {
+    const item: Array<string> = []
+    for (const part of parts) {
+      if (part.type !== "text") return input
+      item.push(part.text)
+    }
+    texts.push(item.join("\n"))
+  }
+  return { _tag: "Texts", texts }
 }
 
 export const count = (input: EmbeddingProvider.EmbeddingInput): number =>

@@ -2,9 +2,11 @@ import { Api } from "@switchyard/core/api/Api"
 import { Caller } from "@switchyard/core/api/Authorization"
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import * as ModelListing from "@switchyard/core/catalog/ModelListing"
+import * as ModelName from "@switchyard/core/catalog/ModelName"
 import * as Money from "@switchyard/core/catalog/Money"
 import { BadRequest, Forbidden } from "@switchyard/core/errors/ApiError"
 import type { RoutePlan } from "@switchyard/core"
+import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters"
 import type { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
 import * as EmbeddingRequestSchema from "@switchyard/core/schema/EmbeddingRequest"
 import { Effect } from "effect"
@@ -133,6 +135,9 @@ const nextItemHead = Buffer.from(`,{"object":"embedding","embedding":`, "latin1"
 const envelope = (served: Served, request: EmbeddingRequest, explain: boolean) => {
   const upstreamCost = Money.toNumber(served.upstreamCostAtto)
   const details = multiModal(request) ? modalityDetails(served) : undefined
+  // Parameters the serving endpoint does not support were left out (require_parameters off).
+  const endpoint = served.plan.attempts.find((c) => c.id === served.endpoint)?.endpoint
+  const ignored = endpoint === undefined ? [] : EndpointParameters.missing(EmbeddingRequestSchema.sentParameters(request), endpoint)
   return {
     model: served.model,
     id: served.id,
@@ -149,10 +154,11 @@ const envelope = (served: Served, request: EmbeddingRequest, explain: boolean) =
       is_byok: served.isByok,
       ...(details === undefined ? {} : { prompt_tokens_details: details })
     },
-    ...(served.vectorSpaceChange !== undefined || explain
+    ...(served.vectorSpaceChange !== undefined || explain || ignored.length > 0
       ? {
         switchyard: {
           ...(served.vectorSpaceChange !== undefined ? { vector_space_change: served.vectorSpaceChange } : {}),
+          ...(ignored.length > 0 ? { ignored_parameters: ignored } : {}),
           ...(explain ? { routing: { ...report(served.plan), tried: served.attempts } } : {})
         }
       }
@@ -169,11 +175,18 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
     const embeddings = yield* Embeddings
     const loaded = yield* CurrentCatalog
     const serve = serveWith(embeddings, yield* Broadcast)
+    // A model named without its vendor becomes the one served model of that name (after the key
+    // check, so a management key still gets its 403 first).
+    const withModel = (payload: EmbeddingRequest) =>
+      requireStandardKey.pipe(
+        Effect.andThen(Effect.fromResult(ModelName.resolve(loaded.catalog, payload.model, (p) => loaded.active.has(p.slug)))),
+        Effect.map((model) => (model === payload.model ? payload : { ...payload, model }))
+      )
     return handlers
       .handle("create", ({ payload }) =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
-          const answer = yield* serve(payload, request.headers)
+          const answer = yield* serve(yield* withModel(payload), request.headers)
           return HttpServerResponse.uint8Array(answer.body, { contentType: "application/json", headers: answer.headers }) as never
         })
       )
@@ -181,7 +194,7 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
         Effect.gen(function*() {
           const caller = yield* requireStandardKey
           const { options } = yield* requestOptions(payload, (yield* HttpServerRequest.HttpServerRequest).headers)
-          const dry = yield* embeddings.dryRun(caller, payload, options)
+          const dry = yield* embeddings.dryRun(caller, yield* withModel(payload), options)
           return {
             object: "embeddings.plan" as const,
             model: dry.plan.model,

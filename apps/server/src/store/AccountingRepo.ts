@@ -227,10 +227,12 @@ export const make = (options: AccountingOptions = {}) =>
         yield* sql`INSERT INTO credit_grants (id, workspace_id, amount_nanos, note, granted_by_key_id, created_at)
           VALUES (${Crypto.randomUUID()}, ${request.workspaceId}, ${request.amountNanos.toString()}::bigint, ${request.note},
             ${request.grantedByKeyId}, ${now})`.pipe(Effect.orDie)
-        yield* sql`INSERT INTO credit_accounts (workspace_id, credits_nanos, updated_at)
-          VALUES (${request.workspaceId}, ${request.amountNanos.toString()}::bigint, ${now})
+        // A grant turns the workspace's prepaid credits on (migration `0006_prepaid_credits`).
+        yield* sql`INSERT INTO credit_accounts (workspace_id, credits_nanos, updated_at, prepaid)
+          VALUES (${request.workspaceId}, ${request.amountNanos.toString()}::bigint, ${now}, true)
           ON CONFLICT (workspace_id) DO UPDATE
-            SET credits_nanos = credit_accounts.credits_nanos + EXCLUDED.credits_nanos, updated_at = EXCLUDED.updated_at`.pipe(Effect.orDie)
+            SET credits_nanos = credit_accounts.credits_nanos + EXCLUDED.credits_nanos, updated_at = EXCLUDED.updated_at,
+              prepaid = true`.pipe(Effect.orDie)
       })))
       return yield* credits(request.workspaceId, now)
     })

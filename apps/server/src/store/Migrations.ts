@@ -3,6 +3,7 @@ import { Migrator, SqlClient } from "effect/sql"
 import { accountingBatch } from "./migrations/AccountingBatch.ts"
 import { interns } from "./migrations/Interns.ts"
 import { money } from "./migrations/Money.ts"
+import { prepaidCredits } from "./migrations/PrepaidCredits.ts"
 import { spendCounters } from "./migrations/SpendCounters.ts"
 
 const foundation = Effect.gen(function*() {
@@ -67,7 +68,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0002_money": money,
   "0003_interns": interns,
   "0004_spend_counters": spendCounters,
-  "0005_accounting_batch": accountingBatch
+  "0005_accounting_batch": accountingBatch,
+  "0006_prepaid_credits": prepaidCredits
 }
 
 export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })

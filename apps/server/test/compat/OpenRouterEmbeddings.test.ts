@@ -54,6 +54,7 @@ describe("@openrouter/sdk against Switchyard: embeddings", () => {
     assert.strictEqual((await servedBy({ order: ["gamma"], allowFallbacks: false })).slug, "gamma")
     assert.strictEqual((await servedBy({ dataCollection: "deny", zdr: true })).slug, "gamma")
     assert.strictEqual((await servedBy({ only: ["alpha"] })).slug, "alpha")
+    assert.strictEqual((await servedBy({ only: ["ALPHA "] })).slug, "alpha")
     assert.strictEqual((await servedBy({ ignore: ["beta"], sort: "price" })).slug, "gamma")
     assert.strictEqual((await servedBy({ quantizations: ["fp32"] })).slug, "alpha")
     assert.strictEqual((await servedBy({ sort: { by: "exacto", partition: "none" } })).slug, "alpha")

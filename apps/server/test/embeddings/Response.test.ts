@@ -20,11 +20,13 @@ describe("embeddings responses", () => {
   let alpha: FakeUpstream.FakeServer
   let bravo: FakeUpstream.FakeServer
   let coral: FakeUpstream.FakeServer
+  let delta: FakeUpstream.FakeServer
 
   beforeAll(async () => {
     alpha = await FakeOpenAi.start()
     bravo = await FakeOpenAi.start()
     coral = await FakeCohere.start({ apiKey: "sk-fake" })
+    delta = await FakeOpenAi.start()
     const dims = ["dimensions", "encoding_format", "input_type", "user"]
     gateway = await startGateway({
       config: {
@@ -39,7 +41,11 @@ describe("embeddings responses", () => {
           ]),
           provider("bravo", bravo.url, {}, [
             endpoint("acme/embed", { upstream_model: "embed", pricing: { prompt: "0.2" }, supported_parameters: dims }),
-            endpoint("acme/fixed", { upstream_model: "embed", supported_parameters: ["encoding_format"] })
+            endpoint("acme/fixed", { upstream_model: "embed", supported_parameters: ["encoding_format"] }),
+            endpoint("acme/mixed", { upstream_model: "embed", pricing: { prompt: "0.001" }, supported_parameters: ["encoding_format"] })
+          ]),
+          provider("delta", delta.url, {}, [
+            endpoint("acme/mixed", { upstream_model: "embed", pricing: { prompt: "1" }, supported_parameters: dims })
           ]),
           { ...provider("coral", coral.url, {}, [endpoint("acme/coral", { upstream_model: "embed-english-light-v3.0", dimensions: 384 })]), adapter: "cohere" }
         ]
@@ -49,10 +55,10 @@ describe("embeddings responses", () => {
   })
   afterAll(async () => {
     await gateway.close()
-    await Promise.all([alpha.close(), bravo.close(), coral.close()])
+    await Promise.all([alpha.close(), bravo.close(), coral.close(), delta.close()])
   })
   afterEach(() => {
-    for (const fake of [alpha, bravo, coral]) fake.setBehaviour(FakeUpstream.normal)
+    for (const fake of [alpha, bravo, coral, delta]) fake.setBehaviour(FakeUpstream.normal)
   })
 
   const only = (slug: string) => ({ order: [slug], allow_fallbacks: false })
@@ -197,22 +203,76 @@ describe("embeddings responses", () => {
     assert.strictEqual(rescued.json.usage.cost, costOf(1, "0.2"))
   })
 
-  it("an endpoint that cannot change its width serves only its own width, which is checked too", async () => {
+  it("an endpoint without dimensions serves without it at its own width, which is checked; require_parameters excludes it", async () => {
+    const served = await gateway.embed({ model: "acme/fixed", input: "x", dimensions: 8 })
+    assert.strictEqual(served.status, 200, served.text)
+    assert.notProperty(lastBody(bravo), "dimensions")
+    assert.strictEqual(served.json.data[0].embedding.length, 16)
+    assert.deepStrictEqual(served.json.switchyard.ignored_parameters, ["dimensions"])
+
     const before = bravo.requests.length
-    const refused = await gateway.embed({ model: "acme/fixed", input: "x", dimensions: 8 })
-    assert.strictEqual(refused.status, 400, refused.text)
-    assert.strictEqual(refused.json.error.code, 400)
-    assert.strictEqual(refused.json.error.metadata.reason, "UnsupportedInput")
+    const strict = await gateway.embed({ model: "acme/fixed", input: "x", dimensions: 8, provider: { require_parameters: true } })
+    assert.strictEqual(strict.status, 404, strict.text)
+    assert.strictEqual(strict.json.error.metadata.candidates[0].excluded_by, "require_parameters")
     assert.strictEqual(bravo.requests.length, before)
 
-    const own = await gateway.embed({ model: "acme/fixed", input: "x", dimensions: 16 })
-    assert.strictEqual(own.status, 200, own.text)
-    assert.notProperty(lastBody(bravo), "dimensions")
-
     bravo.setBehaviour({ _tag: "WrongWidth", width: 12 })
-    const drifted = await gateway.embed({ model: "acme/fixed", input: "x" })
+    const drifted = await gateway.embed({ model: "acme/fixed", input: "x", dimensions: 8 })
     assert.strictEqual(drifted.status, 502, drifted.text)
     assert.include(drifted.json.error.message, "expected vectors of 16 dimensions, got 12")
+  })
+
+  it("endpoints supporting every parameter sent are preferred; the others serve as fallbacks without the parameter", async () => {
+    // bravo is 1000 times cheaper, so the draw would pick it almost always; it lacks dimensions.
+    for (const seed of ["1", "2", "3"]) {
+      const preferred = await gateway.embed({ model: "acme/mixed", input: "x", dimensions: 8 }, { headers: { "x-switchyard-seed": seed, "x-switchyard-explain": "true" } })
+      assert.strictEqual(preferred.status, 200, preferred.text)
+      assert.strictEqual(servedBy(preferred), "delta")
+      assert.strictEqual(lastBody(delta).dimensions, 8)
+      assert.strictEqual(preferred.json.data[0].embedding.length, 8)
+      assert.notProperty(preferred.json.switchyard, "ignored_parameters")
+      const bravoReport = preferred.json.switchyard.routing.candidates.find((c: { provider: string }) => c.provider === "bravo")
+      assert.deepStrictEqual([bravoReport.status, bravoReport.rank, bravoReport.missing_parameters], ["attempt", 1, ["dimensions"]])
+    }
+
+    delta.setBehaviour({ _tag: "Status", status: 503 })
+    const fallback = await gateway.embed({ model: "acme/mixed", input: "x", dimensions: 8 })
+    assert.strictEqual(fallback.status, 200, fallback.text)
+    assert.strictEqual(servedBy(fallback), "bravo")
+    assert.notProperty(lastBody(bravo), "dimensions")
+    assert.strictEqual(fallback.json.data[0].embedding.length, 16)
+    assert.deepStrictEqual(
+      [fallback.json.switchyard.vector_space_change.primary_dimensions, fallback.json.switchyard.vector_space_change.dimensions],
+      [8, 16]
+    )
+  })
+
+  it("token ids reach an OpenAI-compatible endpoint that lists no input_modalities", async () => {
+    const reply = await gateway.embed({ model: "acme/embed", input: [[1, 2, 3], [4, 5]], provider: only("bravo") })
+    assert.strictEqual(reply.status, 200, reply.text)
+    assert.deepStrictEqual(lastBody(bravo).input, [[1, 2, 3], [4, 5]])
+    assert.strictEqual(reply.json.data.length, 2)
+    const single = await gateway.embed({ model: "acme/embed", input: [7, 8, 9], provider: only("bravo") })
+    assert.strictEqual(single.status, 200, single.text)
+    assert.deepStrictEqual(lastBody(bravo).input, [[7, 8, 9]])
+  })
+
+  it("text-only multimodal inputs go to a text-only endpoint as one string each, parts joined by a newline; media parts do not", async () => {
+    const input = [{ content: [{ type: "text", text: "first part" }, { type: "text", text: "second part" }] }, { content: [{ type: "text", text: "alone" }] }]
+    const reply = await gateway.embed({ model: "acme/embed", input, provider: only("bravo") })
+    assert.strictEqual(reply.status, 200, reply.text)
+    assert.deepStrictEqual(lastBody(bravo).input, ["first part\nsecond part", "alone"])
+    assert.deepStrictEqual(reply.json.data.map((d: { embedding: unknown }) => d.embedding), [vector("first part\nsecond part"), vector("alone")])
+
+    // alpha declares images: the objects reach it as they came.
+    const declared = await gateway.embed({ model: "acme/embed", input, provider: only("alpha") })
+    assert.strictEqual(declared.status, 200, declared.text)
+    assert.deepStrictEqual(lastBody(alpha).input, input)
+
+    const before = bravo.requests.length
+    const image = await gateway.embed({ model: "acme/embed", input: [{ content: [{ type: "image_url", image_url: { url: png } }] }], provider: only("bravo") })
+    assert.strictEqual(image.status, 404, image.text)
+    assert.strictEqual(bravo.requests.length, before)
   })
 
   it("a non-integer token count from upstream is an invalid response, not a charge", async () => {

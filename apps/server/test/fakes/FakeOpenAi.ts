@@ -4,6 +4,8 @@ export interface Options {
   readonly apiKey?: string
   readonly defaultWidth?: number
   readonly reportUsage?: boolean
+  /** Refuse multimodal input objects, as OpenAI's own API does (it takes strings and token ids). */
+  readonly textOnly?: boolean
 }
 
 const modelWidths: Record<string, number> = {
@@ -58,6 +60,9 @@ export const api = (options: Options = {}): FakeUpstream.FakeApi => ({
     if (!FakeUpstream.isRecord(body) || typeof body.model !== "string") return error(400, "you must provide a model parameter")
     const items = itemsOf(body.input)
     if (items === undefined) return error(400, "'input' is invalid")
+    if (options.textOnly === true && Array.isArray(body.input) && body.input.some(FakeUpstream.isRecord)) {
+      return error(400, "'input' is invalid")
+    }
     const dimensions = body.dimensions ?? body.output_dimension
     if (dimensions !== undefined && !(Number.isInteger(dimensions) && (dimensions as number) > 0)) {
       return error(400, "'dimensions' must be a positive integer")

@@ -167,8 +167,52 @@ layer(Live, { timeout: 120_000, excludeTestServices: true })(`accounting under c
       yield* settle(yield* accounting.reserve(counted), 8n, { isByok: true })
       const refused = yield* Effect.flip(accounting.reserve(counted))
       assert.include(refused.message, "key limit")
-      const paid = yield* Effect.flip(accounting.reserve({ ...counted, byok: false, amountNanos: 1n }))
+      yield* accounting.addCredits({ workspaceId: included.workspaceId, amountNanos: 1n, note: null, grantedByKeyId: null })
+      const paid = yield* Effect.flip(accounting.reserve({ ...counted, byok: false, amountNanos: 2n }))
       assert.include(paid.message, "workspace credits")
+    }))
+
+  it.effect("without a credit grant the workspace balance stops nothing, spend is recorded exactly, and the first grant turns prepaid credits on", () =>
+    Effect.gen(function*() {
+      const accounting = yield* Accounting
+      const key = yield* seedKey()
+      const paid = { keyId: key.keyId, workspaceId: key.workspaceId, byok: false }
+      const first = yield* accounting.reserve({ ...paid, amountNanos: 1_000_000n })
+      const settled = yield* settle(first, 2_000_000n)
+      assert.deepStrictEqual([settled.costNanos, settled.capped], [2_000_000n, false])
+      const before = yield* accounting.credits(key.workspaceId)
+      assert.deepStrictEqual([before.totalCreditsNanos, before.totalUsageNanos], [0n, 2_000_000n])
+      assert.strictEqual((yield* ledgerSums(key.keyId)).total, 2_000_000n)
+
+      yield* accounting.addCredits({ workspaceId: key.workspaceId, amountNanos: 3_000_000n, note: null, grantedByKeyId: null })
+      const refused = yield* Effect.flip(accounting.reserve({ ...paid, amountNanos: 1_000_001n }))
+      assert.strictEqual(refused._tag, "PaymentRequired")
+      assert.strictEqual(refused.metadata?.reason, "workspace_credits")
+      const admitted = yield* accounting.reserve({ ...paid, amountNanos: 1_000_000n })
+      const capped = yield* settle(admitted, 1_500_000n)
+      assert.deepStrictEqual([capped.costNanos, capped.capped], [1_000_000n, true])
+    }))
+
+  it.effect("200 concurrent requests on a key that can afford 50 in a workspace without credits: exactly 50 succeed", () =>
+    Effect.gen(function*() {
+      const accounting = yield* Accounting
+      const cost = nanos("0.000123457")
+      const key = yield* seedKey({ limitNanos: 50n * cost })
+      const results = yield* Effect.forEach(
+        Arr.range(1, 200),
+        () =>
+          accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: cost, byok: false }).pipe(
+            Effect.flatMap((r) => settle(r, cost)),
+            Effect.result
+          ),
+        { concurrency: "unbounded" }
+      )
+      assert.strictEqual(results.filter(Result.isSuccess).length, 50)
+      for (const error of results.filter(Result.isFailure).map((r) => r.failure)) {
+        assert.strictEqual(error.metadata?.reason, "key_limit")
+      }
+      assert.strictEqual((yield* ledgerSums(key.keyId)).total, 50n * cost)
+      assert.strictEqual((yield* accounting.credits(key.workspaceId)).totalUsageNanos, 50n * cost)
     }))
 
   it.effect("a zero-cost request needs no credits and still writes its ledger row", () =>

@@ -98,18 +98,31 @@ describe(`embeddings billing (${storeKind})`, () => {
 })
 
 describe(`a fresh install's credits (${storeKind})`, () => {
-  it("with no credits, a paid model answers 402 naming the workspace credits and the local model still works", async () => {
+  it("with no credits, a paid model is served and billed exactly; the first credit grant makes the balance stop spending", async () => {
     const fake = await FakeOpenAi.start()
     const gateway = await startGateway({ config: configFor(fake.url) })
     try {
-      const paid = await gateway.embed({ model: "acme/embed", input: "hello" })
-      assert.strictEqual(paid.status, 402)
-      assert.strictEqual(paid.json.error.code, 402)
-      assert.include(paid.json.error.message, "workspace credits")
-      assert.strictEqual(fake.requests.length, 0)
+      const paid = await gateway.embed({ model: "acme/embed", input: tokens(1000) })
+      assert.strictEqual(paid.status, 200, paid.text)
+      assert.strictEqual(paid.json.usage.cost, 0.001)
+      const credits = await gateway.call("/credits", undefined, { key: gateway.server.managementKey })
+      assert.deepStrictEqual(credits.json.data, { total_credits: 0, total_usage: 0.001 })
       const free = await gateway.embed({ model: "switchyard/local-embed", input: "hello" })
       assert.strictEqual(free.status, 200, free.text)
       assert.strictEqual(free.json.usage.cost, 0)
+
+      // 0.0015 granted, 0.001 spent: 0.0005 left, less than 1000 tokens at $1 per million.
+      const grant = await gateway.call("/credits", { amount: "0.0015" }, { key: gateway.server.managementKey })
+      assert.strictEqual(grant.status, 200, grant.text)
+      const sent = fake.requests.length
+      const refused = await gateway.embed({ model: "acme/embed", input: tokens(1000) })
+      assert.strictEqual(refused.status, 402, refused.text)
+      assert.strictEqual(refused.json.error.code, 402)
+      assert.strictEqual(refused.json.error.metadata.reason, "workspace_credits")
+      assert.include(refused.json.error.message, "workspace credits")
+      assert.strictEqual(fake.requests.length, sent)
+      const fits = await gateway.embed({ model: "acme/embed", input: tokens(500) })
+      assert.strictEqual(fits.status, 200, fits.text)
     } finally {
       await gateway.close()
       await fake.close()

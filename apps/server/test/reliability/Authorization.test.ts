@@ -333,6 +333,11 @@ describe("reliability: authorization matrix", () => {
       name: "GET /embeddings/models",
       request: async () => ({ method: "GET", path: "/embeddings/models" }),
       expect: { standard: 200, management: 200, "other standard": 200, "other management": 200 }
+    },
+    {
+      name: "GET /models",
+      request: async () => ({ method: "GET", path: "/models" }),
+      expect: { standard: 200, management: 200, "other standard": 200, "other management": 200 }
     }
   ]
 

@@ -103,6 +103,7 @@ const targets: ReadonlyArray<Target> = [
   { name: "embeddings.create", method: "POST", path: "/embeddings", key: "standard", body: embeddingBody },
   { name: "embeddings.plan", method: "POST", path: "/embeddings/plan", key: "standard", body: embeddingBody },
   { name: "embeddings.models", method: "GET", path: "/embeddings/models", key: "standard", query: ["limit", "offset"] },
+  { name: "models.list", method: "GET", path: "/models", key: "standard", query: ["limit", "offset"] },
   { name: "unknown route", method: "POST", path: "/{id}", key: "standard", body: () => ({}) }
 ]
 

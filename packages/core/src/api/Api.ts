@@ -10,6 +10,7 @@ import { ByokApi } from "./ByokApi.ts"
 import { CreditsApi } from "./CreditsApi.ts"
 import { InternsApi } from "./InternsApi.ts"
 import { KeysApi } from "./KeysApi.ts"
+import { ModelsApi } from "./ModelsApi.ts"
 import { SchemaErrors } from "./SchemaErrors.ts"
 import { SystemApi } from "./SystemApi.ts"
 
@@ -23,6 +24,7 @@ export class Api extends HttpApi.make("switchyard")
   .add(CreditsApi)
   .add(ByokApi)
   .add(EmbeddingsApi)
+  .add(ModelsApi)
   .prefix("/api/v1")
   .middleware(SchemaErrors)
   .annotate(HttpApi.ParseOptions, { errors: "all" })

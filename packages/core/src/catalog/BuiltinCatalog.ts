@@ -221,6 +221,8 @@ const source = {
       endpoints: [{
         model: "mistralai/mistral-embed",
         upstream_model: "mistral-embed",
+        // The OpenAI-compatible API of this provider takes no token ids.
+        input_modalities: ["text"],
         name: "Mistral: Mistral Embed",
         pricing: { prompt: "0.1" },
         dimensions: 1024,
@@ -276,6 +278,8 @@ const source = {
       endpoints: [{
         model: "jinaai/jina-embeddings-v3",
         upstream_model: "jina-embeddings-v3",
+        // The OpenAI-compatible API of this provider takes no token ids.
+        input_modalities: ["text"],
         name: "Jina: jina-embeddings-v3",
         // approx: sold as prepaid token packs; this is the per-million rate of the common pack.
         pricing: { prompt: "0.05" },
@@ -298,6 +302,8 @@ const source = {
         {
           model: "baai/bge-large-en-v1.5",
           upstream_model: "BAAI/bge-large-en-v1.5",
+          // The OpenAI-compatible API of this provider takes no token ids.
+          input_modalities: ["text"],
           name: "BAAI: bge-large-en-v1.5",
           pricing: { prompt: "0.016" },
           dimensions: 1024,
@@ -309,6 +315,8 @@ const source = {
         {
           model: "baai/bge-base-en-v1.5",
           upstream_model: "BAAI/bge-base-en-v1.5",
+          // The OpenAI-compatible API of this provider takes no token ids.
+          input_modalities: ["text"],
           name: "BAAI: bge-base-en-v1.5",
           pricing: { prompt: "0.008" },
           dimensions: 768,
@@ -320,6 +328,8 @@ const source = {
         {
           model: "intfloat/multilingual-e5-large-instruct",
           upstream_model: "intfloat/multilingual-e5-large-instruct",
+          // The OpenAI-compatible API of this provider takes no token ids.
+          input_modalities: ["text"],
           name: "intfloat: multilingual-e5-large-instruct",
           pricing: { prompt: "0.02" },
           dimensions: 1024,
@@ -343,6 +353,8 @@ const source = {
         {
           model: "nomic-ai/nomic-embed-text-v1.5",
           upstream_model: "nomic-ai/nomic-embed-text-v1.5",
+          // The OpenAI-compatible API of this provider takes no token ids.
+          input_modalities: ["text"],
           name: "Nomic: nomic-embed-text-v1.5",
           // Fireworks bills embedding models by size: up to 150M parameters $0.008/M (approx).
           pricing: { prompt: "0.008" },
@@ -356,6 +368,8 @@ const source = {
         {
           model: "baai/bge-base-en-v1.5",
           upstream_model: "BAAI/bge-base-en-v1.5",
+          // The OpenAI-compatible API of this provider takes no token ids.
+          input_modalities: ["text"],
           name: "BAAI: bge-base-en-v1.5",
           pricing: { prompt: "0.008" },
           dimensions: 768,
@@ -379,6 +393,8 @@ const source = {
         {
           model: "baai/bge-m3",
           upstream_model: "BAAI/bge-m3",
+          // The OpenAI-compatible API of this provider takes no token ids.
+          input_modalities: ["text"],
           name: "BAAI: bge-m3",
           pricing: { prompt: "0.01" },
           dimensions: 1024,
@@ -391,6 +407,8 @@ const source = {
         {
           model: "baai/bge-large-en-v1.5",
           upstream_model: "BAAI/bge-large-en-v1.5",
+          // The OpenAI-compatible API of this provider takes no token ids.
+          input_modalities: ["text"],
           name: "BAAI: bge-large-en-v1.5",
           pricing: { prompt: "0.01" },
           dimensions: 1024,
@@ -403,6 +421,8 @@ const source = {
         {
           model: "intfloat/multilingual-e5-large",
           upstream_model: "intfloat/multilingual-e5-large",
+          // The OpenAI-compatible API of this provider takes no token ids.
+          input_modalities: ["text"],
           name: "intfloat: multilingual-e5-large",
           pricing: { prompt: "0.01" },
           dimensions: 1024,
@@ -415,6 +435,8 @@ const source = {
         {
           model: "qwen/qwen3-embedding-8b",
           upstream_model: "Qwen/Qwen3-Embedding-8B",
+          // The OpenAI-compatible API of this provider takes no token ids.
+          input_modalities: ["text"],
           name: "Qwen: Qwen3 Embedding 8B",
           // approx.
           pricing: { prompt: "0.01" },

@@ -31,7 +31,8 @@
  * - Optional extras: `enabled` (default `true`; `false` removes a built-in provider),
  *   `headers` (extra request headers), `timeout_ms`; per endpoint `variant` (default
  *   `"default"`, matched by `"provider/variant"` in `order`/`only`/`ignore`),
- *   `max_input_tokens`, `input_modalities` (default `["text"]`), `name`, `description`,
+ *   `max_input_tokens`, `input_modalities` (default per adapter, see
+ *   {@link defaultInputModalities}), `name`, `description`,
  *   `created` (unix seconds), `hugging_face_id`.
  * - Decoding refuses unknown properties and reports every broken rule with its path
  *   (`providers[0].endpoints[1].pricing.prompt: ...`).
@@ -40,6 +41,7 @@
  */
 import { Effect, Schema } from "effect"
 import * as DecodeIssue from "../schema/DecodeIssue.ts"
+import type { InputModality as InputModalityType } from "../schema/EmbeddingRequest.ts"
 import { InputModality, ModelSlug } from "../schema/EmbeddingRequest.ts"
 import { DataCollection, Quantization } from "../schema/ProviderPreferences.ts"
 import { Price } from "./Money.ts"
@@ -99,9 +101,8 @@ export const Endpoint = Schema.Struct({
   max_batch_items: PositiveInt,
   distillable: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(false))),
   max_input_tokens: Schema.optionalKey(PositiveInt),
-  input_modalities: Schema.Array(InputModality).check(Schema.isMinLength(1)).pipe(
-    Schema.withDecodingDefaultKey(Effect.succeed(["text" as const]))
-  ),
+  /** Absent: the default of the provider's adapter ({@link inputModalitiesOf}). */
+  input_modalities: Schema.optionalKey(Schema.Array(InputModality).check(Schema.isMinLength(1))),
   name: Schema.optionalKey(NonEmptyString),
   description: Schema.optionalKey(Schema.String),
   created: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
@@ -297,3 +298,27 @@ export const isActive = (provider: Provider, env: Environment): boolean => {
  * @since 0.1.0
  */
 export const workspace = (catalog: Catalog, name: string): Workspace => catalog.workspaces[name] ?? openWorkspace
+
+/**
+ * The kinds of input an endpoint takes when its config does not list `input_modalities`: what
+ * every API of that wire format accepts. An OpenAI-compatible API takes text and token ids, as
+ * OpenAI's own does; Cohere, Voyage and Gemini endpoints take text (list `image` where the model
+ * embeds images); the in-process model takes everything.
+ *
+ * @since 0.1.0
+ */
+export const defaultInputModalities: Record<Adapter, ReadonlyArray<InputModalityType>> = {
+  openai: ["text", "tokens"],
+  cohere: ["text"],
+  voyage: ["text"],
+  gemini: ["text"],
+  local: ["text", "tokens", "image", "audio", "video", "file"]
+}
+
+/**
+ * The kinds of input one endpoint takes: its `input_modalities`, else its adapter's default.
+ *
+ * @since 0.1.0
+ */
+export const inputModalitiesOf = (provider: Provider, endpoint: Endpoint): ReadonlyArray<InputModalityType> =>
+  endpoint.input_modalities ?? defaultInputModalities[provider.adapter]

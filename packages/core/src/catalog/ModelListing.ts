@@ -12,6 +12,7 @@
 import type { EmbeddingModel, EmbeddingModelList } from "../schema/EmbeddingResponse.ts"
 import { maxPageSize } from "../schema/EmbeddingResponse.ts"
 import type { Catalog, Endpoint, Provider } from "./Catalog.ts"
+import { inputModalitiesOf } from "./Catalog.ts"
 import * as Cost from "./Cost.ts"
 import * as Money from "./Money.ts"
 
@@ -30,9 +31,10 @@ export interface ListOptions {
 
 const publicModalities = new Set(["text", "image", "audio", "video", "file"])
 
-const describe = (id: string, endpoints: ReadonlyArray<Endpoint>): EmbeddingModel => {
+const describe = (id: string, served: ReadonlyArray<{ readonly provider: Provider; readonly endpoint: Endpoint }>): EmbeddingModel => {
+  const endpoints = served.map((s) => s.endpoint)
   const cheapest = [...endpoints].sort((a, b) => Money.compare(a.pricing.prompt, b.pricing.prompt))[0]!
-  const inputs = [...new Set(endpoints.flatMap((e) => e.input_modalities))]
+  const inputs = [...new Set(served.flatMap((s) => inputModalitiesOf(s.provider, s.endpoint)))]
     .map((m) => (m === "tokens" ? "text" : m))
     .filter((m, i, all) => publicModalities.has(m) && all.indexOf(m) === i)
   const context = endpoints.map((e) => e.max_input_tokens).filter((n): n is number => n !== undefined)
@@ -78,14 +80,14 @@ const describe = (id: string, endpoints: ReadonlyArray<Endpoint>): EmbeddingMode
  * @since 0.1.0
  */
 export const list = (catalog: Catalog, options: ListOptions): EmbeddingModelList => {
-  const byModel = new Map<string, Array<Endpoint>>()
+  const byModel = new Map<string, Array<{ readonly provider: Provider; readonly endpoint: Endpoint }>>()
   for (const provider of catalog.providers) {
     if (!options.isActive(provider)) continue
     for (const endpoint of provider.endpoints) {
       const id = endpoint.model.toLowerCase()
       const list = byModel.get(id)
-      if (list === undefined) byModel.set(id, [endpoint])
-      else list.push(endpoint)
+      if (list === undefined) byModel.set(id, [{ provider, endpoint }])
+      else list.push({ provider, endpoint })
     }
   }
   const all = [...byModel.keys()].sort().map((id) => describe(id, byModel.get(id)!))

@@ -128,43 +128,6 @@ export const toUnits = (atto: bigint, digits: number, rounding: Rounding): bigin
 }
 
 /**
- * Writes a finite, non-negative JSON number as a decimal string (`1e-7` becomes
- * `"0.0000001"`), or `undefined` when the number is negative, not finite, or 10^18 or more.
- *
- * **Details**
- *
- * The number is taken as its shortest round-trip representation, which is what the caller
- * wrote in the JSON body (`0.1` stays `"0.1"`), truncated to 18 fractional digits (a JSON
- * number is an approximation anyway; `5e-324` becomes `"0"`).
- *
- * @since 0.1.0
- */
-export const fromNumber = (n: number): string | undefined => {
-  if (!Number.isFinite(n) || n < 0) return undefined
-  const [mantissa, exponentText] = n.toString().toLowerCase().split("e") as [string, string | undefined]
-  const exponent = exponentText === undefined ? 0 : Number(exponentText)
-  const [intPart, fracPart = ""] = mantissa.split(".") as [string, string | undefined]
-  const digits = `${intPart}${fracPart}`
-  const point = intPart.length + exponent
-  let whole: string
-  let fraction: string
-  if (point <= 0) {
-    whole = "0"
-    fraction = `${"0".repeat(-point)}${digits}`
-  } else if (point >= digits.length) {
-    whole = `${digits}${"0".repeat(point - digits.length)}`
-    fraction = ""
-  } else {
-    whole = digits.slice(0, point)
-    fraction = digits.slice(point)
-  }
-  whole = whole.replace(/^0+(?=[0-9])/u, "")
-  fraction = fraction.slice(0, ATTO_DIGITS).replace(/0+$/u, "")
-  if (whole.length > 18) return undefined
-  return fraction === "" ? whole : `${whole}.${fraction}`
-}
-
-/**
  * Compares two decimal strings exactly: negative when `a < b`, zero when equal, positive when
  * `a > b`.
  *

@@ -11,6 +11,7 @@
  */
 import type { Endpoint, Provider } from "../catalog/Catalog.ts"
 import type { Catalog } from "../catalog/Catalog.ts"
+import * as ProviderNames from "./ProviderNames.ts"
 
 /**
  * One endpoint of one provider, as routing sees it.
@@ -75,17 +76,19 @@ export const forModel = (catalog: Catalog, model: string, isActive: (provider: P
  * **Details**
  *
  * `"deepinfra"` names every endpoint of the provider; `"deepinfra/fp8"` only those whose
- * variant or quantization is `fp8` (`"openai/default"` names the default variant). Matching
- * ignores case and surrounding spaces.
+ * variant or quantization is `fp8` (`"openai/default"` names the default variant). A provider
+ * is named by its slug, its configured `name` or its public name (`"DeepInfra"`,
+ * `"Google AI Studio"`: `ProviderNames`). Matching ignores case and surrounding spaces.
  *
  * @since 0.1.0
  */
 export const matchesSlug = (slug: string, candidate: Candidate): boolean => {
   const wanted = slug.trim().toLowerCase()
+  if (ProviderNames.names(wanted, candidate.provider)) return true
   const cut = wanted.indexOf("/")
-  if (cut === -1) return wanted === candidate.provider.slug
-  const provider = wanted.slice(0, cut)
-  const tag = wanted.slice(cut + 1)
-  return provider === candidate.provider.slug &&
+  if (cut === -1) return false
+  const provider = wanted.slice(0, cut).trim()
+  const tag = wanted.slice(cut + 1).trim()
+  return ProviderNames.names(provider, candidate.provider) &&
     (tag === candidate.endpoint.variant || tag === candidate.endpoint.quantization)
 }

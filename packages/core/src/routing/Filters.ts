@@ -23,6 +23,7 @@
  *
  * @since 0.1.0
  */
+import { inputModalitiesOf } from "../catalog/Catalog.ts"
 import * as Money from "../catalog/Money.ts"
 import type { InputModality } from "../schema/EmbeddingRequest.ts"
 import type { Candidate } from "./Candidates.ts"
@@ -148,7 +149,8 @@ export const quantizations: Filter = ({ preferences }, c) => {
  * @since 0.1.0
  */
 export const inputModalities: Filter = ({ inputModalities }, c) => {
-  const missing = inputModalities.filter((m) => !c.endpoint.input_modalities.includes(m))
+  const accepted = inputModalitiesOf(c.provider, c.endpoint)
+  const missing = inputModalities.filter((m) => !accepted.includes(m))
   return missing.length === 0 ? undefined : `does not accept ${missing.join(", ")} input`
 }
 

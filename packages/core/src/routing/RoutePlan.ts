@@ -18,7 +18,9 @@
  *
  * `preferred_max_latency` and `preferred_min_throughput` move endpoints that miss a cutoff
  * behind those that meet all of them (in 2, in the drawn pool of 3, and among the fallbacks
- * of 1); they never exclude. With `allow_fallbacks: false` the plan holds only the ordered
+ * of 1); they never exclude. Before that, endpoints lacking a parameter the request sent
+ * (`EndpointParameters.missing`; with `require_parameters: true` they are excluded instead) go
+ * behind those that support every one, in the same places. With `allow_fallbacks: false` the plan holds only the ordered
  * endpoints (1) or only the first endpoint (2, 3).
  *
  * **Gotchas**
@@ -37,6 +39,7 @@ import type { InputModality } from "../schema/EmbeddingRequest.ts"
 import type { Partition, ProviderPreferences, SortBy } from "../schema/ProviderPreferences.ts"
 import type { Candidate } from "./Candidates.ts"
 import * as Candidates from "./Candidates.ts"
+import * as EndpointParameters from "./EndpointParameters.ts"
 import type { StatsById } from "./EndpointStats.ts"
 import { lookup, meetsCutoffs, recentlyFailed } from "./EndpointStats.ts"
 import type { Exclusion, FilterName } from "./Filters.ts"
@@ -100,6 +103,8 @@ export interface CandidateReport {
   readonly sort_key?: string | number | null
   readonly meets_cutoffs?: boolean
   readonly recent_failure?: boolean
+  /** Parameters the request sent that this endpoint does not support and is served without. */
+  readonly missing_parameters?: ReadonlyArray<string>
 }
 
 /**
@@ -160,11 +165,14 @@ const decide = (
   const notes = new Map<string, Notes>()
   const note = (c: Candidate, n: Notes) => notes.set(c.id, { ...notes.get(c.id), ...n })
   const meets = (c: Candidate) => meetsCutoffs(prefs, lookup(stats, c))
+  // The soft parameter filter: endpoints that support every parameter sent come first.
+  const sent = input.sentParameters ?? []
+  const fits = (c: Candidate) => EndpointParameters.missing(sent, c.endpoint).length === 0
   const sorted = (cs: ReadonlyArray<Candidate>) => {
-    if (prefs.sort === null) return preferredFirst(cheapestFirst(cs), meets)
+    if (prefs.sort === null) return preferredFirst(preferredFirst(cheapestFirst(cs), meets), fits)
     const { by, partition } = prefs.sort
     for (const c of cs) note(c, { sort_key: Sorts.sortKey(by, c, stats, input.now) })
-    return preferredFirst(Sorts.sort(cs, Sorts.orderOf(by, stats, input.now), partition), meets)
+    return preferredFirst(preferredFirst(Sorts.sort(cs, Sorts.orderOf(by, stats, input.now), partition), meets), fits)
   }
 
   if (prefs.order !== null) {
@@ -192,12 +200,15 @@ const decide = (
   }
 
   const healthy = (c: Candidate) => !recentlyFailed(lookup(stats, c), input.now)
-  const tiers = [
-    eligible.filter((c) => healthy(c) && meets(c)),
-    eligible.filter((c) => healthy(c) && !meets(c)),
-    eligible.filter((c) => !healthy(c) && meets(c)),
-    eligible.filter((c) => !healthy(c) && !meets(c))
-  ]
+  const tiers = [true, false].flatMap((fit) => {
+    const group = eligible.filter((c) => fits(c) === fit)
+    return [
+      group.filter((c) => healthy(c) && meets(c)),
+      group.filter((c) => healthy(c) && !meets(c)),
+      group.filter((c) => !healthy(c) && meets(c)),
+      group.filter((c) => !healthy(c) && !meets(c))
+    ]
+  })
   const pool = tiers.find((t) => t.length > 0)!
   const weights = WeightedDraw.inverseSquareWeights(pool.map((c) => Money.toAtto(c.endpoint.pricing.prompt)))
   pool.forEach((c, i) => note(c, { weight: weights[i]! }))
@@ -274,11 +285,13 @@ export const compute = (input: PlanInput): Result.Result<Plan, NotFound> => {
   const eligibleReports = eligible.map((c) => {
     const s = lookup(stats, c)
     const r = rank.get(c.id)
+    const missing = EndpointParameters.missing(input.sentParameters ?? [], c.endpoint)
     return report(c, r === undefined ? "unused" : "attempt", {
       ...(r === undefined ? {} : { rank: r }),
       ...decision.notes.get(c.id),
       meets_cutoffs: meetsCutoffs(prefs, s),
-      recent_failure: recentlyFailed(s, input.now)
+      recent_failure: recentlyFailed(s, input.now),
+      ...(missing.length > 0 ? { missing_parameters: missing } : {})
     })
   }).sort((a, b) => (a.rank ?? eligible.length) - (b.rank ?? eligible.length))
   const explanation: Explanation = {

@@ -12,7 +12,7 @@
  * that broke a rule (`input[3]: Expected a value greater than or equal to 0`) rather than
  * listing why each of the four array forms failed.
  *
- * `model` must look like `<vendor>/<model_name>`. Unknown top-level properties are ignored
+ * `model` is `<vendor>/<model_name>`, or a bare `<model_name>` resolved by the gateway. Unknown top-level properties are ignored
  * (dropped), as OpenRouter does; the nested `provider` object refuses unknown properties.
  *
  * @since 0.1.0
@@ -130,6 +130,18 @@ export const ModelSlug = Schema.String.check(
 )
 
 /**
+ * A request's `model`: `<vendor>/<model_name>`, or a bare `<model_name>` that the gateway
+ * resolves when exactly one served model has that name (`ModelName.resolve`).
+ *
+ * @since 0.1.0
+ */
+export const RequestModel = Schema.String.check(
+  Schema.isPattern(/^[^/\s]+(\/\S+)?$/u, {
+    expected: "a model id such as openai/text-embedding-3-small (the vendor may be left out when only one served model has that name)"
+  })
+)
+
+/**
  * The request parameters that are passed to a provider, as opposed to gateway-only fields
  * (`model`, `input`, `provider`, `session_id`, `trace`). `require_parameters` checks these.
  *
@@ -149,7 +161,7 @@ export type ProviderParameter = typeof providerParameters[number]
  */
 export const EmbeddingRequest = Schema.Struct({
   input: EmbeddingInput,
-  model: ModelSlug,
+  model: RequestModel,
   dimensions: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
   encoding_format: Schema.optionalKey(Schema.Literals(["float", "base64"])),
   input_type: Schema.optionalKey(Schema.String),

@@ -8,18 +8,16 @@
  * - Unknown properties are refused with a message naming the property, in this object and in
  *   its nested objects (`max_price`, `sort`, the percentile cutoffs), so a typo such as
  *   `"max_prise"` is a 400 rather than a silently ignored limit.
- * - `max_price` values are decimal USD strings, as the official SDK sends them. A JSON number
- *   is also accepted and turned into the exact decimal string it denotes (`1e-7` becomes
- *   `"0.0000001"`, digits past the 18th after the point dropped). Negative amounts, `NaN`
- *   strings and strings with more than 18 fractional digits are refused.
+ * - `max_price` values are decimal USD strings, as the interface and the official SDK type
+ *   them. A JSON number is refused (400 naming the field), as are negative amounts, `NaN`
+ *   strings and strings with more than 18 fractional digits.
  * - Latency cutoffs are seconds, throughput cutoffs tokens per second; both are finite and
  *   non-negative. A plain number is the p50 cutoff.
  *
  * @see https://openrouter.ai/docs/features/provider-routing
  * @since 0.1.0
  */
-import { Schema, SchemaGetter, SchemaTransformation } from "effect"
-import * as Money from "../catalog/Money.ts"
+import { Schema, SchemaTransformation } from "effect"
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/gu, "\\$&")
 
@@ -157,23 +155,17 @@ export const PerformanceCutoff = Schema.Union([Cutoff, PercentileCutoffs])
  */
 export type PerformanceCutoff = typeof PerformanceCutoff.Type
 
-const DecimalFromNumber = Schema.Finite.check(
-  Schema.makeFilter((n: number) => Money.fromNumber(n) !== undefined, {
-    expected: "a non-negative amount below 10^18"
-  })
-).pipe(
-  Schema.decodeTo(Money.Decimal, {
-    decode: SchemaGetter.transform((n: number) => Money.fromNumber(n) ?? "0"),
-    encode: SchemaGetter.transform((s: string) => Number(s))
-  })
-)
-
 /**
- * A USD limit: a decimal string, or a JSON number normalised to one.
+ * A USD limit: a decimal string (`"0.02"`), as the interface and the official SDK type it. A
+ * JSON number is refused with the field named, so a limit is never read from a binary float.
  *
  * @since 0.1.0
  */
-export const PriceLimit = Schema.Union([Money.Decimal, DecimalFromNumber])
+export const PriceLimit = Schema.String.annotate({ message: "Expected a decimal string of USD such as \"0.02\" (a string, not a number)" }).check(
+  Schema.isPattern(/^(0|[1-9][0-9]{0,17})(\.[0-9]{1,18})?$/u, {
+    expected: "a non-negative decimal string such as \"0.02\" (at most 18 digits after the point)"
+  })
+)
 
 /**
  * `max_price`: the most the caller will pay, in USD, per million prompt or completion tokens,

@@ -25,7 +25,8 @@ export const CandidateReport = Schema.Struct({
   weight: Schema.optionalKey(Schema.Finite),
   sort_key: Schema.optionalKey(Schema.NullOr(Schema.Union([Schema.String, Schema.Finite]))),
   meets_cutoffs: Schema.optionalKey(Schema.Boolean),
-  recent_failure: Schema.optionalKey(Schema.Boolean)
+  recent_failure: Schema.optionalKey(Schema.Boolean),
+  missing_parameters: Schema.optionalKey(Schema.Array(Schema.String))
 })
 
 /**

@@ -22,9 +22,11 @@
  * figures and the workspace's `total_usage` are sums of that ledger (an implementation may keep
  * counters of it, written with each row, rather than summing it on every request).
  *
- * A BYOK request (served with the workspace's own provider credential) never touches the
- * credit balance, and counts toward the key's limit only when the key has
- * `include_byok_in_limit`.
+ * The workspace's credit balance stops spending only once the workspace has prepaid credits:
+ * the first `addCredits` turns them on. Until then spend is recorded exactly (ledger and
+ * `total_usage`) and only key limits refuse. A BYOK request (served with the workspace's own
+ * provider credential) never touches the credit balance, and counts toward the key's limit only
+ * when the key has `include_byok_in_limit`.
  *
  * **Gotchas**
  *
@@ -142,7 +144,7 @@ export interface AddCreditsRequest {
 export class Accounting extends Context.Service<Accounting, {
   /**
    * Holds `amountNanos` against the key's limit in its current window and (for a non-BYOK
-   * request) against the workspace's balance, atomically. Fails with `PaymentRequired` whose
+   * request in a workspace with prepaid credits) against the workspace's balance, atomically. Fails with `PaymentRequired` whose
    * message names "key limit" or "workspace credits", or `Unauthorized` when the key was
    * disabled, deleted or expired since it authenticated.
    */
@@ -157,7 +159,7 @@ export class Accounting extends Context.Service<Accounting, {
   /** Deletes holds that expired; returns how many. Runs at startup. */
   readonly sweepExpired: (now?: Date) => Effect.Effect<number>
   readonly credits: (workspaceId: string, now?: Date) => Effect.Effect<CreditTotals>
-  /** Adds a positive amount to the workspace's credits. */
+  /** Adds a positive amount to the workspace's credits and turns its prepaid credits on. */
   readonly addCredits: (request: AddCreditsRequest) => Effect.Effect<CreditTotals>
 }>()("@switchyard/core/store/Accounting") {}
 

@@ -53,7 +53,13 @@ describe("Catalog.decode", () => {
         audio: "0"
       })
       assert.strictEqual(provider?.endpoints[0]?.variant, "default")
-      assert.deepStrictEqual(provider?.endpoints[0]?.input_modalities, ["text"])
+      assert.strictEqual(provider?.endpoints[0]?.input_modalities, undefined)
+      assert.deepStrictEqual(Catalog.inputModalitiesOf(provider!, provider!.endpoints[0]!), ["text", "tokens"])
+      assert.deepStrictEqual(Catalog.inputModalitiesOf({ ...provider!, adapter: "cohere" }, provider!.endpoints[0]!), ["text"])
+      assert.deepStrictEqual(
+        Catalog.inputModalitiesOf(provider!, { ...provider!.endpoints[0]!, input_modalities: ["text"] }),
+        ["text"]
+      )
       const minimal = yield* Catalog.decode({})
       assert.deepStrictEqual(minimal, { providers: [], workspaces: {}, broadcast: [] })
     }))

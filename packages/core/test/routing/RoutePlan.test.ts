@@ -199,3 +199,65 @@ describe("RoutePlan.plan", () => {
       assert.strictEqual(fallback.explanation.mode, "order")
     }))
 })
+
+describe("RoutePlan: parameters an endpoint lacks (require_parameters omitted)", () => {
+  const mixed = catalogOf([
+    { slug: "alpha", prompt: "0.001", supported_parameters: ["encoding_format"] },
+    { slug: "beta", prompt: "0.5", supported_parameters: ["dimensions", "encoding_format"] },
+    { slug: "gamma", prompt: "0.2", supported_parameters: ["dimensions"] }
+  ])
+
+  it("keeps endpoints lacking a sent parameter, after those that support every one, in every mode", () => {
+    for (let seed = 0; seed < 50; seed++) {
+      const drawn = Result.getOrThrow(RoutePlan.compute(input({ catalog: mixed, seed, sentParameters: ["dimensions", "encoding_format"] })))
+      assert.strictEqual(providersOf(drawn).at(-1), "alpha")
+      assert.sameMembers(providersOf(drawn).slice(0, 2), ["beta", "gamma"])
+    }
+    const sorted = Result.getOrThrow(RoutePlan.compute(input({ catalog: mixed, sentParameters: ["dimensions"], preferences: { sort: "price" } })))
+    assert.deepStrictEqual(providersOf(sorted), ["gamma", "beta", "alpha"])
+    const report = sorted.explanation.candidates.find((c) => c.provider === "alpha")!
+    assert.deepStrictEqual(report.missing_parameters, ["dimensions"])
+    const ordered = Result.getOrThrow(RoutePlan.compute(input({ catalog: mixed, sentParameters: ["dimensions"], preferences: { order: ["alpha"] } })))
+    assert.deepStrictEqual(providersOf(ordered), ["alpha", "gamma", "beta"])
+  })
+
+  it("encoding_format never makes an endpoint less preferred, and without parameters price decides", () => {
+    const sorted = Result.getOrThrow(RoutePlan.compute(input({ catalog: mixed, sentParameters: ["encoding_format"], preferences: { sort: "price" } })))
+    assert.deepStrictEqual(providersOf(sorted), ["alpha", "gamma", "beta"])
+  })
+
+  it("require_parameters: true excludes them instead", () => {
+    const strict = Result.getOrThrow(RoutePlan.compute(input({
+      catalog: mixed,
+      sentParameters: ["dimensions"],
+      preferences: { require_parameters: true, sort: "price" }
+    })))
+    assert.deepStrictEqual(providersOf(strict), ["gamma", "beta"])
+  })
+})
+
+
+describe("RoutePlan: providers named as the public API names them", () => {
+  const bge = (preferences: ProviderPreferences) =>
+    providersOf(Result.getOrThrow(RoutePlan.compute(input({ catalog: BuiltinCatalog.builtin, model: "baai/bge-large-en-v1.5", preferences }))))
+
+  it("order, only and ignore take the SDK's provider names, the configured names and slugs, in any case", () => {
+    assert.strictEqual(bge({ order: ["Together"] })[0], "together")
+    assert.strictEqual(bge({ order: ["DeepInfra"] })[0], "deepinfra")
+    assert.strictEqual(bge({ order: ["together ai"] })[0], "together")
+    assert.strictEqual(bge({ order: [" TOGETHER "] })[0], "together")
+    assert.deepStrictEqual(bge({ only: ["DeepInfra"] }), ["deepinfra"])
+    assert.notInclude(bge({ ignore: ["Together"] }), "together")
+    assert.deepStrictEqual(bge({ only: ["Together/default"] }), ["together"])
+    const gemini = Result.getOrThrow(RoutePlan.compute(input({
+      catalog: BuiltinCatalog.builtin,
+      model: "google/gemini-embedding-001",
+      preferences: { only: ["Google AI Studio"], allow_fallbacks: false }
+    })))
+    assert.deepStrictEqual(providersOf(gemini), ["google-ai-studio"])
+    for (const [name, slug] of [["OpenAI", "openai"], ["Cohere", "cohere"], ["VoyageAI by MongoDB", "voyage"], ["Mistral", "mistral"], ["Fireworks", "fireworks"]] as const) {
+      const provider = BuiltinCatalog.builtin.providers.find((p) => p.slug === slug)!
+      assert.isTrue(matchesSlug(name, { id: "x", provider, endpoint: provider.endpoints[0]! }), name)
+    }
+  })
+})

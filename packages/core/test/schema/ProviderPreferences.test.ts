@@ -64,13 +64,14 @@ describe("ProviderPreferences", () => {
     ])
   })
 
-  it("turns max_price numbers into the decimal string they denote", () => {
-    fc.assert(fc.property(fc.double({ min: 0, max: 1e9, noNaN: true, noDefaultInfinity: true }), (n) => {
-      const exit = decode({ max_price: { prompt: n } })
-      if (Exit.isFailure(exit)) return false
-      const s = exit.value.max_price!.prompt!
-      return /^(0|[1-9][0-9]*)(\.[0-9]+)?$/.test(s) && Math.abs(Number(s) - n) <= 1e-18
-    }))
+  it("refuses max_price numbers, naming the field: the interface and the SDK type them as strings", () => {
+    for (const prompt of [0, 0.05, 1e-7]) {
+      const issues = issuesOf({ max_price: { prompt } })
+      assert.deepStrictEqual(issues.map((i) => i.path), ["max_price.prompt"], String(prompt))
+      assert.include(issues[0]!.message, "decimal string")
+    }
+    const exit = decode({ max_price: { prompt: "0.05", request: "0" } })
+    assert.isTrue(Exit.isSuccess(exit))
   })
 
   it("refuses negative, non-numeric and over-precise prices", () => {

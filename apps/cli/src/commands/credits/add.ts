@@ -28,6 +28,6 @@ export const add = Command.make(
     yield* balance(result.data)
   }, Connection.withGateway)
 ).pipe(
-  Command.withDescription("Add credits to the workspace (needs a management key)"),
+  Command.withDescription("Add credits to the workspace; the first grant turns its prepaid credits on, so the balance limits spending (needs a management key)"),
   Command.withExamples([{ command: "switchyard credits add 25 --note \"May budget\"", description: "Add $25" }])
 )
