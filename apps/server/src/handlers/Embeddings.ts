@@ -5,6 +5,7 @@ import * as ModelListing from "@switchyard/core/catalog/ModelListing"
 import * as ModelName from "@switchyard/core/catalog/ModelName"
 import * as Money from "@switchyard/core/catalog/Money"
 import { BadRequest, Forbidden } from "@switchyard/core/errors/ApiError"
+import * as EmbeddingsError from "@switchyard/core/errors/EmbeddingsError"
 import type { RoutePlan } from "@switchyard/core"
 import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters"
 import type { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
@@ -76,7 +77,7 @@ const serveWith = (embeddings: Embeddings["Service"], broadcast: Broadcast["Serv
     const caller = yield* requireStandardKey
     const { options, explain, sessionId } = yield* requestOptions(payload, headers)
     return yield* Effect.gen(function*() {
-      const served = yield* embeddings.create(caller, payload, options)
+      const served = yield* embeddings.create(caller, payload, options).pipe(Effect.mapError(EmbeddingsError.toApiError))
       broadcast.publish({ request: payload, served, caller, sessionId })
       yield* Effect.logDebug("embeddings served").pipe(Effect.annotateLogs({
         generation_id: served.id,
@@ -194,7 +195,9 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
         Effect.gen(function*() {
           const caller = yield* requireStandardKey
           const { options } = yield* requestOptions(payload, (yield* HttpServerRequest.HttpServerRequest).headers)
-          const dry = yield* embeddings.dryRun(caller, yield* withModel(payload), options)
+          const dry = yield* embeddings.dryRun(caller, yield* withModel(payload), options).pipe(
+            Effect.mapError(EmbeddingsError.routingToApiError)
+          )
           return {
             object: "embeddings.plan" as const,
             model: dry.plan.model,

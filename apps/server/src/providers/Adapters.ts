@@ -1,5 +1,6 @@
 import type { EmbeddingProvider } from "@switchyard/core"
-import { Config, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
+import type * as Catalog from "@switchyard/core/catalog/Catalog"
+import { Context, Effect, Layer, type Redacted, Schema } from "effect"
 import * as Cohere from "./Cohere.ts"
 import * as Gemini from "./Gemini.ts"
 import * as Local from "./Local.ts"
@@ -20,7 +21,7 @@ export type Adapter = EmbeddingProvider.EmbeddingProvider["Service"] & {
 export type AdapterTable = Readonly<Record<AdapterId, Adapter>>
 
 export const defaultBaseUrls: Readonly<Record<AdapterId, string>> = {
-  openai: OpenAiCompatible.dialects.openai.baseUrl,
+  openai: OpenAiCompatible.dialects.generic.baseUrl,
   cohere: Cohere.baseUrl,
   voyage: Voyage.baseUrl,
   gemini: Gemini.baseUrl,
@@ -45,18 +46,11 @@ export class Adapters extends Context.Service<Adapters, AdapterTable>()("@switch
 // The catalog provider's fields that say how to reach it, under the config file's names.
 export interface ProviderAccess {
   readonly adapter: AdapterId
+  readonly dialect?: Catalog.Dialect | undefined
   readonly base_url?: string | null | undefined
   readonly api_key_env?: string | null | undefined
   readonly headers?: Readonly<Record<string, string>> | null | undefined
 }
-
-export const apiKeyOf = (apiKeyEnv: string | null | undefined) =>
-  apiKeyEnv === undefined || apiKeyEnv === null || apiKeyEnv === ""
-    ? Effect.succeed(Option.none<Redacted.Redacted<string>>())
-    : Config.option(Config.Redacted(apiKeyEnv)).pipe(
-      Effect.map(Option.filter((key: Redacted.Redacted<string>) => Redacted.value(key) !== "")),
-      Effect.orElseSucceed(() => Option.none<Redacted.Redacted<string>>())
-    )
 
 /**
  * How to reach a provider with a credential already in hand.
@@ -69,13 +63,6 @@ export const connectionOf = (
   baseUrl: provider.base_url ?? defaultBaseUrls[provider.adapter],
   apiKey,
   ...(provider.headers ? { headers: provider.headers } : {}),
+  ...(provider.dialect !== undefined ? { dialect: provider.dialect } : {}),
   timeoutMs
-})
-
-export const connectionFor = Effect.fnUntraced(function*(
-  provider: ProviderAccess,
-  options: { readonly timeoutMs: number }
-) {
-  const apiKey = yield* apiKeyOf(provider.api_key_env)
-  return connectionOf(provider, Option.getOrUndefined(apiKey), options.timeoutMs)
 })

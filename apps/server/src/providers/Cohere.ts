@@ -1,6 +1,5 @@
 import { EmbeddingProvider } from "@switchyard/core"
 import { Effect, Layer, Schema } from "effect"
-import * as ErrorBody from "./ErrorBody.ts"
 import * as InputType from "./InputType.ts"
 import * as MediaData from "./MediaData.ts"
 import * as TokenEstimate from "./TokenEstimate.ts"
@@ -41,9 +40,8 @@ export const EmbedResponse = Schema.Struct({
   })))
 })
 
-const adapter = "cohere"
 
-const unsupported = (detail: string) => WireFormat.unsupported(adapter, detail)
+const unsupported = WireFormat.unsupported
 
 const contentOf = Effect.fnUntraced(function*(index: number, parts: ReadonlyArray<EmbeddingProvider.ContentPart>) {
   const content: Array<unknown> = []
@@ -105,17 +103,15 @@ const usage = (response: typeof EmbedResponse.Type, request: EmbeddingProvider.U
 }
 
 export const wireFormat: WireFormat.WireFormat<typeof EmbedResponse.Type> = {
-  adapter,
   name: "Cohere",
   keyHeaders: WireFormat.bearer,
-  parseError: ErrorBody.firstOf(ErrorBody.message, ErrorBody.detail),
   response: EmbedResponse,
   request: (request) => Effect.map(requestBody(request), (body) => ({ path, body })),
   vectors: (response) => {
     const vectors: ReadonlyArray<ReadonlyArray<number> | string> | undefined = response.embeddings.float ??
       response.embeddings.base64 ?? undefined
     return vectors === undefined
-      ? Effect.fail(WireFormat.invalidResponse(adapter, "the response holds no float embeddings"))
+      ? Effect.fail(WireFormat.invalidResponse("the response holds no float embeddings"))
       : Effect.succeed(vectors.map((value, index) => ({ index, value })))
   },
   usage

@@ -1,6 +1,5 @@
 import { EmbeddingProvider } from "@switchyard/core"
 import { Effect, Layer, Schema } from "effect"
-import * as ErrorBody from "./ErrorBody.ts"
 import * as InputType from "./InputType.ts"
 import * as MediaData from "./MediaData.ts"
 import * as TokenEstimate from "./TokenEstimate.ts"
@@ -40,9 +39,8 @@ export const BatchEmbedContentsResponse = Schema.Struct({
   }))
 })
 
-const adapter = "gemini"
 
-const unsupported = (detail: string) => WireFormat.unsupported(adapter, detail)
+const unsupported = WireFormat.unsupported
 
 const inlineData = (inline: MediaData.Inline) => ({ inline_data: { mime_type: inline.mimeType, data: inline.data } })
 
@@ -117,10 +115,8 @@ const modalityTokens = (
 }
 
 export const wireFormat: WireFormat.WireFormat<typeof BatchEmbedContentsResponse.Type> = {
-  adapter,
   name: "Gemini",
   keyHeaders: WireFormat.keyIn("x-goog-api-key"),
-  parseError: ErrorBody.firstOf(ErrorBody.google, ErrorBody.openAi),
   response: BatchEmbedContentsResponse,
   request: (request) => Effect.map(requestBody(request), (body) => ({ path: pathOf(request.upstreamModel), body })),
   vectors: (response) => Effect.succeed(response.embeddings.map((entry, index) => ({ index, value: entry.values }))),

@@ -56,9 +56,8 @@ export const embedTokens = (tokens: ReadonlyArray<number>, dimensions: number): 
   return normalize(vector, `t:${tokens.join(",")}`)
 }
 
-const adapter = "local"
 
-const unsupported = (detail: string) => WireFormat.unsupported(adapter, detail)
+const unsupported = WireFormat.unsupported
 
 export const make = (options?: { readonly dimensions?: number }) => {
   const embed = Effect.fn("Local.embed")(function*(
@@ -99,7 +98,7 @@ export const make = (options?: { readonly dimensions?: number }) => {
         }
         break
     }
-    const embeddings = yield* VectorEncoding.finish(adapter, request, vectors.map((value, index) => ({ index, value })))
+    const embeddings = yield* VectorEncoding.finish(request, vectors.map((value, index) => ({ index, value })))
     return { embeddings, promptTokens: tokens, totalTokens: tokens } satisfies EmbeddingProvider.EmbeddingResult
   })
   return EmbeddingProvider.EmbeddingProvider.of({ embed })

@@ -1,7 +1,8 @@
 import { EmbeddingProvider } from "@switchyard/core"
-import { Effect, Layer, Redacted, Schema } from "effect"
+import type * as Catalog from "@switchyard/core/catalog/Catalog"
+import type * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
+import { Effect, Redacted, Schema } from "effect"
 import { HttpClient } from "effect/http"
-import * as ErrorBody from "./ErrorBody.ts"
 import * as InputType from "./InputType.ts"
 import * as MediaData from "./MediaData.ts"
 import * as TokenEstimate from "./TokenEstimate.ts"
@@ -9,11 +10,10 @@ import * as UpstreamHttp from "./UpstreamHttp.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
 import * as WireFormat from "./WireFormat.ts"
 
-export type DialectId = "openai" | "mistral" | "jina" | "together" | "fireworks" | "deepinfra" | "generic"
+export type DialectId = Catalog.Dialect
 
 export interface Dialect {
   readonly id: DialectId
-  readonly hosts: ReadonlyArray<string>
   readonly baseUrl: string
   readonly path: string
   readonly tokens: boolean
@@ -22,7 +22,6 @@ export interface Dialect {
   readonly base64: { readonly field: string; readonly value: string } | undefined
   readonly inputType: { readonly field: string; readonly map: (value: string) => string | undefined } | undefined
   readonly user: boolean
-  readonly parseError: ErrorBody.Parser
 }
 
 const jinaTasks: Partial<Record<InputType.Purpose, string>> = {
@@ -43,7 +42,6 @@ const jinaTaskOf = (inputType: string): string | undefined => {
 export const dialects: Record<DialectId, Dialect> = {
   openai: {
     id: "openai",
-    hosts: ["openai.com"],
     baseUrl: "https://api.openai.com/v1",
     path: "/embeddings",
     tokens: true,
@@ -51,12 +49,10 @@ export const dialects: Record<DialectId, Dialect> = {
     dimensionsField: "dimensions",
     base64: { field: "encoding_format", value: "base64" },
     inputType: undefined,
-    user: true,
-    parseError: ErrorBody.openAi
+    user: true
   },
   mistral: {
     id: "mistral",
-    hosts: ["mistral.ai"],
     baseUrl: "https://api.mistral.ai/v1",
     path: "/embeddings",
     tokens: false,
@@ -64,12 +60,10 @@ export const dialects: Record<DialectId, Dialect> = {
     dimensionsField: "output_dimension",
     base64: { field: "encoding_format", value: "base64" },
     inputType: undefined,
-    user: false,
-    parseError: ErrorBody.firstOf(ErrorBody.message, ErrorBody.detail, ErrorBody.openAi)
+    user: false
   },
   jina: {
     id: "jina",
-    hosts: ["jina.ai"],
     baseUrl: "https://api.jina.ai/v1",
     path: "/embeddings",
     tokens: false,
@@ -77,12 +71,10 @@ export const dialects: Record<DialectId, Dialect> = {
     dimensionsField: "dimensions",
     base64: { field: "embedding_type", value: "base64" },
     inputType: { field: "task", map: jinaTaskOf },
-    user: false,
-    parseError: ErrorBody.firstOf(ErrorBody.detail, ErrorBody.openAi)
+    user: false
   },
   together: {
     id: "together",
-    hosts: ["together.xyz", "together.ai"],
     baseUrl: "https://api.together.xyz/v1",
     path: "/embeddings",
     tokens: false,
@@ -90,12 +82,10 @@ export const dialects: Record<DialectId, Dialect> = {
     dimensionsField: "dimensions",
     base64: undefined,
     inputType: undefined,
-    user: false,
-    parseError: ErrorBody.firstOf(ErrorBody.openAi, ErrorBody.message)
+    user: false
   },
   fireworks: {
     id: "fireworks",
-    hosts: ["fireworks.ai"],
     baseUrl: "https://api.fireworks.ai/inference/v1",
     path: "/embeddings",
     tokens: false,
@@ -103,12 +93,10 @@ export const dialects: Record<DialectId, Dialect> = {
     dimensionsField: "dimensions",
     base64: undefined,
     inputType: undefined,
-    user: false,
-    parseError: ErrorBody.firstOf(ErrorBody.openAi, ErrorBody.message)
+    user: false
   },
   deepinfra: {
     id: "deepinfra",
-    hosts: ["deepinfra.com"],
     baseUrl: "https://api.deepinfra.com/v1/openai",
     path: "/embeddings",
     tokens: false,
@@ -116,12 +104,10 @@ export const dialects: Record<DialectId, Dialect> = {
     dimensionsField: "dimensions",
     base64: { field: "encoding_format", value: "base64" },
     inputType: undefined,
-    user: false,
-    parseError: ErrorBody.firstOf(ErrorBody.openAi, ErrorBody.detail)
+    user: false
   },
   generic: {
     id: "generic",
-    hosts: [],
     baseUrl: "https://api.openai.com/v1",
     path: "/embeddings",
     tokens: true,
@@ -129,35 +115,8 @@ export const dialects: Record<DialectId, Dialect> = {
     dimensionsField: "dimensions",
     base64: { field: "encoding_format", value: "base64" },
     inputType: { field: "input_type", map: (value) => value },
-    user: true,
-    parseError: ErrorBody.any
+    user: true
   }
-}
-
-const dialectByUrl = new Map<string, Dialect>()
-
-// An OpenAI-compatible base URL names its provider by host; anything unknown gets the generic dialect.
-// The answer is kept per base URL: a catalog has a handful, and parsing one per request shows in profiles.
-export const dialectFor = (baseUrl: string): Dialect => {
-  let dialect = dialectByUrl.get(baseUrl)
-  if (dialect === undefined) {
-    dialect = dialectOfUrl(baseUrl)
-    if (dialectByUrl.size < 1024) dialectByUrl.set(baseUrl, dialect)
-  }
-  return dialect
-}
-
-const dialectOfUrl = (baseUrl: string): Dialect => {
-  let host: string
-  try {
-    host = new URL(baseUrl).hostname.toLowerCase()
-  } catch {
-    return dialects.generic
-  }
-  for (const dialect of Object.values(dialects)) {
-    if (dialect.hosts.some((suffix) => host === suffix || host.endsWith(`.${suffix}`))) return dialect
-  }
-  return dialects.generic
 }
 
 const Usage = Schema.Struct({
@@ -181,9 +140,8 @@ export const EmbeddingsResponse = Schema.Struct({
   usage: Schema.optionalKey(Schema.NullOr(Usage))
 })
 
-const adapter = "openai"
 
-const unsupported = (detail: string) => WireFormat.unsupported(adapter, detail)
+const unsupported = WireFormat.unsupported
 
 const textOnly = (parts: ReadonlyArray<EmbeddingProvider.ContentPart>): string | undefined => {
   const texts: Array<string> = []
@@ -253,7 +211,7 @@ const modalityTokens = (details: typeof Usage.Type["prompt_tokens_details"]): Em
   return Object.keys(out).length > 0 ? out : undefined
 }
 
-const decodeResponse = UpstreamHttp.decode(adapter, EmbeddingsResponse)
+const decodeResponse = UpstreamHttp.decode(EmbeddingsResponse)
 
 /**
  * The body with its vectors taken out (see {@link VectorEncoding.locate}): each `embedding` is the
@@ -292,7 +250,7 @@ const forwardedAnswer = (body: Uint8Array): Answer | undefined => {
 }
 
 const parsedAnswer = Effect.fnUntraced(function*(body: Uint8Array) {
-  const response = yield* decodeResponse(yield* UpstreamHttp.parseJson(adapter, body))
+  const response = yield* decodeResponse(yield* UpstreamHttp.parseJson(body))
   return {
     id: response.id,
     usage: response.usage,
@@ -309,31 +267,29 @@ export type ForwardingProvider = EmbeddingProvider.EmbeddingProvider["Service"] 
   readonly forward: (
     connection: EmbeddingProvider.Connection,
     request: EmbeddingProvider.UpstreamRequest
-  ) => Effect.Effect<ForwardedResult, EmbeddingProvider.UpstreamError>
+  ) => Effect.Effect<ForwardedResult, UpstreamError.UpstreamError>
 }
 
 export interface ForwardedResult extends Omit<EmbeddingProvider.EmbeddingResult, "embeddings"> {
   readonly embeddings: ReadonlyArray<VectorEncoding.Forwarded>
 }
 
-export const make = Effect.fnUntraced(function*(options?: { readonly dialect?: DialectId }) {
+export const make = Effect.fnUntraced(function*() {
   const client = yield* HttpClient.HttpClient
   const forward = Effect.fn("OpenAiCompatible.embed")(function*(
     connection: EmbeddingProvider.Connection,
     request: EmbeddingProvider.UpstreamRequest
   ) {
-    const dialect = options?.dialect !== undefined ? dialects[options.dialect] : dialectFor(connection.baseUrl)
+    const dialect = dialects[connection.dialect ?? "generic"]
     const body = yield* requestBody(dialect, request)
     const bytes = yield* UpstreamHttp.postBytes(client, {
-      adapter,
       connection,
       path: dialect.path,
       headers: connection.apiKey === undefined ? {} : WireFormat.bearer(Redacted.value(connection.apiKey)),
-      body,
-      parseError: dialect.parseError
+      body
     })
     const answer = forwardedAnswer(bytes) ?? (yield* parsedAnswer(bytes))
-    const embeddings = yield* VectorEncoding.finishForwarded(adapter, request, answer.vectors)
+    const embeddings = yield* VectorEncoding.finishForwarded(request, answer.vectors)
     const usage = answer.usage ?? undefined
     const promptTokens = usage?.prompt_tokens ?? usage?.total_tokens ?? TokenEstimate.ofInput(request.input)
     const modality = modalityTokens(usage?.prompt_tokens_details)
@@ -356,6 +312,3 @@ export const make = Effect.fnUntraced(function*(options?: { readonly dialect?: D
   const provider: ForwardingProvider = { ...EmbeddingProvider.EmbeddingProvider.of({ embed }), forward }
   return provider
 })
-
-export const layer = (options?: { readonly dialect?: DialectId }) =>
-  Layer.effect(EmbeddingProvider.EmbeddingProvider, make(options))

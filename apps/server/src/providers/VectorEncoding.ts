@@ -1,4 +1,5 @@
 import { EmbeddingProvider } from "@switchyard/core"
+import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Effect, Schema } from "effect"
 
 // One guard over the whole array: per-element schema checks cost ~10x on million-float answers.
@@ -45,26 +46,24 @@ export interface RawVector<V extends Vector = ReadonlyArray<number> | string> {
   readonly value: V
 }
 
-const invalid = (adapter: string, detail: string) =>
-  new EmbeddingProvider.UpstreamError({ adapter, reason: EmbeddingProvider.InvalidResponse.make({ detail }) })
+const invalid = UpstreamError.invalidResponse
 
 // Upstreams answer in whatever encoding they support; the client gets the one it asked for.
 export const finishForwarded = Effect.fnUntraced(function*(
-  adapter: string,
   request: EmbeddingProvider.UpstreamRequest,
   raw: ReadonlyArray<RawVector<Vector>>
 ) {
   const expected = EmbeddingProvider.inputCount(request.input)
   if (raw.length !== expected) {
-    return yield* invalid(adapter, `expected ${expected} vector${expected === 1 ? "" : "s"}, got ${raw.length}`)
+    return yield* invalid(`expected ${expected} vector${expected === 1 ? "" : "s"}, got ${raw.length}`)
   }
   const ordered = new Array<RawVector<Vector> | undefined>(expected)
   for (const vector of raw) {
     if (!Number.isInteger(vector.index) || vector.index < 0 || vector.index >= expected) {
-      return yield* invalid(adapter, `vector index ${vector.index} is out of range`)
+      return yield* invalid(`vector index ${vector.index} is out of range`)
     }
     if (ordered[vector.index] !== undefined) {
-      return yield* invalid(adapter, `vector index ${vector.index} appears twice`)
+      return yield* invalid(`vector index ${vector.index} appears twice`)
     }
     ordered[vector.index] = vector
   }
@@ -75,25 +74,22 @@ export const finishForwarded = Effect.fnUntraced(function*(
       got = vector.value.width
     } else if (typeof vector.value === "string") {
       const bytes = byteLength(vector.value)
-      if (bytes === undefined) return yield* invalid(adapter, `vector ${vector.index} is not valid base64`)
+      if (bytes === undefined) return yield* invalid(`vector ${vector.index} is not valid base64`)
       if (bytes % 4 !== 0) {
-        return yield* invalid(adapter, `vector ${vector.index} has ${bytes} bytes, not a whole number of float32`)
+        return yield* invalid(`vector ${vector.index} has ${bytes} bytes, not a whole number of float32`)
       }
       got = bytes / 4
     } else {
       got = vector.value.length
     }
-    if (got === 0) return yield* invalid(adapter, `vector ${vector.index} is empty`)
+    if (got === 0) return yield* invalid(`vector ${vector.index} is empty`)
     if (width === undefined) width = got
     else if (got !== width) {
-      return yield* invalid(adapter, `vectors have different widths (${width} and ${got})`)
+      return yield* invalid(`vectors have different widths (${width} and ${got})`)
     }
   }
   if (request.dimensions !== undefined && width !== undefined && width !== request.dimensions) {
-    return yield* new EmbeddingProvider.UpstreamError({
-      adapter,
-      reason: EmbeddingProvider.WidthMismatch.make({ expected: request.dimensions, got: width })
-    })
+    return yield* UpstreamError.widthMismatch(request.dimensions, width)
   }
   const embeddings: Array<Forwarded> = []
   for (const vector of ordered as ReadonlyArray<RawVector<Vector>>) {
@@ -106,14 +102,14 @@ export const finishForwarded = Effect.fnUntraced(function*(
     if (request.encodingFormat === "base64") {
       const encoded = typeof value === "string" ? value : toBase64(value)
       if (!allFinite32(Buffer.from(encoded, "base64"))) {
-        return yield* invalid(adapter, `vector ${vector.index} holds a value that is not a finite float32`)
+        return yield* invalid(`vector ${vector.index} holds a value that is not a finite float32`)
       }
       embeddings.push({ index: vector.index, embedding: encoded })
     } else if (typeof value === "string") {
       const decoded = fromBase64(value)
-      if (decoded === undefined) return yield* invalid(adapter, `vector ${vector.index} is not valid base64`)
+      if (decoded === undefined) return yield* invalid(`vector ${vector.index} is not valid base64`)
       if (!decoded.every(Number.isFinite)) {
-        return yield* invalid(adapter, `vector ${vector.index} holds a value that is not a finite number`)
+        return yield* invalid(`vector ${vector.index} holds a value that is not a finite number`)
       }
       embeddings.push({ index: vector.index, embedding: decoded })
     } else {
@@ -128,10 +124,9 @@ export const finishForwarded = Effect.fnUntraced(function*(
  * held none.
  */
 export const finish = finishForwarded as (
-  adapter: string,
   request: EmbeddingProvider.UpstreamRequest,
   raw: ReadonlyArray<RawVector>
-) => Effect.Effect<Array<EmbeddingProvider.Embedding>, EmbeddingProvider.UpstreamError>
+) => Effect.Effect<Array<EmbeddingProvider.Embedding>, UpstreamError.UpstreamError>
 
 /**
  * A vector the gateway forwards as the upstream wrote it: the exact JSON text of its value (a

@@ -1,6 +1,5 @@
 import { EmbeddingProvider } from "@switchyard/core"
 import { Effect, Layer, Schema } from "effect"
-import * as ErrorBody from "./ErrorBody.ts"
 import * as InputType from "./InputType.ts"
 import * as MediaData from "./MediaData.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
@@ -30,9 +29,8 @@ export const EmbeddingsResponse = Schema.Struct({
   })
 })
 
-const adapter = "voyage"
 
-const unsupported = (detail: string) => WireFormat.unsupported(adapter, detail)
+const unsupported = WireFormat.unsupported
 
 const segmentOf = Effect.fnUntraced(function*(index: number, part: EmbeddingProvider.ContentPart) {
   switch (part.type) {
@@ -114,10 +112,8 @@ const modalityTokens = (usage: Usage): EmbeddingProvider.ModalityTokens | undefi
 }
 
 export const wireFormat: WireFormat.WireFormat<typeof EmbeddingsResponse.Type> = {
-  adapter,
   name: "Voyage",
   keyHeaders: WireFormat.bearer,
-  parseError: ErrorBody.firstOf(ErrorBody.detail, ErrorBody.message, ErrorBody.openAi),
   response: EmbeddingsResponse,
   request: requestOf,
   vectors: (response) =>

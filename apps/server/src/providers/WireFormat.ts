@@ -1,7 +1,7 @@
 import { EmbeddingProvider } from "@switchyard/core"
+import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Effect, Redacted, type Schema } from "effect"
 import { HttpClient } from "effect/http"
-import type * as ErrorBody from "./ErrorBody.ts"
 import * as UpstreamHttp from "./UpstreamHttp.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
 
@@ -47,34 +47,29 @@ export type ModalityCounts = { -readonly [K in keyof EmbeddingProvider.ModalityT
  * lives in {@link make}.
  */
 export interface WireFormat<Response> {
-  /** The adapter id every {@link EmbeddingProvider.UpstreamError} it raises carries (`cohere`). */
-  readonly adapter: string
   /** The provider's name, for the call's span (`Cohere.embed`). */
   readonly name: string
   readonly keyHeaders: KeyHeaders
-  readonly parseError: ErrorBody.Parser
   readonly response: Schema.Codec<Response, any, never, never>
   readonly request: (
     request: EmbeddingProvider.UpstreamRequest
-  ) => Effect.Effect<Outgoing, EmbeddingProvider.UpstreamError>
+  ) => Effect.Effect<Outgoing, UpstreamError.UpstreamError>
   /** The answer's vectors with their input positions, in whatever encoding the provider sent. */
   readonly vectors: (
     response: Response
-  ) => Effect.Effect<ReadonlyArray<VectorEncoding.RawVector>, EmbeddingProvider.UpstreamError>
+  ) => Effect.Effect<ReadonlyArray<VectorEncoding.RawVector>, UpstreamError.UpstreamError>
   readonly usage: (response: Response, request: EmbeddingProvider.UpstreamRequest) => Usage
 }
 
 /**
  * The input is valid but this provider cannot embed it; nothing is sent.
  */
-export const unsupported = (adapter: string, detail: string) =>
-  new EmbeddingProvider.UpstreamError({ adapter, reason: EmbeddingProvider.UnsupportedInput.make({ detail }) })
+export const unsupported = UpstreamError.unsupportedInput
 
 /**
  * The provider answered 2xx with something that is not a usable answer.
  */
-export const invalidResponse = (adapter: string, detail: string) =>
-  new EmbeddingProvider.UpstreamError({ adapter, reason: EmbeddingProvider.InvalidResponse.make({ detail }) })
+export const invalidResponse = UpstreamError.invalidResponse
 
 /**
  * The adapter for one wire format: writes the request, posts it, decodes and validates the answer
@@ -83,22 +78,20 @@ export const invalidResponse = (adapter: string, detail: string) =>
 export const make = <Response>(format: WireFormat<Response>) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
-    const decodeResponse = UpstreamHttp.decode(format.adapter, format.response)
+    const decodeResponse = UpstreamHttp.decode(format.response)
     const embed = Effect.fn(`${format.name}.embed`)(function*(
       connection: EmbeddingProvider.Connection,
       request: EmbeddingProvider.UpstreamRequest
     ) {
       const { path, body } = yield* format.request(request)
       const json = yield* UpstreamHttp.post(client, {
-        adapter: format.adapter,
         connection,
         path,
         headers: connection.apiKey === undefined ? {} : format.keyHeaders(Redacted.value(connection.apiKey)),
-        body,
-        parseError: format.parseError
+        body
       })
       const response: Response = yield* decodeResponse(json)
-      const embeddings = yield* VectorEncoding.finish(format.adapter, request, yield* format.vectors(response))
+      const embeddings = yield* VectorEncoding.finish(request, yield* format.vectors(response))
       const { modalityTokens, promptTokens, totalTokens, upstreamId } = format.usage(response, request)
       return {
         embeddings,

@@ -2,7 +2,7 @@ import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import type { OwnKeyRequest } from "@switchyard/core/store/ApiKeyStore"
 import { creditsFromNanos, startsAt } from "@switchyard/core/accounting/UsageWindow"
 import type { ApiKeyRecord, LimitReset } from "@switchyard/core/schema/ApiKey"
-import { Effect, Layer, Option } from "effect"
+import { Cache, Duration, Effect, Exit, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Statement } from "effect/sql"
 import * as Crypto from "node:crypto"
@@ -101,6 +101,8 @@ export const selectKeysWithUsage = (sql: SqlClient.SqlClient, now: Date) => {
 
 type FoundKey = Option.Option.Value<Effect.Success<ReturnType<ApiKeyStore["Service"]["findByHash"]>>>
 
+const keyCacheTtl = Duration.seconds(5)
+
 export const layer = Layer.effect(
   ApiKeyStore,
   Effect.gen(function*() {
@@ -112,48 +114,40 @@ export const layer = Layer.effect(
       )
     // Every request authenticates by hash: found keys are kept for a few seconds. This process
     // forgets a key the moment it updates or removes it; another replica's change is seen within
-    // the TTL, and a priced request re-reads the key row when it reserves anyway.
-    const cacheTtlMs = 5_000
-    const found = new Map<string, { readonly at: number; readonly key: Option.Option<FoundKey> }>()
-    const forget = (hash: string) => Effect.sync(() => found.delete(hash))
+    // the time to live, and a priced request re-reads the key row when it reserves anyway. An
+    // unknown hash is not kept: a key created a moment later must work at once.
+    const found = yield* Cache.makeWith((hash: string) =>
+      sql<{
+        id: string
+        hash: string
+        kind: "standard" | "management"
+        user_id: string
+        workspace_id: string
+        disabled: boolean
+        expires_at: Date | null
+      }>`SELECT id, hash, kind, user_id, workspace_id, disabled, expires_at FROM api_keys
+        WHERE hash = ${hash} AND deleted_at IS NULL`.pipe(
+        Effect.map((rows) =>
+          Option.map(Option.fromNullishOr(rows[0]), (r): FoundKey => ({
+            id: r.id,
+            hash: r.hash,
+            kind: r.kind,
+            userId: r.user_id,
+            workspaceId: r.workspace_id,
+            disabled: r.disabled,
+            expiresAt: r.expires_at === null ? null : new Date(r.expires_at)
+          }))
+        ),
+        Effect.orDie
+      ), {
+      capacity: 10_000,
+      timeToLive: (exit) => Exit.isSuccess(exit) && Option.isSome(exit.value) ? keyCacheTtl : Duration.zero
+    })
+    const forget = (hash: string) => Cache.invalidate(found, hash)
     const own = (request: OwnKeyRequest) =>
       one(request.now, sql`k.hash = ${request.hash} AND k.user_id = ${request.userId}`).pipe(Effect.map(Option.map((r) => r.record)))
     return ApiKeyStore.of({
-      findByHash: (hash) => {
-        const now = Date.now()
-        const hit = found.get(hash)
-        if (hit !== undefined && now - hit.at < cacheTtlMs) return Effect.succeed(hit.key)
-        return sql<{
-          id: string
-          hash: string
-          kind: "standard" | "management"
-          user_id: string
-          workspace_id: string
-          disabled: boolean
-          expires_at: Date | null
-        }>`SELECT id, hash, kind, user_id, workspace_id, disabled, expires_at FROM api_keys
-          WHERE hash = ${hash} AND deleted_at IS NULL`.pipe(
-          Effect.map((rows) =>
-            Option.map(Option.fromNullishOr(rows[0]), (r) => ({
-              id: r.id,
-              hash: r.hash,
-              kind: r.kind,
-              userId: r.user_id,
-              workspaceId: r.workspace_id,
-              disabled: r.disabled,
-              expiresAt: r.expires_at === null ? null : new Date(r.expires_at)
-            }))
-          ),
-          Effect.orDie,
-          Effect.tap((key) =>
-            Effect.sync(() => {
-              if (Option.isNone(key)) return
-              if (found.size >= 10_000) found.clear()
-              found.set(hash, { at: now, key })
-            })
-          )
-        )
-      },
+      findByHash: (hash) => Cache.get(found, hash),
       list: (request) =>
         sql<KeyRow>`${selectKeysWithUsage(sql, request.now)}
           WHERE k.user_id = ${request.userId} AND k.workspace_id = ${request.workspaceId}

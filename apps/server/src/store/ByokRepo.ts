@@ -1,6 +1,6 @@
 import type { ByokKey } from "@switchyard/core/schema/Byok"
 import { ByokStore } from "@switchyard/core/store/ByokStore"
-import { Data, Effect, Layer, Option, Redacted } from "effect"
+import { Cache, Data, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import { CredentialCipher } from "./CredentialCipher.ts"
@@ -44,6 +44,8 @@ const toKey = (row: CredentialRow): ByokKey => ({
   is_required: false
 })
 
+const credentialCacheTtl = Duration.seconds(5)
+
 const columns = "id, workspace_id, provider, name, label, disabled, sort_order, created_at"
 
 export const layer = Layer.effect(
@@ -65,24 +67,11 @@ export const layer = Layer.effect(
 
     // Every embeddings request asks for each serving provider's credential; most answers are
     // "none". Kept a few seconds per workspace and provider, forgotten by this process's writes.
-    const cacheTtlMs = 5_000
-    const credentials = new Map<string, { readonly at: number; readonly value: Option.Option<Redacted.Redacted<string>> }>()
-    const forgetWorkspace = (workspaceId: string) =>
-      Effect.sync(() => {
-        for (const key of credentials.keys()) if (key.startsWith(`${workspaceId}|`)) credentials.delete(key)
-      })
-    const byId = (id: string, workspaceIds: ReadonlyArray<string>) =>
-      sql<CredentialRow>`SELECT ${sql.unsafe(columns)} FROM byok_credentials WHERE id = ${id} AND ${inWorkspaces(workspaceIds)}`.pipe(
-        Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), toKey)),
-        Effect.orDie
-      )
-
-    return ByokStore.of({
-      credentialFor: (workspaceId, providerSlug) => {
-        const key = `${workspaceId}|${providerSlug}`
-        const now = Date.now()
-        const hit = credentials.get(key)
-        if (hit !== undefined && now - hit.at < cacheTtlMs) return Effect.succeed(hit.value)
+    const credentials = yield* Cache.make({
+      capacity: 10_000,
+      timeToLive: credentialCacheTtl,
+      lookup: (key: string) => {
+        const [workspaceId, providerSlug] = key.split("|") as [string, string]
         return sql<{ id: string; secret: string }>`SELECT id, secret FROM byok_credentials
           WHERE workspace_id = ${workspaceId} AND provider = ${providerSlug} AND NOT disabled
           ORDER BY sort_order, created_at, id LIMIT 1`.pipe(
@@ -94,17 +83,29 @@ export const layer = Layer.effect(
             return Option.isSome(opened)
               ? Effect.succeed(opened)
               : Effect.die(new CredentialKeyMismatch({ message: `BYOK credential ${row.id} does not open with this process's secret key` }))
-          }),
-          Effect.tap((value) =>
-            Effect.sync(() => {
-              // Entries of workspaces no longer seen would otherwise stay: the map is bounded.
-              if (credentials.size >= 10_000) credentials.clear()
-              credentials.set(key, { at: now, value })
-            })
-          ),
-          Effect.withSpan("ByokStore.credentialFor")
+          })
         )
-      },
+      }
+    })
+    const forgetWorkspace = (workspaceId: string) =>
+      Cache.keys(credentials).pipe(
+        Effect.flatMap((keys) =>
+          Effect.forEach(
+            [...keys].filter((key) => key.startsWith(`${workspaceId}|`)),
+            (key) => Cache.invalidate(credentials, key),
+            { discard: true }
+          )
+        )
+      )
+    const byId = (id: string, workspaceIds: ReadonlyArray<string>) =>
+      sql<CredentialRow>`SELECT ${sql.unsafe(columns)} FROM byok_credentials WHERE id = ${id} AND ${inWorkspaces(workspaceIds)}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), toKey)),
+        Effect.orDie
+      )
+
+    return ByokStore.of({
+      credentialFor: (workspaceId, providerSlug) =>
+        Cache.get(credentials, `${workspaceId}|${providerSlug}`).pipe(Effect.withSpan("ByokStore.credentialFor")),
       list: (request) =>
         Effect.gen(function*() {
           const provider = request.provider === undefined ? sql`TRUE` : sql`provider = ${request.provider}`

@@ -5,6 +5,10 @@ import * as FakeGemini from "../fakes/FakeGemini.ts"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import * as FakeUpstream from "../fakes/FakeUpstream.ts"
 import * as FakeVoyage from "../fakes/FakeVoyage.ts"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as NodePath from "node:path"
+import * as CatalogLoader from "../../src/catalog/CatalogLoader.ts"
 import * as Adapters from "../../src/providers/Adapters.ts"
 import { fixture, httpClient, request, texts } from "./ProviderHarness.ts"
 
@@ -12,32 +16,65 @@ const env = (vars: Record<string, string>) =>
   Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: vars }))
 
 describe("Adapters", () => {
-  it.effect("builds a connection from a catalog provider, reading its key from the environment", () =>
+  it.effect("builds a connection from a loaded catalog provider, its key read from the environment", () =>
     Effect.gen(function*() {
-      const conn = yield* Adapters.connectionFor(
-        { adapter: "openai", base_url: "http://127.0.0.1:18080/v1", api_key_env: "ALPHA_API_KEY", headers: { "x-org": "o" } },
-        { timeoutMs: 1234 }
+      const dir = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "switchyard-adapters-"))
+      const path = NodePath.join(dir, "config.json")
+      const endpoint = {
+        model: "alpha/embed",
+        upstream_model: "embed",
+        pricing: { prompt: "0.02" },
+        quantization: "fp32",
+        dimensions: 8,
+        supported_parameters: ["dimensions"],
+        max_batch_items: 16
+      }
+      const provider = (slug: string, extra: Record<string, unknown>) => ({
+        slug,
+        name: slug,
+        data_collection: "deny",
+        endpoints: [endpoint],
+        ...extra
+      })
+      Fs.writeFileSync(path, JSON.stringify({
+        providers: [
+          provider("alpha", {
+            adapter: "openai",
+            dialect: "mistral",
+            base_url: "http://127.0.0.1:18080/v1",
+            api_key_env: "ALPHA_API_KEY",
+            headers: { "x-org": "o" }
+          }),
+          provider("beta", { adapter: "cohere", base_url: "https://api.cohere.com/v2", api_key_env: "MISSING_KEY" }),
+          provider("gamma", { adapter: "gemini", base_url: "https://generativelanguage.googleapis.com/v1beta", api_key_env: "EMPTY_KEY" })
+        ]
+      }))
+      const loaded = yield* CatalogLoader.load.pipe(
+        env({ SWITCHYARD_CONFIG: path, ALPHA_API_KEY: "sk-alpha", EMPTY_KEY: "" }),
+        Effect.ensuring(Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true })))
       )
+      const alpha = loaded.catalog.providers.find((p) => p.slug === "alpha")!
+      const conn = Adapters.connectionOf(alpha, loaded.credentials.get("alpha"), 1234)
       assert.strictEqual(conn.baseUrl, "http://127.0.0.1:18080/v1")
       assert.strictEqual(Redacted.value(conn.apiKey!), "sk-alpha")
       assert.deepStrictEqual(conn.headers, { "x-org": "o" })
       assert.strictEqual(conn.timeoutMs, 1234)
+      assert.strictEqual(conn.dialect, "mistral")
       assert.notInclude(String(conn.apiKey), "sk-alpha")
-    }).pipe(env({ ALPHA_API_KEY: "sk-alpha" })))
+      // An unset or empty key leaves the provider without a credential, and inactive.
+      assert.isFalse(loaded.credentials.has("beta"))
+      assert.isFalse(loaded.credentials.has("gamma"))
+      assert.isFalse(loaded.active.has("beta"))
+      assert.isFalse(loaded.active.has("gamma"))
+    }))
 
-  it.effect("defaults the base URL per adapter and leaves an unset or empty key undefined", () =>
-    Effect.gen(function*() {
-      const cohere = yield* Adapters.connectionFor({ adapter: "cohere", api_key_env: "MISSING_KEY" }, { timeoutMs: 1 })
-      assert.strictEqual(cohere.baseUrl, "https://api.cohere.com/v2")
-      assert.isUndefined(cohere.apiKey)
-      const empty = yield* Adapters.connectionFor({ adapter: "gemini", api_key_env: "EMPTY_KEY" }, { timeoutMs: 1 })
-      assert.strictEqual(empty.baseUrl, "https://generativelanguage.googleapis.com/v1beta")
-      assert.isUndefined(empty.apiKey)
-      const local = yield* Adapters.connectionFor({ adapter: "local", api_key_env: null }, { timeoutMs: 1 })
-      assert.isUndefined(local.apiKey)
-      assert.strictEqual(Adapters.defaultBaseUrls.voyage, "https://api.voyageai.com/v1")
-      assert.strictEqual(Adapters.defaultBaseUrls.openai, "https://api.openai.com/v1")
-    }).pipe(env({ EMPTY_KEY: "" })))
+  it("defaults the base URL per adapter", () => {
+    assert.strictEqual(Adapters.connectionOf({ adapter: "cohere" }, undefined, 1).baseUrl, "https://api.cohere.com/v2")
+    assert.strictEqual(Adapters.connectionOf({ adapter: "gemini" }, undefined, 1).baseUrl, "https://generativelanguage.googleapis.com/v1beta")
+    assert.isUndefined(Adapters.connectionOf({ adapter: "local", api_key_env: null }, undefined, 1).apiKey)
+    assert.strictEqual(Adapters.defaultBaseUrls.voyage, "https://api.voyageai.com/v1")
+    assert.strictEqual(Adapters.defaultBaseUrls.openai, "https://api.openai.com/v1")
+  })
 
   it.live("the table reaches every wire format by its adapter id", () =>
     Effect.gen(function*() {
@@ -50,37 +87,29 @@ describe("Adapters", () => {
       ] as const
       for (const c of cases) {
         const server = yield* FakeUpstream.scoped(c.start)
-        const conn = yield* Adapters.connectionFor(
-          { adapter: c.id, base_url: server.url, api_key_env: `KEY_${c.id.toUpperCase()}` },
-          { timeoutMs: 5_000 }
-        )
+        const conn = Adapters.connectionOf({ adapter: c.id, base_url: server.url }, Redacted.make(c.key), 5_000)
         const result = yield* table[c.id].embed(conn, request(c.model, texts("a b c"), { dimensions: 4 }))
         assert.strictEqual(result.embeddings.length, 1, c.id)
         assert.strictEqual(server.requests.length, 1, c.id)
       }
       const local = yield* table.local.embed(
-        yield* Adapters.connectionFor({ adapter: "local" }, { timeoutMs: 5_000 }),
+        Adapters.connectionOf({ adapter: "local" }, undefined, 5_000),
         request("local-hash", texts("a b c"))
       )
       assert.strictEqual((local.embeddings[0]!.embedding as ReadonlyArray<number>).length, 256)
-    }).pipe(
-      Effect.scoped,
-      Effect.provide(Adapters.Adapters.layer),
-      Effect.provide(httpClient),
-      env({ KEY_OPENAI: "k1", KEY_COHERE: "k2", KEY_VOYAGE: "k3", KEY_GEMINI: "k4" })
-    ))
+    }).pipe(Effect.scoped, Effect.provide(Adapters.Adapters.layer), Effect.provide(httpClient)))
 
   it.live("a Jina-style base64 answer is forwarded as is", () =>
     Effect.gen(function*() {
       const table = yield* Adapters.Adapters
       const server = yield* FakeUpstream.scoped(() => FakeOpenAi.start())
       server.setBehaviour({ _tag: "Status", status: 200, body: fixture("jina/embeddings-base64.json") })
-      const conn = yield* Adapters.connectionFor({ adapter: "openai", base_url: server.url, api_key_env: "K" }, { timeoutMs: 5_000 })
+      const conn = Adapters.connectionOf({ adapter: "openai", base_url: server.url }, Redacted.make("sk-fake"), 5_000)
       const result = yield* table.openai.embed(conn, request("jina-embeddings-v3", texts("a", "b"), { encodingFormat: "base64", dimensions: 3 }))
       assert.deepStrictEqual(result.embeddings, [
         { index: 0, embedding: "AAAAPwAAgL4AAMA/" },
         { index: 1, embedding: "AACAPwAAAAAAAIC/" }
       ])
       assert.strictEqual(result.promptTokens, 6)
-    }).pipe(Effect.scoped, Effect.provide(Adapters.Adapters.layer), Effect.provide(httpClient), env({ K: "sk-fake" })))
+    }).pipe(Effect.scoped, Effect.provide(Adapters.Adapters.layer), Effect.provide(httpClient)))
 })

@@ -113,9 +113,9 @@ describe("Cohere", () => {
       const { server, embed } = yield* cohere()
       server.setBehaviour({ _tag: "Status", status: 400, body: fixture("cohere/error-400.json") })
       const reason = yield* reasonOf(embed(request("embed-v4.0", texts("x"))))
-      assert.strictEqual(reason._tag, "HttpStatus")
-      if (reason._tag !== "HttpStatus") return
-      assert.strictEqual(reason.message, "invalid request: valid input_type must be provided with the provided model")
+      assert.strictEqual(reason._tag, "InvalidRequest")
+      if (reason._tag !== "InvalidRequest") return
+      assert.strictEqual(reason.provider_message, "invalid request: valid input_type must be provided with the provided model")
     }).pipe(overHttp))
 })
 

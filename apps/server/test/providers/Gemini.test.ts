@@ -139,21 +139,20 @@ describe("Gemini", () => {
       const { server, embed } = yield* gemini()
       server.setBehaviour({ _tag: "Status", status: 429, body: fixture("gemini/error-429.json") })
       const reason = yield* reasonOf(embed(request("gemini-embedding-001", texts("x"))))
-      assert.strictEqual(reason._tag, "HttpStatus")
-      if (reason._tag !== "HttpStatus") return
-      assert.strictEqual(reason.retryAfterMs, 41_000)
-      assert.strictEqual(reason.code, "RESOURCE_EXHAUSTED")
-      assert.strictEqual(reason.message, "Resource has been exhausted (e.g. check quota).")
+      assert.strictEqual(reason._tag, "RateLimited")
+      if (reason._tag !== "RateLimited") return
+      assert.strictEqual(reason.retry_after_ms, 41_000)
+      assert.strictEqual(reason.provider_message, "Resource has been exhausted (e.g. check quota).")
     }).pipe(overHttp))
 
   it.live("an invalid key is 400 with the API_KEY_INVALID reason", () =>
     Effect.gen(function*() {
       const { embed } = yield* gemini({ apiKey: "bad" })
       const reason = yield* reasonOf(embed(request("gemini-embedding-001", texts("x"))))
-      assert.strictEqual(reason._tag, "HttpStatus")
-      if (reason._tag !== "HttpStatus") return
-      assert.strictEqual(reason.status, 400)
-      assert.strictEqual(reason.code, "API_KEY_INVALID")
+      assert.strictEqual(reason._tag, "InvalidRequest")
+      if (reason._tag !== "InvalidRequest") return
+      assert.strictEqual(reason.upstream_status, 400)
+      assert.strictEqual(reason.provider_code, "API_KEY_INVALID")
     }).pipe(overHttp))
 })
 

@@ -1,8 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
+import { builtin } from "@switchyard/core/catalog/BuiltinCatalog"
+import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Effect } from "effect"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import * as FakeUpstream from "../fakes/FakeUpstream.ts"
 import * as AdapterFixture from "../support/AdapterFixture.ts"
+import { connectionOf } from "../../src/providers/Adapters.ts"
 import * as OpenAiCompatible from "../../src/providers/OpenAiCompatible.ts"
 import * as VectorEncoding from "../../src/providers/VectorEncoding.ts"
 import {
@@ -57,7 +60,7 @@ describe("OpenAiCompatible", () => {
 
   it.live("encodes floats to base64 when the dialect cannot, exactly", () =>
     Effect.gen(function*() {
-      const { server, embed } = yield* openAi({ make: OpenAiCompatible.make({ dialect: "together" }) })
+      const { server, embed } = yield* openAi({ dialect: "together" })
       const result = yield* embed(request(model, texts("x"), { encodingFormat: "base64", dimensions: 5 }))
       assert.isUndefined(lastBody(server).encoding_format)
       const vector = FakeUpstream.vectorFor(`${model}|x`, 5)
@@ -136,28 +139,38 @@ describe("OpenAiCompatible", () => {
         headers: { "retry-after-ms": "1500" }
       })
       const reason = yield* reasonOf(embed(request(model, texts("x"))))
-      assert.deepStrictEqual(reason, {
-        _tag: "HttpStatus",
-        status: 429,
-        body: JSON.stringify({ error: { message: "You exceeded your current quota", type: "insufficient_quota", code: "insufficient_quota" } }),
-        message: "You exceeded your current quota",
-        code: "insufficient_quota",
-        retryAfterMs: 1500
-      })
+      assert.deepStrictEqual(
+        reason,
+        { ...new UpstreamError.QuotaExhausted({ upstream_status: 429, provider_message: "You exceeded your current quota" }) }
+      )
     }).pipe(overHttp))
 
   describe("dialects", () => {
-    it("are chosen by the base URL's host", () => {
-      assert.strictEqual(OpenAiCompatible.dialectFor("https://api.openai.com/v1").id, "openai")
-      assert.strictEqual(OpenAiCompatible.dialectFor("https://api.mistral.ai/v1").id, "mistral")
-      assert.strictEqual(OpenAiCompatible.dialectFor("https://api.jina.ai/v1").id, "jina")
-      assert.strictEqual(OpenAiCompatible.dialectFor("https://api.together.xyz/v1").id, "together")
-      assert.strictEqual(OpenAiCompatible.dialectFor("https://api.fireworks.ai/inference/v1").id, "fireworks")
-      assert.strictEqual(OpenAiCompatible.dialectFor("https://api.deepinfra.com/v1/openai").id, "deepinfra")
-      assert.strictEqual(OpenAiCompatible.dialectFor("http://127.0.0.1:8000/v1").id, "generic")
-      assert.strictEqual(OpenAiCompatible.dialectFor("https://notopenai.com/v1").id, "generic")
-      assert.strictEqual(OpenAiCompatible.dialectFor("not a url").id, "generic")
+    it("are declared by the catalog: the built-in providers carry theirs, a connection without one is generic", () => {
+      const declared = Object.fromEntries(
+        builtin.providers.filter((p) => p.adapter === "openai").map((p) => [p.slug, p.dialect])
+      )
+      assert.deepStrictEqual(declared, {
+        openai: "openai",
+        mistral: "mistral",
+        jina: "jina",
+        together: "together",
+        fireworks: "fireworks",
+        deepinfra: "deepinfra"
+      })
+      for (const provider of builtin.providers.filter((p) => p.adapter === "openai")) {
+        assert.strictEqual(connectionOf(provider, undefined, 1_000).dialect, provider.dialect)
+      }
+      assert.isUndefined(connectionOf({ adapter: "openai", base_url: "https://api.mistral.ai/v1" }, undefined, 1_000).dialect)
     })
+
+    it.live("a connection without a dialect is sent the generic wire format, whatever its host", () =>
+      Effect.gen(function*() {
+        const { server, embed } = yield* openAi()
+        yield* embed(request(model, items([text("a"), image(pngDataUrl)]), { inputType: "query" }))
+        assert.deepStrictEqual(lastBody(server).input, [{ content: [{ type: "text", text: "a" }, { type: "image_url", image_url: { url: pngDataUrl } }] }])
+        assert.strictEqual(lastBody(server).input_type, "query")
+      }).pipe(overHttp))
 
     const bodyFor = (dialect: OpenAiCompatible.DialectId, req: Parameters<typeof OpenAiCompatible.requestBody>[1]) =>
       OpenAiCompatible.requestBody(OpenAiCompatible.dialects[dialect], req)
@@ -223,7 +236,7 @@ describe("OpenAiCompatible", () => {
 
     it.live("an unsupported input never reaches the network", () =>
       Effect.gen(function*() {
-        const { server, embed } = yield* openAi({ make: OpenAiCompatible.make({ dialect: "mistral" }) })
+        const { server, embed } = yield* openAi({ dialect: "mistral" })
         const reason = yield* reasonOf(embed(request("m", tokens([1, 2]))))
         assert.strictEqual(reason._tag, "UnsupportedInput")
         assert.strictEqual(server.requests.length, 0)

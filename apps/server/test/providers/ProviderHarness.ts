@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { EmbeddingProvider } from "@switchyard/core"
+import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Effect } from "effect"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
@@ -48,8 +49,9 @@ export const request = (
   extra: Partial<Omit<EmbeddingProvider.UpstreamRequest, "upstreamModel" | "input">> = {}
 ): EmbeddingProvider.UpstreamRequest => ({ upstreamModel, input, encodingFormat: "float", ...extra })
 
-export const reasonOf = <A, R>(effect: Effect.Effect<A, EmbeddingProvider.UpstreamError, R>) =>
-  effect.pipe(Effect.flip, Effect.map((error) => error.reason))
+// The reason as plain data, comparable with an object literal.
+export const reasonOf = <A, R>(effect: Effect.Effect<A, UpstreamError.UpstreamError, R>) =>
+  effect.pipe(Effect.flip, Effect.map((error) => ({ ...error.reason })))
 
 export const lastBody = (server: FakeUpstream.FakeServer): Record<string, unknown> => {
   const last = server.requests[server.requests.length - 1]
@@ -96,56 +98,58 @@ export const describeFailureModes = <FakeOptions>(subject: Subject<FakeOptions>)
         return yield* reasonOf(embed(request(subject.model, subject.input, extra)))
       })
 
-    it.live("5xx becomes HttpStatus with the body and the provider's message", () =>
+    it.live("5xx becomes its reason with the status and the provider's message", () =>
       Effect.gen(function*() {
-        const reason = yield* run({ _tag: "Status", status: 503 })
-        assert.strictEqual(reason._tag, "HttpStatus")
-        if (reason._tag !== "HttpStatus") return
-        assert.strictEqual(reason.status, 503)
-        assert.include(reason.body, "fake failure 503")
-        assert.strictEqual(reason.message, "fake failure 503")
+        const unavailable = yield* run({ _tag: "Status", status: 503 })
+        assert.strictEqual(unavailable._tag, "Unavailable")
+        if (unavailable._tag !== "Unavailable") return
+        assert.strictEqual(unavailable.upstream_status, 503)
+        const failed = yield* run({ _tag: "Status", status: 500 })
+        assert.strictEqual(failed._tag, "ServerError")
+        if (failed._tag !== "ServerError") return
+        assert.strictEqual(failed.upstream_status, 500)
+        assert.strictEqual(failed.provider_message, "fake failure 500")
       }).pipe(AdapterFixture.overHttp))
 
     it.live("429 carries Retry-After in milliseconds", () =>
       Effect.gen(function*() {
         const reason = yield* run({ _tag: "RateLimited", retryAfter: "3" })
-        assert.strictEqual(reason._tag, "HttpStatus")
-        if (reason._tag !== "HttpStatus") return
-        assert.strictEqual(reason.status, 429)
-        assert.strictEqual(reason.retryAfterMs, 3000)
+        assert.strictEqual(reason._tag, "RateLimited")
+        if (reason._tag !== "RateLimited") return
+        assert.strictEqual(reason.upstream_status, 429)
+        assert.strictEqual(reason.retry_after_ms, 3000)
       }).pipe(AdapterFixture.overHttp))
 
     it.live("an HTTP-date Retry-After is relative to now", () =>
       Effect.gen(function*() {
         const at = new Date(Date.now() + 60_000).toUTCString()
         const reason = yield* run({ _tag: "Status", status: 503, headers: { "retry-after": at } })
-        assert.strictEqual(reason._tag, "HttpStatus")
-        if (reason._tag !== "HttpStatus") return
-        assert.isDefined(reason.retryAfterMs)
-        assert.isAtLeast(reason.retryAfterMs!, 55_000)
-        assert.isAtMost(reason.retryAfterMs!, 60_000)
+        assert.strictEqual(reason._tag, "Unavailable")
+        if (reason._tag !== "Unavailable") return
+        assert.isDefined(reason.retry_after_ms)
+        assert.isAtLeast(reason.retry_after_ms!, 55_000)
+        assert.isAtMost(reason.retry_after_ms!, 60_000)
       }).pipe(AdapterFixture.overHttp))
 
     it.live("a wrong key is the provider's auth status", () =>
       Effect.gen(function*() {
         const { embed } = yield* against({ apiKey: "wrong-key" })
         const reason = yield* reasonOf(embed(request(subject.model, subject.input)))
-        assert.strictEqual(reason._tag, "HttpStatus")
-        if (reason._tag !== "HttpStatus") return
-        assert.oneOf(reason.status, [400, 401, 403])
+        assert.oneOf(reason._tag, ["AuthFailed", "InvalidRequest"])
+        assert.oneOf((reason as { readonly upstream_status?: number }).upstream_status, [400, 401, 403])
         assert.notInclude(JSON.stringify(reason), "wrong-key")
       }).pipe(AdapterFixture.overHttp))
 
     it.live("no answer within the time limit is Timeout", () =>
       Effect.gen(function*() {
         const reason = yield* run({ _tag: "Hang" }, { timeoutMs: 300 })
-        assert.deepStrictEqual(reason, EmbeddingProvider.Timeout.make({ timeoutMs: 300 }))
+        assert.deepStrictEqual(reason, { ...UpstreamError.timeout(300).reason })
       }).pipe(AdapterFixture.overHttp))
 
     it.live("a body too slow to arrive is Timeout", () =>
       Effect.gen(function*() {
         const reason = yield* run({ _tag: "SlowBody", chunkDelayMs: 150 }, { timeoutMs: 400 })
-        assert.deepStrictEqual(reason, EmbeddingProvider.Timeout.make({ timeoutMs: 400 }))
+        assert.deepStrictEqual(reason, { ...UpstreamError.timeout(400).reason })
       }).pipe(AdapterFixture.overHttp))
 
     it.live("a delay within the time limit still succeeds", () =>
@@ -156,22 +160,22 @@ export const describeFailureModes = <FakeOptions>(subject: Subject<FakeOptions>)
         assert.strictEqual(server.requests.length, 1)
       }).pipe(AdapterFixture.overHttp))
 
-    it.live("a connection reset before the answer is ConnectionReset", () =>
+    it.live("a connection reset before the answer is ConnectionLost", () =>
       Effect.gen(function*() {
         const reason = yield* run({ _tag: "Reset" })
-        assert.strictEqual(reason._tag, "ConnectionReset")
+        assert.strictEqual(reason._tag, "ConnectionLost")
       }).pipe(AdapterFixture.overHttp))
 
-    it.live("a body cut short by a closed connection is ConnectionReset", () =>
+    it.live("a body cut short by a closed connection is ConnectionLost", () =>
       Effect.gen(function*() {
         const reason = yield* run({ _tag: "Truncated" })
-        assert.strictEqual(reason._tag, "ConnectionReset")
+        assert.strictEqual(reason._tag, "ConnectionLost")
       }).pipe(AdapterFixture.overHttp))
 
     it.live("malformed JSON is InvalidResponse", () =>
       Effect.gen(function*() {
         const reason = yield* run({ _tag: "MalformedJson" })
-        assert.deepStrictEqual(reason, EmbeddingProvider.InvalidResponse.make({ detail: "the response body is not JSON" }))
+        assert.deepStrictEqual(reason, { ...UpstreamError.invalidResponse("the response body is not JSON").reason })
       }).pipe(AdapterFixture.overHttp))
 
     it.live("a 2xx body of the wrong shape is InvalidResponse", () =>
@@ -188,10 +192,10 @@ export const describeFailureModes = <FakeOptions>(subject: Subject<FakeOptions>)
         assert.include(reason.detail, "expected")
       }).pipe(AdapterFixture.overHttp))
 
-    it.live("vectors wider than the requested dimensions are WidthMismatch", () =>
+    it.live("vectors wider than the requested dimensions are an invalid response", () =>
       Effect.gen(function*() {
         const reason = yield* run({ _tag: "WrongWidth", width: 12 }, { dimensions: 8 })
-        assert.deepStrictEqual(reason, EmbeddingProvider.WidthMismatch.make({ expected: 8, got: 12 }))
+        assert.deepStrictEqual(reason, { ...UpstreamError.widthMismatch(8, 12).reason })
       }).pipe(AdapterFixture.overHttp))
 
     it.live("a closed port is Unreachable", () =>
@@ -207,7 +211,7 @@ export const describeFailureModes = <FakeOptions>(subject: Subject<FakeOptions>)
       Effect.gen(function*() {
         const { embed, server } = yield* setup([{ _tag: "Status", status: 500 }])
         const first = yield* reasonOf(embed(request(subject.model, subject.input)))
-        assert.strictEqual(first._tag, "HttpStatus")
+        assert.strictEqual(first._tag, "ServerError")
         const second = yield* embed(request(subject.model, subject.input))
         assert.strictEqual(second.embeddings.length, EmbeddingProvider.inputCount(subject.input))
         assert.strictEqual(server.requests.length, 2)

@@ -1,12 +1,15 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as UpstreamAnswer from "@switchyard/core/upstream/UpstreamAnswer"
 import { Headers } from "effect/http"
-import * as ErrorBody from "../../src/providers/ErrorBody.ts"
 import * as UpstreamHttp from "../../src/providers/UpstreamHttp.ts"
 import { fixture } from "./ProviderHarness.ts"
 
 const now = Date.parse("2025-06-01T12:00:00Z")
 
-const retryAfter = (headers: Record<string, string>) => UpstreamHttp.retryAfter(Headers.fromInput(headers), now)
+const retryAfter = (headers: Record<string, string>) => UpstreamAnswer.retryAfterMs(Headers.fromInput(headers), now)
+
+// The fixtures are the providers' recorded error bodies; core's one parser reads every shape.
+const parse = UpstreamAnswer.parseErrorBody
 
 describe("UpstreamHttp", () => {
   it("reads Retry-After as seconds, an HTTP date, or retry-after-ms", () => {
@@ -25,33 +28,33 @@ describe("UpstreamHttp", () => {
   })
 })
 
-describe("ErrorBody", () => {
+describe("UpstreamAnswer.parseErrorBody", () => {
   it("reads OpenAI-style bodies", () => {
-    assert.deepStrictEqual(ErrorBody.openAi(fixture("openai/error-invalid-api-key.json")), {
+    assert.deepStrictEqual(parse(fixture("openai/error-invalid-api-key.json")), {
       message: "Incorrect API key provided: sk-abc***xyz. You can find your API key at https://platform.openai.com/account/api-keys.",
       code: "invalid_api_key"
     })
-    assert.deepStrictEqual(ErrorBody.openAi(JSON.stringify({ error: "overloaded" })), { message: "overloaded" })
+    assert.deepStrictEqual(parse(JSON.stringify({ error: "overloaded" })), { message: "overloaded" })
     assert.deepStrictEqual(
-      ErrorBody.openAi(JSON.stringify({ error: { message: "slow down", type: "requests", code: null } })),
+      parse(JSON.stringify({ error: { message: "slow down", type: "requests", code: null } })),
       { message: "slow down", code: "requests" }
     )
   })
 
   it("reads Mistral's message bodies, whose message may be structured", () => {
-    const details = ErrorBody.message(fixture("mistral/error-422.json"))
+    const details = parse(fixture("mistral/error-422.json"))
     assert.strictEqual(details.code, "invalid_request_message_error")
     assert.include(details.message, "Field required")
   })
 
   it("reads FastAPI detail bodies (Voyage, Jina)", () => {
-    assert.deepStrictEqual(ErrorBody.detail(fixture("voyage/error-401.json")), { message: "Provided API key is invalid." })
-    assert.include(ErrorBody.detail(fixture("jina/error-422.json")).message, "task must be one of")
-    assert.deepStrictEqual(ErrorBody.detail(JSON.stringify({ detail: { error: "model not found" } })), { message: "model not found" })
+    assert.deepStrictEqual(parse(fixture("voyage/error-401.json")), { message: "Provided API key is invalid." })
+    assert.include(parse(fixture("jina/error-422.json")).message, "task must be one of")
+    assert.deepStrictEqual(parse(JSON.stringify({ detail: { error: "model not found" } })), { message: "model not found" })
   })
 
   it("reads Google bodies with their reason and retry delay", () => {
-    assert.deepStrictEqual(ErrorBody.google(fixture("gemini/error-429.json")), {
+    assert.deepStrictEqual(parse(fixture("gemini/error-429.json")), {
       message: "Resource has been exhausted (e.g. check quota).",
       code: "RESOURCE_EXHAUSTED",
       retryAfterMs: 41_000
@@ -59,10 +62,10 @@ describe("ErrorBody", () => {
   })
 
   it("gives nothing for bodies it cannot read", () => {
-    assert.deepStrictEqual(ErrorBody.any("<html>502 Bad Gateway</html>"), {})
-    assert.deepStrictEqual(ErrorBody.any(""), {})
-    assert.deepStrictEqual(ErrorBody.any(JSON.stringify({ unrelated: 1 })), {})
-    assert.deepStrictEqual(ErrorBody.any(fixture("cohere/error-400.json")), {
+    assert.deepStrictEqual(parse("<html>502 Bad Gateway</html>"), {})
+    assert.deepStrictEqual(parse(""), {})
+    assert.deepStrictEqual(parse(JSON.stringify({ unrelated: 1 })), {})
+    assert.deepStrictEqual(parse(fixture("cohere/error-400.json")), {
       message: "invalid request: valid input_type must be provided with the provided model"
     })
   })

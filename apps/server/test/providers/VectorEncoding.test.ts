@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { EmbeddingProvider } from "@switchyard/core"
+import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Effect } from "effect"
 import * as fc from "fast-check"
 import * as VectorEncoding from "../../src/providers/VectorEncoding.ts"
@@ -41,9 +41,9 @@ describe("VectorEncoding", () => {
   describe("finish", () => {
     it.effect("orders by index and converts to the wanted encoding", () =>
       Effect.gen(function*() {
-        const floats = yield* VectorEncoding.finish("t", two, [{ index: 1, value: [3, 4] }, { index: 0, value: "AACAPwAAAEA=" }])
+        const floats = yield* VectorEncoding.finish(two, [{ index: 1, value: [3, 4] }, { index: 0, value: "AACAPwAAAEA=" }])
         assert.deepStrictEqual(floats, [{ index: 0, embedding: [1, 2] }, { index: 1, embedding: [3, 4] }])
-        const base64 = yield* VectorEncoding.finish("t", { ...two, encodingFormat: "base64" }, [
+        const base64 = yield* VectorEncoding.finish({ ...two, encodingFormat: "base64" }, [
           { index: 0, value: "AACAPwAAAEA=" },
           { index: 1, value: [3, 4] }
         ])
@@ -54,7 +54,7 @@ describe("VectorEncoding", () => {
       }))
 
     const invalid = (raw: ReadonlyArray<VectorEncoding.RawVector>, req = two) =>
-      reasonOf(VectorEncoding.finish("t", req, raw)).pipe(Effect.map((reason) => reason._tag === "InvalidResponse" ? reason.detail : reason._tag))
+      reasonOf(VectorEncoding.finish(req, raw)).pipe(Effect.map((reason) => reason._tag === "InvalidResponse" ? reason.detail : reason._tag))
 
     it.effect("rejects wrong counts, bad indices, mixed widths and bad base64", () =>
       Effect.gen(function*() {
@@ -79,11 +79,11 @@ describe("VectorEncoding", () => {
 
     it.effect("checks the width of base64 vectors against the requested dimensions from their length", () =>
       Effect.gen(function*() {
-        const reason = yield* reasonOf(VectorEncoding.finish("t", { ...two, encodingFormat: "base64", dimensions: 3 }, [
+        const reason = yield* reasonOf(VectorEncoding.finish({ ...two, encodingFormat: "base64", dimensions: 3 }, [
           { index: 0, value: VectorEncoding.toBase64([1, 2]) },
           { index: 1, value: VectorEncoding.toBase64([3, 4]) }
         ]))
-        assert.deepStrictEqual(reason, EmbeddingProvider.WidthMismatch.make({ expected: 3, got: 2 }))
+        assert.deepStrictEqual(reason, { ...UpstreamError.widthMismatch(3, 2).reason })
       }))
   })
 })

@@ -115,9 +115,13 @@ describe("Voyage", () => {
       const { server, embed } = yield* voyage()
       server.setBehaviour({ _tag: "Status", status: 401, body: fixture("voyage/error-401.json") })
       const reason = yield* reasonOf(embed(request("voyage-3.5", texts("x"))))
-      assert.strictEqual(reason._tag, "HttpStatus")
-      if (reason._tag !== "HttpStatus") return
-      assert.strictEqual(reason.message, "Provided API key is invalid.")
+      // An auth failure never carries the provider's words; a refusal does.
+      assert.strictEqual(reason._tag, "AuthFailed")
+      server.setBehaviour({ _tag: "Status", status: 400, body: fixture("voyage/error-401.json") })
+      const refused = yield* reasonOf(embed(request("voyage-3.5", texts("x"))))
+      assert.strictEqual(refused._tag, "InvalidRequest")
+      if (refused._tag !== "InvalidRequest") return
+      assert.strictEqual(refused.provider_message, "Provided API key is invalid.")
     }).pipe(overHttp))
 })
 

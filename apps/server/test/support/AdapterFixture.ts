@@ -1,5 +1,7 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import type { EmbeddingProvider } from "@switchyard/core"
+import type * as Catalog from "@switchyard/core/catalog/Catalog"
+import type * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Effect, Redacted, type Scope } from "effect"
 import type { HttpClient } from "effect/http"
 import * as FakeUpstream from "../fakes/FakeUpstream.ts"
@@ -19,11 +21,13 @@ export const overHttp = <A, E>(effect: Effect.Effect<A, E, HttpClient.HttpClient
 export const connection = (
   baseUrl: string,
   apiKey: string | undefined,
-  timeoutMs = 5_000
+  timeoutMs = 5_000,
+  dialect?: Catalog.Dialect
 ): EmbeddingProvider.Connection => ({
   baseUrl,
   apiKey: apiKey === undefined ? undefined : Redacted.make(apiKey),
-  timeoutMs
+  timeoutMs,
+  ...(dialect !== undefined ? { dialect } : {})
 })
 
 export type Provider = EmbeddingProvider.EmbeddingProvider["Service"]
@@ -46,6 +50,8 @@ export interface Options<FakeOptions> {
   readonly make?: Effect.Effect<Provider, never, HttpClient.HttpClient>
   readonly apiKey?: string
   readonly timeoutMs?: number
+  /** The catalog's dialect of an OpenAI-compatible provider. */
+  readonly dialect?: Catalog.Dialect
 }
 
 /**
@@ -58,7 +64,7 @@ export interface Fixture {
   readonly connection: EmbeddingProvider.Connection
   readonly embed: (
     request: EmbeddingProvider.UpstreamRequest
-  ) => Effect.Effect<EmbeddingProvider.EmbeddingResult, EmbeddingProvider.UpstreamError>
+  ) => Effect.Effect<EmbeddingProvider.EmbeddingResult, UpstreamError.UpstreamError>
 }
 
 /**
@@ -69,6 +75,6 @@ export const make = <FakeOptions>(subject: Subject<FakeOptions>) =>
   Effect.gen(function*() {
     const server = yield* FakeUpstream.scoped(() => subject.start(options.fake))
     const provider = yield* (options.make ?? subject.make)
-    const conn = connection(server.url, options.apiKey ?? subject.apiKey, options.timeoutMs)
+    const conn = connection(server.url, options.apiKey ?? subject.apiKey, options.timeoutMs, options.dialect)
     return { server, provider, connection: conn, embed: (request) => provider.embed(conn, request) }
   })

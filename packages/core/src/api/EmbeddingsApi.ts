@@ -19,7 +19,7 @@ import { Authorization } from "./Authorization.ts"
  *
  * 401 comes from the {@link Authorization} middleware. A body that fails its schema is a 400
  * naming the broken fields (the API-wide schema-error middleware). Upstream failures are mapped
- * by `UpstreamFailure.toApiError` (429, 502, 503, 524, 529, or 400/413 when the provider
+ * by `UpstreamError.toApiError` (429, 502, 503, 524, 529, or 400/413 when the provider
  * refused the input); no eligible provider is a 404.
  *
  * @since 0.1.0

@@ -68,6 +68,7 @@ const source = {
       slug: "openai",
       name: "OpenAI",
       adapter: "openai",
+      dialect: "openai",
       base_url: "https://api.openai.com/v1",
       api_key_env: "OPENAI_API_KEY",
       // Does not train on API data by default; keeps it up to 30 days for abuse monitoring.
@@ -213,6 +214,7 @@ const source = {
       slug: "mistral",
       name: "Mistral",
       adapter: "openai",
+      dialect: "mistral",
       base_url: "https://api.mistral.ai/v1",
       api_key_env: "MISTRAL_API_KEY",
       // approx: paid API data is not used for training; retained for abuse monitoring.
@@ -270,6 +272,7 @@ const source = {
       slug: "jina",
       name: "Jina AI",
       adapter: "openai",
+      dialect: "jina",
       base_url: "https://api.jina.ai/v1",
       api_key_env: "JINA_API_KEY",
       // approx: no published no-training commitment found.
@@ -293,6 +296,7 @@ const source = {
       slug: "together",
       name: "Together AI",
       adapter: "openai",
+      dialect: "together",
       base_url: "https://api.together.xyz/v1",
       api_key_env: "TOGETHER_API_KEY",
       // approx: training on customer data is opt-in; prompts may be retained.
@@ -344,6 +348,7 @@ const source = {
       slug: "fireworks",
       name: "Fireworks",
       adapter: "openai",
+      dialect: "fireworks",
       base_url: "https://api.fireworks.ai/inference/v1",
       api_key_env: "FIREWORKS_API_KEY",
       // approx: serverless inference is zero-retention by default.
@@ -384,6 +389,7 @@ const source = {
       slug: "deepinfra",
       name: "DeepInfra",
       adapter: "openai",
+      dialect: "deepinfra",
       base_url: "https://api.deepinfra.com/v1/openai",
       api_key_env: "DEEPINFRA_API_KEY",
       // approx: states inputs and outputs are not stored.

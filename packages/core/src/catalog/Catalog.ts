@@ -28,7 +28,8 @@
  *   default to `"0"`.
  * - A provider is active when it needs no credential (`api_key_env` absent or `null`, as for
  *   the `local` adapter) or when the variable `api_key_env` names is set and non-empty.
- * - Optional extras: `enabled` (default `true`; `false` removes a built-in provider),
+ * - Optional extras: `dialect` (an `openai` provider's API flavour, see {@link Dialect}; default
+ *   `generic`, never guessed from the host), `enabled` (default `true`; `false` removes a built-in provider),
  *   `headers` (extra request headers), `timeout_ms`; per endpoint `variant` (default
  *   `"default"`, matched by `"provider/variant"` in `order`/`only`/`ignore`),
  *   `max_input_tokens`, `input_modalities` (default per adapter, see
@@ -58,6 +59,20 @@ export const Adapter = Schema.Literals(["openai", "cohere", "voyage", "gemini", 
  * @since 0.1.0
  */
 export type Adapter = typeof Adapter.Type
+
+/**
+ * The flavour of an `openai` provider's API: `generic` is the plain OpenAI-compatible wire
+ * format (as OpenRouter extends it: token ids, `{ content }` items, `input_type` passed through);
+ * the others are the providers whose APIs differ from it in field names or accepted inputs.
+ *
+ * @since 0.1.0
+ */
+export const Dialect = Schema.Literals(["generic", "openai", "mistral", "jina", "together", "fireworks", "deepinfra"])
+
+/**
+ * @since 0.1.0
+ */
+export type Dialect = typeof Dialect.Type
 
 const zero = Effect.succeed("0")
 
@@ -138,6 +153,7 @@ export const Provider = Schema.Struct({
   slug: Slug,
   name: NonEmptyString,
   adapter: Adapter,
+  dialect: Schema.optionalKey(Dialect),
   base_url: Schema.optionalKey(Schema.String.check(
     Schema.isPattern(/^https?:\/\/\S+$/u, { expected: "an http(s) URL" })
   )),

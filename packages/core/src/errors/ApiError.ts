@@ -3,8 +3,9 @@
  *
  * **Details**
  *
- * Every error here is one fact named for what happened (`Unauthorized`, `NoEligibleProvider`...)
- * and carries the HTTP status it is answered with. On the wire each one is the spec's envelope
+ * Every error here is one HTTP status of the wire (`BadRequest`, `NotFound`...). The domain names
+ * its failures for the facts they report (`ModelNotFound`, `NoEligibleProvider`, `UpstreamFailed`,
+ * see `EmbeddingsError`) and maps them to these at the edge. On the wire each one is the spec's envelope
  * `{ "error": { "code": <status>, "message": ..., "metadata": ... }, "user_id": ... }`: the
  * schema returned by {@link envelope} decodes that envelope into the class and encodes the class
  * back into it, so the server, the generated client and the OpenAPI document agree.

@@ -8,9 +8,9 @@
  * with the {@link Connection} of the chosen provider, to {@link EmbeddingProvider}. The adapter
  * maps it to the provider's wire format, sends it, validates the answer and returns an
  * {@link EmbeddingResult} whose vectors are already in the encoding the client asked for. Every
- * failure is one {@link UpstreamError} whose `reason` is plain data (status, body, time limit...),
- * so the failure classification in `upstream/` can map it to an HTTP status and a fallback
- * decision without knowing which adapter produced it.
+ * failure is one `UpstreamError` (see `upstream/UpstreamError`), built by the adapter with its
+ * reason already decided, so the gateway maps it to an HTTP status and a fallback decision
+ * without knowing which adapter produced it.
  *
  * This module holds types only: it performs no I/O.
  *
@@ -18,6 +18,8 @@
  */
 import { Context, Schema } from "effect"
 import type { Effect, Redacted } from "effect"
+import type { Dialect } from "../catalog/Catalog.ts"
+import type { UpstreamError } from "../upstream/UpstreamError.ts"
 
 /**
  * A media payload: base64 data (commonly a `data:` URL) and an optional format label
@@ -152,7 +154,7 @@ export type EncodingFormat = typeof EncodingFormat.Type
  * **Gotchas**
  *
  * When `dimensions` is present the adapter checks every returned vector has that width and
- * fails with `WidthMismatch` otherwise.
+ * fails with an `InvalidResponse` otherwise.
  *
  * @since 0.1.0
  */
@@ -179,7 +181,8 @@ export type UpstreamRequest = typeof UpstreamRequest.Type
  * `https://api.cohere.com/v2`, `https://api.voyageai.com/v1`,
  * `https://generativelanguage.googleapis.com/v1beta`); each adapter appends its own path.
  * `headers` are sent with every request, after the adapter's own. `timeoutMs` bounds one attempt
- * from the first byte sent to the last byte of the answer read.
+ * from the first byte sent to the last byte of the answer read. `dialect` is the catalog's flavour
+ * of an OpenAI-compatible API (`generic` when absent); other adapters ignore it.
  *
  * @since 0.1.0
  */
@@ -188,6 +191,7 @@ export interface Connection {
   readonly apiKey: Redacted.Redacted<string> | undefined
   readonly headers?: Readonly<Record<string, string>>
   readonly timeoutMs: number
+  readonly dialect?: Dialect
 }
 
 /**
@@ -231,133 +235,6 @@ export interface EmbeddingResult {
   readonly totalTokens: number
   readonly modalityTokens?: ModalityTokens
   readonly upstreamId?: string
-}
-
-/**
- * The provider answered with a non-2xx status.
- *
- * **Details**
- *
- * `body` is the response text (at most 8 KiB). `message` and `code` are what the provider's error
- * body says, when it could be parsed (`insufficient_quota`, `RESOURCE_EXHAUSTED`...).
- * `retryAfterMs` comes from `Retry-After` (seconds or an HTTP date), `retry-after-ms`, or a
- * Google `RetryInfo` detail.
- *
- * @since 0.1.0
- */
-export const HttpStatus = Schema.TaggedStruct("HttpStatus", {
-  status: Schema.Int,
-  body: Schema.String,
-  message: Schema.optionalKey(Schema.String),
-  code: Schema.optionalKey(Schema.String),
-  retryAfterMs: Schema.optionalKey(Schema.Finite)
-})
-
-/**
- * The attempt did not finish within the connection's `timeoutMs` (no answer, or an answer too
- * slow to arrive).
- *
- * @since 0.1.0
- */
-export const Timeout = Schema.TaggedStruct("Timeout", { timeoutMs: Schema.Finite })
-
-/**
- * No connection could be made (refused, unknown host, TLS failure, invalid base URL): the
- * provider never saw the request.
- *
- * @since 0.1.0
- */
-export const Unreachable = Schema.TaggedStruct("Unreachable", { detail: Schema.String })
-
-/**
- * The connection broke after the request was sent, before the whole answer arrived.
- *
- * @since 0.1.0
- */
-export const ConnectionReset = Schema.TaggedStruct("ConnectionReset", { detail: Schema.String })
-
-/**
- * A 2xx answer that is not what the provider's API promises: malformed JSON, missing fields,
- * the wrong number of vectors, mixed widths, bad base64.
- *
- * @since 0.1.0
- */
-export const InvalidResponse = Schema.TaggedStruct("InvalidResponse", { detail: Schema.String })
-
-/**
- * The vectors' width differs from the `dimensions` the request asked for.
- *
- * @since 0.1.0
- */
-export const WidthMismatch = Schema.TaggedStruct("WidthMismatch", { expected: Schema.Int, got: Schema.Int })
-
-/**
- * The provider cannot take this input form (token ids for Cohere, audio for Voyage, an `http`
- * image URL where only data URLs are accepted...). Nothing was sent.
- *
- * @since 0.1.0
- */
-export const UnsupportedInput = Schema.TaggedStruct("UnsupportedInput", { detail: Schema.String })
-
-/**
- * Why an upstream attempt failed.
- *
- * @since 0.1.0
- */
-export const UpstreamErrorReason = Schema.Union([
-  HttpStatus,
-  Timeout,
-  Unreachable,
-  ConnectionReset,
-  InvalidResponse,
-  WidthMismatch,
-  UnsupportedInput
-])
-
-/**
- * @since 0.1.0
- */
-export type UpstreamErrorReason = typeof UpstreamErrorReason.Type
-
-/**
- * The failure of one upstream attempt.
- *
- * **When to use**
- *
- * Match on `reason` with `Effect.catchReason("UpstreamError", "HttpStatus", ...)` or hand the
- * reason to the failure classification, which decides the client's status and whether the next
- * provider is tried.
- *
- * **Gotchas**
- *
- * `adapter` names the wire format (`openai`, `cohere`...), not the provider: the caller knows
- * which provider it was talking to. No field ever carries the API key.
- *
- * @since 0.1.0
- */
-export class UpstreamError extends Schema.TaggedError<UpstreamError>()("UpstreamError", {
-  adapter: Schema.String,
-  reason: UpstreamErrorReason
-}) {
-  override get message(): string {
-    const reason = this.reason
-    switch (reason._tag) {
-      case "HttpStatus":
-        return `${this.adapter}: upstream answered ${reason.status}${reason.message ? `: ${reason.message}` : ""}`
-      case "Timeout":
-        return `${this.adapter}: no answer within ${reason.timeoutMs} ms`
-      case "Unreachable":
-        return `${this.adapter}: upstream unreachable: ${reason.detail}`
-      case "ConnectionReset":
-        return `${this.adapter}: connection lost: ${reason.detail}`
-      case "InvalidResponse":
-        return `${this.adapter}: invalid upstream response: ${reason.detail}`
-      case "WidthMismatch":
-        return `${this.adapter}: expected vectors of ${reason.expected} dimensions, got ${reason.got}`
-      case "UnsupportedInput":
-        return `${this.adapter}: unsupported input: ${reason.detail}`
-    }
-  }
 }
 
 /**

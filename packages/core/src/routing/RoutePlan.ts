@@ -34,7 +34,7 @@ import { Effect, Result } from "effect"
 import type { Catalog, Provider, Workspace } from "../catalog/Catalog.ts"
 import { openWorkspace } from "../catalog/Catalog.ts"
 import * as Money from "../catalog/Money.ts"
-import { NotFound } from "../errors/ApiError.ts"
+import { ModelNotFound, NoEligibleProvider, type RoutingError } from "../errors/EmbeddingsError.ts"
 import type { InputModality } from "../schema/EmbeddingRequest.ts"
 import type { Partition, ProviderPreferences, SortBy } from "../schema/ProviderPreferences.ts"
 import type { Candidate } from "./Candidates.ts"
@@ -245,13 +245,10 @@ const excludedReport = (c: Candidate, why: Exclusion) =>
  *
  * @since 0.1.0
  */
-export const compute = (input: PlanInput): Result.Result<Plan, NotFound> => {
+export const compute = (input: PlanInput): Result.Result<Plan, RoutingError> => {
   const set = Candidates.forModel(input.catalog, input.model, input.isActive)
   if (set.active.length === 0 && set.inactive.length === 0) {
-    return Result.fail(new NotFound({
-      message: `Model ${JSON.stringify(input.model)} does not exist`,
-      metadata: { model: input.model }
-    }))
+    return Result.fail(new ModelNotFound({ model: input.model }))
   }
   const prefs = Preferences.effective(input.preferences, input.workspace ?? openWorkspace)
   const { eligible, excluded } = Filters.apply({
@@ -273,12 +270,7 @@ export const compute = (input: PlanInput): Result.Result<Plan, NotFound> => {
     : decide(eligible, prefs, input)
   if (typeof decision === "string") {
     const unused = eligible.map((c) => report(c, "unused", {}))
-    const candidates = [...excludedReports, ...unused]
-    const reasons = candidates.map((r) => `${r.id}: ${r.detail ?? "not in provider.order"}`).join("; ")
-    return Result.fail(new NotFound({
-      message: `No allowed provider for model ${JSON.stringify(set.model)}: ${decision} (${reasons})`,
-      metadata: { model: set.model, reason: decision, candidates }
-    }))
+    return Result.fail(new NoEligibleProvider({ model: set.model, reason: decision, candidates: [...excludedReports, ...unused] }))
   }
   const stats = input.stats ?? {}
   const rank = new Map(decision.attempts.map((c, i) => [c.id, i]))
@@ -312,11 +304,11 @@ export const compute = (input: PlanInput): Result.Result<Plan, NotFound> => {
  *
  * **Gotchas**
  *
- * Fails with `NotFound` (404) when the model is unknown, when every endpoint is excluded
+ * Fails with `ModelNotFound` when the model is unknown, `NoEligibleProvider` when every endpoint is excluded
  * (`metadata.candidates` says why each one was), and when `allow_fallbacks` is `false` and no
  * endpoint matches `order`.
  *
  * @since 0.1.0
  */
-export const plan = (input: PlanInput): Effect.Effect<Plan, NotFound> =>
+export const plan = (input: PlanInput): Effect.Effect<Plan, RoutingError> =>
   Effect.suspend(() => Effect.fromResult(compute(input)))

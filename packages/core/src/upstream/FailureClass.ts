@@ -4,7 +4,7 @@
  *
  * **Details**
  *
- * This vocabulary is deliberately separate from the failure's `reason` (see `UpstreamFailure`),
+ * This vocabulary is deliberately separate from the failure's `reason` (see `UpstreamError`),
  * following Bifrost's `FailureClass`: the reason says what happened and decides the HTTP status
  * and the metrics label; the class drives fallback. They usually agree, but not always: a 400
  * saying "input too long for this model's context" and a 400 saying "input must not be empty"
@@ -31,10 +31,3 @@ export const FailureClass = Schema.Literals(["next_provider", "stop"])
  * @since 0.1.0
  */
 export type FailureClass = typeof FailureClass.Type
-
-/**
- * Whether the plan should move on to its next endpoint.
- *
- * @since 0.1.0
- */
-export const triesNextProvider = (failureClass: FailureClass): boolean => failureClass === "next_provider"

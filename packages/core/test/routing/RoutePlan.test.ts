@@ -5,6 +5,7 @@ import * as BuiltinCatalog from "../../src/catalog/BuiltinCatalog.ts"
 import * as Catalog from "../../src/catalog/Catalog.ts"
 import { matchesSlug } from "../../src/routing/Candidates.ts"
 import type { PlanInput } from "../../src/routing/RoutePlan.ts"
+import type { NoEligibleProvider } from "../../src/errors/EmbeddingsError.ts"
 import * as RoutePlan from "../../src/routing/RoutePlan.ts"
 import type { ProviderPreferences } from "../../src/schema/ProviderPreferences.ts"
 import { catalogOf, model, slugs, specs as anySpecs } from "./fixtures.ts"
@@ -36,7 +37,7 @@ describe("RoutePlan.plan", () => {
   it.effect("fails with 404 for an unknown model", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(RoutePlan.plan(input({ model: "acme/nope" })))
-      assert.strictEqual(error._tag, "NotFound")
+      assert.strictEqual(error._tag, "ModelNotFound")
       assert.include(error.message, "acme/nope")
       assert.include(error.message, "does not exist")
     }))
@@ -47,9 +48,9 @@ describe("RoutePlan.plan", () => {
         isActive: (p) => p.slug !== "gamma",
         preferences: { ignore: ["alpha"], max_price: { prompt: "0.015" } }
       })))
-      assert.strictEqual(error._tag, "NotFound")
+      assert.strictEqual(error._tag, "NoEligibleProvider")
       assert.include(error.message, "No allowed provider")
-      const candidates = error.metadata?.candidates as ReadonlyArray<RoutePlan.CandidateReport>
+      const candidates = (error as NoEligibleProvider).metadata.candidates
       const reasons = Object.fromEntries(candidates.map((c) => [c.provider, c.excluded_by]))
       assert.deepStrictEqual(reasons, { alpha: "ignore", beta: "max_price", gamma: "inactive" })
     }))

@@ -1,0 +1,120 @@
+import * as Cost from "@switchyard/core/catalog/Cost"
+import * as Money from "@switchyard/core/catalog/Money"
+import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters"
+import type { EmbeddingProvider } from "@switchyard/core"
+import type * as RoutePlan from "@switchyard/core/routing/RoutePlan"
+import type * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest"
+import type { Accounting } from "@switchyard/core/store/Accounting"
+import type * as Fallback from "@switchyard/core/upstream/Fallback"
+import { Effect } from "effect"
+import type { ForwardedResult } from "../providers/OpenAiCompatible.ts"
+import * as VectorEncoding from "../providers/VectorEncoding.ts"
+import type { Prepared } from "./Preparation.ts"
+import * as RandomPool from "./RandomPool.ts"
+import * as UpstreamInput from "./UpstreamInput.ts"
+
+export type AttemptReport = Fallback.AttemptReport
+
+/**
+ * A served request, settled: what the response and the broadcast are made of.
+ */
+export interface Served {
+  readonly id: string
+  readonly model: string
+  readonly provider: string
+  readonly endpoint: string
+  /** In input order; vectors forwarded as the upstream wrote them stay in its bytes. */
+  readonly data: ReadonlyArray<VectorEncoding.Forwarded>
+  readonly encoding: "float" | "base64"
+  readonly dimensions: number
+  readonly promptTokens: number
+  readonly totalTokens: number
+  readonly modalityTokens: EmbeddingProvider.ModalityTokens | undefined
+  readonly costNanos: bigint
+  readonly upstreamCostAtto: bigint
+  readonly isByok: boolean
+  readonly plan: RoutePlan.Plan
+  readonly attempts: ReadonlyArray<AttemptReport>
+  /** Set when a fallback served vectors of another width or quantization than the primary's. */
+  readonly vectorSpaceChange: VectorSpaceChange | undefined
+}
+
+/**
+ * A fallback whose vectors are not comparable with the primary endpoint's: another width or
+ * another quantization of the weights.
+ */
+export interface VectorSpaceChange {
+  readonly primary: string
+  readonly primary_dimensions: number
+  readonly primary_quantization: string
+  readonly served_by: string
+  readonly dimensions: number
+  readonly quantization: string
+}
+
+export const nanosOf = (atto: bigint) => Money.toUnits(atto, 9, "half-even")
+
+export const generationId = () => `gen-emb-${Date.now().toString(36)}-${RandomPool.base64url(9)}`
+
+const widthOf = (embeddings: ReadonlyArray<VectorEncoding.Forwarded>): number => {
+  const first = embeddings[0]?.embedding
+  return first === undefined ? 0 : VectorEncoding.widthOf(first)
+}
+
+/**
+ * Settles the hold at the actual cost of the answer and shapes the served request.
+ */
+export const settle = Effect.fnUntraced(function*(
+  accounting: Accounting["Service"],
+  reservation: Effect.Success<ReturnType<Accounting["Service"]["reserve"]>>,
+  request: EmbeddingRequest.EmbeddingRequest,
+  prepared: Prepared,
+  outcome: Fallback.Served<ForwardedResult>
+) {
+  const { attempt: { candidate, byok: isByok }, value: result } = outcome
+  const images = UpstreamInput.imageCount(prepared.input)
+  const upstreamAtto = Cost.compute(candidate.endpoint.pricing, { prompt_tokens: result.promptTokens, images }).total
+  const id = generationId()
+  const settlement = yield* accounting.settle(reservation, {
+    generationId: id,
+    model: candidate.endpoint.model,
+    provider: candidate.provider.slug,
+    promptTokens: result.promptTokens,
+    totalTokens: result.totalTokens,
+    costNanos: nanosOf(upstreamAtto),
+    isByok
+  })
+  const dimensions = widthOf(result.embeddings)
+  const primary = prepared.plan.attempts[0]!
+  const primaryDimensions = EndpointParameters.forEndpoint(request, primary.endpoint).width
+  const changed = primary.id !== candidate.id &&
+    (primaryDimensions !== dimensions || primary.endpoint.quantization !== candidate.endpoint.quantization)
+  const sorted = [...result.embeddings].sort((a, b) => a.index - b.index)
+  return {
+    id,
+    model: candidate.endpoint.model,
+    provider: candidate.provider.slug,
+    endpoint: candidate.id,
+    data: sorted,
+    encoding: request.encoding_format ?? "float",
+    dimensions,
+    promptTokens: result.promptTokens,
+    totalTokens: result.totalTokens,
+    modalityTokens: result.modalityTokens,
+    costNanos: settlement.costNanos,
+    upstreamCostAtto: upstreamAtto,
+    isByok,
+    plan: prepared.plan,
+    attempts: outcome.reports,
+    vectorSpaceChange: changed
+      ? {
+        primary: primary.id,
+        primary_dimensions: primaryDimensions,
+        primary_quantization: primary.endpoint.quantization,
+        served_by: candidate.id,
+        dimensions,
+        quantization: candidate.endpoint.quantization
+      }
+      : undefined
+  } satisfies Served
+})

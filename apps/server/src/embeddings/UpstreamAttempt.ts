@@ -1,0 +1,97 @@
+import type { EmbeddingProvider } from "@switchyard/core"
+import * as Catalog from "@switchyard/core/catalog/Catalog"
+import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters"
+import type * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest"
+import type * as Fallback from "@switchyard/core/upstream/Fallback"
+import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
+import { Effect, Redacted } from "effect"
+import type { LoadedCatalog } from "../catalog/CatalogLoader.ts"
+import { type AdapterTable, connectionOf } from "../providers/Adapters.ts"
+import type { ForwardedResult } from "../providers/OpenAiCompatible.ts"
+import * as VectorEncoding from "../providers/VectorEncoding.ts"
+import type { Prepared } from "./Preparation.ts"
+import * as UpstreamInput from "./UpstreamInput.ts"
+
+const isCount = (n: number) => Number.isSafeInteger(n) && n >= 0
+
+// A request split into batches joins several answers, so every vector is measured, not the first.
+const wrongWidth = (embeddings: ReadonlyArray<VectorEncoding.Forwarded>, expected: number): number | undefined => {
+  for (const e of embeddings) {
+    const width = VectorEncoding.widthOf(e.embedding)
+    if (width !== expected) return width
+  }
+  return embeddings.length === 0 ? 0 : undefined
+}
+
+const secretHeader = /auth|key|token|secret|signature|cookie|password/iu
+
+// Providers quote the credential they were sent in their error messages ("Incorrect API key
+// provided: ..."); pattern-based redaction misses keys without a known prefix, so every string of
+// the failure has the exact credentials of this connection taken out.
+export const scrub = (error: UpstreamError.UpstreamError, connection: EmbeddingProvider.Connection): UpstreamError.UpstreamError => {
+  const secrets = [
+    ...(connection.apiKey === undefined ? [] : [Redacted.value(connection.apiKey)]),
+    ...Object.entries(connection.headers ?? {}).filter(([name]) => secretHeader.test(name)).map(([, value]) => value)
+  ].filter((secret) => secret.length >= 4)
+  if (secrets.length === 0) return error
+  const reason = error.reason as unknown as Record<string, unknown>
+  const clean = (text: string) => secrets.reduce((out, secret) => out.split(secret).join("[redacted]"), text)
+  const fields = Object.fromEntries(
+    Object.entries(reason).map(([key, value]) => [key, typeof value === "string" && key !== "_tag" ? clean(value) : value])
+  )
+  return UpstreamError.of(Object.assign(Object.create(Object.getPrototypeOf(reason)), fields) as UpstreamError.Reason)
+}
+
+/**
+ * One attempt at one endpoint: the request reduced to what the endpoint takes, sent in batches of
+ * its size, and the answer checked for width and token counts.
+ */
+export const make = (services: {
+  readonly adapters: AdapterTable
+  readonly loaded: LoadedCatalog
+  readonly attemptTimeoutMs: number
+  readonly batchConcurrency: number
+}) =>
+(request: EmbeddingRequest.EmbeddingRequest, prepared: Prepared) =>
+({ candidate }: Fallback.Attempt): Effect.Effect<ForwardedResult, UpstreamError.UpstreamError> => {
+  const { endpoint, provider } = candidate
+  const encoding = request.encoding_format ?? "float"
+  const { width: expected, ...asked } = EndpointParameters.forEndpoint(request, endpoint)
+  const base: Omit<EmbeddingProvider.UpstreamRequest, "input"> = { upstreamModel: endpoint.upstream_model, encodingFormat: encoding, ...asked }
+  const credential = prepared.own.get(provider.slug) ?? services.loaded.credentials.get(provider.slug)
+  const connection = connectionOf(provider, credential, provider.timeout_ms ?? services.attemptTimeoutMs)
+  const adapter = services.adapters[provider.adapter]
+  const embed = adapter.forward ?? adapter.embed
+  const input = UpstreamInput.forEndpoint(prepared.input, Catalog.inputModalitiesOf(provider, endpoint))
+  const parts = UpstreamInput.batches(input, endpoint.max_batch_items)
+  const call = parts.length === 1
+    ? embed(connection, { ...base, input })
+    : Effect.forEach(parts, (part) => embed(connection, { ...base, input: part }), { concurrency: services.batchConcurrency }).pipe(
+      Effect.map((results): ForwardedResult => {
+        let offset = 0
+        const embeddings: Array<VectorEncoding.Forwarded> = []
+        for (const [i, result] of results.entries()) {
+          for (const e of result.embeddings) embeddings.push({ index: e.index + offset, embedding: e.embedding })
+          offset += UpstreamInput.count(parts[i]!)
+        }
+        return {
+          embeddings,
+          promptTokens: results.reduce((n, r) => n + r.promptTokens, 0),
+          totalTokens: results.reduce((n, r) => n + r.totalTokens, 0)
+        }
+      })
+    )
+  return call.pipe(
+    Effect.mapError((error) => scrub(error, connection)),
+    Effect.flatMap((result) => {
+      const got = wrongWidth(result.embeddings, expected)
+      if (got !== undefined) return Effect.fail(UpstreamError.widthMismatch(expected, got))
+      if (!isCount(result.promptTokens) || !isCount(result.totalTokens)) {
+        return Effect.fail(UpstreamError.invalidResponse(
+          `token counts must be whole numbers, got prompt ${result.promptTokens} and total ${result.totalTokens}`
+        ))
+      }
+      return Effect.succeed(result)
+    })
+  )
+}

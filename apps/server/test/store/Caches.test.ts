@@ -1,0 +1,58 @@
+import { assert, layer } from "@effect/vitest"
+import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
+import { Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { TestClock } from "effect/testing"
+import * as Crypto from "node:crypto"
+import { Workspaces } from "../../src/embeddings/Workspaces.ts"
+import * as ApiKeyRepo from "../../src/store/ApiKeyRepo.ts"
+import { seedKey, sqlLayer } from "../support/MoneyStore.ts"
+import { storeKind } from "../support/TestServer.ts"
+
+const Live = Layer.mergeAll(ApiKeyRepo.layer, Workspaces.layer).pipe(Layer.provideMerge(sqlLayer()))
+
+// The stores' caches run on Effect's clock: the test clock decides when an entry expires.
+layer(Live, { timeout: 120_000 })(`the stores' caches (${storeKind})`, (it) => {
+  it.effect("a found key is kept for five seconds; an unknown hash is asked again at once", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const keys = yield* ApiKeyStore
+      const seeded = yield* seedKey()
+      const first = yield* keys.findByHash(seeded.hash)
+      assert.isFalse(Option.getOrThrow(first).disabled)
+      // Another replica disables the key: this process sees it once the entry has lived its time.
+      yield* sql`UPDATE api_keys SET disabled = TRUE WHERE id = ${seeded.keyId}`
+      yield* TestClock.adjust("4 seconds")
+      assert.isFalse(Option.getOrThrow(yield* keys.findByHash(seeded.hash)).disabled)
+      yield* TestClock.adjust("1 second")
+      assert.isTrue(Option.getOrThrow(yield* keys.findByHash(seeded.hash)).disabled)
+
+      const unknown = yield* seedKey({ workspaceId: seeded.workspaceId, userId: seeded.userId })
+      yield* sql`UPDATE api_keys SET hash = ${`${unknown.hash}x`} WHERE id = ${unknown.keyId}`
+      assert.isTrue(Option.isNone(yield* keys.findByHash(unknown.hash)))
+      yield* sql`UPDATE api_keys SET hash = ${unknown.hash} WHERE id = ${unknown.keyId}`
+      assert.isTrue(Option.isSome(yield* keys.findByHash(unknown.hash)))
+    }))
+
+  it.effect("this process forgets a key it updates", () =>
+    Effect.gen(function*() {
+      const keys = yield* ApiKeyStore
+      const seeded = yield* seedKey()
+      assert.isFalse(Option.getOrThrow(yield* keys.findByHash(seeded.hash)).disabled)
+      yield* keys.update({ hash: seeded.hash, userId: seeded.userId, now: new Date(), patch: { disabled: true } })
+      assert.isTrue(Option.getOrThrow(yield* keys.findByHash(seeded.hash)).disabled)
+    }))
+
+  it.effect("a workspace's name is kept; an unknown workspace is asked again", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const workspaces = yield* Workspaces
+      const id = Crypto.randomUUID()
+      assert.strictEqual(yield* workspaces.slugOf(id), "")
+      yield* sql`INSERT INTO workspaces (id, slug, name) VALUES (${id}, ${`ws-${id}`}, 'Test')`
+      assert.strictEqual(yield* workspaces.slugOf(id), `ws-${id}`)
+      yield* sql`UPDATE workspaces SET slug = 'renamed' WHERE id = ${id}`
+      yield* TestClock.adjust("1 day")
+      assert.strictEqual(yield* workspaces.slugOf(id), `ws-${id}`)
+    }))
+})

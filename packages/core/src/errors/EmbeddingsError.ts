@@ -1,0 +1,111 @@
+/**
+ * What can go wrong with an embeddings request, each error named for the fact it reports, and the
+ * one place each fact gets its HTTP status and envelope ({@link toApiError}, called at the edge).
+ *
+ * **Details**
+ *
+ * | error | status |
+ * |---|---|
+ * | `ModelNotFound` | 404 |
+ * | `NoEligibleProvider` | 404 |
+ * | `RequestTimedOut` | 408 |
+ * | `UpstreamFailed` | the last upstream failure's (see `UpstreamError`) |
+ *
+ * The money port's refusals (`PaymentRequired` for credits and key limits, `Unauthorized` for a
+ * key that stopped working between authentication and the hold) pass through as they are: their
+ * shapes are the money suites' contract.
+ *
+ * @since 0.1.0
+ */
+import { Data } from "effect"
+import type { CandidateReport } from "../routing/RoutePlan.ts"
+import { type UpstreamFailed, failedToApiError } from "../upstream/Fallback.ts"
+import type { ApiError, PaymentRequired, Unauthorized } from "./ApiError.ts"
+import { fromStatus, NotFound } from "./ApiError.ts"
+
+/**
+ * No endpoint of the catalog serves the model.
+ *
+ * @since 0.1.0
+ */
+export class ModelNotFound extends Data.TaggedError("ModelNotFound")<{ readonly model: string }> {
+  override get message(): string {
+    return `Model ${JSON.stringify(this.model)} does not exist`
+  }
+  get metadata(): { readonly model: string } {
+    return { model: this.model }
+  }
+}
+
+/**
+ * The model exists, but the preferences, the workspace's settings, the providers' credentials or
+ * the request's parameters leave no endpoint to try; `candidates` says why each was left out.
+ *
+ * @since 0.1.0
+ */
+export class NoEligibleProvider extends Data.TaggedError("NoEligibleProvider")<{
+  readonly model: string
+  readonly reason: string
+  readonly candidates: ReadonlyArray<CandidateReport>
+}> {
+  override get message(): string {
+    const reasons = this.candidates.map((r) => `${r.id}: ${r.detail ?? "not in provider.order"}`).join("; ")
+    return `No allowed provider for model ${JSON.stringify(this.model)}: ${this.reason} (${reasons})`
+  }
+  get metadata(): { readonly model: string; readonly reason: string; readonly candidates: ReadonlyArray<CandidateReport> } {
+    return { model: this.model, reason: this.reason, candidates: this.candidates }
+  }
+}
+
+/**
+ * The gateway's own time limit for the whole request ran out.
+ *
+ * @since 0.1.0
+ */
+export class RequestTimedOut extends Data.TaggedError("RequestTimedOut")<{ readonly timeoutMs: number }> {
+  override get message(): string {
+    return `The request did not finish within ${this.timeoutMs} ms`
+  }
+}
+
+/**
+ * Why a route could not be planned.
+ *
+ * @since 0.1.0
+ */
+export type RoutingError = ModelNotFound | NoEligibleProvider
+
+/**
+ * Every way an embeddings request can fail.
+ *
+ * @since 0.1.0
+ */
+export type EmbeddingsError = RoutingError | RequestTimedOut | UpstreamFailed | PaymentRequired | Unauthorized
+
+/**
+ * The status and envelope of a routing failure: 404.
+ *
+ * @since 0.1.0
+ */
+export const routingToApiError = (error: RoutingError): NotFound =>
+  new NotFound({ message: error.message, metadata: error.metadata })
+
+/**
+ * The status and envelope of each fact.
+ *
+ * @since 0.1.0
+ */
+export const toApiError = (error: EmbeddingsError): ApiError => {
+  switch (error._tag) {
+    case "ModelNotFound":
+    case "NoEligibleProvider":
+      return routingToApiError(error)
+    case "RequestTimedOut":
+      return fromStatus(408, error.message)
+    case "UpstreamFailed":
+      return failedToApiError(error)
+    case "PaymentRequired":
+    case "Unauthorized":
+      return error
+  }
+}
