@@ -59,7 +59,7 @@ const requestOptions = (payload: EmbeddingRequest, headers: RequestHeaders) =>
       seed = Number(seedText)
     }
     const headerSession = headers["x-session-id"]
-    if (payload.session_id === undefined && headerSession !== undefined && headerSession.length > 256) {
+    if (payload.session_id === undefined && headerSession !== undefined && [...headerSession].length > 256) {
       return yield* new BadRequest({ message: "x-session-id must be at most 256 characters", metadata: { field: "x-session-id" } })
     }
     return {

@@ -26,11 +26,13 @@ export const resolveWorkspace = (keys: ApiKeyStore["Service"], requested: string
         metadata: { field: "workspace_id" }
       })
     }
+    // Ids are stored in lowercase; a UUID is the same whatever the case of its hex digits.
+    const id = requested.toLowerCase()
     const caller = yield* Caller
-    if (!(yield* keys.isMember(caller.userId, requested))) {
+    if (!(yield* keys.isMember(caller.userId, id))) {
       return yield* new NotFound({ message: `No workspace ${requested} for this user` })
     }
-    return requested
+    return id
   })
 
 const currentTime = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))

@@ -80,9 +80,13 @@ const BooleanFromString = Schema.Literals(["true", "false"]).pipe(
   })
 )
 
-const NonNegativeIntFromString = Schema.String.check(Schema.isPattern(/^(0|[1-9][0-9]{0,8})$/u)).pipe(
+// No upper bound: an offset past the last record is an empty page. Beyond 2^53 every offset is
+// past the end, so the value is capped there (an exact integer the store can take).
+const NonNegativeIntFromString = Schema.String.check(Schema.isPattern(/^(0|[1-9][0-9]*)$/u, {
+  message: "must be a non-negative integer"
+})).pipe(
   Schema.decodeTo(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)), {
-    decode: SchemaGetter.transform((s) => Number(s)),
+    decode: SchemaGetter.transform((s) => Math.min(Number(s), Number.MAX_SAFE_INTEGER)),
     encode: SchemaGetter.transform((n) => String(n))
   })
 )
@@ -136,7 +140,7 @@ export const Credits = Schema.Finite.check(
  * @since 0.1.0
  */
 export const KeyName = Schema.String.check(
-  Schema.isBetweenLength(1, 200, { message: "name must be 1 to 200 characters" })
+  Schema.isBetweenCodePoints(1, 200, { message: "name must be 1 to 200 characters" })
 )
 
 /**
@@ -161,7 +165,7 @@ export const CreateKeyBody = Schema.Struct({
   /** Switchyard: `management` makes a management key (an admin of the workspace only). */
   kind: Schema.optionalKey(Schema.Literals(["standard", "management"])),
   external: Schema.optionalKey(Schema.Struct({
-    user: Schema.String.check(Schema.isBetweenLength(1, 256)),
+    user: Schema.String.check(Schema.isBetweenCodePoints(1, 256)),
     api_key: Schema.optionalKey(Schema.String)
   }))
 })

@@ -75,10 +75,10 @@ const unsupported = {
 export const unsupportedFields = Object.keys(unsupported) as ReadonlyArray<keyof typeof unsupported>
 
 const Secret = Schema.String.check(
-  Schema.isBetweenLength(1, 8192, { message: "key must be 1 to 8192 characters" })
+  Schema.isBetweenCodePoints(1, 8192, { message: "key must be 1 to 8192 characters" })
 )
 
-const Name = Schema.NullOr(Schema.String.check(Schema.isMaxLength(200, { message: "name must be at most 200 characters" })))
+const Name = Schema.NullOr(Schema.String.check(Schema.isMaxCodePoints(200, { message: "name must be at most 200 characters" })))
 
 /**
  * `POST /byok`.
