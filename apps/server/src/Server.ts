@@ -5,6 +5,7 @@ import { Config, Effect, Layer, Option } from "effect"
 import { HttpRouter } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { createServer } from "node:http"
+import { fileURLToPath } from "node:url"
 import * as Bootstrap from "./auth/Bootstrap.ts"
 import * as CatalogLoader from "./catalog/CatalogLoader.ts"
 import { Broadcast } from "./embeddings/Broadcast.ts"
@@ -19,6 +20,7 @@ import { KeysHandlers } from "./handlers/Keys.ts"
 import { SystemHandlers } from "./handlers/System.ts"
 import * as AuthorizationLive from "./http/AuthorizationLive.ts"
 import * as ClientErrors from "./http/ClientErrors.ts"
+import * as ConsoleRoute from "./http/ConsoleRoute.ts"
 import * as Policies from "./http/Policies.ts"
 import * as RateLimit from "./http/RateLimit.ts"
 import * as SchemaErrorsLive from "./http/SchemaErrorsLive.ts"
@@ -32,7 +34,9 @@ import * as Database from "./store/Database.ts"
 export const ServerConfig = Config.all({
   host: Config.String("SWITCHYARD_HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.Port("SWITCHYARD_PORT").pipe(Config.withDefault(8080)),
-  maxBodyBytes: Config.Int("SWITCHYARD_MAX_BODY_BYTES").pipe(Config.withDefault(8 * 1024 * 1024))
+  maxBodyBytes: Config.Int("SWITCHYARD_MAX_BODY_BYTES").pipe(Config.withDefault(8 * 1024 * 1024)),
+  // From src/ and from a bundle in dist/ alike, the built console is apps/console/dist.
+  consoleDir: ConsoleRoute.ConsoleDirConfig(fileURLToPath(new URL("../../console/dist", import.meta.url)))
 })
 
 const Stores = Layer.mergeAll(
@@ -71,7 +75,8 @@ export const Routes = Layer.unwrap(Effect.gen(function*() {
       Layer.provide(Handlers),
       Layer.provide([AuthorizationLive.layer, SchemaErrorsLive.layer])
     ),
-    Policies.layer({ maxBodyBytes: config.maxBodyBytes })
+    Policies.layer({ maxBodyBytes: config.maxBodyBytes }),
+    ConsoleRoute.layer(config.consoleDir)
   )
 })).pipe(
   Layer.provide(Stores),

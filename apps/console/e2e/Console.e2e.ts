@@ -1,0 +1,153 @@
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import * as Fs from "node:fs"
+import * as NodePath from "node:path"
+import type { Page } from "playwright-core"
+import * as Browser from "./Browser.ts"
+import * as SeededGateway from "./SeededGateway.ts"
+
+describe("the web console in Chromium, against a gateway with real traffic", () => {
+  let gateway: SeededGateway.SeededGateway
+  let browser: Browser.Browser
+  let page: Page
+  const consoleErrors: Array<string> = []
+
+  const shoot = async (name: string) => {
+    await page.screenshot({ path: NodePath.join(Browser.screenshotDir, `${name}.png`), fullPage: true })
+  }
+
+  const open = async (label: string) => {
+    await page.getByRole("navigation", { name: "Console pages" }).getByRole("link", { name: label, exact: true }).click()
+    await page.getByRole("heading", { level: 1, name: label }).waitFor()
+  }
+
+  const signIn = async (key: string) => {
+    await page.goto(`${gateway.origin}/ui/`)
+    await page.getByLabel("API key").fill(key)
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor()
+  }
+
+  beforeAll(async () => {
+    Fs.mkdirSync(Browser.screenshotDir, { recursive: true })
+    gateway = await SeededGateway.start()
+    browser = await Browser.launch()
+    page = await browser.context.newPage()
+    page.on("console", (message) => {
+      if (message.type() === "error") consoleErrors.push(message.text())
+    })
+    page.on("pageerror", (error) => consoleErrors.push(String(error)))
+  })
+
+  afterAll(async () => {
+    await browser?.close()
+    await gateway?.close()
+  })
+
+  it("refuses a wrong key with the gateway's message", async () => {
+    await page.goto(`${gateway.origin}/ui/`)
+    await shoot("sign-in")
+    await page.getByLabel("API key").fill("sk-sy-v1-not-a-key")
+    await page.getByRole("button", { name: "Sign in" }).click()
+    const alert = page.getByRole("alert")
+    await alert.waitFor()
+    assert.match(await alert.innerText(), /key/i)
+    assert.strictEqual(await page.evaluate(() => sessionStorage.length), 0)
+  })
+
+  it("signs in with the management key, kept in the tab's session storage only", async () => {
+    await signIn(gateway.managementKey)
+    const stored = await page.evaluate(() => ({ session: Object.values({ ...sessionStorage }), local: localStorage.length }))
+    assert.deepStrictEqual(stored, { session: [gateway.managementKey], local: 0 })
+    await page.reload()
+    await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor()
+  })
+
+  it("draws the overview's charts from the traffic", async () => {
+    await page.locator(".recharts-bar-rectangle path, .recharts-bar-rectangle").first().waitFor()
+    const bars = await page.locator(".recharts-bar-rectangle").count()
+    assert.isAbove(bars, 0)
+    await shoot("overview")
+  })
+
+  it("creates a key, shows its secret once with a copy button, then disables it", async () => {
+    await open("Keys")
+    await page.getByRole("button", { name: "Create key" }).click()
+    const dialog = page.getByRole("dialog", { name: "Create a key" })
+    await dialog.getByLabel("Name").fill("e2e-key")
+    await dialog.getByRole("button", { name: "Create key" }).click()
+    const secretDialog = page.getByRole("dialog", { name: "Your new key" })
+    await secretDialog.waitFor()
+    const secret = await secretDialog.getByLabel("New key secret").innerText()
+    assert.match(secret.trim(), /^sk-sy-v1-[0-9a-f]{64}$/)
+    await secretDialog.getByRole("button", { name: "Copy key" }).waitFor()
+    await shoot("keys-secret")
+    await secretDialog.getByRole("button", { name: "Done" }).click()
+
+    await page.getByRole("button", { name: "Disable e2e-key" }).click()
+    await page.getByRole("button", { name: "Enable e2e-key" }).waitFor()
+    const { data } = await gateway.admin.keys.list({ query: { include_disabled: true } })
+    assert.isTrue(data.find((key) => key.name === "e2e-key")?.disabled)
+    await shoot("keys")
+  })
+
+  it("shows workspaces and budgets", async () => {
+    await open("Workspaces and budgets")
+    await shoot("workspaces")
+  })
+
+  it("shows providers", async () => {
+    await open("Providers")
+    await page.getByText("acme/embed", { exact: true }).first().waitFor()
+    await shoot("providers")
+  })
+
+  it("explains in the route playground why a provider is excluded, then sends the request", async () => {
+    await open("Route playground")
+    await page.getByLabel("Standard key to run with").fill(gateway.apiKey)
+    await page.getByLabel(/^Model/).first().click()
+    await page.getByRole("option", { name: /^acme\/embed / }).click()
+    await page.getByLabel("Zero data retention only").check()
+    await page.getByRole("button", { name: "Explain route" }).click()
+    const alpha = page.locator('tr[data-provider="alpha"]')
+    await alpha.waitFor()
+    assert.strictEqual(await alpha.getAttribute("data-status"), "excluded")
+    assert.match(await alpha.innerText(), /zdr/)
+    assert.strictEqual(await page.locator('tr[data-status="attempt"]').count(), 2)
+    await page.getByRole("button", { name: "Send for real" }).click()
+    await page.getByRole("heading", { name: "Sent for real" }).waitFor()
+    assert.match(await page.getByRole("region", { name: "Sent for real" }).innerText(), /Served by (beta|gamma)/)
+    await shoot("playground")
+  })
+
+  it("suspends a running intern", async () => {
+    await open("Interns")
+    const row = page.locator('tr[data-intern="support-bot"]')
+    await row.getByText("running").waitFor()
+    await page.getByRole("button", { name: "Suspend support-bot" }).click()
+    await page.getByRole("status").getByText("Suspended support-bot").waitFor()
+    await row.getByText("stopped").waitFor()
+    const interns = await gateway.admin.interns.list({ query: {} })
+    assert.strictEqual(interns.data.find((intern) => intern.name === "support-bot")?.status, "stopped")
+    await shoot("interns")
+  })
+
+  it("shows a standard key its own usage and limits, and fits a narrow screen", async () => {
+    await page.getByRole("button", { name: "Sign out" }).click()
+    await signIn(gateway.apiKey)
+    await page.getByText("Spent today").waitFor()
+    const nav = page.getByRole("navigation", { name: "Console pages" })
+    assert.strictEqual(await nav.getByRole("link", { name: "Keys", exact: true }).count(), 0)
+    await shoot("overview-standard-key")
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.getByRole("button", { name: "Toggle navigation" }).click()
+    await nav.getByRole("link", { name: "Interns", exact: true }).click()
+    await page.getByRole("heading", { level: 1, name: "Interns" }).waitFor()
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+    assert.isAtMost(overflow, 0)
+    await shoot("interns-narrow")
+  })
+
+  it("logged no errors in the page", () => {
+    assert.deepStrictEqual(consoleErrors.filter((text) => !/Failed to load resource: the server responded with a status of 401/.test(text)), [])
+  })
+})
