@@ -30,6 +30,10 @@ import * as ApiKeyRepo from "./store/ApiKeyRepo.ts"
 import * as ByokRepo from "./store/ByokRepo.ts"
 import { CredentialCipher } from "./store/CredentialCipher.ts"
 import * as Database from "./store/Database.ts"
+import { LedgerReports } from "./store/LedgerReports.ts"
+import { WorkspaceRepo } from "./store/WorkspaceRepo.ts"
+import { ActivityHandlers } from "./handlers/Activity.ts"
+import { WorkspacesHandlers } from "./handlers/Workspaces.ts"
 
 export const ServerConfig = Config.all({
   host: Config.String("SWITCHYARD_HOST").pipe(Config.withDefault("127.0.0.1")),
@@ -42,6 +46,8 @@ export const ServerConfig = Config.all({
 const Stores = Layer.mergeAll(
   ApiKeyRepo.layer,
   AccountingRepo.layer,
+  WorkspaceRepo.layer,
+  LedgerReports.layer,
   ByokRepo.layer.pipe(Layer.provide(CredentialCipher.layer))
 )
 
@@ -54,7 +60,8 @@ const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Broadcast.layer).pipe(
   Layer.provide(NodeHttpClient.layerUndici)
 )
 
-const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive.layer, EmbeddingsHandlers).pipe(
+const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive.layer, EmbeddingsHandlers,
+  WorkspacesHandlers, ActivityHandlers).pipe(
   Layer.provide(EmbeddingsLive)
 )
 

@@ -39,7 +39,7 @@ export const bootstrap = Effect.fn("Bootstrap.bootstrap")(function*() {
     const apiKey = secretOf(config.apiKey)
     yield* sql`INSERT INTO workspaces (id, slug, name) VALUES (${workspaceId}, 'default', 'Default')`
     yield* sql`INSERT INTO users (id, name, default_workspace_id) VALUES (${userId}, 'admin', ${workspaceId})`
-    yield* sql`INSERT INTO memberships (user_id, workspace_id, role) VALUES (${userId}, ${workspaceId}, 'owner')`
+    yield* sql`INSERT INTO memberships (user_id, workspace_id, role) VALUES (${userId}, ${workspaceId}, 'admin')`
     const insertKey = (kind: "management" | "standard", name: string, secret: Redacted.Redacted<string>) =>
       sql`INSERT INTO api_keys (id, hash, kind, name, label, user_id, workspace_id)
         VALUES (${Crypto.randomUUID()}, ${KeySecret.hash(Redacted.value(secret))}, ${kind}, ${name},

@@ -299,6 +299,7 @@ export class Embeddings extends Context.Service<Embeddings, {
         request: EmbeddingRequest.EmbeddingRequest,
         options: CallOptions
       ) {
+        const startedAt = yield* Clock.currentTimeMillis
         const prepared = yield* prepare(caller, request, options)
         const allByok = prepared.plan.attempts.every((c) => prepared.own.has(c.provider.slug))
         const reservation = yield* accounting.reserve({
@@ -325,7 +326,8 @@ export class Embeddings extends Context.Service<Embeddings, {
           promptTokens: result.promptTokens,
           totalTokens: result.totalTokens,
           costNanos: nanosOf(upstreamAtto),
-          isByok
+          isByok,
+          latencyMs: (yield* Clock.currentTimeMillis) - startedAt
         })
         const dimensions = widthOf(result.embeddings)
         const primary = prepared.plan.attempts[0]!

@@ -174,6 +174,11 @@ export const layer = Layer.effect(
           Effect.map((rows) => rows.length > 0),
           Effect.orDie
         ),
+      roleIn: (userId, workspaceId) =>
+        sql<{ role: string }>`SELECT role FROM memberships WHERE user_id = ${userId} AND workspace_id = ${workspaceId}`.pipe(
+          Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), (r) => (r.role === "member" ? "member" as const : "admin" as const))),
+          Effect.orDie
+        ),
       workspacesOf: (userId) =>
         sql<{ workspace_id: string }>`SELECT workspace_id FROM memberships WHERE user_id = ${userId} ORDER BY workspace_id`.pipe(
           Effect.map((rows) => rows.map((r) => r.workspace_id)),
@@ -197,7 +202,7 @@ export const layer = Layer.effect(
           const id = Crypto.randomUUID()
           yield* sql`INSERT INTO api_keys (id, hash, kind, name, label, user_id, workspace_id, limit_nanos, limit_reset,
               include_byok_in_limit, expires_at, external_user, created_at)
-            VALUES (${id}, ${request.hash}, 'standard', ${request.name}, ${request.label}, ${request.userId}, ${request.workspaceId},
+            VALUES (${id}, ${request.hash}, ${request.kind ?? "standard"}, ${request.name}, ${request.label}, ${request.userId}, ${request.workspaceId},
               ${request.limitNanos === null ? null : request.limitNanos.toString()}::bigint, ${request.limitReset},
               ${request.includeByokInLimit}, ${request.expiresAt}, ${request.externalUser}, ${request.now})`.pipe(Effect.orDie)
           const created = yield* one(request.now, sql`k.id = ${id}`)

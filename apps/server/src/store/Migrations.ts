@@ -4,6 +4,7 @@ import { accountingBatch } from "./migrations/AccountingBatch.ts"
 import { interns } from "./migrations/Interns.ts"
 import { money } from "./migrations/Money.ts"
 import { spendCounters } from "./migrations/SpendCounters.ts"
+import { workspaceBudgets } from "./migrations/WorkspaceBudgets.ts"
 
 const foundation = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -67,7 +68,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0002_money": money,
   "0003_interns": interns,
   "0004_spend_counters": spendCounters,
-  "0005_accounting_batch": accountingBatch
+  "0005_accounting_batch": accountingBatch,
+  "0006_workspace_budgets": workspaceBudgets
 }
 
 export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })

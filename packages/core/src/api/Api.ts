@@ -12,6 +12,8 @@ import { InternsApi } from "./InternsApi.ts"
 import { KeysApi } from "./KeysApi.ts"
 import { SchemaErrors } from "./SchemaErrors.ts"
 import { SystemApi } from "./SystemApi.ts"
+import { ActivityApi } from "./ActivityApi.ts"
+import { WorkspacesApi } from "./WorkspacesApi.ts"
 
 /**
  * @since 0.1.0
@@ -23,6 +25,8 @@ export class Api extends HttpApi.make("switchyard")
   .add(CreditsApi)
   .add(ByokApi)
   .add(EmbeddingsApi)
+  .add(WorkspacesApi)
+  .add(ActivityApi)
   .prefix("/api/v1")
   .middleware(SchemaErrors)
   .annotate(HttpApi.ParseOptions, { errors: "all" })

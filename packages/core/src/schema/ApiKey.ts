@@ -144,8 +144,9 @@ export const KeyName = Schema.String.check(
  *
  * **Details**
  *
- * `creator_user_id` may only name the calling user (keys belong to the user that manages them);
- * `external.user` is stored as the record's `external_user`.
+ * `creator_user_id` names the user the key belongs to: the calling user, or (for an admin of the
+ * workspace) another member of it. `kind: "management"` (a Switchyard field) makes a management
+ * key, for an admin of the workspace only. `external.user` is stored as the record's `external_user`.
  *
  * @since 0.1.0
  */
@@ -157,6 +158,8 @@ export const CreateKeyBody = Schema.Struct({
   expires_at: Schema.optionalKey(Schema.NullOr(IsoDateTime)),
   creator_user_id: Schema.optionalKey(Schema.NullOr(Schema.String)),
   workspace_id: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),
+  /** Switchyard: `management` makes a management key (an admin of the workspace only). */
+  kind: Schema.optionalKey(Schema.Literals(["standard", "management"])),
   external: Schema.optionalKey(Schema.Struct({
     user: Schema.String.check(Schema.isBetweenLength(1, 256)),
     api_key: Schema.optionalKey(Schema.String)

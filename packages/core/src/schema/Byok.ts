@@ -138,7 +138,12 @@ export const ByokList = Schema.Struct({ data: Schema.Array(ByokKey), total_count
  */
 export const ByokDeleted = Schema.Struct({ deleted: Schema.Literal(true) })
 
-const IntFromString = (min: number, max: number, field: string) =>
+/**
+ * A whole number from a query string, between `min` and `max`, named `field` in messages.
+ *
+ * @since 0.1.0
+ */
+export const IntFromString = (min: number, max: number, field: string) =>
   Schema.String.check(Schema.isPattern(/^(0|[1-9][0-9]{0,8})$/u, { message: `${field} must be a whole number` })).pipe(
     Schema.decodeTo(
       Schema.Int.check(Schema.isBetween({ minimum: min, maximum: max }, { message: `${field} must be ${min} to ${max}` })),

@@ -40,6 +40,8 @@ export interface ListKeysRequest {
  * @since 0.1.0
  */
 export interface CreateKeyRequest {
+  /** Default `standard`. */
+  readonly kind?: "standard" | "management"
   readonly userId: string
   readonly workspaceId: string
   readonly hash: string
@@ -97,6 +99,8 @@ export class ApiKeyStore extends Context.Service<ApiKeyStore, {
   readonly list: (request: ListKeysRequest) => Effect.Effect<ReadonlyArray<ApiKeyRecord>>
   readonly defaultWorkspaceOf: (userId: string) => Effect.Effect<Option.Option<string>>
   readonly isMember: (userId: string, workspaceId: string) => Effect.Effect<boolean>
+  /** The user's role in the workspace; `None` when not a member. */
+  readonly roleIn: (userId: string, workspaceId: string) => Effect.Effect<Option.Option<"admin" | "member">>
   /** Every workspace the user is a member of. */
   readonly workspacesOf: (userId: string) => Effect.Effect<ReadonlyArray<string>>
   readonly get: (request: OwnKeyRequest) => Effect.Effect<Option.Option<ApiKeyRecord>>
