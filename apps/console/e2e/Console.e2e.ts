@@ -63,9 +63,21 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
   })
 
   it("draws the overview's charts from the traffic", async () => {
-    await page.locator(".recharts-bar-rectangle path, .recharts-bar-rectangle").first().waitFor()
-    const bars = await page.locator(".recharts-bar-rectangle").count()
-    assert.isAbove(bars, 0)
+    const today = new Date().toISOString().slice(0, 10)
+    const { data: activity } = await gateway.admin.activity.activity({ query: { date: today } })
+    const models = [...new Set(activity.map((row) => row.model))].sort()
+    const providers = [...new Set(activity.map((row) => row.provider_name))].sort()
+    assert.includeMembers(models, ["acme/embed", "acme/embed-large", "switchyard/local-embed"])
+    for (const [id, names] of [["spend-by-model", models], ["requests-by-provider", providers], ["spend-by-key", ["Bootstrap API key", "ci-batch", "search-api"]]] as const) {
+      const chart = page.getByRole("region", { name: { "spend-by-model": "Spend per day by model", "requests-by-provider": "Requests per day by provider", "spend-by-key": "Spend per day by key" }[id] })
+      await chart.locator(".recharts-bar-rectangle").first().waitFor()
+      assert.isAbove(await chart.locator(".recharts-bar-rectangle").count(), 0, id)
+      const legend = await chart.locator(".recharts-legend-wrapper, [class*=legend]").first().innerText()
+      for (const name of names) if (id !== "spend-by-model" || name !== "switchyard/local-embed") assert.include(legend, name, id)
+    }
+    const requestsToday = activity.reduce((sum, row) => sum + row.requests, 0)
+    assert.strictEqual(await page.getByRole("region", { name: "Requests today" }).locator("p").nth(1).innerText(), String(requestsToday))
+    assert.match(await page.getByRole("region", { name: "Budget left" }).innerText(), /monthly budget of \$10\.00/)
     await shoot("overview")
   })
 
@@ -90,8 +102,15 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     await shoot("keys")
   })
 
-  it("shows workspaces and budgets", async () => {
+  it("shows workspaces and their budgets, and sets one", async () => {
     await open("Workspaces and budgets")
+    await page.locator('tr[data-budget="monthly"]').waitFor()
+    await page.getByLabel("Interval").click()
+    await page.getByRole("option", { name: "Daily" }).click()
+    await page.getByLabel("Limit (USD)").fill("2")
+    await page.getByRole("button", { name: "Set budget" }).click()
+    await page.locator('tr[data-budget="daily"]').waitFor()
+    assert.include(await page.locator('tr[data-budget="daily"]').innerText(), "$2.00")
     await shoot("workspaces")
   })
 

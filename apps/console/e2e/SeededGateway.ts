@@ -99,6 +99,8 @@ const seed = async (gateway: Omit<SeededGateway, "close">) => {
   } finally {
     await Promise.all(callers.map((caller) => caller.close()))
   }
+  const { data: me } = await admin.keys.current()
+  await admin.workspaces.setBudget({ params: { workspace_ref: me.workspace_id, interval: "monthly" }, payload: { limit_usd: 10 } })
   const running = await admin.interns.create({ payload: { name: "support-bot", description: "Answers support tickets" } })
   await admin.interns.create({ payload: { name: "docs-bot", description: "Keeps the handbook current" } })
   await admin.interns.provision({ params: { internId: running.id } })

@@ -1,10 +1,18 @@
-import { BarChart } from "@mantine/charts"
-import { SimpleGrid, Stack, Text, Title } from "@mantine/core"
+import { SimpleGrid, Stack } from "@mantine/core"
+import type { ActivityItem } from "@switchyard/core/schema/Activity"
+import * as ActivitySeries from "../ActivitySeries.ts"
+import * as BudgetWindows from "../BudgetWindows.ts"
+import { DailyChart } from "../ChartCard.tsx"
 import * as Format from "../Format.ts"
 import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
 import { useSession } from "../SessionContext.ts"
 import { StatCard } from "../StatCard.tsx"
 import { useLoad } from "../useLoad.ts"
+
+const chartDays = 14
+const keysCharted = 6
+
+const utcToday = () => new Date().toISOString().slice(0, 10)
 
 const OwnKey = () => {
   const { key } = useSession()
@@ -23,40 +31,62 @@ const OwnKey = () => {
 }
 
 const Workspace = () => {
-  const { client } = useSession()
+  const { client, key } = useSession()
+  const today = utcToday()
+  const activity = useLoad(() => client.activity.activity({ query: {} }), [client])
   const credits = useLoad(() => client.credits.get({ query: {} }), [client])
-  const keys = useLoad(() => client.keys.list({ query: { include_disabled: true } }), [client])
-  const byKey = (keys.data?.data ?? [])
-    .filter((record) => record.usage > 0)
-    .map((record) => ({ key: record.name, today: record.usage_daily, month: record.usage_monthly, total: record.usage }))
-  const left = credits.data === undefined ? undefined : credits.data.data.total_credits - credits.data.data.total_usage
+  const budgets = useLoad(() => client.workspaces.listBudgets({ params: { workspace_ref: key.workspace_id } }), [client, key.workspace_id])
+  // The activity of each of the keys that spent most this month, tagged with the key's name.
+  const perKey = useLoad(async () => {
+    const { data } = await client.keys.list({ query: { include_disabled: true } })
+    const top = [...data].filter((k) => k.usage_monthly > 0).sort((a, b) => b.usage_monthly - a.usage_monthly).slice(0, keysCharted)
+    const pages = await Promise.all(top.map((k) => client.activity.activity({ query: { api_key_hash: k.hash } })))
+    return pages.flatMap((page, i) => page.data.map((row): ActivityItem & { readonly key: string } => ({ ...row, key: top[i]!.name })))
+  }, [client])
+
+  const rows = activity.data?.data ?? []
+  const spendByModel = ActivitySeries.byDay(rows, { today, days: chartDays, measure: "usage", groupOf: (row) => row.model })
+  const requestsByProvider = ActivitySeries.byDay(rows, { today, days: chartDays, measure: "requests", groupOf: (row) => row.provider_name })
+  const keyRows = perKey.data ?? []
+  const spendByKey = ActivitySeries.byDay(keyRows, { today, days: chartDays, measure: "usage", groupOf: (row) => (row as { key?: string }).key ?? "?" })
+
+  const creditsLeft = credits.data === undefined ? undefined : credits.data.data.total_credits - credits.data.data.total_usage
+  const budgetLeft = (budgets.data?.data ?? []).map((budget) => {
+    const interval = budget.reset_interval ?? "lifetime"
+    const spent = BudgetWindows.spentIn(interval, {
+      today,
+      activity: rows,
+      includeByok: budgets.data?.include_byok_in_budgets ?? false,
+      lifetimeUsage: credits.data?.data.total_usage ?? 0
+    })
+    return { interval, limit: budget.limit_usd, left: Math.max(0, budget.limit_usd - spent) }
+  }).sort((a, b) => a.left - b.left)[0]
+
+  const money = (value: number) => Format.money(value)
   return (
     <Stack>
-      <ErrorNotice error={credits.error ?? keys.error} />
-      <SimpleGrid cols={{ base: 1, xs: 2, md: 3 }}>
-        <StatCard label="Credits left" value={Format.money(left)} hint="prepaid credits minus usage" />
-        <StatCard label="Credits added" value={Format.money(credits.data?.data.total_credits)} />
-        <StatCard label="Credits used" value={Format.money(credits.data?.data.total_usage)} />
+      <ErrorNotice error={activity.error ?? credits.error ?? budgets.error ?? perKey.error} />
+      <SimpleGrid cols={{ base: 1, xs: 2, md: 4 }}>
+        <StatCard label="Spent today" value={Format.money(ActivitySeries.total(rows, "usage", today))} hint="UTC day so far" />
+        <StatCard label="Requests today" value={Format.integer(ActivitySeries.total(rows, "requests", today))} hint={`${Format.integer(ActivitySeries.total(rows, "requests"))} in 30 days`} />
+        <StatCard label="Credits left" value={Format.money(creditsLeft)} hint={`of ${Format.money(credits.data?.data.total_credits)} added`} />
+        <StatCard
+          label="Budget left"
+          value={budgetLeft === undefined ? "no budget" : Format.money(budgetLeft.left)}
+          hint={budgetLeft === undefined ? "set one under Workspaces and budgets" : `${budgetLeft.interval} budget of ${Format.money(budgetLeft.limit)}`}
+        />
       </SimpleGrid>
-      <section aria-labelledby="spend-by-key">
-        <Title order={2} size="h4" id="spend-by-key" mb="xs">Spend by key</Title>
-        {byKey.length === 0
-          ? <Text c="dimmed" size="sm">No key has spent anything yet.</Text>
-          : (
-            <BarChart
-              h={260}
-              data={byKey}
-              dataKey="key"
-              valueFormatter={(value) => Format.money(value)}
-              withLegend
-              series={[
-                { name: "today", label: "Today", color: "indigo.6" },
-                { name: "month", label: "This month", color: "teal.6" },
-                { name: "total", label: "All time", color: "gray.6" }
-              ]}
-            />
-          )}
-      </section>
+      <SimpleGrid cols={{ base: 1, lg: 2 }}>
+        <DailyChart id="spend-by-model" title="Spend per day by model" series={spendByModel} format={money} empty="No spend in the last two weeks." />
+        <DailyChart
+          id="requests-by-provider"
+          title="Requests per day by provider"
+          series={requestsByProvider}
+          format={(value) => Format.integer(value)}
+          empty="No requests in the last two weeks."
+        />
+        <DailyChart id="spend-by-key" title="Spend per day by key" series={spendByKey} format={money} empty="No key spent anything this month." />
+      </SimpleGrid>
     </Stack>
   )
 }
@@ -65,7 +95,10 @@ export const OverviewPage = () => {
   const session = useSession()
   return (
     <>
-      <PageHeader title="Overview" description={session.isManagement ? "Your workspace's spend, credits and keys." : "This key's usage and limits."} />
+      <PageHeader
+        title="Overview"
+        description={session.isManagement ? "Your default workspace over the last two weeks (UTC days)." : "This key's usage and limits."}
+      />
       {session.isManagement ? <Workspace /> : <OwnKey />}
     </>
   )
