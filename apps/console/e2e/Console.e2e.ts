@@ -2,6 +2,7 @@ import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import type { Page } from "playwright-core"
+import * as Accessibility from "./Accessibility.ts"
 import * as Browser from "./Browser.ts"
 import * as SeededGateway from "./SeededGateway.ts"
 
@@ -10,9 +11,12 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
   let browser: Browser.Browser
   let page: Page
   const consoleErrors: Array<string> = []
+  const accessibility: Record<string, ReadonlyArray<string>> = {}
 
+  // Every page is photographed for review and checked against WCAG 2 A/AA as it is photographed.
   const shoot = async (name: string) => {
     await page.screenshot({ path: NodePath.join(Browser.screenshotDir, `${name}.png`), fullPage: true })
+    accessibility[name] = await Accessibility.violations(page)
   }
 
   const open = async (label: string) => {
@@ -70,8 +74,8 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     assert.includeMembers(models, ["acme/embed", "acme/embed-large", "switchyard/local-embed"])
     for (const [id, names] of [["spend-by-model", models], ["requests-by-provider", providers], ["spend-by-key", ["Bootstrap API key", "ci-batch", "search-api"]]] as const) {
       const chart = page.getByRole("region", { name: { "spend-by-model": "Spend per day by model", "requests-by-provider": "Requests per day by provider", "spend-by-key": "Spend per day by key" }[id] })
-      await chart.locator(".recharts-bar-rectangle").first().waitFor()
-      assert.isAbove(await chart.locator(".recharts-bar-rectangle").count(), 0, id)
+      await chart.locator(".recharts-bar-rectangle path").first().waitFor()
+      assert.isAbove(await chart.locator(".recharts-bar-rectangle path").count(), 0, id)
       const legend = await chart.locator(".recharts-legend-wrapper, [class*=legend]").first().innerText()
       for (const name of names) if (id !== "spend-by-model" || name !== "switchyard/local-embed") assert.include(legend, name, id)
     }
@@ -105,7 +109,7 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
   it("shows workspaces and their budgets, and sets one", async () => {
     await open("Workspaces and budgets")
     await page.locator('tr[data-budget="monthly"]').waitFor()
-    await page.getByLabel("Interval").click()
+    await page.getByRole("combobox", { name: "Interval" }).click()
     await page.getByRole("option", { name: "Daily" }).click()
     await page.getByLabel("Limit (USD)").fill("2")
     await page.getByRole("button", { name: "Set budget" }).click()
@@ -134,7 +138,7 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     assert.deepStrictEqual(await page.locator('tr[data-status="attempt"]').evaluateAll((rows) => rows.map((row) => row.getAttribute("data-provider")).sort()), ["beta", "flaky", "gamma"])
     await page.getByRole("button", { name: "Send for real" }).click()
     await page.getByRole("heading", { name: "Sent for real" }).waitFor()
-    assert.match(await page.getByRole("region", { name: "Sent for real" }).innerText(), /Served by (beta|gamma)/)
+    assert.match(await page.getByRole("region", { name: "Sent for real" }).innerText(), /Served by .*\((beta|gamma)\)/)
     await shoot("playground")
   })
 
@@ -164,6 +168,11 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
     assert.isAtMost(overflow, 0)
     await shoot("interns-narrow")
+  })
+
+  it("breaks no WCAG 2 A/AA rule axe-core checks (labels, names, contrast) on any page", () => {
+    assert.isAbove(Object.keys(accessibility).length, 8)
+    assert.deepStrictEqual(Object.fromEntries(Object.entries(accessibility).filter(([, found]) => found.length > 0)), {})
   })
 
   it("logged no errors in the page", () => {

@@ -25,7 +25,11 @@ const OwnKey = () => {
         value={key.limit === null ? "no limit" : Format.money(key.limit_remaining)}
         hint={key.limit === null ? undefined : `of ${Format.money(key.limit)}, resets ${key.limit_reset ?? "never"}`}
       />
-      <StatCard label="Rate limit" value={`${key.rate_limit.requests} / ${key.rate_limit.interval}`} hint={key.rate_limit.note} />
+      <StatCard
+        label="Rate limit"
+        value={key.rate_limit.requests < 0 ? "none" : `${key.rate_limit.requests} per ${key.rate_limit.interval}`}
+        hint={key.rate_limit.note}
+      />
     </SimpleGrid>
   )
 }

@@ -16,6 +16,7 @@ import {
   TextInput,
   Title
 } from "@mantine/core"
+import type { GenerationRecord } from "@switchyard/core/schema/Activity"
 import type { EmbeddingResponse } from "@switchyard/core/schema/EmbeddingResponse"
 import type { RoutePlanReport } from "@switchyard/core/schema/RoutePlanReport"
 import { useEffect, useMemo, useState } from "react"
@@ -86,16 +87,22 @@ const PlanView = ({ plan }: { readonly plan: RoutePlanReport }) => (
   </Card>
 )
 
-const ResultView = ({ result }: { readonly result: { readonly body: EmbeddingResponse; readonly ms: number } }) => {
+interface Result {
+  readonly body: EmbeddingResponse
+  readonly ms: number
+  readonly generation: GenerationRecord | undefined
+}
+
+const ResultView = ({ result }: { readonly result: Result }) => {
   const first = result.body.data[0]
   const width = first === undefined ? 0 : typeof first.embedding === "string" ? "base64" : first.embedding.length
-  const provider = (result.body as { readonly provider?: string }).provider
+  const provider = result.generation === undefined ? "?" : `${result.generation.provider_name ?? result.generation.provider} (${result.generation.provider})`
   return (
     <Card withBorder component="section" aria-labelledby="result-title">
       <Stack gap={4}>
         <Title order={2} size="h4" id="result-title">Sent for real</Title>
         <Text size="sm">
-          Served by <Code>{provider ?? "?"}</Code> for <Code>{result.body.model}</Code> in {Format.millis(result.ms)}:{" "}
+          Served by <Code>{provider}</Code> for <Code>{result.body.model}</Code> in {Format.millis(result.ms)}:{" "}
           {result.body.data.length} vector{result.body.data.length === 1 ? "" : "s"} of {width} dimensions.
         </Text>
         <Text size="sm">
@@ -113,7 +120,7 @@ export const PlaygroundPage = () => {
   const [runKey, setRunKey] = useState(() => sessionStorage.getItem(runKeyStorage) ?? "")
   const models = useLoad(() => session.client.embeddings.listModels({ query: {} }), [session.client])
   const [plan, setPlan] = useState<RoutePlanReport | null>(null)
-  const [result, setResult] = useState<{ readonly body: EmbeddingResponse; readonly ms: number } | null>(null)
+  const [result, setResult] = useState<Result | null>(null)
   const [error, setError] = useState<unknown>(null)
   const [busy, setBusy] = useState<"plan" | "send" | null>(null)
 
@@ -152,10 +159,14 @@ export const PlaygroundPage = () => {
     setBusy("send")
     setError(null)
     const started = performance.now()
-    runner.embeddings.create({ payload: request }).then(
-      (body) => setResult({ body, ms: performance.now() - started }),
-      setError
-    ).finally(() => setBusy(null))
+    // Which provider served comes from the generation's record, as GET /generation reports it.
+    runner.embeddings.create({ payload: request }).then(async (body) => {
+      const ms = performance.now() - started
+      const generation = body.id === undefined
+        ? undefined
+        : await runner.activity.generation({ query: { id: body.id } }).then((g) => g.data, () => undefined)
+      setResult({ body, ms, generation })
+    }, setError).finally(() => setBusy(null))
   }
 
   return (
