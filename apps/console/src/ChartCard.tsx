@@ -33,7 +33,6 @@ export const DailyChart = ({ id, title, series, format, empty }: {
               legendProps={{ verticalAlign: "bottom" }}
               valueFormatter={format}
               series={series.series.map((name, i) => ({ name, color: palette[i % palette.length]! }))}
-              aria-hidden
             />
             <VisuallyHidden>
               <table>

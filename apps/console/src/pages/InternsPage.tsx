@@ -4,6 +4,7 @@ import { useEffect, useState } from "react"
 import * as Format from "../Format.ts"
 import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
 import { serverMessage } from "../ServerMessage.ts"
+import { ScrollTable } from "../ScrollTable.tsx"
 import { useSession } from "../SessionContext.ts"
 import { useLoad } from "../useLoad.ts"
 
@@ -174,7 +175,7 @@ export const InternsPage = () => {
           {notice.text}
         </Alert>
       )}
-      <Table.ScrollContainer minWidth={760}>
+      <ScrollTable label="Interns" minWidth={760}>
         <Table striped verticalSpacing="xs" aria-busy={interns.loading}>
           <Table.Thead>
             <Table.Tr>
@@ -233,7 +234,7 @@ export const InternsPage = () => {
             ))}
           </Table.Tbody>
         </Table>
-      </Table.ScrollContainer>
+      </ScrollTable>
       {!interns.loading && list.length === 0 && interns.error === undefined && (
         <Text c="dimmed" mt="md">No interns in this workspace yet.</Text>
       )}

@@ -21,6 +21,7 @@ import { useState } from "react"
 import * as Format from "../Format.ts"
 import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
 import { serverMessage } from "../ServerMessage.ts"
+import { ScrollTable } from "../ScrollTable.tsx"
 import { useSession } from "../SessionContext.ts"
 import { useLoad } from "../useLoad.ts"
 
@@ -133,7 +134,7 @@ const SecretModal = ({ secret, onClose }: { readonly secret: string | null; read
       <Alert color="yellow" title="Shown only this once">
         Copy the key now: the gateway keeps only its hash and cannot show it again.
       </Alert>
-      <Code block aria-label="New key secret" style={{ wordBreak: "break-all" }}>{secret}</Code>
+      <Code block tabIndex={0} aria-label="New key secret" style={{ wordBreak: "break-all", whiteSpace: "pre-wrap" }}>{secret}</Code>
       <Group justify="flex-end">
         <CopyButton value={secret ?? ""}>
           {({ copied, copy }) => (
@@ -252,7 +253,7 @@ export const KeysPage = () => {
       </PageHeader>
       <ErrorNotice error={keys.error} />
       {actionError !== null && <Alert color="red" title="The key was not changed" role="alert" mb="md">{actionError}</Alert>}
-      <Table.ScrollContainer minWidth={900}>
+      <ScrollTable label="Keys" minWidth={900}>
         <Table striped highlightOnHover verticalSpacing="xs" aria-busy={keys.loading}>
           <Table.Caption>Usage columns are today (UTC), this month and all time.</Table.Caption>
           <Table.Thead>
@@ -272,7 +273,7 @@ export const KeysPage = () => {
           </Table.Thead>
           <Table.Tbody>{rows}</Table.Tbody>
         </Table>
-      </Table.ScrollContainer>
+      </ScrollTable>
       <CreateKeyModal
         opened={creating}
         onClose={() => setCreating(false)}

@@ -25,6 +25,7 @@ import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
 import { emptyForm, type PlaygroundForm, toRequest } from "../PlaygroundRequest.ts"
 import { candidateReason, modeSentence, orderedCandidates } from "../RouteExplanation.ts"
 import { clientFor } from "../Session.ts"
+import { ScrollTable } from "../ScrollTable.tsx"
 import { useSession } from "../SessionContext.ts"
 import { useLoad } from "../useLoad.ts"
 
@@ -50,7 +51,7 @@ const PlanView = ({ plan }: { readonly plan: RoutePlanReport }) => (
         Estimate: at most {Format.integer(plan.estimate.prompt_tokens)} prompt tokens, at most {Format.money(plan.estimate.cost)} on the
         first choice. Seed {plan.explanation.seed}.
       </Text>
-      <Table.ScrollContainer minWidth={640}>
+      <ScrollTable label="Candidate endpoints" minWidth={640}>
         <Table verticalSpacing="xs" aria-label="Candidate endpoints">
           <Table.Thead>
             <Table.Tr>
@@ -82,7 +83,7 @@ const PlanView = ({ plan }: { readonly plan: RoutePlanReport }) => (
             ))}
           </Table.Tbody>
         </Table>
-      </Table.ScrollContainer>
+      </ScrollTable>
     </Stack>
   </Card>
 )
@@ -221,7 +222,7 @@ export const PlaygroundPage = () => {
               <Switch label="Deny data collection" checked={form.denyDataCollection} onChange={(e) => set("denyDataCollection")(e.currentTarget.checked)} />
             </Group>
             <Text size="sm" fw={500} id="request-body-label">Request body</Text>
-            <Code block aria-labelledby="request-body-label">{JSON.stringify(request, null, 2)}</Code>
+            <Code block tabIndex={0} aria-labelledby="request-body-label">{JSON.stringify(request, null, 2)}</Code>
             <Group>
               <Button type="submit" loading={busy === "plan"} disabled={runner === null}>Explain route</Button>
               <Button variant="light" onClick={send} loading={busy === "send"} disabled={runner === null || plan === null}>

@@ -1,5 +1,6 @@
 import { Badge, Stack, Table, Text, Title } from "@mantine/core"
 import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
+import { ScrollTable } from "../ScrollTable.tsx"
 import { useSession } from "../SessionContext.ts"
 import { useLoad } from "../useLoad.ts"
 
@@ -13,7 +14,7 @@ const Byok = () => {
       {(byok.data?.data.length ?? 0) === 0
         ? <Text c="dimmed" size="sm">This workspace has stored no provider credentials: requests use the gateway's own.</Text>
         : (
-          <Table.ScrollContainer minWidth={520}>
+          <ScrollTable label="Provider keys" minWidth={520}>
             <Table verticalSpacing="xs">
               <Table.Thead>
                 <Table.Tr>
@@ -36,7 +37,7 @@ const Byok = () => {
                 ))}
               </Table.Tbody>
             </Table>
-          </Table.ScrollContainer>
+          </ScrollTable>
         )}
     </section>
   )
@@ -52,7 +53,7 @@ export const ProvidersPage = () => {
         <ErrorNotice error={models.error} />
         <section aria-labelledby="models-title">
           <Title order={2} size="h4" id="models-title" mb="xs">Models</Title>
-          <Table.ScrollContainer minWidth={560}>
+          <ScrollTable label="Models" minWidth={560}>
             <Table verticalSpacing="xs" striped>
               <Table.Thead>
                 <Table.Tr>
@@ -76,7 +77,7 @@ export const ProvidersPage = () => {
                 ))}
               </Table.Tbody>
             </Table>
-          </Table.ScrollContainer>
+          </ScrollTable>
         </section>
         {session.isManagement && <Byok />}
       </Stack>

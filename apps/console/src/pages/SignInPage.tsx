@@ -42,7 +42,7 @@ export const SignInPage = ({ onSignedIn }: { readonly onSignedIn: (session: Sess
             )}
             <Button type="submit" loading={busy} disabled={secret.trim().length === 0}>Sign in</Button>
             <Text size="xs" c="dimmed">
-              First start prints a management key and an API key; the <Anchor href="/api/v1/openapi.json">OpenAPI document</Anchor> lists
+              First start prints a management key and an API key; the <Anchor href="/api/v1/openapi.json" underline="always">OpenAPI document</Anchor> lists
               every operation.
             </Text>
           </Stack>

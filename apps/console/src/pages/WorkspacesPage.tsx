@@ -4,6 +4,7 @@ import { useState } from "react"
 import * as BudgetWindows from "../BudgetWindows.ts"
 import * as Format from "../Format.ts"
 import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
+import { ScrollTable } from "../ScrollTable.tsx"
 import { useSession } from "../SessionContext.ts"
 import { useLoad } from "../useLoad.ts"
 
@@ -80,7 +81,7 @@ const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: Workspace
         {budgets.length === 0
           ? <Text size="sm" c="dimmed">No budgets: this workspace may spend until its credits run out.</Text>
           : (
-            <Table.ScrollContainer minWidth={520}>
+            <ScrollTable label={`Budgets of ${workspace.name}`} minWidth={520}>
               <Table verticalSpacing="xs" aria-label={`Budgets of ${workspace.name}`}>
                 <Table.Thead>
                   <Table.Tr>
@@ -119,7 +120,7 @@ const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: Workspace
                   })}
                 </Table.Tbody>
               </Table>
-            </Table.ScrollContainer>
+            </ScrollTable>
           )}
         <form onSubmit={save} aria-label={`Set a budget of ${workspace.name}`}>
           <Group align="flex-end" wrap="wrap">
