@@ -58,8 +58,10 @@ export const KeysHandlers = HttpApiBuilder.group(
         Effect.gen(function*() {
           const caller = yield* requireManagement
           const workspaceId = yield* resolveWorkspace(keys, query.workspace_id, yield* defaultWorkspace(caller))
+          // An admin of the workspace lists every member's keys in it; a member their own.
+          const role = yield* keys.roleIn(caller.userId, workspaceId)
           const data = yield* keys.list({
-            userId: caller.userId,
+            userId: Option.getOrUndefined(role) === "admin" ? null : caller.userId,
             workspaceId,
             includeDisabled: query.include_disabled ?? false,
             offset: query.offset ?? 0,

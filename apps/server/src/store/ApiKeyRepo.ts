@@ -116,8 +116,12 @@ export const layer = Layer.effect(
     const cacheTtlMs = 5_000
     const found = new Map<string, { readonly at: number; readonly key: Option.Option<FoundKey> }>()
     const forget = (hash: string) => Effect.sync(() => found.delete(hash))
+    // A user reaches their own keys, and every key of a workspace they administer.
+    const reachable = (userId: string, table = "api_keys") =>
+      sql`(${sql(table)}.user_id = ${userId} OR ${sql(table)}.workspace_id IN
+        (SELECT m.workspace_id FROM memberships m WHERE m.user_id = ${userId} AND m.role <> 'member'))`
     const own = (request: OwnKeyRequest) =>
-      one(request.now, sql`k.hash = ${request.hash} AND k.user_id = ${request.userId}`).pipe(Effect.map(Option.map((r) => r.record)))
+      one(request.now, sql`k.hash = ${request.hash} AND ${reachable(request.userId, "k")}`).pipe(Effect.map(Option.map((r) => r.record)))
     return ApiKeyStore.of({
       findByHash: (hash) => {
         const now = Date.now()
@@ -156,7 +160,7 @@ export const layer = Layer.effect(
       },
       list: (request) =>
         sql<KeyRow>`${selectKeysWithUsage(sql, request.now)}
-          WHERE k.user_id = ${request.userId} AND k.workspace_id = ${request.workspaceId}
+          WHERE (${request.userId}::text IS NULL OR k.user_id = ${request.userId}) AND k.workspace_id = ${request.workspaceId}
             AND (${request.includeDisabled} OR NOT k.disabled) AND k.deleted_at IS NULL
           GROUP BY k.id
           ORDER BY k.seq
@@ -221,14 +225,14 @@ export const layer = Layer.effect(
             ...(p.expiresAt !== undefined ? { expires_at: p.expiresAt } : {})
           }
           const updated = yield* sql<{ id: string }>`UPDATE api_keys SET ${sql.update(changes)}
-            WHERE hash = ${request.hash} AND user_id = ${request.userId} AND deleted_at IS NULL RETURNING id`.pipe(Effect.orDie)
+            WHERE hash = ${request.hash} AND ${reachable(request.userId)} AND deleted_at IS NULL RETURNING id`.pipe(Effect.orDie)
           yield* forget(request.hash)
           if (updated.length === 0) return Option.none()
           return yield* own(request)
         }),
       remove: (request) =>
         sql<{ id: string }>`UPDATE api_keys SET deleted_at = ${request.now}, disabled = true, updated_at = ${request.now}
-          WHERE hash = ${request.hash} AND user_id = ${request.userId} AND deleted_at IS NULL RETURNING id`.pipe(
+          WHERE hash = ${request.hash} AND ${reachable(request.userId)} AND deleted_at IS NULL RETURNING id`.pipe(
           Effect.map((rows) => rows.length > 0),
           Effect.orDie,
           Effect.ensuring(forget(request.hash))

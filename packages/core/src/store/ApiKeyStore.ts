@@ -26,7 +26,8 @@ export interface KeyIdentity {
  * @since 0.1.0
  */
 export interface ListKeysRequest {
-  readonly userId: string
+  /** Whose keys; `null` lists every member's keys of the workspace (for its admins). */
+  readonly userId: string | null
   readonly workspaceId: string
   readonly includeDisabled: boolean
   readonly offset: number
@@ -70,7 +71,7 @@ export interface KeyPatch {
 }
 
 /**
- * One of the user's own keys, by hash.
+ * A key the user reaches, by hash: one of their own, or any key of a workspace they administer.
  *
  * @since 0.1.0
  */
