@@ -33,6 +33,7 @@ import * as Database from "./store/Database.ts"
 import { LedgerReports } from "./store/LedgerReports.ts"
 import { WorkspaceRepo } from "./store/WorkspaceRepo.ts"
 import { ActivityHandlers } from "./handlers/Activity.ts"
+import { ProvidersHandlers } from "./handlers/Providers.ts"
 import { WorkspacesHandlers } from "./handlers/Workspaces.ts"
 
 export const ServerConfig = Config.all({
@@ -55,13 +56,14 @@ const Stores = Layer.mergeAll(
  * The embeddings path: catalog, adapters over one HTTP client, live endpoint health, broadcast.
  */
 const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Broadcast.layer).pipe(
-  Layer.provide([Adapters.layer, EndpointHealth.layer, Workspaces.layer]),
+  Layer.provide([Adapters.layer, Workspaces.layer]),
+  Layer.provideMerge(EndpointHealth.layer),
   Layer.provideMerge(CatalogLoader.layer),
   Layer.provide(NodeHttpClient.layerUndici)
 )
 
 const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive.layer, EmbeddingsHandlers,
-  WorkspacesHandlers, ActivityHandlers).pipe(
+  WorkspacesHandlers, ActivityHandlers, ProvidersHandlers).pipe(
   Layer.provide(EmbeddingsLive)
 )
 

@@ -398,6 +398,12 @@ describe("reliability: authorization matrix", () => {
       expect: { standard: 403, management: 200, "other standard": 403, "other management": 200 }
     },
     { name: "GET /activity?workspace_id=A", request: async () => ({ method: "GET", path: `/activity?workspace_id=${a.id}` }), expect: management(200) },
+    { name: "GET /providers", request: async () => ({ method: "GET", path: "/providers" }), expect: { standard: 200, management: 200, "other standard": 200, "other management": 200 } },
+    {
+      name: "GET /models/acme/embed/endpoints",
+      request: async () => ({ method: "GET", path: "/models/acme/embed/endpoints" }),
+      expect: { standard: 200, management: 200, "other standard": 200, "other management": 200 }
+    },
     {
       name: "GET /embeddings/models",
       request: async () => ({ method: "GET", path: "/embeddings/models" }),

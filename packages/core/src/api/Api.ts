@@ -13,6 +13,7 @@ import { KeysApi } from "./KeysApi.ts"
 import { SchemaErrors } from "./SchemaErrors.ts"
 import { SystemApi } from "./SystemApi.ts"
 import { ActivityApi } from "./ActivityApi.ts"
+import { ProvidersApi } from "./ProvidersApi.ts"
 import { WorkspacesApi } from "./WorkspacesApi.ts"
 
 /**
@@ -27,6 +28,7 @@ export class Api extends HttpApi.make("switchyard")
   .add(EmbeddingsApi)
   .add(WorkspacesApi)
   .add(ActivityApi)
+  .add(ProvidersApi)
   .prefix("/api/v1")
   .middleware(SchemaErrors)
   .annotate(HttpApi.ParseOptions, { errors: "all" })
