@@ -82,6 +82,10 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     const requestsToday = activity.reduce((sum, row) => sum + row.requests, 0)
     assert.strictEqual(await page.getByRole("region", { name: "Requests today" }).locator("p").nth(1).innerText(), String(requestsToday))
     assert.match(await page.getByRole("region", { name: "Budget left" }).innerText(), /monthly budget of \$10\.00/)
+    const flaky = page.getByRole("region", { name: /Errors and latency/ }).locator('tr[data-endpoint="flaky:acme/embed"]')
+    assert.match(await flaky.innerText(), /100\.0 %/)
+    const beta = page.getByRole("region", { name: /Errors and latency/ }).locator('tr[data-endpoint="beta:acme/embed"]')
+    assert.match(await beta.innerText(), /0\.00 %.*\d+ ms/s)
     await shoot("overview")
   })
 
@@ -118,9 +122,14 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     await shoot("workspaces")
   })
 
-  it("shows providers", async () => {
+  it("shows providers with their health, measured latency and prices", async () => {
     await open("Providers")
-    await page.getByText("acme/embed", { exact: true }).first().waitFor()
+    await page.locator('tr[data-endpoint="alpha:acme/embed-large"]').waitFor()
+    assert.include(await page.locator('tr[data-provider="alpha"]').innerText(), "retains data")
+    assert.include(await page.locator('tr[data-provider="beta"]').innerText(), "the gateway's")
+    const flaky = await page.locator('tr[data-endpoint="flaky:acme/embed"]').innerText()
+    assert.match(flaky, /failed recently|100\.0 %/)
+    assert.match(await page.locator('tr[data-endpoint="alpha:acme/embed-large"]').innerText(), /\$0\.4/)
     await shoot("providers")
   })
 

@@ -4,6 +4,7 @@ import * as ActivitySeries from "../ActivitySeries.ts"
 import * as BudgetWindows from "../BudgetWindows.ts"
 import { DailyChart } from "../ChartCard.tsx"
 import * as Format from "../Format.ts"
+import { LatencyTable } from "../LatencyTable.tsx"
 import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
 import { useSession } from "../SessionContext.ts"
 import { StatCard } from "../StatCard.tsx"
@@ -17,6 +18,7 @@ const utcToday = () => new Date().toISOString().slice(0, 10)
 const OwnKey = () => {
   const { key } = useSession()
   return (
+    <Stack>
     <SimpleGrid cols={{ base: 1, xs: 2, md: 4 }}>
       <StatCard label="Spent today" value={Format.money(key.usage_daily)} hint="UTC day" />
       <StatCard label="Spent this month" value={Format.money(key.usage_monthly)} />
@@ -31,6 +33,8 @@ const OwnKey = () => {
         hint={key.rate_limit.note}
       />
     </SimpleGrid>
+    <LatencyTable />
+    </Stack>
   )
 }
 
@@ -90,6 +94,7 @@ const Workspace = () => {
           empty="No requests in the last two weeks."
         />
         <DailyChart id="spend-by-key" title="Spend per day by key" series={spendByKey} format={money} empty="No key spent anything this month." />
+        <LatencyTable />
       </SimpleGrid>
     </Stack>
   )
