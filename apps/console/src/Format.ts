@@ -18,3 +18,14 @@ export const percent = (ratio: number | null | undefined): string =>
 
 export const millis = (ms: number | null | undefined): string =>
   ms === null || ms === undefined || !Number.isFinite(ms) ? "-" : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`
+
+/**
+ * A per-token USD price (as the model and endpoint listings give it) per million tokens, exact.
+ */
+export const perMillion = (perToken: string): string => {
+  const [int = "0", frac = ""] = perToken.trim().split(".")
+  const padded = frac.padEnd(6, "0")
+  const whole = `${int}${padded.slice(0, 6)}`.replace(/^0+(?=\d)/u, "")
+  const rest = padded.slice(6).replace(/0+$/u, "")
+  return rest === "" ? whole : `${whole}.${rest}`
+}

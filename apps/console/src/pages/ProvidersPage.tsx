@@ -102,7 +102,7 @@ export const ProvidersPage = () => {
                       <Table.Td>{Format.percent(EndpointStatus.errorRate(endpoint.uptime_last_30m))}</Table.Td>
                       <Table.Td>{percentiles(endpoint.latency_last_30m, (n) => String(Math.round(n)))}</Table.Td>
                       <Table.Td>{percentiles(endpoint.throughput_last_30m, (n) => String(Math.round(n)))}</Table.Td>
-                      <Table.Td>${endpoint.pricing.prompt}</Table.Td>
+                      <Table.Td>${Format.perMillion(endpoint.pricing.prompt)}</Table.Td>
                       <Table.Td>{endpoint.quantization ?? "-"}</Table.Td>
                     </Table.Tr>
                   )
