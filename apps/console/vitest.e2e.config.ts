@@ -5,7 +5,7 @@ export default defineConfig({
   test: {
     include: ["e2e/**/*.e2e.ts"],
     testTimeout: 60_000,
-    hookTimeout: 300_000,
+    hookTimeout: 480_000,
     fileParallelism: false,
     sequence: { concurrent: false }
   }

@@ -137,7 +137,7 @@ export const start = async (): Promise<SeededGateway> => {
     BETA_API_KEY: "sk-fake",
     GAMMA_API_KEY: "sk-fake",
     FLAKY_API_KEY: "sk-fake"
-  }, 180_000)
+  }, 300_000)
   const origin = server.baseUrl.replace(/\/api\/v1$/u, "")
   const admin = new Switchyard({ baseUrl: origin, apiKey: managementKey, retry: false })
   const close = async () => {
