@@ -5,6 +5,7 @@ import { Config, Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { createServer } from "node:http"
+import { fileURLToPath } from "node:url"
 import * as Bootstrap from "./auth/Bootstrap.ts"
 import * as CatalogLoader from "./catalog/CatalogLoader.ts"
 import { Broadcast } from "./embeddings/Broadcast.ts"
@@ -20,6 +21,7 @@ import { ModelsHandlers } from "./handlers/Models.ts"
 import { SystemHandlers } from "./handlers/System.ts"
 import * as AuthorizationLive from "./http/AuthorizationLive.ts"
 import * as ClientErrors from "./http/ClientErrors.ts"
+import * as ConsoleRoute from "./http/ConsoleRoute.ts"
 import * as Policies from "./http/Policies.ts"
 import * as RateLimit from "./http/RateLimit.ts"
 import * as SchemaErrorsLive from "./http/SchemaErrorsLive.ts"
@@ -41,7 +43,9 @@ import { WorkspacesHandlers } from "./handlers/Workspaces.ts"
 export const ServerConfig = Config.all({
   host: Config.String("SWITCHYARD_HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.Port("SWITCHYARD_PORT").pipe(Config.withDefault(8080)),
-  maxBodyBytes: Config.Int("SWITCHYARD_MAX_BODY_BYTES").pipe(Config.withDefault(8 * 1024 * 1024))
+  maxBodyBytes: Config.Int("SWITCHYARD_MAX_BODY_BYTES").pipe(Config.withDefault(8 * 1024 * 1024)),
+  // From src/ and from a bundle in dist/ alike, the built console is apps/console/dist.
+  consoleDir: ConsoleRoute.ConsoleDirConfig(fileURLToPath(new URL("../../console/dist", import.meta.url)))
 })
 
 const Stores = Layer.mergeAll(
@@ -85,6 +89,7 @@ const App = Layer.unwrap(Effect.gen(function*() {
       Layer.provide([AuthorizationLive.layer, SchemaErrorsLive.layer])
     ),
     MetricsEndpoint.layer,
+    ConsoleRoute.layer(config.consoleDir),
     // The access log goes in first, so it wraps the policies and sees their refusals too.
     Policies.layer({ maxBodyBytes: config.maxBodyBytes }).pipe(Layer.provide(AccessLog.layer))
   )
