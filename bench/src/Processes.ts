@@ -4,6 +4,7 @@ import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
+import * as PeerInstall from "./PeerInstall.ts"
 
 /**
  * The processes a benchmark runs: each is a Node child with its output in a log file, known to be
@@ -163,11 +164,12 @@ export const startFloor = async (logDir: string, upstreamPort: number) => {
 }
 
 export const startPeer = async (logDir: string) => {
+  const entry = await PeerInstall.ensure()
   const port = await freePort()
   const child = spawnNode({
     name: "peer",
     port,
-    args: [serveScript, "peer", JSON.stringify({ port })],
+    args: [serveScript, "peer", JSON.stringify({ port, entry })],
     env: { ...baseEnv(), NODE_ENV: "production" },
     logDir
   })

@@ -1,6 +1,7 @@
 // One benchmark process: `node src/serve.ts upstream|floor|peer '<options as JSON>'`. The harness
 // starts each in its own process so that CPU time and memory are measured per process.
 import * as Net from "node:net"
+import * as NodeUrl from "node:url"
 import * as FastUpstream from "./FastUpstream.ts"
 import * as PassThrough from "./PassThrough.ts"
 
@@ -40,7 +41,8 @@ switch (role) {
     process.argv = [process.argv[0]!, "start-server.js", `--port=${options.port}`, "--headless"]
     process.once("SIGINT", () => process.exit(0))
     process.once("SIGTERM", () => process.exit(0))
-    await import("@portkey-ai/gateway/build/start-server.js" as string)
+    // Installed apart from the workspace (bench/peer, see PeerInstall.ts), so it is imported by path.
+    await import(NodeUrl.pathToFileURL(options.entry).href)
     break
   }
   default:

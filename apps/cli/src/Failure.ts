@@ -66,7 +66,19 @@ export interface Context {
   readonly hasKey: boolean
 }
 
-const hintFor = (status: number, tag: string | undefined, context: Context): string | undefined => {
+const metadataOf = (error: unknown): Record<string, unknown> =>
+  typeof error === "object" && error !== null && "metadata" in error && typeof error.metadata === "object" && error.metadata !== null
+    ? error.metadata as Record<string, unknown>
+    : {}
+
+const notFoundHint = (metadata: Record<string, unknown>): string =>
+  Array.isArray(metadata.candidates)
+    ? "Every provider of this model is out for these preferences; `switchyard route explain` with the same flags shows why each one is."
+    : typeof metadata.model === "string"
+    ? "`switchyard models list` shows the models this gateway serves."
+    : "Check the name or id; `switchyard keys list`, `switchyard interns list` and `switchyard models list` show what exists."
+
+const hintFor = (status: number, tag: string | undefined, context: Context, metadata: Record<string, unknown> = {}): string | undefined => {
   switch (status) {
     case 401:
       return context.hasKey
@@ -80,7 +92,7 @@ const hintFor = (status: number, tag: string | undefined, context: Context): str
       return "Add credits (`switchyard credits add USD` with a management key) or raise the key's limit (`switchyard keys update HASH --limit USD`)."
     case 404:
       return tag === "NotFound"
-        ? "Check the name or id; `switchyard keys list`, `switchyard interns list` and `switchyard models list` show what exists."
+        ? notFoundHint(metadata)
         : "Check the id; `switchyard interns list` shows the interns this key can see."
     case 409:
       return tag === "InternBusy"
@@ -95,10 +107,10 @@ const hintFor = (status: number, tag: string | undefined, context: Context): str
   }
 }
 
-const fromStatus = (status: number, message: string, tag: string | undefined, context: Context) =>
+const fromStatus = (status: number, message: string, tag: string | undefined, context: Context, metadata?: Record<string, unknown>) =>
   new Failure({
     message: `${message} (HTTP ${status}${tag === undefined ? "" : ` ${tag}`})`,
-    hint: hintFor(status, tag, context),
+    hint: hintFor(status, tag, context, metadata),
     exitCode: exitCodeOf(status)
   })
 
@@ -176,7 +188,7 @@ export const describe = (error: unknown, context: Context): Effect.Effect<Failur
     }))
   }
   const status = tag === undefined ? undefined : statusByTag.get(tag)
-  if (status !== undefined) return Effect.succeed(fromStatus(status, messageOf(error), tag, context))
+  if (status !== undefined) return Effect.succeed(fromStatus(status, messageOf(error), tag, context, metadataOf(error)))
   return Effect.succeed(new Failure({
     message: `Unexpected error: ${messageOf(error)}`,
     hint: "This is a bug in switchyard; please report it with the command you ran.",

@@ -33,6 +33,19 @@ describe("Failure.describe", () => {
       assert.strictEqual(upstream.exitCode, Failure.ExitCode.unavailable)
     }))
 
+  it.effect("points a 404 at what can explain it: the route for a model whose providers are all out, the model list for an unknown model", () =>
+    Effect.gen(function*() {
+      const noRoute = yield* Failure.describe(
+        new ApiError.NotFound({ message: "No allowed provider", metadata: { model: "acme/embed", reason: "every endpoint serving the model was excluded", candidates: [] } }),
+        context
+      )
+      assert.include(noRoute.hint ?? "", "switchyard route explain")
+      assert.notInclude(noRoute.hint ?? "", "keys list")
+      const unknown = yield* Failure.describe(new ApiError.NotFound({ message: "Model \"acme/x\" does not exist", metadata: { model: "acme/x" } }), context)
+      assert.include(unknown.hint ?? "", "switchyard models list")
+      assert.notInclude(unknown.hint ?? "", "keys list")
+    }))
+
   it.effect("tells a missing key from a refused one", () =>
     Effect.gen(function*() {
       const withKey = yield* Failure.describe(new ApiError.Unauthorized({ message: "unknown key" }), context)

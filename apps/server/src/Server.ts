@@ -2,9 +2,10 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Api } from "@switchyard/core/api/Api"
 import { Config, Effect, Layer, Option } from "effect"
-import { HttpRouter } from "effect/http"
+import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { createServer } from "node:http"
+import { fileURLToPath } from "node:url"
 import * as Bootstrap from "./auth/Bootstrap.ts"
 import { EmbeddingCache } from "./cache/EmbeddingCache.ts"
 import * as CatalogLoader from "./catalog/CatalogLoader.ts"
@@ -21,6 +22,7 @@ import { ModelsHandlers } from "./handlers/Models.ts"
 import { SystemHandlers } from "./handlers/System.ts"
 import * as AuthorizationLive from "./http/AuthorizationLive.ts"
 import * as ClientErrors from "./http/ClientErrors.ts"
+import * as ConsoleRoute from "./http/ConsoleRoute.ts"
 import * as Policies from "./http/Policies.ts"
 import * as RateLimit from "./http/RateLimit.ts"
 import * as SchemaErrorsLive from "./http/SchemaErrorsLive.ts"
@@ -33,16 +35,25 @@ import * as ApiKeyRepo from "./store/ApiKeyRepo.ts"
 import * as ByokRepo from "./store/ByokRepo.ts"
 import { CredentialCipher } from "./store/CredentialCipher.ts"
 import * as Database from "./store/Database.ts"
+import { LedgerReports } from "./store/LedgerReports.ts"
+import { WorkspaceRepo } from "./store/WorkspaceRepo.ts"
+import { ActivityHandlers } from "./handlers/Activity.ts"
+import { ProvidersHandlers } from "./handlers/Providers.ts"
+import { WorkspacesHandlers } from "./handlers/Workspaces.ts"
 
 export const ServerConfig = Config.all({
   host: Config.String("SWITCHYARD_HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.Port("SWITCHYARD_PORT").pipe(Config.withDefault(8080)),
-  maxBodyBytes: Config.Int("SWITCHYARD_MAX_BODY_BYTES").pipe(Config.withDefault(8 * 1024 * 1024))
+  maxBodyBytes: Config.Int("SWITCHYARD_MAX_BODY_BYTES").pipe(Config.withDefault(8 * 1024 * 1024)),
+  // From src/ and from a bundle in dist/ alike, the built console is apps/console/dist.
+  consoleDir: ConsoleRoute.ConsoleDirConfig(fileURLToPath(new URL("../../console/dist", import.meta.url)))
 })
 
 const Stores = Layer.mergeAll(
   ApiKeyRepo.layer,
   AccountingRepo.layer,
+  WorkspaceRepo.layer,
+  LedgerReports.layer,
   ByokRepo.layer.pipe(Layer.provide(CredentialCipher.layer))
 )
 
@@ -51,12 +62,14 @@ const Stores = Layer.mergeAll(
  * embeddings cache, broadcast.
  */
 const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Broadcast.layer).pipe(
-  Layer.provide([Adapters.layer, EndpointHealth.layer, Workspaces.layer, EmbeddingCache.layer]),
+  Layer.provide([Adapters.layer, Workspaces.layer, EmbeddingCache.layer]),
+  Layer.provideMerge(EndpointHealth.layer),
   Layer.provideMerge(CatalogLoader.layer),
   Layer.provide(NodeHttpClient.layerUndici)
 )
 
-const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive.layer, EmbeddingsHandlers, ModelsHandlers).pipe(
+const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive.layer, EmbeddingsHandlers, ModelsHandlers,
+  WorkspacesHandlers, ActivityHandlers, ProvidersHandlers).pipe(
   Layer.provide(EmbeddingsLive)
 )
 
@@ -68,9 +81,9 @@ const BootstrapLive = Layer.effectDiscard(
 )
 
 /**
- * Every route of the gateway, without a listening socket.
+ * Every route of the gateway, on a migrated store, before the first-start keys exist.
  */
-export const Routes = Layer.unwrap(Effect.gen(function*() {
+const App = Layer.unwrap(Effect.gen(function*() {
   const config = yield* ServerConfig
   return Layer.mergeAll(
     HttpApiBuilder.layer(Api, { openapiPath: "/api/v1/openapi.json" }).pipe(
@@ -78,6 +91,7 @@ export const Routes = Layer.unwrap(Effect.gen(function*() {
       Layer.provide([AuthorizationLive.layer, SchemaErrorsLive.layer])
     ),
     MetricsEndpoint.layer,
+    ConsoleRoute.layer(config.consoleDir),
     // The access log goes in first, so it wraps the policies and sees their refusals too.
     Policies.layer({ maxBodyBytes: config.maxBodyBytes }).pipe(Layer.provide(AccessLog.layer))
   )
@@ -85,22 +99,37 @@ export const Routes = Layer.unwrap(Effect.gen(function*() {
   Layer.provide(GatewayMetrics.layer),
   Layer.provide(Stores),
   Layer.provide(RateLimit.layer),
-  Layer.provide(BootstrapLive),
   Layer.provideMerge(Database.layer)
 )
 
 /**
- * The gateway listening on `SWITCHYARD_HOST:SWITCHYARD_PORT`.
+ * Every route of the gateway, without a listening socket, with the first-start keys made.
+ */
+export const Routes = BootstrapLive.pipe(Layer.provideMerge(App))
+
+/**
+ * The gateway listening on `SWITCHYARD_HOST:SWITCHYARD_PORT`. The socket opens only once every
+ * route is built (store migrated, catalog loaded, stores ready): a connection accepted earlier
+ * would wait for an answer that nothing could give yet. The first-start keys are made (and their
+ * secrets printed) only once the socket is open, so that a start that fails (a busy port, a bad
+ * setting) never leaves keys behind whose secrets were shown by a process that then exited.
  */
 export const ServerLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* ServerConfig
-  return HttpRouter.serve(Routes, { disableLogger: true }).pipe(
-    Layer.provideMerge(
-      NodeHttpServer.layer(() => ClientErrors.install(createServer()), { host: config.host, port: config.port, gracefulShutdownTimeout: "25 seconds" }).pipe(
-        // The socket opens only once the store is migrated: a request that arrived before the
-        // routes existed would otherwise wait for an answer that never comes.
-        Layer.provide(Database.layer)
-      )
-    )
+  // A bad bootstrap secret stops the start before the store is opened or created.
+  yield* Bootstrap.givenSecrets
+  const listening = NodeHttpServer.layerServer(() => ClientErrors.install(createServer()), {
+    host: config.host,
+    port: config.port,
+    gracefulShutdownTimeout: "25 seconds"
+  })
+  const serve = Layer.unwrap(Effect.gen(function*() {
+    const router = yield* HttpRouter.HttpRouter
+    return HttpServer.serve(router.asHttpEffect()).pipe(Layer.provideMerge(listening))
+  }))
+  return BootstrapLive.pipe(
+    Layer.provideMerge(serve),
+    Layer.provideMerge(App),
+    Layer.provideMerge(Layer.merge(HttpRouter.layer, NodeHttpServer.layerHttpServices))
   )
 }))

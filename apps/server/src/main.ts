@@ -1,21 +1,29 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Effect, Layer } from "effect"
+import { Cause, Effect, Exit, Layer, Runtime } from "effect"
 import { HttpServer } from "effect/http"
 import * as GatewayLogger from "./observability/GatewayLogger.ts"
 import * as Tracing from "./observability/Tracing.ts"
 import { ServerLive } from "./Server.ts"
+import * as StartupFailure from "./StartupFailure.ts"
 
 const Announce = Layer.effectDiscard(Effect.gen(function*() {
   const server = yield* HttpServer.HttpServer
   yield* Effect.logInfo(`Switchyard listening on ${HttpServer.formatAddress(server.address)}/api/v1`)
 }))
 
-// `pnpm start` runs this with `--max-semi-space-size=8`: V8 otherwise lets the young generation
-// reach 64 MB and keep it resident (docs/decisions.md, Performance). A flag set from here would
-// come too late: V8 sizes its heap before any code runs.
+// Production runs the bundle: `node --max-semi-space-size=8 dist/main.mjs` (what `pnpm start`
+// runs after building it). The flag keeps V8's young generation from growing to 64 MB and staying
+// resident (docs/decisions.md, Performance); set from here it would come too late.
 // Without an OTLP endpoint tracing is off: every named effect would build a span, capture a stack
 // trace for it and drop it (about a third of the CPU of a request, measured with pnpm bench).
+// A failure to start is one line on standard error (StartupFailure.ts) and exit code 1; SIGTERM
+// and SIGINT stop the server gracefully (in-flight requests finish) with exit code 0, not the
+// default 130.
+const teardown: Runtime.Teardown = (exit, onExit) =>
+  Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
+
 Layer.launch(Announce.pipe(Layer.provideMerge(ServerLive))).pipe(
   Effect.provide(Layer.mergeAll(GatewayLogger.layer, Tracing.layer)),
-  NodeRuntime.runMain
+  StartupFailure.report,
+  NodeRuntime.runMain({ disableErrorReporting: true, teardown })
 )

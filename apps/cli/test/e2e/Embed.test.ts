@@ -202,6 +202,25 @@ describe("switchyard embed, route explain and models list (the binary against th
     assert.strictEqual(report.attempts.length, 2)
   })
 
+  it("with every provider out, explains the route as the table of who is out and why, and exits 4", async () => {
+    const ran = await runCli(["route", "explain", "-m", model, "--zdr", "--quantizations", "fp8"], { env })
+    assert.strictEqual(ran.code, 4, ran.stderr)
+    assert.match(ran.stdout, new RegExp(`^No route for ${model}: every endpoint serving the model was excluded\n`, "u"))
+    assert.match(ran.stdout, /#\s+PROVIDER\s+VARIANT\s+\$\/M TOKENS\s+STATUS\s+WHY/u)
+    assert.match(ran.stdout, /-\s+alpha\s+\S+\s+\$0\.02\s+out\s+out: quantizations/u)
+    assert.match(ran.stdout, /-\s+beta\s+\S+\s+\$0\.01\s+out\s+out: zdr/u)
+    assert.include(ran.stderr, `error: No provider can serve ${model} with these preferences (HTTP 404 NotFound)`)
+    assert.include(ran.stderr, "WHY column")
+    assert.notInclude(ran.stderr, "keys list")
+    const json = await runCli(["route", "explain", "-m", model, "--zdr", "--quantizations", "fp8", "--json"], { env })
+    assert.strictEqual(json.code, 4)
+    assert.strictEqual(json.stdout, "")
+    assert.include(json.stderr, "No allowed provider")
+    const unknown = await runCli(["route", "explain", "-m", "acme/nothing"], { env })
+    assert.strictEqual(unknown.code, 4)
+    assert.include(unknown.stderr, "switchyard models list")
+  })
+
   it("lists the models as a table and as JSON", async () => {
     const ran = await runCli(["models", "list"], { env })
     assert.strictEqual(ran.code, 0, ran.stderr)

@@ -1,11 +1,51 @@
-import { Config, Console, Effect, Option, Redacted } from "effect"
+import { Config, Console, Data, Effect, Option, Redacted, Runtime } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import * as KeySecret from "./KeySecret.ts"
 
+const variables = {
+  managementKey: "SWITCHYARD_BOOTSTRAP_MANAGEMENT_KEY",
+  apiKey: "SWITCHYARD_BOOTSTRAP_API_KEY"
+} as const
+
 export const BootstrapConfig = Config.all({
-  managementKey: Config.option(Config.Redacted("SWITCHYARD_BOOTSTRAP_MANAGEMENT_KEY")),
-  apiKey: Config.option(Config.Redacted("SWITCHYARD_BOOTSTRAP_API_KEY"))
+  managementKey: Config.option(Config.Redacted(variables.managementKey)),
+  apiKey: Config.option(Config.Redacted(variables.apiKey))
+})
+
+/**
+ * A bootstrap secret that no key could ever authenticate with. Its message is written to standard
+ * error as one line where it is raised, so the runtime does not log it again.
+ */
+export class BootstrapSecretInvalid extends Data.TaggedError("BootstrapSecretInvalid")<{ readonly message: string }> {
+  override readonly [Runtime.errorReported] = false
+}
+
+/**
+ * The first-start key secrets given through the environment (an empty variable counts as unset),
+ * each held to the rule every key obeys. Never prints a value.
+ */
+export const givenSecrets = Effect.gen(function*() {
+  const config = yield* BootstrapConfig
+  const given = (value: Option.Option<Redacted.Redacted<string>>) => Option.filter(value, (s) => Redacted.value(s).length > 0)
+  const secrets = { managementKey: given(config.managementKey), apiKey: given(config.apiKey) }
+  const refuse = (message: string) =>
+    Console.error(`switchyard: ${message}`).pipe(Effect.andThen(Effect.fail(new BootstrapSecretInvalid({ message }))))
+  for (const name of ["managementKey", "apiKey"] as const) {
+    const secret = secrets[name]
+    if (Option.isSome(secret) && !KeySecret.isWellFormed(Redacted.value(secret.value))) {
+      return yield* refuse(
+        `${variables[name]} must be ${KeySecret.rule}, the rule every key obeys (it has ${[...Redacted.value(secret.value)].length} characters); unset it to have a key generated`
+      )
+    }
+  }
+  if (
+    Option.isSome(secrets.managementKey) && Option.isSome(secrets.apiKey) &&
+    Redacted.value(secrets.managementKey.value) === Redacted.value(secrets.apiKey.value)
+  ) {
+    return yield* refuse(`${variables.apiKey} must differ from ${variables.managementKey}: every key has its own secret`)
+  }
+  return secrets
 })
 
 export interface Bootstrapped {
@@ -13,13 +53,9 @@ export interface Bootstrapped {
   readonly userId: string
   readonly managementKey: Redacted.Redacted<string>
   readonly apiKey: Redacted.Redacted<string>
+  /** Which of the two secrets were generated here (and so may be shown once). */
+  readonly generated: { readonly managementKey: boolean; readonly apiKey: boolean }
 }
-
-const secretOf = (given: Option.Option<Redacted.Redacted<string>>) =>
-  Option.getOrElse(
-    Option.filter(given, (s) => Redacted.value(s).length > 0),
-    () => Redacted.make(KeySecret.generate())
-  )
 
 /**
  * On an empty store: the workspace `default`, its first user, one management key and one standard
@@ -28,25 +64,27 @@ const secretOf = (given: Option.Option<Redacted.Redacted<string>>) =>
  */
 export const bootstrap = Effect.fn("Bootstrap.bootstrap")(function*() {
   const sql = yield* SqlClient.SqlClient
-  const config = yield* BootstrapConfig
+  const given = yield* givenSecrets
   return yield* sql.withTransaction(Effect.gen(function*() {
     yield* sql`SELECT pg_advisory_xact_lock(7031)`
     const existing = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM workspaces`
     if ((existing[0]?.n ?? 0) > 0) return Option.none<Bootstrapped>()
     const workspaceId = Crypto.randomUUID()
     const userId = Crypto.randomUUID()
-    const managementKey = secretOf(config.managementKey)
-    const apiKey = secretOf(config.apiKey)
+    const generate = () => Redacted.make(KeySecret.generate())
+    const managementKey = Option.getOrElse(given.managementKey, generate)
+    const apiKey = Option.getOrElse(given.apiKey, generate)
     yield* sql`INSERT INTO workspaces (id, slug, name) VALUES (${workspaceId}, 'default', 'Default')`
     yield* sql`INSERT INTO users (id, name, default_workspace_id) VALUES (${userId}, 'admin', ${workspaceId})`
-    yield* sql`INSERT INTO memberships (user_id, workspace_id, role) VALUES (${userId}, ${workspaceId}, 'owner')`
+    yield* sql`INSERT INTO memberships (user_id, workspace_id, role) VALUES (${userId}, ${workspaceId}, 'admin')`
     const insertKey = (kind: "management" | "standard", name: string, secret: Redacted.Redacted<string>) =>
       sql`INSERT INTO api_keys (id, hash, kind, name, label, user_id, workspace_id)
         VALUES (${Crypto.randomUUID()}, ${KeySecret.hash(Redacted.value(secret))}, ${kind}, ${name},
           ${label(Redacted.value(secret))}, ${userId}, ${workspaceId})`
     yield* insertKey("management", "Bootstrap management key", managementKey)
     yield* insertKey("standard", "Bootstrap API key", apiKey)
-    return Option.some<Bootstrapped>({ workspaceId, userId, managementKey, apiKey })
+    const generated = { managementKey: Option.isNone(given.managementKey), apiKey: Option.isNone(given.apiKey) }
+    return Option.some<Bootstrapped>({ workspaceId, userId, managementKey, apiKey, generated })
   }))
 })
 
@@ -56,15 +94,20 @@ export const bootstrap = Effect.fn("Bootstrap.bootstrap")(function*() {
 export const label = (secret: string): string => `${secret.slice(0, 12)}...${secret.slice(-3)}`
 
 /**
- * Prints the first-start keys once, on standard output (never through the logger).
+ * Prints the first-start keys the gateway generated once, on standard output (never through the
+ * logger). Secrets given through the environment are never printed.
  */
-export const announce = (keys: Bootstrapped) =>
-  Console.log(
+export const announce = (keys: Bootstrapped) => {
+  const line = (name: "managementKey" | "apiKey") =>
+    keys.generated[name] ? Redacted.value(keys[name]) : `from ${variables[name]} (not printed)`
+  const allGenerated = keys.generated.managementKey && keys.generated.apiKey
+  return Console.log(
     [
       "",
-      "Switchyard created the workspace `default` and its first keys. They are shown only this once:",
-      `  management key: ${Redacted.value(keys.managementKey)}`,
-      `  API key:        ${Redacted.value(keys.apiKey)}`,
+      `Switchyard created the workspace \`default\` and its first keys. ${allGenerated ? "They are" : "Generated secrets are"} shown only this once:`,
+      `  management key: ${line("managementKey")}`,
+      `  API key:        ${line("apiKey")}`,
       ""
     ].join("\n")
   )
+}

@@ -18,5 +18,8 @@ export const sameHash = (a: string, b: string): boolean =>
 
 /**
  * Whether a string is shaped like a key at all; anything else is refused before a lookup.
+ * `rule` says the same in words, for messages.
  */
 export const isWellFormed = (secret: string): boolean => secret.length >= 16 && secret.length <= 256 && /^[\x21-\x7e]+$/u.test(secret)
+
+export const rule = "16 to 256 printable ASCII characters without spaces"

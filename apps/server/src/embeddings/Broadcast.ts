@@ -3,7 +3,7 @@ import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import type { BroadcastDestination } from "@switchyard/core/catalog/Catalog"
 import type { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
 import { knownKeys } from "@switchyard/core/schema/TraceConfig"
-import { Context, Effect, Layer, Queue, Schedule, Semaphore, Tracer } from "effect"
+import { Context, Data, Effect, Layer, Queue, Schedule, Semaphore, Tracer } from "effect"
 import { HttpClient, HttpClientRequest, HttpTraceContext } from "effect/http"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import type { Served } from "./Embeddings.ts"
@@ -18,6 +18,18 @@ export interface ServedEvent {
 }
 
 const maxInFlight = 64
+
+/**
+ * Whether a destination's answer may change if the delivery is repeated: server errors, 408 and
+ * 429 may; any other refusal (400, 401, 404, 413...) would be refused again.
+ */
+export const isRetryableStatus = (status: number): boolean => status >= 500 || status === 408 || status === 429
+
+class DeliveryRefused extends Data.TaggedError("DeliveryRefused")<{ readonly status: number }> {
+  override get message() {
+    return `status ${this.status}`
+  }
+}
 
 // Webhook URLs often carry their token in the query or the user info; logs name the destination
 // by origin and path only.
@@ -56,8 +68,9 @@ export const eventOf = ({ caller, request, served, sessionId }: ServedEvent) => 
 
 /**
  * Delivers served-request events to the configured broadcast destinations in the background:
- * the response never waits for them. Up to 64 events are delivered at once; each delivery is
- * retried four times with exponential backoff (200 ms, 400 ms, 800 ms, 1.6 s) and carries
+ * the response never waits for them. Up to 64 events are delivered at once; a delivery that
+ * fails on the way, times out or is answered 5xx, 408 or 429 is retried four times with
+ * exponential backoff (200 ms, 400 ms, 800 ms, 1.6 s); other refusals are final. Each carries
  * `x-switchyard-event-id` (the generation id) so a destination can drop a repeat. A queue that
  * fills up (destinations down for long) drops the newest events and says so in the log.
  */
@@ -93,10 +106,14 @@ export class Broadcast extends Context.Service<Broadcast, {
           HttpClientRequest.setHeaders({ ...destination.headers, ...trace, "x-switchyard-event-id": payload.generation_id }),
           HttpClientRequest.bodyJsonUnsafe(payload),
           client.execute,
-          Effect.flatMap((response) => response.status < 300 ? Effect.void : Effect.fail(new Error(`status ${response.status}`))),
+          Effect.flatMap((response) => response.status < 300 ? Effect.void : Effect.fail(new DeliveryRefused({ status: response.status }))),
           Effect.scoped,
           Effect.timeout(destination.timeout_ms ?? 5_000),
-          Effect.retry({ schedule: Schedule.exponential("200 millis"), times: 4 }),
+          Effect.retry({
+            schedule: Schedule.exponential("200 millis"),
+            times: 4,
+            while: (error) => !(error instanceof DeliveryRefused) || isRetryableStatus(error.status)
+          }),
           Effect.catchCause((cause) =>
             Effect.logWarning("broadcast delivery failed").pipe(
               Effect.annotateLogs({

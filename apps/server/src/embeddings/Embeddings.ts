@@ -1,13 +1,13 @@
 import type { CallerShape } from "@switchyard/core/api/Authorization"
 import * as Cost from "@switchyard/core/catalog/Cost"
-import { type EmbeddingsError, RequestTimedOut, type RoutingError } from "@switchyard/core/errors/EmbeddingsError"
+import { type EmbeddingsError, type PreparationError, RequestTimedOut } from "@switchyard/core/errors/EmbeddingsError"
 import type * as RoutePlan from "@switchyard/core/routing/RoutePlan"
 import type * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest"
 import { Accounting } from "@switchyard/core/store/Accounting"
 import { ByokStore } from "@switchyard/core/store/ByokStore"
 import * as Fallback from "@switchyard/core/upstream/Fallback"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
-import { Config, Context, Duration, Effect, Exit, Layer } from "effect"
+import { Clock, Config, Context, Duration, Effect, Exit, Layer } from "effect"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { Adapters } from "../providers/Adapters.ts"
 import type * as CachedEmbed from "../cache/CachedEmbed.ts"
@@ -49,7 +49,7 @@ export class Embeddings extends Context.Service<Embeddings, {
     caller: CallerShape,
     request: EmbeddingRequest.EmbeddingRequest,
     options: Preparation.CallOptions
-  ) => Effect.Effect<DryRun, RoutingError>
+  ) => Effect.Effect<DryRun, PreparationError>
 }>()("@switchyard/server/embeddings/Embeddings") {
   static readonly layer = Layer.effect(
     Embeddings,
@@ -92,6 +92,7 @@ export class Embeddings extends Context.Service<Embeddings, {
         request: EmbeddingRequest.EmbeddingRequest,
         options: Preparation.CallOptions
       ) {
+        const startedAt = yield* Clock.currentTimeMillis
         const prepared = yield* prepare(caller, request, options)
         const reservation = yield* accounting.reserve({
           keyId: caller.keyId,
@@ -108,7 +109,8 @@ export class Embeddings extends Context.Service<Embeddings, {
           Effect.timeoutOrElse({ duration: timeLimit, orElse: timedOut }),
           Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : accounting.release(reservation))
         )
-        return yield* Settlement.settle(accounting, reservation, request, prepared, outcome)
+        const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
+        return yield* Settlement.settle(accounting, reservation, request, prepared, outcome, latencyMs)
       })
 
       const dryRun = Effect.fn("Embeddings.dryRun")(function*(

@@ -17,8 +17,49 @@ export interface Sample {
 export const windowMs = 5 * 60_000
 const maxSamples = 2048
 const recomputeMs = 1_000
+const minuteMs = 60_000
+const dayMinutes = 24 * 60
+
+/**
+ * Answers and endpoint failures per minute over the last day, in a ring of one-minute buckets,
+ * for the uptime over the last 5 minutes, 30 minutes and day.
+ */
+class Uptime {
+  private readonly minute = new Array<number>(dayMinutes).fill(-1)
+  private readonly ok = new Array<number>(dayMinutes).fill(0)
+  private readonly failed = new Array<number>(dayMinutes).fill(0)
+
+  add(at: number, success: boolean) {
+    const m = Math.floor(at / minuteMs)
+    const i = m % dayMinutes
+    if (this.minute[i] !== m) {
+      this.minute[i] = m
+      this.ok[i] = 0
+      this.failed[i] = 0
+    }
+    if (success) this.ok[i]! += 1
+    else this.failed[i]! += 1
+  }
+
+  /** Percent of calls that did not fail in the last `windowMs` (whole minutes); `null` without calls. */
+  percent(now: number, windowMs: number): number | null {
+    const last = Math.floor(now / minuteMs)
+    const first = last - Math.max(1, Math.ceil(windowMs / minuteMs)) + 1
+    let ok = 0
+    let failed = 0
+    for (let i = 0; i < dayMinutes; i++) {
+      const m = this.minute[i]!
+      if (m >= first && m <= last) {
+        ok += this.ok[i]!
+        failed += this.failed[i]!
+      }
+    }
+    return ok + failed === 0 ? null : (100 * ok) / (ok + failed)
+  }
+}
 
 class Series {
+  readonly uptime = new Uptime()
   samples: Array<Sample> = []
   lastFailureAt: number | undefined = undefined
   cached: EndpointStats = {}
@@ -59,6 +100,8 @@ export class EndpointHealth extends Context.Service<EndpointHealth, {
   readonly success: (id: string, sample: Sample) => void
   readonly failure: (id: string, at: number) => void
   readonly stats: (now: number) => ReadonlyMap<string, EndpointStats>
+  /** Percent of this process's calls to the endpoint in the last `windowMs` that did not fail against it. */
+  readonly uptime: (id: string, now: number, windowMs: number) => number | null
 }>()("@switchyard/server/embeddings/EndpointHealth") {
   static readonly layer = Layer.sync(EndpointHealth, () => {
     const series = new Map<string, Series>()
@@ -73,13 +116,17 @@ export class EndpointHealth extends Context.Service<EndpointHealth, {
     return EndpointHealth.of({
       success: (id, sample) => {
         const s = of(id)
+        s.uptime.add(sample.at, true)
         s.samples.push(sample)
         if (s.samples.length > maxSamples) s.samples.splice(0, s.samples.length - maxSamples)
         s.dirty = true
       },
       failure: (id, at) => {
-        of(id).lastFailureAt = at
+        const s = of(id)
+        s.lastFailureAt = at
+        s.uptime.add(at, false)
       },
+      uptime: (id, now, windowMs) => series.get(id)?.uptime.percent(now, windowMs) ?? null,
       stats: (now) => {
         const out = new Map<string, EndpointStats>()
         for (const [id, s] of series) out.set(id, s.stats(now))

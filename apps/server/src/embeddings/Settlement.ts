@@ -72,7 +72,8 @@ export const settle = Effect.fnUntraced(function*(
   reservation: Effect.Success<ReturnType<Accounting["Service"]["reserve"]>>,
   request: EmbeddingRequest.EmbeddingRequest,
   prepared: Prepared,
-  outcome: Fallback.Served<CachedEmbed.CachedResult>
+  outcome: Fallback.Served<CachedEmbed.CachedResult>,
+  latencyMs?: number
 ) {
   const { attempt: { candidate, byok: isByok }, value: result } = outcome
   const images = result.sent === undefined ? 0 : UpstreamInput.imageCount(result.sent)
@@ -85,7 +86,8 @@ export const settle = Effect.fnUntraced(function*(
     promptTokens: result.promptTokens,
     totalTokens: result.totalTokens,
     costNanos: nanosOf(upstreamAtto),
-    isByok
+    isByok,
+    latencyMs
   })
   const dimensions = widthOf(result.embeddings)
   const primary = prepared.plan.attempts[0]!

@@ -64,7 +64,7 @@ const requestOptions = (payload: EmbeddingRequest, headers: RequestHeaders) =>
       return yield* new BadRequest({ message: cache.failure, metadata: { field: CachePolicy.header } })
     }
     const headerSession = headers["x-session-id"]
-    if (payload.session_id === undefined && headerSession !== undefined && headerSession.length > 256) {
+    if (payload.session_id === undefined && headerSession !== undefined && [...headerSession].length > 256) {
       return yield* new BadRequest({ message: "x-session-id must be at most 256 characters", metadata: { field: "x-session-id" } })
     }
     return {
@@ -234,7 +234,7 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
           const caller = yield* requireStandardKey
           const { options } = yield* requestOptions(payload, (yield* HttpServerRequest.HttpServerRequest).headers)
           const dry = yield* embeddings.dryRun(caller, yield* withModel(payload), options).pipe(
-            Effect.mapError(EmbeddingsError.routingToApiError)
+            Effect.mapError(EmbeddingsError.preparationToApiError)
           )
           return {
             object: "embeddings.plan" as const,

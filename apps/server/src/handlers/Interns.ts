@@ -17,6 +17,8 @@ import { HttpIncomingMessage, HttpServerRequest } from "effect/http"
 import { HttpApiBuilder, HttpApiError } from "effect/http-api"
 import type { unhandled } from "effect/Types"
 import { nulMessage, nulPaths } from "../http/NulCharacters.ts"
+import { declaresBody, InternRequestTimeoutConfig } from "../http/Policies.ts"
+import * as RequestHost from "../http/RequestHost.ts"
 import { InternControl } from "../interns/InternControl.ts"
 
 const requester = Effect.map(Caller, (caller) => ({ userId: caller.userId, workspaceId: caller.workspaceId }))
@@ -54,10 +56,9 @@ export const InternsHandlers = HttpApiBuilder.group(
 
 export const PolicyConfig = Config.all({
   regionalHosts: Config.String("SWITCHYARD_REGIONAL_HOSTS").pipe(Config.withDefault("")),
-  requestTimeoutMs: Config.Int("SWITCHYARD_INTERN_REQUEST_TIMEOUT_MS").pipe(Config.withDefault(30_000))
+  requestTimeoutMs: InternRequestTimeoutConfig,
+  trustProxy: RequestHost.TrustProxyConfig
 })
-
-const hostName = (host: string | undefined) => (host ?? "").trim().toLowerCase().replace(/:\d+$/u, "").replace(/\.$/u, "")
 
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
@@ -87,19 +88,19 @@ export const InternPolicyLive = Layer.effect(
   InternPolicy,
   Effect.gen(function*() {
     const config = yield* PolicyConfig
-    const regional = new Set(config.regionalHosts.split(",").map(hostName).filter((h) => h.length > 0))
+    const regional = new Set(config.regionalHosts.split(",").map(RequestHost.normalize).filter((h) => h.length > 0))
     const timeout = Duration.millis(config.requestTimeoutMs)
-    return (httpEffect) =>
+    return (httpEffect, { endpoint }) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const host = hostName(request.headers["host"])
+        const host = RequestHost.of(request.headers, config.trustProxy)
         if (regional.has(host)) {
           return yield* new RegionalHostRefused({
             message: `Intern operations are not served on the regional hostname '${host}'; call the primary API host`
           })
         }
-        const response = yield* httpEffect.pipe(
-          Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limits.body)),
+        const takesNoBody = endpoint.payload.size === 0 && endpoint.method !== "GET"
+        const handled = httpEffect.pipe(
           Effect.catch((error): Effect.Effect<never, unhandled | InvalidBody | InvalidRequest | InternalError> => {
             if (!HttpApiError.HttpApiSchemaError.is(error)) return Effect.fail(error)
             switch (error.kind) {
@@ -121,7 +122,20 @@ export const InternPolicyLive = Layer.effect(
               Effect.fail(new InternRequestTimeout({
                 message: `The request did not complete within ${Duration.toMillis(timeout)} ms`
               }))
-          }),
+          })
+        )
+        const response = yield* Effect.gen(function*() {
+          // The body is received before the time limit runs: interrupting its reader would close
+          // the socket with no answer. A body that stalls gets the body deadline's 408 (Policies).
+          if (declaresBody(request.headers)) {
+            const body = yield* Effect.orDie(request.arrayBuffer)
+            if (takesNoBody && body.byteLength > 0) {
+              return yield* new InvalidBody({ message: `Invalid body: ${endpoint.name} takes no request body` })
+            }
+          }
+          return yield* handled
+        }).pipe(
+          Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limits.body)),
           Effect.catchDefect((defect): Effect.Effect<never, PayloadTooLarge | InternalError> =>
             isBodyTooLarge(defect)
               ? Effect.fail(new PayloadTooLarge({ message: `The request body exceeds ${limits.body} bytes` }))

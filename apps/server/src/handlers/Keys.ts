@@ -58,8 +58,10 @@ export const KeysHandlers = HttpApiBuilder.group(
         Effect.gen(function*() {
           const caller = yield* requireManagement
           const workspaceId = yield* resolveWorkspace(keys, query.workspace_id, yield* defaultWorkspace(caller))
+          // An admin of the workspace lists every member's keys in it; a member their own.
+          const role = yield* keys.roleIn(caller.userId, workspaceId)
           const data = yield* keys.list({
-            userId: caller.userId,
+            userId: Option.getOrUndefined(role) === "admin" ? null : caller.userId,
             workspaceId,
             includeDisabled: query.include_disabled ?? false,
             offset: query.offset ?? 0,
@@ -74,18 +76,29 @@ export const KeysHandlers = HttpApiBuilder.group(
           yield* refuseNul(payload)
           const now = yield* currentTime
           const workspaceId = yield* resolveWorkspace(keys, payload.workspace_id, yield* defaultWorkspace(caller))
-          if (payload.creator_user_id != null && payload.creator_user_id !== caller.userId) {
-            return yield* new BadRequest({
-              message: "creator_user_id must be the calling user's id: keys belong to the user who manages them",
-              metadata: { field: "creator_user_id" }
-            })
+          const owner = payload.creator_user_id ?? caller.userId
+          const kind = payload.kind ?? "standard"
+          if (owner !== caller.userId || kind === "management") {
+            const role = yield* keys.roleIn(caller.userId, workspaceId)
+            if (Option.getOrUndefined(role) !== "admin") {
+              return yield* new Forbidden({
+                message: "Only an admin of the workspace may create management keys or keys for other members"
+              })
+            }
+            if (owner !== caller.userId && !(yield* keys.isMember(owner, workspaceId))) {
+              return yield* new BadRequest({
+                message: "creator_user_id must be a member of the workspace the key is created in",
+                metadata: { field: "creator_user_id" }
+              })
+            }
           }
           if (payload.external?.api_key !== undefined) {
             return yield* new BadRequest({ message: "external.api_key is not supported", metadata: { field: "external.api_key" } })
           }
           const secret = KeySecret.generate()
           const data = yield* keys.create({
-            userId: caller.userId,
+            kind,
+            userId: owner,
             workspaceId,
             hash: KeySecret.hash(secret),
             label: label(secret),

@@ -1,7 +1,15 @@
+import { Api } from "@switchyard/core/api/Api"
 import { Caller } from "@switchyard/core/api/Authorization"
-import { BadRequest, NotFound } from "@switchyard/core/errors/ApiError"
-import type { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
-import { Effect } from "effect"
+import { creditsFromNanos, nanosFromCredits } from "@switchyard/core/accounting/UsageWindow"
+import { BadRequest, Forbidden, NotFound } from "@switchyard/core/errors/ApiError"
+import { unsupportedSettings } from "@switchyard/core/schema/Workspace"
+import type { BudgetInterval, CreateWorkspaceBody, UpdateWorkspaceBody } from "@switchyard/core/schema/Workspace"
+import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
+import { Clock, Effect, Option } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { refuseNul } from "../http/NulCharacters.ts"
+import { WorkspaceRepo } from "../store/WorkspaceRepo.ts"
+import { requireManagement } from "./Keys.ts"
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/iu
 
@@ -18,9 +26,202 @@ export const resolveWorkspace = (keys: ApiKeyStore["Service"], requested: string
         metadata: { field: "workspace_id" }
       })
     }
+    // Ids are stored in lowercase; a UUID is the same whatever the case of its hex digits.
+    const id = requested.toLowerCase()
     const caller = yield* Caller
-    if (!(yield* keys.isMember(caller.userId, requested))) {
+    if (!(yield* keys.isMember(caller.userId, id))) {
       return yield* new NotFound({ message: `No workspace ${requested} for this user` })
     }
-    return requested
+    return id
   })
+
+const currentTime = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+const noWorkspace = (ref: string) => new NotFound({ message: `No workspace ${ref.slice(0, 100)}` })
+
+/**
+ * The workspace named by id or slug, for a management key whose user is a member of it; 404
+ * otherwise, exactly as for a workspace that does not exist.
+ */
+const membership = (repo: WorkspaceRepo["Service"], ref: string) =>
+  Effect.gen(function*() {
+    const caller = yield* requireManagement
+    const found = yield* repo.find(caller.userId, ref)
+    if (Option.isNone(found)) return yield* noWorkspace(ref)
+    return { caller, ...found.value }
+  })
+
+/** As {@link membership}, for operations only the workspace's admins may do (403 for members). */
+const administered = (repo: WorkspaceRepo["Service"], ref: string, what: string) =>
+  Effect.gen(function*() {
+    const found = yield* membership(repo, ref)
+    if (found.role !== "admin") {
+      return yield* new Forbidden({
+        message: `Only an admin of workspace ${found.workspace.slug} may ${what}`,
+        metadata: { role: found.role }
+      })
+    }
+    return found
+  })
+
+const refuseUnsupported = (body: CreateWorkspaceBody | UpdateWorkspaceBody) => {
+  const on = unsupportedSettings(body)
+  return on.length === 0 ? Effect.void : Effect.fail(new BadRequest({
+    message: `Switchyard does not implement ${on.join(", ")}; leave ${on.length === 1 ? "it" : "them"} unset or off`,
+    metadata: { fields: on }
+  }))
+}
+
+const slugTaken = (slug: string) =>
+  new BadRequest({ message: `The slug ${slug} is taken by another workspace`, metadata: { field: "slug" } })
+
+const intervalOrder: ReadonlyArray<BudgetInterval> = ["daily", "weekly", "monthly", "lifetime"]
+
+/**
+ * Budget limits must strictly decrease as the interval narrows (lifetime > monthly > weekly >
+ * daily), as the public API requires.
+ */
+const checkBudgetOrder = (limits: ReadonlyMap<BudgetInterval, bigint>, interval: BudgetInterval, limit: bigint) => {
+  const rank = intervalOrder.indexOf(interval)
+  for (const [other, otherLimit] of limits) {
+    const otherRank = intervalOrder.indexOf(other)
+    if (otherRank > rank && !(limit < otherLimit)) {
+      return Effect.fail(new BadRequest({
+        message: `The ${interval} budget must be less than the ${other} budget (${creditsFromNanos(otherLimit)})`,
+        metadata: { field: "limit_usd" }
+      }))
+    }
+    if (otherRank < rank && !(limit > otherLimit)) {
+      return Effect.fail(new BadRequest({
+        message: `The ${interval} budget must be more than the ${other} budget (${creditsFromNanos(otherLimit)})`,
+        metadata: { field: "limit_usd" }
+      }))
+    }
+  }
+  return Effect.void
+}
+
+export const WorkspacesHandlers = HttpApiBuilder.group(
+  Api,
+  "workspaces",
+  Effect.fn(function*(handlers) {
+    const repo = yield* WorkspaceRepo
+    const keys = yield* ApiKeyStore
+    const keysDefault = (userId: string) => Effect.map(keys.defaultWorkspaceOf(userId), Option.getOrUndefined)
+    return handlers
+      .handle("list", ({ query }) =>
+        Effect.gen(function*() {
+          const caller = yield* requireManagement
+          const page = yield* repo.list(caller.userId, query.offset ?? 0, query.limit ?? 50)
+          return { data: page.data, total_count: page.total }
+        }))
+      .handle("create", ({ payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* requireManagement
+          yield* refuseNul(payload)
+          yield* refuseUnsupported(payload)
+          const created = yield* repo.create(caller.userId, payload, yield* currentTime)
+          if (Option.isNone(created)) return yield* slugTaken(payload.slug)
+          return { data: created.value }
+        }))
+      .handle("get", ({ params }) => Effect.map(membership(repo, params.id), (found) => ({ data: found.workspace })))
+      .handle("update", ({ params, payload }) =>
+        Effect.gen(function*() {
+          yield* refuseNul(payload)
+          const found = yield* administered(repo, params.id, "change it")
+          yield* refuseUnsupported(payload)
+          const updated = yield* repo.update(found.workspace.id, payload, yield* currentTime)
+          if (Option.isNone(updated)) return yield* slugTaken(payload.slug ?? "")
+          return { data: updated.value }
+        }))
+      .handle("delete", ({ params, query }) =>
+        Effect.gen(function*() {
+          const found = yield* administered(repo, params.id, "delete it")
+          if (found.workspace.id === found.caller.workspaceId) {
+            return yield* new BadRequest({ message: "A key cannot delete its own workspace; use a management key of another workspace" })
+          }
+          const fallback = yield* keysDefault(found.caller.userId)
+          if (fallback === found.workspace.id && query.confirm_default_workspace_deletion !== true) {
+            return yield* new BadRequest({
+              message: "This is your default workspace; deleting it needs confirm_default_workspace_deletion=true",
+              metadata: { field: "confirm_default_workspace_deletion" }
+            })
+          }
+          const blocked = yield* repo.remove(found.workspace.id, yield* currentTime)
+          if (Option.isSome(blocked) && blocked.value._tag !== "LastAdmin") {
+            const interns = blocked.value._tag === "Interns"
+            return yield* new BadRequest({
+              message: `Workspace ${found.workspace.slug} still has ${blocked.value.count} ${interns ? "intern(s)" : "active API key(s)"}; delete them first`,
+              metadata: { reason: interns ? "interns" : "active_keys" }
+            })
+          }
+          return { deleted: true as const }
+        }))
+      .handle("listMembers", ({ params, query }) =>
+        Effect.gen(function*() {
+          const found = yield* membership(repo, params.id)
+          const page = yield* repo.members(found.workspace.id, query.offset ?? 0, query.limit ?? 50)
+          return { data: page.data, total_count: page.total }
+        }))
+      .handle("addMembers", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const found = yield* administered(repo, params.id, "add members")
+          const added = yield* repo.addMembers(found.workspace.id, payload.user_ids, yield* currentTime)
+          return { added_count: added.length, data: added }
+        }))
+      .handle("removeMembers", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const found = yield* administered(repo, params.id, "remove members")
+          const result = yield* repo.removeMembers(found.workspace.id, payload.user_ids)
+          if ("removed" in result) return { removed_count: result.removed }
+          if (result._tag === "LastAdmin") {
+            return yield* new BadRequest({
+              message: "A workspace keeps at least one admin: add another admin before removing the last one",
+              metadata: { reason: "last_admin" }
+            })
+          }
+          return yield* new BadRequest({
+            message: `User ${result._tag === "ActiveKeys" ? result.userId : ""} still has ${result.count} active API key(s) in this workspace; delete them first`,
+            metadata: { reason: "active_keys" }
+          })
+        }))
+      .handle("listBudgets", ({ params }) =>
+        Effect.gen(function*() {
+          const found = yield* membership(repo, params.workspace_ref)
+          const budgets = yield* repo.budgets(found.workspace.id)
+          return { data: budgets.data, include_byok_in_budgets: budgets.includeByok }
+        }))
+      .handle("getBudget", ({ params }) =>
+        Effect.gen(function*() {
+          const found = yield* membership(repo, params.workspace_ref)
+          const budgets = yield* repo.budgets(found.workspace.id)
+          const budget = budgets.data.find((b) => (b.reset_interval ?? "lifetime") === params.interval)
+          if (budget === undefined) {
+            return yield* new NotFound({ message: `Workspace ${found.workspace.slug} has no ${params.interval} budget` })
+          }
+          return { data: budget, include_byok_in_budgets: budgets.includeByok }
+        }))
+      .handle("setBudget", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const found = yield* administered(repo, params.workspace_ref, "set its budgets")
+          const limit = nanosFromCredits(payload.limit_usd)
+          if (limit === undefined || limit < 0n) {
+            return yield* new BadRequest({ message: "limit_usd must be a non-negative amount of credits", metadata: { field: "limit_usd" } })
+          }
+          const limits = new Map(yield* repo.budgetLimits(found.workspace.id))
+          limits.delete(params.interval)
+          yield* checkBudgetOrder(limits, params.interval, limit)
+          const data = yield* repo.setBudget(found.workspace.id, params.interval, limit, payload.include_byok_in_budgets, yield* currentTime)
+          const budgets = yield* repo.budgets(found.workspace.id)
+          return { data, include_byok_in_budgets: budgets.includeByok }
+        }))
+      .handle("deleteBudget", ({ params }) =>
+        Effect.gen(function*() {
+          const found = yield* administered(repo, params.workspace_ref, "delete its budgets")
+          if (!(yield* repo.deleteBudget(found.workspace.id, params.interval))) {
+            return yield* new NotFound({ message: `Workspace ${found.workspace.slug} has no ${params.interval} budget` })
+          }
+          return { deleted: true as const }
+        }))
+  })
+)

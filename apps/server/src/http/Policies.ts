@@ -20,6 +20,12 @@ export interface PolicyOptions {
 
 export const BodyTimeoutConfig = Config.Int("SWITCHYARD_BODY_TIMEOUT_MS").pipe(Config.withDefault(60_000))
 
+/**
+ * The time limit of an intern request (`408` in the intern envelope); it also bounds receiving
+ * an intern request's body.
+ */
+export const InternRequestTimeoutConfig = Config.Int("SWITCHYARD_INTERN_REQUEST_TIMEOUT_MS").pipe(Config.withDefault(30_000))
+
 export const internBodyLimit = limits.body
 
 const internPath = /^\/api\/v1\/interns(\/|$|\?)/u
@@ -59,7 +65,7 @@ export const envelopeFor = (path: string, status: number, message: string) =>
 const isJson = (response: HttpServerResponse.HttpServerResponse) =>
   response.body._tag !== "Empty" && (response.body.contentType ?? "").startsWith("application/json")
 
-const declaresBody = (headers: Readonly<Record<string, string | undefined>>) =>
+export const declaresBody = (headers: Readonly<Record<string, string | undefined>>) =>
   headers["transfer-encoding"] !== undefined || (headers["content-length"] !== undefined && headers["content-length"] !== "0")
 
 // A client that sends its body slower than the limit (or stops) would otherwise hold its
@@ -88,6 +94,7 @@ const armBodyDeadline = (request: HttpServerRequest.HttpServerRequest, timeoutMs
 export const layer = (options: PolicyOptions) =>
   Layer.unwrap(Effect.gen(function*() {
     const bodyTimeoutMs = options.bodyTimeoutMs ?? (yield* BodyTimeoutConfig)
+    const internBodyTimeoutMs = Math.min(bodyTimeoutMs, yield* InternRequestTimeoutConfig)
     return HttpRouter.middleware((app) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
@@ -112,7 +119,7 @@ export const layer = (options: PolicyOptions) =>
               : response
           )
         )
-        const disarm = armBodyDeadline(request, bodyTimeoutMs)
+        const disarm = armBodyDeadline(request, internPath.test(request.url) ? internBodyTimeoutMs : bodyTimeoutMs)
         return yield* Effect.provideService(app, HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit)).pipe(
           Effect.ensuring(Effect.sync(disarm))
         )

@@ -19,7 +19,7 @@ import {
   toRecord,
   type UpdateInternBody
 } from "@switchyard/core/schema/Intern"
-import { Clock, Context, Effect, FiberSet, Layer, Option, PubSub, Semaphore } from "effect"
+import { Cause, Clock, Context, Effect, Fiber, FiberSet, Layer, Option, PubSub, Schedule, Semaphore } from "effect"
 import * as Crypto from "node:crypto"
 
 /**
@@ -82,7 +82,7 @@ const allowedFrom = (operation: InternLifecycle.Operation) =>
 const busy = (status: InternStatus, operation: InternLifecycle.Operation) =>
   new InternBusy({
     message: `The intern is ${status}; ${operation.toLowerCase()} is allowed when it is ${allowedFrom(operation)}`,
-    metadata: { reason: status, retryable: InternLifecycle.isPassing(status) }
+    metadata: { reason: status, retryable: InternLifecycle.retryable(status, operation) }
   })
 
 const unavailable = (error: RuntimeUnavailable) =>
@@ -114,6 +114,7 @@ export const make = Effect.gen(function*() {
   const store = yield* InternStore
   const runtime = yield* InternRuntime
   const background = yield* FiberSet.make()
+  const backgroundScope = yield* Effect.scope
   const locks = new Map<string, Semaphore.Semaphore>()
 
   const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
@@ -127,6 +128,15 @@ export const make = Effect.gen(function*() {
       }
       return lock.withPermits(1)(effect)
     })
+
+  // An operation's runtime call and its state write run to the end together in the control
+  // plane's own scope, whatever happens to the request that asked for them (its time limit, a
+  // closed connection): the request only waits for the outcome. An operation that dies half-way
+  // has the intern reconciled with its runtime.
+  const whole = (id: string) => <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+    FiberSet.run(background, locked(id)(effect).pipe(
+      Effect.onError((cause) => Cause.hasDies(cause) ? Effect.forkIn(repair(id), backgroundScope) : Effect.void)
+    )).pipe(Effect.flatMap(Fiber.join))
 
   const visible = (who: Requester, id: string) =>
     store.findInWorkspace(who.workspaceId, id).pipe(
@@ -185,6 +195,7 @@ export const make = Effect.gen(function*() {
       Effect.matchEffect({
         onFailure: (error) =>
           advance(intern.id, { _tag: "StartRejected", message: error.message }, { runId }).pipe(
+            Effect.andThen(Effect.forkIn(repair(intern.id), backgroundScope)),
             Effect.andThen(Effect.fail(unavailable(error)))
           ),
         onSuccess: (started) =>
@@ -260,9 +271,32 @@ export const make = Effect.gen(function*() {
       return action
     }))
 
+  // After a runtime call whose outcome is unknown (it died half-way, or the runtime did not answer
+  // in time but may still act), the intern is reconciled once the runtime answers again.
+  const repair = (id: string): Effect.Effect<void> =>
+    reconcile(id).pipe(
+      Effect.retry({ schedule: Schedule.exponential("1 second"), times: 5 }),
+      Effect.catchCause((cause) => Effect.logWarning(`Could not reconcile intern ${id} with its runtime`, cause))
+    )
+
+  // A stop the runtime did not confirm may still have happened: whatever it did is recorded as
+  // the runtime's own report, so a stopped runtime makes the intern stopped, not started again.
+  const repairAfterStop = (id: string): Effect.Effect<void> =>
+    runtime.inspect(id).pipe(
+      Effect.flatMap((observed) =>
+        observed._tag === "Stopped" || observed._tag === "Absent"
+          ? advance(id, { _tag: "RuntimeStopped" })
+          : observed._tag === "Failed"
+          ? advance(id, { _tag: "Crashed", message: observed.message })
+          : Effect.void
+      ),
+      Effect.retry({ schedule: Schedule.exponential("1 second"), times: 5 }),
+      Effect.catchCause((cause) => Effect.logWarning(`Could not check intern ${id} with its runtime`, cause))
+    )
+
   return InternControl.of({
     create: Effect.fn("InternControl.create")(function*(who, body) {
-      if (body.workspace_id !== undefined && body.workspace_id !== who.workspaceId) {
+      if (body.workspace_id !== undefined && body.workspace_id.toLowerCase() !== who.workspaceId) {
         return yield* new ForeignWorkspace({
           message: `This key selects workspace ${who.workspaceId}; it cannot create interns in ${body.workspace_id}`
         })
@@ -287,7 +321,7 @@ export const make = Effect.gen(function*() {
         now: yield* now
       })
       if (body.provision !== true) return toRecord(created)
-      yield* locked(created.id)(provisionById(created.id, who)).pipe(
+      yield* whole(created.id)(provisionById(created.id, who)).pipe(
         Effect.catchTags({ UpstreamUnavailable: () => Effect.void, InternBusy: () => Effect.void }),
         Effect.catchTag("InternNotFound", Effect.die)
       )
@@ -295,7 +329,7 @@ export const make = Effect.gen(function*() {
     }),
     get: (who, id) => Effect.map(visible(who, id), toRecord),
     list: Effect.fn("InternControl.list")(function*(who, options) {
-      if (options.workspace_id !== undefined && options.workspace_id !== who.workspaceId) {
+      if (options.workspace_id !== undefined && options.workspace_id.toLowerCase() !== who.workspaceId) {
         return yield* new ForeignWorkspace({
           message: `This key selects workspace ${who.workspaceId}; it cannot list interns of ${options.workspace_id}`
         })
@@ -324,18 +358,21 @@ export const make = Effect.gen(function*() {
         onSome: Effect.succeed
       }))
     }),
-    provision: (who, id) => locked(id)(provisionById(id, who)),
+    provision: (who, id) => whole(id)(provisionById(id, who)),
     suspend: (who, id) =>
-      locked(id)(Effect.gen(function*() {
+      whole(id)(Effect.gen(function*() {
         const intern = yield* visible(who, id)
         if (!InternLifecycle.allows(intern.status, "Suspend")) return yield* busy(intern.status, "Suspend")
-        yield* runtime.stop(id).pipe(Effect.mapError(unavailable))
+        yield* runtime.stop(id).pipe(
+          Effect.tapError(() => Effect.forkIn(repairAfterStop(id), backgroundScope)),
+          Effect.mapError(unavailable)
+        )
         const result = yield* advance(id, { _tag: "Suspend" })
         if (result._tag === "Refused") return yield* busy(result.intern.status, "Suspend")
         if (result._tag === "Gone") return yield* new InternNotFound({ message: `No intern '${id}' is visible to this key` })
       })),
     remove: (who, id, acknowledgeWorkspaceLoss) =>
-      locked(id)(Effect.gen(function*() {
+      whole(id)(Effect.gen(function*() {
         const intern = yield* visible(who, id)
         if (!InternLifecycle.allows(intern.status, "Delete")) return yield* busy(intern.status, "Delete")
         if (intern.vaultId !== null && !acknowledgeWorkspaceLoss) {

@@ -18,7 +18,8 @@ export interface ProcessRuntimeOptions {
   readonly stopTimeoutMs?: number
 }
 
-export const programPath = fileURLToPath(new URL("./runtime/InternProcess.ts", import.meta.url))
+// In the bundle this module is part of `dist/main.mjs` and the program is `dist/runtime/InternProcess.mjs`.
+export const programPath = fileURLToPath(new URL(`./runtime/InternProcess${import.meta.url.endsWith(".ts") ? ".ts" : ".mjs"}`, import.meta.url))
 
 export const hostnameFor = (name: string, internId: string) =>
   `${name}-${internId.replace(/-/gu, "").slice(-8)}.interns.localhost`

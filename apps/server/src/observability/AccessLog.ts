@@ -1,4 +1,4 @@
-import { Cause, Context, Effect, Exit } from "effect"
+import { Cause, Context, Effect, Exit, type Types } from "effect"
 import { HttpRouter, HttpServerError, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { GatewayMetrics } from "./GatewayMetrics.ts"
 import { CurrentRequestFacts, type RequestFacts } from "./RequestFacts.ts"
@@ -84,7 +84,7 @@ export const layer = HttpRouter.middleware(
   Effect.gen(function*() {
     const metrics = yield* GatewayMetrics
     const routes = RouteTemplates.make()
-    return (app: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>) =>
+    return (app: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>) =>
       Effect.withFiber((fiber) => {
         const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
         const started = performance.now()

@@ -1,6 +1,7 @@
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import { PaymentRequired, Unauthorized } from "@switchyard/core/errors/ApiError"
 import type { LimitReset } from "@switchyard/core/schema/ApiKey"
+import type { BudgetInterval } from "@switchyard/core/schema/Workspace"
 import { Accounting } from "@switchyard/core/store/Accounting"
 import type { AddCreditsRequest, CreditTotals, Reservation, ReserveRequest, SettleRequest, Settlement } from "@switchyard/core/store/Accounting"
 import { Clock, Duration, Effect, Layer } from "effect"
@@ -12,9 +13,9 @@ import * as GroupCommit from "./GroupCommit.ts"
 
 /** What `switchyard_reserve` answers: `ok`, or why the hold was refused. */
 interface ReserveRow {
-  readonly o_outcome: "ok" | "key_deleted" | "key_disabled" | "key_expired" | "wrong_workspace" | "key_limit" | "workspace_credits"
+  readonly o_outcome: "ok" | "key_deleted" | "key_disabled" | "key_expired" | "wrong_workspace" | "key_limit" | "workspace_budget" | "workspace_credits"
   readonly o_limit: string | null
-  readonly o_reset: LimitReset | null
+  readonly o_reset: LimitReset | BudgetInterval | null
   readonly o_room: string | null
 }
 
@@ -74,7 +75,7 @@ export const single = (sql: SqlClient.SqlClient) => (op: GroupCommit.BatchOp): E
     case "settle":
       return sql<SettleRow>`SELECT * FROM switchyard_settle(${op.id}, ${op.key}, ${op.generation}, ${op.model},
           ${op.provider}, ${op.prompt_tokens}::integer, ${op.total_tokens}::integer, ${op.cost}::bigint, ${op.byok},
-          ${op.now}::timestamptz)`.pipe(Effect.map((rows) => ({ ...rows[0]! })))
+          ${op.now}::timestamptz, ${op.latency_ms ?? null}::integer)`.pipe(Effect.map((rows) => ({ ...rows[0]! })))
     case "release":
       return sql`DELETE FROM holds WHERE id = ${op.id}`.pipe(Effect.as({}))
   }
@@ -102,7 +103,7 @@ export const make = (options: AccountingOptions = {}) =>
         case "key_limit": {
           const limit = BigInt(row.o_limit!)
           const left = max(BigInt(row.o_room!), 0n)
-          const window = row.o_reset === null ? "" : ` ${windowNames[row.o_reset]}`
+          const window = row.o_reset === null ? "" : ` ${windowNames[row.o_reset as LimitReset]}`
           return Effect.fail(new PaymentRequired({
             message: `Insufficient key limit: this API key has ${dollars(left)} of its ${dollars(limit)} limit left${window}, and this request may cost up to ${dollars(request.amountNanos)}. Raise the key's limit with PATCH /api/v1/keys/{hash}.`,
             metadata: {
@@ -110,6 +111,21 @@ export const make = (options: AccountingOptions = {}) =>
               limit: creditsFromNanos(limit),
               limit_remaining: creditsFromNanos(left),
               limit_reset: row.o_reset,
+              required: creditsFromNanos(request.amountNanos)
+            }
+          }))
+        }
+        case "workspace_budget": {
+          const interval = row.o_reset as BudgetInterval
+          const limit = BigInt(row.o_limit!)
+          const left = max(BigInt(row.o_room!), 0n)
+          return Effect.fail(new PaymentRequired({
+            message: `Insufficient workspace budget: the workspace's ${interval} budget of ${dollars(limit)} has ${dollars(left)} left${interval === "lifetime" ? "" : ` ${windowNames[interval]}`}, and this request may cost up to ${dollars(request.amountNanos)}. Raise it with PUT /api/v1/workspaces/{id}/budgets/${interval}.`,
+            metadata: {
+              reason: "workspace_budget",
+              budget: interval,
+              limit: creditsFromNanos(limit),
+              limit_remaining: creditsFromNanos(left),
               required: creditsFromNanos(request.amountNanos)
             }
           }))
@@ -179,7 +195,8 @@ export const make = (options: AccountingOptions = {}) =>
         total_tokens: request.totalTokens,
         cost: request.costNanos.toString(),
         byok: request.isByok,
-        now: now.toISOString()
+        now: now.toISOString(),
+        latency_ms: request.latencyMs === undefined ? null : Math.max(0, Math.round(request.latencyMs))
       }).pipe(Effect.orDie)) as unknown as SettleRow
       return {
         generationId: request.generationId,

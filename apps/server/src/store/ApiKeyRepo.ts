@@ -144,13 +144,17 @@ export const layer = Layer.effect(
       timeToLive: (exit) => Exit.isSuccess(exit) && Option.isSome(exit.value) ? keyCacheTtl : Duration.zero
     })
     const forget = (hash: string) => Cache.invalidate(found, hash)
+    // A user reaches their own keys, and every key of a workspace they administer.
+    const reachable = (userId: string, table = "api_keys") =>
+      sql`(${sql(table)}.user_id = ${userId} OR ${sql(table)}.workspace_id IN
+        (SELECT m.workspace_id FROM memberships m WHERE m.user_id = ${userId} AND m.role <> 'member'))`
     const own = (request: OwnKeyRequest) =>
-      one(request.now, sql`k.hash = ${request.hash} AND k.user_id = ${request.userId}`).pipe(Effect.map(Option.map((r) => r.record)))
+      one(request.now, sql`k.hash = ${request.hash} AND ${reachable(request.userId, "k")}`).pipe(Effect.map(Option.map((r) => r.record)))
     return ApiKeyStore.of({
       findByHash: (hash) => Cache.get(found, hash),
       list: (request) =>
         sql<KeyRow>`${selectKeysWithUsage(sql, request.now)}
-          WHERE k.user_id = ${request.userId} AND k.workspace_id = ${request.workspaceId}
+          WHERE (${request.userId}::text IS NULL OR k.user_id = ${request.userId}) AND k.workspace_id = ${request.workspaceId}
             AND (${request.includeDisabled} OR NOT k.disabled) AND k.deleted_at IS NULL
           GROUP BY k.id
           ORDER BY k.seq
@@ -166,6 +170,11 @@ export const layer = Layer.effect(
       isMember: (userId, workspaceId) =>
         sql<{ n: number }>`SELECT 1 AS n FROM memberships WHERE user_id = ${userId} AND workspace_id = ${workspaceId}`.pipe(
           Effect.map((rows) => rows.length > 0),
+          Effect.orDie
+        ),
+      roleIn: (userId, workspaceId) =>
+        sql<{ role: string }>`SELECT role FROM memberships WHERE user_id = ${userId} AND workspace_id = ${workspaceId}`.pipe(
+          Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), (r) => (r.role === "member" ? "member" as const : "admin" as const))),
           Effect.orDie
         ),
       workspacesOf: (userId) =>
@@ -191,7 +200,7 @@ export const layer = Layer.effect(
           const id = Crypto.randomUUID()
           yield* sql`INSERT INTO api_keys (id, hash, kind, name, label, user_id, workspace_id, limit_nanos, limit_reset,
               include_byok_in_limit, expires_at, external_user, created_at)
-            VALUES (${id}, ${request.hash}, 'standard', ${request.name}, ${request.label}, ${request.userId}, ${request.workspaceId},
+            VALUES (${id}, ${request.hash}, ${request.kind ?? "standard"}, ${request.name}, ${request.label}, ${request.userId}, ${request.workspaceId},
               ${request.limitNanos === null ? null : request.limitNanos.toString()}::bigint, ${request.limitReset},
               ${request.includeByokInLimit}, ${request.expiresAt}, ${request.externalUser}, ${request.now})`.pipe(Effect.orDie)
           const created = yield* one(request.now, sql`k.id = ${id}`)
@@ -210,14 +219,14 @@ export const layer = Layer.effect(
             ...(p.expiresAt !== undefined ? { expires_at: p.expiresAt } : {})
           }
           const updated = yield* sql<{ id: string }>`UPDATE api_keys SET ${sql.update(changes)}
-            WHERE hash = ${request.hash} AND user_id = ${request.userId} AND deleted_at IS NULL RETURNING id`.pipe(Effect.orDie)
+            WHERE hash = ${request.hash} AND ${reachable(request.userId)} AND deleted_at IS NULL RETURNING id`.pipe(Effect.orDie)
           yield* forget(request.hash)
           if (updated.length === 0) return Option.none()
           return yield* own(request)
         }),
       remove: (request) =>
         sql<{ id: string }>`UPDATE api_keys SET deleted_at = ${request.now}, disabled = true, updated_at = ${request.now}
-          WHERE hash = ${request.hash} AND user_id = ${request.userId} AND deleted_at IS NULL RETURNING id`.pipe(
+          WHERE hash = ${request.hash} AND ${reachable(request.userId)} AND deleted_at IS NULL RETURNING id`.pipe(
           Effect.map((rows) => rows.length > 0),
           Effect.orDie,
           Effect.ensuring(forget(request.hash))

@@ -1,5 +1,5 @@
 import type { ByokKey } from "@switchyard/core/schema/Byok"
-import { ByokStore } from "@switchyard/core/store/ByokStore"
+import { ByokStore, CredentialUnreadable } from "@switchyard/core/store/ByokStore"
 import { Cache, Data, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
@@ -58,7 +58,7 @@ export const layer = Layer.effect(
     if (foreign.some((r) => r.key_id !== cipher.keyId)) {
       return yield* new CredentialKeyMismatch({
         message: "The store holds BYOK credentials sealed with another secret key. Start every replica with the same " +
-          "SWITCHYARD_SECRET_KEY (or the same data dir's secret.key) as the process that stored them."
+          "SWITCHYARD_SECRET_KEY as the process that stored them."
       })
     }
 
@@ -80,9 +80,14 @@ export const layer = Layer.effect(
             const row = rows[0]
             if (row === undefined) return Effect.succeed(Option.none<Redacted.Redacted<string>>())
             const opened = cipher.open(row.secret, aad(row.id, workspaceId, providerSlug))
-            return Option.isSome(opened)
-              ? Effect.succeed(opened)
-              : Effect.die(new CredentialKeyMismatch({ message: `BYOK credential ${row.id} does not open with this process's secret key` }))
+            if (Option.isSome(opened)) return Effect.succeed(opened)
+            return Effect.logError(
+              "a stored provider credential cannot be decrypted with this process's secret key: every replica must run with " +
+                "the SWITCHYARD_SECRET_KEY of the process that stored it"
+            ).pipe(
+              Effect.annotateLogs({ credential_id: row.id, workspace_id: workspaceId, provider: providerSlug }),
+              Effect.andThen(Effect.fail(new CredentialUnreadable({ provider: providerSlug })))
+            )
           })
         )
       }

@@ -80,9 +80,10 @@ const keyFile = (dataDir: string) =>
   })
 
 /**
- * The key from `SWITCHYARD_SECRET_KEY` (32 bytes as 64 hex digits or base64), else from
- * `<data dir>/secret.key`, created once with mode 0600 (atomically, so replicas sharing a data
- * dir agree on it).
+ * The key from `SWITCHYARD_SECRET_KEY` (32 bytes as 64 hex digits or base64). On PostgreSQL
+ * (`DATABASE_URL`) it is required: replicas share the store and must all open what any of them
+ * sealed, and a key generated per data directory would differ between them. On PGlite (one
+ * process per data directory) it defaults to `<data dir>/secret.key`, created once with mode 0600.
  */
 export const load = Effect.gen(function*() {
   const configured = yield* Config.option(Config.Redacted("SWITCHYARD_SECRET_KEY"))
@@ -94,6 +95,12 @@ export const load = Effect.gen(function*() {
     return fromKey(key)
   }
   const store = yield* StoreConfig
+  if (store.kind === "postgres") {
+    return yield* new SecretKeyInvalid({
+      message: "SWITCHYARD_SECRET_KEY is required with DATABASE_URL: every replica must encrypt stored provider credentials " +
+        "with the same key (32 bytes as 64 hex digits or base64, e.g. the output of `openssl rand -base64 32`)"
+    })
+  }
   return fromKey(yield* keyFile(store.dataDir))
 })
 

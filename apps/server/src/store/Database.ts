@@ -2,6 +2,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Config, Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import * as NodePath from "node:path"
+import * as DataDirLock from "./DataDirLock.ts"
 import { migrate } from "./Migrations.ts"
 import * as PgliteClient from "./PgliteClient.ts"
 
@@ -43,10 +44,10 @@ const drivers = {
     PgliteClient.layer(NodePath.join(choice.dataDir, "pglite"), {
       baselineCode: choice.pgliteBaselineCode ?? false,
       fsync: choice.pgliteFsync ?? true
-    }) as Layer.Layer<
-      SqlClient.SqlClient,
-      unknown
-    >
+    }).pipe(
+      // Held from before PGlite opens until after it has closed.
+      Layer.provide(Layer.effectDiscard(DataDirLock.acquire(choice.dataDir)))
+    ) as Layer.Layer<SqlClient.SqlClient, unknown>
 } as const
 
 /**

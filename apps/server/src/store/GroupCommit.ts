@@ -48,6 +48,7 @@ export type BatchOp =
     readonly cost: string
     readonly byok: boolean
     readonly now: string
+    readonly latency_ms?: number | null
   }
   | { readonly op: "release"; readonly id: string }
 

@@ -5,6 +5,7 @@ import { interns } from "./migrations/Interns.ts"
 import { money } from "./migrations/Money.ts"
 import { prepaidCredits } from "./migrations/PrepaidCredits.ts"
 import { spendCounters } from "./migrations/SpendCounters.ts"
+import { workspaceBudgets } from "./migrations/WorkspaceBudgets.ts"
 
 const foundation = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -69,7 +70,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0003_interns": interns,
   "0004_spend_counters": spendCounters,
   "0005_accounting_batch": accountingBatch,
-  "0006_prepaid_credits": prepaidCredits
+  "0006_prepaid_credits": prepaidCredits,
+  "0007_workspace_budgets": workspaceBudgets
 }
 
 export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })

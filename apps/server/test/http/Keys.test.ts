@@ -66,6 +66,20 @@ describe("GET /keys", () => {
     assert.deepStrictEqual(second.data.map((r) => r.hash), all.data.slice(1).map((r) => r.hash))
     const past = await (await get(server, "/keys?offset=50", server.managementKey)).json() as { data: Array<unknown> }
     assert.strictEqual(past.data.length, 0)
+    for (const offset of ["1000000000", "9007199254740993", "123456789012345678901234567890"]) {
+      const far = await get(server, `/keys?offset=${offset}`, server.managementKey)
+      assert.strictEqual(far.status, 200, `offset ${offset} has no upper bound`)
+      assert.deepStrictEqual(await far.json(), { data: [] })
+    }
+  })
+
+  it("matches workspace_id as a UUID, whatever the case of its hex digits", async () => {
+    const all = await (await get(server, "/keys", server.managementKey)).json() as { data: Array<{ hash: string; workspace_id: string }> }
+    const upper = await get(server, `/keys?workspace_id=${all.data[0]!.workspace_id.toUpperCase()}`, server.managementKey)
+    assert.strictEqual(upper.status, 200)
+    const body = await upper.json() as { data: Array<{ hash: string; workspace_id: string }> }
+    assert.deepStrictEqual(body.data.map((r) => r.hash), all.data.map((r) => r.hash))
+    assert.strictEqual(body.data[0]!.workspace_id, all.data[0]!.workspace_id)
   })
 
   it("filters by workspace_id and hides other workspaces", async () => {

@@ -47,9 +47,11 @@ describe("intern lifecycle over HTTP, process driver", () => {
     const steps = seen.filter((i) => i.status === "provisioning" && i.progress !== null).map((i) => i.progress)
     assert.isAbove(steps.length, 0)
     for (const step of steps) {
-      assert.strictEqual(step.total_steps, 4)
+      if (step.step_number === 0) assert.deepStrictEqual(step, { step_label: "Starting", step_number: 0, total_steps: 0 })
+      else assert.strictEqual(step.total_steps, 4)
       assert.isString(step.step_label)
     }
+    assert.isTrue(seen.every((i) => (i.progress !== null) === (i.status === "provisioning")), "progress exactly while provisioning")
     assert.isNull(running.progress)
     assert.match(running.hostname, /^scout-[0-9a-f]{8}\.interns\.localhost$/)
     assert.isString(running.vault_id)
@@ -113,6 +115,7 @@ describe("intern lifecycle over HTTP, process driver", () => {
     const again = await call(server, "POST", `/interns/${id}/provision`)
     assert.strictEqual(again.status, 409)
     assert.strictEqual(again.body.error.code, "intern_busy")
+    assert.isFalse(again.body.error.metadata.retryable, "it will be running: provisioning again will not be allowed")
 
     await waitFor(server, id, (i) => i.status === "running")
     const twice = await call(server, "POST", `/interns/${id}/provision`)

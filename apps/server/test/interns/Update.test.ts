@@ -197,6 +197,12 @@ describe("PATCH /interns/{internId} and the rules around it", () => {
     assert.strictEqual(keyless.status, 403)
     const primary = await rawRequest(server, { method: "GET", path: `/interns/${id}`, headers: { host: "api.switchyard.test" } })
     assert.strictEqual(primary.status, 200)
+    const untrusted = await rawRequest(server, {
+      method: "GET",
+      path: `/interns/${id}`,
+      headers: { host: "api.switchyard.test", "x-forwarded-host": "eu.switchyard.test" }
+    })
+    assert.strictEqual(untrusted.status, 200, "without SWITCHYARD_TRUST_PROXY, X-Forwarded-Host is not believed")
   })
 
   it("needs an API key", async () => {

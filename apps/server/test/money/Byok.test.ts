@@ -102,11 +102,23 @@ describe(`BYOK credentials (${storeKind})`, () => {
 })
 
 describe("the credential key", () => {
-  it("is generated once into the data dir with mode 0600 and reused after a restart", async () => {
-    const dataDir = tempDir("secret")
-    const databaseUrl = storeKind === "postgres" ? await freshDatabase() : undefined
-    const options = { dataDir, ...(databaseUrl !== undefined ? { databaseUrl } : {}) }
+  it.skipIf(storeKind !== "postgres")("is required with DATABASE_URL: replicas must share it", async () => {
+    const databaseUrl = await freshDatabase()
     try {
+      const refused = await startServer({ databaseUrl, env: { SWITCHYARD_SECRET_KEY: "" } }).then(
+        (s) => s.close().then(() => undefined),
+        (e: unknown) => e
+      )
+      assert.include(String(refused), "SWITCHYARD_SECRET_KEY is required with DATABASE_URL")
+    } finally {
+      await dropDatabase(databaseUrl)
+    }
+  })
+
+  it.skipIf(storeKind === "postgres")("on PGlite, is generated once into the data dir with mode 0600 and reused after a restart", async () => {
+    const dataDir = tempDir("secret")
+    const options = { dataDir }
+    {
       const first = await startServer(options)
       const file = NodePath.join(dataDir, "secret.key")
       const key = Fs.readFileSync(file, "utf8")
@@ -122,8 +134,6 @@ describe("the credential key", () => {
         (e: unknown) => e
       )
       assert.include(String(refused), "SWITCHYARD_SECRET_KEY")
-    } finally {
-      if (databaseUrl !== undefined) await dropDatabase(databaseUrl)
     }
   })
 

@@ -42,6 +42,7 @@ interface Workspace {
   internId: string
   byokId: string
   keyHash: string
+  generationId: string
 }
 
 interface Request {
@@ -116,10 +117,10 @@ describe("reliability: authorization matrix", () => {
             VALUES (${Crypto.randomUUID()}, ${KeySecret.hash(secret)}, ${kind}, ${canary("key")}, ${`${secret.slice(0, 12)}...${secret.slice(-3)}`}, ${userId}, ${id})`
         }
       }))
-      ws = { id, userId, standard, management, canaries: [id, userId], internId: "", byokId: "", keyHash: "" }
+      ws = { id, userId, standard, management, canaries: [id, userId], internId: "", byokId: "", keyHash: "", generationId: "" }
     } else {
       const current = (await as(keys.management, "GET", "/key")).data
-      ws = { id: current.workspace_id, userId: current.creator_user_id, ...keys, canaries: [current.workspace_id, current.creator_user_id], internId: "", byokId: "", keyHash: "" }
+      ws = { id: current.workspace_id, userId: current.creator_user_id, ...keys, canaries: [current.workspace_id, current.creator_user_id], internId: "", byokId: "", keyHash: "", generationId: "" }
     }
     const note = canary("note")
     await as(ws.management, "POST", "/credits", { amount: 50, note })
@@ -134,8 +135,10 @@ describe("reliability: authorization matrix", () => {
     const byokSecret = `sk-${canary("byoksecret")}`
     const byok = await as(ws.management, "POST", "/byok", { provider: "zeta", key: byokSecret, name: byokName })
     ws.byokId = byok.data.id
+    await as(ws.management, "PUT", `/workspaces/${ws.id}/budgets/daily`, { limit_usd: 1000 })
+    ws.generationId = (await as(ws.standard, "POST", "/embeddings", { model: "acme/embed", input: canary("input") })).id
     const hashes = (await as(ws.management, "GET", "/keys?include_disabled=true")).data.map((k: any) => k.hash)
-    ws.canaries.push(note, keyName, description, instructions, byokName, byokSecret, ws.internId, ws.byokId, ...hashes)
+    ws.canaries.push(ws.generationId, note, keyName, description, instructions, byokName, byokSecret, ws.internId, ws.byokId, ...hashes)
     return ws
   }
 
@@ -176,6 +179,8 @@ describe("reliability: authorization matrix", () => {
   const remember = (id: string) => (lastId = id)
 
   const embeddingBody = { model: "acme/embed", input: "who pays" }
+  const throwawayWorkspace = async () => (await as(a.management, "POST", "/workspaces", { name: "throwaway", slug: `t-${Crypto.randomBytes(4).toString("hex")}` })).data.id as string
+  const management = (ok: number) => ({ standard: 403, management: ok, "other standard": 403, "other management": 404 })
 
   const endpoints: ReadonlyArray<Endpoint> = [
     { name: "GET /health", public: true, request: async () => ({ method: "GET", path: "/health" }), expect: {} },
@@ -330,6 +335,76 @@ describe("reliability: authorization matrix", () => {
       expect: { standard: 200, management: 403, "other standard": 200, "other management": 403 }
     },
     {
+      name: "GET /workspaces",
+      request: async () => ({ method: "GET", path: "/workspaces" }),
+      expect: { standard: 403, management: 200, "other standard": 403, "other management": 200 }
+    },
+    {
+      name: "POST /workspaces",
+      request: async () => ({ method: "POST", path: "/workspaces", body: { name: "matrix", slug: `m-${Crypto.randomBytes(4).toString("hex")}` } }),
+      expect: { standard: 403, management: 201, "other standard": 403, "other management": 201 }
+    },
+    { name: "GET /workspaces/{A}", request: async () => ({ method: "GET", path: `/workspaces/${a.id}` }), expect: management(200) },
+    {
+      name: "PATCH /workspaces/{A}",
+      request: async () => ({ method: "PATCH", path: `/workspaces/${a.id}`, body: { description: "changed by matrix" } }),
+      expect: management(200),
+      unchanged: async () => JSON.stringify((await as(a.management, "GET", `/workspaces/${a.id}`)).data)
+    },
+    {
+      name: "DELETE /workspaces/{of A's user}",
+      request: async () => ({ method: "DELETE", path: `/workspaces/${remember(await throwawayWorkspace())}` }),
+      expect: management(200),
+      unchanged: async () => JSON.stringify((await as(a.management, "GET", `/workspaces/${lastId}`)).data)
+    },
+    { name: "GET /workspaces/{A}/members", request: async () => ({ method: "GET", path: `/workspaces/${a.id}/members` }), expect: management(200) },
+    {
+      name: "POST /workspaces/{A}/members/add",
+      request: async () => ({ method: "POST", path: `/workspaces/${a.id}/members/add`, body: { user_ids: [`matrix-${Crypto.randomBytes(4).toString("hex")}`] } }),
+      expect: management(200),
+      unchanged: async () => JSON.stringify((await as(a.management, "GET", `/workspaces/${a.id}/members?limit=100`)).data)
+    },
+    {
+      name: "POST /workspaces/{A}/members/remove",
+      request: async () => ({ method: "POST", path: `/workspaces/${a.id}/members/remove`, body: { user_ids: [remember(`gone-${Crypto.randomBytes(4).toString("hex")}`)] } }),
+      expect: management(200),
+      unchanged: async () => JSON.stringify((await as(a.management, "GET", `/workspaces/${a.id}/members?limit=100`)).data)
+    },
+    { name: "GET /workspaces/{A}/budgets", request: async () => ({ method: "GET", path: `/workspaces/${a.id}/budgets` }), expect: management(200) },
+    { name: "GET /workspaces/{A}/budgets/daily", request: async () => ({ method: "GET", path: `/workspaces/${a.id}/budgets/daily` }), expect: management(200) },
+    {
+      name: "PUT /workspaces/{A}/budgets/monthly",
+      request: async () => ({ method: "PUT", path: `/workspaces/${a.id}/budgets/monthly`, body: { limit_usd: 5000 + Math.floor(Math.random() * 1000) } }),
+      expect: management(200),
+      unchanged: async () => JSON.stringify((await as(a.management, "GET", `/workspaces/${a.id}/budgets`)).data)
+    },
+    {
+      name: "DELETE /workspaces/{A}/budgets/weekly",
+      request: async () => {
+        await as(a.management, "PUT", `/workspaces/${a.id}/budgets/weekly`, { limit_usd: 2000 })
+        return { method: "DELETE", path: `/workspaces/${a.id}/budgets/weekly` }
+      },
+      expect: management(200),
+      unchanged: async () => JSON.stringify((await as(a.management, "GET", `/workspaces/${a.id}/budgets`)).data)
+    },
+    {
+      name: "GET /generation?id={of A}",
+      request: async () => ({ method: "GET", path: `/generation?id=${a.generationId}` }),
+      expect: { standard: 200, management: 200, "other standard": 404, "other management": 404 }
+    },
+    {
+      name: "GET /activity",
+      request: async () => ({ method: "GET", path: "/activity" }),
+      expect: { standard: 403, management: 200, "other standard": 403, "other management": 200 }
+    },
+    { name: "GET /activity?workspace_id=A", request: async () => ({ method: "GET", path: `/activity?workspace_id=${a.id}` }), expect: management(200) },
+    { name: "GET /providers", request: async () => ({ method: "GET", path: "/providers" }), expect: { standard: 200, management: 200, "other standard": 200, "other management": 200 } },
+    {
+      name: "GET /models/acme/embed/endpoints",
+      request: async () => ({ method: "GET", path: "/models/acme/embed/endpoints" }),
+      expect: { standard: 200, management: 200, "other standard": 200, "other management": 200 }
+    },
+    {
       name: "GET /embeddings/models",
       request: async () => ({ method: "GET", path: "/embeddings/models" }),
       expect: { standard: 200, management: 200, "other standard": 200, "other management": 200 }
@@ -432,11 +507,15 @@ describe("reliability: authorization matrix", () => {
     assert.isAbove(served.usage.cost, 0)
     const after = await as(a.management, "GET", "/credits")
     assert.deepStrictEqual(after, before)
-    for (const path of ["/keys?include_disabled=true", "/byok", "/interns"]) {
+    for (const path of ["/keys?include_disabled=true", "/byok", "/interns", "/activity?group_by=workspace", "/workspaces"]) {
       const listed = await as(path === "/interns" ? b.standard : b.management, "GET", path)
       const rows = (listed.data ?? []) as Array<any>
       assert.isAbove(rows.length, 0, path)
-      for (const row of rows) assert.strictEqual(row.workspace_id ?? row.workspaceId, b.id, path)
+      // B's user also created workspaces of its own in the matrix; none of them is A.
+      for (const row of rows) {
+        if (path === "/workspaces") assert.notStrictEqual(row.id, a.id, path)
+        else assert.strictEqual(row.workspace_id ?? row.workspaceId, b.id, path)
+      }
       for (const canary of a.canaries) assert.notInclude(JSON.stringify(listed), canary, path)
     }
   })

@@ -455,7 +455,7 @@ describe("reliability: hostile input", () => {
       inputsTried += 1
       assert.strictEqual(reply.status, 408, `${target.name}: ${JSON.stringify(reply).slice(0, 300)}`)
       assert.isUndefined(violation(path, reply), target.name)
-      assert.isBelow(reply.ms, bodyTimeoutMs + 1500, target.name)
+      if (level === "full") assert.isBelow(reply.ms, bodyTimeoutMs + 1500, target.name)
     }
     const stall = await stalled
     inputsTried += 1
@@ -498,7 +498,7 @@ describe("reliability: hostile input", () => {
     await expectUp()
   }, 120_000)
 
-  it("memory returns to its baseline after everything above", async () => {
+  it.skipIf(level !== "full")("memory returns to its baseline after everything above", async () => {
     await sleep(500)
     const after = await gateway.memory()
     const grownMb = (after.heapUsed - baseline.heapUsed) / 1_048_576

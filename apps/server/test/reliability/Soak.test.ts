@@ -24,7 +24,8 @@ const slope = (samples: ReadonlyArray<{ readonly at: number; readonly memory: Me
   return den === 0 ? 0 : num / den
 }
 
-describe("reliability: soak", () => {
+// A soak takes its time: it runs in `pnpm test:reliability` only, never in `pnpm test`.
+describe.skipIf(level !== "full")("reliability: soak", () => {
   const apiKey = KeySecret.generate()
   const managementKey = KeySecret.generate()
   let upstream: FakeUpstream.FakeServer

@@ -107,7 +107,8 @@ describe("reliability: upstream faults", () => {
     const started = Date.now()
     const reply = await gateway.embed({ model: "acme/embed", ...body })
     const elapsed = Date.now() - started
-    assert.isBelow(elapsed, requestMs + slack, `took ${elapsed} ms`)
+    // Wall-clock bounds hold on an idle machine; `pnpm test:reliability` checks them.
+    if (level === "full") assert.isBelow(elapsed, requestMs + slack, `took ${elapsed} ms`)
     if (reply.status === 200) {
       served += 1
       const id = reply.headers.get("x-generation-id")!
@@ -239,7 +240,7 @@ describe("reliability: upstream faults", () => {
     faultsInjected += 2
     const reply = await embed({ model: "acme/stall", input: "x" })
     expectEnvelope(reply, 408, "all hanging")
-    assert.isAtLeast(Date.now() - started, requestMs - 100)
+    if (level === "full") assert.isAtLeast(Date.now() - started, requestMs - 100)
     await expectBooksBalance("all hanging")
   }, 90_000)
 

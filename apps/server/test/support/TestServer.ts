@@ -77,7 +77,8 @@ export const startServer = async (options: {
     SWITCHYARD_DATA_DIR: dataDir,
     SWITCHYARD_BOOTSTRAP_MANAGEMENT_KEY: managementKey,
     SWITCHYARD_BOOTSTRAP_API_KEY: apiKey,
-    ...(databaseUrl !== undefined ? { DATABASE_URL: databaseUrl } : {}),
+    // Required with DATABASE_URL; the global setup gives the run one key.
+    ...(databaseUrl !== undefined ? { DATABASE_URL: databaseUrl, SWITCHYARD_SECRET_KEY: process.env.SWITCHYARD_SECRET_KEY ?? "" } : {}),
     // The access line of every request would bury the test report: errors only, unless asked.
     SWITCHYARD_LOG_LEVEL: process.env.SWITCHYARD_LOG_LEVEL ?? "error",
     ...options.env

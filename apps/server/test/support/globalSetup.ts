@@ -1,3 +1,4 @@
+import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
@@ -13,5 +14,7 @@ export default async function setup() {
   const dir = NodePath.join(root, "pglite")
   await PgliteInit.ensureDataDir(dir)
   process.env.SWITCHYARD_TEST_PGLITE_TEMPLATE = dir
+  // Required with DATABASE_URL (replicas share it); the test servers and processes inherit it.
+  process.env.SWITCHYARD_SECRET_KEY ??= Crypto.randomBytes(32).toString("base64")
   return () => Fs.rmSync(root, { recursive: true, force: true })
 }

@@ -13,6 +13,9 @@ import { KeysApi } from "./KeysApi.ts"
 import { ModelsApi } from "./ModelsApi.ts"
 import { SchemaErrors } from "./SchemaErrors.ts"
 import { SystemApi } from "./SystemApi.ts"
+import { ActivityApi } from "./ActivityApi.ts"
+import { ProvidersApi } from "./ProvidersApi.ts"
+import { WorkspacesApi } from "./WorkspacesApi.ts"
 
 /**
  * @since 0.1.0
@@ -25,6 +28,9 @@ export class Api extends HttpApi.make("switchyard")
   .add(ByokApi)
   .add(EmbeddingsApi)
   .add(ModelsApi)
+  .add(WorkspacesApi)
+  .add(ActivityApi)
+  .add(ProvidersApi)
   .prefix("/api/v1")
   .middleware(SchemaErrors)
   .annotate(HttpApi.ParseOptions, { errors: "all" })

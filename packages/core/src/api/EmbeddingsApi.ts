@@ -52,7 +52,7 @@ export class EmbeddingsApi extends HttpApiGroup.make("embeddings")
     HttpApiEndpoint.post("plan", "/embeddings/plan", {
       payload: EmbeddingRequest,
       success: RoutePlanReport,
-      error: [wire[400], wire[403], wire[404], wire[429], wire[500]]
+      error: [wire[400], wire[403], wire[404], wire[429], wire[500], wire[503]]
     }).annotate(OpenApi.Identifier, "planEmbeddings")
   )
   .middleware(Authorization)

@@ -235,6 +235,7 @@ export type BroadcastDestination = typeof BroadcastDestination.Type
  * @since 0.1.0
  */
 export const Catalog = Schema.Struct({
+  $schema: Schema.optionalKey(Schema.String),
   providers: Schema.Array(Provider).check(uniqueProviders).pipe(Schema.withDecodingDefaultKey(Effect.succeed([]))),
   workspaces: Schema.Record(Schema.String, Workspace).pipe(Schema.withDecodingDefaultKey(Effect.succeed({}))),
   broadcast: Schema.Array(BroadcastDestination).pipe(Schema.withDecodingDefaultKey(Effect.succeed([])))

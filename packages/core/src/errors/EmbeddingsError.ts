@@ -9,6 +9,7 @@
  * | `ModelNotFound` | 404 |
  * | `NoEligibleProvider` | 404 |
  * | `RequestTimedOut` | 408 |
+ * | `CredentialUnreadable` | 503 |
  * | `UpstreamFailed` | the last upstream failure's (see `UpstreamError`) |
  *
  * The money port's refusals (`PaymentRequired` for credits and key limits, `Unauthorized` for a
@@ -20,8 +21,9 @@
 import { Data } from "effect"
 import type { CandidateReport } from "../routing/RoutePlan.ts"
 import { type UpstreamFailed, failedToApiError } from "../upstream/Fallback.ts"
+import type { CredentialUnreadable } from "../store/ByokStore.ts"
 import type { ApiError, PaymentRequired, Unauthorized } from "./ApiError.ts"
-import { fromStatus, NotFound } from "./ApiError.ts"
+import { fromStatus, NotFound, ServiceUnavailable } from "./ApiError.ts"
 
 /**
  * No endpoint of the catalog serves the model.
@@ -76,11 +78,19 @@ export class RequestTimedOut extends Data.TaggedError("RequestTimedOut")<{ reado
 export type RoutingError = ModelNotFound | NoEligibleProvider
 
 /**
+ * Why a request could not be made ready to run: no route, or a credential it needs that does not
+ * open.
+ *
+ * @since 0.2.0
+ */
+export type PreparationError = RoutingError | CredentialUnreadable
+
+/**
  * Every way an embeddings request can fail.
  *
  * @since 0.1.0
  */
-export type EmbeddingsError = RoutingError | RequestTimedOut | UpstreamFailed | PaymentRequired | Unauthorized
+export type EmbeddingsError = PreparationError | RequestTimedOut | UpstreamFailed | PaymentRequired | Unauthorized
 
 /**
  * The status and envelope of a routing failure: 404.
@@ -91,6 +101,19 @@ export const routingToApiError = (error: RoutingError): NotFound =>
   new NotFound({ message: error.message, metadata: error.metadata })
 
 /**
+ * The status and envelope of a request that could not be made ready: 404 or 503.
+ *
+ * @since 0.2.0
+ */
+export const preparationToApiError = (error: PreparationError): NotFound | ServiceUnavailable =>
+  error._tag === "CredentialUnreadable"
+    ? new ServiceUnavailable({
+      message: error.message,
+      metadata: { reason: "credential_unreadable", provider: error.provider, retryable: false }
+    })
+    : routingToApiError(error)
+
+/**
  * The status and envelope of each fact.
  *
  * @since 0.1.0
@@ -99,7 +122,8 @@ export const toApiError = (error: EmbeddingsError): ApiError => {
   switch (error._tag) {
     case "ModelNotFound":
     case "NoEligibleProvider":
-      return routingToApiError(error)
+    case "CredentialUnreadable":
+      return preparationToApiError(error)
     case "RequestTimedOut":
       return fromStatus(408, error.message)
     case "UpstreamFailed":

@@ -27,8 +27,8 @@
  *   `destroy_failed` and `awaiting_slack_install`. It is followed by `stopped`.
  * - Provision is allowed from `stopped` and `failed`: `queued`, then the runtime starts on the
  *   kept disk with the current configuration (`provisioning` with its steps), then `running`.
- * - `progress` is set only while `provisioning`; `lastFailureMessage` only while `failed` or
- *   `destroy_failed`.
+ * - `progress` is set exactly while `provisioning` ({@link startingProgress} until the runtime
+ *   reports its first step); `lastFailureMessage` only while `failed` or `destroy_failed`.
  *
  * @since 0.1.0
  */
@@ -154,19 +154,45 @@ export const allows = (status: InternStatus, operation: Operation): boolean =>
   transitions[status][operation] !== undefined
 
 /**
- * Whether waiting may make a refused operation possible: the intern is in a passing status.
+ * Where a passing status ends when nothing goes wrong: a start ends `running`, a destruction
+ * removes the intern. Settled statuses are absent: they change only when someone asks.
  *
  * @since 0.1.0
  */
-export const isPassing = (status: InternStatus): boolean =>
-  status === "queued" || status === "provisioning" || status === "destroying"
+export const settlesTo: { readonly [S in InternStatus]?: Target } = {
+  queued: "running",
+  provisioning: "running",
+  destroying: "removed"
+}
+
+/**
+ * Whether waiting can make a refused operation possible: the intern is passing through a status
+ * and the status it settles in allows the operation (suspend while provisioning: yes, once it
+ * runs; provision while provisioning: no, it will be running; anything while destroying: no, it
+ * will be gone; anything from a settled status: no).
+ *
+ * @since 0.1.0
+ */
+export const retryable = (status: InternStatus, operation: Operation): boolean => {
+  const next = settlesTo[status]
+  return next !== undefined && next !== "removed" && allows(next, operation)
+}
+
+/**
+ * The progress of a run the runtime accepted but whose first step it has not reported yet, so
+ * that `progress` is never `null` while `provisioning`. `total_steps` 0 means not known yet.
+ *
+ * @since 0.1.0
+ */
+export const startingProgress: InternProgress = { step_label: "Starting", step_number: 0, total_steps: 0 }
 
 /**
  * Applies one event to a state.
  *
  * **Details**
  *
- * `progress` follows `Progress` events while provisioning and is cleared in every other status.
+ * `progress` follows `Progress` events while provisioning ({@link startingProgress} before the
+ * first one) and is cleared in every other status.
  * `lastFailureMessage` is the message of the event that led to `failed` or `destroy_failed`, and
  * is cleared in every other status.
  *
@@ -181,8 +207,8 @@ export const apply = (state: LifecycleState, event: LifecycleEvent): Outcome => 
     : event._tag === "Progress"
     ? event.progress
     : state.status === "provisioning"
-    ? state.progress
-    : null
+    ? state.progress ?? startingProgress
+    : startingProgress
   const lastFailureMessage = target !== "failed" && target !== "destroy_failed"
     ? null
     : "message" in event
@@ -260,7 +286,7 @@ const reconcileUp = (observed: Observed): { readonly state: LifecycleState; read
     case "Running":
       return { state: settled("running"), action: "none" }
     case "Starting":
-      return { state: settled("provisioning", { progress: observed.progress }), action: "none" }
+      return { state: settled("provisioning", { progress: observed.progress ?? startingProgress }), action: "none" }
     case "Failed":
       return { state: settled("failed", { lastFailureMessage: observed.message }), action: "none" }
     case "Absent":

@@ -80,9 +80,13 @@ const BooleanFromString = Schema.Literals(["true", "false"]).pipe(
   })
 )
 
-const NonNegativeIntFromString = Schema.String.check(Schema.isPattern(/^(0|[1-9][0-9]{0,8})$/u)).pipe(
+// No upper bound: an offset past the last record is an empty page. Beyond 2^53 every offset is
+// past the end, so the value is capped there (an exact integer the store can take).
+const NonNegativeIntFromString = Schema.String.check(Schema.isPattern(/^(0|[1-9][0-9]*)$/u, {
+  message: "must be a non-negative integer"
+})).pipe(
   Schema.decodeTo(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)), {
-    decode: SchemaGetter.transform((s) => Number(s)),
+    decode: SchemaGetter.transform((s) => Math.min(Number(s), Number.MAX_SAFE_INTEGER)),
     encode: SchemaGetter.transform((n) => String(n))
   })
 )
@@ -136,7 +140,7 @@ export const Credits = Schema.Finite.check(
  * @since 0.1.0
  */
 export const KeyName = Schema.String.check(
-  Schema.isBetweenLength(1, 200, { message: "name must be 1 to 200 characters" })
+  Schema.isBetweenCodePoints(1, 200, { message: "name must be 1 to 200 characters" })
 )
 
 /**
@@ -144,8 +148,9 @@ export const KeyName = Schema.String.check(
  *
  * **Details**
  *
- * `creator_user_id` may only name the calling user (keys belong to the user that manages them);
- * `external.user` is stored as the record's `external_user`.
+ * `creator_user_id` names the user the key belongs to: the calling user, or (for an admin of the
+ * workspace) another member of it. `kind: "management"` (a Switchyard field) makes a management
+ * key, for an admin of the workspace only. `external.user` is stored as the record's `external_user`.
  *
  * @since 0.1.0
  */
@@ -157,8 +162,10 @@ export const CreateKeyBody = Schema.Struct({
   expires_at: Schema.optionalKey(Schema.NullOr(IsoDateTime)),
   creator_user_id: Schema.optionalKey(Schema.NullOr(Schema.String)),
   workspace_id: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),
+  /** Switchyard: `management` makes a management key (an admin of the workspace only). */
+  kind: Schema.optionalKey(Schema.Literals(["standard", "management"])),
   external: Schema.optionalKey(Schema.Struct({
-    user: Schema.String.check(Schema.isBetweenLength(1, 256)),
+    user: Schema.String.check(Schema.isBetweenCodePoints(1, 256)),
     api_key: Schema.optionalKey(Schema.String)
   }))
 })

@@ -75,10 +75,10 @@ const unsupported = {
 export const unsupportedFields = Object.keys(unsupported) as ReadonlyArray<keyof typeof unsupported>
 
 const Secret = Schema.String.check(
-  Schema.isBetweenLength(1, 8192, { message: "key must be 1 to 8192 characters" })
+  Schema.isBetweenCodePoints(1, 8192, { message: "key must be 1 to 8192 characters" })
 )
 
-const Name = Schema.NullOr(Schema.String.check(Schema.isMaxLength(200, { message: "name must be at most 200 characters" })))
+const Name = Schema.NullOr(Schema.String.check(Schema.isMaxCodePoints(200, { message: "name must be at most 200 characters" })))
 
 /**
  * `POST /byok`.
@@ -138,7 +138,12 @@ export const ByokList = Schema.Struct({ data: Schema.Array(ByokKey), total_count
  */
 export const ByokDeleted = Schema.Struct({ deleted: Schema.Literal(true) })
 
-const IntFromString = (min: number, max: number, field: string) =>
+/**
+ * A whole number from a query string, between `min` and `max`, named `field` in messages.
+ *
+ * @since 0.1.0
+ */
+export const IntFromString = (min: number, max: number, field: string) =>
   Schema.String.check(Schema.isPattern(/^(0|[1-9][0-9]{0,8})$/u, { message: `${field} must be a whole number` })).pipe(
     Schema.decodeTo(
       Schema.Int.check(Schema.isBetween({ minimum: min, maximum: max }, { message: `${field} must be ${min} to ${max}` })),

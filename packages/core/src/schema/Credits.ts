@@ -45,7 +45,7 @@ const Amount = Schema.Union([
 export const AddCreditsBody = Schema.Struct({
   amount: Amount,
   workspace_id: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),
-  note: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(500, { message: "note must be at most 500 characters" })))
+  note: Schema.optionalKey(Schema.String.check(Schema.isMaxCodePoints(500, { message: "note must be at most 500 characters" })))
 })
 
 /**

@@ -166,7 +166,7 @@ export const EmbeddingRequest = Schema.Struct({
   encoding_format: Schema.optionalKey(Schema.Literals(["float", "base64"])),
   input_type: Schema.optionalKey(Schema.String),
   provider: Schema.optionalKey(Schema.NullOr(ProviderPreferences)),
-  session_id: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(256))),
+  session_id: Schema.optionalKey(Schema.String.check(Schema.isMaxCodePoints(256))),
   trace: Schema.optionalKey(TraceConfig),
   user: Schema.optionalKey(Schema.String)
 }).annotate({ identifier: "EmbeddingRequest" })

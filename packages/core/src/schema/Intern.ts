@@ -16,7 +16,7 @@
  * **Gotchas**
  *
  * Length limits count Unicode code points, as JSON Schema's `maxLength` does, not UTF-16 units:
- * a description of 2000 emoji is accepted.
+ * a description of 2000 emoji is accepted. Every length limit of the API counts this way.
  *
  * @since 0.1.0
  */
@@ -66,17 +66,8 @@ export const limits = {
   body: 1_048_576
 } as const
 
-const codePoints = (s: string): number => {
-  let n = 0
-  for (const _ of s) n++
-  return n
-}
-
 const atMostChars = (max: number, field: string) =>
-  Schema.makeFilter<string>(
-    (s) => codePoints(s) <= max || `${field} must be at most ${max} characters`,
-    { toJsonSchema: () => ({ maxLength: max }), expected: `at most ${max} characters` }
-  )
+  Schema.isMaxCodePoints(max, { message: `${field} must be at most ${max} characters`, expected: `at most ${max} characters` })
 
 /**
  * The pattern every intern name matches: lowercase letters and digits in hyphen-separated groups,
@@ -97,9 +88,8 @@ export const namePattern = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/u
  * @since 0.1.0
  */
 export const InternName = Schema.String.check(
-  Schema.isBetweenLength(limits.nameMin, limits.nameMax, {
-    message: `name must be ${limits.nameMin} to ${limits.nameMax} characters`,
-    toJsonSchema: () => ({ minLength: limits.nameMin, maxLength: limits.nameMax })
+  Schema.isBetweenCodePoints(limits.nameMin, limits.nameMax, {
+    message: `name must be ${limits.nameMin} to ${limits.nameMax} characters`
   }),
   Schema.isPattern(namePattern, {
     message: "name must be lowercase letters and digits in hyphen-separated groups, starting with a letter"

@@ -91,6 +91,8 @@ export interface SettleRequest {
   /** The actual cost in nano-USD. */
   readonly costNanos: bigint
   readonly isByok: boolean
+  /** How long the request took, in milliseconds, as `GET /generation` reports it. */
+  readonly latencyMs?: number | undefined
   /** Defaults to the Effect `Clock`; the ledger row is dated with it. */
   readonly now?: Date | undefined
 }
@@ -143,9 +145,10 @@ export interface AddCreditsRequest {
  */
 export class Accounting extends Context.Service<Accounting, {
   /**
-   * Holds `amountNanos` against the key's limit in its current window and (for a non-BYOK
-   * request in a workspace with prepaid credits) against the workspace's balance, atomically. Fails with `PaymentRequired` whose
-   * message names "key limit" or "workspace credits", or `Unauthorized` when the key was
+   * Holds `amountNanos` against the key's limit in its current window, the workspace's budgets
+   * and (for a non-BYOK request in a workspace with prepaid credits) the workspace's balance,
+   * atomically. Fails with `PaymentRequired` whose message names "key limit", "workspace
+   * budget" or "workspace credits", or `Unauthorized` when the key was
    * disabled, deleted or expired since it authenticated.
    */
   readonly reserve: (request: ReserveRequest) => Effect.Effect<Reservation, PaymentRequired | Unauthorized>
@@ -164,8 +167,8 @@ export class Accounting extends Context.Service<Accounting, {
 }>()("@switchyard/core/store/Accounting") {}
 
 /**
- * The two reasons a reservation is refused with 402, as `error.metadata.reason` carries them.
+ * The three reasons a reservation is refused with 402, as `error.metadata.reason` carries them.
  *
  * @since 0.1.0
  */
-export type RefusalReason = "key_limit" | "workspace_credits"
+export type RefusalReason = "key_limit" | "workspace_budget" | "workspace_credits"

@@ -26,7 +26,8 @@ export interface KeyIdentity {
  * @since 0.1.0
  */
 export interface ListKeysRequest {
-  readonly userId: string
+  /** Whose keys; `null` lists every member's keys of the workspace (for its admins). */
+  readonly userId: string | null
   readonly workspaceId: string
   readonly includeDisabled: boolean
   readonly offset: number
@@ -40,6 +41,8 @@ export interface ListKeysRequest {
  * @since 0.1.0
  */
 export interface CreateKeyRequest {
+  /** Default `standard`. */
+  readonly kind?: "standard" | "management"
   readonly userId: string
   readonly workspaceId: string
   readonly hash: string
@@ -68,7 +71,7 @@ export interface KeyPatch {
 }
 
 /**
- * One of the user's own keys, by hash.
+ * A key the user reaches, by hash: one of their own, or any key of a workspace they administer.
  *
  * @since 0.1.0
  */
@@ -97,6 +100,8 @@ export class ApiKeyStore extends Context.Service<ApiKeyStore, {
   readonly list: (request: ListKeysRequest) => Effect.Effect<ReadonlyArray<ApiKeyRecord>>
   readonly defaultWorkspaceOf: (userId: string) => Effect.Effect<Option.Option<string>>
   readonly isMember: (userId: string, workspaceId: string) => Effect.Effect<boolean>
+  /** The user's role in the workspace; `None` when not a member. */
+  readonly roleIn: (userId: string, workspaceId: string) => Effect.Effect<Option.Option<"admin" | "member">>
   /** Every workspace the user is a member of. */
   readonly workspacesOf: (userId: string) => Effect.Effect<ReadonlyArray<string>>
   readonly get: (request: OwnKeyRequest) => Effect.Effect<Option.Option<ApiKeyRecord>>

@@ -17,7 +17,7 @@
  *
  * @since 0.1.0
  */
-import { Context } from "effect"
+import { Context, Data } from "effect"
 import type { Effect, Option, Redacted } from "effect"
 import type { ByokKey } from "../schema/Byok.ts"
 
@@ -56,11 +56,32 @@ export interface ListCredentials {
 }
 
 /**
+ * A workspace's stored credential for a provider exists but does not open with this gateway's
+ * secret key: it was stored by a process with another `SWITCHYARD_SECRET_KEY`.
+ *
+ * @since 0.2.0
+ */
+export class CredentialUnreadable extends Data.TaggedError("CredentialUnreadable")<{ readonly provider: string }> {
+  override get message(): string {
+    return `The workspace's stored credential for ${this.provider} cannot be decrypted by this gateway ` +
+      "(it was stored with another secret key). The operator must give every replica the same SWITCHYARD_SECRET_KEY."
+  }
+}
+
+/**
  * @since 0.1.0
  */
 export class ByokStore extends Context.Service<ByokStore, {
-  /** The enabled credential the workspace stored for the provider, if any. */
-  readonly credentialFor: (workspaceId: string, providerSlug: string) => Effect.Effect<Option.Option<Redacted.Redacted<string>>>
+  /**
+   * The enabled credential the workspace stored for the provider, if any. Fails with
+   * {@link CredentialUnreadable} when the stored credential cannot be decrypted (it was sealed
+   * with another secret key): the request needs it, and calling the provider with the gateway's
+   * own credential instead would charge the wrong account.
+   */
+  readonly credentialFor: (
+    workspaceId: string,
+    providerSlug: string
+  ) => Effect.Effect<Option.Option<Redacted.Redacted<string>>, CredentialUnreadable>
   readonly list: (request: ListCredentials) => Effect.Effect<{ readonly data: ReadonlyArray<ByokKey>; readonly total: number }>
   /** A credential by id, only if it belongs to one of `workspaceIds`. */
   readonly get: (id: string, workspaceIds: ReadonlyArray<string>) => Effect.Effect<Option.Option<ByokKey>>

@@ -7,6 +7,8 @@ import {
   type LifecycleState,
   type Observed,
   reconcile,
+  retryable,
+  startingProgress,
   transitions
 } from "../../src/interns/InternLifecycle.ts"
 import { type InternStatus, statuses } from "../../src/schema/Intern.ts"
@@ -47,6 +49,32 @@ describe("InternLifecycle", () => {
     assert.deepStrictEqual(state, at("provisioning", { progress: step }))
     state = next(state, { _tag: "Ready" }) as LifecycleState
     assert.deepStrictEqual(state, at("running"))
+  })
+
+  it("gives a run the runtime accepted a starting progress until its first step", () => {
+    const accepted = next(at("queued"), { _tag: "StartAccepted" }) as LifecycleState
+    assert.deepStrictEqual(accepted, at("provisioning", { progress: startingProgress }))
+    assert.deepStrictEqual(next(accepted, { _tag: "Progress", progress: step }), at("provisioning", { progress: step }))
+    assert.deepStrictEqual(next(at("provisioning", { progress: step }), { _tag: "StartAccepted" }), at("provisioning", { progress: step }))
+    assert.deepStrictEqual(
+      reconcile(at("running"), { _tag: "Starting", progress: null }).state,
+      at("provisioning", { progress: startingProgress })
+    )
+  })
+
+  it("calls intern_busy retryable only when waiting can make the operation possible", () => {
+    const yes = statuses.flatMap((s) => (["Provision", "Suspend", "Delete"] as const).filter((o) => retryable(s, o)).map((o) => `${o} while ${s}`))
+    assert.deepStrictEqual(yes.sort(), [
+      "Delete while provisioning",
+      "Delete while queued",
+      "Suspend while provisioning",
+      "Suspend while queued"
+    ])
+    for (const s of statuses) {
+      for (const o of ["Provision", "Suspend", "Delete"] as const) {
+        if (retryable(s, o)) assert.isFalse(allows(s, o), `${o} is allowed from ${s}: nothing to wait for`)
+      }
+    }
   })
 
   it("refuses suspend and provision while queued or provisioning", () => {
@@ -102,15 +130,15 @@ describe("InternLifecycle", () => {
     fc.nat(9).map((n): LifecycleEvent => ({ _tag: "Progress", progress: { ...step, step_number: n } }))
   )
 
-  it("keeps progress only while provisioning and a failure message only while failed", () => {
+  it("has progress exactly while provisioning and a failure message only while failed", () => {
     fc.assert(fc.property(fc.constantFrom(...statuses), fc.array(event, { maxLength: 30 }), (initial, events) => {
-      let state = at(initial)
+      let state = at(initial, initial === "provisioning" ? { progress: step } : {})
       for (const e of events) {
         const outcome = apply(state, e)
         if (outcome._tag === "Removed") return true
         if (outcome._tag === "Refused") continue
         state = outcome.state
-        if (state.progress !== null && state.status !== "provisioning") return false
+        if ((state.progress !== null) !== (state.status === "provisioning")) return false
         if (state.lastFailureMessage !== null && state.status !== "failed" && state.status !== "destroy_failed") {
           return false
         }

@@ -1,7 +1,8 @@
 import { GatewayClient } from "@switchyard/client/GatewayClient"
 import { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
-import type { RoutePlanReport } from "@switchyard/core/schema/RoutePlanReport"
-import { Effect, Option } from "effect"
+import type { NotFound } from "@switchyard/core/errors/ApiError"
+import { CandidateReport, type RoutePlanReport } from "@switchyard/core/schema/RoutePlanReport"
+import { Effect, Option, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Connection from "../../Connection.ts"
 import * as Failure from "../../Failure.ts"
@@ -10,15 +11,16 @@ import * as ProviderFlags from "../../ProviderFlags.ts"
 import * as SharedFlags from "../../SharedFlags.ts"
 
 type Candidate = RoutePlanReport["explanation"]["candidates"][number]
+type Explanation = RoutePlanReport["explanation"]
 
-export const reason = (c: Candidate, report: RoutePlanReport): string => {
+export const reason = (c: Candidate, explanation: Explanation): string => {
   const why: Array<string> = []
   if (c.status === "excluded") return `out: ${c.excluded_by ?? "filtered"}${c.detail === undefined ? "" : ` (${c.detail})`}`
   if (c.status === "unused") return "out: eligible, but fallbacks are off"
   if (c.order_match !== undefined) why.push(`listed in --order as ${c.order_match}`)
-  if (c.sort_key !== undefined && report.explanation.sort !== null) why.push(`${report.explanation.sort.by} ${c.sort_key ?? "unknown"}`)
+  if (c.sort_key !== undefined && explanation.sort !== null) why.push(`${explanation.sort.by} ${c.sort_key ?? "unknown"}`)
   if (c.weight !== undefined) {
-    const drawn = report.explanation.draw?.pool.includes(c.id) === true && c.rank === 0
+    const drawn = explanation.draw?.pool.includes(c.id) === true && c.rank === 0
     why.push(`${drawn ? "drawn at random, " : ""}weight ${c.weight.toPrecision(3)}`)
   }
   if (c.meets_cutoffs === false) why.push("misses the latency/throughput preference, so later")
@@ -27,8 +29,7 @@ export const reason = (c: Candidate, report: RoutePlanReport): string => {
   return why.join("; ")
 }
 
-const modeText = (report: RoutePlanReport) => {
-  const e = report.explanation
+const modeText = (e: Explanation) => {
   const mode = e.mode === "order"
     ? `the --order list (${(e.order ?? []).join(", ")}), then the rest`
     : e.mode === "sort"
@@ -37,27 +38,52 @@ const modeText = (report: RoutePlanReport) => {
   return `${mode}; fallbacks ${e.allow_fallbacks ? "allowed" : "off"}`
 }
 
+const candidateTable = (explanation: Explanation) =>
+  Output.table([
+    { header: "#", value: (c: Candidate) => (c.rank === undefined ? "-" : String(c.rank + 1)), align: "right" },
+    { header: "PROVIDER", value: (c) => c.provider },
+    { header: "VARIANT", value: (c) => c.variant },
+    { header: "$/M TOKENS", value: (c) => `$${c.prompt_price}`, align: "right" },
+    { header: "STATUS", value: (c) => (c.status === "attempt" ? "in" : "out") },
+    { header: "WHY", value: (c) => reason(c, explanation) }
+  ], [...explanation.candidates].sort((a, b) =>
+    (a.rank ?? Number.MAX_SAFE_INTEGER) - (b.rank ?? Number.MAX_SAFE_INTEGER) || a.provider.localeCompare(b.provider)
+  ), "No provider serves this model.")
+
 export const render = (report: RoutePlanReport, estimated: boolean) =>
   Effect.gen(function*() {
-    const candidates = [...report.explanation.candidates].sort((a, b) =>
-      (a.rank ?? Number.MAX_SAFE_INTEGER) - (b.rank ?? Number.MAX_SAFE_INTEGER) || a.provider.localeCompare(b.provider)
-    )
-    yield* Output.line(`Route for ${report.model}: ${modeText(report)}`)
+    yield* Output.line(`Route for ${report.model}: ${modeText(report.explanation)}`)
     yield* Output.line("")
-    yield* Output.table([
-      { header: "#", value: (c: Candidate) => (c.rank === undefined ? "-" : String(c.rank + 1)), align: "right" },
-      { header: "PROVIDER", value: (c) => c.provider },
-      { header: "VARIANT", value: (c) => c.variant },
-      { header: "$/M TOKENS", value: (c) => `$${c.prompt_price}`, align: "right" },
-      { header: "STATUS", value: (c) => (c.status === "attempt" ? "in" : "out") },
-      { header: "WHY", value: (c) => reason(c, report) }
-    ], candidates, "No provider serves this model.")
+    yield* candidateTable(report.explanation)
     if (estimated) {
       yield* Output.line("")
       yield* Output.line(
         `Estimate: at most ${report.estimate.prompt_tokens.toLocaleString("en-US")} prompt tokens, at most ${Output.money(report.estimate.cost)} on the first choice.`
       )
     }
+  })
+
+const NoRoute = Schema.Struct({ model: Schema.String, reason: Schema.String, candidates: Schema.NonEmptyArray(CandidateReport) })
+
+/**
+ * The gateway's 404 when the model exists but every endpoint is out: the table of those endpoints
+ * and why each one is out (the 404's `metadata`), then the failure. An unknown model passes through.
+ */
+const noRoute = (error: NotFound, json: boolean) =>
+  Effect.gen(function*() {
+    const found = Schema.decodeUnknownOption(NoRoute)(error.metadata)
+    if (Option.isNone(found)) return yield* error
+    const { candidates, model, reason } = found.value
+    if (!json) {
+      yield* Output.line(`No route for ${model}: ${reason}`)
+      yield* Output.line("")
+      yield* candidateTable({ model, mode: "default", seed: 0, allow_fallbacks: true, order: null, sort: null, candidates })
+    }
+    return yield* new Failure.Failure({
+      message: `${json ? error.message : `No provider can serve ${model} with these preferences`} (HTTP 404 NotFound)`,
+      hint: "Each provider is out for the reason in the WHY column: loosen those preferences, or give the provider its credential.",
+      exitCode: Failure.ExitCode.notFound
+    })
   })
 
 export const explain = Command.make(
@@ -82,7 +108,7 @@ export const explain = Command.make(
       ...(provider === undefined ? {} : { provider })
     })
     const client = yield* GatewayClient
-    const report = yield* client.embeddings.plan({ payload })
+    const report = yield* client.embeddings.plan({ payload }).pipe(Effect.catchTag("NotFound", (error) => noRoute(error, input.json)))
     if (input.json) return yield* Output.json(report)
     yield* render(report, input.texts.length > 0)
   }, Connection.withGateway)

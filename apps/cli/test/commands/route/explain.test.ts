@@ -22,19 +22,19 @@ const candidate = (fields: Partial<RoutePlanReport["explanation"]["candidates"][
 describe("route explain", () => {
   it("says why an endpoint is out", () => {
     const r = report({})
-    assert.strictEqual(reason(candidate({ status: "excluded", excluded_by: "zdr", detail: "retains data" }), r), "out: zdr (retains data)")
-    assert.strictEqual(reason(candidate({ status: "unused" }), r), "out: eligible, but fallbacks are off")
+    assert.strictEqual(reason(candidate({ status: "excluded", excluded_by: "zdr", detail: "retains data" }), r.explanation), "out: zdr (retains data)")
+    assert.strictEqual(reason(candidate({ status: "unused" }), r.explanation), "out: eligible, but fallbacks are off")
   })
 
   it("says why an endpoint is in, and why it comes later", () => {
     const drawn = report({ draw: { u: 0.3, pool: ["alpha:default"] } })
-    assert.strictEqual(reason(candidate({ rank: 0, weight: 0.75 }), drawn), "drawn at random, weight 0.750")
+    assert.strictEqual(reason(candidate({ rank: 0, weight: 0.75 }), drawn.explanation), "drawn at random, weight 0.750")
     assert.strictEqual(
-      reason(candidate({ rank: 1, order_match: "alpha", meets_cutoffs: false, recent_failure: true }), report({ mode: "order" })),
+      reason(candidate({ rank: 1, order_match: "alpha", meets_cutoffs: false, recent_failure: true }), report({ mode: "order" }).explanation),
       "listed in --order as alpha; misses the latency/throughput preference, so later; failed in the last 30s, so later"
     )
-    assert.strictEqual(reason(candidate({ rank: 2, sort_key: 0.02 }), report({ mode: "sort", sort: { by: "price", partition: "model" } })), "price 0.02")
-    assert.strictEqual(reason(candidate({ rank: 0 }), report({})), "first choice")
-    assert.strictEqual(reason(candidate({ rank: 3 }), report({})), "fallback")
+    assert.strictEqual(reason(candidate({ rank: 2, sort_key: 0.02 }), report({ mode: "sort", sort: { by: "price", partition: "model" } }).explanation), "price 0.02")
+    assert.strictEqual(reason(candidate({ rank: 0 }), report({}).explanation), "first choice")
+    assert.strictEqual(reason(candidate({ rank: 3 }), report({}).explanation), "fallback")
   })
 })

@@ -1,0 +1,31 @@
+# The gateway as a container: `docker build -t switchyard .`
+# Build stage: install the workspace, bundle the server, and keep only its production files.
+ARG NODE_VERSION=24.21.0
+FROM node:${NODE_VERSION}-bookworm-slim AS build
+WORKDIR /src
+RUN npm install --global --no-audit --no-fund pnpm@10.34.9
+COPY . .
+RUN pnpm install --frozen-lockfile \
+ && pnpm --filter @switchyard/server build \
+ && pnpm --filter @switchyard/server deploy --prod --legacy /out
+
+# Run stage: Node, the bundle and the server's npm dependencies; no sources, no build tools.
+FROM node:${NODE_VERSION}-bookworm-slim
+ENV NODE_ENV=production \
+    SWITCHYARD_HOST=0.0.0.0 \
+    SWITCHYARD_PORT=8080 \
+    SWITCHYARD_DATA_DIR=/data
+WORKDIR /app
+COPY --from=build /out/package.json ./package.json
+COPY --from=build /out/node_modules ./node_modules
+COPY --from=build /out/dist ./dist
+RUN mkdir -p /data && chown node:node /data
+USER node
+# PGlite's database, the generated secret key and the interns' disks (unused with DATABASE_URL).
+VOLUME ["/data"]
+EXPOSE 8080
+# Ready means the port is open (every route built) and the store answers.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=120s --retries=3 \
+  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.SWITCHYARD_PORT}/api/v1/health`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# No shell, no package manager: node is PID 1 and receives `docker stop`'s SIGTERM itself.
+CMD ["node", "--max-semi-space-size=8", "dist/main.mjs"]

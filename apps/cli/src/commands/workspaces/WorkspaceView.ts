@@ -1,0 +1,30 @@
+import type { WorkspaceMember, WorkspaceRecord } from "@switchyard/core/schema/Workspace"
+import { Argument } from "effect/cli"
+import type * as Output from "../../Output.ts"
+
+export const refArgument = Argument.String("workspace").pipe(Argument.withDescription("The workspace's id or slug"))
+
+export const columns: ReadonlyArray<Output.Column<WorkspaceRecord>> = [
+  { header: "SLUG", value: (w) => w.slug },
+  { header: "NAME", value: (w) => w.name },
+  { header: "ID", value: (w) => w.id },
+  { header: "CREATED", value: (w) => w.created_at.slice(0, 10) }
+]
+
+export const pairs = (w: WorkspaceRecord): ReadonlyArray<readonly [string, string]> => [
+  ["id", w.id],
+  ["slug", w.slug],
+  ["name", w.name],
+  ["description", w.description ?? "-"],
+  ["default text model", w.default_text_model ?? "-"],
+  ["default provider sort", w.default_provider_sort ?? "-"],
+  ["BYOK in budgets", w.include_byok_in_budgets ? "yes" : "no"],
+  ["created", w.created_at],
+  ["updated", w.updated_at ?? "-"]
+]
+
+export const memberColumns: ReadonlyArray<Output.Column<WorkspaceMember>> = [
+  { header: "USER", value: (m) => m.user_id },
+  { header: "ROLE", value: (m) => m.role },
+  { header: "SINCE", value: (m) => m.created_at.slice(0, 10) }
+]

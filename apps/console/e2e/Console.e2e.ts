@@ -1,0 +1,190 @@
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import * as Fs from "node:fs"
+import * as NodePath from "node:path"
+import type { Page } from "playwright-core"
+import * as Accessibility from "./Accessibility.ts"
+import * as Browser from "./Browser.ts"
+import * as SeededGateway from "./SeededGateway.ts"
+
+describe("the web console in Chromium, against a gateway with real traffic", () => {
+  let gateway: SeededGateway.SeededGateway
+  let browser: Browser.Browser
+  let page: Page
+  const consoleErrors: Array<string> = []
+  const accessibility: Record<string, ReadonlyArray<string>> = {}
+
+  // Every page is photographed for review and checked against WCAG 2 A/AA as it is photographed.
+  const shoot = async (name: string) => {
+    await page.screenshot({ path: NodePath.join(Browser.screenshotDir, `${name}.png`), fullPage: true })
+    accessibility[name] = await Accessibility.violations(page)
+  }
+
+  const open = async (label: string) => {
+    await page.getByRole("navigation", { name: "Console pages" }).getByRole("link", { name: label, exact: true }).click()
+    await page.getByRole("heading", { level: 1, name: label }).waitFor()
+  }
+
+  const signIn = async (key: string) => {
+    await page.goto(`${gateway.origin}/ui/`)
+    await page.getByLabel("API key").fill(key)
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor()
+  }
+
+  beforeAll(async () => {
+    Fs.mkdirSync(Browser.screenshotDir, { recursive: true })
+    gateway = await SeededGateway.start()
+    browser = await Browser.launch()
+    page = await browser.context.newPage()
+    page.on("console", (message) => {
+      if (message.type() === "error") consoleErrors.push(message.text())
+    })
+    page.on("pageerror", (error) => consoleErrors.push(String(error)))
+  })
+
+  afterAll(async () => {
+    await browser?.close()
+    await gateway?.close()
+  })
+
+  it("refuses a wrong key with the gateway's message", async () => {
+    await page.goto(`${gateway.origin}/ui/`)
+    await shoot("sign-in")
+    await page.getByLabel("API key").fill("sk-sy-v1-not-a-key")
+    await page.getByRole("button", { name: "Sign in" }).click()
+    const alert = page.getByRole("alert")
+    await alert.waitFor()
+    assert.match(await alert.innerText(), /key/i)
+    assert.strictEqual(await page.evaluate(() => sessionStorage.length), 0)
+  })
+
+  it("signs in with the management key, kept in the tab's session storage only", async () => {
+    await signIn(gateway.managementKey)
+    const stored = await page.evaluate(() => ({ session: Object.values({ ...sessionStorage }), local: localStorage.length }))
+    assert.deepStrictEqual(stored, { session: [gateway.managementKey], local: 0 })
+    await page.reload()
+    await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor()
+  })
+
+  it("draws the overview's charts from the traffic", async () => {
+    const today = new Date().toISOString().slice(0, 10)
+    const { data: activity } = await gateway.admin.activity.activity({ query: { date: today } })
+    const models = [...new Set(activity.map((row) => row.model))].sort()
+    const providers = [...new Set(activity.map((row) => row.provider_name))].sort()
+    assert.includeMembers(models, ["acme/embed", "acme/embed-large", "switchyard/local-embed"])
+    for (const [id, names] of [["spend-by-model", models], ["requests-by-provider", providers], ["spend-by-key", ["Bootstrap API key", "ci-batch", "search-api"]]] as const) {
+      const chart = page.getByRole("region", { name: { "spend-by-model": "Spend per day by model", "requests-by-provider": "Requests per day by provider", "spend-by-key": "Spend per day by key" }[id] })
+      await chart.locator(".recharts-bar-rectangle path").first().waitFor()
+      assert.isAbove(await chart.locator(".recharts-bar-rectangle path").count(), 0, id)
+      const legend = await chart.locator(".recharts-legend-wrapper, [class*=legend]").first().innerText()
+      for (const name of names) if (id !== "spend-by-model" || name !== "switchyard/local-embed") assert.include(legend, name, id)
+    }
+    const requestsToday = activity.reduce((sum, row) => sum + row.requests, 0)
+    assert.strictEqual(await page.getByRole("region", { name: "Requests today" }).locator("p").nth(1).innerText(), String(requestsToday))
+    assert.match(await page.getByRole("region", { name: "Budget left" }).innerText(), /monthly budget of \$10\.00/)
+    const flaky = page.getByRole("region", { name: /Errors and latency/ }).locator('tr[data-endpoint="flaky:acme/embed"]')
+    assert.match(await flaky.innerText(), /100\.0 %/)
+    const beta = page.getByRole("region", { name: /Errors and latency/ }).locator('tr[data-endpoint="beta:acme/embed"]')
+    assert.match(await beta.innerText(), /0\.00 %.*\d+ ms/s)
+    await shoot("overview")
+  })
+
+  it("creates a key, shows its secret once with a copy button, then disables it", async () => {
+    await open("Keys")
+    await page.getByRole("button", { name: "Create key" }).click()
+    const dialog = page.getByRole("dialog", { name: "Create a key" })
+    await dialog.getByLabel("Name").fill("e2e-key")
+    await dialog.getByRole("button", { name: "Create key" }).click()
+    const secretDialog = page.getByRole("dialog", { name: "Your new key" })
+    await secretDialog.waitFor()
+    const secret = await secretDialog.getByLabel("New key secret").innerText()
+    assert.match(secret.trim(), /^sk-sy-v1-[0-9a-f]{64}$/)
+    await secretDialog.getByRole("button", { name: "Copy key" }).waitFor()
+    await shoot("keys-secret")
+    await secretDialog.getByRole("button", { name: "Done" }).click()
+
+    await page.getByRole("button", { name: "Disable e2e-key" }).click()
+    await page.getByRole("button", { name: "Enable e2e-key" }).waitFor()
+    const { data } = await gateway.admin.keys.list({ query: { include_disabled: true } })
+    assert.isTrue(data.find((key) => key.name === "e2e-key")?.disabled)
+    await shoot("keys")
+  })
+
+  it("shows workspaces and their budgets, and sets one", async () => {
+    await open("Workspaces and budgets")
+    await page.locator('tr[data-budget="monthly"]').waitFor()
+    await page.getByRole("combobox", { name: "Interval" }).click()
+    await page.getByRole("option", { name: "Daily" }).click()
+    await page.getByLabel("Limit (USD)").fill("2")
+    await page.getByRole("button", { name: "Set budget" }).click()
+    await page.locator('tr[data-budget="daily"]').waitFor()
+    assert.include(await page.locator('tr[data-budget="daily"]').innerText(), "$2.00")
+    await shoot("workspaces")
+  })
+
+  it("shows providers with their health, measured latency and prices", async () => {
+    await open("Providers")
+    await page.locator('tr[data-endpoint="alpha:acme/embed-large"]').waitFor()
+    assert.include(await page.locator('tr[data-provider="alpha"]').innerText(), "retains data")
+    assert.include(await page.locator('tr[data-provider="beta"]').innerText(), "the gateway's")
+    const flaky = await page.locator('tr[data-endpoint="flaky:acme/embed"]').innerText()
+    assert.match(flaky, /failed recently|100\.0 %/)
+    assert.match(await page.locator('tr[data-endpoint="alpha:acme/embed-large"]').innerText(), /\$0\.4/)
+    await shoot("providers")
+  })
+
+  it("explains in the route playground why a provider is excluded, then sends the request", async () => {
+    await open("Route playground")
+    await page.getByLabel("Standard key to run with").fill(gateway.apiKey)
+    await page.getByLabel(/^Model/).first().click()
+    await page.getByRole("option", { name: /^acme\/embed / }).click()
+    await page.getByLabel("Zero data retention only").check()
+    await page.getByRole("button", { name: "Explain route" }).click()
+    const alpha = page.locator('tr[data-provider="alpha"]')
+    await alpha.waitFor()
+    assert.strictEqual(await alpha.getAttribute("data-status"), "excluded")
+    assert.match(await alpha.innerText(), /zdr/)
+    assert.deepStrictEqual(await page.locator('tr[data-status="attempt"]').evaluateAll((rows) => rows.map((row) => row.getAttribute("data-provider")).sort()), ["beta", "flaky", "gamma"])
+    await page.getByRole("button", { name: "Send for real" }).click()
+    await page.getByRole("heading", { name: "Sent for real" }).waitFor()
+    assert.match(await page.getByRole("region", { name: "Sent for real" }).innerText(), /Served by .*\((beta|gamma)\)/)
+    await shoot("playground")
+  })
+
+  it("suspends a running intern", async () => {
+    await open("Interns")
+    const row = page.locator('tr[data-intern="support-bot"]')
+    await row.getByText("running").waitFor()
+    await page.getByRole("button", { name: "Suspend support-bot" }).click()
+    await page.getByRole("status").getByText("Suspended support-bot").waitFor()
+    await row.getByText("stopped").waitFor()
+    const interns = await gateway.admin.interns.list({ query: {} })
+    assert.strictEqual(interns.data.find((intern) => intern.name === "support-bot")?.status, "stopped")
+    await shoot("interns")
+  })
+
+  it("shows a standard key its own usage and limits, and fits a narrow screen", async () => {
+    await page.getByRole("button", { name: "Sign out" }).click()
+    await signIn(gateway.apiKey)
+    await page.getByText("Spent today").waitFor()
+    const nav = page.getByRole("navigation", { name: "Console pages" })
+    assert.strictEqual(await nav.getByRole("link", { name: "Keys", exact: true }).count(), 0)
+    await shoot("overview-standard-key")
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.getByRole("button", { name: "Toggle navigation" }).click()
+    await nav.getByRole("link", { name: "Interns", exact: true }).click()
+    await page.getByRole("heading", { level: 1, name: "Interns" }).waitFor()
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+    assert.isAtMost(overflow, 0)
+    await shoot("interns-narrow")
+  })
+
+  it("breaks no WCAG 2 A/AA rule axe-core checks (labels, names, contrast) on any page", () => {
+    assert.isAbove(Object.keys(accessibility).length, 8)
+    assert.deepStrictEqual(Object.fromEntries(Object.entries(accessibility).filter(([, found]) => found.length > 0)), {})
+  })
+
+  it("logged no errors in the page", () => {
+    assert.deepStrictEqual(consoleErrors.filter((text) => !/Failed to load resource: the server responded with a status of 401/.test(text)), [])
+  })
+})

@@ -1,0 +1,157 @@
+import { Switchyard } from "@switchyard/client/Switchyard"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as NodePath from "node:path"
+import * as FakeOpenAi from "../../server/test/fakes/FakeOpenAi.ts"
+import type { FakeServer } from "../../server/test/fakes/FakeUpstream.ts"
+import { startServerProcess } from "../../server/test/support/ServerProcess.ts"
+import * as KeySecret from "../../server/src/auth/KeySecret.ts"
+
+/**
+ * The gateway as `pnpm start` runs it (its own process, PGlite in a fresh directory, the built
+ * console), in front of fake OpenAI-compatible upstreams, after real traffic went through it.
+ */
+export interface SeededGateway {
+  readonly origin: string
+  readonly managementKey: string
+  readonly apiKey: string
+  readonly admin: Switchyard
+  readonly close: () => Promise<void>
+}
+
+const consoleDir = NodePath.join(import.meta.dirname, "..", "dist")
+
+const endpoint = (model: string, prompt: string, facts: Record<string, unknown> = {}) => ({
+  model,
+  upstream_model: model.split("/")[1],
+  pricing: { prompt, request: "0", image: "0", audio: "0" },
+  quantization: "fp16",
+  dimensions: 16,
+  supported_parameters: ["dimensions", "encoding_format", "input_type", "user"],
+  max_batch_items: 64,
+  distillable: true,
+  ...facts
+})
+
+const provider = (slug: string, name: string, url: string, facts: Record<string, unknown>, endpoints: ReadonlyArray<unknown>) => ({
+  slug,
+  name,
+  adapter: "openai",
+  base_url: url,
+  api_key_env: `${slug.toUpperCase()}_API_KEY`,
+  data_collection: "deny",
+  zdr: true,
+  ...facts,
+  endpoints
+})
+
+// Three providers of `acme/embed` that differ in price and data policy (alpha retains data, so a
+// zero-data-retention request excludes it), one model only alpha serves, and a provider whose
+// upstream always fails.
+const config = (healthy: string, failing: string) => ({
+  providers: [
+    provider("alpha", "Alpha Cloud", healthy, { zdr: false, data_collection: "allow" }, [
+      endpoint("acme/embed", "0.10"),
+      endpoint("acme/embed-large", "0.40", { quantization: "fp32" })
+    ]),
+    provider("beta", "Beta AI", healthy, {}, [endpoint("acme/embed", "0.02")]),
+    provider("gamma", "Gamma Labs", healthy, {}, [endpoint("acme/embed", "0.05", { quantization: "int8" })]),
+    provider("flaky", "Flaky Inc", failing, {}, [endpoint("acme/embed", "0.01")])
+  ]
+})
+
+const texts = [
+  "The quick brown fox jumps over the lazy dog",
+  "Switchyard routes embeddings to the cheapest healthy provider",
+  "A gateway keeps exact accounts of every request it serves",
+  "Fallbacks move a request to the next provider when one fails"
+]
+
+const settle = <A>(promise: Promise<A>) => promise.then(() => true, () => false)
+
+/**
+ * Real traffic: two new keys and the bootstrap key embed with several models and preferences;
+ * some requests are pinned to the failing provider and fail; two interns exist, one running.
+ */
+const seed = async (gateway: Omit<SeededGateway, "close">) => {
+  const { admin, origin } = gateway
+  await admin.credits.add({ payload: { amount: "25", note: "console end-to-end" } })
+  const batch = await admin.keys.create({ payload: { name: "ci-batch" } })
+  const search = await admin.keys.create({ payload: { name: "search-api", limit: 5, limit_reset: "daily" } })
+  const callers = [gateway.apiKey, batch.key, search.key].map((apiKey) => new Switchyard({ baseUrl: origin, apiKey, retry: false }))
+  try {
+    const requests: Array<Promise<boolean>> = []
+    callers.forEach((caller, k) => {
+      for (let i = 0; i < 6 + 4 * k; i++) {
+        const input = texts.slice(0, 1 + ((i + k) % texts.length))
+        const model = i % 3 === 2 ? "acme/embed-large" : i % 5 === 4 ? "switchyard/local-embed" : "acme/embed"
+        const provider = i % 4 === 1 ? { sort: "price" as const } : i % 4 === 3 ? { order: ["gamma"] } : undefined
+        requests.push(settle(caller.embeddings.create({ payload: { model, input, ...(provider ? { provider } : {}) } })))
+      }
+      for (let i = 0; i < k + 1; i++) {
+        requests.push(settle(caller.embeddings.create({
+          payload: { model: "acme/embed", input: texts[i % texts.length]!, provider: { only: ["flaky"] } }
+        })))
+      }
+    })
+    const outcomes = await Promise.all(requests)
+    if (outcomes.filter(Boolean).length < 20) throw new Error(`seeding: only ${outcomes.filter(Boolean).length} requests succeeded`)
+  } finally {
+    await Promise.all(callers.map((caller) => caller.close()))
+  }
+  const { data: me } = await admin.keys.current()
+  await admin.workspaces.setBudget({ params: { workspace_ref: me.workspace_id, interval: "monthly" }, payload: { limit_usd: 10 } })
+  const running = await admin.interns.create({ payload: { name: "support-bot", description: "Answers support tickets" } })
+  await admin.interns.create({ payload: { name: "docs-bot", description: "Keeps the handbook current" } })
+  await admin.interns.provision({ params: { internId: running.id } })
+  const deadline = Date.now() + 30_000
+  while (Date.now() < deadline) {
+    const intern = await admin.interns.get({ params: { internId: running.id } })
+    if (intern.status === "running") return
+    if (intern.status === "failed") throw new Error(`seeding: support-bot failed: ${intern.lastFailureMessage}`)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  throw new Error("seeding: support-bot did not reach running within 30 s")
+}
+
+export const start = async (): Promise<SeededGateway> => {
+  if (!Fs.existsSync(NodePath.join(consoleDir, "index.html"))) {
+    throw new Error(`The console is not built (${consoleDir}): run \`pnpm --filter @switchyard/console build\` first`)
+  }
+  const healthy = await FakeOpenAi.start()
+  const failing: FakeServer = await FakeOpenAi.start()
+  failing.setBehaviour({ _tag: "Status", status: 503 })
+  const dir = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "switchyard-console-e2e-"))
+  const configPath = NodePath.join(dir, "switchyard.json")
+  Fs.writeFileSync(configPath, JSON.stringify(config(healthy.url, failing.url), null, 2))
+  const managementKey = KeySecret.generate()
+  const apiKey = KeySecret.generate()
+  const server = await startServerProcess({
+    SWITCHYARD_DATA_DIR: NodePath.join(dir, "data"),
+    SWITCHYARD_CONFIG: configPath,
+    SWITCHYARD_CONSOLE_DIR: consoleDir,
+    SWITCHYARD_BOOTSTRAP_MANAGEMENT_KEY: managementKey,
+    SWITCHYARD_BOOTSTRAP_API_KEY: apiKey,
+    SWITCHYARD_RATE_LIMIT: "off",
+    ALPHA_API_KEY: "sk-fake",
+    BETA_API_KEY: "sk-fake",
+    GAMMA_API_KEY: "sk-fake",
+    FLAKY_API_KEY: "sk-fake"
+  }, 300_000)
+  const origin = server.baseUrl.replace(/\/api\/v1$/u, "")
+  const admin = new Switchyard({ baseUrl: origin, apiKey: managementKey, retry: false })
+  const close = async () => {
+    await admin.close()
+    await server.stop()
+    await healthy.close()
+    await failing.close()
+    Fs.rmSync(dir, { recursive: true, force: true })
+  }
+  try {
+    await seed({ origin, managementKey, apiKey, admin })
+  } catch (error) {
+    await close()
+    throw new Error(`${String(error)}\n${server.output()}`)
+  }
+  return { origin, managementKey, apiKey, admin, close }
+}

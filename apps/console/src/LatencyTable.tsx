@@ -1,0 +1,53 @@
+import { Paper, Table, Text, Title } from "@mantine/core"
+import * as EndpointStatus from "./EndpointStatus.ts"
+import * as Format from "./Format.ts"
+import { ErrorNotice } from "./PageHeader.tsx"
+import { ScrollTable } from "./ScrollTable.tsx"
+import { useSession } from "./SessionContext.ts"
+import { useLoad } from "./useLoad.ts"
+
+/**
+ * Error rate and latency percentiles of every endpoint this gateway called in the last 30
+ * minutes, as `GET /models/{author}/{slug}/endpoints` measures them.
+ */
+export const LatencyTable = () => {
+  const { client } = useSession()
+  const endpoints = useLoad(() => EndpointStatus.load(client), [client])
+  const measured = (endpoints.data ?? []).filter((e) => e.uptime_last_30m !== null || e.latency_last_30m !== null)
+  return (
+    <Paper withBorder p="md" radius="md" component="section" aria-labelledby="latency-title">
+      <Title order={2} size="h5" id="latency-title" mb="sm">Errors and latency by endpoint, last 30 minutes</Title>
+      <ErrorNotice error={endpoints.error} />
+      {measured.length === 0
+        ? <Text c="dimmed" size="sm">No provider was called in the last 30 minutes.</Text>
+        : (
+          <ScrollTable label="Errors and latency by endpoint" minWidth={560}>
+            <Table verticalSpacing={4}>
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th scope="col">Provider</Table.Th>
+                  <Table.Th scope="col">Model</Table.Th>
+                  <Table.Th scope="col">Error rate</Table.Th>
+                  <Table.Th scope="col">p50</Table.Th>
+                  <Table.Th scope="col">p90</Table.Th>
+                  <Table.Th scope="col">p99</Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {measured.map((e) => (
+                  <Table.Tr key={`${e.provider}:${e.model}:${e.tag}`} data-endpoint={`${e.provider}:${e.model}`}>
+                    <Table.Td>{e.provider_name}</Table.Td>
+                    <Table.Td><Text size="sm" ff="monospace">{e.model}</Text></Table.Td>
+                    <Table.Td>{Format.percent(EndpointStatus.errorRate(e.uptime_last_30m))}</Table.Td>
+                    <Table.Td>{Format.millis(e.latency_last_30m?.p50)}</Table.Td>
+                    <Table.Td>{Format.millis(e.latency_last_30m?.p90)}</Table.Td>
+                    <Table.Td>{Format.millis(e.latency_last_30m?.p99)}</Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          </ScrollTable>
+        )}
+    </Paper>
+  )
+}

@@ -1,0 +1,299 @@
+import {
+  Alert,
+  Badge,
+  Button,
+  Checkbox,
+  Code,
+  CopyButton,
+  Group,
+  Modal,
+  NumberInput,
+  Select,
+  Stack,
+  Switch,
+  Table,
+  Text,
+  TextInput,
+  VisuallyHidden
+} from "@mantine/core"
+import type { ApiKeyRecord } from "@switchyard/core/schema/ApiKey"
+import { useState } from "react"
+import * as Format from "../Format.ts"
+import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
+import { serverMessage } from "../ServerMessage.ts"
+import { ScrollTable } from "../ScrollTable.tsx"
+import { useSession } from "../SessionContext.ts"
+import { useLoad } from "../useLoad.ts"
+
+type LimitReset = "daily" | "weekly" | "monthly"
+
+const resets = [
+  { value: "never", label: "Never (all-time limit)" },
+  { value: "daily", label: "Daily (UTC)" },
+  { value: "weekly", label: "Weekly (Monday, UTC)" },
+  { value: "monthly", label: "Monthly (UTC)" }
+]
+
+interface LimitFields {
+  readonly limit: number | string
+  readonly reset: string
+  readonly includeByok: boolean
+}
+
+const limitBody = (fields: LimitFields) => ({
+  limit: fields.limit === "" ? null : Number(fields.limit),
+  limit_reset: fields.reset === "never" ? null : (fields.reset as LimitReset),
+  include_byok_in_limit: fields.includeByok
+})
+
+const LimitInputs = ({ fields, onChange }: { readonly fields: LimitFields; readonly onChange: (fields: LimitFields) => void }) => (
+  <>
+    <NumberInput
+      label="Spending limit (USD)"
+      description="Empty: no limit"
+      min={0}
+      decimalScale={9}
+      value={fields.limit}
+      onChange={(limit) => onChange({ ...fields, limit })}
+    />
+    <Select
+      label="Limit resets"
+      data={resets}
+      value={fields.reset}
+      allowDeselect={false}
+      onChange={(reset) => onChange({ ...fields, reset: reset ?? "never" })}
+    />
+    <Checkbox
+      label="Count bring-your-own-key usage toward the limit"
+      checked={fields.includeByok}
+      onChange={(event) => onChange({ ...fields, includeByok: event.currentTarget.checked })}
+    />
+  </>
+)
+
+const CreateKeyModal = ({ opened, onClose, onCreated }: {
+  readonly opened: boolean
+  readonly onClose: () => void
+  readonly onCreated: (secret: string) => void
+}) => {
+  const { client } = useSession()
+  const [name, setName] = useState("")
+  const [fields, setFields] = useState<LimitFields>({ limit: "", reset: "never", includeByok: false })
+  const [expires, setExpires] = useState("")
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+
+  const submit = (event: React.FormEvent) => {
+    event.preventDefault()
+    setBusy(true)
+    setError(null)
+    client.keys.create({
+      payload: {
+        name,
+        ...limitBody(fields),
+        ...(expires === "" ? {} : { expires_at: new Date(expires).toISOString() })
+      }
+    }).then(
+      (created) => {
+        setName("")
+        setExpires("")
+        setFields({ limit: "", reset: "never", includeByok: false })
+        onCreated(created.key)
+      },
+      setError
+    ).finally(() => setBusy(false))
+  }
+
+  return (
+    <Modal opened={opened} onClose={onClose} title="Create a key">
+      <form onSubmit={submit}>
+        <Stack>
+          <TextInput label="Name" required value={name} onChange={(event) => setName(event.currentTarget.value)} />
+          <LimitInputs fields={fields} onChange={setFields} />
+          <TextInput
+            label="Expires at (UTC)"
+            description="Empty: never expires"
+            type="datetime-local"
+            value={expires}
+            onChange={(event) => setExpires(event.currentTarget.value)}
+          />
+          <ErrorNotice error={error} title="The key was not created" />
+          <Group justify="flex-end">
+            <Button variant="default" onClick={onClose}>Cancel</Button>
+            <Button type="submit" loading={busy}>Create key</Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  )
+}
+
+const SecretModal = ({ secret, onClose }: { readonly secret: string | null; readonly onClose: () => void }) => (
+  <Modal opened={secret !== null} onClose={onClose} title="Your new key" closeOnClickOutside={false}>
+    <Stack>
+      <Alert color="yellow" title="Shown only this once">
+        Copy the key now: the gateway keeps only its hash and cannot show it again.
+      </Alert>
+      <Code block tabIndex={0} aria-label="New key secret" style={{ wordBreak: "break-all", whiteSpace: "pre-wrap" }}>{secret}</Code>
+      <Group justify="flex-end">
+        <CopyButton value={secret ?? ""}>
+          {({ copied, copy }) => (
+            <Button color={copied ? "teal" : "indigo"} onClick={copy}>{copied ? "Copied" : "Copy key"}</Button>
+          )}
+        </CopyButton>
+        <Button variant="default" onClick={onClose}>Done</Button>
+      </Group>
+    </Stack>
+  </Modal>
+)
+
+const EditLimitsModal = ({ record, onClose, onSaved }: {
+  readonly record: ApiKeyRecord
+  readonly onClose: () => void
+  readonly onSaved: () => void
+}) => {
+  const { client } = useSession()
+  const [fields, setFields] = useState<LimitFields>({
+    limit: record.limit ?? "",
+    reset: record.limit_reset ?? "never",
+    includeByok: record.include_byok_in_limit
+  })
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+
+  const submit = (event: React.FormEvent) => {
+    event.preventDefault()
+    setBusy(true)
+    setError(null)
+    client.keys.update({ params: { hash: record.hash }, payload: limitBody(fields) })
+      .then(onSaved, setError)
+      .finally(() => setBusy(false))
+  }
+
+  return (
+    <Modal opened onClose={onClose} title={`Limits of ${record.name}`}>
+      <form onSubmit={submit}>
+        <Stack>
+          <LimitInputs fields={fields} onChange={setFields} />
+          <ErrorNotice error={error} title="The limits were not changed" />
+          <Group justify="flex-end">
+            <Button variant="default" onClick={onClose}>Cancel</Button>
+            <Button type="submit" loading={busy}>Save limits</Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  )
+}
+
+export const KeysPage = () => {
+  const { client, key: self } = useSession()
+  const [includeDisabled, setIncludeDisabled] = useState(true)
+  const keys = useLoad(() => client.keys.list({ query: { include_disabled: includeDisabled } }), [client, includeDisabled])
+  const [creating, setCreating] = useState(false)
+  const [secret, setSecret] = useState<string | null>(null)
+  const [editing, setEditing] = useState<ApiKeyRecord | null>(null)
+  const [actionError, setActionError] = useState<string | null>(null)
+
+  const setDisabled = (record: ApiKeyRecord, disabled: boolean) => {
+    setActionError(null)
+    client.keys.update({ params: { hash: record.hash }, payload: { disabled } })
+      .then(keys.reload, (error: unknown) => setActionError(serverMessage(error)))
+  }
+
+  const rows = (keys.data?.data ?? []).map((record) => (
+    <Table.Tr key={record.hash}>
+      <Table.Td>
+        <Text fw={500} size="sm">{record.name}</Text>
+        <Text size="xs" c="dimmed" ff="monospace">{record.label}</Text>
+      </Table.Td>
+      <Table.Td miw={100}>
+        <Badge color={record.disabled ? "gray" : "teal"} variant="light">{record.disabled ? "disabled" : "active"}</Badge>
+      </Table.Td>
+      <Table.Td>{record.limit === null ? "none" : Format.money(record.limit)}</Table.Td>
+      <Table.Td>{Format.money(record.limit_remaining)}</Table.Td>
+      <Table.Td>{record.limit_reset ?? "never"}</Table.Td>
+      <Table.Td>{Format.money(record.usage_daily)}</Table.Td>
+      <Table.Td>{Format.money(record.usage_monthly)}</Table.Td>
+      <Table.Td>{Format.money(record.usage)}</Table.Td>
+      <Table.Td>{Format.money(record.byok_usage)}</Table.Td>
+      <Table.Td>{Format.dateTime(record.expires_at)}</Table.Td>
+      <Table.Td>
+        <Group gap={6} wrap="nowrap">
+          <Button size="compact-sm" variant="default" onClick={() => setEditing(record)} aria-label={`Edit limits of ${record.name}`}>
+            Limits
+          </Button>
+          {record.hash !== self.hash && (
+            <Button
+              size="compact-sm"
+              variant="light"
+              color={record.disabled ? "teal" : "red"}
+              onClick={() => setDisabled(record, !record.disabled)}
+              aria-label={`${record.disabled ? "Enable" : "Disable"} ${record.name}`}
+            >
+              {record.disabled ? "Enable" : "Disable"}
+            </Button>
+          )}
+        </Group>
+      </Table.Td>
+    </Table.Tr>
+  ))
+
+  return (
+    <>
+      <PageHeader title="Keys" description="Your keys in your default workspace: usage in USD, limits and when they reset.">
+        <Group>
+          <Switch
+            label="Show disabled keys"
+            checked={includeDisabled}
+            onChange={(event) => setIncludeDisabled(event.currentTarget.checked)}
+          />
+          <Button onClick={() => setCreating(true)}>Create key</Button>
+        </Group>
+      </PageHeader>
+      <ErrorNotice error={keys.error} />
+      {actionError !== null && <Alert color="red" title="The key was not changed" role="alert" mb="md">{actionError}</Alert>}
+      <ScrollTable label="Keys" minWidth={900}>
+        <Table striped highlightOnHover verticalSpacing="xs" aria-busy={keys.loading}>
+          <Table.Caption>Usage columns are today (UTC), this month and all time.</Table.Caption>
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th scope="col">Key</Table.Th>
+              <Table.Th scope="col">Status</Table.Th>
+              <Table.Th scope="col">Limit</Table.Th>
+              <Table.Th scope="col">Remaining</Table.Th>
+              <Table.Th scope="col">Resets</Table.Th>
+              <Table.Th scope="col">Today</Table.Th>
+              <Table.Th scope="col">Month</Table.Th>
+              <Table.Th scope="col">Total</Table.Th>
+              <Table.Th scope="col">BYOK</Table.Th>
+              <Table.Th scope="col">Expires</Table.Th>
+              <Table.Th scope="col"><VisuallyHidden>Actions</VisuallyHidden></Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>{rows}</Table.Tbody>
+        </Table>
+      </ScrollTable>
+      <CreateKeyModal
+        opened={creating}
+        onClose={() => setCreating(false)}
+        onCreated={(created) => {
+          setCreating(false)
+          setSecret(created)
+          keys.reload()
+        }}
+      />
+      <SecretModal secret={secret} onClose={() => setSecret(null)} />
+      {editing !== null && (
+        <EditLimitsModal
+          record={editing}
+          onClose={() => setEditing(null)}
+          onSaved={() => {
+            setEditing(null)
+            keys.reload()
+          }}
+        />
+      )}
+    </>
+  )
+}

@@ -1,0 +1,161 @@
+import { Badge, Button, Card, Group, NumberInput, Progress, Select, Stack, Table, Text, Title, VisuallyHidden } from "@mantine/core"
+import type { WorkspaceRecord } from "@switchyard/core/schema/Workspace"
+import { useState } from "react"
+import * as BudgetWindows from "../BudgetWindows.ts"
+import * as Format from "../Format.ts"
+import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
+import { ScrollTable } from "../ScrollTable.tsx"
+import { useSession } from "../SessionContext.ts"
+import { useLoad } from "../useLoad.ts"
+
+const intervals = [
+  { value: "daily", label: "Daily" },
+  { value: "weekly", label: "Weekly" },
+  { value: "monthly", label: "Monthly" },
+  { value: "lifetime", label: "Lifetime" }
+]
+
+const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: WorkspaceRecord; readonly isDefault: boolean }) => {
+  const { client } = useSession()
+  const today = new Date().toISOString().slice(0, 10)
+  const figures = useLoad(async () => {
+    const [credits, budgets, activity] = await Promise.all([
+      client.credits.get({ query: { workspace_id: workspace.id } }),
+      client.workspaces.listBudgets({ params: { workspace_ref: workspace.id } }),
+      client.activity.activity({ query: { workspace_id: workspace.id } })
+    ])
+    return { credits: credits.data, budgets, activity: activity.data }
+  }, [client, workspace.id])
+  const [interval, setInterval] = useState<BudgetWindows.Interval>("monthly")
+  const [limit, setLimit] = useState<number | string>("")
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+
+  const save = (event: React.FormEvent) => {
+    event.preventDefault()
+    setBusy(true)
+    setError(null)
+    client.workspaces.setBudget({ params: { workspace_ref: workspace.id, interval }, payload: { limit_usd: Number(limit) } })
+      .then(() => {
+        setLimit("")
+        figures.reload()
+      }, setError)
+      .finally(() => setBusy(false))
+  }
+
+  const remove = (which: BudgetWindows.Interval) => {
+    setError(null)
+    client.workspaces.deleteBudget({ params: { workspace_ref: workspace.id, interval: which } }).then(figures.reload, setError)
+  }
+
+  const data = figures.data
+  const budgets = (data?.budgets.data ?? []).map((budget) => {
+    const which: BudgetWindows.Interval = budget.reset_interval ?? "lifetime"
+    const spent = data === undefined ? 0 : BudgetWindows.spentIn(which, {
+      today,
+      activity: data.activity,
+      includeByok: data.budgets.include_byok_in_budgets,
+      lifetimeUsage: data.credits.total_usage
+    })
+    return { budget, which, spent }
+  })
+
+  return (
+    <Card withBorder component="section" aria-labelledby={`ws-${workspace.id}`}>
+      <Stack gap="sm">
+        <Group justify="space-between" wrap="wrap">
+          <div>
+            <Group gap="xs">
+              <Title order={2} size="h4" id={`ws-${workspace.id}`}>{workspace.name}</Title>
+              {isDefault && <Badge variant="light">default</Badge>}
+            </Group>
+            <Text size="xs" c="dimmed" ff="monospace">{workspace.slug} · {workspace.id}</Text>
+            {workspace.description !== null && <Text size="sm">{workspace.description}</Text>}
+          </div>
+          <div>
+            <Text size="xs" tt="uppercase" fw={700} c="dimmed">Credits left</Text>
+            <Text fw={700} size="lg">{data === undefined ? "-" : Format.money(data.credits.total_credits - data.credits.total_usage)}</Text>
+          </div>
+        </Group>
+        <ErrorNotice error={figures.error ?? error} />
+        {budgets.length === 0
+          ? <Text size="sm" c="dimmed">No budgets: this workspace may spend until its credits run out.</Text>
+          : (
+            <ScrollTable label={`Budgets of ${workspace.name}`} minWidth={520}>
+              <Table verticalSpacing="xs" aria-label={`Budgets of ${workspace.name}`}>
+                <Table.Thead>
+                  <Table.Tr>
+                    <Table.Th scope="col">Budget</Table.Th>
+                    <Table.Th scope="col">Limit</Table.Th>
+                    <Table.Th scope="col">Spent</Table.Th>
+                    <Table.Th scope="col">Left</Table.Th>
+                    <Table.Th scope="col"><VisuallyHidden>Actions</VisuallyHidden></Table.Th>
+                  </Table.Tr>
+                </Table.Thead>
+                <Table.Tbody>
+                  {budgets.map(({ budget, which, spent }) => {
+                    const used = budget.limit_usd === 0 ? 1 : Math.min(1, spent / budget.limit_usd)
+                    return (
+                      <Table.Tr key={budget.id} data-budget={which}>
+                        <Table.Td>{which}</Table.Td>
+                        <Table.Td>{Format.money(budget.limit_usd)}</Table.Td>
+                        <Table.Td miw={140}>
+                          {Format.money(spent)}
+                          <Progress
+                            value={used * 100}
+                            color={used >= 0.9 ? "red.8" : used >= 0.7 ? "orange.8" : "teal.8"}
+                            size="sm"
+                            mt={4}
+                            aria-label={`${which} budget used: ${Format.percent(used)}`}
+                          />
+                        </Table.Td>
+                        <Table.Td>{Format.money(Math.max(0, budget.limit_usd - spent))}</Table.Td>
+                        <Table.Td>
+                          <Button size="compact-sm" variant="subtle" color="red" onClick={() => remove(which)} aria-label={`Remove the ${which} budget of ${workspace.name}`}>
+                            Remove
+                          </Button>
+                        </Table.Td>
+                      </Table.Tr>
+                    )
+                  })}
+                </Table.Tbody>
+              </Table>
+            </ScrollTable>
+          )}
+        <form onSubmit={save} aria-label={`Set a budget of ${workspace.name}`}>
+          <Group align="flex-end" wrap="wrap">
+            <Select
+              label="Interval"
+              data={intervals}
+              allowDeselect={false}
+              value={interval}
+              onChange={(value) => setInterval((value ?? "monthly") as BudgetWindows.Interval)}
+              w={140}
+            />
+            <NumberInput label="Limit (USD)" min={0} decimalScale={2} value={limit} onChange={setLimit} required w={160} />
+            <Button type="submit" loading={busy} variant="light">Set budget</Button>
+          </Group>
+        </form>
+      </Stack>
+    </Card>
+  )
+}
+
+export const WorkspacesPage = () => {
+  const { client, key } = useSession()
+  const workspaces = useLoad(() => client.workspaces.list({ query: {} }), [client])
+  return (
+    <>
+      <PageHeader
+        title="Workspaces and budgets"
+        description="Your workspaces, their credits and their budgets; spend counts UTC days, weeks from Monday, months from the 1st."
+      />
+      <ErrorNotice error={workspaces.error} />
+      <Stack>
+        {(workspaces.data?.data ?? []).map((workspace) => (
+          <WorkspaceCard key={workspace.id} workspace={workspace} isDefault={workspace.id === key.workspace_id} />
+        ))}
+      </Stack>
+    </>
+  )
+}

@@ -1,0 +1,28 @@
+import { type BuildOptions, defineConfig } from "rolldown"
+
+const source = (path: string) => new URL(path, import.meta.url).pathname
+
+/**
+ * The production bundle: the server's and core's TypeScript as plain JavaScript in `dist/`, run
+ * by `node dist/main.mjs`. npm dependencies stay imports (PGlite loads its WebAssembly and data
+ * files next to its own module); the intern program is a second entry, started as its own process.
+ */
+export const options = {
+  input: {
+    main: source("src/main.ts"),
+    "runtime/InternProcess": source("src/interns/runtime/InternProcess.ts")
+  },
+  platform: "node",
+  external: (id: string) => !id.startsWith(".") && !id.startsWith("/") && !id.startsWith("@switchyard/"),
+  output: {
+    dir: source("dist"),
+    format: "esm",
+    // `dist/main.mjs` is also the package's `switchyard-server` command.
+    banner: (chunk) => (chunk.name === "main" ? "#!/usr/bin/env node" : ""),
+    entryFileNames: "[name].mjs",
+    chunkFileNames: "[name]-[hash].mjs",
+    sourcemap: true
+  }
+} satisfies BuildOptions
+
+export default defineConfig(options)

@@ -1,0 +1,134 @@
+import { Api } from "@switchyard/core/api/Api"
+import { Caller } from "@switchyard/core/api/Authorization"
+import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
+import { BadRequest, NotFound } from "@switchyard/core/errors/ApiError"
+import type { ActivityItem, GenerationRecord } from "@switchyard/core/schema/Activity"
+import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
+import { Clock, Effect, Option } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
+import type { GenerationRow } from "../store/LedgerReports.ts"
+import { LedgerReports } from "../store/LedgerReports.ts"
+import { requireManagement } from "./Keys.ts"
+import { resolveWorkspace } from "./Workspaces.ts"
+
+/** How many completed UTC days `GET /activity` covers before today. */
+export const activityDays = 30
+
+const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10)
+
+const toGeneration = (row: GenerationRow, providerName: string): GenerationRecord => {
+  const cost = creditsFromNanos(row.costNanos)
+  return {
+    id: row.generationId,
+    api_type: "embeddings",
+    app_id: null,
+    cache_discount: null,
+    cancelled: false,
+    created_at: row.createdAt.toISOString(),
+    data_region: "global",
+    external_user: row.externalUser,
+    finish_reason: null,
+    generation_time: row.latencyMs,
+    http_referer: null,
+    is_byok: row.isByok,
+    latency: row.latencyMs,
+    model: row.model,
+    moderation_latency: null,
+    native_finish_reason: null,
+    native_tokens_cached: null,
+    native_tokens_completion: 0,
+    native_tokens_completion_images: null,
+    native_tokens_prompt: row.promptTokens,
+    native_tokens_reasoning: null,
+    num_fetches: null,
+    num_input_audio_prompt: null,
+    num_media_completion: null,
+    num_media_prompt: null,
+    num_search_results: null,
+    origin: "",
+    preset_id: null,
+    provider_name: providerName,
+    provider_responses: [{
+      provider_name: providerName,
+      model_permaslug: row.model,
+      is_byok: row.isByok,
+      ...(row.latencyMs === null ? {} : { latency: row.latencyMs }),
+      status: 200
+    }],
+    router: null,
+    service_tier: null,
+    streamed: false,
+    tokens_completion: 0,
+    tokens_prompt: row.promptTokens,
+    total_cost: cost,
+    upstream_id: null,
+    upstream_inference_cost: row.isByok ? cost : null,
+    usage: row.isByok ? 0 : cost,
+    user_agent: null,
+    web_search_engine: null,
+    workspace_id: row.workspaceId,
+    cached: false,
+    provider: row.provider,
+    tokens_total: row.totalTokens
+  }
+}
+
+export const ActivityHandlers = HttpApiBuilder.group(
+  Api,
+  "activity",
+  Effect.fn(function*(handlers) {
+    const reports = yield* LedgerReports
+    const keys = yield* ApiKeyStore
+    const loaded = yield* CurrentCatalog
+    const providerNames = new Map(loaded.catalog.providers.map((p) => [p.slug, p.name]))
+    const nameOf = (slug: string) => providerNames.get(slug) ?? slug
+    return handlers
+      .handle("generation", ({ query }) =>
+        Effect.gen(function*() {
+          const caller = yield* Caller
+          // A standard key sees its own workspace's generations; a management key those of every
+          // workspace its user belongs to.
+          const workspaceIds = caller.kind === "management" ? yield* keys.workspacesOf(caller.userId) : [caller.workspaceId]
+          const found = yield* reports.generation(query.id, workspaceIds)
+          if (Option.isNone(found)) return yield* new NotFound({ message: `No generation ${query.id}` })
+          return { data: toGeneration(found.value, nameOf(found.value.provider)) }
+        }))
+      .handle("activity", ({ query }) =>
+        Effect.gen(function*() {
+          const caller = yield* requireManagement
+          const workspaceId = yield* resolveWorkspace(keys, query.workspace_id, caller.workspaceId)
+          const now = yield* Clock.currentTimeMillis
+          const today = dayOf(now)
+          const first = dayOf(now - activityDays * 86_400_000)
+          if (query.date !== undefined && (Number.isNaN(Date.parse(`${query.date}T00:00:00Z`)) || query.date < first || query.date > today)) {
+            return yield* new BadRequest({
+              message: `date must be a UTC day from ${first} to ${today} (the last ${activityDays} days and today)`,
+              metadata: { field: "date" }
+            })
+          }
+          const rows = yield* reports.activity({
+            workspaceId,
+            fromDay: query.date ?? first,
+            toDay: query.date ?? today,
+            keyHash: query.api_key_hash,
+            userId: query.user_id
+          })
+          const data = rows.map((r): ActivityItem => ({
+            date: r.day,
+            model: r.model,
+            model_permaslug: r.model,
+            endpoint_id: `${r.provider}@${r.model.toLowerCase()}`,
+            provider_name: nameOf(r.provider),
+            usage: creditsFromNanos(r.costNanos),
+            byok_usage_inference: creditsFromNanos(r.byokNanos),
+            requests: r.requests,
+            prompt_tokens: r.promptTokens,
+            completion_tokens: 0,
+            reasoning_tokens: 0,
+            ...(query.group_by === "workspace" ? { workspace_id: r.workspaceId } : {})
+          }))
+          return { data }
+        }))
+  })
+)

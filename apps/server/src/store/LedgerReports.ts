@@ -1,0 +1,129 @@
+import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+
+/** One ledger row with what `GET /generation` reports beside it. */
+export interface GenerationRow {
+  readonly generationId: string
+  readonly workspaceId: string
+  readonly model: string
+  readonly provider: string
+  readonly promptTokens: number
+  readonly totalTokens: number
+  readonly costNanos: bigint
+  readonly isByok: boolean
+  readonly latencyMs: number | null
+  readonly createdAt: Date
+  readonly externalUser: string | null
+}
+
+/** One day's sums for one model at one provider (and workspace, when split by workspace). */
+export interface ActivityRow {
+  readonly day: string
+  readonly workspaceId: string
+  readonly model: string
+  readonly provider: string
+  readonly requests: number
+  readonly promptTokens: number
+  readonly costNanos: bigint
+  readonly byokNanos: bigint
+}
+
+export interface ActivityFilter {
+  readonly workspaceId: string
+  /** First and last UTC day included, `YYYY-MM-DD`. */
+  readonly fromDay: string
+  readonly toDay: string
+  readonly keyHash?: string | undefined
+  readonly userId?: string | undefined
+}
+
+/**
+ * Reads of the ledger: one generation, and daily sums by model and provider. Sums are taken in
+ * SQL over exact nano-dollars and cross the driver as text.
+ */
+export class LedgerReports extends Context.Service<LedgerReports, {
+  /** The generation, when it belongs to one of these workspaces. */
+  readonly generation: (generationId: string, workspaceIds: ReadonlyArray<string>) => Effect.Effect<Option.Option<GenerationRow>>
+  readonly activity: (filter: ActivityFilter) => Effect.Effect<ReadonlyArray<ActivityRow>>
+}>()("@switchyard/server/store/LedgerReports") {
+  static readonly layer = Layer.effect(
+    LedgerReports,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+
+      const generation = (generationId: string, workspaceIds: ReadonlyArray<string>) =>
+        workspaceIds.length === 0 ? Effect.succeed(Option.none<GenerationRow>()) : sql<{
+          generation_id: string
+          workspace_id: string
+          model: string
+          provider: string
+          prompt_tokens: number
+          total_tokens: number
+          cost_nanos: string
+          is_byok: boolean
+          latency_ms: number | null
+          created_at: Date | string
+          external_user: string | null
+        }>`SELECT l.generation_id, l.workspace_id, l.model, l.provider, l.prompt_tokens, l.total_tokens,
+            l.cost_nanos::text AS cost_nanos, l.is_byok, l.latency_ms, l.created_at, k.external_user
+          FROM ledger l JOIN api_keys k ON k.id = l.key_id
+          WHERE l.generation_id = ${generationId} AND l.workspace_id IN ${sql.in(workspaceIds)}`.pipe(
+          Effect.orDie,
+          Effect.map((rows) =>
+            Option.map(Option.fromNullishOr(rows[0]), (r): GenerationRow => ({
+              generationId: r.generation_id,
+              workspaceId: r.workspace_id,
+              model: r.model,
+              provider: r.provider,
+              promptTokens: Number(r.prompt_tokens),
+              totalTokens: Number(r.total_tokens),
+              costNanos: BigInt(r.cost_nanos),
+              isByok: r.is_byok,
+              latencyMs: r.latency_ms === null ? null : Number(r.latency_ms),
+              createdAt: new Date(r.created_at),
+              externalUser: r.external_user
+            }))
+          )
+        )
+
+      const activity = (filter: ActivityFilter) =>
+        sql<{
+          day: string
+          workspace_id: string
+          model: string
+          provider: string
+          requests: number
+          prompt_tokens: string
+          cost_nanos: string
+          byok_nanos: string
+        }>`SELECT to_char((l.created_at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day, l.workspace_id, l.model, l.provider,
+            count(*)::int AS requests, SUM(l.prompt_tokens)::text AS prompt_tokens,
+            COALESCE(SUM(l.cost_nanos) FILTER (WHERE NOT l.is_byok), 0)::text AS cost_nanos,
+            COALESCE(SUM(l.cost_nanos) FILTER (WHERE l.is_byok), 0)::text AS byok_nanos
+          FROM ledger l JOIN api_keys k ON k.id = l.key_id
+          WHERE l.workspace_id = ${filter.workspaceId}
+            AND l.created_at >= (${filter.fromDay}::date)::timestamp AT TIME ZONE 'UTC'
+            AND l.created_at < ((${filter.toDay}::date + 1)::timestamp AT TIME ZONE 'UTC')
+            AND (${filter.keyHash ?? null}::text IS NULL OR k.hash = ${filter.keyHash ?? null})
+            AND (${filter.userId ?? null}::text IS NULL OR k.user_id = ${filter.userId ?? null})
+          GROUP BY 1, 2, 3, 4
+          ORDER BY 1 DESC, 3, 4`.pipe(
+          Effect.orDie,
+          Effect.map((rows) =>
+            rows.map((r): ActivityRow => ({
+              day: r.day,
+              workspaceId: r.workspace_id,
+              model: r.model,
+              provider: r.provider,
+              requests: Number(r.requests),
+              promptTokens: Number(r.prompt_tokens),
+              costNanos: BigInt(r.cost_nanos),
+              byokNanos: BigInt(r.byok_nanos)
+            }))
+          )
+        )
+
+      return LedgerReports.of({ generation, activity })
+    })
+  )
+}

@@ -1,0 +1,321 @@
+import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
+import type { BudgetInterval, MemberRole, WorkspaceBudget, WorkspaceMember, WorkspaceRecord } from "@switchyard/core/schema/Workspace"
+import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import * as Crypto from "node:crypto"
+
+interface WorkspaceRow {
+  readonly id: string
+  readonly slug: string
+  readonly name: string
+  readonly description: string | null
+  readonly created_by: string | null
+  readonly default_text_model: string | null
+  readonly default_image_model: string | null
+  readonly default_provider_sort: string | null
+  readonly include_byok_in_budgets: boolean
+  readonly created_at: Date | string
+  readonly updated_at: Date | string | null
+}
+
+interface MemberRow {
+  readonly id: string
+  readonly user_id: string
+  readonly workspace_id: string
+  readonly role: string
+  readonly created_at: Date | string
+}
+
+interface BudgetRow {
+  readonly id: string
+  readonly workspace_id: string
+  readonly interval: BudgetInterval
+  readonly limit_nanos: string
+  readonly created_at: Date | string
+  readonly updated_at: Date | string
+}
+
+const iso = (value: Date | string) => new Date(value).toISOString()
+
+const toRecord = (row: WorkspaceRow): WorkspaceRecord => ({
+  id: row.id,
+  name: row.name,
+  slug: row.slug,
+  description: row.description,
+  created_at: iso(row.created_at),
+  updated_at: row.updated_at === null ? null : iso(row.updated_at),
+  created_by: row.created_by,
+  default_text_model: row.default_text_model,
+  default_image_model: row.default_image_model,
+  default_provider_sort: row.default_provider_sort,
+  default_guardrail_id: "",
+  include_byok_in_budgets: row.include_byok_in_budgets,
+  disabled_server_tools: null,
+  io_logging_api_key_ids: null,
+  io_logging_sampling_rate: 0,
+  is_data_discount_logging_enabled: false,
+  is_observability_broadcast_enabled: false,
+  is_observability_io_logging_enabled: false
+})
+
+/** The first-start role was called `owner`; it is an admin. */
+export const roleOf = (role: string): MemberRole => (role === "member" ? "member" : "admin")
+
+const toMember = (row: MemberRow): WorkspaceMember => ({
+  id: row.id,
+  user_id: row.user_id,
+  workspace_id: row.workspace_id,
+  role: roleOf(row.role),
+  created_at: iso(row.created_at)
+})
+
+const toBudget = (row: BudgetRow): WorkspaceBudget => ({
+  id: row.id,
+  workspace_id: row.workspace_id,
+  limit_usd: creditsFromNanos(BigInt(row.limit_nanos)),
+  reset_interval: row.interval === "lifetime" ? null : row.interval,
+  created_at: iso(row.created_at),
+  updated_at: iso(row.updated_at)
+})
+
+const workspaceColumns = `w.id, w.slug, w.name, w.description, w.created_by, w.default_text_model, w.default_image_model,
+  w.default_provider_sort, w.include_byok_in_budgets, w.created_at, w.updated_at`
+
+/** A workspace the user is a member of, with the user's role in it. */
+export interface Membership {
+  readonly workspace: WorkspaceRecord
+  readonly role: MemberRole
+}
+
+export interface WorkspaceSettings {
+  readonly name?: string
+  readonly slug?: string
+  readonly description?: string | null
+  readonly default_text_model?: string | null
+  readonly default_image_model?: string | null
+  readonly default_provider_sort?: string | null
+}
+
+/** Why a workspace or a member could not be removed. */
+export type Blocked =
+  | { readonly _tag: "ActiveKeys"; readonly count: number; readonly userId?: string }
+  | { readonly _tag: "Interns"; readonly count: number }
+  | { readonly _tag: "LastAdmin"; readonly userId: string }
+
+/**
+ * Workspaces, memberships and budgets in SQL. Every read by reference goes through the user's
+ * memberships, so a workspace the user does not belong to is indistinguishable from one that
+ * does not exist.
+ */
+export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
+  /** The user's membership of the workspace with this id or slug. */
+  readonly find: (userId: string, ref: string) => Effect.Effect<Option.Option<Membership>>
+  readonly list: (userId: string, offset: number, limit: number) => Effect.Effect<{ readonly data: ReadonlyArray<WorkspaceRecord>; readonly total: number }>
+  /** `None` when the slug is taken. The creator becomes its admin. */
+  readonly create: (userId: string, settings: WorkspaceSettings & { readonly name: string; readonly slug: string }, now: Date) => Effect.Effect<Option.Option<WorkspaceRecord>>
+  /** `None` when the new slug is taken. */
+  readonly update: (workspaceId: string, settings: WorkspaceSettings, now: Date) => Effect.Effect<Option.Option<WorkspaceRecord>>
+  readonly remove: (workspaceId: string, now: Date) => Effect.Effect<Option.Option<Blocked>>
+  readonly members: (workspaceId: string, offset: number, limit: number) => Effect.Effect<{ readonly data: ReadonlyArray<WorkspaceMember>; readonly total: number }>
+  /** Adds users (creating unknown user ids) as members; returns the memberships added. */
+  readonly addMembers: (workspaceId: string, userIds: ReadonlyArray<string>, now: Date) => Effect.Effect<ReadonlyArray<WorkspaceMember>>
+  readonly removeMembers: (workspaceId: string, userIds: ReadonlyArray<string>) => Effect.Effect<{ readonly removed: number } | Blocked>
+  readonly budgets: (workspaceId: string) => Effect.Effect<{ readonly data: ReadonlyArray<WorkspaceBudget>; readonly includeByok: boolean }>
+  readonly setBudget: (workspaceId: string, interval: BudgetInterval, limitNanos: bigint, includeByok: boolean | undefined, now: Date) => Effect.Effect<WorkspaceBudget>
+  /** Limits in nanos by interval, for the ordering rule. */
+  readonly budgetLimits: (workspaceId: string) => Effect.Effect<ReadonlyMap<BudgetInterval, bigint>>
+  readonly deleteBudget: (workspaceId: string, interval: BudgetInterval) => Effect.Effect<boolean>
+}>()("@switchyard/server/store/WorkspaceRepo") {
+  static readonly layer = Layer.effect(
+    WorkspaceRepo,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+
+      const find = (userId: string, ref: string) =>
+        sql<WorkspaceRow & { readonly role: string }>`SELECT ${sql.unsafe(workspaceColumns)}, m.role
+            FROM workspaces w JOIN memberships m ON m.workspace_id = w.id AND m.user_id = ${userId}
+            WHERE w.deleted_at IS NULL AND (w.id = ${ref} OR w.slug = ${ref})`.pipe(
+          Effect.orDie,
+          Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), (row) => ({ workspace: toRecord(row), role: roleOf(row.role) })))
+        )
+
+      const byId = (workspaceId: string) =>
+        sql<WorkspaceRow>`SELECT ${sql.unsafe(workspaceColumns)} FROM workspaces w WHERE w.id = ${workspaceId}`.pipe(
+          Effect.orDie,
+          Effect.map((rows) => toRecord(rows[0]!))
+        )
+
+      const slugTaken = (slug: string, except: string | null) =>
+        sql<{ n: number }>`SELECT 1 AS n FROM workspaces WHERE slug = ${slug} AND deleted_at IS NULL
+            AND (${except}::text IS NULL OR id <> ${except})`.pipe(Effect.orDie, Effect.map((rows) => rows.length > 0))
+
+      const lockSlugs = sql`SELECT pg_advisory_xact_lock(7032)`
+
+      const list = (userId: string, offset: number, limit: number) =>
+        Effect.gen(function*() {
+          const rows = yield* sql<WorkspaceRow>`SELECT ${sql.unsafe(workspaceColumns)}
+              FROM workspaces w JOIN memberships m ON m.workspace_id = w.id AND m.user_id = ${userId}
+              WHERE w.deleted_at IS NULL ORDER BY w.created_at, w.id LIMIT ${limit} OFFSET ${offset}`.pipe(Effect.orDie)
+          const total = yield* sql<{ n: number }>`SELECT count(*)::int AS n
+              FROM workspaces w JOIN memberships m ON m.workspace_id = w.id AND m.user_id = ${userId}
+              WHERE w.deleted_at IS NULL`.pipe(Effect.orDie)
+          return { data: rows.map(toRecord), total: Number(total[0]!.n) }
+        })
+
+      const create = (userId: string, settings: WorkspaceSettings & { readonly name: string; readonly slug: string }, now: Date) =>
+        sql.withTransaction(Effect.gen(function*() {
+          yield* lockSlugs
+          if (yield* slugTaken(settings.slug, null)) return Option.none<WorkspaceRecord>()
+          const id = Crypto.randomUUID()
+          yield* sql`INSERT INTO workspaces (id, slug, name, description, created_by, default_text_model, default_image_model,
+              default_provider_sort, created_at)
+            VALUES (${id}, ${settings.slug}, ${settings.name}, ${settings.description ?? null}, ${userId},
+              ${settings.default_text_model ?? null}, ${settings.default_image_model ?? null},
+              ${settings.default_provider_sort ?? null}, ${now})`
+          yield* sql`INSERT INTO memberships (user_id, workspace_id, role, id, created_at)
+            VALUES (${userId}, ${id}, 'admin', ${Crypto.randomUUID()}, ${now})`
+          return Option.some(yield* byId(id))
+        })).pipe(Effect.orDie)
+
+      const update = (workspaceId: string, settings: WorkspaceSettings, now: Date) =>
+        sql.withTransaction(Effect.gen(function*() {
+          yield* lockSlugs
+          if (settings.slug !== undefined && (yield* slugTaken(settings.slug, workspaceId))) return Option.none<WorkspaceRecord>()
+          const changes = Object.fromEntries(Object.entries({
+            name: settings.name,
+            slug: settings.slug,
+            description: settings.description,
+            default_text_model: settings.default_text_model,
+            default_image_model: settings.default_image_model,
+            default_provider_sort: settings.default_provider_sort
+          }).filter(([, value]) => value !== undefined))
+          if (Object.keys(changes).length > 0) {
+            yield* sql`UPDATE workspaces SET ${sql.update({ ...changes, updated_at: now })} WHERE id = ${workspaceId}`
+          }
+          return Option.some(yield* byId(workspaceId))
+        })).pipe(Effect.orDie)
+
+      const remove = (workspaceId: string, now: Date) =>
+        sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SELECT id FROM workspaces WHERE id = ${workspaceId} FOR UPDATE`
+          const keys = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM api_keys
+              WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL`
+          if (Number(keys[0]!.n) > 0) return Option.some<Blocked>({ _tag: "ActiveKeys", count: Number(keys[0]!.n) })
+          const interns = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM interns WHERE workspace_id = ${workspaceId}`
+          if (Number(interns[0]!.n) > 0) return Option.some<Blocked>({ _tag: "Interns", count: Number(interns[0]!.n) })
+          // Members whose default this was fall back to another workspace of theirs, when they have one.
+          yield* sql`UPDATE users u SET default_workspace_id = m.workspace_id
+              FROM (SELECT DISTINCT ON (user_id) user_id, workspace_id FROM memberships
+                WHERE workspace_id <> ${workspaceId} ORDER BY user_id, created_at) m
+              WHERE u.id = m.user_id AND u.default_workspace_id = ${workspaceId}`
+          yield* sql`DELETE FROM memberships WHERE workspace_id = ${workspaceId}`
+          yield* sql`DELETE FROM workspace_budgets WHERE workspace_id = ${workspaceId}`
+          yield* sql`DELETE FROM byok_credentials WHERE workspace_id = ${workspaceId}`
+          yield* sql`UPDATE workspaces SET deleted_at = ${now}, updated_at = ${now} WHERE id = ${workspaceId}`
+          return Option.none<Blocked>()
+        })).pipe(Effect.orDie)
+
+      const members = (workspaceId: string, offset: number, limit: number) =>
+        Effect.gen(function*() {
+          const rows = yield* sql<MemberRow>`SELECT id, user_id, workspace_id, role, created_at FROM memberships
+              WHERE workspace_id = ${workspaceId} ORDER BY created_at, user_id LIMIT ${limit} OFFSET ${offset}`.pipe(Effect.orDie)
+          const total = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM memberships WHERE workspace_id = ${workspaceId}`.pipe(
+            Effect.orDie
+          )
+          return { data: rows.map(toMember), total: Number(total[0]!.n) }
+        })
+
+      const addMembers = (workspaceId: string, userIds: ReadonlyArray<string>, now: Date) =>
+        sql.withTransaction(Effect.gen(function*() {
+          const added: Array<WorkspaceMember> = []
+          for (const userId of new Set(userIds)) {
+            yield* sql`INSERT INTO users (id, name, default_workspace_id) VALUES (${userId}, ${userId}, ${workspaceId})
+              ON CONFLICT (id) DO NOTHING`
+            const rows = yield* sql<MemberRow>`INSERT INTO memberships (user_id, workspace_id, role, id, created_at)
+                VALUES (${userId}, ${workspaceId}, 'member', ${Crypto.randomUUID()}, ${now})
+                ON CONFLICT (user_id, workspace_id) DO NOTHING
+                RETURNING id, user_id, workspace_id, role, created_at`
+            if (rows[0] !== undefined) added.push(toMember(rows[0]))
+          }
+          return added
+        })).pipe(Effect.orDie)
+
+      const removeMembers = (workspaceId: string, userIds: ReadonlyArray<string>) =>
+        sql.withTransaction(Effect.gen(function*() {
+          const ids = [...new Set(userIds)]
+          yield* sql`SELECT id FROM workspaces WHERE id = ${workspaceId} FOR UPDATE`
+          const keyed = yield* sql<{ user_id: string; n: number }>`SELECT user_id, count(*)::int AS n FROM api_keys
+              WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL AND user_id IN ${sql.in(ids)}
+              GROUP BY user_id ORDER BY user_id`
+          if (keyed[0] !== undefined) {
+            return { _tag: "ActiveKeys", count: Number(keyed[0].n), userId: keyed[0].user_id } satisfies Blocked as Blocked
+          }
+          const admins = yield* sql<{ user_id: string }>`SELECT user_id FROM memberships
+              WHERE workspace_id = ${workspaceId} AND role <> 'member'`
+          const left = admins.filter((a) => !ids.includes(a.user_id))
+          if (admins.length > 0 && left.length === 0) {
+            return { _tag: "LastAdmin", userId: admins[0]!.user_id } satisfies Blocked as Blocked
+          }
+          const removed = yield* sql`DELETE FROM memberships WHERE workspace_id = ${workspaceId} AND user_id IN ${sql.in(ids)}
+              RETURNING user_id`
+          yield* sql`UPDATE users u SET default_workspace_id = m.workspace_id
+              FROM (SELECT DISTINCT ON (user_id) user_id, workspace_id FROM memberships ORDER BY user_id, created_at) m
+              WHERE u.id = m.user_id AND u.default_workspace_id = ${workspaceId} AND u.id IN ${sql.in(ids)}`
+          return { removed: removed.length }
+        })).pipe(Effect.orDie)
+
+      const includeByok = (workspaceId: string) =>
+        sql<{ b: boolean }>`SELECT include_byok_in_budgets AS b FROM workspaces WHERE id = ${workspaceId}`.pipe(
+          Effect.orDie,
+          Effect.map((rows) => rows[0]?.b === true)
+        )
+
+      const budgetRows = (workspaceId: string) =>
+        sql<BudgetRow>`SELECT id, workspace_id, interval, limit_nanos::text AS limit_nanos, created_at, updated_at
+            FROM workspace_budgets WHERE workspace_id = ${workspaceId}
+            ORDER BY array_position(ARRAY['daily', 'weekly', 'monthly', 'lifetime'], interval)`.pipe(Effect.orDie)
+
+      const budgets = (workspaceId: string) =>
+        Effect.gen(function*() {
+          const rows = yield* budgetRows(workspaceId)
+          return { data: rows.map(toBudget), includeByok: yield* includeByok(workspaceId) }
+        })
+
+      const budgetLimits = (workspaceId: string) =>
+        Effect.map(budgetRows(workspaceId), (rows) => new Map(rows.map((r) => [r.interval, BigInt(r.limit_nanos)] as const)))
+
+      const setBudget = (workspaceId: string, interval: BudgetInterval, limitNanos: bigint, include: boolean | undefined, now: Date) =>
+        sql.withTransaction(Effect.gen(function*() {
+          if (include !== undefined) {
+            yield* sql`UPDATE workspaces SET include_byok_in_budgets = ${include}, updated_at = ${now} WHERE id = ${workspaceId}`
+          }
+          const rows = yield* sql<BudgetRow>`INSERT INTO workspace_budgets (id, workspace_id, interval, limit_nanos, created_at, updated_at)
+              VALUES (${Crypto.randomUUID()}, ${workspaceId}, ${interval}, ${limitNanos.toString()}::bigint, ${now}, ${now})
+              ON CONFLICT (workspace_id, interval) DO UPDATE SET limit_nanos = EXCLUDED.limit_nanos, updated_at = EXCLUDED.updated_at
+              RETURNING id, workspace_id, interval, limit_nanos::text AS limit_nanos, created_at, updated_at`
+          return toBudget(rows[0]!)
+        })).pipe(Effect.orDie)
+
+      const deleteBudget = (workspaceId: string, interval: BudgetInterval) =>
+        sql`DELETE FROM workspace_budgets WHERE workspace_id = ${workspaceId} AND interval = ${interval} RETURNING id`.pipe(
+          Effect.orDie,
+          Effect.map((rows) => rows.length > 0)
+        )
+
+      return WorkspaceRepo.of({
+        find,
+        list,
+        create,
+        update,
+        remove,
+        members,
+        addMembers,
+        removeMembers,
+        budgets,
+        setBudget,
+        budgetLimits,
+        deleteBudget
+      })
+    })
+  )
+}

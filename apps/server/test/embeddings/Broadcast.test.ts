@@ -1,0 +1,54 @@
+import { assert, describe, it } from "@effect/vitest"
+import { builtin } from "@switchyard/core/catalog/BuiltinCatalog"
+import { Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
+import { HttpClient, HttpClientResponse } from "effect/http"
+import { CurrentCatalog } from "../../src/catalog/CatalogLoader.ts"
+import { Broadcast, isRetryableStatus, type ServedEvent } from "../../src/embeddings/Broadcast.ts"
+
+const event = {
+  request: { model: "acme/embed", input: "hello" },
+  served: { id: "gen-1", model: "acme/embed", provider: "alpha", promptTokens: 1, totalTokens: 1, costNanos: 0n, isByok: false },
+  caller: { workspaceId: "ws-1" },
+  sessionId: undefined
+} as unknown as ServedEvent
+
+// Broadcast over an HTTP client that answers every delivery with `status`; the number of tries.
+const deliveriesAnswered = (status: number) =>
+  Effect.gen(function*() {
+    let calls = 0
+    const client = HttpClient.make((request) =>
+      Effect.sync(() => {
+        calls += 1
+        return HttpClientResponse.fromWeb(request, new Response("{}", { status }))
+      })
+    )
+    const layer = Broadcast.layer.pipe(
+      Layer.provide(Layer.succeed(CurrentCatalog, {
+        catalog: { ...builtin, broadcast: [{ url: "http://127.0.0.1:9/events" }] },
+        credentials: new Map(),
+        active: new Set<string>()
+      })),
+      Layer.provide(Layer.succeed(HttpClient.HttpClient, client))
+    )
+    yield* Effect.gen(function*() {
+      const broadcast = yield* Broadcast
+      broadcast.publish(event)
+      for (let i = 0; i < 10; i++) yield* TestClock.adjust("1 second")
+    }).pipe(Effect.provide(layer), Effect.scoped)
+    return calls
+  })
+
+describe("broadcast delivery", () => {
+  it("retries only answers that may change: 5xx, 408 and 429", () => {
+    for (const status of [408, 429, 500, 502, 503, 504]) assert.isTrue(isRetryableStatus(status), String(status))
+    for (const status of [300, 400, 401, 403, 404, 409, 413, 422]) assert.isFalse(isRetryableStatus(status), String(status))
+  })
+
+  it.effect("a 4xx refusal other than 408 and 429 is delivered once; those two and 5xx are tried five times", () =>
+    Effect.gen(function*() {
+      for (const status of [400, 401, 404, 413, 422]) assert.strictEqual(yield* deliveriesAnswered(status), 1, String(status))
+      for (const status of [408, 429, 500, 503]) assert.strictEqual(yield* deliveriesAnswered(status), 5, String(status))
+      assert.strictEqual(yield* deliveriesAnswered(200), 1)
+    }))
+})

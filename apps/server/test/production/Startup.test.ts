@@ -1,0 +1,121 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Net from "node:net"
+import { dataDirWithStore } from "../reliability/GatewayProcess.ts"
+import { freePort } from "../support/ServerProcess.ts"
+import { launch } from "../support/BundleProcess.ts"
+
+type Outcome = "answered" | "refused" | "hung" | "other"
+
+/** One request; "hung" when no answer (and no refusal) came within `limitMs`. */
+const probe = (url: string, limitMs: number): Promise<{ readonly outcome: Outcome; readonly status?: number; readonly detail?: string }> =>
+  fetch(url, { signal: AbortSignal.timeout(limitMs) }).then(
+    async (response) => {
+      await response.arrayBuffer()
+      return { outcome: "answered" as const, status: response.status }
+    },
+    (error: Error & { cause?: { code?: string } }) => {
+      if (error.name === "TimeoutError") return { outcome: "hung" as const }
+      if (error.cause?.code === "ECONNREFUSED") return { outcome: "refused" as const }
+      return { outcome: "other" as const, detail: `${error.message} ${error.cause?.code ?? ""}` }
+    }
+  )
+
+describe("start-up (the production bundle)", () => {
+  it("requests fired from before the start until well after it each get an answer: refused before the port opens, served after", async () => {
+    const port = await freePort()
+    const origin = `http://127.0.0.1:${port}`
+    const gateway = launch({ SWITCHYARD_PORT: String(port), SWITCHYARD_HOST: "127.0.0.1", SWITCHYARD_DATA_DIR: dataDirWithStore(), DATABASE_URL: "" })
+    const results: Array<Awaited<ReturnType<typeof probe>> & { readonly path: string }> = []
+    const paths = ["/api/v1/health", "/api/v1/models", "/api/v1/embeddings/models", "/api/v1/keys", "/api/v1/openapi.json"]
+    try {
+      let servedSince: number | undefined
+      let round = 0
+      const deadline = Date.now() + 240_000
+      // Fires until 40 rounds after the first 200: through the whole start and well after it.
+      while (Date.now() < deadline && (servedSince === undefined || round - servedSince < 40)) {
+        const batch = await Promise.all(paths.map(async (path) => ({ path, ...(await probe(`${origin}${path}`, 10_000)) })))
+        results.push(...batch)
+        if (servedSince === undefined && batch.some((r) => r.path === "/api/v1/health" && r.status === 200)) servedSince = round
+        round++
+        if (!gateway.isRunning()) break
+      }
+      assert.isDefined(servedSince, `never served:\n${gateway.stdout()}\n${gateway.stderr()}`)
+      const unanswered = results.filter((r) => r.outcome === "hung" || r.outcome === "other")
+      assert.deepStrictEqual(unanswered, [], "every request is refused (port closed) or answered")
+      assert.isAbove(results.filter((r) => r.outcome === "refused").length, 0, "some requests came before the port opened")
+      // Once the port is open every route answers as it will for good: no 5xx while starting.
+      const answered = results.filter((r) => r.outcome === "answered")
+      assert.deepStrictEqual(answered.filter((r) => (r.status ?? 0) >= 500), [])
+      assert.deepStrictEqual([...new Set(answered.filter((r) => r.path === "/api/v1/health").map((r) => r.status))], [200])
+      assert.deepStrictEqual([...new Set(answered.filter((r) => r.path === "/api/v1/keys").map((r) => r.status))], [401])
+    } finally {
+      await gateway.stop()
+    }
+    const exit = await gateway.exited
+    assert.strictEqual(exit.code, 0)
+  }, 360_000)
+})
+
+/** Runs the bundle to its exit and returns its exit code and output. */
+const failedStart = async (env: Record<string, string>) => {
+  const gateway = launch({ SWITCHYARD_HOST: "127.0.0.1", SWITCHYARD_DATA_DIR: dataDirWithStore(), DATABASE_URL: "", ...env })
+  const timer = setTimeout(() => gateway.child.kill("SIGKILL"), 120_000)
+  const exit = await gateway.exited
+  clearTimeout(timer)
+  return { code: exit.code, stdout: gateway.stdout(), stderr: gateway.stderr() }
+}
+
+const oneLine = (stderr: string) => {
+  const lines = stderr.split("\n").filter((line) => line.trim() !== "")
+  assert.strictEqual(lines.length, 1, stderr)
+  assert.match(lines[0]!, /^switchyard: cannot start: /u)
+  return lines[0]!
+}
+
+describe("start-up failures are one line on standard error and a non-zero exit", () => {
+  it("a busy port names the address; no first-start keys are made or printed", async () => {
+    const blocker = Net.createServer()
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve))
+    const port = (blocker.address() as Net.AddressInfo).port
+    try {
+      const result = await failedStart({ SWITCHYARD_PORT: String(port) })
+      assert.strictEqual(result.code, 1)
+      assert.include(oneLine(result.stderr), `cannot listen on 127.0.0.1:${port}: the address is already in use`)
+      assert.notInclude(result.stdout, "sk-sy-v1-")
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve))
+    }
+  }, 150_000)
+
+  it("a bad setting names the variable and the rule", async () => {
+    const port = await failedStart({ SWITCHYARD_PORT: "eighty" })
+    assert.strictEqual(port.code, 1)
+    assert.include(oneLine(port.stderr), "SWITCHYARD_PORT")
+    const rate = await failedStart({ SWITCHYARD_PORT: String(await freePort()), SWITCHYARD_RATE_LIMIT: "lots" })
+    assert.strictEqual(rate.code, 1)
+    assert.include(oneLine(rate.stderr), "SWITCHYARD_RATE_LIMIT")
+  }, 150_000)
+
+  it("an unreachable database names DATABASE_URL and the reason, never the password", async () => {
+    const closed = await freePort()
+    const result = await failedStart({
+      SWITCHYARD_PORT: String(await freePort()),
+      DATABASE_URL: `postgres://switchyard:hunter2-password@127.0.0.1:${closed}/switchyard`,
+      SWITCHYARD_SECRET_KEY: "b".repeat(64)
+    })
+    assert.strictEqual(result.code, 1)
+    const line = oneLine(result.stderr)
+    assert.include(line, "DATABASE_URL")
+    assert.include(line, "ECONNREFUSED")
+    assert.notInclude(result.stderr + result.stdout, "hunter2")
+  }, 150_000)
+
+  it("the stack trace follows only at SWITCHYARD_LOG_LEVEL=debug", async () => {
+    const quiet = await failedStart({ SWITCHYARD_PORT: "eighty" })
+    assert.notMatch(quiet.stderr, /\n\s+at /u)
+    const debug = await failedStart({ SWITCHYARD_PORT: "eighty", SWITCHYARD_LOG_LEVEL: "debug" })
+    assert.strictEqual(debug.code, 1)
+    assert.match(debug.stderr, /^switchyard: cannot start: /u)
+    assert.match(debug.stderr, /\n\s+at /u)
+  }, 150_000)
+})

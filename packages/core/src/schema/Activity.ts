@@ -1,0 +1,143 @@
+/**
+ * Looking back at served requests: one generation's record (`GET /generation`) and daily
+ * activity by model and provider (`GET /activity`), in the public API's shapes.
+ *
+ * **Details**
+ *
+ * Both are read from the ledger, one row per served request. Money is in credits (USD): sums are
+ * exact in the store and turned into JSON numbers at the edge. Fields for things an embeddings
+ * gateway does not have (completions, reasoning, media, web search, presets) are `null`.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+
+/**
+ * One served request, as `GET /generation?id=` returns it in `data`.
+ *
+ * @since 0.1.0
+ */
+export const GenerationRecord = Schema.Struct({
+  id: Schema.String,
+  api_type: Schema.NullOr(Schema.String),
+  app_id: Schema.NullOr(Schema.Int),
+  cache_discount: Schema.NullOr(Schema.Finite),
+  cancelled: Schema.NullOr(Schema.Boolean),
+  created_at: Schema.String,
+  data_region: Schema.String,
+  external_user: Schema.NullOr(Schema.String),
+  finish_reason: Schema.NullOr(Schema.String),
+  generation_time: Schema.NullOr(Schema.Finite),
+  http_referer: Schema.NullOr(Schema.String),
+  is_byok: Schema.Boolean,
+  latency: Schema.NullOr(Schema.Finite),
+  model: Schema.String,
+  moderation_latency: Schema.NullOr(Schema.Finite),
+  native_finish_reason: Schema.NullOr(Schema.String),
+  native_tokens_cached: Schema.NullOr(Schema.Int),
+  native_tokens_completion: Schema.NullOr(Schema.Int),
+  native_tokens_completion_images: Schema.NullOr(Schema.Int),
+  native_tokens_prompt: Schema.NullOr(Schema.Int),
+  native_tokens_reasoning: Schema.NullOr(Schema.Int),
+  num_fetches: Schema.NullOr(Schema.Int),
+  num_input_audio_prompt: Schema.NullOr(Schema.Int),
+  num_media_completion: Schema.NullOr(Schema.Int),
+  num_media_prompt: Schema.NullOr(Schema.Int),
+  num_search_results: Schema.NullOr(Schema.Int),
+  origin: Schema.String,
+  preset_id: Schema.NullOr(Schema.String),
+  provider_name: Schema.NullOr(Schema.String),
+  provider_responses: Schema.NullOr(Schema.Array(Schema.Struct({
+    endpoint_id: Schema.optionalKey(Schema.String),
+    is_byok: Schema.optionalKey(Schema.Boolean),
+    latency: Schema.optionalKey(Schema.Finite),
+    model_permaslug: Schema.optionalKey(Schema.String),
+    provider_name: Schema.optionalKey(Schema.String),
+    status: Schema.NullOr(Schema.Int)
+  }))),
+  router: Schema.NullOr(Schema.String),
+  service_tier: Schema.NullOr(Schema.String),
+  streamed: Schema.NullOr(Schema.Boolean),
+  tokens_completion: Schema.NullOr(Schema.Int),
+  tokens_prompt: Schema.NullOr(Schema.Int),
+  total_cost: Schema.Finite,
+  upstream_id: Schema.NullOr(Schema.String),
+  upstream_inference_cost: Schema.NullOr(Schema.Finite),
+  usage: Schema.Finite,
+  user_agent: Schema.NullOr(Schema.String),
+  web_search_engine: Schema.NullOr(Schema.String),
+  workspace_id: Schema.NullOr(Schema.String),
+  /** Switchyard: whether the answer came from a cache rather than an upstream call. */
+  cached: Schema.Boolean,
+  /** Switchyard: the serving provider's slug (the catalog's), beside its display name. */
+  provider: Schema.String,
+  tokens_total: Schema.Int
+})
+
+/**
+ * @since 0.1.0
+ */
+export type GenerationRecord = typeof GenerationRecord.Type
+
+/**
+ * @since 0.1.0
+ */
+export const GenerationResponse = Schema.Struct({ data: GenerationRecord })
+
+/**
+ * `GET /generation?id=`.
+ *
+ * @since 0.1.0
+ */
+export const GenerationQuery = {
+  id: Schema.String.check(
+    Schema.isMinLength(1, { message: "id must name a generation" }),
+    Schema.isMaxLength(200, { message: "id must be at most 200 characters" })
+  )
+}
+
+/**
+ * One day's usage of one model at one provider.
+ *
+ * @since 0.1.0
+ */
+export const ActivityItem = Schema.Struct({
+  date: Schema.String,
+  model: Schema.String,
+  model_permaslug: Schema.String,
+  endpoint_id: Schema.String,
+  provider_name: Schema.String,
+  usage: Schema.Finite,
+  byok_usage_inference: Schema.Finite,
+  requests: Schema.Int,
+  prompt_tokens: Schema.Int,
+  completion_tokens: Schema.Int,
+  reasoning_tokens: Schema.Int,
+  workspace_id: Schema.optionalKey(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ */
+export type ActivityItem = typeof ActivityItem.Type
+
+/**
+ * @since 0.1.0
+ */
+export const ActivityResponse = Schema.Struct({ data: Schema.Array(ActivityItem) })
+
+/**
+ * `GET /activity`: `date` (one UTC day of the last 30 or today), `api_key_hash`, `user_id`,
+ * `workspace_id` filters, and `group_by=workspace`.
+ *
+ * @since 0.1.0
+ */
+export const ActivityQuery = {
+  date: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^\d{4}-\d{2}-\d{2}$/u, { message: "date must be YYYY-MM-DD" }))),
+  api_key_hash: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^[0-9a-f]{64}$/u, {
+    message: "api_key_hash must be a key's hash (64 hex digits)"
+  }))),
+  user_id: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),
+  workspace_id: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),
+  group_by: Schema.optionalKey(Schema.Literals(["workspace"]))
+}
