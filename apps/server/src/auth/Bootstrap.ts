@@ -1,4 +1,4 @@
-import { Config, Console, Data, Effect, Option, Redacted, Runtime } from "effect"
+import { Config, Console, Data, Effect, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import * as KeySecret from "./KeySecret.ts"
@@ -17,9 +17,7 @@ export const BootstrapConfig = Config.all({
  * A bootstrap secret that no key could ever authenticate with. Its message is written to standard
  * error as one line where it is raised, so the runtime does not log it again.
  */
-export class BootstrapSecretInvalid extends Data.TaggedError("BootstrapSecretInvalid")<{ readonly message: string }> {
-  override readonly [Runtime.errorReported] = false
-}
+export class BootstrapSecretInvalid extends Data.TaggedError("BootstrapSecretInvalid")<{ readonly message: string }> {}
 
 /**
  * The first-start key secrets given through the environment (an empty variable counts as unset),
@@ -29,8 +27,8 @@ export const givenSecrets = Effect.gen(function*() {
   const config = yield* BootstrapConfig
   const given = (value: Option.Option<Redacted.Redacted<string>>) => Option.filter(value, (s) => Redacted.value(s).length > 0)
   const secrets = { managementKey: given(config.managementKey), apiKey: given(config.apiKey) }
-  const refuse = (message: string) =>
-    Console.error(`switchyard: ${message}`).pipe(Effect.andThen(Effect.fail(new BootstrapSecretInvalid({ message }))))
+  // The start-up failure report (StartupFailure.ts) prints the message as the one line on stderr.
+  const refuse = (message: string) => Effect.fail(new BootstrapSecretInvalid({ message }))
   for (const name of ["managementKey", "apiKey"] as const) {
     const secret = secrets[name]
     if (Option.isSome(secret) && !KeySecret.isWellFormed(Redacted.value(secret.value))) {
