@@ -40,7 +40,8 @@ export const startInternServer = async (options: {
     SWITCHYARD_BOOTSTRAP_MANAGEMENT_KEY: managementKey,
     SWITCHYARD_BOOTSTRAP_API_KEY: apiKey,
     SWITCHYARD_RATE_LIMIT: "100000/60s",
-    ...(databaseUrl !== undefined ? { DATABASE_URL: databaseUrl } : {}),
+    // Required with DATABASE_URL; the global setup gives the run one key.
+    ...(databaseUrl !== undefined ? { DATABASE_URL: databaseUrl, SWITCHYARD_SECRET_KEY: process.env.SWITCHYARD_SECRET_KEY ?? "" } : {}),
     ...options.env
   }
   const scope = Effect.runSync(Scope.make())
