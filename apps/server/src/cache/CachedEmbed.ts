@@ -67,9 +67,56 @@ const uncached = (result: ForwardedResult, sent: EmbeddingProvider.EmbeddingInpu
 })
 
 /**
+ * What the cache holds for each item of an input in one vector space: the keys, and the entry
+ * found for each (none when the policy does not read).
+ */
+export interface Lookup {
+  readonly keys: ReadonlyArray<string>
+  readonly hits: ReadonlyArray<Entry | undefined>
+}
+
+/**
+ * Looks every item of `input` up in `space` (nothing is read when the policy does not read).
+ */
+export const lookup = (options: {
+  readonly cache: EmbeddingCache["Service"]
+  readonly policy: CachePolicy.Policy
+  readonly space: VectorSpace
+  readonly input: EmbeddingProvider.EmbeddingInput
+}): Effect.Effect<Lookup> =>
+  Effect.gen(function*() {
+    const { cache, policy, space, input } = options
+    const keys = UpstreamInput.itemTexts(input).map((item) => keyOf(space, item))
+    const hits: ReadonlyArray<Entry | undefined> = policy.read ? yield* cache.getMany(keys) : keys.map(() => undefined)
+    return { keys, hits }
+  })
+
+const served = (found: Lookup, encoding: "float" | "base64") => {
+  const embeddings: Array<VectorEncoding.Forwarded> = []
+  let cachedTokens = 0
+  found.hits.forEach((hit, index) => {
+    if (hit === undefined) return
+    embeddings.push({ index, embedding: VectorEncoding.fromStored(hit.vector, encoding) })
+    cachedTokens += hit.tokens
+  })
+  return { embeddings, cachedTokens }
+}
+
+/**
+ * The answer when the cache holds every item of the lookup, in the encoding asked for;
+ * `undefined` when any item is missing (or the input is empty).
+ */
+export const whole = (found: Lookup, encoding: "float" | "base64"): CachedResult | undefined => {
+  if (found.keys.length === 0 || found.hits.some((hit) => hit === undefined)) return undefined
+  const { embeddings, cachedTokens } = served(found, encoding)
+  return { embeddings, promptTokens: 0, totalTokens: 0, cachedItems: found.keys.length, cachedTokens, sent: undefined }
+}
+
+/**
  * Embeds an input through the cache: items found are served from it, only the others go to
  * `call` (which checks what the upstream answered), and what it answers is written back; vectors
- * keep their input indexes.
+ * keep their input indexes. `found` is a lookup of this input in this space made before, reused
+ * rather than read again.
  */
 export const embed = <E, R>(options: {
   readonly cache: EmbeddingCache["Service"]
@@ -78,12 +125,13 @@ export const embed = <E, R>(options: {
   readonly input: EmbeddingProvider.EmbeddingInput
   readonly encoding: "float" | "base64"
   readonly call: (input: EmbeddingProvider.EmbeddingInput) => Effect.Effect<ForwardedResult, E, R>
+  readonly found?: Lookup | undefined
 }): Effect.Effect<CachedResult, E, R> =>
   Effect.gen(function*() {
-    const { cache, policy, space, input, encoding, call } = options
+    const { cache, policy, input, encoding, call } = options
     if (!policy.read && !policy.write) return uncached(yield* call(input), input)
-    const keys = UpstreamInput.itemTexts(input).map((item) => keyOf(space, item))
-    const hits: ReadonlyArray<Entry | undefined> = policy.read ? yield* cache.getMany(keys) : keys.map(() => undefined)
+    const found = options.found ?? (yield* lookup(options))
+    const { keys, hits } = found
     const missing: Array<number> = []
     hits.forEach((hit, i) => {
       if (hit === undefined) missing.push(i)
@@ -93,15 +141,9 @@ export const embed = <E, R>(options: {
       if (policy.write) yield* cache.setMany(entriesOf(result, input, keys))
       return uncached(result, input)
     }
-    const embeddings: Array<VectorEncoding.Forwarded> = []
-    let cachedTokens = 0
-    hits.forEach((hit, index) => {
-      if (hit === undefined) return
-      embeddings.push({ index, embedding: VectorEncoding.fromStored(hit.vector, encoding) })
-      cachedTokens += hit.tokens
-    })
     const cachedItems = keys.length - missing.length
-    if (missing.length === 0) return { embeddings, promptTokens: 0, totalTokens: 0, cachedItems, cachedTokens, sent: undefined }
+    if (missing.length === 0) return whole(found, encoding)!
+    const { embeddings, cachedTokens } = served(found, encoding)
     const part = UpstreamInput.pick(input, missing)
     const result = yield* call(part)
     if (policy.write) yield* cache.setMany(entriesOf(result, part, missing.map((i) => keys[i]!)))

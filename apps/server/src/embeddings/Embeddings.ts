@@ -10,7 +10,7 @@ import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Clock, Config, Context, Duration, Effect, Exit, Layer } from "effect"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { Adapters } from "../providers/Adapters.ts"
-import type * as CachedEmbed from "../cache/CachedEmbed.ts"
+import * as CachedEmbed from "../cache/CachedEmbed.ts"
 import { EmbeddingCache } from "../cache/EmbeddingCache.ts"
 import { EndpointHealth } from "./EndpointHealth.ts"
 import * as Preparation from "./Preparation.ts"
@@ -36,7 +36,8 @@ export const EmbeddingsConfig = Config.all({
 
 /**
  * Embeddings end to end: prepare (plan the route, find the worst case), reserve it, run the
- * plan's attempts, settle the actual cost. Failures are facts (`EmbeddingsError`); the route
+ * plan's attempts, settle the actual cost. A request whose every item the cache holds for the
+ * primary endpoint skips the hold and the attempts: its ledger row is recorded at cost 0. Failures are facts (`EmbeddingsError`); the route
  * gives them their status.
  */
 export class Embeddings extends Context.Service<Embeddings, {
@@ -94,13 +95,30 @@ export class Embeddings extends Context.Service<Embeddings, {
       ) {
         const startedAt = yield* Clock.currentTimeMillis
         const prepared = yield* prepare(caller, request, options)
+        const attempts = attempt(request, prepared)
+        // The primary endpoint's items are looked up before any hold: when the cache holds them
+        // all, the request costs nothing and needs neither a hold nor an upstream call.
+        const primary = prepared.attempts[0]!
+        const found = yield* attempts.lookup(primary)
+        const whole = CachedEmbed.whole(found, request.encoding_format ?? "float")
+        if (whole !== undefined) {
+          const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
+          const report: Fallback.AttemptReport = {
+            endpoint: primary.candidate.id,
+            provider: primary.candidate.provider.slug,
+            outcome: "success",
+            latency_ms: latencyMs,
+            byok: primary.byok
+          }
+          return yield* Settlement.record(accounting, caller, request, prepared, { attempt: primary, value: whole, reports: [report] }, latencyMs)
+        }
         const reservation = yield* accounting.reserve({
           keyId: caller.keyId,
           workspaceId: caller.workspaceId,
           amountNanos: prepared.worstNanos,
           byok: prepared.attempts.every((a) => a.byok)
         })
-        const call = attempt(request, prepared)
+        const call = attempts.call({ endpoint: primary.candidate.id, lookup: found })
         const traced = (a: Fallback.Attempt) =>
           call(a).pipe(Effect.withSpan("Embeddings.attempt", {
             attributes: { provider: a.candidate.provider.slug, endpoint: a.candidate.id, byok: a.byok }

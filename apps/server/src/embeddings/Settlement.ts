@@ -87,8 +87,51 @@ export const settle = Effect.fnUntraced(function*(
     totalTokens: result.totalTokens,
     costNanos: nanosOf(upstreamAtto),
     isByok,
-    latencyMs
+    latencyMs,
+    cachedItems: result.cachedItems,
+    cachedTokens: result.cachedTokens
   })
+  return shape(request, prepared, outcome, { id, costNanos: settlement.costNanos, upstreamAtto })
+})
+
+/**
+ * Records a request the cache served entirely (no hold, no upstream call, cost 0) and shapes
+ * the served request.
+ */
+export const record = Effect.fnUntraced(function*(
+  accounting: Accounting["Service"],
+  caller: { readonly keyId: string; readonly workspaceId: string },
+  request: EmbeddingRequest.EmbeddingRequest,
+  prepared: Prepared,
+  outcome: Fallback.Served<CachedEmbed.CachedResult>,
+  latencyMs: number
+) {
+  const { attempt: { candidate, byok: isByok }, value: result } = outcome
+  const id = generationId()
+  yield* accounting.record({
+    keyId: caller.keyId,
+    workspaceId: caller.workspaceId,
+    generationId: id,
+    model: candidate.endpoint.model,
+    provider: candidate.provider.slug,
+    promptTokens: result.promptTokens,
+    totalTokens: result.totalTokens,
+    isByok,
+    latencyMs,
+    cachedItems: result.cachedItems,
+    cachedTokens: result.cachedTokens
+  })
+  return shape(request, prepared, outcome, { id, costNanos: 0n, upstreamAtto: 0n })
+})
+
+const shape = (
+  request: EmbeddingRequest.EmbeddingRequest,
+  prepared: Prepared,
+  outcome: Fallback.Served<CachedEmbed.CachedResult>,
+  charged: { readonly id: string; readonly costNanos: bigint; readonly upstreamAtto: bigint }
+): Served => {
+  const { attempt: { candidate, byok: isByok }, value: result } = outcome
+  const { id, upstreamAtto } = charged
   const dimensions = widthOf(result.embeddings)
   const primary = prepared.plan.attempts[0]!
   const primaryDimensions = EndpointParameters.forEndpoint(request, primary.endpoint).width
@@ -106,7 +149,7 @@ export const settle = Effect.fnUntraced(function*(
     promptTokens: result.promptTokens + result.cachedTokens,
     totalTokens: result.totalTokens + result.cachedTokens,
     modalityTokens: result.modalityTokens,
-    costNanos: settlement.costNanos,
+    costNanos: charged.costNanos,
     upstreamCostAtto: upstreamAtto,
     isByok,
     plan: prepared.plan,
@@ -126,5 +169,5 @@ export const settle = Effect.fnUntraced(function*(
       items: result.cachedItems,
       tokens: result.cachedTokens
     }
-  } satisfies Served
-})
+  }
+}

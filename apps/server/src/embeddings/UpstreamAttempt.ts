@@ -45,8 +45,10 @@ export const scrub = (error: UpstreamError.UpstreamError, connection: EmbeddingP
 }
 
 /**
- * One attempt at one endpoint: the request reduced to what the endpoint takes, sent in batches of
- * its size, and the answer checked for width and token counts.
+ * A request's attempts, one endpoint each: the request reduced to what the endpoint takes, sent
+ * in batches of its size, and the answer checked for width and token counts. `lookup` reads the
+ * embeddings cache for one endpoint's vector space; `call` runs an attempt, reusing a lookup made
+ * before for the same endpoint.
  */
 export const make = (services: {
   readonly adapters: AdapterTable
@@ -55,63 +57,81 @@ export const make = (services: {
   readonly attemptTimeoutMs: number
   readonly batchConcurrency: number
 }) =>
-(request: EmbeddingRequest.EmbeddingRequest, prepared: Prepared) =>
-({ candidate }: Fallback.Attempt): Effect.Effect<CachedEmbed.CachedResult, UpstreamError.UpstreamError> => {
-  const { endpoint, provider } = candidate
+(request: EmbeddingRequest.EmbeddingRequest, prepared: Prepared) => {
   const encoding = request.encoding_format ?? "float"
-  const { width: expected, ...asked } = EndpointParameters.forEndpoint(request, endpoint)
-  const base: Omit<EmbeddingProvider.UpstreamRequest, "input"> = { upstreamModel: endpoint.upstream_model, encodingFormat: encoding, ...asked }
-  const credential = prepared.own.get(provider.slug) ?? services.loaded.credentials.get(provider.slug)
-  const connection = connectionOf(provider, credential, provider.timeout_ms ?? services.attemptTimeoutMs)
-  const adapter = services.adapters[provider.adapter]
-  const embed = adapter.forward ?? adapter.embed
-  const input = UpstreamInput.forEndpoint(prepared.input, Catalog.inputModalitiesOf(provider, endpoint))
-  const call = (input: EmbeddingProvider.EmbeddingInput) => {
-    const parts = UpstreamInput.batches(input, endpoint.max_batch_items)
-    return parts.length === 1
-    ? embed(connection, { ...base, input })
-    : Effect.forEach(parts, (part) => embed(connection, { ...base, input: part }), { concurrency: services.batchConcurrency }).pipe(
-      Effect.map((results): ForwardedResult => {
-        let offset = 0
-        const embeddings: Array<VectorEncoding.Forwarded> = []
-        for (const [i, result] of results.entries()) {
-          for (const e of result.embeddings) embeddings.push({ index: e.index + offset, embedding: e.embedding })
-          offset += UpstreamInput.count(parts[i]!)
-        }
-        return {
-          embeddings,
-          promptTokens: results.reduce((n, r) => n + r.promptTokens, 0),
-          totalTokens: results.reduce((n, r) => n + r.totalTokens, 0)
-        }
-      })
-    )
-  }
-  const checked = (input: EmbeddingProvider.EmbeddingInput) => call(input).pipe(
-    Effect.mapError((error) => scrub(error, connection)),
-    Effect.flatMap((result) => {
-      const got = wrongWidth(result.embeddings, expected)
-      if (got !== undefined) return Effect.fail(UpstreamError.widthMismatch(expected, got))
-      if (!isCount(result.promptTokens) || !isCount(result.totalTokens)) {
-        return Effect.fail(UpstreamError.invalidResponse(
-          `token counts must be whole numbers, got prompt ${result.promptTokens} and total ${result.totalTokens}`
-        ))
-      }
-      return Effect.succeed(result)
-    })
-  )
-  return CachedEmbed.embed({
-    cache: services.cache,
-    policy: prepared.cachePolicy,
-    space: {
+
+  // What an endpoint is sent, and the vector space its answer lives in.
+  const shapeFor = ({ endpoint, provider }: Fallback.Attempt["candidate"]) => {
+    const { width: expected, ...asked } = EndpointParameters.forEndpoint(request, endpoint)
+    const input = UpstreamInput.forEndpoint(prepared.input, Catalog.inputModalitiesOf(provider, endpoint))
+    const space: CachedEmbed.VectorSpace = {
       workspaceId: prepared.workspaceId,
       model: endpoint.model,
       upstreamModel: endpoint.upstream_model,
       quantization: endpoint.quantization,
       dimensions: expected,
       inputType: asked.inputType
-    },
-    input,
-    encoding,
-    call: checked
-  })
+    }
+    return { expected, asked, input, space }
+  }
+
+  const lookup = ({ candidate }: Fallback.Attempt): Effect.Effect<CachedEmbed.Lookup> => {
+    const { input, space } = shapeFor(candidate)
+    return CachedEmbed.lookup({ cache: services.cache, policy: prepared.cachePolicy, space, input })
+  }
+
+  const call = (found?: { readonly endpoint: string; readonly lookup: CachedEmbed.Lookup }) =>
+  ({ candidate }: Fallback.Attempt): Effect.Effect<CachedEmbed.CachedResult, UpstreamError.UpstreamError> => {
+    const { endpoint, provider } = candidate
+    const { expected, asked, input, space } = shapeFor(candidate)
+    const base: Omit<EmbeddingProvider.UpstreamRequest, "input"> = { upstreamModel: endpoint.upstream_model, encodingFormat: encoding, ...asked }
+    const credential = prepared.own.get(provider.slug) ?? services.loaded.credentials.get(provider.slug)
+    const connection = connectionOf(provider, credential, provider.timeout_ms ?? services.attemptTimeoutMs)
+    const adapter = services.adapters[provider.adapter]
+    const embed = adapter.forward ?? adapter.embed
+    const send = (input: EmbeddingProvider.EmbeddingInput) => {
+      const parts = UpstreamInput.batches(input, endpoint.max_batch_items)
+      return parts.length === 1
+      ? embed(connection, { ...base, input })
+      : Effect.forEach(parts, (part) => embed(connection, { ...base, input: part }), { concurrency: services.batchConcurrency }).pipe(
+        Effect.map((results): ForwardedResult => {
+          let offset = 0
+          const embeddings: Array<VectorEncoding.Forwarded> = []
+          for (const [i, result] of results.entries()) {
+            for (const e of result.embeddings) embeddings.push({ index: e.index + offset, embedding: e.embedding })
+            offset += UpstreamInput.count(parts[i]!)
+          }
+          return {
+            embeddings,
+            promptTokens: results.reduce((n, r) => n + r.promptTokens, 0),
+            totalTokens: results.reduce((n, r) => n + r.totalTokens, 0)
+          }
+        })
+      )
+    }
+    const checked = (input: EmbeddingProvider.EmbeddingInput) => send(input).pipe(
+      Effect.mapError((error) => scrub(error, connection)),
+      Effect.flatMap((result) => {
+        const got = wrongWidth(result.embeddings, expected)
+        if (got !== undefined) return Effect.fail(UpstreamError.widthMismatch(expected, got))
+        if (!isCount(result.promptTokens) || !isCount(result.totalTokens)) {
+          return Effect.fail(UpstreamError.invalidResponse(
+            `token counts must be whole numbers, got prompt ${result.promptTokens} and total ${result.totalTokens}`
+          ))
+        }
+        return Effect.succeed(result)
+      })
+    )
+    return CachedEmbed.embed({
+      cache: services.cache,
+      policy: prepared.cachePolicy,
+      space,
+      input,
+      encoding,
+      call: checked,
+      found: found !== undefined && found.endpoint === candidate.id ? found.lookup : undefined
+    })
+  }
+
+  return { lookup, call }
 }

@@ -17,8 +17,11 @@ export const activityDays = 30
 
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 
+// Token counts are those the answer reported: the upstream's plus the cached items' (whose
+// tokens were billed when first embedded); `native_tokens_cached` is the cached part.
 const toGeneration = (row: GenerationRow, providerName: string): GenerationRecord => {
   const cost = creditsFromNanos(row.costNanos)
+  const promptTokens = row.promptTokens + row.cachedTokens
   return {
     id: row.generationId,
     api_type: "embeddings",
@@ -36,10 +39,10 @@ const toGeneration = (row: GenerationRow, providerName: string): GenerationRecor
     model: row.model,
     moderation_latency: null,
     native_finish_reason: null,
-    native_tokens_cached: null,
+    native_tokens_cached: row.cachedTokens,
     native_tokens_completion: 0,
     native_tokens_completion_images: null,
-    native_tokens_prompt: row.promptTokens,
+    native_tokens_prompt: promptTokens,
     native_tokens_reasoning: null,
     num_fetches: null,
     num_input_audio_prompt: null,
@@ -60,7 +63,7 @@ const toGeneration = (row: GenerationRow, providerName: string): GenerationRecor
     service_tier: null,
     streamed: false,
     tokens_completion: 0,
-    tokens_prompt: row.promptTokens,
+    tokens_prompt: promptTokens,
     total_cost: cost,
     upstream_id: null,
     upstream_inference_cost: row.isByok ? cost : null,
@@ -68,9 +71,9 @@ const toGeneration = (row: GenerationRow, providerName: string): GenerationRecor
     user_agent: null,
     web_search_engine: null,
     workspace_id: row.workspaceId,
-    cached: false,
+    cached: row.cachedItems > 0,
     provider: row.provider,
-    tokens_total: row.totalTokens
+    tokens_total: row.totalTokens + row.cachedTokens
   }
 }
 

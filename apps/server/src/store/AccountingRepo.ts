@@ -3,7 +3,7 @@ import { PaymentRequired, Unauthorized } from "@switchyard/core/errors/ApiError"
 import type { LimitReset } from "@switchyard/core/schema/ApiKey"
 import type { BudgetInterval } from "@switchyard/core/schema/Workspace"
 import { Accounting } from "@switchyard/core/store/Accounting"
-import type { AddCreditsRequest, CreditTotals, Reservation, ReserveRequest, SettleRequest, Settlement } from "@switchyard/core/store/Accounting"
+import type { AddCreditsRequest, CreditTotals, RecordRequest, Reservation, ReserveRequest, SettleRequest, Settlement } from "@switchyard/core/store/Accounting"
 import { Clock, Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type * as SqlError from "effect/sql/SqlError"
@@ -17,6 +17,11 @@ interface ReserveRow {
   readonly o_limit: string | null
   readonly o_reset: LimitReset | BudgetInterval | null
   readonly o_room: string | null
+}
+
+/** What `switchyard_record` answers: `ok` (and whether the row was there), or why it was refused. */
+interface RecordRow extends ReserveRow {
+  readonly o_duplicate: boolean | null
 }
 
 /** What `switchyard_settle` answers. */
@@ -38,6 +43,9 @@ export const dollars = (nanos: bigint): string => {
 }
 
 const max = (a: bigint, b: bigint) => (a > b ? a : b)
+
+const latencyOf = (request: { readonly latencyMs?: number | undefined }) =>
+  request.latencyMs === undefined ? null : Math.max(0, Math.round(request.latencyMs))
 
 const windowNames: Record<LimitReset, string> = { daily: "today (UTC)", weekly: "this week (UTC, Monday to Sunday)", monthly: "this month (UTC)" }
 
@@ -75,7 +83,14 @@ export const single = (sql: SqlClient.SqlClient) => (op: GroupCommit.BatchOp): E
     case "settle":
       return sql<SettleRow>`SELECT * FROM switchyard_settle(${op.id}, ${op.key}, ${op.generation}, ${op.model},
           ${op.provider}, ${op.prompt_tokens}::integer, ${op.total_tokens}::integer, ${op.cost}::bigint, ${op.byok},
-          ${op.now}::timestamptz, ${op.latency_ms ?? null}::integer)`.pipe(Effect.map((rows) => ({ ...rows[0]! })))
+          ${op.now}::timestamptz, ${op.latency_ms ?? null}::integer, ${op.cached_items ?? 0}::integer,
+          ${op.cached_tokens ?? 0}::integer)`.pipe(Effect.map((rows) => ({ ...rows[0]! })))
+    case "record":
+      return sql<RecordRow>`SELECT * FROM switchyard_record(${op.key}, ${op.workspace}, ${op.generation}, ${op.model},
+          ${op.provider}, ${op.prompt_tokens}::integer, ${op.total_tokens}::integer, ${op.byok}, ${op.now}::timestamptz,
+          ${op.latency_ms}::integer, ${op.cached_items}::integer, ${op.cached_tokens}::integer)`.pipe(
+        Effect.map((rows) => ({ ...rows[0]! }))
+      )
     case "release":
       return sql`DELETE FROM holds WHERE id = ${op.id}`.pipe(Effect.as({}))
   }
@@ -92,7 +107,7 @@ export const make = (options: AccountingOptions = {}) =>
     const owner = options.owner ?? null
     const submit = options.submit ?? single(sql)
 
-    const refusal = (request: ReserveRequest, row: ReserveRow): Effect.Effect<never, PaymentRequired | Unauthorized> => {
+    const refusal = (request: Pick<ReserveRequest, "keyId" | "workspaceId" | "amountNanos">, row: ReserveRow): Effect.Effect<never, PaymentRequired | Unauthorized> => {
       switch (row.o_outcome) {
         case "key_deleted":
           return Effect.fail(new Unauthorized({ message: "This API key no longer exists" }))
@@ -196,7 +211,9 @@ export const make = (options: AccountingOptions = {}) =>
         cost: request.costNanos.toString(),
         byok: request.isByok,
         now: now.toISOString(),
-        latency_ms: request.latencyMs === undefined ? null : Math.max(0, Math.round(request.latencyMs))
+        latency_ms: latencyOf(request),
+        cached_items: request.cachedItems ?? 0,
+        cached_tokens: request.cachedTokens ?? 0
       }).pipe(Effect.orDie)) as unknown as SettleRow
       return {
         generationId: request.generationId,
@@ -204,6 +221,27 @@ export const make = (options: AccountingOptions = {}) =>
         capped: row.o_capped,
         duplicate: row.o_duplicate
       } satisfies Settlement
+    })
+
+    const record = Effect.fn("Accounting.record")(function*(request: RecordRequest) {
+      const now = yield* nowOf(request.now)
+      const row = (yield* submit({
+        op: "record",
+        key: request.keyId,
+        workspace: request.workspaceId,
+        generation: request.generationId,
+        model: request.model,
+        provider: request.provider,
+        prompt_tokens: request.promptTokens,
+        total_tokens: request.totalTokens,
+        byok: request.isByok,
+        now: now.toISOString(),
+        latency_ms: latencyOf(request),
+        cached_items: request.cachedItems ?? 0,
+        cached_tokens: request.cachedTokens ?? 0
+      }).pipe(Effect.orDie)) as unknown as RecordRow
+      if (row.o_outcome !== "ok") return yield* refusal({ ...request, amountNanos: 0n }, row)
+      return { generationId: request.generationId, costNanos: 0n, capped: false, duplicate: row.o_duplicate === true } satisfies Settlement
     })
 
     const release = (reservation: Reservation) =>
@@ -257,7 +295,7 @@ export const make = (options: AccountingOptions = {}) =>
 
     yield* sweepExpired()
 
-    return Accounting.of({ reserve, settle, release, sweepExpired, credits, addCredits })
+    return Accounting.of({ reserve, settle, record, release, sweepExpired, credits, addCredits })
   })
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Group commit of accounting operations: the reservations, settlements and releases that arrive
+ * Group commit of accounting operations: the reservations, settlements, records and releases that arrive
  * while a statement runs share the next statement (`switchyard_batch`).
  *
  * **Details**
@@ -49,6 +49,23 @@ export type BatchOp =
     readonly byok: boolean
     readonly now: string
     readonly latency_ms?: number | null
+    readonly cached_items?: number
+    readonly cached_tokens?: number
+  }
+  | {
+    readonly op: "record"
+    readonly key: string
+    readonly workspace: string
+    readonly generation: string
+    readonly model: string
+    readonly provider: string
+    readonly prompt_tokens: number
+    readonly total_tokens: number
+    readonly byok: boolean
+    readonly now: string
+    readonly latency_ms: number | null
+    readonly cached_items: number
+    readonly cached_tokens: number
   }
   | { readonly op: "release"; readonly id: string }
 
@@ -91,12 +108,12 @@ export const make = (
       })
 
     const runBatch = (items: ReadonlyArray<Pending>): Effect.Effect<void> =>
-      // Only a settlement's answer must wait for the disk (its ledger row is reported); a hold
-      // or a release lost with a power loss is lost with its process too.
+      // Only a ledger row's answer must wait for the disk (a settlement's or a record's: the row
+      // is reported); a hold or a release lost with a power loss is lost with its process too.
       Effect.provideService(
         runStatement(items),
         PgliteDurability.NoDiskWait,
-        items.every((p) => p.op.op !== "settle")
+        items.every((p) => p.op.op !== "settle" && p.op.op !== "record")
       )
 
     const runStatement = (items: ReadonlyArray<Pending>): Effect.Effect<void> => {

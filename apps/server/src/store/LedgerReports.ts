@@ -7,8 +7,12 @@ export interface GenerationRow {
   readonly workspaceId: string
   readonly model: string
   readonly provider: string
+  /** What the upstream counted (and charged for). */
   readonly promptTokens: number
   readonly totalTokens: number
+  /** Input items the embeddings cache served, and the prompt tokens they were first billed for. */
+  readonly cachedItems: number
+  readonly cachedTokens: number
   readonly costNanos: bigint
   readonly isByok: boolean
   readonly latencyMs: number | null
@@ -59,13 +63,15 @@ export class LedgerReports extends Context.Service<LedgerReports, {
           provider: string
           prompt_tokens: number
           total_tokens: number
+          cached_items: number
+          cached_tokens: number
           cost_nanos: string
           is_byok: boolean
           latency_ms: number | null
           created_at: Date | string
           external_user: string | null
         }>`SELECT l.generation_id, l.workspace_id, l.model, l.provider, l.prompt_tokens, l.total_tokens,
-            l.cost_nanos::text AS cost_nanos, l.is_byok, l.latency_ms, l.created_at, k.external_user
+            l.cached_items, l.cached_tokens, l.cost_nanos::text AS cost_nanos, l.is_byok, l.latency_ms, l.created_at, k.external_user
           FROM ledger l JOIN api_keys k ON k.id = l.key_id
           WHERE l.generation_id = ${generationId} AND l.workspace_id IN ${sql.in(workspaceIds)}`.pipe(
           Effect.orDie,
@@ -77,6 +83,8 @@ export class LedgerReports extends Context.Service<LedgerReports, {
               provider: r.provider,
               promptTokens: Number(r.prompt_tokens),
               totalTokens: Number(r.total_tokens),
+              cachedItems: Number(r.cached_items),
+              cachedTokens: Number(r.cached_tokens),
               costNanos: BigInt(r.cost_nanos),
               isByok: r.is_byok,
               latencyMs: r.latency_ms === null ? null : Number(r.latency_ms),
@@ -97,7 +105,7 @@ export class LedgerReports extends Context.Service<LedgerReports, {
           cost_nanos: string
           byok_nanos: string
         }>`SELECT to_char((l.created_at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day, l.workspace_id, l.model, l.provider,
-            count(*)::int AS requests, SUM(l.prompt_tokens)::text AS prompt_tokens,
+            count(*)::int AS requests, SUM(l.prompt_tokens + l.cached_tokens)::text AS prompt_tokens,
             COALESCE(SUM(l.cost_nanos) FILTER (WHERE NOT l.is_byok), 0)::text AS cost_nanos,
             COALESCE(SUM(l.cost_nanos) FILTER (WHERE l.is_byok), 0)::text AS byok_nanos
           FROM ledger l JOIN api_keys k ON k.id = l.key_id

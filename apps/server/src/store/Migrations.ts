@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import { accountingBatch } from "./migrations/AccountingBatch.ts"
+import { cachedTokens } from "./migrations/CachedTokens.ts"
 import { interns } from "./migrations/Interns.ts"
 import { money } from "./migrations/Money.ts"
 import { prepaidCredits } from "./migrations/PrepaidCredits.ts"
@@ -71,7 +72,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0004_spend_counters": spendCounters,
   "0005_accounting_batch": accountingBatch,
   "0006_prepaid_credits": prepaidCredits,
-  "0007_workspace_budgets": workspaceBudgets
+  "0007_workspace_budgets": workspaceBudgets,
+  "0008_cached_tokens": cachedTokens
 }
 
 export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })

@@ -12,6 +12,9 @@
  *    `costNanos` as the response's `usage.cost`.
  * 3. `release` when the request fails and nothing is charged.
  *
+ * A request that costs nothing without any upstream call (the embeddings cache served every
+ * item) skips the hold: `record` writes its ledger row after the same key checks.
+ *
  * **Details**
  *
  * Money is integer nano-USD (`bigint`); one credit is one USD. A reservation is admitted in one
@@ -93,8 +96,26 @@ export interface SettleRequest {
   readonly isByok: boolean
   /** How long the request took, in milliseconds, as `GET /generation` reports it. */
   readonly latencyMs?: number | undefined
+  /**
+   * Input items the embeddings cache served (default 0). They cost nothing: `promptTokens`,
+   * `totalTokens` and `costNanos` are the upstream's alone.
+   */
+  readonly cachedItems?: number | undefined
+  /** The prompt tokens the cached items were billed for when first embedded (default 0). */
+  readonly cachedTokens?: number | undefined
   /** Defaults to the Effect `Clock`; the ledger row is dated with it. */
   readonly now?: Date | undefined
+}
+
+/**
+ * A request that cost nothing and held nothing (the embeddings cache served every item): its
+ * ledger row, at cost 0.
+ *
+ * @since 0.2.0
+ */
+export interface RecordRequest extends Omit<SettleRequest, "costNanos"> {
+  readonly keyId: string
+  readonly workspaceId: string
 }
 
 /**
@@ -157,6 +178,14 @@ export class Accounting extends Context.Service<Accounting, {
    * transaction. Idempotent on `generationId`.
    */
   readonly settle: (reservation: Reservation, request: SettleRequest) => Effect.Effect<Settlement>
+  /**
+   * Writes the ledger row of a request that cost nothing and needed no hold, after the checks
+   * `reserve` makes at amount 0: `Unauthorized` when the key was disabled, deleted or expired
+   * since it authenticated, `PaymentRequired` when the key's limit, a workspace budget or the
+   * workspace's credits are already spent beyond what they allow. Charges nothing; idempotent on
+   * `generationId`. Durable before it succeeds, like `settle`.
+   */
+  readonly record: (request: RecordRequest) => Effect.Effect<Settlement, PaymentRequired | Unauthorized>
   /** Drops the hold without charging anything. Releasing twice is harmless. */
   readonly release: (reservation: Reservation) => Effect.Effect<void>
   /** Deletes holds that expired; returns how many. Runs at startup. */
