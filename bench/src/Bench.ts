@@ -80,14 +80,14 @@ const startAll = async (options: BenchOptions, targets: ReadonlySet<TargetId>, s
       ...(options.serverMain !== undefined ? { main: options.serverMain } : {})
     })
     children.push(sy)
-    for (const t of [name, `${name}-free`] as const) {
+    for (const t of name === "switchyard" ? ["switchyard", "switchyard-free", "switchyard-cached"] as const : [name, `${name}-free`] as const) {
       ports[t] = sy.port
       pids[t] = sy.pid
       apiKeys[t] = sy.apiKey
     }
     options.log(`Switchyard (${store}) on 127.0.0.1:${sy.port}`)
   }
-  if (targets.has("switchyard") || targets.has("switchyard-free")) await addSwitchyard("switchyard", "PGlite")
+  if (targets.has("switchyard") || targets.has("switchyard-free") || targets.has("switchyard-cached")) await addSwitchyard("switchyard", "PGlite")
   if ((targets.has("switchyard-pg") || targets.has("switchyard-pg-free")) && options.databaseUrl !== undefined) {
     const serverUrl = options.databaseUrl
     const databaseUrl = await PgDatabase.create(serverUrl)
@@ -103,14 +103,18 @@ const expected = {
 
 /**
  * One request first: the target must answer 200 with exactly the upstream's vectors (every float,
- * or the same base64 text), else its numbers would measure something else.
+ * or the same base64 text), and, when `cache` is given, say so in `x-switchyard-cache` (a
+ * Switchyard target that goes upstream answers `bypass`, the cached one `hit`), else its numbers
+ * would measure something else.
  */
-export const validate = async (cell: Cell, request: TargetRequest): Promise<string | undefined> => {
+export const validate = async (cell: Cell, request: TargetRequest, cache?: "hit" | "bypass"): Promise<string | undefined> => {
   let answer = await post(request)
   if (typeof answer === "string") answer = await post(request)
   if (typeof answer === "string") return answer
   const { status, text } = answer
   if (status !== 200) return `answered ${status}: ${text.slice(0, 300)}`
+  const outcome = answer.headers["x-switchyard-cache"]
+  if (cache !== undefined && outcome !== cache) return `answered x-switchyard-cache: ${String(outcome)}, not ${cache}`
   let body: { data?: Array<{ embedding?: unknown; index?: number }> }
   try {
     body = JSON.parse(text)
@@ -134,7 +138,7 @@ export const validate = async (cell: Cell, request: TargetRequest): Promise<stri
 }
 
 // A fresh connection each time: a kept-alive one may be closed by the server at the same moment.
-const post = (request: TargetRequest): Promise<{ status: number; text: string } | string> =>
+const post = (request: TargetRequest): Promise<{ status: number; text: string; headers: Http.IncomingHttpHeaders } | string> =>
   new Promise((resolve) => {
     const body = Buffer.from(request.body)
     const outgoing = Http.request(request.url, {
@@ -145,7 +149,9 @@ const post = (request: TargetRequest): Promise<{ status: number; text: string } 
     }, (incoming) => {
       const chunks: Array<Buffer> = []
       incoming.on("data", (chunk: Buffer) => chunks.push(chunk))
-      incoming.on("end", () => resolve({ status: incoming.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }))
+      incoming.on("end", () =>
+        resolve({ status: incoming.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8"), headers: incoming.headers })
+      )
       incoming.on("error", (error) => resolve(`the answer broke off: ${error.message}`))
     })
     outgoing.on("timeout", () => outgoing.destroy(new Error("no answer within 60 s")))
@@ -246,7 +252,10 @@ export const run = async (options: BenchOptions): Promise<Report.Report> => {
       const requests = new Map<TargetId, TargetRequest>()
       for (const target of cell.targets.filter((t) => targets.has(t))) {
         const request = requestFor(cell, target, started.endpoints)
-        const problem = await validate(cell, request)
+        // The cached target's first answer writes every item to the cache; the second must be a hit.
+        const cached = target === "switchyard-cached"
+        const problem = await validate(cell, request, cached ? undefined : target.startsWith("switchyard") ? "bypass" : undefined) ??
+          (cached ? await validate(cell, request, "hit") : undefined)
         if (problem !== undefined) {
           if (target === "direct" || target === "floor" || target === "switchyard") {
             throw new Error(`${cell.id}: ${target} ${problem}`)

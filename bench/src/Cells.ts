@@ -8,6 +8,7 @@ export type TargetId =
   | "floor"
   | "switchyard"
   | "switchyard-free"
+  | "switchyard-cached"
   | "peer"
   | "switchyard-pg"
   | "switchyard-pg-free"
@@ -17,6 +18,7 @@ export const targetLabels: Record<TargetId, string> = {
   floor: "node:http pass-through (floor)",
   switchyard: "Switchyard (PGlite, accounting on)",
   "switchyard-free": "Switchyard (PGlite, zero-priced model)",
+  "switchyard-cached": "Switchyard (PGlite, every item cached)",
   peer: "Portkey gateway 1.15.2 (peer)",
   "switchyard-pg": "Switchyard (PostgreSQL, accounting on)",
   "switchyard-pg-free": "Switchyard (PostgreSQL, zero-priced model)"
@@ -38,23 +40,31 @@ const core: ReadonlyArray<TargetId> = ["direct", "floor", "switchyard", "peer"]
 /** The cells of the issue's bar also measure Switchyard on PostgreSQL (when `DATABASE_URL` is set). */
 const withPg: ReadonlyArray<TargetId> = [...core, "switchyard-pg"]
 const withAccounting: ReadonlyArray<TargetId> = [...core, "switchyard-free", "switchyard-pg", "switchyard-pg-free"]
+/**
+ * The cells where Switchyard also serves the same requests with every item in its embeddings
+ * cache (written by the validation request and the warm-up), against the same process going
+ * upstream: its other targets send `x-switchyard-cache: bypass`.
+ */
+export const cachedCells: ReadonlyArray<CellId> = ["small-c16", "large-c16"]
 
 export const cells: ReadonlyArray<Cell> = [
   { id: "small-c1", label: "small (1 input, 1536 floats), c=1", inputs: 1, encoding: "float", delayed: false, connections: 1, targets: withPg },
-  { id: "small-c16", label: "small, c=16", inputs: 1, encoding: "float", delayed: false, connections: 16, targets: withAccounting },
+  { id: "small-c16", label: "small, c=16", inputs: 1, encoding: "float", delayed: false, connections: 16, targets: [...withAccounting, "switchyard-cached"] },
   { id: "small-c64", label: "small, c=64", inputs: 1, encoding: "float", delayed: false, connections: 64, targets: withAccounting },
-  { id: "large-c16", label: "large (64 inputs × 1536 floats), c=16", inputs: 64, encoding: "float", delayed: false, connections: 16, targets: withPg },
+  { id: "large-c16", label: "large (64 inputs × 1536 floats), c=16", inputs: 64, encoding: "float", delayed: false, connections: 16, targets: [...withPg, "switchyard-cached"] },
   { id: "base64-c16", label: "base64 (1 input), c=16", inputs: 1, encoding: "base64", delayed: false, connections: 16, targets: core },
   { id: "delay20-c64", label: "20 ms upstream delay (1 input), c=64", inputs: 1, encoding: "float", delayed: true, connections: 64, targets: core }
 ]
 
 export const width = 1536
 
-const sentence = (i: number) =>
-  `Document ${i}: the quick brown fox jumps over the lazy dog while the gateway routes embeddings to its upstream.`
+// Each cell has texts of its own: the fake upstream's vectors depend on an item's position, not
+// its text, so a text cached in one cell must not be a partial hit in another.
+const sentence = (cell: Cell, i: number) =>
+  `Document ${i} of ${cell.id}: the quick brown fox jumps over the lazy dog while the gateway routes embeddings to its upstream.`
 
 export const inputsOf = (cell: Cell): string | ReadonlyArray<string> =>
-  cell.inputs === 1 ? sentence(0) : Array.from({ length: cell.inputs }, (_, i) => sentence(i))
+  cell.inputs === 1 ? sentence(cell, 0) : Array.from({ length: cell.inputs }, (_, i) => sentence(cell, i))
 
 export interface Endpoints {
   readonly upstreamPort: number
@@ -72,6 +82,8 @@ export interface TargetRequest {
 /**
  * The request a target gets in a cell: the same OpenAI-shaped body everywhere; the model is the
  * upstream's for the upstream, the floor and the peer, and Switchyard's catalog slug for Switchyard.
+ * Switchyard's workspace has the embeddings cache on: every Switchyard target but
+ * `switchyard-cached` bypasses it, so that it goes upstream every time.
  */
 export const requestFor = (cell: Cell, target: TargetId, endpoints: Endpoints): TargetRequest => {
   const input = inputsOf(cell)
@@ -101,9 +113,10 @@ export const requestFor = (cell: Cell, target: TargetId, endpoints: Endpoints): 
     default: {
       const free = target === "switchyard-free" || target === "switchyard-pg-free"
       const model = cell.delayed ? benchModels.slow : free ? benchModels.free : benchModels.priced
+      const cache = target === "switchyard-cached" ? {} : { "x-switchyard-cache": "bypass" }
       return {
         url: `http://127.0.0.1:${port}/api/v1/embeddings`,
-        headers: { authorization: `Bearer ${endpoints.apiKeys[target]}` },
+        headers: { authorization: `Bearer ${endpoints.apiKeys[target]}`, ...cache },
         body: JSON.stringify({ model, input, ...encoding })
       }
     }

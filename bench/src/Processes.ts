@@ -190,7 +190,8 @@ export const upstreamModels = {
 
 /**
  * The config file of a benchmarked gateway: one OpenAI-compatible provider at the fake upstream,
- * serving the same model at a list price, at no price, and slowly.
+ * serving the same model at a list price, at no price, and slowly; the workspace's embeddings
+ * cache is on (the targets that must go upstream bypass it per request).
  */
 export const switchyardConfig = (upstreamPort: number, width: number) => {
   const endpoint = (model: string, upstreamModel: string, prompt: string) => ({
@@ -216,7 +217,8 @@ export const switchyardConfig = (upstreamPort: number, width: number) => {
         endpoint(benchModels.free, upstreamModels.fast, "0"),
         endpoint(benchModels.slow, upstreamModels.slow, "0.02")
       ]
-    }]
+    }],
+    workspaces: { default: { cache: true } }
   }
 }
 

@@ -1,5 +1,5 @@
 import type { CellId, TargetId } from "./Cells.ts"
-import { targetLabels } from "./Cells.ts"
+import { cachedCells, targetLabels } from "./Cells.ts"
 import type { LoadResult } from "./Load.ts"
 
 /**
@@ -207,6 +207,17 @@ export const checks = (
       "a zero-priced model skips the hold but still writes its ledger row: this bounds the cost of holds and balance checks, not of the whole ledger"
     ))
   }
+  for (const cell of cachedCells) {
+    const ratio = pairwise(samples.filter((s) => s.cell === cell), "switchyard-cached", "switchyard", (a, b) => a.rps / b.rps)
+    if (ratio === undefined) continue
+    out.push(check(
+      `${cell}-cache-hits`,
+      `${cell}: Switchyard req/s with every item cached ÷ the same requests going upstream (PGlite, cache bypassed)`,
+      ratio.median,
+      2,
+      "min"
+    ))
+  }
   return out
 }
 
@@ -274,7 +285,7 @@ export const markdown = (report: Report): string =>
       report.machine.peakRssPerCell ? "" : " (here the lifetime high-water mark: this kernel does not reset it)"
     }.`,
     "",
-    "Switchyard runs as an operator runs it (`pnpm start`: `node` with the start script's flags on `apps/server/src/main.ts`): on embedded PGlite in a fresh data directory, serving a priced model from a workspace with credits (every request holds and settles), with `SWITCHYARD_RATE_LIMIT=999999999/1s` so the limiter runs without refusing. The zero-priced rows use a model priced 0 on the same process: no hold, but the ledger row is still written. The PostgreSQL rows (only when `DATABASE_URL` is set) use a throw-away database on that server; the database server's own CPU is not in CPU ms/req. The floor is a bare node:http pass-through; the peer is `@portkey-ai/gateway` 1.15.2 (headless, on 127.0.0.1) sent to the same upstream with its custom-host header. Every answer is first checked to carry exactly the upstream's vectors.",
+    "Switchyard runs as an operator runs it (`pnpm start`: `node` with the start script's flags on `apps/server/src/main.ts`): on embedded PGlite in a fresh data directory, serving a priced model from a workspace with credits (every request holds and settles), with `SWITCHYARD_RATE_LIMIT=999999999/1s` so the limiter runs without refusing. The workspace has the embeddings cache on, and every Switchyard row but the cached one sends `x-switchyard-cache: bypass`, so it goes upstream each time. The zero-priced rows use a model priced 0 on the same process: no hold, but the ledger row is still written. The rows with every item cached send the same priced requests to the same process without that header, after the validation request and the warm-up wrote every item to the cache (validation checks the answer says `hit`): no hold and no upstream call, but the ledger row (cost 0) is still written. The PostgreSQL rows (only when `DATABASE_URL` is set) use a throw-away database on that server; the database server's own CPU is not in CPU ms/req. The floor is a bare node:http pass-through; the peer is `@portkey-ai/gateway` 1.15.2 (headless, on 127.0.0.1) sent to the same upstream with its custom-host header. Every answer is first checked to carry exactly the upstream's vectors.",
     "",
     "## Targets",
     "",
