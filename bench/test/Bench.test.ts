@@ -63,6 +63,33 @@ describe("Report", () => {
   })
 })
 
+describe("Report: the all-hits cell", () => {
+  it("checks, run by run, that every item cached serves twice the req/s of the same requests going upstream", () => {
+    const samples = [
+      sample("switchyard", 0, 100, 10), sample("switchyard-cached", 0, 250, 4),
+      sample("switchyard", 1, 120, 9), sample("switchyard-cached", 1, 200, 5),
+      sample("switchyard", 2, 90, 11), sample("switchyard-cached", 2, 190, 5)
+    ].map((s) => ({ ...s, cell: "large-c16" as const }))
+    const check = Report.checks([], samples).find((c) => c.id === "large-c16-cache-hits")!
+    assert.strictEqual(check.value, 190 / 90)
+    assert.isTrue(check.holds)
+    const short = Report.checks([], samples.map((s) => s.target === "switchyard-cached" ? { ...s, rps: s.rps / 2 } : s))
+      .find((c) => c.id === "large-c16-cache-hits")!
+    assert.isFalse(short.holds)
+    assert.isUndefined(Report.checks([], samples.filter((s) => s.target === "switchyard")).find((c) => c.id === "large-c16-cache-hits"))
+  })
+
+  it("sends the same body to the cached target and the one going upstream; only the latter bypasses the cache", () => {
+    const cell = cells.find((c) => c.id === "large-c16")!
+    const endpoints = { upstreamPort: 1, ports: { switchyard: 2, "switchyard-cached": 2 }, apiKeys: {}, upstreamApiKey: "k" }
+    const upstream = requestFor(cell, "switchyard", endpoints)
+    const cached = requestFor(cell, "switchyard-cached", endpoints)
+    assert.strictEqual(cached.body, upstream.body)
+    assert.strictEqual(upstream.headers["x-switchyard-cache"], "bypass")
+    assert.isUndefined(cached.headers["x-switchyard-cache"])
+  })
+})
+
 describe("Profile", () => {
   it("sums self time per function inside the window, idle apart", () => {
     const profile = {
