@@ -330,10 +330,13 @@ export const run = async (options: BenchOptions): Promise<Report.Report> => {
 }
 
 /**
- * Switchyard alone under the small c=16 cell with V8's sampling profiler on; the self time of
- * each function afterwards.
+ * Switchyard alone under one cell (small c=16 unless told) with V8's sampling profiler on; the
+ * self time of each function afterwards. The `switchyard-cached` target is profiled with every
+ * item cached (its validation request writes them).
  */
 export const profile = async (options: {
+  readonly cell?: CellId | undefined
+  readonly target?: "switchyard" | "switchyard-cached" | undefined
   readonly seconds: number
   readonly outDir: string
   readonly serverMain: string | undefined
@@ -356,15 +359,16 @@ export const profile = async (options: {
       ...(options.serverMain !== undefined ? { main: options.serverMain } : {})
     })
     children.push(sy)
-    const cell = allCells.find((c) => c.id === "small-c16")!
-    const request = requestFor(cell, "switchyard", {
+    const cell = allCells.find((c) => c.id === (options.cell ?? "small-c16"))!
+    const target = options.target ?? "switchyard"
+    const request = requestFor(cell, target, {
       upstreamPort: upstream.port,
-      ports: { switchyard: sy.port },
-      apiKeys: { switchyard: sy.apiKey },
+      ports: { [target]: sy.port },
+      apiKeys: { [target]: sy.apiKey },
       upstreamApiKey
     })
-    const problem = await validate(cell, request)
-    if (problem !== undefined) throw new Error(`switchyard ${problem}`)
+    const problem = (await validate(cell, request)) ?? (target === "switchyard-cached" ? await validate(cell, request, "hit") : undefined)
+    if (problem !== undefined) throw new Error(`${target} ${problem}`)
     await Load.run({ ...request, connections: cell.connections, seconds: Math.min(2, options.seconds) })
     options.log(`profiling Switchyard for ${options.seconds} s under ${cell.label}`)
     const fromUs = Number(process.hrtime.bigint() / 1000n)
@@ -376,7 +380,7 @@ export const profile = async (options: {
     if (files.length === 0) throw new Error("Switchyard wrote no CPU profile")
     const source = NodePath.join(profileDir, files.sort().at(-1)!)
     Fs.mkdirSync(options.outDir, { recursive: true })
-    const kept = NodePath.join(options.outDir, "switchyard-small-c16.cpuprofile")
+    const kept = NodePath.join(options.outDir, `${target}-${cell.id}.cpuprofile`)
     Fs.copyFileSync(source, kept)
     const recorded = Profile.read(source)
     const window = recorded.startTime <= fromUs && fromUs <= recorded.endTime ? { fromUs, toUs } : undefined
@@ -385,7 +389,7 @@ export const profile = async (options: {
     const text = [
       "# Switchyard CPU profile",
       "",
-      `\`node --cpu-prof\` on the gateway process under the small c=16 cell for ${options.seconds} s${
+      `\`node --cpu-prof\` on the gateway process under ${cell.label} (${target}) for ${options.seconds} s${
         window === undefined ? " (start-up included)" : " (only the samples taken under load)"
       }: ${
         Math.round(result.rps)

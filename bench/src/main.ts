@@ -49,7 +49,8 @@ if (values.help) {
   --summary FILE     also write the Markdown there (default bench/RESULTS.md for a full run; "none" to skip)
   --no-pg            ignore DATABASE_URL (otherwise Switchyard also runs on that PostgreSQL server)
   --strict           exit 1 when a target of the issue is missed
-  --profile          profile Switchyard (node --cpu-prof) under small c=16 instead
+  --profile          profile Switchyard (node --cpu-prof) under small c=16 instead (or the first of
+                     --cells, with --targets switchyard-cached: every item cached)
   --server FILE      run this Switchyard entry point instead of apps/server/src/main.ts (compare a change)
   --render FILE      print (and with --summary, write) the Markdown of an earlier JSON result`)
   process.exit(0)
@@ -102,7 +103,9 @@ const command = [...(databaseUrl !== undefined ? ["DATABASE_URL=postgres://…"]
 const log = (line: string) => console.error(`[bench] ${line}`)
 
 if (values.profile) {
-  const result = await Bench.profile({ seconds, outDir, serverMain, log })
+  // The first cell and Switchyard target named, if any: `--cells large-c16 --targets switchyard-cached`.
+  const target = targets?.find((t) => t === "switchyard" || t === "switchyard-cached") as "switchyard" | "switchyard-cached" | undefined
+  const result = await Bench.profile({ cell: values.cells === undefined ? undefined : cellIds[0], target, seconds, outDir, serverMain, log })
   console.log(result.markdown)
   process.exit(0)
 }
