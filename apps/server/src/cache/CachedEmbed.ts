@@ -3,6 +3,7 @@ import type * as CachePolicy from "@switchyard/core/cache/CachePolicy"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import * as UpstreamInput from "../embeddings/UpstreamInput.ts"
+import type { GatewayMetricsShape } from "../observability/GatewayMetrics.ts"
 import type { ForwardedResult } from "../providers/OpenAiCompatible.ts"
 import * as VectorEncoding from "../providers/VectorEncoding.ts"
 import type { EmbeddingCache, Entry } from "./EmbeddingCache.ts"
@@ -66,13 +67,18 @@ const uncached = (result: ForwardedResult, sent: EmbeddingProvider.EmbeddingInpu
   sent
 })
 
+/** The bytes an entry's vector takes, as stored (the upstream's JSON number text, or base64). */
+const bytesOf = (entry: Entry) => entry.vector.text.length
+
 /**
  * Embeds an input through the cache: items found are served from it, only the others go to
  * `call` (which checks what the upstream answered), and what it answers is written back; vectors
- * keep their input indexes.
+ * keep their input indexes. Each read counts its hits, misses and bytes served in the metrics,
+ * each write that the store took its bytes.
  */
 export const embed = <E, R>(options: {
   readonly cache: EmbeddingCache["Service"]
+  readonly metrics: Pick<GatewayMetricsShape, "cacheRead" | "cacheWrite">
   readonly policy: CachePolicy.Policy
   readonly space: VectorSpace
   readonly input: EmbeddingProvider.EmbeddingInput
@@ -80,17 +86,28 @@ export const embed = <E, R>(options: {
   readonly call: (input: EmbeddingProvider.EmbeddingInput) => Effect.Effect<ForwardedResult, E, R>
 }): Effect.Effect<CachedResult, E, R> =>
   Effect.gen(function*() {
-    const { cache, policy, space, input, encoding, call } = options
+    const { cache, call, encoding, input, metrics, policy, space } = options
     if (!policy.read && !policy.write) return uncached(yield* call(input), input)
     const keys = UpstreamInput.itemTexts(input).map((item) => keyOf(space, item))
     const hits: ReadonlyArray<Entry | undefined> = policy.read ? yield* cache.getMany(keys) : keys.map(() => undefined)
     const missing: Array<number> = []
+    let bytesRead = 0
     hits.forEach((hit, i) => {
       if (hit === undefined) missing.push(i)
+      else bytesRead += bytesOf(hit)
     })
+    if (policy.read) {
+      metrics.cacheRead({ model: space.model, hits: keys.length - missing.length, misses: missing.length, bytes: bytesRead })
+    }
+    const write = (entries: ReadonlyArray<readonly [string, Entry]>) =>
+      policy.write
+        ? Effect.map(cache.setMany(entries), (stored) => {
+          if (stored) metrics.cacheWrite(entries.reduce((n, [, entry]) => n + bytesOf(entry), 0))
+        })
+        : Effect.void
     if (missing.length === keys.length) {
       const result = yield* call(input)
-      if (policy.write) yield* cache.setMany(entriesOf(result, input, keys))
+      yield* write(entriesOf(result, input, keys))
       return uncached(result, input)
     }
     const embeddings: Array<VectorEncoding.Forwarded> = []
@@ -104,7 +121,7 @@ export const embed = <E, R>(options: {
     if (missing.length === 0) return { embeddings, promptTokens: 0, totalTokens: 0, cachedItems, cachedTokens, sent: undefined }
     const part = UpstreamInput.pick(input, missing)
     const result = yield* call(part)
-    if (policy.write) yield* cache.setMany(entriesOf(result, part, missing.map((i) => keys[i]!)))
+    yield* write(entriesOf(result, part, missing.map((i) => keys[i]!)))
     for (const e of result.embeddings) embeddings.push({ index: missing[e.index]!, embedding: e.embedding })
     return { ...result, embeddings, cachedItems, cachedTokens, sent: part }
   })
