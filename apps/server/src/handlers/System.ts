@@ -6,7 +6,7 @@ import { SqlClient } from "effect/sql"
 
 // A probe wants an answer: a store that neither answers nor fails (a partitioned network) within
 // this long is down as far as the probe is concerned.
-const storeTimeout = Duration.seconds(5)
+const storeTimeout = Duration.seconds(3)
 
 const unavailable = (why: string) =>
   new ServiceUnavailable({
