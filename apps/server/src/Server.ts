@@ -62,7 +62,9 @@ const Stores = Layer.mergeAll(
  * embeddings cache, broadcast.
  */
 const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Broadcast.layer).pipe(
-  Layer.provide([Adapters.layer, Workspaces.layer, EmbeddingCache.layer]),
+  Layer.provide([Adapters.layer, EmbeddingCache.layer]),
+  // The workspace handlers drop a workspace's kept settings when they change them.
+  Layer.provideMerge(Workspaces.layer),
   Layer.provideMerge(EndpointHealth.layer),
   Layer.provideMerge(CatalogLoader.layer),
   Layer.provide(NodeHttpClient.layerUndici)

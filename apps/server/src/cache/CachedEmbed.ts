@@ -3,6 +3,7 @@ import type * as CachePolicy from "@switchyard/core/cache/CachePolicy"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import * as UpstreamInput from "../embeddings/UpstreamInput.ts"
+import type { GatewayMetricsShape } from "../observability/GatewayMetrics.ts"
 import type { ForwardedResult } from "../providers/OpenAiCompatible.ts"
 import * as VectorEncoding from "../providers/VectorEncoding.ts"
 import type { EmbeddingCache, Entry } from "./EmbeddingCache.ts"
@@ -75,19 +76,36 @@ export interface Lookup {
   readonly hits: ReadonlyArray<Entry | undefined>
 }
 
+/** The bytes an entry's vector takes, as stored (the upstream's JSON number text, or base64). */
+const bytesOf = (entry: Entry) => entry.vector.text.length
+
+/** Where the cache's reads and writes are counted. */
+export type CacheMetrics = Pick<GatewayMetricsShape, "cacheRead" | "cacheWrite">
+
 /**
- * Looks every item of `input` up in `space` (nothing is read when the policy does not read).
+ * Looks every item of `input` up in `space` (nothing is read when the policy does not read), and
+ * counts the hits, misses and bytes served in the metrics.
  */
 export const lookup = (options: {
   readonly cache: EmbeddingCache["Service"]
+  readonly metrics: CacheMetrics
   readonly policy: CachePolicy.Policy
   readonly space: VectorSpace
   readonly input: EmbeddingProvider.EmbeddingInput
 }): Effect.Effect<Lookup> =>
   Effect.gen(function*() {
-    const { cache, policy, space, input } = options
+    const { cache, input, metrics, policy, space } = options
     const keys = UpstreamInput.itemTexts(input).map((item) => keyOf(space, item))
-    const hits: ReadonlyArray<Entry | undefined> = policy.read ? yield* cache.getMany(keys) : keys.map(() => undefined)
+    if (!policy.read) return { keys, hits: keys.map(() => undefined) }
+    const hits: ReadonlyArray<Entry | undefined> = yield* cache.getMany(keys)
+    let found = 0
+    let bytes = 0
+    for (const hit of hits) {
+      if (hit === undefined) continue
+      found += 1
+      bytes += bytesOf(hit)
+    }
+    metrics.cacheRead({ model: space.model, hits: found, misses: keys.length - found, bytes })
     return { keys, hits }
   })
 
@@ -116,10 +134,11 @@ export const whole = (found: Lookup, encoding: "float" | "base64"): CachedResult
  * Embeds an input through the cache: items found are served from it, only the others go to
  * `call` (which checks what the upstream answered), and what it answers is written back; vectors
  * keep their input indexes. `found` is a lookup of this input in this space made before, reused
- * rather than read again.
+ * rather than read again. Each write that the store took counts its bytes in the metrics.
  */
 export const embed = <E, R>(options: {
   readonly cache: EmbeddingCache["Service"]
+  readonly metrics: CacheMetrics
   readonly policy: CachePolicy.Policy
   readonly space: VectorSpace
   readonly input: EmbeddingProvider.EmbeddingInput
@@ -128,7 +147,7 @@ export const embed = <E, R>(options: {
   readonly found?: Lookup | undefined
 }): Effect.Effect<CachedResult, E, R> =>
   Effect.gen(function*() {
-    const { cache, policy, input, encoding, call } = options
+    const { cache, call, encoding, input, metrics, policy } = options
     if (!policy.read && !policy.write) return uncached(yield* call(input), input)
     const found = options.found ?? (yield* lookup(options))
     const { keys, hits } = found
@@ -136,9 +155,15 @@ export const embed = <E, R>(options: {
     hits.forEach((hit, i) => {
       if (hit === undefined) missing.push(i)
     })
+    const write = (entries: ReadonlyArray<readonly [string, Entry]>) =>
+      policy.write
+        ? Effect.map(cache.setMany(entries), (stored) => {
+          if (stored) metrics.cacheWrite(entries.reduce((n, [, entry]) => n + bytesOf(entry), 0))
+        })
+        : Effect.void
     if (missing.length === keys.length) {
       const result = yield* call(input)
-      if (policy.write) yield* cache.setMany(entriesOf(result, input, keys))
+      yield* write(entriesOf(result, input, keys))
       return uncached(result, input)
     }
     const cachedItems = keys.length - missing.length
@@ -146,7 +171,7 @@ export const embed = <E, R>(options: {
     const { embeddings, cachedTokens } = served(found, encoding)
     const part = UpstreamInput.pick(input, missing)
     const result = yield* call(part)
-    if (policy.write) yield* cache.setMany(entriesOf(result, part, missing.map((i) => keys[i]!)))
+    yield* write(entriesOf(result, part, missing.map((i) => keys[i]!)))
     for (const e of result.embeddings) embeddings.push({ index: missing[e.index]!, embedding: e.embedding })
     return { ...result, embeddings, cachedItems, cachedTokens, sent: part }
   })

@@ -32,7 +32,8 @@ const memoryTtl = Duration.minutes(5)
  */
 export class EmbeddingCache extends Context.Service<EmbeddingCache, {
   readonly getMany: (keys: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Entry | undefined>>
-  readonly setMany: (entries: ReadonlyArray<readonly [key: string, entry: Entry]>) => Effect.Effect<void>
+  /** `true` when the store took the entries; `false` (logged) when it failed. */
+  readonly setMany: (entries: ReadonlyArray<readonly [key: string, entry: Entry]>) => Effect.Effect<boolean>
 }>()("@switchyard/server/cache/EmbeddingCache") {
   /** In Redis, shared by every replica that names it. */
   static readonly layerRedis = Layer.suspend(() =>
@@ -144,21 +145,30 @@ const layerWith = <R>(evict: Evict<R>) =>
           return found
         })
 
+      const evictIfDue = Effect.gen(function*() {
+        if (pending.length < evictEvery) return
+        const written = pending
+        pending = []
+        const now = yield* Clock.currentTimeMillis
+        yield* evictOverflow(store, { maxEntries: config.maxEntries, ttlMillis: config.ttlSeconds * 1000 }, written, now)
+      }).pipe(Effect.catch(warn("evicting")))
+
       const setMany = (entries: ReadonlyArray<readonly [string, Entry]>) =>
         Effect.gen(function*() {
-          if (entries.length === 0) return
+          if (entries.length === 0) return true
           for (const [key, entry] of entries) yield* remember(key, entry)
-          yield* store.setMany(entries.map(([key, entry]) => [key, entry, ttl] as const) as [
+          const stored = yield* store.setMany(entries.map(([key, entry]) => [key, entry, ttl] as const) as [
             readonly [string, object, Duration.Duration],
             ...Array<readonly [string, object, Duration.Duration]>
-          ])
+          ]).pipe(
+            Effect.as(true),
+            Effect.catch((cause) => Effect.as(warn("writing")(cause), false))
+          )
+          if (!stored) return false
           pending.push(...entries.map(([key]) => key))
-          if (pending.length < evictEvery) return
-          const written = pending
-          pending = []
-          const now = yield* Clock.currentTimeMillis
-          yield* evictOverflow(store, { maxEntries: config.maxEntries, ttlMillis: config.ttlSeconds * 1000 }, written, now)
-        }).pipe(Effect.catch(warn("writing")))
+          yield* evictIfDue
+          return true
+        })
 
       return EmbeddingCache.of({ getMany, setMany })
     })

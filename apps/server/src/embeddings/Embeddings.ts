@@ -12,6 +12,7 @@ import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { Adapters } from "../providers/Adapters.ts"
 import * as CachedEmbed from "../cache/CachedEmbed.ts"
 import { EmbeddingCache } from "../cache/EmbeddingCache.ts"
+import { GatewayMetrics } from "../observability/GatewayMetrics.ts"
 import { EndpointHealth } from "./EndpointHealth.ts"
 import * as Preparation from "./Preparation.ts"
 import * as Settlement from "./Settlement.ts"
@@ -64,6 +65,7 @@ export class Embeddings extends Context.Service<Embeddings, {
         adapters: yield* Adapters,
         loaded,
         cache: yield* EmbeddingCache,
+        metrics: yield* GatewayMetrics,
         attemptTimeoutMs: config.attemptTimeoutMs,
         batchConcurrency: config.batchConcurrency
       })

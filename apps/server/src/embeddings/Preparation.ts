@@ -13,7 +13,7 @@ import type { LoadedCatalog } from "../catalog/CatalogLoader.ts"
 import type { EndpointHealth } from "./EndpointHealth.ts"
 import * as RandomPool from "./RandomPool.ts"
 import * as UpstreamInput from "./UpstreamInput.ts"
-import type { Workspaces } from "./Workspaces.ts"
+import { cacheEnabled, type Workspaces } from "./Workspaces.ts"
 
 export interface CallOptions {
   /** Seed of the plan's random draw; random when absent. */
@@ -63,7 +63,7 @@ export const make = (services: {
 
   return Effect.fnUntraced(function*(caller: CallerShape, request: EmbeddingRequest.EmbeddingRequest, options: CallOptions) {
     const now = yield* Clock.currentTimeMillis
-    const slug = yield* workspaces.slugOf(caller.workspaceId)
+    const settings = yield* workspaces.settingsOf(caller.workspaceId)
     const own = new Map<string, Redacted.Redacted<string>>()
     for (const provider of servingProviders(request.model)) {
       if (provider.adapter === "local") continue
@@ -71,7 +71,7 @@ export const make = (services: {
       if (Option.isSome(credential)) own.set(provider.slug, credential.value)
     }
     const seed = options.seed ?? RandomPool.uint32()
-    const workspace = Catalog.workspace(loaded.catalog, slug)
+    const workspace = Catalog.workspace(loaded.catalog, settings.slug)
     const plan = yield* RoutePlan.plan({
       catalog: loaded.catalog,
       model: request.model,
@@ -99,7 +99,7 @@ export const make = (services: {
       worstNanos: Money.toUnits(worstAtto, 9, "up"),
       workspaceId: caller.workspaceId,
       cachePolicy: CachePolicy.policy({
-        enabled: workspace.cache,
+        enabled: cacheEnabled(loaded.catalog, settings),
         directive: options.cache ?? "default",
         zdr: workspace.zdr || request.provider?.zdr === true
       })

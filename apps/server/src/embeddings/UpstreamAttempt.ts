@@ -10,6 +10,7 @@ import { type AdapterTable, connectionOf } from "../providers/Adapters.ts"
 import type { ForwardedResult } from "../providers/OpenAiCompatible.ts"
 import * as CachedEmbed from "../cache/CachedEmbed.ts"
 import type { EmbeddingCache } from "../cache/EmbeddingCache.ts"
+import type { GatewayMetricsShape } from "../observability/GatewayMetrics.ts"
 import * as VectorEncoding from "../providers/VectorEncoding.ts"
 import type { Prepared } from "./Preparation.ts"
 import * as UpstreamInput from "./UpstreamInput.ts"
@@ -54,6 +55,7 @@ export const make = (services: {
   readonly adapters: AdapterTable
   readonly loaded: LoadedCatalog
   readonly cache: EmbeddingCache["Service"]
+  readonly metrics: GatewayMetricsShape
   readonly attemptTimeoutMs: number
   readonly batchConcurrency: number
 }) =>
@@ -77,7 +79,7 @@ export const make = (services: {
 
   const lookup = ({ candidate }: Fallback.Attempt): Effect.Effect<CachedEmbed.Lookup> => {
     const { input, space } = shapeFor(candidate)
-    return CachedEmbed.lookup({ cache: services.cache, policy: prepared.cachePolicy, space, input })
+    return CachedEmbed.lookup({ cache: services.cache, metrics: services.metrics, policy: prepared.cachePolicy, space, input })
   }
 
   const call = (found?: { readonly endpoint: string; readonly lookup: CachedEmbed.Lookup }) =>
@@ -124,6 +126,7 @@ export const make = (services: {
     )
     return CachedEmbed.embed({
       cache: services.cache,
+      metrics: services.metrics,
       policy: prepared.cachePolicy,
       space,
       input,

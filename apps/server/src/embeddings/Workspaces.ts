@@ -1,29 +1,55 @@
+import * as Catalog from "@switchyard/core/catalog/Catalog"
 import { Cache, Context, Duration, Effect, Exit, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 
 /**
- * Workspace ids to names. The catalog's workspace settings are keyed by name; both are immutable
- * once created, so a name found is kept for the life of the process (an unknown id is asked again).
+ * What the embeddings path needs of a workspace: its name (the catalog's workspace settings are
+ * keyed by it) and the cache switch a management key set (`null`: the config file decides).
+ */
+export interface WorkspaceSettings {
+  readonly slug: string
+  readonly cache: boolean | null
+}
+
+/**
+ * Whether the embeddings cache is on for a workspace: the workspace API's switch when a
+ * management key set it, else the config file's `workspaces.<slug>.cache`.
+ */
+export const cacheEnabled = (catalog: Catalog.Catalog, workspace: WorkspaceSettings): boolean =>
+  workspace.cache ?? Catalog.workspace(catalog, workspace.slug).cache
+
+// How long a replica keeps a workspace's settings: a change made through another replica reaches
+// this one within it (a change made through this one at once, by `forget`).
+const settingsTtl = Duration.seconds(5)
+
+/**
+ * Workspace ids to their settings, kept a few seconds (an unknown id is asked again at once), so
+ * the embeddings path reads the store once per workspace every few seconds, not per request.
  */
 export class Workspaces extends Context.Service<Workspaces, {
-  readonly slugOf: (workspaceId: string) => Effect.Effect<string>
+  readonly settingsOf: (workspaceId: string) => Effect.Effect<WorkspaceSettings>
+  /** Drops what is kept of a workspace, after it was changed. */
+  readonly forget: (workspaceId: string) => Effect.Effect<void>
 }>()("@switchyard/server/embeddings/Workspaces") {
   static readonly layer = Layer.effect(
     Workspaces,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const slugs = yield* Cache.makeWith(
+      const settings = yield* Cache.makeWith(
         (workspaceId: string) =>
-          sql<{ slug: string }>`SELECT slug FROM workspaces WHERE id = ${workspaceId}`.pipe(
+          sql<WorkspaceSettings>`SELECT slug, cache FROM workspaces WHERE id = ${workspaceId}`.pipe(
             Effect.orDie,
-            Effect.map((rows) => rows[0]?.slug ?? "")
+            Effect.map((rows): WorkspaceSettings => ({ slug: rows[0]?.slug ?? "", cache: rows[0]?.cache ?? null }))
           ),
         {
           capacity: 10_000,
-          timeToLive: (exit) => Exit.isSuccess(exit) && exit.value !== "" ? Duration.infinity : Duration.zero
+          timeToLive: (exit) => Exit.isSuccess(exit) && exit.value.slug !== "" ? settingsTtl : Duration.zero
         }
       )
-      return Workspaces.of({ slugOf: (workspaceId) => Cache.get(slugs, workspaceId) })
+      return Workspaces.of({
+        settingsOf: (workspaceId) => Cache.get(settings, workspaceId),
+        forget: (workspaceId) => Cache.invalidate(settings, workspaceId)
+      })
     })
   )
 }

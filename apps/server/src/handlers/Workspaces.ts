@@ -7,8 +7,10 @@ import type { BudgetInterval, CreateWorkspaceBody, UpdateWorkspaceBody } from "@
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import { Clock, Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
+import { cacheEnabled, Workspaces } from "../embeddings/Workspaces.ts"
 import { refuseNul } from "../http/NulCharacters.ts"
-import { WorkspaceRepo } from "../store/WorkspaceRepo.ts"
+import { type StoredWorkspace, WorkspaceRepo } from "../store/WorkspaceRepo.ts"
 import { requireManagement } from "./Keys.ts"
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/iu
@@ -107,13 +109,17 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const repo = yield* WorkspaceRepo
     const keys = yield* ApiKeyStore
+    const { catalog } = yield* CurrentCatalog
+    const workspaces = yield* Workspaces
+    // The cache switch as it applies: the one a management key set, else the config file's.
+    const shown = (workspace: StoredWorkspace) => ({ ...workspace, cache: cacheEnabled(catalog, workspace) })
     const keysDefault = (userId: string) => Effect.map(keys.defaultWorkspaceOf(userId), Option.getOrUndefined)
     return handlers
       .handle("list", ({ query }) =>
         Effect.gen(function*() {
           const caller = yield* requireManagement
           const page = yield* repo.list(caller.userId, query.offset ?? 0, query.limit ?? 50)
-          return { data: page.data, total_count: page.total }
+          return { data: page.data.map(shown), total_count: page.total }
         }))
       .handle("create", ({ payload }) =>
         Effect.gen(function*() {
@@ -122,9 +128,9 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
           yield* refuseUnsupported(payload)
           const created = yield* repo.create(caller.userId, payload, yield* currentTime)
           if (Option.isNone(created)) return yield* slugTaken(payload.slug)
-          return { data: created.value }
+          return { data: shown(created.value) }
         }))
-      .handle("get", ({ params }) => Effect.map(membership(repo, params.id), (found) => ({ data: found.workspace })))
+      .handle("get", ({ params }) => Effect.map(membership(repo, params.id), (found) => ({ data: shown(found.workspace) })))
       .handle("update", ({ params, payload }) =>
         Effect.gen(function*() {
           yield* refuseNul(payload)
@@ -132,7 +138,8 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
           yield* refuseUnsupported(payload)
           const updated = yield* repo.update(found.workspace.id, payload, yield* currentTime)
           if (Option.isNone(updated)) return yield* slugTaken(payload.slug ?? "")
-          return { data: updated.value }
+          yield* workspaces.forget(found.workspace.id)
+          return { data: shown(updated.value) }
         }))
       .handle("delete", ({ params, query }) =>
         Effect.gen(function*() {

@@ -16,6 +16,13 @@ export interface GatewayMetricsShape {
     readonly seconds: number
     readonly facts: RequestFacts
   }) => void
+  /**
+   * Counts one read of the embeddings cache for a model's request: the items found (`hits`), the
+   * items not found, which go upstream (`misses`), and the bytes of the vectors served.
+   */
+  readonly cacheRead: (read: { readonly model: string; readonly hits: number; readonly misses: number; readonly bytes: number }) => void
+  /** Counts the bytes of vectors the embeddings cache stored. */
+  readonly cacheWrite: (bytes: number) => void
   /** The Prometheus text exposition of every metric, process metrics included. */
   readonly render: Effect.Effect<string>
   readonly contentType: string
@@ -107,6 +114,28 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
         registers: [registry]
       })
 
+      const cacheHits = new Prometheus.Counter({
+        name: "switchyard_embedding_cache_hits_total",
+        help: "Embedding input items served from the embeddings cache, by model",
+        labelNames: ["model"] as const,
+        registers: [registry]
+      })
+      const cacheMisses = new Prometheus.Counter({
+        name: "switchyard_embedding_cache_misses_total",
+        help: "Embedding input items looked up in the embeddings cache and not found (sent upstream), by model",
+        labelNames: ["model"] as const,
+        registers: [registry]
+      })
+      const cacheBytes = new Prometheus.Counter({
+        name: "switchyard_embedding_cache_bytes_total",
+        help: "Bytes of vectors served from (direction=\"read\") and stored in (direction=\"write\") the embeddings cache",
+        labelNames: ["direction"] as const,
+        registers: [registry]
+      })
+      // Both series exist from the start, so a rate over them is 0 rather than absent.
+      cacheBytes.inc({ direction: "read" }, 0)
+      cacheBytes.inc({ direction: "write" }, 0)
+
       const readHolds = sql<{ n: number; nanos: string }>`SELECT count(*)::int AS n, COALESCE(SUM(amount_nanos), 0)::text AS nanos
         FROM holds WHERE expires_at > now()`.pipe(
         Effect.tap((rows) =>
@@ -120,6 +149,12 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
 
       return GatewayMetrics.of({
         contentType: registry.contentType,
+        cacheRead: ({ bytes, hits, misses, model }) => {
+          cacheHits.inc({ model }, hits)
+          cacheMisses.inc({ model }, misses)
+          cacheBytes.inc({ direction: "read" }, bytes)
+        },
+        cacheWrite: (bytes) => cacheBytes.inc({ direction: "write" }, bytes),
         record: ({ facts, method, route, seconds, status }) => {
           const labels = { method, route, status: String(status) }
           requests.inc(labels)

@@ -7,6 +7,7 @@ import { money } from "./migrations/Money.ts"
 import { prepaidCredits } from "./migrations/PrepaidCredits.ts"
 import { spendCounters } from "./migrations/SpendCounters.ts"
 import { workspaceBudgets } from "./migrations/WorkspaceBudgets.ts"
+import { workspaceCache } from "./migrations/WorkspaceCache.ts"
 
 const foundation = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -73,7 +74,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0005_accounting_batch": accountingBatch,
   "0006_prepaid_credits": prepaidCredits,
   "0007_workspace_budgets": workspaceBudgets,
-  "0008_cached_tokens": cachedTokens
+  "0008_cached_tokens": cachedTokens,
+  "0009_workspace_cache": workspaceCache
 }
 
 export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })

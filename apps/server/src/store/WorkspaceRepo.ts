@@ -14,6 +14,7 @@ interface WorkspaceRow {
   readonly default_image_model: string | null
   readonly default_provider_sort: string | null
   readonly include_byok_in_budgets: boolean
+  readonly cache: boolean | null
   readonly created_at: Date | string
   readonly updated_at: Date | string | null
 }
@@ -37,7 +38,13 @@ interface BudgetRow {
 
 const iso = (value: Date | string) => new Date(value).toISOString()
 
-const toRecord = (row: WorkspaceRow): WorkspaceRecord => ({
+/**
+ * A workspace as stored: `cache` is `null` while no management key has set it (the config file
+ * decides; see `Workspaces.cacheEnabled`).
+ */
+export type StoredWorkspace = Omit<WorkspaceRecord, "cache"> & { readonly cache: boolean | null }
+
+const toRecord = (row: WorkspaceRow): StoredWorkspace => ({
   id: row.id,
   name: row.name,
   slug: row.slug,
@@ -55,7 +62,8 @@ const toRecord = (row: WorkspaceRow): WorkspaceRecord => ({
   io_logging_sampling_rate: 0,
   is_data_discount_logging_enabled: false,
   is_observability_broadcast_enabled: false,
-  is_observability_io_logging_enabled: false
+  is_observability_io_logging_enabled: false,
+  cache: row.cache
 })
 
 /** The first-start role was called `owner`; it is an admin. */
@@ -79,11 +87,11 @@ const toBudget = (row: BudgetRow): WorkspaceBudget => ({
 })
 
 const workspaceColumns = `w.id, w.slug, w.name, w.description, w.created_by, w.default_text_model, w.default_image_model,
-  w.default_provider_sort, w.include_byok_in_budgets, w.created_at, w.updated_at`
+  w.default_provider_sort, w.include_byok_in_budgets, w.cache, w.created_at, w.updated_at`
 
 /** A workspace the user is a member of, with the user's role in it. */
 export interface Membership {
-  readonly workspace: WorkspaceRecord
+  readonly workspace: StoredWorkspace
   readonly role: MemberRole
 }
 
@@ -94,6 +102,8 @@ export interface WorkspaceSettings {
   readonly default_text_model?: string | null
   readonly default_image_model?: string | null
   readonly default_provider_sort?: string | null
+  /** `null` leaves the embeddings cache to the config file. */
+  readonly cache?: boolean | null
 }
 
 /** Why a workspace or a member could not be removed. */
@@ -110,11 +120,11 @@ export type Blocked =
 export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
   /** The user's membership of the workspace with this id or slug. */
   readonly find: (userId: string, ref: string) => Effect.Effect<Option.Option<Membership>>
-  readonly list: (userId: string, offset: number, limit: number) => Effect.Effect<{ readonly data: ReadonlyArray<WorkspaceRecord>; readonly total: number }>
+  readonly list: (userId: string, offset: number, limit: number) => Effect.Effect<{ readonly data: ReadonlyArray<StoredWorkspace>; readonly total: number }>
   /** `None` when the slug is taken. The creator becomes its admin. */
-  readonly create: (userId: string, settings: WorkspaceSettings & { readonly name: string; readonly slug: string }, now: Date) => Effect.Effect<Option.Option<WorkspaceRecord>>
+  readonly create: (userId: string, settings: WorkspaceSettings & { readonly name: string; readonly slug: string }, now: Date) => Effect.Effect<Option.Option<StoredWorkspace>>
   /** `None` when the new slug is taken. */
-  readonly update: (workspaceId: string, settings: WorkspaceSettings, now: Date) => Effect.Effect<Option.Option<WorkspaceRecord>>
+  readonly update: (workspaceId: string, settings: WorkspaceSettings, now: Date) => Effect.Effect<Option.Option<StoredWorkspace>>
   readonly remove: (workspaceId: string, now: Date) => Effect.Effect<Option.Option<Blocked>>
   readonly members: (workspaceId: string, offset: number, limit: number) => Effect.Effect<{ readonly data: ReadonlyArray<WorkspaceMember>; readonly total: number }>
   /** Adds users (creating unknown user ids) as members; returns the memberships added. */
@@ -165,13 +175,13 @@ export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
       const create = (userId: string, settings: WorkspaceSettings & { readonly name: string; readonly slug: string }, now: Date) =>
         sql.withTransaction(Effect.gen(function*() {
           yield* lockSlugs
-          if (yield* slugTaken(settings.slug, null)) return Option.none<WorkspaceRecord>()
+          if (yield* slugTaken(settings.slug, null)) return Option.none<StoredWorkspace>()
           const id = Crypto.randomUUID()
           yield* sql`INSERT INTO workspaces (id, slug, name, description, created_by, default_text_model, default_image_model,
-              default_provider_sort, created_at)
+              default_provider_sort, cache, created_at)
             VALUES (${id}, ${settings.slug}, ${settings.name}, ${settings.description ?? null}, ${userId},
               ${settings.default_text_model ?? null}, ${settings.default_image_model ?? null},
-              ${settings.default_provider_sort ?? null}, ${now})`
+              ${settings.default_provider_sort ?? null}, ${settings.cache ?? null}, ${now})`
           yield* sql`INSERT INTO memberships (user_id, workspace_id, role, id, created_at)
             VALUES (${userId}, ${id}, 'admin', ${Crypto.randomUUID()}, ${now})`
           return Option.some(yield* byId(id))
@@ -180,14 +190,15 @@ export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
       const update = (workspaceId: string, settings: WorkspaceSettings, now: Date) =>
         sql.withTransaction(Effect.gen(function*() {
           yield* lockSlugs
-          if (settings.slug !== undefined && (yield* slugTaken(settings.slug, workspaceId))) return Option.none<WorkspaceRecord>()
+          if (settings.slug !== undefined && (yield* slugTaken(settings.slug, workspaceId))) return Option.none<StoredWorkspace>()
           const changes = Object.fromEntries(Object.entries({
             name: settings.name,
             slug: settings.slug,
             description: settings.description,
             default_text_model: settings.default_text_model,
             default_image_model: settings.default_image_model,
-            default_provider_sort: settings.default_provider_sort
+            default_provider_sort: settings.default_provider_sort,
+            cache: settings.cache
           }).filter(([, value]) => value !== undefined))
           if (Object.keys(changes).length > 0) {
             yield* sql`UPDATE workspaces SET ${sql.update({ ...changes, updated_at: now })} WHERE id = ${workspaceId}`

@@ -165,9 +165,85 @@ describe("embeddings cache off", () => {
       const replies = [await gateway.embed(body), await gateway.embed(body)]
       assert.deepStrictEqual(replies.map(cacheOf), ["bypass", "bypass"])
       assert.strictEqual(alpha.requests.length, 2)
+      const manage = { key: gateway.server.managementKey }
+      assert.isFalse((await gateway.call("/workspaces/default", undefined, manage)).json.data.cache)
+
+      // A management key turns it on for the workspace: the next request is written, the one after served.
+      const on = await gateway.call("/workspaces/default", { cache: true }, { ...manage, method: "PATCH" })
+      assert.strictEqual(on.status, 200, on.text)
+      assert.isTrue(on.json.data.cache)
+      assert.isTrue((await gateway.call("/workspaces/default", undefined, manage)).json.data.cache)
+      const after = [await gateway.embed(body), await gateway.embed(body)]
+      assert.deepStrictEqual(after.map(cacheOf), ["miss", "hit"])
+      assert.strictEqual(alpha.requests.length, 3)
     } finally {
       await gateway.close()
       await alpha.close()
     }
+  })
+})
+
+describe("the workspace API's cache switch", () => {
+  let gateway: Gateway
+  let alpha: FakeUpstream.FakeServer
+  const manage = () => ({ key: gateway.server.managementKey })
+  const patch = (ref: string, body: unknown) => gateway.call(`/workspaces/${ref}`, body, { ...manage(), method: "PATCH" })
+
+  beforeAll(async () => {
+    alpha = await FakeOpenAi.start()
+    gateway = await startGateway({
+      config: {
+        providers: [provider("alpha", alpha.url, {}, [endpoint("acme/embed", { upstream_model: "embed" })])],
+        workspaces: { default: { cache: true } }
+      },
+      credits: 1
+    })
+  })
+  afterAll(async () => {
+    await gateway?.close()
+    await alpha?.close()
+  })
+
+  it("turned off, the next identical request goes upstream; turned on again, it is served from the cache; null returns to the config", async () => {
+    const body = { model: "acme/embed", input: "switched" }
+    assert.isTrue((await gateway.call("/workspaces/default", undefined, manage())).json.data.cache, "the config file turns it on")
+    assert.deepStrictEqual([cacheOf(await gateway.embed(body)), cacheOf(await gateway.embed(body))], ["miss", "hit"])
+    assert.strictEqual(alpha.requests.length, 1)
+
+    const off = await patch("default", { cache: false })
+    assert.strictEqual(off.status, 200, off.text)
+    assert.isFalse(off.json.data.cache)
+    const listed = await gateway.call("/workspaces", undefined, manage())
+    assert.isFalse(listed.json.data.find((w: any) => w.slug === "default").cache)
+    const bypassed = await gateway.embed(body)
+    assert.strictEqual(cacheOf(bypassed), "bypass")
+    assert.isAbove(bypassed.json.usage.cost, 0)
+    assert.strictEqual(alpha.requests.length, 2)
+
+    const on = await patch("default", { cache: true })
+    assert.isTrue(on.json.data.cache)
+    assert.strictEqual(cacheOf(await gateway.embed(body)), "hit")
+    assert.strictEqual(alpha.requests.length, 2)
+
+    // Off again, then `null`: the config file's setting (on) applies again.
+    await patch("default", { cache: false })
+    assert.strictEqual(cacheOf(await gateway.embed(body)), "bypass")
+    const reset = await patch("default", { cache: null })
+    assert.isTrue(reset.json.data.cache)
+    assert.strictEqual(cacheOf(await gateway.embed(body)), "hit")
+    assert.strictEqual(alpha.requests.length, 3)
+  })
+
+  it("a workspace is created with the switch set or left to the config, and a bad value is refused in the envelope", async () => {
+    const created = await gateway.call("/workspaces", { name: "Cached", slug: "cached", cache: true }, manage())
+    assert.strictEqual(created.status, 201, created.text)
+    assert.isTrue(created.json.data.cache)
+    assert.isTrue((await gateway.call("/workspaces/cached", undefined, manage())).json.data.cache)
+    const plain = await gateway.call("/workspaces", { name: "Plain", slug: "plain" }, manage())
+    assert.isFalse(plain.json.data.cache, "no setting and none in the config file: off")
+    const bad = await patch("plain", { cache: "yes" })
+    assert.strictEqual(bad.status, 400, bad.text)
+    assert.isString(bad.json.error.message)
+    assert.isFalse((await gateway.call("/workspaces/plain", undefined, manage())).json.data.cache)
   })
 })

@@ -171,3 +171,78 @@ describe(`GET /metrics (${storeKind})`, () => {
     }
   })
 })
+
+describe(`GET /metrics: the embeddings cache (${storeKind})`, () => {
+  let gateway: Gateway
+  let alpha: FakeUpstream.FakeServer
+
+  beforeAll(async () => {
+    alpha = await FakeOpenAi.start()
+    gateway = await startGateway({
+      config: {
+        providers: [provider("alpha", alpha.url, {}, [endpoint("acme/embed", { upstream_model: "embed", pricing: { prompt: "0.1" } })])],
+        workspaces: { default: { cache: true } }
+      },
+      credits: 10
+    })
+  })
+  afterAll(async () => {
+    await gateway?.close()
+    await alpha?.close()
+  })
+
+  const counters = async () => {
+    const response = await fetch(`${gateway.server.origin}/metrics`)
+    assert.strictEqual(response.status, 200)
+    const samples = parsePrometheus((await response.text()).split("\n").filter((line) => !line.startsWith("#")).join("\n"))
+    const read = (name: string, labels: Record<string, string>) =>
+      samples.some((f) => f.name === name) ? sampleValue(samples, name, labels) : 0
+    return {
+      hits: read("switchyard_embedding_cache_hits_total", { model: "acme/embed" }),
+      misses: read("switchyard_embedding_cache_misses_total", { model: "acme/embed" }),
+      read: read("switchyard_embedding_cache_bytes_total", { direction: "read" }),
+      written: read("switchyard_embedding_cache_bytes_total", { direction: "write" })
+    }
+  }
+  const delta = (before: Awaited<ReturnType<typeof counters>>, after: Awaited<ReturnType<typeof counters>>) => ({
+    hits: after.hits - before.hits,
+    misses: after.misses - before.misses,
+    read: after.read - before.read,
+    written: after.written - before.written
+  })
+  // The vectors' text exactly as the answer carries them (the cache keeps the upstream's text).
+  const vectorBytes = (text: string) => [...text.matchAll(/"embedding":(\[[^\]]*\])/gu)].reduce((n, m) => n + m[1]!.length, 0)
+
+  it("a miss counts the items that went upstream and the bytes written; the same input again counts hits and the bytes read", async () => {
+    const body = { model: "acme/embed", input: ["metrics one", "metrics two"] }
+    const start = await counters()
+    const first = await gateway.embed(body)
+    assert.strictEqual(first.status, 200, first.text)
+    assert.strictEqual(first.headers.get("x-switchyard-cache"), "miss")
+    const bytes = vectorBytes(first.text)
+    assert.isAbove(bytes, 0)
+    const afterMiss = await counters()
+    assert.deepStrictEqual(delta(start, afterMiss), { hits: 0, misses: 2, read: 0, written: bytes })
+
+    const second = await gateway.embed(body)
+    assert.strictEqual(second.status, 200, second.text)
+    assert.strictEqual(second.headers.get("x-switchyard-cache"), "hit")
+    assert.strictEqual(vectorBytes(second.text), bytes)
+    const afterHit = await counters()
+    assert.deepStrictEqual(delta(afterMiss, afterHit), { hits: 2, misses: 0, read: bytes, written: 0 })
+
+    // One item cached, one not: one hit, one miss.
+    const third = await gateway.embed({ model: "acme/embed", input: ["metrics one", "metrics three"] })
+    assert.strictEqual(third.headers.get("x-switchyard-cache"), "partial")
+    const afterPartial = await counters()
+    const moved = delta(afterHit, afterPartial)
+    assert.strictEqual(moved.hits, 1)
+    assert.strictEqual(moved.misses, 1)
+    assert.strictEqual(moved.read + moved.written, vectorBytes(third.text))
+
+    // A bypass neither reads nor writes: nothing moves.
+    const bypass = await gateway.embed(body, { headers: { "x-switchyard-cache": "bypass" } })
+    assert.strictEqual(bypass.headers.get("x-switchyard-cache"), "bypass")
+    assert.deepStrictEqual(delta(afterPartial, await counters()), { hits: 0, misses: 0, read: 0, written: 0 })
+  })
+})

@@ -6,13 +6,13 @@ import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as NodePath from "node:path"
 import * as KeySecret from "../../src/auth/KeySecret.ts"
-import { endpoint, provider } from "../embeddings/Gateway.ts"
+import { endpoint, provider, waitFor } from "../embeddings/Gateway.ts"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import * as FakeUpstream from "../fakes/FakeUpstream.ts"
 import { tempDir } from "../support/TestServer.ts"
 import { dataDirWithStore, type GatewayProcess, startGatewayProcess } from "./GatewayProcess.ts"
 import { type Answer, isAnswer, send } from "./RawHttp.ts"
-import { findLeaks, record, sleep } from "./Reliability.ts"
+import { findLeaks, record } from "./Reliability.ts"
 
 // Shaped like no known credential format (a Cohere-style key has no prefix), so only the gateway's
 // knowledge of what it sent can keep it out of messages.
@@ -64,6 +64,8 @@ describe("reliability: secrets", () => {
   let dataDir: string
   let leaks = 0
   let requests = 0
+  // Embeddings requests served: each is one broadcast event.
+  let events = 0
 
   const call = async (label: string, key: string | undefined, method: string, path: string, body?: unknown, allowed: ReadonlyArray<string> = []) => {
     requests += 1
@@ -78,6 +80,7 @@ describe("reliability: secrets", () => {
     })
     if (!isAnswer(reply)) throw new Error(`${label}: ${reply.error}`)
     replies.push({ label, reply, allowed })
+    if (path === "/embeddings" && reply.status === 200) events += 1
     return reply
   }
 
@@ -168,7 +171,12 @@ describe("reliability: secrets", () => {
     await call("disable created", secrets.managementKey, "PATCH", `/keys/${KeySecret.hash(createdKeys[0]!)}`, { disabled: true })
     await call("disabled key", createdKeys[0], "GET", "/key")
     await call("openapi", undefined, "GET", "/openapi.json")
-    await sleep(3500)
+    // The destination refuses every delivery: each event is tried until the gateway gives up on
+    // it and logs so. The scan waits for every event's last attempt and its warning.
+    const givenUp = () => gateway.output().split("broadcast delivery failed").length - 1
+    assert.isAbove(events, 0)
+    await waitFor(() => givenUp() >= events, 60_000)
+    assert.strictEqual(givenUp(), events)
 
     const found: Array<string> = []
     for (const { label, reply, allowed } of replies) {

@@ -43,16 +43,23 @@ layer(Live, { timeout: 120_000 })(`the stores' caches (${storeKind})`, (it) => {
       assert.isTrue(Option.getOrThrow(yield* keys.findByHash(seeded.hash)).disabled)
     }))
 
-  it.effect("a workspace's name is kept; an unknown workspace is asked again", () =>
+  it.effect("a workspace's settings are kept for five seconds or until this process changes them; an unknown workspace is asked again", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const workspaces = yield* Workspaces
       const id = Crypto.randomUUID()
-      assert.strictEqual(yield* workspaces.slugOf(id), "")
+      assert.deepStrictEqual(yield* workspaces.settingsOf(id), { slug: "", cache: null })
       yield* sql`INSERT INTO workspaces (id, slug, name) VALUES (${id}, ${`ws-${id}`}, 'Test')`
-      assert.strictEqual(yield* workspaces.slugOf(id), `ws-${id}`)
-      yield* sql`UPDATE workspaces SET slug = 'renamed' WHERE id = ${id}`
-      yield* TestClock.adjust("1 day")
-      assert.strictEqual(yield* workspaces.slugOf(id), `ws-${id}`)
+      assert.deepStrictEqual(yield* workspaces.settingsOf(id), { slug: `ws-${id}`, cache: null })
+      // Another replica turns the cache on: this process sees it once the entry has lived its time.
+      yield* sql`UPDATE workspaces SET cache = TRUE WHERE id = ${id}`
+      yield* TestClock.adjust("4 seconds")
+      assert.deepStrictEqual(yield* workspaces.settingsOf(id), { slug: `ws-${id}`, cache: null })
+      yield* TestClock.adjust("1 second")
+      assert.deepStrictEqual(yield* workspaces.settingsOf(id), { slug: `ws-${id}`, cache: true })
+      // This process changes it: it forgets what it kept at once.
+      yield* sql`UPDATE workspaces SET cache = FALSE WHERE id = ${id}`
+      yield* workspaces.forget(id)
+      assert.deepStrictEqual(yield* workspaces.settingsOf(id), { slug: `ws-${id}`, cache: false })
     }))
 })

@@ -6,7 +6,8 @@
  *
  * Field names are the public API's (`default_text_model`, `limit_usd`...). Settings of features
  * Switchyard does not have (guardrails, I/O logging, server tools) are reported at their off
- * values and refused when a request asks to turn them on. Money is in credits (USD).
+ * values and refused when a request asks to turn them on. Money is in credits (USD). `cache` is
+ * Switchyard's own: the embeddings cache switch (the SDKs ignore the extra field).
  *
  * @since 0.1.0
  */
@@ -49,7 +50,14 @@ export const WorkspaceRecord = Schema.Struct({
   io_logging_sampling_rate: Schema.Finite,
   is_data_discount_logging_enabled: Schema.Boolean,
   is_observability_broadcast_enabled: Schema.Boolean,
-  is_observability_io_logging_enabled: Schema.Boolean
+  is_observability_io_logging_enabled: Schema.Boolean,
+  /**
+   * Whether the embeddings cache serves and keeps the workspace's vectors: the value a management
+   * key set, else the config file's `workspaces.<slug>.cache`.
+   *
+   * @since 0.2.0
+   */
+  cache: Schema.Boolean
 })
 
 /**
@@ -71,6 +79,9 @@ const Slug = Schema.String.check(
 const Description = Schema.NullOr(Schema.String.check(Schema.isMaxLength(1000, { message: "description must be at most 1000 characters" })))
 const ModelSetting = Schema.NullOr(Schema.String.check(Schema.isMaxLength(200, { message: "must be at most 200 characters" })))
 const ProviderSort = Schema.NullOr(Schema.Literals(["price", "throughput", "latency", "exacto"]))
+
+/** `true`/`false` turns the embeddings cache on or off; `null` leaves it to the config file. */
+const CacheSetting = Schema.NullOr(Schema.Boolean)
 
 /**
  * The settings of features Switchyard does not have; accepted only at their off values.
@@ -98,6 +109,7 @@ export const CreateWorkspaceBody = Schema.Struct({
   default_text_model: Schema.optionalKey(ModelSetting),
   default_image_model: Schema.optionalKey(ModelSetting),
   default_provider_sort: Schema.optionalKey(ProviderSort),
+  cache: Schema.optionalKey(CacheSetting),
   ...unsupported
 })
 
@@ -118,6 +130,7 @@ export const UpdateWorkspaceBody = Schema.Struct({
   default_text_model: Schema.optionalKey(ModelSetting),
   default_image_model: Schema.optionalKey(ModelSetting),
   default_provider_sort: Schema.optionalKey(ProviderSort),
+  cache: Schema.optionalKey(CacheSetting),
   ...unsupported
 })
 

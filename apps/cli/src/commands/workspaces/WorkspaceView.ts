@@ -1,8 +1,14 @@
 import type { WorkspaceMember, WorkspaceRecord } from "@switchyard/core/schema/Workspace"
-import { Argument } from "effect/cli"
+import { Argument, Flag } from "effect/cli"
 import type * as Output from "../../Output.ts"
 
 export const refArgument = Argument.String("workspace").pipe(Argument.withDescription("The workspace's id or slug"))
+
+/** `--cache on|off|config`: the workspace's embeddings cache switch (`config`: the config file decides). */
+export const cacheFlag = Flag.ChoiceWithValue("cache", [["on", true], ["off", false], ["config", null]] as const).pipe(
+  Flag.withDescription("Embeddings cache for the workspace: on, off, or config (as the gateway's config file says)"),
+  Flag.optional
+)
 
 export const columns: ReadonlyArray<Output.Column<WorkspaceRecord>> = [
   { header: "SLUG", value: (w) => w.slug },
@@ -19,6 +25,7 @@ export const pairs = (w: WorkspaceRecord): ReadonlyArray<readonly [string, strin
   ["default text model", w.default_text_model ?? "-"],
   ["default provider sort", w.default_provider_sort ?? "-"],
   ["BYOK in budgets", w.include_byok_in_budgets ? "yes" : "no"],
+  ["embeddings cache", w.cache ? "on" : "off"],
   ["created", w.created_at],
   ["updated", w.updated_at ?? "-"]
 ]

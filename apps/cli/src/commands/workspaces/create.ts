@@ -14,13 +14,15 @@ export const create = Command.make(
     slug: Argument.String("slug").pipe(Argument.withDescription("Short name: lowercase letters, digits and inner hyphens")),
     name: Flag.String("name").pipe(Flag.withMetavar("TEXT"), Flag.withDescription("Display name (default: the slug)"), Flag.optional),
     description: Flag.String("description").pipe(Flag.withMetavar("TEXT"), Flag.withDescription("What the workspace is for"), Flag.optional),
+    cache: WorkspaceView.cacheFlag,
     json: SharedFlags.json
   },
-  Effect.fn(function*({ description, json, name, slug }) {
+  Effect.fn(function*({ cache, description, json, name, slug }) {
     const payload = yield* Failure.validate(CreateWorkspaceBody, {
       slug,
       name: Option.getOrElse(name, () => slug),
-      ...(Option.isSome(description) ? { description: description.value } : {})
+      ...(Option.isSome(description) ? { description: description.value } : {}),
+      ...(Option.isSome(cache) ? { cache: cache.value } : {})
     })
     const client = yield* GatewayClient
     const result = yield* client.workspaces.create({ payload })

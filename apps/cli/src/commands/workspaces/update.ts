@@ -18,16 +18,18 @@ export const update = Command.make(
     name: text("name", "New display name"),
     slug: text("slug", "New slug"),
     description: text("description", "New description (`none` clears it)"),
+    cache: WorkspaceView.cacheFlag,
     json: SharedFlags.json
   },
-  Effect.fn(function*({ description, json, name, slug, workspace }) {
+  Effect.fn(function*({ cache, description, json, name, slug, workspace }) {
     const changes = {
       ...(Option.isSome(name) ? { name: name.value } : {}),
       ...(Option.isSome(slug) ? { slug: slug.value } : {}),
-      ...(Option.isSome(description) ? { description: description.value === "none" ? null : description.value } : {})
+      ...(Option.isSome(description) ? { description: description.value === "none" ? null : description.value } : {}),
+      ...(Option.isSome(cache) ? { cache: cache.value } : {})
     }
     if (Object.keys(changes).length === 0) {
-      return yield* new Failure.Usage({ message: "Nothing to change", hint: "Pass --name, --slug or --description" })
+      return yield* new Failure.Usage({ message: "Nothing to change", hint: "Pass --name, --slug, --description or --cache" })
     }
     const payload = yield* Failure.validate(UpdateWorkspaceBody, changes)
     const client = yield* GatewayClient
@@ -35,4 +37,4 @@ export const update = Command.make(
     if (json) return yield* Output.json(result)
     yield* Output.record(WorkspaceView.pairs(result.data))
   }, Connection.withGateway)
-).pipe(Command.withDescription("Change a workspace's name, slug or description (admins only)"))
+).pipe(Command.withDescription("Change a workspace's name, slug, description or embeddings cache switch (admins only)"))

@@ -1,0 +1,74 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Net from "node:net"
+import { dropDatabase, freshDatabase, type RunningServer, startServer } from "../support/TestServer.ts"
+
+/**
+ * A TCP relay to PostgreSQL that can be cut: the database becomes unreachable exactly as when
+ * its host goes away (connections reset, new ones refused), and reachable again on the same port.
+ */
+const relay = async (target: URL) => {
+  const sockets = new Set<Net.Socket>()
+  let server: Net.Server | undefined
+  let port = 0
+  const open = () =>
+    new Promise<void>((resolve, reject) => {
+      server = Net.createServer((client) => {
+        const upstream = Net.connect(Number(target.port || 5432), target.hostname)
+        for (const s of [client, upstream]) {
+          sockets.add(s)
+          s.on("close", () => sockets.delete(s))
+          s.on("error", () => s.destroy())
+        }
+        client.pipe(upstream).pipe(client)
+      })
+      server.once("error", reject)
+      server.listen(port, "127.0.0.1", () => {
+        port = (server!.address() as Net.AddressInfo).port
+        resolve()
+      })
+    })
+  const cut = () =>
+    new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy()
+      server?.close(() => resolve())
+    })
+  await open()
+  const url = new URL(target)
+  url.hostname = "127.0.0.1"
+  url.port = String(port)
+  return { url: url.toString(), cut, open }
+}
+
+const health = async (server: RunningServer) => {
+  const response = await fetch(`${server.baseUrl}/health`, { signal: AbortSignal.timeout(15_000) })
+  return { status: response.status, body: await response.json() as any }
+}
+
+describe("GET /api/v1/health with the store down", () => {
+  it("answers 503 in the error envelope while PostgreSQL is unreachable, and 200 again once it is back", async () => {
+    const database = await freshDatabase()
+    const link = await relay(new URL(database))
+    const server = await startServer({ databaseUrl: link.url })
+    try {
+      assert.deepStrictEqual(await health(server), { status: 200, body: { status: "ok" } })
+
+      await link.cut()
+      const down = await health(server)
+      assert.strictEqual(down.status, 503)
+      assert.strictEqual(down.body.error.code, 503)
+      assert.match(down.body.error.message, /store is not answering/u)
+      assert.deepStrictEqual(down.body.error.metadata, { reason: "store_unavailable" })
+      assert.notInclude(JSON.stringify(down.body), new URL(database).pathname.slice(1), "the answer does not name the database")
+
+      await link.open()
+      let back = await health(server)
+      // The pool may hand out one connection the cut broke before it finds out: ask until it has.
+      for (let i = 0; i < 20 && back.status !== 200; i++) back = await health(server)
+      assert.deepStrictEqual(back, { status: 200, body: { status: "ok" } })
+    } finally {
+      await link.open().catch(() => undefined)
+      await server.close().catch(() => undefined)
+      await dropDatabase(database)
+    }
+  }, 120_000)
+})
