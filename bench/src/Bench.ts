@@ -3,6 +3,7 @@ import * as Http from "node:http"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
 import { type Cell, type CellId, cells as allCells, type Endpoints, requestFor, type TargetId, type TargetRequest, width } from "./Cells.ts"
+import * as CliHelp from "./CliHelp.ts"
 import * as FastUpstream from "./FastUpstream.ts"
 import * as Load from "./Load.ts"
 import * as PgDatabase from "./PgDatabase.ts"
@@ -22,6 +23,8 @@ export interface BenchOptions {
   readonly command: string
   readonly mode: "quick" | "full" | "custom"
   readonly serverMain: string | undefined
+  /** Runs of `switchyard --help` to time from the installed CLI bundle (0: none). */
+  readonly cliRuns: number
   readonly log: (line: string) => void
 }
 
@@ -32,6 +35,8 @@ interface Started {
   readonly children: Array<Child>
   readonly endpoints: Endpoints & { upstreamPort: number }
   readonly pids: Partial<Record<TargetId, number>>
+  /** The log file of each target's process (its standard output and error). */
+  readonly logs: Partial<Record<TargetId, string>>
   readonly cleanups: Array<() => Promise<void>>
   readonly workDir: string
 }
@@ -51,7 +56,7 @@ const wanted = (options: BenchOptions): ReadonlySet<TargetId> => {
 }
 
 const startAll = async (options: BenchOptions, targets: ReadonlySet<TargetId>, started: Started) => {
-  const { children, pids, cleanups, workDir } = started
+  const { children, pids, logs, cleanups, workDir } = started
   const { ports, apiKeys } = started.endpoints
   const logDir = NodePath.join(workDir, "logs")
   const upstream = await startUpstream(logDir, { width, delays: { [upstreamModels.slow]: slowMs }, maxInputs })
@@ -68,8 +73,8 @@ const startAll = async (options: BenchOptions, targets: ReadonlySet<TargetId>, s
     ports.peer = peer.port
     pids.peer = peer.pid
   }
-  // One Switchyard serves two targets: its priced model and its zero-priced one.
-  const addSwitchyard = async (name: "switchyard" | "switchyard-pg", store: string, databaseUrl?: string) => {
+  // One Switchyard serves several targets: its priced model, its zero-priced one, its cache.
+  const addSwitchyard = async (name: "switchyard" | "switchyard-pg" | "switchyard-quiet", store: string, databaseUrl?: string) => {
     const sy = await startSwitchyard({
       name,
       logDir,
@@ -77,23 +82,44 @@ const startAll = async (options: BenchOptions, targets: ReadonlySet<TargetId>, s
       upstreamPort: upstream.port,
       width,
       ...(databaseUrl !== undefined ? { databaseUrl } : {}),
-      ...(options.serverMain !== undefined ? { main: options.serverMain } : {})
+      ...(options.serverMain !== undefined ? { main: options.serverMain } : {}),
+      logLevel: name === "switchyard-quiet" ? "warn" : "info"
     })
     children.push(sy)
-    for (const t of name === "switchyard" ? ["switchyard", "switchyard-free", "switchyard-cached"] as const : [name, `${name}-free`] as const) {
+    const served = name === "switchyard"
+      ? ["switchyard", "switchyard-free", "switchyard-cached"] as const
+      : name === "switchyard-quiet"
+      ? [name] as const
+      : [name, `${name}-free`] as const
+    for (const t of served) {
       ports[t] = sy.port
       pids[t] = sy.pid
       apiKeys[t] = sy.apiKey
+      logs[t] = sy.logPath
     }
     options.log(`Switchyard (${store}) on 127.0.0.1:${sy.port}`)
   }
   if (targets.has("switchyard") || targets.has("switchyard-free") || targets.has("switchyard-cached")) await addSwitchyard("switchyard", "PGlite")
+  if (targets.has("switchyard-quiet")) await addSwitchyard("switchyard-quiet", "PGlite, SWITCHYARD_LOG_LEVEL=warn")
   if ((targets.has("switchyard-pg") || targets.has("switchyard-pg-free")) && options.databaseUrl !== undefined) {
     const serverUrl = options.databaseUrl
     const databaseUrl = await PgDatabase.create(serverUrl)
     cleanups.push(() => PgDatabase.drop(serverUrl, databaseUrl).then(() => undefined))
     await addSwitchyard("switchyard-pg", "PostgreSQL", databaseUrl)
   }
+}
+
+const accessLines = (logPath: string | undefined): number =>
+  logPath === undefined ? 0 : (Fs.readFileSync(logPath, "utf8").match(/"message":"request"/gu) ?? []).length
+
+/**
+ * The access-log-off target measures something only if its process wrote no access line for its
+ * validation request and the process with the access log on wrote them.
+ */
+const accessLogProblem = (logs: Partial<Record<TargetId, string>>): string | undefined => {
+  if (accessLines(logs["switchyard-quiet"]) > 0) return "wrote access lines at SWITCHYARD_LOG_LEVEL=warn"
+  if (accessLines(logs.switchyard) === 0) return "has nothing to compare with: the Switchyard process with the access log on wrote no access line"
+  return undefined
 }
 
 const expected = {
@@ -224,6 +250,7 @@ export const run = async (options: BenchOptions): Promise<Report.Report> => {
     children: [],
     endpoints: { upstreamPort: 0, ports: {}, apiKeys: {}, upstreamApiKey },
     pids: {},
+    logs: {},
     cleanups: [],
     workDir
   }
@@ -234,6 +261,8 @@ export const run = async (options: BenchOptions): Promise<Report.Report> => {
   process.once("SIGTERM", onSignal)
   let failed = true
   try {
+    // Before any other benchmark process starts: the command's launch has the machine to itself.
+    const cliHelpMs = options.cliRuns > 0 ? await CliHelp.measure(options.cliRuns, options.log) : undefined
     await startAll(options, targets, started)
     // Idle after start: every process started and quiet, before any request.
     await quiesce(started.children.map((c) => c.pid))
@@ -255,7 +284,8 @@ export const run = async (options: BenchOptions): Promise<Report.Report> => {
         // The cached target's first answer writes every item to the cache; the second must be a hit.
         const cached = target === "switchyard-cached"
         const problem = await validate(cell, request, cached ? undefined : target.startsWith("switchyard") ? "bypass" : undefined) ??
-          (cached ? await validate(cell, request, "hit") : undefined)
+          (cached ? await validate(cell, request, "hit") : undefined) ??
+          (target === "switchyard-quiet" ? accessLogProblem(started.logs) : undefined)
         if (problem !== undefined) {
           if (target === "direct" || target === "floor" || target === "switchyard") {
             throw new Error(`${cell.id}: ${target} ${problem}`)
@@ -317,7 +347,8 @@ export const run = async (options: BenchOptions): Promise<Report.Report> => {
       },
       cells: summaries,
       idleRssMb,
-      checks: Report.checks(summaries, samples, idleRssMb),
+      ...(cliHelpMs !== undefined ? { cliHelpMs } : {}),
+      checks: Report.checks(summaries, samples, idleRssMb, cliHelpMs),
       samples
     }
   } finally {

@@ -9,6 +9,7 @@ export type TargetId =
   | "switchyard"
   | "switchyard-free"
   | "switchyard-cached"
+  | "switchyard-quiet"
   | "peer"
   | "switchyard-pg"
   | "switchyard-pg-free"
@@ -19,6 +20,7 @@ export const targetLabels: Record<TargetId, string> = {
   switchyard: "Switchyard (PGlite, accounting on)",
   "switchyard-free": "Switchyard (PGlite, zero-priced model)",
   "switchyard-cached": "Switchyard (PGlite, every item cached)",
+  "switchyard-quiet": "Switchyard (PGlite, accounting on, access log off)",
   peer: "Portkey gateway 1.15.2 (peer)",
   "switchyard-pg": "Switchyard (PostgreSQL, accounting on)",
   "switchyard-pg-free": "Switchyard (PostgreSQL, zero-priced model)"
@@ -46,10 +48,16 @@ const withAccounting: ReadonlyArray<TargetId> = [...core, "switchyard-free", "sw
  * upstream: its other targets send `x-switchyard-cache: bypass`.
  */
 export const cachedCells: ReadonlyArray<CellId> = ["small-c16", "large-c16"]
+/**
+ * The cell where a second Switchyard process, the same but started with
+ * `SWITCHYARD_LOG_LEVEL=warn` (its access lines are `info`), serves the same requests: the
+ * access log's cost is the difference.
+ */
+export const accessLogCell: CellId = "small-c16"
 
 export const cells: ReadonlyArray<Cell> = [
   { id: "small-c1", label: "small (1 input, 1536 floats), c=1", inputs: 1, encoding: "float", delayed: false, connections: 1, targets: withPg },
-  { id: "small-c16", label: "small, c=16", inputs: 1, encoding: "float", delayed: false, connections: 16, targets: [...withAccounting, "switchyard-cached"] },
+  { id: "small-c16", label: "small, c=16", inputs: 1, encoding: "float", delayed: false, connections: 16, targets: [...withAccounting, "switchyard-cached", "switchyard-quiet"] },
   { id: "small-c64", label: "small, c=64", inputs: 1, encoding: "float", delayed: false, connections: 64, targets: withAccounting },
   { id: "large-c16", label: "large (64 inputs × 1536 floats), c=16", inputs: 64, encoding: "float", delayed: false, connections: 16, targets: [...withPg, "switchyard-cached"] },
   { id: "base64-c16", label: "base64 (1 input), c=16", inputs: 1, encoding: "base64", delayed: false, connections: 16, targets: core },

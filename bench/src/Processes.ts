@@ -245,6 +245,11 @@ export const startSwitchyard = async (options: {
   readonly cpuProfileDir?: string
   /** Another entry point than this checkout's `apps/server/src/main.ts` (to compare a change). */
   readonly main?: string
+  /**
+   * `SWITCHYARD_LOG_LEVEL`: `info` (the default: one access line per request) or `warn` (no
+   * access line for an answer under 500). Either way the log is JSON into the process's log file.
+   */
+  readonly logLevel?: "info" | "warn"
 }): Promise<Switchyard> => {
   const port = await freePort()
   Fs.mkdirSync(options.dataDir, { recursive: true })
@@ -263,6 +268,8 @@ export const startSwitchyard = async (options: {
     SWITCHYARD_BOOTSTRAP_MANAGEMENT_KEY: managementKey,
     SWITCHYARD_BOOTSTRAP_API_KEY: apiKey,
     SWITCHYARD_RATE_LIMIT: "999999999/1s",
+    SWITCHYARD_LOG_FORMAT: "json",
+    SWITCHYARD_LOG_LEVEL: options.logLevel ?? "info",
     BENCH_UPSTREAM_API_KEY: upstreamApiKey,
     ...(options.databaseUrl !== undefined ? { DATABASE_URL: options.databaseUrl } : {})
   })

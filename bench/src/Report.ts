@@ -1,5 +1,5 @@
 import type { CellId, TargetId } from "./Cells.ts"
-import { cachedCells, targetLabels } from "./Cells.ts"
+import { accessLogCell, cachedCells, targetLabels } from "./Cells.ts"
 import type { LoadResult } from "./Load.ts"
 
 /**
@@ -69,6 +69,8 @@ export interface Report {
   readonly cells: ReadonlyArray<CellSummary>
   /** Each Switchyard process's RSS once started and idle, before any load, in MB. */
   readonly idleRssMb?: Partial<Record<TargetId, number>>
+  /** Each timed run of `switchyard --help` from the installed CLI bundle, in ms (none with `--no-cli`). */
+  readonly cliHelpMs?: ReadonlyArray<number>
   readonly checks: ReadonlyArray<Check>
   readonly samples: ReadonlyArray<Sample>
 }
@@ -155,7 +157,8 @@ const check = (
 export const checks = (
   cells: ReadonlyArray<CellSummary>,
   samples: ReadonlyArray<Sample>,
-  idleRssMb: Partial<Record<TargetId, number>> = {}
+  idleRssMb: Partial<Record<TargetId, number>> = {},
+  cliHelpMs: ReadonlyArray<number> = []
 ): ReadonlyArray<Check> => {
   const out: Array<Check> = []
   for (const target of ["switchyard", "switchyard-pg"] as const) {
@@ -218,7 +221,64 @@ export const checks = (
       "min"
     ))
   }
+  const accessLog = accessLogCost(samples)
+  if (accessLog !== undefined) {
+    const { cpuPercent, rpsPercent, cpuWith, cpuWithout } = accessLog
+    out.push(check(
+      `${accessLogCell}-access-log`,
+      `${accessLogCell}: the access log's cost, % of CPU ms/req: (with − without) ÷ without, run by run (PGlite; off = \`SWITCHYARD_LOG_LEVEL=warn\`)`,
+      cpuPercent?.median,
+      5,
+      "max",
+      [
+        cpuPercent === undefined ? undefined : `${percent(cpuPercent)} of CPU ms/req`,
+        cpuWith === undefined || cpuWithout === undefined ? undefined : `${cpuWith.toFixed(3)} vs ${cpuWithout.toFixed(3)}`,
+        rpsPercent === undefined ? undefined : `req/s: ${percent(rpsPercent)} (without − with) ÷ without, information`
+      ].filter((part) => part !== undefined).join("; ")
+    ))
+  }
+  const help = spread(cliHelpMs)
+  if (help !== undefined) {
+    out.push(check(
+      "cli-help-ms",
+      "`switchyard --help` from the installed CLI bundle (`node bin/switchyard.mjs`), median ms",
+      help.median,
+      500,
+      "max",
+      `${Math.round(help.min)}–${Math.round(help.max)} ms over ${cliHelpMs.length} runs`
+    ))
+  }
   return out
+}
+
+const percent = (value: Spread) => `${value.median.toFixed(1)} % (${value.min.toFixed(1)} to ${value.max.toFixed(1)} %)`
+
+/**
+ * The access log's cost in its cell, run by run: the CPU time per request of Switchyard with its
+ * access lines (`switchyard`) over the same process without them (`switchyard-quiet`), and the
+ * req/s it gives up, both in % of the figure without; medians of CPU ms/req with and without.
+ */
+export const accessLogCost = (samples: ReadonlyArray<Sample>): {
+  readonly cpuPercent: Spread | undefined
+  readonly rpsPercent: Spread | undefined
+  readonly cpuWith: number | undefined
+  readonly cpuWithout: number | undefined
+} | undefined => {
+  const cell = samples.filter((s) => s.cell === accessLogCell)
+  const rpsPercent = pairwise(cell, "switchyard", "switchyard-quiet", (on, off) => 100 * (off.rps - on.rps) / off.rps)
+  if (rpsPercent === undefined) return undefined
+  const cpuPercent = pairwise(
+    cell,
+    "switchyard",
+    "switchyard-quiet",
+    (on, off) =>
+      on.cpuMsPerRequest === undefined || off.cpuMsPerRequest === undefined
+        ? Number.NaN
+        : 100 * (on.cpuMsPerRequest - off.cpuMsPerRequest) / off.cpuMsPerRequest
+  )
+  const cpuOf = (target: TargetId) =>
+    spread(cell.filter((s) => s.target === target).flatMap((s) => s.cpuMsPerRequest === undefined ? [] : [s.cpuMsPerRequest]))?.median
+  return { cpuPercent, rpsPercent, cpuWith: cpuOf("switchyard"), cpuWithout: cpuOf("switchyard-quiet") }
 }
 
 const ms = (value: number | undefined) => value === undefined || !Number.isFinite(value) ? "–" : value < 10 ? value.toFixed(2) : value.toFixed(1)
@@ -285,11 +345,17 @@ export const markdown = (report: Report): string =>
       report.machine.peakRssPerCell ? "" : " (here the lifetime high-water mark: this kernel does not reset it)"
     }.`,
     "",
-    "Switchyard runs as an operator runs it (`pnpm start`: `node` with the start script's flags on `apps/server/src/main.ts`): on embedded PGlite in a fresh data directory, serving a priced model from a workspace with credits (every request holds and settles), with `SWITCHYARD_RATE_LIMIT=999999999/1s` so the limiter runs without refusing. The workspace has the embeddings cache on, and every Switchyard row but the cached one sends `x-switchyard-cache: bypass`, so it goes upstream each time. The zero-priced rows use a model priced 0 on the same process: no hold, but the ledger row is still written. The rows with every item cached send the same priced requests to the same process without that header, after the validation request and the warm-up wrote every item to the cache (validation checks the answer says `hit`): no hold and no upstream call, but the ledger row (cost 0) is still written. The PostgreSQL rows (only when `DATABASE_URL` is set) use a throw-away database on that server; the database server's own CPU is not in CPU ms/req. The floor is a bare node:http pass-through; the peer is `@portkey-ai/gateway` 1.15.2 (headless, on 127.0.0.1) sent to the same upstream with its custom-host header. Every answer is first checked to carry exactly the upstream's vectors.",
+    "Switchyard runs as an operator runs it (`pnpm start`: `node` with the start script's flags on `apps/server/src/main.ts`): on embedded PGlite in a fresh data directory, serving a priced model from a workspace with credits (every request holds and settles), with `SWITCHYARD_RATE_LIMIT=999999999/1s` so the limiter runs without refusing. The workspace has the embeddings cache on, and every Switchyard row but the cached one sends `x-switchyard-cache: bypass`, so it goes upstream each time. The zero-priced rows use a model priced 0 on the same process: no hold, but the ledger row is still written. The rows with every item cached send the same priced requests to the same process without that header, after the validation request and the warm-up wrote every item to the cache (validation checks the answer says `hit`): no hold and no upstream call, but the ledger row (cost 0) is still written. The row with the access log off is a second Switchyard process, the same in every other way, started with `SWITCHYARD_LOG_LEVEL=warn` (access lines are `info`; validation checks that it writes none and the other process does); it only runs in " + accessLogCell + ". Each Switchyard process logs JSON (`SWITCHYARD_LOG_FORMAT=json`) to standard output redirected to a file, as `node … > switchyard.log` would: Node writes to a file synchronously, one write(2) into the page cache per line, a real sink that costs about what a drained pipe does. The PostgreSQL rows (only when `DATABASE_URL` is set) use a throw-away database on that server; the database server's own CPU is not in CPU ms/req. The floor is a bare node:http pass-through; the peer is `@portkey-ai/gateway` 1.15.2 (headless, on 127.0.0.1) sent to the same upstream with its custom-host header. Every answer is first checked to carry exactly the upstream's vectors.",
     "",
     "## Targets",
     "",
     checksTable(report.checks),
+    ...(report.cliHelpMs !== undefined && report.cliHelpMs.length > 0
+      ? [
+        "",
+        "`switchyard --help` is timed from the command's launch to its exit, one run after another, before any other benchmark process starts: the CLI is built by its `build` script (rolldown), laid out as `npm i` installs its packed tarball (`package.json`, `bin`, `dist`; every mtime the same, as `npm pack` writes them, so the launcher picks the bundle), and `bin/switchyard.mjs --help` is run by this Node; each answer must be the help."
+      ]
+      : []),
     "",
     "## Cells",
     "",

@@ -1,5 +1,5 @@
 // `pnpm bench [--quick] [--seconds N] [--runs N] [--warmup N] [--cells a,b] [--targets a,b]
-//   [--out DIR] [--summary FILE|none] [--no-pg] [--strict] [--profile]`
+//   [--cli-runs N] [--out DIR] [--summary FILE|none] [--no-pg] [--strict] [--profile]`
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { parseArgs } from "node:util"
@@ -17,6 +17,7 @@ const { values } = parseArgs({
     warmup: { type: "string" },
     cells: { type: "string" },
     targets: { type: "string" },
+    "cli-runs": { type: "string" },
     out: { type: "string" },
     summary: { type: "string" },
     "no-pg": { type: "boolean", default: false },
@@ -45,6 +46,7 @@ if (values.help) {
   --warmup N         warm-up seconds per target and cell
   --cells a,b        among ${cells.map((c) => c.id).join(", ")}
   --targets a,b      among ${Object.keys(targetLabels).join(", ")} (direct and floor always run)
+  --cli-runs N       runs of \`switchyard --help\` from the installed CLI bundle (default 10, 3 with --quick; 0: none)
   --out DIR          where the JSON and Markdown go (default bench/results)
   --summary FILE     also write the Markdown there (default bench/RESULTS.md for a full run; "none" to skip)
   --no-pg            ignore DATABASE_URL (otherwise Switchyard also runs on that PostgreSQL server)
@@ -83,12 +85,13 @@ const quick = values.quick
 const seconds = number("seconds", values.seconds, values.profile ? 10 : quick ? 1 : 5, 0.1, 600)
 const runs = Math.round(number("runs", values.runs, quick ? 1 : 3, 1, 20))
 const warmupSeconds = number("warmup", values.warmup, quick ? 0.5 : 1, 0, 60)
+const cliRuns = Math.round(number("cli-runs", values["cli-runs"], quick ? 3 : 10, 0, 100))
 const cellIds = list("cells", values.cells, cells.map((c) => c.id)) ?? cells.map((c) => c.id)
 const targets = list("targets", values.targets, Object.keys(targetLabels) as Array<TargetId>)
 const outDir = values.out === undefined ? NodePath.join(repoRoot, "bench", "results") : resolvePath(values.out)
 const databaseUrl = values["no-pg"] ? undefined : process.env.DATABASE_URL?.trim() || undefined
 const custom = values.server !== undefined || values.seconds !== undefined || values.runs !== undefined || values.warmup !== undefined ||
-  values.cells !== undefined || values.targets !== undefined
+  values.cells !== undefined || values.targets !== undefined || values["cli-runs"] !== undefined
 const mode = quick ? "quick" : custom ? "custom" : "full"
 const summaryPath = values.summary === "none"
   ? undefined
@@ -111,7 +114,7 @@ if (values.profile) {
 }
 
 const perCell = cells.filter((c) => cellIds.includes(c.id)).reduce((n, c) => n + c.targets.length, 0)
-const budgetSeconds = perCell * (runs * (seconds + 1.5) + warmupSeconds + 2) + 300
+const budgetSeconds = perCell * (runs * (seconds + 1.5) + warmupSeconds + 2) + 300 + cliRuns * 5
 const watchdog = setTimeout(() => {
   log(`the benchmark ran past its ${Math.round(budgetSeconds)} s budget: stopping`)
   process.kill(process.pid, "SIGTERM")
@@ -128,6 +131,7 @@ const report = await Bench.run({
   command,
   mode,
   serverMain,
+  cliRuns,
   log
 })
 clearTimeout(watchdog)

@@ -90,6 +90,63 @@ describe("Report: the all-hits cell", () => {
   })
 })
 
+describe("Report: the access log's cost", () => {
+  const run = (target: Report.Sample["target"], round: number, rps: number, cpu: number): Report.Sample => ({
+    ...sample(target, round, rps, 10),
+    cpuMsPerRequest: cpu
+  })
+
+  it("checks, run by run, the CPU ms/req with access lines over the same process without them", () => {
+    const samples = [
+      run("switchyard", 0, 950, 1.03), run("switchyard-quiet", 0, 1000, 1.0),
+      run("switchyard", 1, 900, 1.2), run("switchyard-quiet", 1, 1000, 1.0),
+      run("switchyard", 2, 1000, 1.0), run("switchyard-quiet", 2, 1000, 1.0)
+    ]
+    const check = Report.checks([], samples).find((c) => c.id === "small-c16-access-log")!
+    assert.closeTo(check.value!, 3, 1e-9)
+    assert.isTrue(check.holds)
+    const cost = Report.accessLogCost(samples)!
+    assert.deepStrictEqual(
+      [cost.rpsPercent!.median, cost.rpsPercent!.min, cost.rpsPercent!.max].map((x) => Math.round(x * 1e6) / 1e6),
+      [5, 0, 10]
+    )
+    assert.include(check.note!, "req/s: 5.0 %")
+    const costly = Report.checks([], samples.map((s) => s.target === "switchyard" ? { ...s, cpuMsPerRequest: s.cpuMsPerRequest! * 1.1 } : s))
+      .find((c) => c.id === "small-c16-access-log")!
+    assert.isFalse(costly.holds)
+  })
+
+  it("is absent without the access-log-off target, and not measured without CPU figures", () => {
+    const on = [run("switchyard", 0, 950, 1.03)]
+    assert.isUndefined(Report.checks([], on).find((c) => c.id === "small-c16-access-log"))
+    const noCpu = [...on, { ...run("switchyard-quiet", 0, 1000, 1), cpuMsPerRequest: undefined }]
+    const check = Report.checks([], noCpu).find((c) => c.id === "small-c16-access-log")!
+    assert.isUndefined(check.holds)
+  })
+
+  it("sends the access-log-off target the same request as Switchyard's priced target", () => {
+    const cell = cells.find((c) => c.id === "small-c16")!
+    assert.include(cell.targets, "switchyard-quiet")
+    const endpoints = { upstreamPort: 1, ports: { switchyard: 2, "switchyard-quiet": 3 }, apiKeys: { switchyard: "a", "switchyard-quiet": "b" }, upstreamApiKey: "k" }
+    const on = requestFor(cell, "switchyard", endpoints)
+    const off = requestFor(cell, "switchyard-quiet", endpoints)
+    assert.strictEqual(off.body, on.body)
+    assert.strictEqual(off.headers["x-switchyard-cache"], "bypass")
+    assert.strictEqual(off.url, "http://127.0.0.1:3/api/v1/embeddings")
+  })
+})
+
+describe("Report: switchyard --help", () => {
+  it("checks the median of the timed runs against 500 ms and shows their range", () => {
+    const check = Report.checks([], [], {}, [180, 620, 240, 200, 210]).find((c) => c.id === "cli-help-ms")!
+    assert.strictEqual(check.value, 210)
+    assert.isTrue(check.holds)
+    assert.strictEqual(check.note, "180–620 ms over 5 runs")
+    assert.isFalse(Report.checks([], [], {}, [480, 520, 530]).find((c) => c.id === "cli-help-ms")!.holds)
+    assert.isUndefined(Report.checks([], []).find((c) => c.id === "cli-help-ms"))
+  })
+})
+
 describe("Profile", () => {
   it("sums self time per function inside the window, idle apart", () => {
     const profile = {
