@@ -226,14 +226,15 @@ export const checks = (
     const { cpuPercent, rpsPercent, cpuWith, cpuWithout } = accessLog
     out.push(check(
       `${accessLogCell}-access-log`,
-      `${accessLogCell}: the access log's cost, % of CPU ms/req: (with − without) ÷ without, run by run (PGlite; off = \`SWITCHYARD_LOG_LEVEL=warn\`)`,
+      `${accessLogCell} (PGlite): the access log's cost, % of CPU ms/req, (with − without) ÷ without (off: \`SWITCHYARD_LOG_LEVEL=warn\`)`,
       cpuPercent?.median,
       5,
       "max",
       [
-        cpuPercent === undefined ? undefined : `${percent(cpuPercent)} of CPU ms/req`,
-        cpuWith === undefined || cpuWithout === undefined ? undefined : `${cpuWith.toFixed(3)} vs ${cpuWithout.toFixed(3)}`,
-        rpsPercent === undefined ? undefined : `req/s: ${percent(rpsPercent)} (without − with) ÷ without, information`
+        cpuWith === undefined || cpuWithout === undefined
+          ? undefined
+          : `CPU ms/req ${cpuWith.toFixed(3)} with, ${cpuWithout.toFixed(3)} without${cpuPercent === undefined ? "" : `, runs ${range(cpuPercent)}`}`,
+        `req/s given up ${rpsPercent.median.toFixed(1)} %, runs ${range(rpsPercent)} (information)`
       ].filter((part) => part !== undefined).join("; ")
     ))
   }
@@ -251,7 +252,7 @@ export const checks = (
   return out
 }
 
-const percent = (value: Spread) => `${value.median.toFixed(1)} % (${value.min.toFixed(1)} to ${value.max.toFixed(1)} %)`
+const range = (value: Spread) => `${value.min.toFixed(1)} to ${value.max.toFixed(1)} %`
 
 /**
  * The access log's cost in its cell, run by run: the CPU time per request of Switchyard with its
@@ -260,7 +261,7 @@ const percent = (value: Spread) => `${value.median.toFixed(1)} % (${value.min.to
  */
 export const accessLogCost = (samples: ReadonlyArray<Sample>): {
   readonly cpuPercent: Spread | undefined
-  readonly rpsPercent: Spread | undefined
+  readonly rpsPercent: Spread
   readonly cpuWith: number | undefined
   readonly cpuWithout: number | undefined
 } | undefined => {
