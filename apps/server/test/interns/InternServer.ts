@@ -7,6 +7,7 @@ import * as Http from "node:http"
 import * as Crypto from "node:crypto"
 import * as NodePath from "node:path"
 import * as KeySecret from "../../src/auth/KeySecret.ts"
+import * as GatewayLogger from "../../src/observability/GatewayLogger.ts"
 import { Routes } from "../../src/Server.ts"
 import { dropDatabase, freshDatabase, storeKind, tempDir } from "../support/TestServer.ts"
 
@@ -42,11 +43,14 @@ export const startInternServer = async (options: {
     SWITCHYARD_RATE_LIMIT: "100000/60s",
     // Required with DATABASE_URL; the global setup gives the run one key.
     ...(databaseUrl !== undefined ? { DATABASE_URL: databaseUrl, SWITCHYARD_SECRET_KEY: process.env.SWITCHYARD_SECRET_KEY ?? "" } : {}),
+    // The access line of every request would bury the test report: errors only, unless asked.
+    SWITCHYARD_LOG_LEVEL: process.env.SWITCHYARD_LOG_LEVEL ?? "error",
     ...options.env
   }
   const scope = Effect.runSync(Scope.make())
   const layer = HttpRouter.serve(Routes, { disableLogger: true }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(Http.createServer, { host: "127.0.0.1", port: 0 })),
+    Layer.provide(GatewayLogger.layer),
     Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env)))
   )
   const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
