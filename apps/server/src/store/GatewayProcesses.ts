@@ -45,6 +45,10 @@ export const defaultStaleAfter = Duration.seconds(30)
 export const sweepDead = (sql: SqlClient.SqlClient, self: string, staleAfter: Duration.Input = defaultStaleAfter) =>
   Effect.gen(function*() {
     const seconds = Duration.toMillis(Duration.fromInputUnsafe(staleAfter)) / 1000
+    // The rows go first: once a dead process's holds are gone, so is its row (the holds of an
+    // owner without a row are swept all the same).
+    yield* sql`DELETE FROM gateway_processes
+      WHERE id <> ${self} AND seen_at < now() - make_interval(secs => ${seconds}::double precision)`
     const holds = yield* sql<{ id: string }>`DELETE FROM holds WHERE id IN (
         SELECT h.id FROM holds h
         WHERE h.owner IS NOT NULL AND h.owner <> ${self} AND NOT EXISTS (
@@ -52,8 +56,6 @@ export const sweepDead = (sql: SqlClient.SqlClient, self: string, staleAfter: Du
           WHERE p.id = h.owner AND p.seen_at >= now() - make_interval(secs => ${seconds}::double precision))
         FOR UPDATE SKIP LOCKED)
       RETURNING id`
-    yield* sql`DELETE FROM gateway_processes
-      WHERE id <> ${self} AND seen_at < now() - make_interval(secs => ${seconds}::double precision)`
     return holds.length
   })
 
