@@ -141,55 +141,31 @@ const modalityDetails = (served: Served) => {
 }
 
 /**
- * The response body as bytes: vectors forwarded from the upstream (or kept by the cache) are
- * copied in as the upstream wrote them, other vectors are serialised once; nothing passes through
- * a schema. The body is measured first and written into one buffer of that size: a large answer
- * (64 cached vectors of 1536 floats are 1.3 MB) is allocated and copied once.
+ * The response body as bytes: vectors forwarded from the upstream are copied in as the upstream
+ * wrote them, other vectors are serialised once; nothing passes through a schema.
  */
 export const body = (served: Served, request: EmbeddingRequest, explain: boolean): Uint8Array => {
+  const rest = JSON.stringify(envelope(served, request, explain))
+  const chunks: Array<Uint8Array> = [listHead]
+  let length = listHead.length
+  const push = (chunk: Uint8Array) => {
+    chunks.push(chunk)
+    length += chunk.length
+  }
+  for (const [position, d] of served.data.entries()) {
+    push(position === 0 ? itemHead : nextItemHead)
+    const vector = d.embedding
+    push(vector instanceof ForwardedVector ? vector.json : Buffer.from(JSON.stringify(vector), "latin1"))
+    push(Buffer.from(`,"index":${d.index}}`, "latin1"))
+  }
   // `rest` is an object's JSON: its opening brace becomes the comma after the list.
-  const tail = `],${JSON.stringify(envelope(served, request, explain)).slice(1)}`
-  const data = served.data
-  // Vectors not already bytes, as JSON (numbers and base64 are ASCII: one byte a character).
-  const texts = new Array<string | undefined>(data.length)
-  let length = listHead.length + Buffer.byteLength(tail, "utf8")
-  for (let position = 0; position < data.length; position++) {
-    const d = data[position]!
-    const vector = d.embedding
-    length += (position === 0 ? itemHead : nextItemHead).length + indexKey.length + String(d.index).length + 1
-    if (vector instanceof ForwardedVector) length += vector.json.byteLength
-    else {
-      const text = JSON.stringify(vector)
-      texts[position] = text
-      length += text.length
-    }
-  }
-  const out = Buffer.allocUnsafe(length)
-  out.set(listHead, 0)
-  let at = listHead.length
-  for (let position = 0; position < data.length; position++) {
-    const d = data[position]!
-    const head = position === 0 ? itemHead : nextItemHead
-    out.set(head, at)
-    at += head.length
-    const vector = d.embedding
-    if (vector instanceof ForwardedVector) {
-      out.set(vector.json, at)
-      at += vector.json.byteLength
-    } else at += out.write(texts[position]!, at, "latin1")
-    out.set(indexKey, at)
-    at += indexKey.length
-    at += out.write(`${d.index}}`, at, "latin1")
-  }
-  at += out.write(tail, at, "utf8")
-  if (at !== length) throw new Error(`embeddings body: wrote ${at} bytes of ${length}`)
-  return out
+  push(Buffer.from(`],${rest.slice(1)}`, "utf8"))
+  return Buffer.concat(chunks, length)
 }
 
 const listHead = Buffer.from(`{"object":"list","data":[`, "latin1")
 const itemHead = Buffer.from(`{"object":"embedding","embedding":`, "latin1")
 const nextItemHead = Buffer.from(`,{"object":"embedding","embedding":`, "latin1")
-const indexKey = Buffer.from(`,"index":`, "latin1")
 
 // Everything of the response but its list of vectors.
 const envelope = (served: Served, request: EmbeddingRequest, explain: boolean) => {
