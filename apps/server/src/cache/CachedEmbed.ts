@@ -77,7 +77,7 @@ export interface Lookup {
 }
 
 /** The bytes an entry's vector takes, as stored (the upstream's JSON number text, or base64). */
-const bytesOf = (entry: Entry) => entry.vector.text.length
+const bytesOf = (entry: Entry) => VectorEncoding.storedBytes(entry.vector)
 
 /** Where the cache's reads and writes are counted. */
 export type CacheMetrics = Pick<GatewayMetricsShape, "cacheRead" | "cacheWrite">
@@ -114,7 +114,7 @@ const served = (found: Lookup, encoding: "float" | "base64") => {
   let cachedTokens = 0
   found.hits.forEach((hit, index) => {
     if (hit === undefined) return
-    embeddings.push({ index, embedding: VectorEncoding.fromStored(hit.vector, encoding) })
+    embeddings.push({ index, embedding: VectorEncoding.inEncoding(hit.vector, encoding) })
     cachedTokens += hit.tokens
   })
   return { embeddings, cachedTokens }
@@ -184,5 +184,5 @@ const entriesOf = (
 ): Array<readonly [string, Entry]> => {
   const weights = keys.map((_, i) => UpstreamInput.tokenBound(UpstreamInput.pick(input, [i])).tokens)
   const tokens = apportion(result.promptTokens, weights)
-  return result.embeddings.map((e) => [keys[e.index]!, { vector: VectorEncoding.toStored(e.embedding), tokens: tokens[e.index]! }] as const)
+  return result.embeddings.map((e) => [keys[e.index]!, { vector: VectorEncoding.keep(e.embedding), tokens: tokens[e.index]! }] as const)
 }

@@ -6,10 +6,11 @@ import * as VectorEncoding from "../providers/VectorEncoding.ts"
 import * as RedisConnection from "../store/RedisConnection.ts"
 
 /**
- * One cached vector and the prompt tokens its input was billed for when it was embedded.
+ * One cached vector, kept as the bytes an answer splices in, and the prompt tokens its input was
+ * billed for when it was embedded. The store holds it as {@link VectorEncoding.Stored} text.
  */
 export interface Entry {
-  readonly vector: VectorEncoding.Stored
+  readonly vector: VectorEncoding.ForwardedVector
   readonly tokens: number
 }
 
@@ -157,7 +158,7 @@ const layerWith = <R>(evict: Evict<R>) =>
         Effect.gen(function*() {
           if (entries.length === 0) return true
           for (const [key, entry] of entries) yield* remember(key, entry)
-          const stored = yield* store.setMany(entries.map(([key, entry]) => [key, entry, ttl] as const) as [
+          const stored = yield* store.setMany(entries.map(([key, entry]) => [key, toPersisted(entry), ttl] as const) as [
             readonly [string, object, Duration.Duration],
             ...Array<readonly [string, object, Duration.Duration]>
           ]).pipe(
@@ -174,12 +175,20 @@ const layerWith = <R>(evict: Evict<R>) =>
     })
   )
 
+// What the store holds for an entry: plain data, its vector as text.
+interface Persisted {
+  readonly vector: VectorEncoding.Stored
+  readonly tokens: number
+}
+
+const toPersisted = (entry: Entry): Persisted => ({ vector: VectorEncoding.toStored(entry.vector), tokens: entry.tokens })
+
 const asEntry = (value: object | undefined): Entry | undefined => {
   if (value === undefined) return undefined
-  const entry = value as Partial<Entry>
+  const entry = value as Partial<Persisted>
   const vector = entry.vector
   return vector !== undefined && typeof vector.text === "string" && typeof vector.width === "number" &&
       (vector.encoding === "float" || vector.encoding === "base64") && typeof entry.tokens === "number"
-    ? { vector, tokens: entry.tokens }
+    ? { vector: VectorEncoding.fromStored(vector), tokens: entry.tokens }
     : undefined
 }

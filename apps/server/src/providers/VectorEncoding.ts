@@ -309,8 +309,8 @@ export const locate = (body: Uint8Array): Located | undefined => {
 }
 
 /**
- * A vector as the embeddings cache keeps it: the upstream's own text, a JSON number array or
- * base64 of little-endian float32, so a cached vector reads back bit for bit as it arrived.
+ * A vector as the embeddings cache's store keeps it: the upstream's own text, a JSON number array
+ * or base64 of little-endian float32, so a cached vector reads back bit for bit as it arrived.
  */
 export interface Stored {
   readonly encoding: "float" | "base64"
@@ -318,28 +318,59 @@ export interface Stored {
   readonly width: number
 }
 
-export const toStored = (vector: Vector): Stored => {
-  if (vector instanceof ForwardedVector) {
-    const text = Buffer.from(vector.json.buffer, vector.json.byteOffset, vector.json.byteLength).toString("latin1")
-    return vector.encoding === "base64"
-      ? { encoding: "base64", text: text.slice(1, -1), width: vector.width }
-      : { encoding: "float", text, width: vector.width }
+// Bytes of their own (not a view of a larger buffer, not a slab of Node's pool), so a kept vector
+// holds no more memory than its own bytes.
+const ownBytes = (length: number): Buffer => Buffer.allocUnsafeSlow(length)
+
+const ownLatin1 = (text: string, quoted: boolean): Buffer => {
+  const bytes = ownBytes(text.length + (quoted ? 2 : 0))
+  if (quoted) {
+    bytes[0] = 0x22
+    bytes[bytes.length - 1] = 0x22
   }
-  return typeof vector === "string"
-    ? { encoding: "base64", text: vector, width: widthOf(vector) }
-    : { encoding: "float", text: JSON.stringify(vector), width: vector.length }
+  bytes.write(text, quoted ? 1 : 0, "latin1")
+  return bytes
 }
 
 /**
- * A stored vector in the encoding a request asked for: spliced in as stored when the encodings
+ * A vector as the embeddings cache keeps it in memory: its JSON bytes in the upstream's own
+ * encoding, copied out of the upstream's body, ready to be spliced into any answer that asks for
+ * that encoding without another copy.
+ */
+export const keep = (vector: Vector): ForwardedVector => {
+  if (vector instanceof ForwardedVector) {
+    const bytes = ownBytes(vector.json.byteLength)
+    bytes.set(vector.json)
+    return new ForwardedVector(bytes, vector.width, vector.encoding)
+  }
+  return typeof vector === "string"
+    ? new ForwardedVector(ownLatin1(vector, true), widthOf(vector), "base64")
+    : new ForwardedVector(ownLatin1(JSON.stringify(vector), false), vector.length, "float")
+}
+
+/** A kept vector as its store holds it. */
+export const toStored = (kept: ForwardedVector): Stored => {
+  const bytes = Buffer.from(kept.json.buffer, kept.json.byteOffset, kept.json.byteLength)
+  return kept.encoding === "base64"
+    ? { encoding: "base64", text: bytes.toString("latin1", 1, bytes.length - 1), width: kept.width }
+    : { encoding: "float", text: bytes.toString("latin1"), width: kept.width }
+}
+
+/** A stored vector, kept. */
+export const fromStored = (stored: Stored): ForwardedVector =>
+  new ForwardedVector(ownLatin1(stored.text, stored.encoding === "base64"), stored.width, stored.encoding)
+
+/** The bytes a kept vector takes as stored (the base64 text without its quotes). */
+export const storedBytes = (kept: ForwardedVector): number => kept.json.byteLength - (kept.encoding === "base64" ? 2 : 0)
+
+/**
+ * A kept vector in the encoding a request asked for: the kept bytes themselves when the encodings
  * agree; otherwise the same float32 values in the other encoding.
  */
-export const fromStored = (stored: Stored, encoding: "float" | "base64"): Vector => {
-  if (stored.encoding === encoding) {
-    const json = encoding === "base64" ? `"${stored.text}"` : stored.text
-    return new ForwardedVector(Buffer.from(json, "latin1"), stored.width, encoding)
-  }
+export const inEncoding = (kept: ForwardedVector, encoding: "float" | "base64"): Vector => {
+  if (kept.encoding === encoding) return kept
+  const value = kept.value()
   return encoding === "base64"
-    ? toBase64(JSON.parse(stored.text) as ReadonlyArray<number>)
-    : fromBase64(stored.text) ?? []
+    ? toBase64(value as ReadonlyArray<number>)
+    : fromBase64(value as string) ?? []
 }

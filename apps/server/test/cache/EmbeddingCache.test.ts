@@ -3,10 +3,11 @@ import { ConfigProvider, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { EmbeddingCache, type Entry } from "../../src/cache/EmbeddingCache.ts"
+import * as VectorEncoding from "../../src/providers/VectorEncoding.ts"
 import { sqlLayer } from "../support/MoneyStore.ts"
 import { storeKind } from "../support/TestServer.ts"
 
-const entry = (n: number): Entry => ({ vector: { encoding: "float", text: `[${n},0.5]`, width: 2 }, tokens: n })
+const entry = (n: number): Entry => ({ vector: VectorEncoding.fromStored({ encoding: "float", text: `[${n},0.5]`, width: 2 }), tokens: n })
 
 // Built inside each test, so the store reads the test's clock.
 const cacheLayer = (env: Record<string, string>) =>

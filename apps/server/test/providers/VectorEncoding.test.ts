@@ -38,6 +38,50 @@ describe("VectorEncoding", () => {
     assert.isUndefined(VectorEncoding.fromBase64("AAAAAAAA"))
   })
 
+  describe("kept vectors (the embeddings cache)", () => {
+    const upstreamBody = (vector: string) => Buffer.from(`{"data":[{"embedding":${vector},"index":0}]}`, "latin1")
+    const locatedIn = (body: Buffer) => VectorEncoding.locate(body)!.vectors[0]!
+
+    it("keeps the upstream's bytes in a buffer of their own, and stores and reads them back exactly", () => {
+      for (const [json, encoding, text] of [
+        ["[0.1,-2e-7,3]", "float", "[0.1,-2e-7,3]"],
+        ["\"AACAPw==\"", "base64", "AACAPw=="]
+      ] as const) {
+        const body = upstreamBody(json)
+        const forwarded = locatedIn(body)
+        const kept = VectorEncoding.keep(forwarded)
+        assert.strictEqual(Buffer.from(kept.json).toString("latin1"), json)
+        // Not a view of the upstream's body: the entry does not hold it in memory.
+        assert.notStrictEqual(kept.json.buffer, body.buffer)
+        assert.strictEqual(kept.json.buffer.byteLength, json.length)
+        body.fill(0)
+        assert.strictEqual(Buffer.from(kept.json).toString("latin1"), json)
+        const stored = VectorEncoding.toStored(kept)
+        assert.deepStrictEqual(stored, { encoding, text, width: encoding === "float" ? 3 : 1 })
+        assert.strictEqual(VectorEncoding.storedBytes(kept), text.length)
+        assert.deepStrictEqual(VectorEncoding.fromStored(stored), kept)
+      }
+    })
+
+    it("keeps plain vectors as their JSON", () => {
+      const float = VectorEncoding.keep([0.5, -1])
+      assert.strictEqual(Buffer.from(float.json).toString("latin1"), "[0.5,-1]")
+      assert.deepStrictEqual([float.encoding, float.width], ["float", 2])
+      const base64 = VectorEncoding.keep("AAAAPwAAgL4=")
+      assert.strictEqual(Buffer.from(base64.json).toString("latin1"), "\"AAAAPwAAgL4=\"")
+      assert.deepStrictEqual([base64.encoding, base64.width], ["base64", 2])
+    })
+
+    it("serves the kept bytes themselves in their encoding, and the same float32 values in the other", () => {
+      const float = VectorEncoding.fromStored({ encoding: "float", text: "[0.5,-0.25,1.5]", width: 3 })
+      assert.strictEqual(VectorEncoding.inEncoding(float, "float"), float)
+      assert.strictEqual(VectorEncoding.inEncoding(float, "base64"), "AAAAPwAAgL4AAMA/")
+      const base64 = VectorEncoding.fromStored({ encoding: "base64", text: "AAAAPwAAgL4AAMA/", width: 3 })
+      assert.strictEqual(VectorEncoding.inEncoding(base64, "base64"), base64)
+      assert.deepStrictEqual(VectorEncoding.inEncoding(base64, "float"), [0.5, -0.25, 1.5])
+    })
+  })
+
   describe("finish", () => {
     it.effect("orders by index and converts to the wanted encoding", () =>
       Effect.gen(function*() {

@@ -4,6 +4,7 @@ import { ConfigProvider, Effect, Layer } from "effect"
 import { Redis } from "effect/persistence/Redis"
 import * as KeySecret from "../../src/auth/KeySecret.ts"
 import { EmbeddingCache, type Entry } from "../../src/cache/EmbeddingCache.ts"
+import * as VectorEncoding from "../../src/providers/VectorEncoding.ts"
 import * as RedisConnection from "../../src/store/RedisConnection.ts"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import { endpoint, type Gateway, provider, startGateway } from "../embeddings/Gateway.ts"
@@ -45,7 +46,7 @@ describe.skipIf(redisUrl === undefined)("embeddings cache shared through Redis",
 })
 
 describe.skipIf(redisUrl === undefined)("embeddings cache store in Redis", () => {
-  const entry = (n: number): Entry => ({ vector: { encoding: "base64", text: "AAAAAA==", width: 1 }, tokens: n })
+  const entry = (n: number): Entry => ({ vector: VectorEncoding.fromStored({ encoding: "base64", text: "AAAAAA==", width: 1 }), tokens: n })
   const env = ConfigProvider.layer(ConfigProvider.fromEnvRecord({ REDIS_URL: redisUrl ?? "", SWITCHYARD_CACHE_MAX_ENTRIES: "3", SWITCHYARD_CACHE_MEMORY_ENTRIES: "0" }))
 
   // Write times in Redis's index are milliseconds; keys of one run sort in write order, which
