@@ -92,9 +92,20 @@ describe.skipIf(!canUnshare)("stopping the production command as PID 1 of its ow
       }).then(async (r) => ({ status: r.status, body: await r.json() as any }))
       await upstream.arrival
       process.kill(init, "SIGTERM")
-      // The answer is held until the signal was sent; the server must still deliver it.
-      await new Promise((resolve) => setTimeout(resolve, 300))
-      const refused = await fetch(`${origin}/api/v1/health`, { signal: AbortSignal.timeout(10_000) }).then(() => "answered", (e: Error & { cause?: { code?: string } }) => e.cause?.code ?? e.name)
+      // The answer is held until the signal was sent; the server must still deliver it. Meanwhile
+      // it stops taking connections: asked until it refuses one (or 10 s have passed). An idle
+      // keep-alive connection the client reuses meanwhile is closed by the server (UND_ERR_SOCKET).
+      const ask = () =>
+        fetch(`${origin}/api/v1/health`, { signal: AbortSignal.timeout(10_000) }).then(
+          () => "answered",
+          (e: Error & { cause?: { code?: string } }) => e.cause?.code ?? e.name
+        )
+      const deadline = Date.now() + 10_000
+      let refused = await ask()
+      while (refused !== "ECONNREFUSED" && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 25))
+        refused = await ask()
+      }
       upstream.release()
       const reply = await inFlight
       assert.strictEqual(reply.status, 200, JSON.stringify(reply.body))
