@@ -1,7 +1,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import type { Page } from "playwright-core"
+import type { ElementHandle, Page } from "playwright-core"
 import * as Accessibility from "./Accessibility.ts"
 import * as Browser from "./Browser.ts"
 import * as SeededGateway from "./SeededGateway.ts"
@@ -120,6 +120,22 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     await page.locator('tr[data-budget="daily"]').waitFor()
     assert.include(await page.locator('tr[data-budget="daily"]').innerText(), "$2.00")
     await shoot("workspaces")
+  })
+
+  it("turns a workspace's embeddings cache on and off, as the API then reads it", async () => {
+    const { data: [workspace] } = await gateway.admin.workspaces.list({ query: {} })
+    assert.isDefined(workspace)
+    const readBack = async () => (await gateway.admin.workspaces.get({ params: { id: workspace!.id } })).data.cache
+    const cacheSwitch = page.getByRole("switch", { name: `Embeddings cache of ${workspace!.name}` })
+    const input = (await cacheSwitch.elementHandle()) as ElementHandle<HTMLInputElement>
+    const before = await readBack()
+    assert.strictEqual(await cacheSwitch.isChecked(), before)
+    for (const want of [!before, before]) {
+      await cacheSwitch.click()
+      // Settled: the switch shows what the gateway answered and takes clicks again.
+      await page.waitForFunction(([input, checked]) => input.checked === checked && !input.disabled, [input, want] as const)
+      assert.strictEqual(await readBack(), want)
+    }
   })
 
   it("shows providers with their health, measured latency and prices", async () => {

@@ -1,4 +1,4 @@
-import { Badge, Button, Card, Group, NumberInput, Progress, Select, Stack, Table, Text, Title, VisuallyHidden } from "@mantine/core"
+import { Badge, Button, Card, Group, NumberInput, Progress, Select, Stack, Switch, Table, Text, Title, VisuallyHidden } from "@mantine/core"
 import type { WorkspaceRecord } from "@switchyard/core/schema/Workspace"
 import { useState } from "react"
 import * as BudgetWindows from "../BudgetWindows.ts"
@@ -16,7 +16,7 @@ const intervals = [
 ]
 
 const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: WorkspaceRecord; readonly isDefault: boolean }) => {
-  const { client } = useSession()
+  const { client, isManagement } = useSession()
   const today = new Date().toISOString().slice(0, 10)
   const figures = useLoad(async () => {
     const [credits, budgets, activity] = await Promise.all([
@@ -30,6 +30,17 @@ const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: Workspace
   const [limit, setLimit] = useState<number | string>("")
   const [error, setError] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
+  // The cache setting that applies, as the gateway last reported it.
+  const [cache, setCache] = useState(workspace.cache)
+  const [cacheBusy, setCacheBusy] = useState(false)
+
+  const switchCache = (on: boolean) => {
+    setCacheBusy(true)
+    setError(null)
+    client.workspaces.update({ params: { id: workspace.id }, payload: { cache: on } })
+      .then(({ data: updated }) => setCache(updated.cache), setError)
+      .finally(() => setCacheBusy(false))
+  }
 
   const save = (event: React.FormEvent) => {
     event.preventDefault()
@@ -78,6 +89,16 @@ const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: Workspace
           </div>
         </Group>
         <ErrorNotice error={figures.error ?? error} />
+        <Switch
+          label="Embeddings cache"
+          description={cache
+            ? "On: inputs this workspace embedded before are answered from the cache and cost nothing."
+            : "Off: every embeddings input goes to a provider."}
+          checked={cache}
+          disabled={!isManagement || cacheBusy}
+          onChange={(event) => switchCache(event.currentTarget.checked)}
+          aria-label={`Embeddings cache of ${workspace.name}`}
+        />
         {budgets.length === 0
           ? <Text size="sm" c="dimmed">No budgets: this workspace may spend until its credits run out.</Text>
           : (
