@@ -169,7 +169,14 @@ describe("switchyard embed, route explain and models list (the binary against th
     const summary = JSON.parse(ran.stdout) as { total: number; embedded: number; skipped: number; tokens: number; cost: number }
     assert.deepStrictEqual({ total: summary.total, embedded: summary.embedded, skipped: summary.skipped, tokens: summary.tokens }, { total: 30, embedded: 30, skipped: 0, tokens: 60 })
     assert.isAbove(summary.cost, 0)
-    assert.deepStrictEqual(outLines(out).map((l) => l.id), Array.from({ length: 30 }, (_, i) => `doc-${i}`))
+    // Batches are appended as they are answered (four in flight): every id once, each batch in order.
+    const ids = outLines(out).map((l) => String(l.id))
+    assert.deepStrictEqual([...ids].sort((a, b) => Number(a.slice(4)) - Number(b.slice(4))), Array.from({ length: 30 }, (_, i) => `doc-${i}`))
+    for (let first = 0; first < 30; first += 7) {
+      const at = ids.indexOf(`doc-${first}`)
+      const batch = Array.from({ length: Math.min(7, 30 - first) }, (_, i) => `doc-${first + i}`)
+      assert.deepStrictEqual(ids.slice(at, at + batch.length), batch, `the batch from doc-${first} is written whole, in input order`)
+    }
   })
 
   it("exits non-zero with the gateway's message when a batch fails, keeping what was written", async () => {
