@@ -38,8 +38,8 @@ export const EmbeddingsConfig = Config.all({
 /**
  * Embeddings end to end: prepare (plan the route, find the worst case), reserve it, run the
  * plan's attempts, settle the actual cost. A request whose every item the cache holds for the
- * primary endpoint skips the hold and the attempts: its ledger row is recorded at cost 0. Failures are facts (`EmbeddingsError`); the route
- * gives them their status.
+ * primary endpoint skips the hold and the attempts: its ledger row is recorded at cost 0.
+ * Failures are facts (`EmbeddingsError`); the route gives them their status.
  */
 export class Embeddings extends Context.Service<Embeddings, {
   readonly create: (
@@ -100,9 +100,10 @@ export class Embeddings extends Context.Service<Embeddings, {
         const attempts = attempt(request, prepared)
         // The primary endpoint's items are looked up before any hold: when the cache holds them
         // all, the request costs nothing and needs neither a hold nor an upstream call.
+        // (A workspace without the cache, the default, reads nothing: no item is even hashed.)
         const primary = prepared.attempts[0]!
-        const found = yield* attempts.lookup(primary)
-        const whole = CachedEmbed.whole(found, request.encoding_format ?? "float")
+        const found = prepared.cachePolicy.read ? yield* attempts.lookup(primary) : undefined
+        const whole = found === undefined ? undefined : CachedEmbed.whole(found, request.encoding_format ?? "float")
         if (whole !== undefined) {
           const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
           const report: Fallback.AttemptReport = {
@@ -120,7 +121,7 @@ export class Embeddings extends Context.Service<Embeddings, {
           amountNanos: prepared.worstNanos,
           byok: prepared.attempts.every((a) => a.byok)
         })
-        const call = attempts.call({ endpoint: primary.candidate.id, lookup: found })
+        const call = attempts.call(found === undefined ? undefined : { endpoint: primary.candidate.id, lookup: found })
         const traced = (a: Fallback.Attempt) =>
           call(a).pipe(Effect.withSpan("Embeddings.attempt", {
             attributes: { provider: a.candidate.provider.slug, endpoint: a.candidate.id, byok: a.byok }

@@ -44,8 +44,21 @@ export const dollars = (nanos: bigint): string => {
 
 const max = (a: bigint, b: bigint) => (a > b ? a : b)
 
-const latencyOf = (request: { readonly latencyMs?: number | undefined }) =>
-  request.latencyMs === undefined ? null : Math.max(0, Math.round(request.latencyMs))
+// The ledger row of a settle or a record: the same columns, whoever writes it.
+const ledgerRow = (key: string, workspace: string, request: Omit<SettleRequest, "costNanos">, now: Date): GroupCommit.LedgerRow => ({
+  key,
+  workspace,
+  generation: request.generationId,
+  model: request.model,
+  provider: request.provider,
+  prompt_tokens: request.promptTokens,
+  total_tokens: request.totalTokens,
+  byok: request.isByok,
+  now: now.toISOString(),
+  latency_ms: request.latencyMs === undefined ? null : Math.max(0, Math.round(request.latencyMs)),
+  cached_items: request.cachedItems ?? 0,
+  cached_tokens: request.cachedTokens ?? 0
+})
 
 const windowNames: Record<LimitReset, string> = { daily: "today (UTC)", weekly: "this week (UTC, Monday to Sunday)", monthly: "this month (UTC)" }
 
@@ -201,19 +214,8 @@ export const make = (options: AccountingOptions = {}) =>
       const row = (yield* submit({
         op: "settle",
         id: reservation.id,
-        key: reservation.keyId,
-        workspace: reservation.workspaceId,
-        generation: request.generationId,
-        model: request.model,
-        provider: request.provider,
-        prompt_tokens: request.promptTokens,
-        total_tokens: request.totalTokens,
         cost: request.costNanos.toString(),
-        byok: request.isByok,
-        now: now.toISOString(),
-        latency_ms: latencyOf(request),
-        cached_items: request.cachedItems ?? 0,
-        cached_tokens: request.cachedTokens ?? 0
+        ...ledgerRow(reservation.keyId, reservation.workspaceId, request, now)
       }).pipe(Effect.orDie)) as unknown as SettleRow
       return {
         generationId: request.generationId,
@@ -227,18 +229,7 @@ export const make = (options: AccountingOptions = {}) =>
       const now = yield* nowOf(request.now)
       const row = (yield* submit({
         op: "record",
-        key: request.keyId,
-        workspace: request.workspaceId,
-        generation: request.generationId,
-        model: request.model,
-        provider: request.provider,
-        prompt_tokens: request.promptTokens,
-        total_tokens: request.totalTokens,
-        byok: request.isByok,
-        now: now.toISOString(),
-        latency_ms: latencyOf(request),
-        cached_items: request.cachedItems ?? 0,
-        cached_tokens: request.cachedTokens ?? 0
+        ...ledgerRow(request.keyId, request.workspaceId, request, now)
       }).pipe(Effect.orDie)) as unknown as RecordRow
       if (row.o_outcome !== "ok") return yield* refusal({ ...request, amountNanos: 0n }, row)
       return { generationId: request.generationId, costNanos: 0n, capped: false, duplicate: row.o_duplicate === true } satisfies Settlement

@@ -22,6 +22,22 @@ import type { SqlClient } from "effect/sql"
 import type * as SqlError from "effect/sql/SqlError"
 import * as PgliteDurability from "./PgliteDurability.ts"
 
+/** The ledger row a settle or a record writes, as `switchyard_batch` reads it. */
+export interface LedgerRow {
+  readonly key: string
+  readonly workspace: string
+  readonly generation: string
+  readonly model: string
+  readonly provider: string
+  readonly prompt_tokens: number
+  readonly total_tokens: number
+  readonly byok: boolean
+  readonly now: string
+  readonly latency_ms?: number | null
+  readonly cached_items?: number
+  readonly cached_tokens?: number
+}
+
 /** One operation, as `switchyard_batch` reads it (money and times as strings). */
 export type BatchOp =
   | {
@@ -35,38 +51,8 @@ export type BatchOp =
     readonly now: string
     readonly expires: string
   }
-  | {
-    readonly op: "settle"
-    readonly id: string
-    readonly key: string
-    readonly workspace: string
-    readonly generation: string
-    readonly model: string
-    readonly provider: string
-    readonly prompt_tokens: number
-    readonly total_tokens: number
-    readonly cost: string
-    readonly byok: boolean
-    readonly now: string
-    readonly latency_ms?: number | null
-    readonly cached_items?: number
-    readonly cached_tokens?: number
-  }
-  | {
-    readonly op: "record"
-    readonly key: string
-    readonly workspace: string
-    readonly generation: string
-    readonly model: string
-    readonly provider: string
-    readonly prompt_tokens: number
-    readonly total_tokens: number
-    readonly byok: boolean
-    readonly now: string
-    readonly latency_ms: number | null
-    readonly cached_items: number
-    readonly cached_tokens: number
-  }
+  | LedgerRow & { readonly op: "settle"; readonly id: string; readonly cost: string }
+  | LedgerRow & { readonly op: "record" }
   | { readonly op: "release"; readonly id: string }
 
 interface Pending {
