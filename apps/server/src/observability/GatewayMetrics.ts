@@ -1,6 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Prometheus from "prom-client"
+import { StoreStatements } from "../store/StoreStatements.ts"
 import type { RequestFacts } from "./RequestFacts.ts"
 
 /**
@@ -51,6 +52,7 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
     GatewayMetrics,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
+      const store = yield* StoreStatements
       const registry = new Prometheus.Registry()
       const process = processMetrics()
       const requests = new Prometheus.Counter({
@@ -105,7 +107,7 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
       })
       const holds = new Prometheus.Gauge({
         name: "switchyard_holds_open",
-        help: "Credit holds open in the store (requests in flight on every replica sharing it), read at each scrape",
+        help: "Credit holds open in the store (each gateway process's spend leases, on every replica sharing it), read at each scrape",
         registers: [registry]
       })
       const heldUsd = new Prometheus.Gauge({
@@ -181,7 +183,10 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
           }
         },
         render: readHolds.pipe(
-          Effect.andThen(Effect.promise(async () => `${await registry.metrics()}\n${await process.metrics()}`))
+          Effect.andThen(store.render),
+          Effect.flatMap((storeMetrics) =>
+            Effect.promise(async () => `${await registry.metrics()}\n${storeMetrics}\n${await process.metrics()}`)
+          )
         )
       })
     })

@@ -1,263 +1,360 @@
-import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
-import { PaymentRequired, Unauthorized } from "@switchyard/core/errors/ApiError"
-import type { LimitReset } from "@switchyard/core/schema/ApiKey"
-import type { BudgetInterval } from "@switchyard/core/schema/Workspace"
-import { Accounting } from "@switchyard/core/store/Accounting"
-import type { AddCreditsRequest, CreditTotals, RecordRequest, Reservation, ReserveRequest, SettleRequest, Settlement } from "@switchyard/core/store/Accounting"
-import { Clock, Duration, Effect, Layer } from "effect"
+/**
+ * The money port on the SQL store, with spend leases: a request touches the store only in batches.
+ *
+ * **Details**
+ *
+ * - **Admission.** A key's facts (does it still work; which scopes limit it) come from memory
+ *   (`MoneyFacts`). A request that no scope limits (no key limit, no budget, no prepaid credits:
+ *   a fresh install) is admitted with no statement. Otherwise it is admitted from this process's
+ *   lease on the key (`SpendLease`): one hold row the process owns, counted against every scope
+ *   like any hold. When the lease has too little free, one statement (`switchyard_lease`) checks
+ *   the scopes and grants a slice; concurrent requests on the same lease wait for that one
+ *   statement rather than sending their own.
+ * - **Settlement.** In memory against the lease; the ledger row goes to `LedgerBatch`, whose one
+ *   statement writes the rows of many requests and moves the counters and lease amounts with them.
+ *   `settle` succeeds once that statement committed.
+ * - **Hand-back.** A lease unused for `idleReturn` (5 s) gives back what is free; a lease granted
+ *   under facts that changed since (a limit, a budget, a switch) gives back what is free before it
+ *   admits again; leases are kept alive (their expiry pushed back) while in use; closing the layer
+ *   writes the waiting rows and then deletes this process's leases.
+ * - **Crash.** A process killed keeps its leases' room from the others until the dead-process
+ *   sweep (about 40 s on PostgreSQL; at the next start on PGlite) or their expiry (`leaseTtl`,
+ *   10 min after their last use).
+ */
+import * as SpendLease from "@switchyard/core/accounting/SpendLease"
+import { Accounting, Refused } from "@switchyard/core/store/Accounting"
+import type { AddCreditsRequest, CreditTotals, RecordRequest, RefusalReason, Reservation, ReserveRequest, SettleRequest, Settlement } from "@switchyard/core/store/Accounting"
+import { fromSqlError, StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
+import { Clock, Deferred, Duration, Effect, Layer, Option, Schedule, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
-import type * as SqlError from "effect/sql/SqlError"
 import * as Crypto from "node:crypto"
 import * as GatewayProcesses from "./GatewayProcesses.ts"
-import * as GroupCommit from "./GroupCommit.ts"
-
-/** What `switchyard_reserve` answers: `ok`, or why the hold was refused. */
-interface ReserveRow {
-  readonly o_outcome: "ok" | "key_deleted" | "key_disabled" | "key_expired" | "wrong_workspace" | "key_limit" | "workspace_budget" | "workspace_credits"
-  readonly o_limit: string | null
-  readonly o_reset: LimitReset | BudgetInterval | null
-  readonly o_room: string | null
-}
-
-/** What `switchyard_record` answers: `ok` (and whether the row was there), or why it was refused. */
-interface RecordRow extends ReserveRow {
-  readonly o_duplicate: boolean | null
-}
-
-/** What `switchyard_settle` answers. */
-interface SettleRow {
-  readonly o_cost: string
-  readonly o_capped: boolean
-  readonly o_duplicate: boolean
-}
-
-const nanosPerCredit = 1_000_000_000n
-
-/**
- * An exact dollar amount for messages: `$0.000123`, `$12.5`, `$0`.
- */
-export const dollars = (nanos: bigint): string => {
-  const abs = nanos < 0n ? -nanos : nanos
-  const fraction = (abs % nanosPerCredit).toString().padStart(9, "0").replace(/0+$/u, "")
-  return `${nanos < 0n ? "-" : ""}$${abs / nanosPerCredit}${fraction === "" ? "" : `.${fraction}`}`
-}
-
-const max = (a: bigint, b: bigint) => (a > b ? a : b)
-
-// The ledger row of a settle or a record: the same columns, whoever writes it.
-const ledgerRow = (key: string, workspace: string, request: Omit<SettleRequest, "costNanos">, now: Date): GroupCommit.LedgerRow => ({
-  key,
-  workspace,
-  generation: request.generationId,
-  model: request.model,
-  provider: request.provider,
-  prompt_tokens: request.promptTokens,
-  total_tokens: request.totalTokens,
-  byok: request.isByok,
-  now: now.toISOString(),
-  latency_ms: request.latencyMs === undefined ? null : Math.max(0, Math.round(request.latencyMs)),
-  cached_items: request.cachedItems ?? 0,
-  cached_tokens: request.cachedTokens ?? 0
-})
-
-const windowNames: Record<LimitReset, string> = { daily: "today (UTC)", weekly: "this week (UTC, Monday to Sunday)", monthly: "this month (UTC)" }
-
-export const defaultHoldTtl = Duration.minutes(10)
+import * as LedgerBatch from "./LedgerBatch.ts"
+import * as MoneyFacts from "./MoneyFacts.ts"
+import * as PgliteDurability from "./PgliteDurability.ts"
+import { StoreChanges } from "./StoreChanges.ts"
+import { StoreStatements } from "./StoreStatements.ts"
 
 export interface AccountingOptions {
-  readonly holdTtl?: Duration.Input
-  /**
-   * The gateway process the holds belong to (see `GatewayProcesses`); `null` (the default) leaves
-   * them to expire after their TTL only. `layer` registers the process and passes its id.
-   */
-  readonly owner?: string | null
-  /** Heartbeat and stale time of the process registration (`layer` only). */
+  /** How long a lease counts after its last use if its process never hands it back. */
+  readonly leaseTtl?: Duration.Input
+  /** A lease unused this long hands back what is free. */
+  readonly idleReturn?: Duration.Input
+  /** How long key facts are kept before they are read again. */
+  readonly factsTtl?: Duration.Input
+  /** The most ledger rows in one statement. */
+  readonly maxRows?: number
+  readonly policy?: SpendLease.Policy
+  /** Heartbeat and stale time of the process registration. */
   readonly process?: GatewayProcesses.GatewayProcessOptions
-  /**
-   * Group commit (`layer` only): concurrent operations share one statement. Default on, with
-   * two batches in flight on PGlite (one runs while the other's commit is flushed) and four on
-   * PostgreSQL; `false` sends each on its own.
-   */
-  readonly groupCommit?: Partial<GroupCommit.GroupCommitOptions> | false
-  /** Where operations go; `layer` passes the group commit queue. Default: one statement each. */
-  readonly submit?: (op: GroupCommit.BatchOp) => Effect.Effect<Record<string, unknown>, SqlError.SqlError>
 }
 
-/**
- * Runs one operation in its own statement: the function of its kind, or the hold's deletion.
- */
-export const single = (sql: SqlClient.SqlClient) => (op: GroupCommit.BatchOp): Effect.Effect<Record<string, unknown>, SqlError.SqlError> => {
-  switch (op.op) {
-    case "reserve":
-      return sql<ReserveRow>`SELECT * FROM switchyard_reserve(${op.id}, ${op.owner}, ${op.key}, ${op.workspace},
-          ${op.amount}::bigint, ${op.byok}, ${op.now}::timestamptz, ${op.expires}::timestamptz)`.pipe(
-        Effect.map((rows) => ({ ...rows[0]! }))
-      )
-    case "settle":
-      return sql<SettleRow>`SELECT * FROM switchyard_settle(${op.id}, ${op.key}, ${op.generation}, ${op.model},
-          ${op.provider}, ${op.prompt_tokens}::integer, ${op.total_tokens}::integer, ${op.cost}::bigint, ${op.byok},
-          ${op.now}::timestamptz, ${op.latency_ms ?? null}::integer, ${op.cached_items ?? 0}::integer,
-          ${op.cached_tokens ?? 0}::integer)`.pipe(Effect.map((rows) => ({ ...rows[0]! })))
-    case "record":
-      return sql<RecordRow>`SELECT * FROM switchyard_record(${op.key}, ${op.workspace}, ${op.generation}, ${op.model},
-          ${op.provider}, ${op.prompt_tokens}::integer, ${op.total_tokens}::integer, ${op.byok}, ${op.now}::timestamptz,
-          ${op.latency_ms}::integer, ${op.cached_items}::integer, ${op.cached_tokens}::integer)`.pipe(
-        Effect.map((rows) => ({ ...rows[0]! }))
-      )
-    case "release":
-      return sql`DELETE FROM holds WHERE id = ${op.id}`.pipe(Effect.as({}))
-  }
+export const defaultLeaseTtl = Duration.minutes(10)
+export const defaultIdleReturn = Duration.seconds(5)
+export const defaultFactsTtl = Duration.seconds(1)
+
+const LeaseRow = Schema.Struct({
+  o_outcome: Schema.Literals(["ok", "key_deleted", "key_disabled", "key_expired", "wrong_workspace", "key_limit", "workspace_budget", "workspace_credits"]),
+  o_granted: Schema.NullOr(Schema.String),
+  o_limit: Schema.NullOr(Schema.String),
+  o_reset: Schema.NullOr(Schema.String),
+  o_room: Schema.NullOr(Schema.String)
+})
+const decodeLease = Schema.decodeUnknownEffect(Schema.Array(LeaseRow))
+
+const CreditRow = Schema.Struct({ credits: Schema.String, usage: Schema.String, held: Schema.String })
+const decodeCredits = Schema.decodeUnknownEffect(Schema.Array(CreditRow))
+
+interface LeaseEntry {
+  readonly id: string
+  readonly keyId: string
+  readonly workspaceId: string
+  readonly byok: boolean
+  state: SpendLease.Lease
+  /** The facts the lease was granted under. */
+  signature: string
+  demand: SpendLease.Demand
+  lastUsedMs: number
+  readonly lock: Semaphore.Semaphore
+  /** Worst cases of the reservations admitted from it and not yet settled or released, by reservation id. */
+  readonly open: Map<string, bigint>
 }
 
 export const make = (options: AccountingOptions = {}) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const holdTtl = Duration.fromInputUnsafe(options.holdTtl ?? defaultHoldTtl)
+    const statements = yield* StoreStatements
+    const changes = yield* StoreChanges
+    const owner = yield* GatewayProcesses.register(options.process)
+    const leaseTtl = Duration.fromInputUnsafe(options.leaseTtl ?? defaultLeaseTtl)
+    const idleReturnMs = Duration.toMillis(Duration.fromInputUnsafe(options.idleReturn ?? defaultIdleReturn))
+    const policy = options.policy ?? SpendLease.defaultPolicy
+    const facts = yield* MoneyFacts.make(sql, options.factsTtl ?? defaultFactsTtl)
+    yield* changes.listen((change) => (change._tag === "Key" ? facts.forget(change.keyId) : facts.forgetAll))
+    const batch = yield* LedgerBatch.make(sql, statements, { maxRows: options.maxRows ?? 256, leaseTtl })
 
-    const nowOf = (now: Date | undefined) =>
-      now !== undefined ? Effect.succeed(now) : Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+    const leases = new Map<string, LeaseEntry>()
+    const byId = new Map<string, LeaseEntry>()
+    let liveProcesses = 1
+    // Settlements under way in this process, by generation id: a second settle waits for the first.
+    const settling = new Map<string, Deferred.Deferred<Settlement, StoreUnavailable>>()
 
-    const owner = options.owner ?? null
-    const submit = options.submit ?? single(sql)
+    const noDiskWait = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.provideService(self, PgliteDurability.NoDiskWait, true)
 
-    const refusal = (request: Pick<ReserveRequest, "keyId" | "workspaceId" | "amountNanos">, row: ReserveRow): Effect.Effect<never, PaymentRequired | Unauthorized> => {
-      switch (row.o_outcome) {
-        case "key_deleted":
-          return Effect.fail(new Unauthorized({ message: "This API key no longer exists" }))
-        case "key_disabled":
-          return Effect.fail(new Unauthorized({ message: "This API key is disabled" }))
-        case "key_expired":
-          return Effect.fail(new Unauthorized({ message: "This API key has expired" }))
-        case "key_limit": {
-          const limit = BigInt(row.o_limit!)
-          const left = max(BigInt(row.o_room!), 0n)
-          const window = row.o_reset === null ? "" : ` ${windowNames[row.o_reset as LimitReset]}`
-          return Effect.fail(new PaymentRequired({
-            message: `Insufficient key limit: this API key has ${dollars(left)} of its ${dollars(limit)} limit left${window}, and this request may cost up to ${dollars(request.amountNanos)}. Raise the key's limit with PATCH /api/v1/keys/{hash}.`,
-            metadata: {
-              reason: "key_limit",
-              limit: creditsFromNanos(limit),
-              limit_remaining: creditsFromNanos(left),
-              limit_reset: row.o_reset,
-              required: creditsFromNanos(request.amountNanos)
-            }
-          }))
-        }
-        case "workspace_budget": {
-          const interval = row.o_reset as BudgetInterval
-          const limit = BigInt(row.o_limit!)
-          const left = max(BigInt(row.o_room!), 0n)
-          return Effect.fail(new PaymentRequired({
-            message: `Insufficient workspace budget: the workspace's ${interval} budget of ${dollars(limit)} has ${dollars(left)} left${interval === "lifetime" ? "" : ` ${windowNames[interval]}`}, and this request may cost up to ${dollars(request.amountNanos)}. Raise it with PUT /api/v1/workspaces/{id}/budgets/${interval}.`,
-            metadata: {
-              reason: "workspace_budget",
-              budget: interval,
-              limit: creditsFromNanos(limit),
-              limit_remaining: creditsFromNanos(left),
-              required: creditsFromNanos(request.amountNanos)
-            }
-          }))
-        }
-        case "workspace_credits": {
-          const left = max(BigInt(row.o_room!), 0n)
-          return Effect.fail(new PaymentRequired({
-            message: `Insufficient workspace credits: the workspace has ${dollars(left)} available and this request may cost up to ${dollars(request.amountNanos)}. An operator can add credits with POST /api/v1/credits.`,
-            metadata: {
-              reason: "workspace_credits",
-              balance: creditsFromNanos(left),
-              required: creditsFromNanos(request.amountNanos)
-            }
-          }))
-        }
-        default:
-          return Effect.die(new Error(`reserve: key ${request.keyId} is not in workspace ${request.workspaceId}`))
-      }
+    const expiresAt = (nowMs: number) => new Date(nowMs + Duration.toMillis(leaseTtl))
+
+    const keyRefusal = (f: MoneyFacts.MoneyFacts, workspaceId: string, nowMs: number, required: bigint): Refused | "wrong_workspace" | undefined => {
+      if (f.deleted) return new Refused({ reason: "key_deleted", requiredNanos: required })
+      if (f.disabled) return new Refused({ reason: "key_disabled", requiredNanos: required })
+      if (f.expiresAtMs !== null && f.expiresAtMs <= nowMs) return new Refused({ reason: "key_expired", requiredNanos: required })
+      if (f.workspaceId !== workspaceId) return "wrong_workspace"
+      return undefined
     }
 
-    const dieOnSql = <A, E, R>(self: Effect.Effect<A, E | SqlError.SqlError, R>) =>
-      Effect.catchTag(self, "SqlError", (e) => Effect.die(e))
+    /** The key's facts, refused when the key stopped working. */
+    const checkedFacts = (keyId: string, workspaceId: string, required: bigint) =>
+      Effect.gen(function*() {
+        const found = yield* facts.of(keyId)
+        const nowMs = yield* Clock.currentTimeMillis
+        if (Option.isNone(found)) return yield* Effect.fail(new Refused({ reason: "key_deleted", requiredNanos: required }))
+        const refusal = keyRefusal(found.value, workspaceId, nowMs, required)
+        if (refusal === "wrong_workspace") return yield* Effect.die(new Error(`accounting: key ${keyId} is not in workspace ${workspaceId}`))
+        if (refusal !== undefined) return yield* Effect.fail(refusal)
+        return { facts: found.value, nowMs }
+      })
 
-    const reserve = Effect.fn("Accounting.reserve")(function*(request: ReserveRequest) {
+    const leaseFor = (keyId: string, workspaceId: string, byok: boolean, signature: string, nowMs: number): LeaseEntry => {
+      const name = `${keyId}|${byok}`
+      const existing = leases.get(name)
+      if (existing !== undefined) return existing
+      const entry: LeaseEntry = {
+        id: `lease-${Crypto.randomUUID()}`,
+        keyId,
+        workspaceId,
+        byok,
+        state: SpendLease.empty,
+        signature,
+        demand: SpendLease.noDemand(nowMs),
+        lastUsedMs: nowMs,
+        lock: Semaphore.makeUnsafe(1),
+        open: new Map()
+      }
+      leases.set(name, entry)
+      byId.set(entry.id, entry)
+      return entry
+    }
+
+    /** Gives back what is free of a lease (one statement, only when something is free). */
+    const handBack = (entry: LeaseEntry) =>
+      Effect.suspend(() => {
+        const { lease, returned } = SpendLease.handBack(entry.state)
+        if (returned === 0n) return Effect.void
+        entry.state = lease
+        return sql`SELECT switchyard_lease_return(${entry.id}, ${returned.toString()}::bigint)`.pipe(
+          noDiskWait,
+          fromSqlError("accounting.lease_return"),
+          // Not handed back: the room stays held until the lease expires or the process's sweep.
+          Effect.catchTag("StoreUnavailable", (e) => Effect.logWarning("accounting: could not hand back a lease", e.cause)),
+          Effect.asVoid
+        )
+      })
+
+    /** Asks the store to grant the lease more; the refusal (for a request of `worst`), or nothing. */
+    const grant = (entry: LeaseEntry, request: SpendLease.Ask, worst: bigint, nowMs: number) =>
+      Effect.gen(function*() {
+        const rows = yield* sql`SELECT * FROM switchyard_lease(${entry.id}, ${owner}, ${entry.keyId}, ${entry.workspaceId},
+            ${entry.byok}, ${request.need.toString()}::bigint, ${request.desired.toString()}::bigint, ${request.unit.toString()}::bigint,
+            ${request.edge.toString()}::bigint, ${request.divisor.toString()}::bigint, ${new Date(nowMs)}, ${expiresAt(nowMs)})`.pipe(
+          noDiskWait,
+          fromSqlError("accounting.lease"),
+          Effect.flatMap((out) => decodeLease(out).pipe(Effect.orDie)) // the function's own shape: a mismatch is a bug
+        )
+        const row = rows[0]!
+        if (row.o_outcome === "ok") {
+          entry.state = SpendLease.granted(entry.state, BigInt(row.o_granted!))
+          return undefined
+        }
+        if (row.o_outcome === "wrong_workspace") {
+          return yield* Effect.die(new Error(`accounting: key ${entry.keyId} is not in workspace ${entry.workspaceId}`))
+        }
+        // What the refusing scope has left, as this process sees it: the store's room plus what its lease has free.
+        const remaining = row.o_room === null ? undefined : BigInt(row.o_room) + SpendLease.free(entry.state)
+        return new Refused({
+          reason: row.o_outcome satisfies RefusalReason,
+          requiredNanos: worst,
+          limitNanos: row.o_limit === null ? undefined : BigInt(row.o_limit),
+          remainingNanos: remaining,
+          window: row.o_reset
+        })
+      })
+
+    /** Admits `worst` from the key's lease, asking the store when it does not fit. */
+    const admitFrom = (entry: LeaseEntry, worst: bigint, f: MoneyFacts.MoneyFacts, nowMs: number) =>
+      Effect.gen(function*() {
+        entry.lastUsedMs = nowMs
+        entry.demand = SpendLease.observe(entry.demand, worst, nowMs)
+        const fast = entry.signature === f.signature ? SpendLease.admit(entry.state, worst) : undefined
+        if (fast !== undefined) {
+          entry.state = fast
+          return
+        }
+        yield* entry.lock.withPermits(1)(Effect.gen(function*() {
+          if (entry.signature !== f.signature) {
+            yield* handBack(entry)
+            entry.signature = f.signature
+          }
+          const admitted = SpendLease.admit(entry.state, worst)
+          if (admitted !== undefined) {
+            entry.state = admitted
+            return
+          }
+          const asked = SpendLease.ask({ lease: entry.state, worst, demandPerSecond: entry.demand.perSecond, liveProcesses, policy })
+          const refused = yield* grant(entry, asked, worst, nowMs)
+          if (refused !== undefined) return yield* Effect.fail(refused)
+          entry.state = SpendLease.admit(entry.state, worst)!
+        }))
+      })
+
+    const reserve = Effect.fnUntraced(function*(request: ReserveRequest) {
       if (request.amountNanos < 0n) return yield* Effect.die(new RangeError("reserve: negative amount"))
-      const now = yield* nowOf(request.now)
-      const ttl = request.ttl === undefined ? holdTtl : Duration.fromInputUnsafe(request.ttl)
-      const reservation: Reservation = {
+      const { facts: f, nowMs } = yield* checkedFacts(request.keyId, request.workspaceId, request.amountNanos)
+      const base = {
         id: Crypto.randomUUID(),
         keyId: request.keyId,
         workspaceId: request.workspaceId,
         amountNanos: request.amountNanos,
-        byok: request.byok,
-        expiresAt: new Date(now.getTime() + Duration.toMillis(ttl))
+        byok: request.byok
       }
-      if (request.amountNanos === 0n) return reservation
-      const row = (yield* submit({
-        op: "reserve",
-        id: reservation.id,
-        owner,
-        key: request.keyId,
-        workspace: request.workspaceId,
-        amount: request.amountNanos.toString(),
-        byok: request.byok,
-        now: now.toISOString(),
-        expires: reservation.expiresAt.toISOString()
-      }).pipe(Effect.orDie)) as unknown as ReserveRow
-      if (row.o_outcome !== "ok") return yield* refusal(request, row)
-      return reservation
+      if (request.amountNanos === 0n || !MoneyFacts.limited(f, request.byok)) return { ...base, lease: null } satisfies Reservation
+      const entry = leaseFor(request.keyId, request.workspaceId, request.byok, f.signature, nowMs)
+      yield* admitFrom(entry, request.amountNanos, f, nowMs)
+      entry.open.set(base.id, request.amountNanos)
+      return { ...base, lease: entry.id } satisfies Reservation
     })
 
-    const settle = Effect.fn("Accounting.settle")(function*(
-      reservation: Reservation,
-      request: SettleRequest
-    ) {
-      if (request.costNanos < 0n) return yield* Effect.die(new RangeError("settle: negative cost"))
-      const now = yield* nowOf(request.now)
-      const row = (yield* submit({
-        op: "settle",
-        id: reservation.id,
-        cost: request.costNanos.toString(),
-        ...ledgerRow(reservation.keyId, reservation.workspaceId, request, now)
-      }).pipe(Effect.orDie)) as unknown as SettleRow
-      return {
-        generationId: request.generationId,
-        costNanos: BigInt(row.o_cost),
-        capped: row.o_capped,
-        duplicate: row.o_duplicate
-      } satisfies Settlement
+    const ledgerRow = (
+      keyId: string,
+      workspaceId: string,
+      request: Omit<SettleRequest, "costNanos">,
+      cost: bigint,
+      lease: string | null,
+      nowMs: number
+    ): LedgerBatch.LedgerRow => ({
+      generation: request.generationId,
+      key: keyId,
+      workspace: workspaceId,
+      model: request.model,
+      provider: request.provider,
+      prompt_tokens: request.promptTokens,
+      total_tokens: request.totalTokens,
+      cost: cost.toString(),
+      byok: request.isByok,
+      created: new Date(nowMs).toISOString(),
+      latency_ms: request.latencyMs === undefined ? null : Math.max(0, Math.round(request.latencyMs)),
+      cached_items: request.cachedItems ?? 0,
+      cached_tokens: request.cachedTokens ?? 0,
+      lease
     })
 
-    const record = Effect.fn("Accounting.record")(function*(request: RecordRequest) {
-      const now = yield* nowOf(request.now)
-      const row = (yield* submit({
-        op: "record",
-        ...ledgerRow(request.keyId, request.workspaceId, request, now)
-      }).pipe(Effect.orDie)) as unknown as RecordRow
-      if (row.o_outcome !== "ok") return yield* refusal({ ...request, amountNanos: 0n }, row)
-      return { generationId: request.generationId, costNanos: 0n, capped: false, duplicate: row.o_duplicate === true } satisfies Settlement
-    })
-
-    const release = (reservation: Reservation) =>
-      reservation.amountNanos === 0n
-        ? Effect.void
-        : submit({ op: "release", id: reservation.id }).pipe(Effect.orDie, Effect.asVoid, Effect.withSpan("Accounting.release"))
-
-    const sweepExpired = (at?: Date) =>
-      Effect.gen(function*() {
-        const now = yield* nowOf(at)
-        // SKIP LOCKED: a hold being settled or released right now is left to that statement, and the
-        // sweep never waits on (or deadlocks with) a reservation's locks.
-        const rows = yield* sql<{ id: string }>`DELETE FROM holds WHERE id IN (
-            SELECT id FROM holds WHERE expires_at <= ${now} FOR UPDATE SKIP LOCKED) RETURNING id`.pipe(Effect.orDie)
-        return rows.length
+    /** Runs a settlement once per generation id in this process; a second call waits for the first. */
+    const once = (generationId: string, run: Effect.Effect<Settlement, StoreUnavailable>) =>
+      Effect.suspend(() => {
+        const earlier = settling.get(generationId)
+        if (earlier !== undefined) {
+          return Effect.map(Deferred.await(earlier), (s): Settlement => ({ ...s, capped: false, duplicate: true }))
+        }
+        const done = Deferred.makeUnsafe<Settlement, StoreUnavailable>()
+        settling.set(generationId, done)
+        return run.pipe(
+          Effect.onExit((exit) =>
+            Effect.sync(() => {
+              Deferred.doneUnsafe(done, exit)
+              settling.delete(generationId)
+            })
+          )
+        )
       })
 
-    const credits = (workspaceId: string, at?: Date) =>
+    const settle = (reservation: Reservation, request: SettleRequest) =>
+      once(
+        request.generationId,
+        Effect.gen(function*() {
+          if (request.costNanos < 0n) return yield* Effect.die(new RangeError("settle: negative cost"))
+          const nowMs = yield* Clock.currentTimeMillis
+          const entry = reservation.lease === null ? undefined : byId.get(reservation.lease)
+          let charged = request.costNanos
+          if (entry !== undefined) {
+            // Settled or released before: it holds nothing any more, and may take only what is free.
+            const worst = entry.open.get(reservation.id) ?? 0n
+            entry.open.delete(reservation.id)
+            // A cost above the worst case takes what the lease has free, then what the store still allows.
+            const beyond = request.costNanos - worst - SpendLease.free(entry.state)
+            if (beyond > 0n) {
+              yield* entry.lock.withPermits(1)(grant(entry, SpendLease.upTo(beyond), worst, nowMs)).pipe(
+                Effect.catchTag("StoreUnavailable", () => Effect.void)
+              )
+            }
+            const settled = SpendLease.settle(entry.state, worst, request.costNanos)
+            entry.state = settled.lease
+            entry.lastUsedMs = nowMs
+            charged = settled.charged
+          }
+          const written = yield* batch.write(
+            ledgerRow(reservation.keyId, reservation.workspaceId, request, charged, entry?.id ?? null, nowMs),
+            (written) => {
+              if (entry !== undefined) entry.state = SpendLease.flushed(entry.state, charged, written?.written === true)
+            }
+          )
+          return {
+            generationId: request.generationId,
+            costNanos: written.costNanos,
+            capped: written.written && charged < request.costNanos,
+            duplicate: !written.written
+          } satisfies Settlement
+        })
+      )
+
+    const record = (request: RecordRequest) =>
       Effect.gen(function*() {
-        const now = yield* nowOf(at)
-        const rows = yield* sql<{ credits: string; usage: string; held: string }>`SELECT
+        const { facts: f, nowMs } = yield* checkedFacts(request.keyId, request.workspaceId, 0n)
+        if (MoneyFacts.limited(f, request.isByok)) {
+          // The checks of a reservation at amount 0: a scope already spent beyond its limit refuses.
+          const entry = leaseFor(request.keyId, request.workspaceId, request.isByok, f.signature, nowMs)
+          if (entry.signature !== f.signature || !SpendLease.inUse(entry.state) && entry.state.amount === 0n) {
+            const refused = yield* entry.lock.withPermits(1)(Effect.gen(function*() {
+              if (entry.signature !== f.signature) {
+                yield* handBack(entry)
+                entry.signature = f.signature
+              }
+              return yield* grant(entry, SpendLease.upTo(0n), 0n, nowMs)
+            }))
+            if (refused !== undefined) return yield* Effect.fail(refused)
+          }
+        }
+        const written = yield* batch.write(ledgerRow(request.keyId, request.workspaceId, request, 0n, null, nowMs), () => {})
+        return { generationId: request.generationId, costNanos: 0n, capped: false, duplicate: !written.written } satisfies Settlement
+      })
+
+    const release = (reservation: Reservation) =>
+      Effect.sync(() => {
+        const entry = reservation.lease === null ? undefined : byId.get(reservation.lease)
+        const worst = entry?.open.get(reservation.id)
+        if (entry === undefined || worst === undefined) return
+        entry.open.delete(reservation.id)
+        entry.state = SpendLease.release(entry.state, worst)
+      })
+
+    const credits = (workspaceId: string) =>
+      Effect.gen(function*() {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const rows = yield* sql`SELECT
             COALESCE((SELECT credits_nanos FROM credit_accounts WHERE workspace_id = ${workspaceId}), 0)::text AS credits,
             COALESCE((SELECT usage_nanos FROM credit_accounts WHERE workspace_id = ${workspaceId}), 0)::text AS usage,
             (SELECT COALESCE(SUM(amount_nanos), 0) FROM holds
-              WHERE workspace_id = ${workspaceId} AND expires_at > ${now} AND NOT is_byok)::text AS held`.pipe(Effect.orDie)
+              WHERE workspace_id = ${workspaceId} AND expires_at > ${now} AND NOT is_byok)::text AS held`.pipe(
+          fromSqlError("credits.read"),
+          Effect.flatMap((out) => decodeCredits(out).pipe(Effect.orDie)) // the query's own shape: a mismatch is a bug
+        )
         const row = rows[0]!
         return {
           workspaceId,
@@ -267,53 +364,64 @@ export const make = (options: AccountingOptions = {}) =>
         } satisfies CreditTotals
       })
 
-    const addCredits = Effect.fn("Accounting.addCredits")(function*(request: AddCreditsRequest) {
-      if (request.amountNanos <= 0n) return yield* Effect.die(new RangeError("addCredits: amount must be positive"))
-      const now = yield* nowOf(request.now)
-      yield* dieOnSql(sql.withTransaction(Effect.gen(function*() {
-        yield* sql`INSERT INTO credit_grants (id, workspace_id, amount_nanos, note, granted_by_key_id, created_at)
-          VALUES (${Crypto.randomUUID()}, ${request.workspaceId}, ${request.amountNanos.toString()}::bigint, ${request.note},
-            ${request.grantedByKeyId}, ${now})`.pipe(Effect.orDie)
-        // A grant turns the workspace's prepaid credits on (migration `0006_prepaid_credits`).
-        yield* sql`INSERT INTO credit_accounts (workspace_id, credits_nanos, updated_at, prepaid)
-          VALUES (${request.workspaceId}, ${request.amountNanos.toString()}::bigint, ${now}, true)
-          ON CONFLICT (workspace_id) DO UPDATE
-            SET credits_nanos = credit_accounts.credits_nanos + EXCLUDED.credits_nanos, updated_at = EXCLUDED.updated_at,
-              prepaid = true`.pipe(Effect.orDie)
-      })))
-      return yield* credits(request.workspaceId, now)
+    const addCredits = (request: AddCreditsRequest) =>
+      Effect.gen(function*() {
+        if (request.amountNanos <= 0n) return yield* Effect.die(new RangeError("addCredits: amount must be positive"))
+        const now = new Date(yield* Clock.currentTimeMillis)
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`INSERT INTO credit_grants (id, workspace_id, amount_nanos, note, granted_by_key_id, created_at)
+            VALUES (${Crypto.randomUUID()}, ${request.workspaceId}, ${request.amountNanos.toString()}::bigint, ${request.note},
+              ${request.grantedByKeyId}, ${now})`
+          // A grant turns the workspace's prepaid credits on (migration `0006_prepaid_credits`).
+          yield* sql`INSERT INTO credit_accounts (workspace_id, credits_nanos, updated_at, prepaid)
+            VALUES (${request.workspaceId}, ${request.amountNanos.toString()}::bigint, ${now}, true)
+            ON CONFLICT (workspace_id) DO UPDATE
+              SET credits_nanos = credit_accounts.credits_nanos + EXCLUDED.credits_nanos, updated_at = EXCLUDED.updated_at,
+                prepaid = true`
+        })).pipe(fromSqlError("credits.add"))
+        yield* changes.changed({ _tag: "Workspace", workspaceId: request.workspaceId })
+        return yield* credits(request.workspaceId)
+      })
+
+    // Upkeep every second: idle leases hand back what is free, leases in use stay alive, and the
+    // number of live processes (which sizes slices) is read again on PostgreSQL.
+    const upkeep = Effect.gen(function*() {
+      const nowMs = yield* Clock.currentTimeMillis
+      for (const [name, entry] of leases) {
+        if (SpendLease.isIdle(entry.state, entry.lastUsedMs, nowMs, idleReturnMs)) {
+          yield* entry.lock.withPermits(1)(handBack(entry))
+          if (!SpendLease.inUse(entry.state) && entry.state.amount === 0n) {
+            leases.delete(name)
+            byId.delete(entry.id)
+          }
+        }
+      }
+      if (sql.driver !== "pglite") {
+        const live = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM gateway_processes
+          WHERE seen_at >= now() - interval '30 seconds'`.pipe(fromSqlError("accounting.processes"))
+        liveProcesses = Math.max(1, live[0]?.n ?? 1)
+      }
     })
+    yield* upkeep.pipe(
+      Effect.catchCause((cause) => Effect.logWarning("accounting: lease upkeep failed", cause)),
+      Effect.repeat(Schedule.spaced(Duration.seconds(1))),
+      Effect.forkScoped
+    )
 
-    yield* sweepExpired()
-
-    return Accounting.of({ reserve, settle, record, release, sweepExpired, credits, addCredits })
+    return Accounting.of({
+      reserve,
+      settle,
+      record,
+      release,
+      credits,
+      addCredits
+    })
   })
 
 /**
- * The ledger, holds and credit accounts in SQL. `reserve` and `settle` are one statement each
- * (the `switchyard_reserve` and `switchyard_settle` functions of the `0004_spend_counters`
- * migration), counting a key's limit window from its per-day spend counters rather than the
- * ledger.
- *
- * Building it registers this gateway process (`GatewayProcesses.register`): its holds carry the
- * process's id, the holds of processes that died are deleted at start and, on PostgreSQL, within
- * about 40 s of their last heartbeat, and closing the layer deletes the process's own holds.
- * It also deletes the holds that expired. Concurrent reservations, settlements and releases are
- * group-committed (`GroupCommit`): those that arrive while a statement runs share the next one.
+ * The money port on the SQL store, with its process registration (`GatewayProcesses`), key facts
+ * and leases in memory, and ledger rows in batches.
  */
-export const layerWith = (options: AccountingOptions) =>
-  Layer.effect(
-    Accounting,
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const owner = yield* GatewayProcesses.register(options.process)
-      const submit = options.groupCommit === false ? undefined : yield* GroupCommit.make(sql, single(sql), {
-        // Two on PGlite: one batch runs while the previous one's commit is flushed to disk.
-        workers: options.groupCommit?.workers ?? (sql.driver === "pglite" ? 2 : 4),
-        maxBatch: options.groupCommit?.maxBatch ?? 32
-      })
-      return yield* make({ ...options, owner, ...(submit === undefined ? {} : { submit }) })
-    })
-  )
+export const layerWith = (options: AccountingOptions) => Layer.effect(Accounting, make(options))
 
 export const layer = layerWith({})

@@ -6,6 +6,7 @@ import { Cache, Duration, Effect, Exit, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Statement } from "effect/sql"
 import * as Crypto from "node:crypto"
+import { StoreChanges } from "./StoreChanges.ts"
 
 interface KeyRow {
   readonly id: string
@@ -101,7 +102,8 @@ export const selectKeysWithUsage = (sql: SqlClient.SqlClient, now: Date) => {
 
 type FoundKey = Option.Option.Value<Effect.Success<ReturnType<ApiKeyStore["Service"]["findByHash"]>>>
 
-const keyCacheTtl = Duration.seconds(5)
+// The bound within which a key disabled or deleted through another replica is refused here too.
+const keyCacheTtl = Duration.seconds(1)
 
 export const layer = Layer.effect(
   ApiKeyStore,
@@ -143,7 +145,11 @@ export const layer = Layer.effect(
       capacity: 10_000,
       timeToLive: (exit) => Exit.isSuccess(exit) && Option.isSome(exit.value) ? keyCacheTtl : Duration.zero
     })
-    const forget = (hash: string) => Cache.invalidate(found, hash)
+    const changes = yield* StoreChanges
+    // Another replica's change: every kept key is read again (changes to keys are rare).
+    yield* changes.listen((change) => (change._tag === "Key" ? Cache.invalidateAll(found) : Effect.void))
+    const forget = (hash: string, keyId: string) =>
+      Effect.andThen(Cache.invalidate(found, hash), changes.changed({ _tag: "Key", keyId }))
     // A user reaches their own keys, and every key of a workspace they administer.
     const reachable = (userId: string, table = "api_keys") =>
       sql`(${sql(table)}.user_id = ${userId} OR ${sql(table)}.workspace_id IN
@@ -220,16 +226,16 @@ export const layer = Layer.effect(
           }
           const updated = yield* sql<{ id: string }>`UPDATE api_keys SET ${sql.update(changes)}
             WHERE hash = ${request.hash} AND ${reachable(request.userId)} AND deleted_at IS NULL RETURNING id`.pipe(Effect.orDie)
-          yield* forget(request.hash)
+          yield* Effect.forEach(updated, (row) => forget(request.hash, row.id), { discard: true })
           if (updated.length === 0) return Option.none()
           return yield* own(request)
         }),
       remove: (request) =>
         sql<{ id: string }>`UPDATE api_keys SET deleted_at = ${request.now}, disabled = true, updated_at = ${request.now}
           WHERE hash = ${request.hash} AND ${reachable(request.userId)} AND deleted_at IS NULL RETURNING id`.pipe(
-          Effect.map((rows) => rows.length > 0),
           Effect.orDie,
-          Effect.ensuring(forget(request.hash))
+          Effect.tap((rows) => Effect.forEach(rows, (row) => forget(request.hash, row.id), { discard: true })),
+          Effect.map((rows) => rows.length > 0)
         )
     })
   })

@@ -5,6 +5,8 @@ import * as NodePath from "node:path"
 import * as DataDirLock from "./DataDirLock.ts"
 import { migrate } from "./Migrations.ts"
 import * as PgliteClient from "./PgliteClient.ts"
+import { StoreChanges } from "./StoreChanges.ts"
+import * as StoreStatements from "./StoreStatements.ts"
 
 /**
  * Which store the process uses: PostgreSQL when `DATABASE_URL` is set, otherwise PGlite under
@@ -50,16 +52,31 @@ const drivers = {
     ) as Layer.Layer<SqlClient.SqlClient, unknown>
 } as const
 
+/** What every store user shares beside the SQL client. */
+export type StoreServices = SqlClient.SqlClient | StoreStatements.StoreStatements | StoreChanges
+
+/**
+ * Beside a SQL client: the statement counter (every statement run in this layer's context is
+ * counted) and word of changes to keys and workspaces (over `LISTEN/NOTIFY` on PostgreSQL).
+ */
+export const support = <E, R>(
+  client: Layer.Layer<SqlClient.SqlClient, E, R>
+): Layer.Layer<StoreServices, E, R> =>
+  Layer.mergeAll(StoreChanges.layer, StoreStatements.counting).pipe(
+    Layer.provideMerge(StoreStatements.StoreStatements.layer),
+    Layer.provideMerge(client)
+  )
+
 /**
  * The SQL client for a store choice, migrated to the latest schema before anything uses it.
  */
-export const layerFor = (choice: StoreChoice): Layer.Layer<SqlClient.SqlClient, unknown> =>
-  Layer.effectDiscard(migrate).pipe(Layer.provideMerge(drivers[choice.kind](choice)))
+export const layerFor = (choice: StoreChoice): Layer.Layer<StoreServices, unknown> =>
+  support(Layer.effectDiscard(migrate).pipe(Layer.provideMerge(drivers[choice.kind](choice))))
 
 /**
  * The SQL client chosen from the environment.
  */
-export const layer: Layer.Layer<SqlClient.SqlClient, unknown> = Layer.unwrap(
+export const layer: Layer.Layer<StoreServices, unknown> = Layer.unwrap(
   Effect.gen(function*() {
     return layerFor(yield* StoreConfig)
   })

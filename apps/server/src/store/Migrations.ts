@@ -6,6 +6,7 @@ import { interns } from "./migrations/Interns.ts"
 import { money } from "./migrations/Money.ts"
 import { prepaidCredits } from "./migrations/PrepaidCredits.ts"
 import { spendCounters } from "./migrations/SpendCounters.ts"
+import { spendLeases } from "./migrations/SpendLeases.ts"
 import { workspaceBudgets } from "./migrations/WorkspaceBudgets.ts"
 import { workspaceCache } from "./migrations/WorkspaceCache.ts"
 
@@ -75,7 +76,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0006_prepaid_credits": prepaidCredits,
   "0007_workspace_budgets": workspaceBudgets,
   "0008_cached_tokens": cachedTokens,
-  "0009_workspace_cache": workspaceCache
+  "0009_workspace_cache": workspaceCache,
+  "0010_spend_leases": spendLeases
 }
 
 export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })

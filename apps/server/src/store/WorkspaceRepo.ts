@@ -3,6 +3,7 @@ import type { BudgetInterval, MemberRole, WorkspaceBudget, WorkspaceMember, Work
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
+import { StoreChanges } from "./StoreChanges.ts"
 
 interface WorkspaceRow {
   readonly id: string
@@ -140,6 +141,10 @@ export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
     WorkspaceRepo,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
+      const changes = yield* StoreChanges
+      // A change to a workspace's settings or budgets reaches what every replica keeps of its keys' facts.
+      const told = (workspaceId: string) => <A>(self: Effect.Effect<A>): Effect.Effect<A> =>
+        Effect.tap(self, () => changes.changed({ _tag: "Workspace", workspaceId }))
 
       const find = (userId: string, ref: string) =>
         sql<WorkspaceRow & { readonly role: string }>`SELECT ${sql.unsafe(workspaceColumns)}, m.role
@@ -317,15 +322,16 @@ export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
         find,
         list,
         create,
-        update,
-        remove,
+        update: (workspaceId, settings, now) => update(workspaceId, settings, now).pipe(told(workspaceId)),
+        remove: (workspaceId, now) => remove(workspaceId, now).pipe(told(workspaceId)),
         members,
         addMembers,
         removeMembers,
         budgets,
-        setBudget,
+        setBudget: (workspaceId, interval, limitNanos, include, now) =>
+          setBudget(workspaceId, interval, limitNanos, include, now).pipe(told(workspaceId)),
         budgetLimits,
-        deleteBudget
+        deleteBudget: (workspaceId, interval) => deleteBudget(workspaceId, interval).pipe(told(workspaceId))
       })
     })
   )

@@ -2,6 +2,9 @@ import { assert, layer } from "@effect/vitest"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import { Accounting } from "@switchyard/core/store/Accounting"
 import type { Reservation } from "@switchyard/core/store/Accounting"
+import { refusalToApiError } from "@switchyard/core/errors/Refusal"
+import type { Refused } from "@switchyard/core/store/Accounting"
+import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Array as Arr, Clock, Effect, Layer, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
@@ -21,7 +24,14 @@ const usage = (key: { keyId: string; userId: string; workspaceId: string }, now 
     return list[0]!
   })
 
-const settle = (reservation: Reservation, costNanos: bigint, options: { isByok?: boolean; now?: Date; generationId?: string } = {}) =>
+/** What the edge answers for a refusal, as the money suites have always checked it. */
+const edge = (error: Refused | StoreUnavailable) => {
+  if (error._tag !== "Refused") throw new Error(`expected a refusal, got ${error._tag}`)
+  return refusalToApiError(error)
+}
+const refusal = <A>(self: Effect.Effect<A, Refused | StoreUnavailable>) => Effect.map(Effect.flip(self), edge)
+
+const settle = (reservation: Reservation, costNanos: bigint, options: { isByok?: boolean; generationId?: string } = {}) =>
   Effect.flatMap(Accounting, (accounting) =>
     accounting.settle(reservation, {
       generationId: options.generationId ?? gen(),
@@ -30,8 +40,7 @@ const settle = (reservation: Reservation, costNanos: bigint, options: { isByok?:
       promptTokens: 10,
       totalTokens: 10,
       costNanos,
-      isByok: options.isByok ?? false,
-      now: options.now
+      isByok: options.isByok ?? false
     }))
 
 layer(Live, { timeout: 120_000, excludeTestServices: true })(`accounting under concurrency (${storeKind})`, (it) => {
@@ -51,7 +60,7 @@ layer(Live, { timeout: 120_000, excludeTestServices: true })(`accounting under c
         { concurrency: "unbounded" }
       )
       const ok = results.filter(Result.isSuccess)
-      const refused = results.filter(Result.isFailure).map((r) => r.failure)
+      const refused = results.filter(Result.isFailure).map((r) => edge(r.failure))
       assert.strictEqual(ok.length, 50)
       assert.strictEqual(refused.length, 150)
       for (const error of refused) {
@@ -89,7 +98,7 @@ layer(Live, { timeout: 120_000, excludeTestServices: true })(`accounting under c
         { concurrency: "unbounded" }
       )
       assert.strictEqual(results.filter(Result.isSuccess).length, 50)
-      for (const error of results.filter(Result.isFailure).map((r) => r.failure)) {
+      for (const error of results.filter(Result.isFailure).map((r) => edge(r.failure))) {
         assert.strictEqual(error._tag, "PaymentRequired")
         assert.include(error.message, "workspace credits")
       }
@@ -106,7 +115,7 @@ layer(Live, { timeout: 120_000, excludeTestServices: true })(`accounting under c
       yield* accounting.addCredits({ workspaceId: key.workspaceId, amountNanos: 1000n, note: null, grantedByKeyId: null })
       const reserve = accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 10n, byok: false })
       const held = yield* Effect.all([reserve, reserve, reserve])
-      const fourth = yield* Effect.flip(reserve)
+      const fourth = yield* refusal(reserve)
       assert.include(fourth.message, "key limit")
       yield* accounting.release(held[0]!)
       yield* accounting.release(held[0]!)
@@ -115,7 +124,7 @@ layer(Live, { timeout: 120_000, excludeTestServices: true })(`accounting under c
       const record = yield* usage(key)
       assert.strictEqual(record.usage, 7e-9)
       assert.strictEqual(record.limit_remaining, 23e-9)
-      const fifth = yield* Effect.flip(accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 4n, byok: false }))
+      const fifth = yield* refusal(accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 4n, byok: false }))
       assert.strictEqual(fifth.metadata?.reason, "key_limit")
     }))
 
@@ -165,10 +174,10 @@ layer(Live, { timeout: 120_000, excludeTestServices: true })(`accounting under c
       const included = yield* seedKey({ limitNanos: 10n, includeByokInLimit: true })
       const counted = { keyId: included.keyId, workspaceId: included.workspaceId, amountNanos: 8n, byok: true }
       yield* settle(yield* accounting.reserve(counted), 8n, { isByok: true })
-      const refused = yield* Effect.flip(accounting.reserve(counted))
+      const refused = yield* refusal(accounting.reserve(counted))
       assert.include(refused.message, "key limit")
       yield* accounting.addCredits({ workspaceId: included.workspaceId, amountNanos: 1n, note: null, grantedByKeyId: null })
-      const paid = yield* Effect.flip(accounting.reserve({ ...counted, byok: false, amountNanos: 2n }))
+      const paid = yield* refusal(accounting.reserve({ ...counted, byok: false, amountNanos: 2n }))
       assert.include(paid.message, "workspace credits")
     }))
 
@@ -185,7 +194,7 @@ layer(Live, { timeout: 120_000, excludeTestServices: true })(`accounting under c
       assert.strictEqual((yield* ledgerSums(key.keyId)).total, 2_000_000n)
 
       yield* accounting.addCredits({ workspaceId: key.workspaceId, amountNanos: 3_000_000n, note: null, grantedByKeyId: null })
-      const refused = yield* Effect.flip(accounting.reserve({ ...paid, amountNanos: 1_000_001n }))
+      const refused = yield* refusal(accounting.reserve({ ...paid, amountNanos: 1_000_001n }))
       assert.strictEqual(refused._tag, "PaymentRequired")
       assert.strictEqual(refused.metadata?.reason, "workspace_credits")
       const admitted = yield* accounting.reserve({ ...paid, amountNanos: 1_000_000n })
@@ -208,7 +217,7 @@ layer(Live, { timeout: 120_000, excludeTestServices: true })(`accounting under c
         { concurrency: "unbounded" }
       )
       assert.strictEqual(results.filter(Result.isSuccess).length, 50)
-      for (const error of results.filter(Result.isFailure).map((r) => r.failure)) {
+      for (const error of results.filter(Result.isFailure).map((r) => edge(r.failure))) {
         assert.strictEqual(error.metadata?.reason, "key_limit")
       }
       assert.strictEqual((yield* ledgerSums(key.keyId)).total, 50n * cost)
@@ -223,7 +232,7 @@ layer(Live, { timeout: 120_000, excludeTestServices: true })(`accounting under c
       const settled = yield* settle(reservation, 0n)
       assert.strictEqual(settled.costNanos, 0n)
       assert.strictEqual((yield* ledgerSums(key.keyId)).rows, 1)
-      const paid = yield* Effect.flip(accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 1n, byok: false }))
+      const paid = yield* refusal(accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 1n, byok: false }))
       assert.include(paid.message, "key limit")
     }))
 
@@ -233,34 +242,58 @@ layer(Live, { timeout: 120_000, excludeTestServices: true })(`accounting under c
       const sql = yield* SqlClient.SqlClient
       const key = yield* seedKey()
       yield* sql`UPDATE api_keys SET disabled = true WHERE id = ${key.keyId}`
-      const error = yield* Effect.flip(accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 1n, byok: false }))
+      const error = yield* refusal(accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 1n, byok: false }))
       assert.strictEqual(error._tag, "Unauthorized")
     }))
 })
 
-layer(Live, { timeout: 60_000 })(`accounting over time (${storeKind})`, (it) => {
-  it.effect("expired holds stop counting and the sweep deletes them", () =>
-    Effect.gen(function*() {
+/**
+ * A clock the test sets: the money port reads the time from the Effect `Clock` it runs with (the
+ * layer's own fibers keep the real one).
+ */
+const settableClock = (real: Clock.Clock) => {
+  let nowMillis = 0
+  const clock: Clock.Clock = {
+    currentTimeMillisUnsafe: () => nowMillis,
+    currentTimeMillis: Effect.sync(() => nowMillis),
+    currentTimeNanosUnsafe: () => BigInt(nowMillis) * 1_000_000n,
+    currentTimeNanos: Effect.sync(() => BigInt(nowMillis) * 1_000_000n),
+    monotonicTimeNanosUnsafe: () => real.monotonicTimeNanosUnsafe(),
+    monotonicTimeNanos: real.monotonicTimeNanos,
+    sleep: (d) => real.sleep(d)
+  }
+  return { clock, set: (ms: number) => Effect.sync(() => void (nowMillis = ms)) }
+}
+
+/** Runs a test body on a settable clock. */
+const onClock = <A, E, R>(body: (setTime: (ms: number) => Effect.Effect<void>) => Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Clock.Clock, (real) => {
+    const { clock, set } = settableClock(real)
+    return body(set).pipe(Effect.provideService(Clock.Clock, clock))
+  })
+
+layer(Live, { timeout: 60_000, excludeTestServices: true })(`accounting over time (${storeKind})`, (it) => {
+  it.effect("a lease left by a process that died counts until it expires, and the next grant deletes it", () =>
+    onClock((setTime) => Effect.gen(function*() {
       const accounting = yield* Accounting
       const sql = yield* SqlClient.SqlClient
       const key = yield* seedKey({ limitNanos: 10n })
       yield* accounting.addCredits({ workspaceId: key.workspaceId, amountNanos: 1000n, note: null, grantedByKeyId: null })
       const t0 = new Date("2030-03-04T10:00:00Z")
-      const orphan = yield* accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 10n, byok: false, now: t0, ttl: "30 seconds" })
-      const during = yield* Effect.flip(accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 1n, byok: false, now: new Date(t0.getTime() + 29_000) }))
+      yield* setTime(t0.getTime())
+      // What a process that died leaves: its lease, owned by nobody alive here, expiring in 30 s.
+      yield* sql`INSERT INTO holds (id, key_id, workspace_id, amount_nanos, is_byok, created_at, expires_at, owner)
+        VALUES ('lease-dead', ${key.keyId}, ${key.workspaceId}, 10, false, ${t0}, ${new Date(t0.getTime() + 30_000)}, 'dead-process')`
+      yield* setTime(t0.getTime() + 29_000)
+      const during = yield* refusal(accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 1n, byok: false }))
       assert.include(during.message, "key limit")
-      const other = yield* seedKey({ workspaceId: key.workspaceId, userId: key.userId })
-      yield* accounting.reserve({ keyId: other.keyId, workspaceId: key.workspaceId, amountNanos: 5n, byok: false, now: t0, ttl: "30 seconds" })
-      const later = new Date(t0.getTime() + 31_000)
-      assert.strictEqual((yield* accounting.credits(key.workspaceId, later)).heldNanos, 0n)
-      const after = yield* accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 10n, byok: false, now: later })
-      const swept = yield* accounting.sweepExpired(later)
-      assert.strictEqual(swept, 1)
-      const left = yield* sql<{ id: string }>`SELECT id FROM holds WHERE key_id IN (${key.keyId}, ${other.keyId})`
-      assert.deepStrictEqual(left.map((r) => r.id), [after.id])
-      const late = yield* settle(orphan, 10n, { now: later })
-      assert.deepStrictEqual([late.costNanos, late.capped], [0n, true])
-    }))
+      yield* setTime(t0.getTime() + 31_000)
+      assert.strictEqual((yield* accounting.credits(key.workspaceId)).heldNanos, 0n)
+      const after = yield* accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 10n, byok: false })
+      const left = yield* sql<{ id: string }>`SELECT id FROM holds WHERE key_id = ${key.keyId}`
+      assert.deepStrictEqual(left.map((r) => r.id), [after.lease])
+      yield* accounting.release(after)
+    })))
 
   const windows = [
     {
@@ -284,37 +317,40 @@ layer(Live, { timeout: 60_000 })(`accounting over time (${storeKind})`, (it) => 
   ]
   for (const w of windows) {
     it.effect(`a ${w.reset} limit resets at its UTC boundary and not before`, () =>
-      Effect.gen(function*() {
+      onClock((setTime) => Effect.gen(function*() {
         const accounting = yield* Accounting
         const key = yield* seedKey({ limitNanos: 100n, limitReset: w.reset })
         yield* accounting.addCredits({ workspaceId: key.workspaceId, amountNanos: 10_000n, note: null, grantedByKeyId: null })
         const spentAt = new Date(w.spentAt)
-        const first = yield* accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 100n, byok: false, now: spentAt })
-        yield* settle(first, 100n, { now: spentAt })
+        yield* setTime(spentAt.getTime())
+        const first = yield* accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 100n, byok: false })
+        yield* settle(first, 100n)
         for (const at of [w.sameWindow, w.spentAt]) {
-          const refused = yield* Effect.flip(accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 1n, byok: false, now: new Date(at) }))
+          yield* setTime(Date.parse(at))
+          const refused = yield* refusal(accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 1n, byok: false }))
           assert.include(refused.message, "key limit", at)
           assert.strictEqual((yield* usage(key, new Date(at))).limit_remaining, 0, at)
         }
         const next = new Date(w.nextWindow)
+        yield* setTime(next.getTime())
         const record = yield* usage(key, next)
         assert.strictEqual(record.limit_remaining, 100e-9)
         assert.strictEqual(record.usage, 100e-9)
-        const admitted = yield* accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 100n, byok: false, now: next })
+        const admitted = yield* accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 100n, byok: false })
         yield* accounting.release(admitted)
-      }))
+      })))
   }
 
   it.effect("usage_daily, usage_weekly and usage_monthly count the current UTC day, Monday week and month", () =>
-    Effect.gen(function*() {
+    onClock((setTime) => Effect.gen(function*() {
       const accounting = yield* Accounting
       const key = yield* seedKey()
       yield* accounting.addCredits({ workspaceId: key.workspaceId, amountNanos: 10_000n, note: null, grantedByKeyId: null })
       const spend = (at: string, amount: bigint) =>
         Effect.gen(function*() {
-          const now = new Date(at)
-          const r = yield* accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: amount, byok: false, now })
-          yield* settle(r, amount, { now })
+          yield* setTime(Date.parse(at))
+          const r = yield* accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: amount, byok: false })
+          yield* settle(r, amount)
         })
       yield* spend("2030-04-30T12:00:00Z", 1n)
       yield* spend("2030-05-05T23:59:59Z", 10n)
@@ -325,7 +361,7 @@ layer(Live, { timeout: 60_000 })(`accounting over time (${storeKind})`, (it) => 
       assert.strictEqual(record.usage_monthly, 1110e-9)
       assert.strictEqual(record.usage_weekly, 1100e-9)
       assert.strictEqual(record.usage_daily, 1000e-9)
-    }))
+    })))
 
   it.effect("without an explicit time the repository follows the Effect clock", () =>
     Effect.gen(function*() {
@@ -345,7 +381,7 @@ layer(Live, { timeout: 60_000 })(`accounting over time (${storeKind})`, (it) => 
         const key = yield* seedKey({ limitNanos: 5n, limitReset: "daily" })
         yield* accounting.addCredits({ workspaceId: key.workspaceId, amountNanos: 100n, note: null, grantedByKeyId: null })
         yield* settle(yield* accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 5n, byok: false }), 5n)
-        const refused = yield* Effect.flip(accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 1n, byok: false }))
+        const refused = yield* refusal(accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 1n, byok: false }))
         assert.include(refused.message, "key limit")
         nowMillis += 3_600_000
         yield* accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 5n, byok: false })

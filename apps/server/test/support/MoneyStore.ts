@@ -4,6 +4,7 @@ import { Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import * as KeySecret from "../../src/auth/KeySecret.ts"
+import * as Database from "../../src/store/Database.ts"
 import { migrate } from "../../src/store/Migrations.ts"
 import * as PgliteClient from "../../src/store/PgliteClient.ts"
 import { dropDatabase, freshDatabase, storeKind } from "./TestServer.ts"
@@ -12,14 +13,14 @@ import { dropDatabase, freshDatabase, storeKind } from "./TestServer.ts"
  * A migrated, empty store for one suite: in-memory PGlite, or a fresh PostgreSQL database
  * (dropped afterwards) under `SWITCHYARD_TEST_STORE=postgres`.
  */
-export const sqlLayer = (): Layer.Layer<SqlClient.SqlClient, unknown> => {
+export const sqlLayer = (): Layer.Layer<Database.StoreServices, unknown> => {
   const driver = storeKind === "postgres"
     ? Layer.unwrap(Effect.gen(function*() {
       const url = yield* Effect.acquireRelease(Effect.promise(() => freshDatabase()), (url) => Effect.promise(() => dropDatabase(url)))
       return PgClient.layer({ url: Redacted.make(url), maxConnections: 16 }) as Layer.Layer<SqlClient.SqlClient, unknown>
     }))
     : PgliteClient.layer(undefined) as Layer.Layer<SqlClient.SqlClient, unknown>
-  return Layer.effectDiscard(migrate).pipe(Layer.provideMerge(driver))
+  return Database.support(Layer.effectDiscard(migrate).pipe(Layer.provideMerge(driver)))
 }
 
 export interface SeededKey {

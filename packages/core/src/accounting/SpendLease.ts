@@ -183,6 +183,15 @@ export const ask = (input: {
 }
 
 /**
+ * An ask that takes whatever is available up to `amount` and is refused only when a scope is
+ * already spent beyond its limit: for a cost above its worst case, and (at 0) for the checks of a
+ * request that holds nothing.
+ *
+ * @since 0.3.0
+ */
+export const upTo = (amount: bigint): Ask => ({ need: 0n, desired: amount, unit: 1n, edge: 0n, divisor: 1n })
+
+/**
  * What the store grants of an ask when its scopes have `available` left beyond every hold (this
  * process's lease included): `undefined` when even `need` does not fit. The store's
  * `switchyard_lease` function computes the same.

@@ -12,9 +12,8 @@
  * | `CredentialUnreadable` | 503 |
  * | `UpstreamFailed` | the last upstream failure's (see `UpstreamError`) |
  *
- * The money port's refusals (`PaymentRequired` for credits and key limits, `Unauthorized` for a
- * key that stopped working between authentication and the hold) pass through as they are: their
- * shapes are the money suites' contract.
+ * The money port's refusals (`Refused`) get 402 or 401 (`errors/Refusal`); a store that failed
+ * (`StoreUnavailable`) gets 503.
  *
  * @since 0.1.0
  */
@@ -22,8 +21,11 @@ import { Data } from "effect"
 import type { CandidateReport } from "../routing/RoutePlan.ts"
 import { type UpstreamFailed, failedToApiError } from "../upstream/Fallback.ts"
 import type { CredentialUnreadable } from "../store/ByokStore.ts"
-import type { ApiError, PaymentRequired, Unauthorized } from "./ApiError.ts"
+import type { Refused } from "../store/Accounting.ts"
+import type { StoreUnavailable } from "../store/StoreUnavailable.ts"
+import type { ApiError } from "./ApiError.ts"
 import { fromStatus, NotFound, ServiceUnavailable } from "./ApiError.ts"
+import { refusalToApiError } from "./Refusal.ts"
 
 /**
  * No endpoint of the catalog serves the model.
@@ -90,7 +92,18 @@ export type PreparationError = RoutingError | CredentialUnreadable
  *
  * @since 0.1.0
  */
-export type EmbeddingsError = PreparationError | RequestTimedOut | UpstreamFailed | PaymentRequired | Unauthorized
+export type EmbeddingsError = PreparationError | RequestTimedOut | UpstreamFailed | Refused | StoreUnavailable
+
+/**
+ * The status and envelope of a store that failed: 503, worth retrying.
+ *
+ * @since 0.3.0
+ */
+export const storeToApiError = (_: StoreUnavailable): ServiceUnavailable =>
+  new ServiceUnavailable({
+    message: "The gateway's store is unavailable; try again shortly",
+    metadata: { reason: "store_unavailable", retryable: true }
+  })
 
 /**
  * The status and envelope of a routing failure: 404.
@@ -128,8 +141,9 @@ export const toApiError = (error: EmbeddingsError): ApiError => {
       return fromStatus(408, error.message)
     case "UpstreamFailed":
       return failedToApiError(error)
-    case "PaymentRequired":
-    case "Unauthorized":
-      return error
+    case "Refused":
+      return refusalToApiError(error)
+    case "StoreUnavailable":
+      return storeToApiError(error)
   }
 }

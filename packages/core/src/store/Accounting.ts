@@ -17,13 +17,13 @@
  *
  * **Details**
  *
- * Money is integer nano-USD (`bigint`); one credit is one USD. A reservation is admitted in one
- * transaction that locks the key's row and then the workspace's credit account, counting what
- * the ledger charged in the key's current limit window plus every open hold, so N concurrent
+ * Money is integer nano-USD (`bigint`); one credit is one USD. A reservation counts what the
+ * ledger charged in the key's current limit window plus every open hold, so N concurrent
  * requests on a key that can afford K are admitted at most K times, across processes sharing
- * one PostgreSQL. Every settlement writes exactly one ledger row; the key listing's usage
- * figures and the workspace's `total_usage` are sums of that ledger (an implementation may keep
- * counters of it, written with each row, rather than summing it on every request).
+ * one PostgreSQL. (The SQL store admits from spend leases a process holds in the store, see
+ * core's `SpendLease`, and writes ledger rows in batches.) Every settlement writes exactly one
+ * ledger row; the key listing's usage figures and the workspace's `total_usage` are sums of that
+ * ledger (an implementation may keep counters of it, written with each row).
  *
  * The workspace's credit balance stops spending only once the workspace has prepaid credits:
  * the first `addCredits` turns them on. Until then spend is recorded exactly (ledger and
@@ -33,10 +33,9 @@
  *
  * **Gotchas**
  *
- * - A hold expires (ten minutes by default) so that one left by a process that died stops
- *   counting; the store may release a dead process's holds sooner (the SQL store does within
- *   about 40 s). Settling after the hold expired or was released still works but is no longer
- *   guaranteed room.
+ * - What a process holds in the store (its leases) expires (ten minutes after its last use by
+ *   default) so that room left by a process that died stops counting; the SQL store releases a
+ *   dead process's leases sooner (within about 40 s on PostgreSQL, at start on PGlite).
  * - `settle` never charges more than the hold plus whatever room the key and the workspace
  *   still have: a cost above the worst case is capped there, and the returned `capped` says so.
  * - `settle` is idempotent on `generationId`: a second call charges nothing and returns the
@@ -44,9 +43,9 @@
  *
  * @since 0.1.0
  */
-import { Context } from "effect"
-import type { Duration, Effect } from "effect"
-import type { PaymentRequired, Unauthorized } from "../errors/ApiError.ts"
+import { Context, Data } from "effect"
+import type { Effect } from "effect"
+import type { StoreUnavailable } from "./StoreUnavailable.ts"
 
 /**
  * What to hold before an upstream call.
@@ -60,10 +59,6 @@ export interface ReserveRequest {
   readonly amountNanos: bigint
   /** Whether every endpoint the plan may use is served with the workspace's own credential. */
   readonly byok: boolean
-  /** Defaults to the Effect `Clock`. */
-  readonly now?: Date | undefined
-  /** How long the hold counts if it is never settled or released; default ten minutes. */
-  readonly ttl?: Duration.Input | undefined
 }
 
 /**
@@ -77,7 +72,8 @@ export interface Reservation {
   readonly workspaceId: string
   readonly amountNanos: bigint
   readonly byok: boolean
-  readonly expiresAt: Date
+  /** The spend lease the hold was admitted from, when a limited scope needed one. */
+  readonly lease: string | null
 }
 
 /**
@@ -103,8 +99,6 @@ export interface SettleRequest {
   readonly cachedItems?: number | undefined
   /** The prompt tokens the cached items were billed for when first embedded (default 0). */
   readonly cachedTokens?: number | undefined
-  /** Defaults to the Effect `Clock`; the ledger row is dated with it. */
-  readonly now?: Date | undefined
 }
 
 /**
@@ -158,8 +152,39 @@ export interface AddCreditsRequest {
   readonly amountNanos: bigint
   readonly note: string | null
   readonly grantedByKeyId: string | null
-  readonly now?: Date | undefined
 }
+
+/**
+ * Why the money port refused a request: a limit that cannot pay for it (402 at the edge), or a
+ * key that stopped working between authentication and the hold (401 at the edge).
+ *
+ * @since 0.1.0
+ */
+export type RefusalReason =
+  | "key_limit"
+  | "workspace_budget"
+  | "workspace_credits"
+  | "key_disabled"
+  | "key_deleted"
+  | "key_expired"
+
+/**
+ * The money port's refusal, in the domain's terms; the edge gives it its status and envelope
+ * (`errors/Refusal`).
+ *
+ * @since 0.3.0
+ */
+export class Refused extends Data.TaggedError("Refused")<{
+  readonly reason: RefusalReason
+  /** What the request may cost at most (0 for a record). */
+  readonly requiredNanos: bigint
+  /** The limit or budget that refused (key limit, workspace budget). */
+  readonly limitNanos?: bigint | undefined
+  /** What the refusing scope has left (never below 0). */
+  readonly remainingNanos?: bigint | undefined
+  /** The key limit's reset or the budget's interval. */
+  readonly window?: string | null | undefined
+}> {}
 
 /**
  * @since 0.1.0
@@ -167,37 +192,27 @@ export interface AddCreditsRequest {
 export class Accounting extends Context.Service<Accounting, {
   /**
    * Holds `amountNanos` against the key's limit in its current window, the workspace's budgets
-   * and (for a non-BYOK request in a workspace with prepaid credits) the workspace's balance,
-   * atomically. Fails with `PaymentRequired` whose message names "key limit", "workspace
-   * budget" or "workspace credits", or `Unauthorized` when the key was
-   * disabled, deleted or expired since it authenticated.
+   * and (for a non-BYOK request in a workspace with prepaid credits) the workspace's balance.
+   * Fails with `Refused` naming the scope that cannot pay (`key_limit`, `workspace_budget`,
+   * `workspace_credits`) or the key that stopped working (`key_disabled`, `key_deleted`,
+   * `key_expired`).
    */
-  readonly reserve: (request: ReserveRequest) => Effect.Effect<Reservation, PaymentRequired | Unauthorized>
+  readonly reserve: (request: ReserveRequest) => Effect.Effect<Reservation, Refused | StoreUnavailable>
   /**
-   * Writes the ledger row, debits the balance (non-BYOK), and drops the hold, in one
-   * transaction. Idempotent on `generationId`.
+   * Charges the actual cost and writes the ledger row; succeeds once the row is durable.
+   * Idempotent on `generationId`.
    */
-  readonly settle: (reservation: Reservation, request: SettleRequest) => Effect.Effect<Settlement>
+  readonly settle: (reservation: Reservation, request: SettleRequest) => Effect.Effect<Settlement, StoreUnavailable>
   /**
    * Writes the ledger row of a request that cost nothing and needed no hold, after the checks
-   * `reserve` makes at amount 0: `Unauthorized` when the key was disabled, deleted or expired
-   * since it authenticated, `PaymentRequired` when the key's limit, a workspace budget or the
-   * workspace's credits are already spent beyond what they allow. Charges nothing; idempotent on
-   * `generationId`. Durable before it succeeds, like `settle`.
+   * `reserve` makes at amount 0: `Refused` when the key stopped working, or when the key's limit,
+   * a workspace budget or the workspace's credits are already spent beyond what they allow.
+   * Charges nothing; idempotent on `generationId`. Durable before it succeeds, like `settle`.
    */
-  readonly record: (request: RecordRequest) => Effect.Effect<Settlement, PaymentRequired | Unauthorized>
+  readonly record: (request: RecordRequest) => Effect.Effect<Settlement, Refused | StoreUnavailable>
   /** Drops the hold without charging anything. Releasing twice is harmless. */
   readonly release: (reservation: Reservation) => Effect.Effect<void>
-  /** Deletes holds that expired; returns how many. Runs at startup. */
-  readonly sweepExpired: (now?: Date) => Effect.Effect<number>
-  readonly credits: (workspaceId: string, now?: Date) => Effect.Effect<CreditTotals>
+  readonly credits: (workspaceId: string) => Effect.Effect<CreditTotals, StoreUnavailable>
   /** Adds a positive amount to the workspace's credits and turns its prepaid credits on. */
-  readonly addCredits: (request: AddCreditsRequest) => Effect.Effect<CreditTotals>
+  readonly addCredits: (request: AddCreditsRequest) => Effect.Effect<CreditTotals, StoreUnavailable>
 }>()("@switchyard/core/store/Accounting") {}
-
-/**
- * The three reasons a reservation is refused with 402, as `error.metadata.reason` carries them.
- *
- * @since 0.1.0
- */
-export type RefusalReason = "key_limit" | "workspace_budget" | "workspace_credits"

@@ -1,0 +1,61 @@
+import { Context, Effect, Layer } from "effect"
+import { Statement } from "effect/sql"
+import * as Prometheus from "prom-client"
+
+/**
+ * Counts what the gateway asks of its store: every SQL statement, by kind, and the rows each
+ * batched ledger write carries. `/metrics` shows them as `switchyard_store_statements_total{kind}`
+ * and `switchyard_store_batch_rows`.
+ *
+ * The kind is the `switchyard_*` function a statement calls (`lease`, `flush`...), or else its
+ * first keyword (`select`, `insert`, `update`, `delete`, ...).
+ */
+export class StoreStatements extends Context.Service<StoreStatements, {
+  readonly count: (kind: string) => void
+  readonly batchRows: (rows: number) => void
+  readonly render: Effect.Effect<string>
+}>()("@switchyard/server/store/StoreStatements") {
+  static readonly layer = Layer.sync(StoreStatements, () => {
+    const registry = new Prometheus.Registry()
+    const statements = new Prometheus.Counter({
+      name: "switchyard_store_statements_total",
+      help: "SQL statements sent to the store, by kind (the switchyard_* function called, else the first keyword)",
+      labelNames: ["kind"] as const,
+      registers: [registry]
+    })
+    const rows = new Prometheus.Histogram({
+      name: "switchyard_store_batch_rows",
+      help: "Ledger rows written by one batched statement",
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+      registers: [registry]
+    })
+    return StoreStatements.of({
+      count: (kind) => statements.inc({ kind }),
+      batchRows: (n) => rows.observe(n),
+      render: Effect.promise(() => registry.metrics())
+    })
+  })
+}
+
+const functionCall = /\bswitchyard_([a-z_]+)\s*\(/u
+const firstWord = /^\s*\(?\s*([A-Za-z]+)/u
+
+/** The kind of a statement's SQL text. */
+export const kindOf = (text: string): string => {
+  const called = functionCall.exec(text)
+  if (called !== null) return called[1]!
+  return firstWord.exec(text)?.[1]?.toLowerCase() ?? "other"
+}
+
+/**
+ * The statement hook that counts every statement run in its context (`Statement.CurrentTransformer`).
+ */
+export const counting: Layer.Layer<never, never, StoreStatements> = Layer.effectContext(
+  Effect.gen(function*() {
+    const counter = yield* StoreStatements
+    return Context.make(Statement.CurrentTransformer, (self) => {
+      counter.count(kindOf(self.compile()[0]))
+      return Effect.succeed(self)
+    })
+  })
+) as Layer.Layer<never, never, StoreStatements>

@@ -1,0 +1,151 @@
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+
+/**
+ * Spend leases and ledger rows written in batches.
+ *
+ * **Details**
+ *
+ * - A lease is a hold owned by a gateway process (`holds.owner`), counted like any hold against the
+ *   key's limit, the workspace's budgets and its credits. Its amount may now reach 0 (a lease whose
+ *   every charge was written and nothing else is admitted yet), hence the relaxed check.
+ * - `switchyard_lease`: the same checks as a reservation (key deleted, disabled, expired, in its
+ *   workspace; key limit, workspace budgets, workspace credits, each counting every hold but this
+ *   lease, less this lease's amount), then a grant of at least `need` to the lease, sized as core's
+ *   `SpendLease.grantFrom` sizes it: exactly `need` within `edge` of what remains, else the smaller of
+ *   `desired` and what remains divided by `divisor`, in multiples of `unit` beyond `need`.
+ * - `switchyard_lease_return`: hands back part of a lease (the row goes when nothing is left).
+ * - `switchyard_flush`: many ledger rows in one statement. Rows already written (the same
+ *   generation id) are left as they are and answered with their cost; for the rows written, the
+ *   per-day and all-time spend counters of each key and workspace, the workspace's usage (non-BYOK)
+ *   and each lease's amount move by the same sums, in the same transaction, so what a limit counts
+ *   never changes. Keys, then credit accounts, are locked in sorted order first, as the per-request
+ *   functions lock them.
+ */
+export const spendLeases = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE holds DROP CONSTRAINT holds_amount_nanos_check`
+  yield* sql`ALTER TABLE holds ADD CONSTRAINT holds_amount_nanos_check CHECK (amount_nanos >= 0)`
+  yield* sql.unsafe(`CREATE FUNCTION switchyard_lease(p_id text, p_owner text, p_key text, p_workspace text, p_byok boolean,
+      p_need bigint, p_desired bigint, p_unit bigint, p_edge bigint, p_divisor bigint, p_now timestamptz, p_expires timestamptz,
+      OUT o_outcome text, OUT o_granted text, OUT o_limit text, OUT o_reset text, OUT o_room text) LANGUAGE plpgsql AS $$
+    DECLARE
+      v_key record;
+      v_held bigint;
+      v_avail bigint := 9223372036854775807;
+      v_room bigint;
+      v_budget record;
+      v_target bigint;
+      v_grant bigint;
+    BEGIN
+      SELECT k.workspace_id, k.limit_nanos, k.limit_reset, k.include_byok_in_limit, k.disabled, k.deleted_at, k.expires_at
+        INTO v_key FROM api_keys k WHERE k.id = p_key FOR NO KEY UPDATE;
+      IF NOT FOUND OR v_key.deleted_at IS NOT NULL THEN o_outcome := 'key_deleted'; RETURN; END IF;
+      IF v_key.disabled THEN o_outcome := 'key_disabled'; RETURN; END IF;
+      IF v_key.expires_at IS NOT NULL AND v_key.expires_at <= p_now THEN o_outcome := 'key_expired'; RETURN; END IF;
+      IF v_key.workspace_id <> p_workspace THEN o_outcome := 'wrong_workspace'; RETURN; END IF;
+      DELETE FROM holds WHERE key_id = p_key AND expires_at <= p_now AND id <> p_id;
+      SELECT h.amount_nanos INTO v_held FROM holds h WHERE h.id = p_id;
+      IF NOT FOUND THEN v_held := 0; END IF;
+      IF v_key.limit_nanos IS NOT NULL AND (NOT p_byok OR v_key.include_byok_in_limit) THEN
+        v_room := switchyard_key_room(p_key, v_key.limit_nanos, v_key.limit_reset, v_key.include_byok_in_limit, p_now, p_id) - v_held;
+        IF p_need > v_room THEN
+          o_outcome := 'key_limit'; o_limit := v_key.limit_nanos::text; o_reset := v_key.limit_reset; o_room := v_room::text;
+          RETURN;
+        END IF;
+        v_avail := LEAST(v_avail, v_room);
+      END IF;
+      SELECT * INTO v_budget FROM switchyard_budget_room(p_workspace, p_byok, p_now, p_id);
+      IF v_budget.o_room IS NOT NULL THEN
+        v_room := v_budget.o_room - v_held;
+        IF p_need > v_room THEN
+          o_outcome := 'workspace_budget'; o_limit := v_budget.o_limit::text; o_reset := v_budget.o_interval; o_room := v_room::text;
+          RETURN;
+        END IF;
+        v_avail := LEAST(v_avail, v_room);
+      END IF;
+      IF NOT p_byok THEN
+        v_room := switchyard_balance_room(p_workspace, p_now, p_id);
+        IF v_room < 9223372036854775807 THEN
+          v_room := v_room - v_held;
+          IF p_need > v_room THEN o_outcome := 'workspace_credits'; o_room := v_room::text; RETURN; END IF;
+          v_avail := LEAST(v_avail, v_room);
+        END IF;
+      END IF;
+      IF v_avail <= p_edge THEN
+        v_grant := p_need;
+      ELSE
+        v_target := LEAST(p_desired, v_avail / p_divisor);
+        v_grant := CASE WHEN v_target <= p_need THEN p_need ELSE p_need + ((v_target - p_need) / p_unit) * p_unit END;
+      END IF;
+      INSERT INTO holds (id, key_id, workspace_id, amount_nanos, is_byok, created_at, expires_at, owner)
+        VALUES (p_id, p_key, p_workspace, v_grant, p_byok, p_now, p_expires, p_owner)
+        ON CONFLICT (id) DO UPDATE SET amount_nanos = holds.amount_nanos + EXCLUDED.amount_nanos, expires_at = EXCLUDED.expires_at;
+      o_outcome := 'ok';
+      o_granted := v_grant::text;
+      o_room := (v_avail - v_grant)::text;
+    END $$`)
+  yield* sql.unsafe(`CREATE FUNCTION switchyard_lease_return(p_id text, p_amount bigint) RETURNS void LANGUAGE plpgsql AS $$
+    BEGIN
+      DELETE FROM holds WHERE id = p_id AND amount_nanos <= p_amount;
+      IF NOT FOUND THEN
+        UPDATE holds SET amount_nanos = amount_nanos - p_amount WHERE id = p_id;
+      END IF;
+    END $$`)
+  yield* sql.unsafe(`CREATE FUNCTION switchyard_flush(p_rows jsonb, p_expires timestamptz)
+      RETURNS TABLE (o_generation text, o_cost text, o_written boolean) LANGUAGE plpgsql AS $$
+    BEGIN
+      PERFORM 1 FROM api_keys WHERE id IN (SELECT DISTINCT e->>'key' FROM jsonb_array_elements(p_rows) e)
+        ORDER BY id FOR NO KEY UPDATE;
+      PERFORM switchyard_lock_account(ws.w) FROM (
+          SELECT DISTINCT e->>'workspace' AS w FROM jsonb_array_elements(p_rows) e ORDER BY 1) ws;
+      RETURN QUERY
+      WITH input AS (
+        SELECT * FROM jsonb_to_recordset(p_rows) AS r(generation text, key text, workspace text, model text, provider text,
+          prompt_tokens integer, total_tokens integer, cost bigint, byok boolean, created timestamptz, latency_ms integer,
+          cached_items integer, cached_tokens integer, lease text)
+      ), written AS (
+        INSERT INTO ledger (generation_id, key_id, workspace_id, model, provider, prompt_tokens, total_tokens, cost_nanos,
+            is_byok, created_at, latency_ms, cached_items, cached_tokens)
+          SELECT i.generation, i.key, i.workspace, i.model, i.provider, i.prompt_tokens, i.total_tokens, i.cost, i.byok, i.created,
+              i.latency_ms, COALESCE(i.cached_items, 0), COALESCE(i.cached_tokens, 0)
+            FROM input i
+          ON CONFLICT (generation_id) DO NOTHING
+          RETURNING generation_id, key_id, workspace_id, cost_nanos, is_byok, created_at
+      ), charged AS (
+        SELECT w.*, d.day FROM written w
+          CROSS JOIN LATERAL (VALUES ((w.created_at AT TIME ZONE 'UTC')::date), ('-infinity'::date)) AS d(day)
+          WHERE w.cost_nanos > 0
+      ), key_days AS (
+        INSERT INTO key_spend AS s (key_id, day, spent_nanos, byok_nanos)
+          SELECT c.key_id, c.day, SUM(CASE WHEN c.is_byok THEN 0 ELSE c.cost_nanos END), SUM(CASE WHEN c.is_byok THEN c.cost_nanos ELSE 0 END)
+            FROM charged c GROUP BY c.key_id, c.day
+          ON CONFLICT (key_id, day) DO UPDATE
+            SET spent_nanos = s.spent_nanos + EXCLUDED.spent_nanos, byok_nanos = s.byok_nanos + EXCLUDED.byok_nanos
+          RETURNING 1
+      ), workspace_days AS (
+        INSERT INTO workspace_spend AS s (workspace_id, day, spent_nanos, byok_nanos)
+          SELECT c.workspace_id, c.day, SUM(CASE WHEN c.is_byok THEN 0 ELSE c.cost_nanos END), SUM(CASE WHEN c.is_byok THEN c.cost_nanos ELSE 0 END)
+            FROM charged c GROUP BY c.workspace_id, c.day
+          ON CONFLICT (workspace_id, day) DO UPDATE
+            SET spent_nanos = s.spent_nanos + EXCLUDED.spent_nanos, byok_nanos = s.byok_nanos + EXCLUDED.byok_nanos
+          RETURNING 1
+      ), usage AS (
+        UPDATE credit_accounts a SET usage_nanos = a.usage_nanos + u.total, updated_at = u.last
+          FROM (SELECT w.workspace_id, SUM(w.cost_nanos) AS total, MAX(w.created_at) AS last FROM written w
+            WHERE NOT w.is_byok AND w.cost_nanos > 0 GROUP BY w.workspace_id) u
+          WHERE a.workspace_id = u.workspace_id
+          RETURNING 1
+      ), leases AS (
+        UPDATE holds h SET amount_nanos = GREATEST(h.amount_nanos - l.total, 0), expires_at = GREATEST(h.expires_at, p_expires)
+          FROM (SELECT i.lease, SUM(w.cost_nanos) AS total FROM written w JOIN input i ON i.generation = w.generation_id
+            WHERE i.lease IS NOT NULL GROUP BY i.lease) l
+          WHERE h.id = l.lease
+          RETURNING 1
+      )
+      SELECT i.generation, COALESCE(w.cost_nanos, e.cost_nanos)::text, w.generation_id IS NOT NULL
+        FROM input i
+        LEFT JOIN written w ON w.generation_id = i.generation
+        LEFT JOIN ledger e ON w.generation_id IS NULL AND e.generation_id = i.generation;
+    END $$`)
+})
