@@ -2,15 +2,12 @@ import { assert, layer } from "@effect/vitest"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import { Accounting } from "@switchyard/core/store/Accounting"
 import type { Reservation } from "@switchyard/core/store/Accounting"
-import { refusalToApiError } from "@switchyard/core/errors/Refusal"
-import type { Refused } from "@switchyard/core/store/Accounting"
-import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Array as Arr, Clock, Effect, Layer, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
 import * as ApiKeyRepo from "../../src/store/ApiKeyRepo.ts"
-import { ledgerSums, nanos, seedKey, sqlLayer } from "../support/MoneyStore.ts"
+import { ledgerSums, nanos, onClock, refusal, edge, seedKey, sqlLayer } from "../support/MoneyStore.ts"
 import { storeKind } from "../support/TestServer.ts"
 
 const Live = Layer.mergeAll(AccountingRepo.layer, ApiKeyRepo.layer).pipe(Layer.provideMerge(sqlLayer()))
@@ -23,13 +20,6 @@ const usage = (key: { keyId: string; userId: string; workspaceId: string }, now 
     const list = yield* keys.list({ userId: key.userId, workspaceId: key.workspaceId, includeDisabled: true, offset: 0, limit: 100, now })
     return list[0]!
   })
-
-/** What the edge answers for a refusal, as the money suites have always checked it. */
-const edge = (error: Refused | StoreUnavailable) => {
-  if (error._tag !== "Refused") throw new Error(`expected a refusal, got ${error._tag}`)
-  return refusalToApiError(error)
-}
-const refusal = <A>(self: Effect.Effect<A, Refused | StoreUnavailable>) => Effect.map(Effect.flip(self), edge)
 
 const settle = (reservation: Reservation, costNanos: bigint, options: { isByok?: boolean; generationId?: string } = {}) =>
   Effect.flatMap(Accounting, (accounting) =>
@@ -246,31 +236,6 @@ layer(Live, { timeout: 120_000, excludeTestServices: true })(`accounting under c
       assert.strictEqual(error._tag, "Unauthorized")
     }))
 })
-
-/**
- * A clock the test sets: the money port reads the time from the Effect `Clock` it runs with (the
- * layer's own fibers keep the real one).
- */
-const settableClock = (real: Clock.Clock) => {
-  let nowMillis = 0
-  const clock: Clock.Clock = {
-    currentTimeMillisUnsafe: () => nowMillis,
-    currentTimeMillis: Effect.sync(() => nowMillis),
-    currentTimeNanosUnsafe: () => BigInt(nowMillis) * 1_000_000n,
-    currentTimeNanos: Effect.sync(() => BigInt(nowMillis) * 1_000_000n),
-    monotonicTimeNanosUnsafe: () => real.monotonicTimeNanosUnsafe(),
-    monotonicTimeNanos: real.monotonicTimeNanos,
-    sleep: (d) => real.sleep(d)
-  }
-  return { clock, set: (ms: number) => Effect.sync(() => void (nowMillis = ms)) }
-}
-
-/** Runs a test body on a settable clock. */
-const onClock = <A, E, R>(body: (setTime: (ms: number) => Effect.Effect<void>) => Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Clock.Clock, (real) => {
-    const { clock, set } = settableClock(real)
-    return body(set).pipe(Effect.provideService(Clock.Clock, clock))
-  })
 
 layer(Live, { timeout: 60_000, excludeTestServices: true })(`accounting over time (${storeKind})`, (it) => {
   it.effect("a lease left by a process that died counts until it expires, and the next grant deletes it", () =>

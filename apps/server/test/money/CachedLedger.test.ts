@@ -8,7 +8,7 @@ import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
 import { costOf, endpoint, type Gateway, provider, type Reply, startGateway } from "../embeddings/Gateway.ts"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import type * as FakeUpstream from "../fakes/FakeUpstream.ts"
-import { ledgerSums, nanos, seedKey, sqlLayer } from "../support/MoneyStore.ts"
+import { edge, ledgerSums, nanos, seedKey, sqlLayer } from "../support/MoneyStore.ts"
 import { storeKind } from "../support/TestServer.ts"
 
 interface LedgerRow {
@@ -149,8 +149,8 @@ layer(Live, { timeout: 120_000, excludeTestServices: true })(`cached tokens in t
       const refused = yield* Effect.result(accounting.record(recordOf(disabled)))
       assert.isTrue(Result.isFailure(refused))
       if (Result.isFailure(refused)) {
-        assert.strictEqual(refused.failure._tag, "Unauthorized")
-        assert.include(refused.failure.message, "disabled")
+        assert.strictEqual(edge(refused.failure)._tag, "Unauthorized")
+        assert.include(edge(refused.failure).message, "disabled")
       }
 
       const spent = yield* seedKey({ limitNanos: 100n })
@@ -160,7 +160,7 @@ layer(Live, { timeout: 120_000, excludeTestServices: true })(`cached tokens in t
       yield* sql`UPDATE api_keys SET limit_nanos = 50 WHERE id = ${spent.keyId}`
       const over = yield* Effect.result(accounting.record(recordOf(spent)))
       assert.isTrue(Result.isFailure(over))
-      if (Result.isFailure(over)) assert.strictEqual(over.failure.metadata?.reason, "key_limit")
+      if (Result.isFailure(over)) assert.strictEqual(edge(over.failure).metadata?.reason, "key_limit")
       assert.strictEqual((yield* ledgerSums(disabled.keyId)).rows, 0)
       assert.strictEqual((yield* ledgerSums(spent.keyId)).rows, 1)
     }))

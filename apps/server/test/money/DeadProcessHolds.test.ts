@@ -64,12 +64,13 @@ describe(`holds of a dead gateway process (${storeKind})`, () => {
 
       yield* started.accounting.addCredits({ workspaceId: key.workspaceId, amountNanos: 1000n, note: null, grantedByKeyId: null })
       const own = yield* started.accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 5n, byok: false })
-      const owners = yield* sql<{ owner: string | null }>`SELECT owner FROM holds WHERE id = ${own.id}`.pipe(Effect.orDie)
+      // The request was admitted from the process's lease on the key: one hold the process owns.
+      const owners = yield* sql<{ owner: string | null }>`SELECT owner FROM holds WHERE id = ${own.lease}`.pipe(Effect.orDie)
       assert.isString(owners[0]!.owner)
       if (storeKind === "postgres") assert.include(processes.map((p) => p.id), owners[0]!.owner)
 
       yield* Scope.close(started.scope, Exit.void)
-      assert.notInclude(yield* holdIds, own.id, "a clean stop releases the process's own holds")
+      assert.notInclude(yield* holdIds, own.lease, "a clean stop releases the process's own holds")
       const after = yield* sql<{ id: string }>`SELECT id FROM gateway_processes`.pipe(Effect.orDie)
       assert.notInclude(after.map((p) => p.id), owners[0]!.owner, "and removes its row")
       if (storeKind === "postgres") assert.deepStrictEqual(yield* holdIds, [liveHold, unownedHold].sort())
@@ -90,10 +91,11 @@ describe(`holds of a dead gateway process (${storeKind})`, () => {
       const accounting = context.mapUnsafe.get(Accounting.key) as Accounting["Service"]
       yield* accounting.addCredits({ workspaceId: key.workspaceId, amountNanos: 1000n, note: null, grantedByKeyId: null })
       const own = yield* accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 5n, byok: false })
-      assert.deepStrictEqual(yield* holdIds, [orphan, own.id].sort(), "a process seen just now is alive")
+      // The request was admitted from the process's lease on the key: one hold the process owns.
+      assert.deepStrictEqual(yield* holdIds, [orphan, own.lease!].sort(), "a process seen just now is alive")
       const deadline = Date.now() + 5_000
       while ((yield* holdIds).includes(orphan) && Date.now() < deadline) yield* Effect.sleep("50 millis")
-      assert.deepStrictEqual(yield* holdIds, [own.id], "once unseen for the stale time, its holds go")
+      assert.deepStrictEqual(yield* holdIds, [own.lease!], "once unseen for the stale time, its holds go")
       const processes = yield* sql<{ id: string }>`SELECT id FROM gateway_processes`.pipe(Effect.orDie)
       assert.notInclude(processes.map((p) => p.id), gone)
       yield* Scope.close(scope, Exit.void)

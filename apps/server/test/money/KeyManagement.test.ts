@@ -2,6 +2,7 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
+import { storeSupport } from "../support/MoneyStore.ts"
 import { call, type RunningServer, startServer, storeKind } from "../support/TestServer.ts"
 
 interface KeyRecord {
@@ -103,15 +104,15 @@ describe(`key management over HTTP (${storeKind})`, () => {
     const created = await call(server, "POST", "/keys", server.managementKey, { name: "doomed" })
     const secret = created.body.key as string
     const hash = created.body.data.hash as string
-    const spent = await server.run(Effect.gen(function*() {
+    const spent = await server.run(Effect.scoped(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const rows = yield* sql<{ id: string; workspace_id: string }>`SELECT id, workspace_id FROM api_keys WHERE hash = ${hash}`
-      const accounting = yield* AccountingRepo.make()
+      const accounting = yield* AccountingRepo.make().pipe(Effect.provide(storeSupport))
       yield* accounting.addCredits({ workspaceId: rows[0]!.workspace_id, amountNanos: 1000n, note: null, grantedByKeyId: null })
       const r = yield* accounting.reserve({ keyId: rows[0]!.id, workspaceId: rows[0]!.workspace_id, amountNanos: 10n, byok: false })
       yield* accounting.settle(r, { generationId: `gen-doomed-${hash}`, model: "m/m", provider: "p", promptTokens: 1, totalTokens: 1, costNanos: 10n, isByok: false })
       return rows[0]!.id
-    }))
+    })))
     assert.strictEqual((await call(server, "GET", "/key", secret)).status, 200)
     assert.deepStrictEqual((await call(server, "DELETE", `/keys/${hash}`, server.managementKey)).body, { deleted: true })
     assert.strictEqual((await call(server, "GET", "/key", secret)).status, 401)
@@ -128,16 +129,16 @@ describe(`key management over HTTP (${storeKind})`, () => {
     const created = await call(server, "POST", "/keys", server.managementKey, { name: "metered", limit: 0.01 })
     const hash = created.body.data.hash as string
     const costs = [123_456n, 1n, 999_999n, 7n]
-    await server.run(Effect.gen(function*() {
+    await server.run(Effect.scoped(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const rows = yield* sql<{ id: string; workspace_id: string }>`SELECT id, workspace_id FROM api_keys WHERE hash = ${hash}`
-      const accounting = yield* AccountingRepo.make()
+      const accounting = yield* AccountingRepo.make().pipe(Effect.provide(storeSupport))
       yield* accounting.addCredits({ workspaceId: rows[0]!.workspace_id, amountNanos: 1_000_000_000n, note: null, grantedByKeyId: null })
       for (const [i, cost] of costs.entries()) {
         const r = yield* accounting.reserve({ keyId: rows[0]!.id, workspaceId: rows[0]!.workspace_id, amountNanos: cost, byok: false })
         yield* accounting.settle(r, { generationId: `gen-metered-${hash}-${i}`, model: "m/m", provider: "p", promptTokens: 1, totalTokens: 1, costNanos: cost, isByok: false })
       }
-    }))
+    })))
     const record = (await call(server, "GET", `/keys/${hash}`, server.managementKey)).body.data as KeyRecord
     const total = costs.reduce((a, b) => a + b, 0n)
     assert.strictEqual(record.usage, Number(total) / 1e9)

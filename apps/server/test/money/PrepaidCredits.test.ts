@@ -5,7 +5,7 @@ import { Migrator, SqlClient } from "effect/sql"
 import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
 import { migrate, migrations } from "../../src/store/Migrations.ts"
 import * as PgliteClient from "../../src/store/PgliteClient.ts"
-import { seedKey } from "../support/MoneyStore.ts"
+import { refusal, seedKey, storeSupport } from "../support/MoneyStore.ts"
 import { dropDatabase, freshDatabase, storeKind } from "../support/TestServer.ts"
 
 /** An empty, unmigrated store: the test decides which migrations run. */
@@ -29,8 +29,8 @@ layer(driver, { timeout: 120_000, excludeTestServices: true })(`prepaid credits 
       yield* sql`INSERT INTO credit_accounts (workspace_id, credits_nanos, usage_nanos) VALUES
         (${funded.workspaceId}, 100, 40), (${unfunded.workspaceId}, 0, 0)`
       yield* migrate
-      const accounting = yield* AccountingRepo.make({})
-      const refused = yield* Effect.flip(
+      const accounting = yield* AccountingRepo.make({}).pipe(Effect.provide(storeSupport))
+      const refused = yield* refusal(
         accounting.reserve({ keyId: funded.keyId, workspaceId: funded.workspaceId, amountNanos: 61n, byok: false })
       )
       assert.strictEqual(refused.metadata?.reason, "workspace_credits")

@@ -7,7 +7,7 @@ import * as Crypto from "node:crypto"
 import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
 import { migrate, migrations } from "../../src/store/Migrations.ts"
 import * as PgliteClient from "../../src/store/PgliteClient.ts"
-import { seedKey } from "../support/MoneyStore.ts"
+import { atTime, refusal, seedKey, storeSupport } from "../support/MoneyStore.ts"
 import { dropDatabase, freshDatabase, storeKind } from "../support/TestServer.ts"
 
 /** An empty, unmigrated store: the test decides which migrations run. */
@@ -78,7 +78,7 @@ layer(driver, { timeout: 120_000, excludeTestServices: true })(`spend counters (
       yield* Effect.gen(function*() {
         const accounting = yield* Accounting
         yield* accounting.addCredits({ workspaceId: other.workspaceId, amountNanos: 1_000n, note: null, grantedByKeyId: null })
-        const refused = yield* Effect.flip(
+        const refused = yield* refusal(
           accounting.reserve({ keyId: other.keyId, workspaceId: other.workspaceId, amountNanos: 41n, byok: false })
         )
         assert.strictEqual(refused.metadata?.reason, "key_limit")
@@ -86,7 +86,7 @@ layer(driver, { timeout: 120_000, excludeTestServices: true })(`spend counters (
         yield* accounting.release(
           yield* accounting.reserve({ keyId: other.keyId, workspaceId: other.workspaceId, amountNanos: 40n, byok: false })
         )
-      }).pipe(Effect.provide(AccountingRepo.layer))
+      }).pipe(Effect.provide(AccountingRepo.layer), Effect.provide(storeSupport))
     }))
 
   it.effect("settlements keep the counters equal to the ledger, across days, BYOK, caps and duplicates", () =>
@@ -99,17 +99,16 @@ layer(driver, { timeout: 120_000, excludeTestServices: true })(`spend counters (
         Arr.range(0, 59),
         (i) =>
           Effect.gen(function*() {
-            const now = new Date(days[i % days.length]!)
             const byok = i % 4 === 0
-            const r = yield* accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 300n, byok, now })
+            const r = yield* accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 300n, byok })
             const generationId = `gen-counters-${i}`
             // Every fifth request costs more than it held (capped at the room left); some settle twice.
             const cost = i % 5 === 0 ? 900n : BigInt(100 + i)
-            yield* accounting.settle(r, { generationId, model: "m/m", provider: "p", promptTokens: 1, totalTokens: 1, costNanos: cost, isByok: byok, now })
+            yield* accounting.settle(r, { generationId, model: "m/m", provider: "p", promptTokens: 1, totalTokens: 1, costNanos: cost, isByok: byok })
             if (i % 7 === 0) {
-              yield* accounting.settle(r, { generationId, model: "m/m", provider: "p", promptTokens: 1, totalTokens: 1, costNanos: cost, isByok: byok, now })
+              yield* accounting.settle(r, { generationId, model: "m/m", provider: "p", promptTokens: 1, totalTokens: 1, costNanos: cost, isByok: byok })
             }
-          }).pipe(Effect.result),
+          }).pipe(atTime(Date.parse(days[i % days.length]!)), Effect.result),
         { concurrency: 16 }
       )
       assert.isAbove(results.filter(Result.isSuccess).length, 0)
@@ -119,5 +118,5 @@ layer(driver, { timeout: 120_000, excludeTestServices: true })(`spend counters (
       for (const day of expected.filter((d) => d.day !== "-infinity")) {
         assert.isTrue(BigInt(day.spent) + BigInt(day.byok) <= 10_000n, `the daily limit held on ${day.day}`)
       }
-    }).pipe(Effect.provide(AccountingRepo.layer))))
+    }).pipe(Effect.provide(AccountingRepo.layer), Effect.provide(storeSupport))))
 })

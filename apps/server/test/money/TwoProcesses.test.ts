@@ -6,6 +6,7 @@ import * as ChildProcess from "node:child_process"
 import * as NodePath from "node:path"
 import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
 import * as ApiKeyRepo from "../../src/store/ApiKeyRepo.ts"
+import * as Database from "../../src/store/Database.ts"
 import { migrate } from "../../src/store/Migrations.ts"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import { ledgerSums, seedKey } from "../support/MoneyStore.ts"
@@ -26,8 +27,9 @@ describe.skipIf(storeKind !== "postgres")("accounting across two processes on on
     const url = await freshDatabase()
     try {
       const layer = Layer.mergeAll(AccountingRepo.layer, ApiKeyRepo.layer).pipe(
-        Layer.provideMerge(Layer.effectDiscard(migrate)),
-        Layer.provideMerge(PgClient.layer({ url: Redacted.make(url), maxConnections: 4 }))
+        Layer.provideMerge(Database.support(Layer.effectDiscard(migrate).pipe(
+          Layer.provideMerge(PgClient.layer({ url: Redacted.make(url), maxConnections: 4 }))
+        )))
       )
       const cost = 1_234_567n
       const key = await Effect.runPromise(Effect.gen(function*() {

@@ -11,7 +11,8 @@ import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
 import { endpoint, type Gateway, provider, startGateway } from "../embeddings/Gateway.ts"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import type * as FakeUpstream from "../fakes/FakeUpstream.ts"
-import { nanos, seedKey, sqlLayer } from "../support/MoneyStore.ts"
+import { StoreChanges } from "../../src/store/StoreChanges.ts"
+import { atTime, edge, nanos, refusal, seedKey, sqlLayer } from "../support/MoneyStore.ts"
 import { type ServerProcess, startServerProcess } from "../support/ServerProcess.ts"
 import { dropDatabase, freshDatabase, storeKind, tempDir } from "../support/TestServer.ts"
 
@@ -24,9 +25,11 @@ const setBudget = (workspaceId: string, interval: string, limitNanos: bigint, in
     yield* sql`INSERT INTO workspace_budgets (id, workspace_id, interval, limit_nanos, created_at, updated_at)
       VALUES (${Crypto.randomUUID()}, ${workspaceId}, ${interval}, ${limitNanos.toString()}::bigint, now(), now())
       ON CONFLICT (workspace_id, interval) DO UPDATE SET limit_nanos = EXCLUDED.limit_nanos`
+    // What the workspace API does after a change: the keys' facts kept in memory are read again.
+    yield* (yield* StoreChanges).changed({ _tag: "Workspace", workspaceId })
   }).pipe(Effect.orDie)
 
-const settle = (reservation: Reservation, costNanos: bigint, options: { isByok?: boolean; now?: Date } = {}) =>
+const settle = (reservation: Reservation, costNanos: bigint, options: { isByok?: boolean } = {}) =>
   Effect.flatMap(Accounting, (accounting) =>
     accounting.settle(reservation, {
       generationId: `gen-${Crypto.randomUUID()}`,
@@ -35,8 +38,7 @@ const settle = (reservation: Reservation, costNanos: bigint, options: { isByok?:
       promptTokens: 10,
       totalTokens: 10,
       costNanos,
-      isByok: options.isByok ?? false,
-      now: options.now
+      isByok: options.isByok ?? false
     }))
 
 const spendOf = (workspaceId: string) =>
@@ -71,7 +73,7 @@ layer(Live, { timeout: 120_000, excludeTestServices: true })(`workspace budgets 
         { concurrency: "unbounded" }
       )
       assert.strictEqual(results.filter(Result.isSuccess).length, 50)
-      const refused = results.filter(Result.isFailure).map((r) => r.failure)
+      const refused = results.filter(Result.isFailure).map((r) => edge(r.failure))
       assert.strictEqual(refused.length, 150)
       for (const error of refused) {
         assert.strictEqual(error._tag, "PaymentRequired")
@@ -92,10 +94,11 @@ layer(Live, { timeout: 120_000, excludeTestServices: true })(`workspace budgets 
       const key = yield* seedKey()
       yield* accounting.addCredits({ workspaceId: key.workspaceId, amountNanos: 1_000_000n, note: null, grantedByKeyId: null })
       const spend = (at: string) =>
-        accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: cost, byok: false, now: new Date(at) }).pipe(
-          Effect.flatMap((r) => settle(r, cost, { now: new Date(at) })),
+        accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: cost, byok: false }).pipe(
+          Effect.flatMap((r) => settle(r, cost)),
           Effect.as("ok" as const),
-          Effect.catchTag("PaymentRequired", (e) => Effect.succeed(e.metadata?.budget as string))
+          Effect.catchTag("Refused", (e) => Effect.succeed(edge(e).metadata?.budget as string)),
+          atTime(Date.parse(at))
         )
       // Sunday 2030-06-02 late, then Monday 2030-06-03.
       yield* setBudget(key.workspaceId, "daily", cost)
@@ -131,7 +134,7 @@ layer(Live, { timeout: 120_000, excludeTestServices: true })(`workspace budgets 
       yield* settle(yield* byok(), 800n, { isByok: true })
       yield* settle(yield* byok(), 800n, { isByok: true })
       yield* setBudget(key.workspaceId, "lifetime", 2_000n, true)
-      const refused = yield* Effect.flip(byok())
+      const refused = yield* refusal(byok())
       assert.strictEqual(refused.metadata?.reason, "workspace_budget")
       // A hold of 300 that ends up costing 900: charged only up to the budget (2000 - 1600).
       const held = yield* accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 300n, byok: true })

@@ -1,10 +1,15 @@
 import { PgClient } from "@effect/sql-pg"
 import type { LimitReset } from "@switchyard/core/schema/ApiKey"
-import { Effect, Layer, Redacted } from "effect"
+import { refusalToApiError } from "@switchyard/core/errors/Refusal"
+import type { Refused } from "@switchyard/core/store/Accounting"
+import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
+import { Clock, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import * as KeySecret from "../../src/auth/KeySecret.ts"
 import * as Database from "../../src/store/Database.ts"
+import { StoreChanges } from "../../src/store/StoreChanges.ts"
+import { StoreStatements } from "../../src/store/StoreStatements.ts"
 import { migrate } from "../../src/store/Migrations.ts"
 import * as PgliteClient from "../../src/store/PgliteClient.ts"
 import { dropDatabase, freshDatabase, storeKind } from "./TestServer.ts"
@@ -76,3 +81,47 @@ export const nanos = (credits: string): bigint => {
   const [whole, fraction = ""] = credits.split(".")
   return BigInt(whole!) * 1_000_000_000n + BigInt(fraction.padEnd(9, "0"))
 }
+
+/** What the edge answers for a refusal, as the money suites have always checked it. */
+export const edge = (error: Refused | StoreUnavailable) => {
+  if (error._tag !== "Refused") throw new Error(`expected a refusal, got ${error._tag}`)
+  return refusalToApiError(error)
+}
+export const refusal = <A>(self: Effect.Effect<A, Refused | StoreUnavailable>) => Effect.map(Effect.flip(self), edge)
+
+
+/**
+ * A clock the test sets: the money port reads the time from the Effect `Clock` it runs with (the
+ * layer's own fibers keep the real one).
+ */
+const settableClock = (real: Clock.Clock) => {
+  let nowMillis = 0
+  const clock: Clock.Clock = {
+    currentTimeMillisUnsafe: () => nowMillis,
+    currentTimeMillis: Effect.sync(() => nowMillis),
+    currentTimeNanosUnsafe: () => BigInt(nowMillis) * 1_000_000n,
+    currentTimeNanos: Effect.sync(() => BigInt(nowMillis) * 1_000_000n),
+    monotonicTimeNanosUnsafe: () => real.monotonicTimeNanosUnsafe(),
+    monotonicTimeNanos: real.monotonicTimeNanos,
+    sleep: (d) => real.sleep(d)
+  }
+  return { clock, set: (ms: number) => Effect.sync(() => void (nowMillis = ms)) }
+}
+
+/** Runs a test body on a settable clock. */
+export const onClock = <A, E, R>(body: (setTime: (ms: number) => Effect.Effect<void>) => Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Clock.Clock, (real) => {
+    const { clock, set } = settableClock(real)
+    return body(set).pipe(Effect.provideService(Clock.Clock, clock))
+  })
+
+
+/**
+ * The statement counter and change notices a money port needs, for a test that builds one beside
+ * a server's or a bare store's SQL client.
+ */
+export const storeSupport = Layer.mergeAll(StoreChanges.layer, StoreStatements.layer)
+
+/** Runs an effect on a clock stopped at `ms` (the layer's own fibers keep the real one). */
+export const atTime = (ms: number) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  onClock((setTime) => Effect.andThen(setTime(ms), self))

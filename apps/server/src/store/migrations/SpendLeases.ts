@@ -78,9 +78,11 @@ export const spendLeases = Effect.gen(function*() {
         v_target := LEAST(p_desired, v_avail / p_divisor);
         v_grant := CASE WHEN v_target <= p_need THEN p_need ELSE p_need + ((v_target - p_need) / p_unit) * p_unit END;
       END IF;
-      INSERT INTO holds (id, key_id, workspace_id, amount_nanos, is_byok, created_at, expires_at, owner)
-        VALUES (p_id, p_key, p_workspace, v_grant, p_byok, p_now, p_expires, p_owner)
-        ON CONFLICT (id) DO UPDATE SET amount_nanos = holds.amount_nanos + EXCLUDED.amount_nanos, expires_at = EXCLUDED.expires_at;
+      IF v_grant > 0 THEN
+        INSERT INTO holds (id, key_id, workspace_id, amount_nanos, is_byok, created_at, expires_at, owner)
+          VALUES (p_id, p_key, p_workspace, v_grant, p_byok, p_now, p_expires, p_owner)
+          ON CONFLICT (id) DO UPDATE SET amount_nanos = holds.amount_nanos + EXCLUDED.amount_nanos, expires_at = EXCLUDED.expires_at;
+      END IF;
       o_outcome := 'ok';
       o_granted := v_grant::text;
       o_room := (v_avail - v_grant)::text;
