@@ -25,7 +25,7 @@ import * as SpendLease from "@switchyard/core/accounting/SpendLease"
 import { Accounting, Refused } from "@switchyard/core/store/Accounting"
 import type { AddCreditsRequest, CreditTotals, RecordRequest, RefusalReason, Reservation, ReserveRequest, SettleRequest, Settlement } from "@switchyard/core/store/Accounting"
 import { fromSqlError, StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
-import { Clock, Deferred, Duration, Effect, Layer, Option, Schedule, Schema, Semaphore } from "effect"
+import { Clock, Config, Deferred, Duration, Effect, Layer, Option, Schedule, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import * as GatewayProcesses from "./GatewayProcesses.ts"
@@ -158,6 +158,15 @@ export const make = (options: AccountingOptions = {}) =>
           Effect.asVoid
         )
       })
+
+    /** Ends an unused lease: its row goes from the store. */
+    const returnAll = (entry: LeaseEntry) =>
+      sql`SELECT switchyard_lease_return(${entry.id}, ${entry.state.amount.toString()}::bigint)`.pipe(
+        noDiskWait,
+        fromSqlError("accounting.lease_return"),
+        Effect.catchTag("StoreUnavailable", (e) => Effect.logWarning("accounting: could not hand back a lease", e.cause)),
+        Effect.asVoid
+      )
 
     /** Asks the store to grant the lease more; the refusal (for a request of `worst`), or nothing. */
     const grant = (entry: LeaseEntry, request: SpendLease.Ask, worst: bigint, nowMs: number) =>
@@ -383,20 +392,21 @@ export const make = (options: AccountingOptions = {}) =>
         return yield* credits(request.workspaceId)
       })
 
-    // Upkeep every second: idle leases hand back what is free, leases in use stay alive, and the
-    // number of live processes (which sizes slices) is read again on PostgreSQL.
+    // Upkeep every second: idle leases hand back what is free; every ten seconds on PostgreSQL the
+    // number of live processes (which sizes slices) is read again.
+    let ticks = 0
     const upkeep = Effect.gen(function*() {
       const nowMs = yield* Clock.currentTimeMillis
       for (const [name, entry] of leases) {
         if (SpendLease.isIdle(entry.state, entry.lastUsedMs, nowMs, idleReturnMs)) {
-          yield* entry.lock.withPermits(1)(handBack(entry))
-          if (!SpendLease.inUse(entry.state) && entry.state.amount === 0n) {
-            leases.delete(name)
-            byId.delete(entry.id)
-          }
+          // Nothing counts on it: the whole lease goes back, and its row with it.
+          leases.delete(name)
+          byId.delete(entry.id)
+          yield* entry.lock.withPermits(1)(returnAll(entry))
         }
       }
-      if (sql.driver !== "pglite") {
+      ticks++
+      if (sql.driver !== "pglite" && ticks % 10 === 0) {
         const live = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM gateway_processes
           WHERE seen_at >= now() - interval '30 seconds'`.pipe(fromSqlError("accounting.processes"))
         liveProcesses = Math.max(1, live[0]?.n ?? 1)
@@ -404,14 +414,14 @@ export const make = (options: AccountingOptions = {}) =>
     })
     yield* upkeep.pipe(
       Effect.catchCause((cause) => Effect.logWarning("accounting: lease upkeep failed", cause)),
-      Effect.repeat(Schedule.spaced(Duration.seconds(1))),
+      Effect.repeat(Schedule.spaced(Duration.millis(Math.min(1000, Math.max(10, idleReturnMs / 2))))),
       Effect.forkScoped
     )
 
     return Accounting.of({
-      reserve,
-      settle,
-      record,
+      reserve: (request) => Effect.withSpan(reserve(request), "Accounting.reserve"),
+      settle: (reservation, request) => Effect.withSpan(settle(reservation, request), "Accounting.settle"),
+      record: (request) => Effect.withSpan(record(request), "Accounting.record"),
       release,
       credits,
       addCredits
@@ -424,4 +434,13 @@ export const make = (options: AccountingOptions = {}) =>
  */
 export const layerWith = (options: AccountingOptions) => Layer.effect(Accounting, make(options))
 
-export const layer = layerWith({})
+/**
+ * `SWITCHYARD_LEASE_IDLE_MS`: how long an unused lease keeps its slice before it hands it back
+ * (default 5000).
+ */
+export const layer = Layer.unwrap(
+  Effect.map(
+    Config.Int("SWITCHYARD_LEASE_IDLE_MS").pipe(Config.withDefault(Duration.toMillis(defaultIdleReturn))),
+    (idleMs) => layerWith({ idleReturn: Duration.millis(Math.max(1, idleMs)) })
+  )
+)

@@ -191,7 +191,7 @@ describe("embeddings statuses", () => {
     assert.strictEqual(reply.json.error.metadata.provider_name, "alpha")
   })
 
-  it("500: the store fails; the answer says nothing of the cause", async () => {
+  it("503: the store fails; the answer says nothing of the cause, and the next request after it recovers is served", async () => {
     const rename = (from: string, to: string) =>
       gateway.server.run(Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
@@ -200,7 +200,8 @@ describe("embeddings statuses", () => {
     await rename("holds", "holds_out_of_service")
     try {
       const reply = await gateway.embed({ model: "acme/embed", input: "x" })
-      expectEnvelope(reply, 500)
+      expectEnvelope(reply, 503)
+      assert.strictEqual(reply.json.error.metadata.reason, "store_unavailable")
       assert.notMatch(reply.text, /holds|relation|sql/i)
     } finally {
       await rename("holds_out_of_service", "holds")

@@ -218,7 +218,7 @@ describe(`the gateway's own 500 (${storeKind})`, () => {
         return write.call(process.stdout, chunk as any, ...rest)
       }) as typeof process.stdout.write
       const reply = await gateway.embed({ model: "acme/embed", input: "x" })
-      assert.strictEqual(reply.status, 500)
+      assert.strictEqual(reply.status, 503)
       assert.notMatch(reply.text, /holds|relation/iu)
     } finally {
       process.stdout.write = write
@@ -227,7 +227,7 @@ describe(`the gateway's own 500 (${storeKind})`, () => {
       await fake.close()
     }
     const line = written.flatMap((w) => w.split("\n")).filter((l) => l.startsWith("{")).map((l) => JSON.parse(l))
-      .find((l) => l.message === "request" && l.status === 500)
+      .find((l) => l.message === "request" && l.status === 503)
     assert.isDefined(line, written.join(""))
     assert.deepInclude(line, { level: "error", route: "/api/v1/embeddings", method: "POST" })
     assert.match(line.cause, /holds/u)

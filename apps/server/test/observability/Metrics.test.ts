@@ -1,4 +1,6 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import parsePrometheus, { type Family } from "parse-prometheus-text-format"
@@ -97,7 +99,7 @@ describe(`GET /metrics (${storeKind})`, () => {
     }
     assert.strictEqual(refusals, 1)
 
-    // A request in flight holds credit; the gauge reads it from the store.
+    // A request in flight is admitted from the process's lease on its key; the gauge reads the lease from the store.
     alpha.setBehaviour({ _tag: "Delay", ms: 3000 })
     const slow = gateway.embed({ model: "acme/embed", input: "seven", provider: order })
     let held = 0
@@ -144,8 +146,15 @@ describe(`GET /metrics (${storeKind})`, () => {
       assert.isAbove(cost, 0)
     }
     assert.strictEqual(sampleValue(families, "switchyard_rate_limit_refusals_total", { route: "/api/v1/key" }), 1)
-    assert.strictEqual(sampleValue(families, "switchyard_holds_open"), 0)
-    assert.strictEqual(sampleValue(families, "switchyard_holds_open_usd"), 0)
+    // The gauges read the store's holds at the scrape: this process's lease on the key, what its slice has left.
+    const store = await gateway.server.run(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return (yield* sql<{ n: number; nanos: string }>`SELECT count(*)::int AS n, COALESCE(SUM(amount_nanos), 0)::text AS nanos
+        FROM holds WHERE expires_at > now()`)[0]!
+    }))
+    assert.strictEqual(sampleValue(families, "switchyard_holds_open"), store.n)
+    assert.strictEqual(store.n, 1, "one lease: the one key that spent")
+    assert.closeTo(sampleValue(families, "switchyard_holds_open_usd"), Number(store.nanos) / 1e9, 1e-12)
     for (const name of ["process_cpu_user_seconds_total", "process_resident_memory_bytes", "nodejs_heap_size_used_bytes", "nodejs_eventloop_lag_p99_seconds"]) {
       assert.isAbove(sampleValue(families, name), 0, name)
     }
