@@ -7,6 +7,7 @@ import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as NodePath from "node:path"
 import * as KeySecret from "../../src/auth/KeySecret.ts"
+import * as PgliteClient from "../../src/store/PgliteClient.ts"
 import { endpoint, provider } from "../embeddings/Gateway.ts"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import type * as FakeUpstream from "../fakes/FakeUpstream.ts"
@@ -47,7 +48,29 @@ interface Outcome {
   readonly error?: string
 }
 
-describe.skipIf(!mustRun)("reliability: kill -9 under load on PostgreSQL", () => {
+type Store = "postgres" | "pglite"
+
+/** The store's books: every ledger row, the open holds, the workspace usage and the key counters' all-time sum. */
+const booksOf = (store: Store, location: string) => {
+  const read = Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const ledger = yield* sql<{ generation_id: string; cost: string; is_byok: boolean }>`SELECT generation_id, cost_nanos::text AS cost, is_byok FROM ledger`
+    const holds = yield* sql<{ id: string; owner: string | null }>`SELECT id, owner FROM holds`
+    const account = yield* sql<{ usage: string }>`SELECT usage_nanos::text AS usage FROM credit_accounts`
+    return { ledger, holds, usage: BigInt(account[0]!.usage) }
+  })
+  return store === "postgres"
+    ? withSql(location, () => read)
+    : Effect.runPromise(read.pipe(Effect.provide(PgliteClient.layer(NodePath.join(location, "pglite")))) as Effect.Effect<Effect.Success<typeof read>, unknown, never>)
+}
+
+const getJson = async (origin: string, path: string, key: string) => {
+  const reply = await send(origin, { method: "GET", path, headers: { authorization: `Bearer ${key}` }, timeoutMs: 10_000 })
+  if (!isAnswer(reply)) throw new Error(`GET ${path}: ${reply.error}`)
+  return reply
+}
+
+describe.skipIf(!mustRun)("reliability: kill -9 under load", () => {
   let upstream: FakeUpstream.FakeServer
   let crashes = 0
   let requests = 0
@@ -63,8 +86,9 @@ describe.skipIf(!mustRun)("reliability: kill -9 under load on PostgreSQL", () =>
     await upstream?.close()
   })
 
-  const round = async (index: number) => {
-    const databaseUrl = await freshDatabase()
+  const round = async (store: Store, index: number) => {
+    const databaseUrl = store === "postgres" ? await freshDatabase() : undefined
+    const dataDir = tempDir("crash")
     const configPath = NodePath.join(tempDir("config"), "switchyard.json")
     Fs.writeFileSync(configPath, JSON.stringify({
       providers: [provider("alpha", upstream.url, {}, [endpoint("acme/embed", { upstream_model: "embed", pricing: { prompt: "1.5" } })])]
@@ -72,8 +96,8 @@ describe.skipIf(!mustRun)("reliability: kill -9 under load on PostgreSQL", () =>
     const apiKey = KeySecret.generate()
     const managementKey = KeySecret.generate()
     const env = {
-      DATABASE_URL: databaseUrl,
-      SWITCHYARD_DATA_DIR: tempDir("crash"),
+      ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl }),
+      SWITCHYARD_DATA_DIR: dataDir,
       SWITCHYARD_CONFIG: configPath,
       ALPHA_API_KEY: "sk-fake",
       SWITCHYARD_BOOTSTRAP_API_KEY: apiKey,
@@ -124,14 +148,27 @@ describe.skipIf(!mustRun)("reliability: kill -9 under load on PostgreSQL", () =>
       assert.deepStrictEqual(refused.map((o) => o.status), [], "nothing but 200 before the kill")
 
       gateway = await startGatewayProcess(env)
-      const books = await withSql(databaseUrl, (sql) =>
-        Effect.gen(function*() {
-          const ledger = yield* sql<{ generation_id: string; cost: string; is_byok: boolean }>`SELECT generation_id, cost_nanos::text AS cost, is_byok FROM ledger`
-          const holds = yield* sql<{ id: string; owner: string | null }>`SELECT id, owner FROM holds`
-          const account = yield* sql<{ usage: string }>`SELECT usage_nanos::text AS usage FROM credit_accounts`
-          return { ledger, holds, usage: BigInt(account[0]!.usage) }
-        })
-      )
+      // Every 200 is found by GET /generation with the cost it reported.
+      for (const o of delivered) {
+        const found = await getJson(gateway.origin, `/api/v1/generation?id=${o.generationId}`, apiKey)
+        assert.strictEqual(found.status, 200, `GET /generation of the 200 ${o.generationId}`)
+        assert.strictEqual(nanosFromCredits(found.json.data.total_cost), o.costNanos, o.generationId)
+      }
+      const listed = await getJson(gateway.origin, `/api/v1/keys/${KeySecret.hash(apiKey)}`, managementKey)
+      const keyUsage = nanosFromCredits(listed.json.data.usage)!
+      const holdsAfterRestart = store === "pglite" ? Number(/^switchyard_holds_open (\d+)$/mu.exec(
+        (await getJson(gateway.origin, "/metrics", managementKey)).text
+      )?.[1]) : undefined
+
+      let books: Awaited<ReturnType<typeof booksOf>>
+      if (store === "pglite") {
+        // PGlite belongs to one process: the books are read once the gateway stopped.
+        await gateway.stop()
+        gateway = undefined
+        books = await booksOf(store, dataDir)
+      } else {
+        books = await booksOf(store, databaseUrl!)
+      }
       const rows = new Map(books.ledger.map((r) => [r.generation_id, BigInt(r.cost)]))
       assert.strictEqual(rows.size, books.ledger.length)
       for (const o of delivered) {
@@ -141,45 +178,53 @@ describe.skipIf(!mustRun)("reliability: kill -9 under load on PostgreSQL", () =>
       assert.isAtLeast(orphans, 0)
       assert.isAtMost(orphans, unknown.length, "a row without a delivered 200 belongs to a request cut by the kill")
       assert.isAtMost(books.ledger.length, upstream.requests.length - upstreamBefore, "every row was served upstream")
-      assert.strictEqual(books.usage, books.ledger.reduce((sum, r) => sum + (r.is_byok ? 0n : BigInt(r.cost)), 0n), "the balance moved by the ledger's sum, once")
+      const ledgerSum = books.ledger.reduce((sum, r) => sum + (r.is_byok ? 0n : BigInt(r.cost)), 0n)
+      assert.strictEqual(books.usage, ledgerSum, "the balance moved by the ledger's sum, once")
+      assert.strictEqual(keyUsage, ledgerSum, "the key's usage is the ledger's sum")
 
-      // The dead process's holds: at most one per request it was serving, all of them its own, and
-      // released by the restarted gateway once the dead one has not been seen for 30 s (it
-      // heartbeats every 10 s, the survivor sweeps every 10 s): within 40 s of the kill, not after
-      // the ten-minute hold lifetime.
-      assert.isAtMost(books.holds.length, unknown.length)
+      if (store === "pglite") {
+        // The dead process's lease went at the restart: PGlite had no other process.
+        assert.strictEqual(holdsAfterRestart, 0)
+        return { store, delivered: delivered.length, unknown: unknown.length, orphans, holds: 0, releasedAfterMs: 0 }
+      }
+
+      // The dead process's lease: all open holds are its own, and the restarted gateway releases
+      // them once the dead one has not been seen for 30 s (it heartbeats every 10 s, the survivor
+      // sweeps every 10 s): within 40 s of the kill, not after the lease's ten-minute lifetime.
+      assert.isAtMost(books.holds.length, 1, "one lease per key a process admitted from")
       const owners = [...new Set(books.holds.map((h) => h.owner))]
       assert.isAtMost(owners.length, 1, "every open hold belongs to the dead process")
       for (const owner of owners) assert.isString(owner)
       let releasedAfterMs = 0
       for (;;) {
-        const left = await withSql(databaseUrl, (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM holds`)
+        const left = await withSql(databaseUrl!, (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM holds`)
         releasedAfterMs = Date.now() - killedAt.getTime()
         if (left[0]!.n === 0) break
         assert.isBelow(releasedAfterMs, 45_000, `the dead process's ${left[0]!.n} hold(s) are still there`)
         await sleep(250)
       }
       if (owners.length > 0) {
-        const rows = await withSql(databaseUrl, (sql) => sql<{ id: string }>`SELECT id FROM gateway_processes`)
-        assert.notInclude(rows.map((r) => r.id), owners[0], "the dead process's row is gone with its holds")
+        const processes = await withSql(databaseUrl!, (sql) => sql<{ id: string }>`SELECT id FROM gateway_processes`)
+        assert.notInclude(processes.map((r) => r.id), owners[0], "the dead process's row is gone with its holds")
       }
 
-      const after = await postJson(gateway.origin, "/api/v1/embeddings", apiKey, { model: "acme/embed", input: "after the crash" })
+      const after = await postJson(gateway!.origin, "/api/v1/embeddings", apiKey, { model: "acme/embed", input: "after the crash" })
       assert.strictEqual(after.status, 200)
-      const count = await withSql(databaseUrl, (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM ledger`)
+      const count = await withSql(databaseUrl!, (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM ledger`)
       assert.strictEqual(count[0]!.n, books.ledger.length + 1)
-      return { delivered: delivered.length, unknown: unknown.length, orphans, holds: books.holds.length, releasedAfterMs }
+      return { store, delivered: delivered.length, unknown: unknown.length, orphans, holds: books.holds.length, releasedAfterMs }
     } finally {
       await gateway?.stop()
-      await dropDatabase(databaseUrl)
+      if (databaseUrl !== undefined) await dropDatabase(databaseUrl)
     }
   }
 
-  it(`kill -9 during load, ${size.crashRounds} round(s): every 200 has one ledger row, nothing is counted twice, dead holds release`, async () => {
-    const summaries = []
-    for (let i = 0; i < size.crashRounds; i++) summaries.push(await round(i))
-    console.log("crash rounds", JSON.stringify(summaries))
-    assert.strictEqual(crashes, size.crashRounds)
-    assert.isAbove(summaries.reduce((n, s) => n + s.delivered, 0), 0)
-  }, level === "full" ? 900_000 : 180_000)
+  for (const store of ["pglite", "postgres"] as const) {
+    it(`${store}: kill -9 during load at c16, ${size.crashRounds} round(s): every 200 is found by GET /generation with its one ledger row, usage is the ledger's sum, dead leases release`, async () => {
+      const summaries = []
+      for (let i = 0; i < size.crashRounds; i++) summaries.push(await round(store, i))
+      console.log("crash rounds", JSON.stringify(summaries))
+      assert.isAbove(summaries.reduce((n, s) => n + s.delivered, 0), 0)
+    }, level === "full" ? 900_000 : 180_000)
+  }
 })
