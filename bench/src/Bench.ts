@@ -213,8 +213,10 @@ const measureRun = async (
   request: TargetRequest,
   seconds: number,
   pid: number | undefined,
-  rssPeaks: Map<number, number>
-): Promise<Load.LoadResult & { cpuMsPerRequest: number | undefined }> => {
+  rssPeaks: Map<number, number>,
+  metricsUrl: string | undefined
+): Promise<Load.LoadResult & { cpuMsPerRequest: number | undefined; statementsPerRequest: number | undefined }> => {
+  const statementsBefore = metricsUrl === undefined ? undefined : await storeStatements(metricsUrl)
   const cpuBefore = pid === undefined ? undefined : ProcStats.cpuMillis(pid)
   const sampler = pid === undefined ? undefined : setInterval(() => {
     try {
@@ -226,10 +228,23 @@ const measureRun = async (
   try {
     const result = await Load.run({ ...request, connections: cell.connections, seconds })
     const cpu = pid === undefined || cpuBefore === undefined ? undefined : ProcStats.cpuMillis(pid) - cpuBefore
-    return { ...result, cpuMsPerRequest: cpu === undefined || result.okTotal === 0 ? undefined : cpu / result.okTotal }
+    const statements = metricsUrl === undefined || statementsBefore === undefined ? undefined : await storeStatements(metricsUrl) - statementsBefore
+    return {
+      ...result,
+      cpuMsPerRequest: cpu === undefined || result.okTotal === 0 ? undefined : cpu / result.okTotal,
+      statementsPerRequest: statements === undefined || result.okTotal === 0 ? undefined : statements / result.okTotal
+    }
   } finally {
     if (sampler !== undefined) clearInterval(sampler)
   }
+}
+
+/** Every SQL statement a Switchyard process's store ran so far, from its `/metrics`. */
+const storeStatements = async (metricsUrl: string): Promise<number> => {
+  const text = await (await fetch(metricsUrl)).text()
+  let total = 0
+  for (const match of text.matchAll(/^switchyard_store_statements_total\{[^}]*\} (\d+(?:\.\d+)?)$/gmu)) total += Number(match[1])
+  return total
 }
 
 const stopAll = async (started: Started) => {
@@ -311,7 +326,9 @@ export const run = async (options: BenchOptions): Promise<Report.Report> => {
       for (let round = 0; round < options.runs; round++) {
         for (const target of rotate(live, round)) {
           const pid = started.pids[target]
-          const result = await measureRun(cell, requests.get(target)!, options.seconds, pid, rssPeaks)
+          const port = started.endpoints.ports[target]
+          const metricsUrl = target.startsWith("switchyard") && port !== undefined ? `http://127.0.0.1:${port}/metrics` : undefined
+          const result = await measureRun(cell, requests.get(target)!, options.seconds, pid, rssPeaks, metricsUrl)
           samples.push({ ...result, cell: cell.id, target, run: round })
           await quiesce(everyPid)
           options.log(

@@ -271,7 +271,10 @@ export const startSwitchyard = async (options: {
     SWITCHYARD_LOG_FORMAT: "json",
     SWITCHYARD_LOG_LEVEL: options.logLevel ?? "info",
     BENCH_UPSTREAM_API_KEY: upstreamApiKey,
-    ...(options.databaseUrl !== undefined ? { DATABASE_URL: options.databaseUrl } : {})
+    // PostgreSQL needs the key every replica encrypts stored credentials with: a fresh one per run.
+    ...(options.databaseUrl !== undefined
+      ? { DATABASE_URL: options.databaseUrl, SWITCHYARD_SECRET_KEY: Crypto.randomBytes(32).toString("base64") }
+      : {})
   })
   const profile = options.cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`]
   const child = spawnNode({ name: options.name, port, args: [...switchyardStartFlags(), ...profile, options.main ?? switchyardMain], env, logDir: options.logDir })

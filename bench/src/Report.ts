@@ -12,6 +12,8 @@ export interface Sample extends LoadResult {
   readonly run: number
   /** CPU time the target's process used during the run, per successful request; none for `direct`. */
   readonly cpuMsPerRequest: number | undefined
+  /** SQL statements the target's store ran during the run, per successful request (Switchyard only, from its /metrics). */
+  readonly statementsPerRequest?: number | undefined
 }
 
 export interface Spread {
@@ -31,6 +33,7 @@ export interface TargetSummary {
   readonly vsFloor: Spread | undefined
   readonly vsPeer: Spread | undefined
   readonly cpuMsPerRequest: Spread | undefined
+  readonly statementsPerRequest?: Spread | undefined
   readonly peakRssMb: number | undefined
   readonly failures: number
 }
@@ -123,6 +126,7 @@ export const summarise = (
       vsFloor: target === "floor" || target === "direct" ? undefined : pairwise(samples, target, "floor", (a, b) => a.rps / b.rps),
       vsPeer: target === "peer" || target === "direct" ? undefined : pairwise(samples, target, "peer", (a, b) => a.rps / b.rps),
       cpuMsPerRequest: spread(mine.flatMap((s) => s.cpuMsPerRequest === undefined ? [] : [s.cpuMsPerRequest])),
+      statementsPerRequest: spread(mine.flatMap((s) => s.statementsPerRequest === undefined ? [] : [s.statementsPerRequest])),
       peakRssMb: peak === undefined ? undefined : peak / (1024 * 1024),
       failures: mine.reduce((n, s) => n + s.non2xx + s.errors + s.timeouts, 0)
     }
@@ -197,6 +201,31 @@ export const checks = (
     }
     const idle = idleRssMb[target]
     if (idle !== undefined) out.push(check(`idle-rss-${target}`, `Switchyard (${label}) RSS idle after start, MB`, idle, 200, "max"))
+  }
+  for (const target of ["switchyard", "switchyard-pg"] as const) {
+    const statements = find(cells, "small-c16", target)?.statementsPerRequest
+    if (statements === undefined) continue
+    out.push(check(
+      `small-c16-store-statements-${target}`,
+      `small-c16 (${target === "switchyard" ? "PGlite" : "PostgreSQL"}, priced): store statements per answered request, from /metrics`,
+      statements.median,
+      0.1,
+      "max",
+      `runs ${statements.min.toFixed(3)}–${statements.max.toFixed(3)}`
+    ))
+  }
+  const cpuOn = (target: TargetId) => find(cells, "small-c16", target)?.cpuMsPerRequest?.median
+  const pglite = cpuOn("switchyard")
+  const postgres = cpuOn("switchyard-pg")
+  if (pglite !== undefined && postgres !== undefined) {
+    out.push(check(
+      "small-c16-pglite-vs-postgres-cpu",
+      "small-c16 (priced): Switchyard's CPU ms/req on PGlite ÷ on PostgreSQL (the PostgreSQL server's own CPU not counted)",
+      pglite / postgres,
+      1.2,
+      "max",
+      `${pglite.toFixed(3)} vs ${postgres.toFixed(3)} ms/req`
+    ))
   }
   for (const [priced, free, cell] of [["switchyard", "switchyard-free", "small-c16"], ["switchyard-pg", "switchyard-pg-free", "small-c16"]] as const) {
     const ratio = pairwise(samples.filter((s) => s.cell === cell), priced, free, (a, b) => a.rps / b.rps)
@@ -293,6 +322,8 @@ const cellTable = (cell: CellSummary): string => {
     `| ${targetLabels[t.target]} | ${count(t.rps)} | ${ms(t.p50.median)} | ${ms(t.p90.median)} | ${ms(t.p99.median)} | ${
       t.addedP50 === undefined ? "–" : `${ms(t.addedP50.median)} (${ms(t.addedP50.min)}–${ms(t.addedP50.max)})`
     } | ${ratio(t.vsFloor)} | ${ratio(t.vsPeer)} | ${t.cpuMsPerRequest === undefined ? "–" : t.cpuMsPerRequest.median.toFixed(3)} | ${
+      t.statementsPerRequest === undefined ? "–" : t.statementsPerRequest.median.toFixed(3)
+    } | ${
       t.peakRssMb === undefined ? "–" : t.peakRssMb.toFixed(0)
     } |${t.failures > 0 ? ` ${t.failures} failed |` : ""}`
   )
@@ -300,8 +331,8 @@ const cellTable = (cell: CellSummary): string => {
   return [
     `### ${cell.label}`,
     "",
-    "| target | req/s (min–max) | p50 ms | p90 ms | p99 ms | p50 added over direct, ms | × floor req/s | × peer req/s | CPU ms/req | peak RSS MB |",
-    "|---|---|---|---|---|---|---|---|---|---|",
+    "| target | req/s (min–max) | p50 ms | p90 ms | p99 ms | p50 added over direct, ms | × floor req/s | × peer req/s | CPU ms/req | store statements/req | peak RSS MB |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
     ...rows,
     ...skipped
   ].join("\n")
