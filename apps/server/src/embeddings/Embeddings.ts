@@ -18,6 +18,7 @@ import * as Preparation from "./Preparation.ts"
 import * as Settlement from "./Settlement.ts"
 import * as UpstreamAttempt from "./UpstreamAttempt.ts"
 import { Workspaces } from "./Workspaces.ts"
+import { InFlight } from "../store/InFlight.ts"
 
 export type { CallOptions } from "./Preparation.ts"
 export type { AttemptReport, Served, VectorSpaceChange } from "./Settlement.ts"
@@ -59,6 +60,7 @@ export class Embeddings extends Context.Service<Embeddings, {
       const loaded = yield* CurrentCatalog
       const health = yield* EndpointHealth
       const accounting = yield* Accounting
+      const inFlight = yield* InFlight
       const config = yield* EmbeddingsConfig
       const prepare = Preparation.make({ loaded, health, byok: yield* ByokStore, workspaces: yield* Workspaces })
       const attempt = UpstreamAttempt.make({
@@ -152,7 +154,8 @@ export class Embeddings extends Context.Service<Embeddings, {
         } satisfies DryRun
       })
 
-      return Embeddings.of({ create, dryRun })
+      // Counted until settled: the ledger batch waits a moment for the rows of requests in flight.
+      return Embeddings.of({ create: (caller, request, options) => inFlight.track(create(caller, request, options)), dryRun })
     })
   )
 }

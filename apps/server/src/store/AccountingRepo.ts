@@ -32,6 +32,7 @@ import * as GatewayProcesses from "./GatewayProcesses.ts"
 import * as LedgerBatch from "./LedgerBatch.ts"
 import * as MoneyFacts from "./MoneyFacts.ts"
 import * as PgliteDurability from "./PgliteDurability.ts"
+import { InFlight } from "./InFlight.ts"
 import { StoreChanges } from "./StoreChanges.ts"
 import { StoreStatements } from "./StoreStatements.ts"
 
@@ -44,6 +45,8 @@ export interface AccountingOptions {
   readonly factsTtl?: Duration.Input
   /** The most ledger rows in one statement. */
   readonly maxRows?: number
+  /** The longest a ledger write waits for the rows of requests still in flight. */
+  readonly lingerMs?: number
   readonly policy?: SpendLease.Policy
   /** Heartbeat and stale time of the process registration. */
   readonly process?: GatewayProcesses.GatewayProcessOptions
@@ -52,6 +55,7 @@ export interface AccountingOptions {
 export const defaultLeaseTtl = Duration.minutes(10)
 export const defaultIdleReturn = Duration.seconds(5)
 export const defaultFactsTtl = Duration.seconds(1)
+export const defaultLingerMs = 4
 
 const LeaseRow = Schema.Struct({
   o_outcome: Schema.Literals(["ok", "key_deleted", "key_disabled", "key_expired", "wrong_workspace", "key_limit", "workspace_budget", "workspace_credits"]),
@@ -85,13 +89,30 @@ export const make = (options: AccountingOptions = {}) =>
     const sql = yield* SqlClient.SqlClient
     const statements = yield* StoreStatements
     const changes = yield* StoreChanges
+    const inFlight = yield* InFlight
     const owner = yield* GatewayProcesses.register(options.process)
     const leaseTtl = Duration.fromInputUnsafe(options.leaseTtl ?? defaultLeaseTtl)
     const idleReturnMs = Duration.toMillis(Duration.fromInputUnsafe(options.idleReturn ?? defaultIdleReturn))
     const policy = options.policy ?? SpendLease.defaultPolicy
     const facts = yield* MoneyFacts.make(sql, options.factsTtl ?? defaultFactsTtl)
     yield* changes.listen((change) => (change._tag === "Key" ? facts.forget(change.keyId) : facts.forgetAll))
-    const batch = yield* LedgerBatch.make(sql, statements, { maxRows: options.maxRows ?? 256, leaseTtl })
+    // Rows waiting for the next batch; the requests in flight beyond them will write theirs soon.
+    let waitingRows = 0
+    const batch = yield* LedgerBatch.make(sql, statements, {
+      maxRows: options.maxRows ?? 256,
+      lingerMs: options.lingerMs ?? defaultLingerMs,
+      busy: () => inFlight.count() > waitingRows,
+      leaseTtl
+    })
+    /** Writes a row with the next batch, counted as waiting until that batch ended. */
+    const write = (row: LedgerBatch.LedgerRow, after: (written: LedgerBatch.Written | undefined) => void) =>
+      Effect.suspend(() => {
+        waitingRows++
+        return batch.write(row, (written) => {
+          waitingRows--
+          after(written)
+        })
+      })
 
     const leases = new Map<string, LeaseEntry>()
     const byId = new Map<string, LeaseEntry>()
@@ -308,7 +329,7 @@ export const make = (options: AccountingOptions = {}) =>
             entry.lastUsedMs = nowMs
             charged = settled.charged
           }
-          const written = yield* batch.write(
+          const written = yield* write(
             ledgerRow(reservation.keyId, reservation.workspaceId, request, charged, entry?.id ?? null, nowMs),
             (written) => {
               if (entry !== undefined) entry.state = SpendLease.flushed(entry.state, charged, written?.written === true)
@@ -340,7 +361,7 @@ export const make = (options: AccountingOptions = {}) =>
             if (refused !== undefined) return yield* Effect.fail(refused)
           }
         }
-        const written = yield* batch.write(ledgerRow(request.keyId, request.workspaceId, request, 0n, null, nowMs), () => {})
+        const written = yield* write(ledgerRow(request.keyId, request.workspaceId, request, 0n, null, nowMs), () => {})
         return { generationId: request.generationId, costNanos: 0n, capped: false, duplicate: !written.written } satisfies Settlement
       })
 

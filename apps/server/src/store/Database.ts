@@ -5,6 +5,7 @@ import * as NodePath from "node:path"
 import * as DataDirLock from "./DataDirLock.ts"
 import { migrate } from "./Migrations.ts"
 import * as PgliteClient from "./PgliteClient.ts"
+import { InFlight } from "./InFlight.ts"
 import { StoreChanges } from "./StoreChanges.ts"
 import * as StoreStatements from "./StoreStatements.ts"
 
@@ -53,7 +54,7 @@ const drivers = {
 } as const
 
 /** What every store user shares beside the SQL client. */
-export type StoreServices = SqlClient.SqlClient | StoreStatements.StoreStatements | StoreChanges
+export type StoreServices = SqlClient.SqlClient | StoreStatements.StoreStatements | StoreChanges | InFlight
 
 /**
  * Beside a SQL client: the statement counter (every statement run in this layer's context is
@@ -62,7 +63,7 @@ export type StoreServices = SqlClient.SqlClient | StoreStatements.StoreStatement
 export const support = <E, R>(
   client: Layer.Layer<SqlClient.SqlClient, E, R>
 ): Layer.Layer<StoreServices, E, R> =>
-  Layer.mergeAll(StoreChanges.layer, StoreStatements.counting).pipe(
+  Layer.mergeAll(StoreChanges.layer, StoreStatements.counting, InFlight.layer).pipe(
     Layer.provideMerge(StoreStatements.StoreStatements.layer),
     Layer.provideMerge(client)
   )

@@ -6,9 +6,10 @@
  *
  * **Details**
  *
- * One flush runs at a time. Rows that arrive while it runs wait for the next, which starts as soon
- * as the running one ends: under load one flush carries the rows of every request that settled
- * meanwhile, and a lone request waits for nothing but its own statement. A flush that fails is
+ * One flush runs at a time. Rows that arrive while it runs wait for the next. Before a flush starts
+ * it lingers (at most `lingerMs`) while some admitted request has not settled yet (`busy`), so
+ * that under load one flush carries the rows of many requests; a lone request, with nothing else
+ * in flight, waits for nothing but its own statement. A flush that fails is
  * tried again (three times, 50 ms apart, then 200 ms); its rows fail with `StoreUnavailable` only
  * after that. Closing the scope writes what is waiting before it returns.
  */
@@ -56,6 +57,10 @@ interface Waiting {
 export interface LedgerBatchOptions {
   /** The most rows in one statement. */
   readonly maxRows: number
+  /** The longest a flush waits for more rows while `busy` says more are coming. */
+  readonly lingerMs: number
+  /** Whether an admitted request has not settled yet (its row may join the next flush). */
+  readonly busy: () => boolean
   /** How long a lease counts after a flush used it. */
   readonly leaseTtl: Duration.Duration
 }
@@ -63,7 +68,16 @@ export interface LedgerBatchOptions {
 export interface LedgerBatch {
   /** Writes the row with the next batch; `after` runs once that batch ended, even if the caller left. */
   readonly write: (row: LedgerRow, after: (written: Written | undefined) => void) => Effect.Effect<Written, StoreUnavailable>
+  /** Tells a lingering flush that `busy` may have changed. */
+  readonly nudge: () => void
 }
+
+/** A real-time wait: the linger is a matter of the machine's time, whatever clock the caller runs on. */
+const pause = (ms: number) =>
+  Effect.callback<void>((resume) => {
+    const timer = setTimeout(() => resume(Effect.void), ms)
+    return Effect.sync(() => clearTimeout(timer))
+  })
 
 export const make = (
   sql: SqlClient.SqlClient,
@@ -113,8 +127,19 @@ export const make = (
       }
     })
 
+    const linger = Effect.gen(function*() {
+      const until = Date.now() + options.lingerMs
+      while (waiting.length < options.maxRows && options.busy()) {
+        const left = until - Date.now()
+        if (left <= 0) return
+        wake.closeUnsafe()
+        yield* Effect.raceFirst(wake.await, pause(left))
+      }
+    })
+
     yield* Effect.forkScoped(Effect.forever(Effect.gen(function*() {
       yield* wake.await
+      yield* linger
       wake.closeUnsafe()
       yield* drain
     })))
@@ -128,6 +153,7 @@ export const make = (
           waiting.push({ row, done, after })
           wake.openUnsafe()
           return Deferred.await(done)
-        })
+        }),
+      nudge: () => void wake.openUnsafe()
     }
   })

@@ -8,6 +8,7 @@ import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import * as KeySecret from "../../src/auth/KeySecret.ts"
 import * as Database from "../../src/store/Database.ts"
+import { InFlight } from "../../src/store/InFlight.ts"
 import { StoreChanges } from "../../src/store/StoreChanges.ts"
 import { StoreStatements } from "../../src/store/StoreStatements.ts"
 import { migrate } from "../../src/store/Migrations.ts"
@@ -120,7 +121,7 @@ export const onClock = <A, E, R>(body: (setTime: (ms: number) => Effect.Effect<v
  * The statement counter and change notices a money port needs, for a test that builds one beside
  * a server's or a bare store's SQL client.
  */
-export const storeSupport = Layer.mergeAll(StoreChanges.layer, StoreStatements.layer)
+export const storeSupport = Layer.mergeAll(StoreChanges.layer, StoreStatements.layer, InFlight.layer)
 
 /** Runs an effect on a clock stopped at `ms` (the layer's own fibers keep the real one). */
 export const atTime = (ms: number) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
