@@ -445,7 +445,7 @@ export const profile = async (options: {
       "",
       Profile.markdown(analysis, "Main thread")
     ].join("\n")
-    Fs.writeFileSync(NodePath.join(options.outDir, "profile.md"), text + "\n")
+    Fs.writeFileSync(NodePath.join(options.outDir, "profile.md"), `${text}\n`)
     return { analysis, markdown: text, requests: result.ok }
   } finally {
     await Promise.all(children.reverse().map((c) => c.stop().catch(() => undefined)))

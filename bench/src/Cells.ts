@@ -71,7 +71,7 @@ export const width = 1536
 const sentence = (cell: Cell, i: number) =>
   `Document ${i} of ${cell.id}: the quick brown fox jumps over the lazy dog while the gateway routes embeddings to its upstream.`
 
-export const inputsOf = (cell: Cell): string | ReadonlyArray<string> =>
+const inputsOf = (cell: Cell): string | ReadonlyArray<string> =>
   cell.inputs === 1 ? sentence(cell, 0) : Array.from({ length: cell.inputs }, (_, i) => sentence(cell, i))
 
 export interface Endpoints {

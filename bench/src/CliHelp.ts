@@ -30,7 +30,7 @@ const env = (): NodeJS.ProcessEnv => {
 }
 
 /** Runs the CLI's `build` script (rolldown) in `apps/cli`, with its own `node_modules/.bin`. */
-export const build = async (): Promise<void> => {
+const build = async (): Promise<void> => {
   const [command, ...args] = manifest().scripts.build.trim().split(/\s+/u)
   await run(NodePath.join(cliDir, "node_modules", ".bin", command!), args, { cwd: cliDir, env: env(), maxBuffer: 16 * 1024 * 1024 })
 }
@@ -47,7 +47,7 @@ const touchAll = (path: string) => {
  * The package as installed under `<dir>/node_modules/@switchyard/cli`; returns the path of its
  * `switchyard` bin.
  */
-export const install = (dir: string): string => {
+const install = (dir: string): string => {
   const pkg = manifest()
   const target = NodePath.join(dir, "node_modules", "@switchyard", "cli")
   Fs.mkdirSync(target, { recursive: true })

@@ -34,7 +34,7 @@ export interface LoadResult {
   readonly bytes: number
 }
 
-export const percentile = (sorted: Float64Array, p: number): number => {
+const percentile = (sorted: Float64Array, p: number): number => {
   if (sorted.length === 0) return Number.NaN
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))
   return sorted[rank]!

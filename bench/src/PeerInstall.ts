@@ -13,7 +13,7 @@ import { promisify } from "node:util"
 const peerDir = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "peer")
 
 /** The peer's server entry, once installed. */
-export const entry = NodePath.join(peerDir, "node_modules", "@portkey-ai", "gateway", "build", "start-server.js")
+const entry = NodePath.join(peerDir, "node_modules", "@portkey-ai", "gateway", "build", "start-server.js")
 
 /** Installs the peer gateway unless it is there already; resolves with its entry. */
 export const ensure = async (): Promise<string> => {

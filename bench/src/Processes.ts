@@ -19,7 +19,7 @@ const switchyardMain = NodePath.join(repoRoot, "apps", "server", "src", "main.ts
  * The Node flags of the server's `start` script (`node <flags> src/main.ts`), so that the bench
  * runs Switchyard exactly as `pnpm start` does.
  */
-export const switchyardStartFlags = (): ReadonlyArray<string> => {
+const switchyardStartFlags = (): ReadonlyArray<string> => {
   const pkg = JSON.parse(Fs.readFileSync(NodePath.join(repoRoot, "apps", "server", "package.json"), "utf8")) as {
     readonly scripts: { readonly start: string }
   }
@@ -42,7 +42,7 @@ export interface Child {
   readonly stop: () => Promise<void>
 }
 
-export const freePort = (): Promise<number> =>
+const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const server = Net.createServer()
     server.once("error", reject)
@@ -54,7 +54,7 @@ export const freePort = (): Promise<number> =>
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
-export const logTail = (path: string, bytes = 4000): string => {
+const logTail = (path: string, bytes = 4000): string => {
   try {
     const text = Fs.readFileSync(path, "utf8")
     return text.slice(-bytes)
@@ -108,7 +108,7 @@ const spawnNode = (options: {
 /**
  * Waits, at most `timeoutMs`, until `probe` succeeds; fails early when the child has exited.
  */
-export const waitReady = async (child: Child, probe: () => Promise<boolean>, timeoutMs: number) => {
+const waitReady = async (child: Child, probe: () => Promise<boolean>, timeoutMs: number) => {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     if (child.exited()) throw new Error(`${child.name} exited while starting:\n${logTail(child.logPath)}`)
@@ -193,7 +193,7 @@ export const upstreamModels = {
  * serving the same model at a list price, at no price, and slowly; the workspace's embeddings
  * cache is on (the targets that must go upstream bypass it per request).
  */
-export const switchyardConfig = (upstreamPort: number, width: number) => {
+const switchyardConfig = (upstreamPort: number, width: number) => {
   const endpoint = (model: string, upstreamModel: string, prompt: string) => ({
     model,
     upstream_model: upstreamModel,

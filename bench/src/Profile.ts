@@ -22,7 +22,7 @@ interface CpuProfile {
   readonly timeDeltas: ReadonlyArray<number>
 }
 
-export interface Row {
+interface Row {
   readonly name: string
   readonly location: string
   readonly selfMs: number
@@ -39,7 +39,7 @@ export interface Analysis {
 const special = new Set(["(idle)", "(program)", "(garbage collector)", "(root)"])
 
 /** Where a function lives, without this machine's paths: the package path or the repository path. */
-export const shortPath = (url: string, repoRoot: string): string => {
+const shortPath = (url: string, repoRoot: string): string => {
   if (url === "") return ""
   let path = url
   if (url.startsWith("file://")) {

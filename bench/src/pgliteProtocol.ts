@@ -137,7 +137,8 @@ const program = Effect.gen(function*() {
     for (const shape of ["lookup", "upsert"] as const) {
       for (const name of [...names.slice(round % names.length), ...names.slice(0, round % names.length)]) {
         const figures = yield* measure(sqls[name], shape, round + 1)
-        ;(results[`${shape} ${name}`] ??= []).push(figures)
+        const key = `${shape} ${name}`
+        results[key] = [...(results[key] ?? []), figures]
       }
     }
   }

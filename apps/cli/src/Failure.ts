@@ -1,6 +1,6 @@
 import * as ApiError from "@switchyard/core/errors/ApiError"
 import * as InternError from "@switchyard/core/errors/InternError"
-import { Data, Effect, Option, Redacted, Runtime, Schema } from "effect"
+import { Data, Effect, Option, type Redacted, Runtime, Schema } from "effect"
 import { CliError } from "effect/cli"
 import { HttpClientError } from "effect/http"
 import * as Output from "./Output.ts"

@@ -16,6 +16,7 @@ export interface Column<Row> {
   readonly align?: "left" | "right"
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the ESC of ANSI colour sequences, which take no width
 const width = (text: string) => [...text.replace(/\u001b\[[0-9;]*m/gu, "")].length
 
 const pad = (text: string, size: number, align: "left" | "right" = "left") => {

@@ -18,7 +18,9 @@ export const useLoad = <A>(load: () => Promise<A>, deps: ReadonlyArray<unknown>)
     loading: true
   })
   const [generation, setGeneration] = useState(0)
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the caller names what `load` depends on, as with useEffect
   const run = useCallback(load, deps)
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `generation` changes on reload, to run the load again
   useEffect(() => {
     let current = true
     setState((previous) => ({ ...previous, loading: true }))

@@ -45,6 +45,7 @@ type RequestOf<E extends HttpApiEndpoint.ConstraintRequest> = HttpApiEndpoint.Cl
   E["~Payload"],
   E["~Headers"],
   "decoded-only"
+  // biome-ignore lint/suspicious/noConfusingVoidType: an endpoint without a request takes no argument, as the HttpApi client types it
 > extends infer R ? R extends void ? void : { readonly [K in Exclude<keyof R, "responseMode" | "sseOptions">]: R[K] }
   : never
 
@@ -91,6 +92,7 @@ export interface Switchyard extends Operations {}
 /**
  * @since 0.1.0
  */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface declares the operations the constructor installs
 export class Switchyard {
   readonly #runtime: ManagedRuntime.ManagedRuntime<GatewayClient, Options.InvalidClientOptions>
 

@@ -13,7 +13,7 @@ const packages = ["packages/core", "packages/client", "apps/cli"]
 /** pnpm as this test was started by it (`npm_execpath`), else the one on PATH. */
 const pnpm = (args: ReadonlyArray<string>, cwd: string) => {
   const execpath = process.env.npm_execpath
-  return execpath !== undefined && execpath.includes("pnpm")
+  return execpath?.includes("pnpm")
     ? run(process.execPath, [execpath, ...args], { cwd, maxBuffer: 64 * 1024 * 1024 })
     : run("pnpm", [...args], { cwd, maxBuffer: 64 * 1024 * 1024 })
 }

@@ -4,7 +4,7 @@ import * as Os from "node:os"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 
-export const binPath = fileURLToPath(new URL("../../bin/switchyard.mjs", import.meta.url))
+const binPath = fileURLToPath(new URL("../../bin/switchyard.mjs", import.meta.url))
 
 export interface Ran {
   readonly code: number | null
@@ -89,4 +89,5 @@ export const runInTerminal = (
 
 export const tempDir = (prefix: string) => Fs.mkdtempSync(NodePath.join(Os.tmpdir(), `switchyard-cli-${prefix}-`))
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the ESC of ANSI sequences
 export const stripAnsi = (text: string) => text.replace(/\u001b\[[0-9;?]*[A-Za-z]/gu, "")

@@ -9,8 +9,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import type { GenerationRow } from "../store/LedgerReports.ts"
 import { LedgerReports } from "../store/LedgerReports.ts"
-import { requireManagement } from "./Keys.ts"
-import { resolveWorkspace } from "./Workspaces.ts"
+import { requireManagement, resolveWorkspace } from "./Management.ts"
 
 /** How many completed UTC days `GET /activity` covers before today. */
 export const activityDays = 30

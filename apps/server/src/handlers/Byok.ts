@@ -4,11 +4,10 @@ import { unsupportedFields } from "@switchyard/core/schema/Byok"
 import type { CreateByokBody, UpdateByokBody } from "@switchyard/core/schema/Byok"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import { ByokStore } from "@switchyard/core/store/ByokStore"
-import { Clock, Effect, Option, Redacted } from "effect"
+import { Effect, Option, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { refuseNul } from "../http/NulCharacters.ts"
-import { requireManagement } from "./Keys.ts"
-import { resolveWorkspace } from "./Workspaces.ts"
+import { currentTime, requireManagement, resolveWorkspace } from "./Management.ts"
 
 const refuseUnsupported = (body: CreateByokBody | UpdateByokBody) => {
   const nul = refuseNul(body)
@@ -24,7 +23,6 @@ const refuseUnsupported = (body: CreateByokBody | UpdateByokBody) => {
     }))
 }
 
-const currentTime = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
 const noCredential = (id: string) => new NotFound({ message: `No BYOK credential ${id.slice(0, 100)}` })
 

@@ -7,8 +7,7 @@ import type { CreditTotals } from "@switchyard/core/store/Accounting"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { refuseNul } from "../http/NulCharacters.ts"
-import { requireManagement } from "./Keys.ts"
-import { resolveWorkspace } from "./Workspaces.ts"
+import { requireManagement, resolveWorkspace } from "./Management.ts"
 
 const maxGrantNanos = 1_000_000_000n * 1_000_000_000n
 

@@ -6,26 +6,14 @@ import { pageSize } from "@switchyard/core/schema/ApiKey"
 import type { CurrentKeyRecord } from "@switchyard/core/schema/ApiKey"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import type { KeyPatch } from "@switchyard/core/store/ApiKeyStore"
-import { Clock, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { label } from "../auth/Bootstrap.ts"
 import * as KeySecret from "../auth/KeySecret.ts"
 import { refuseNul } from "../http/NulCharacters.ts"
 import { KeyRateLimit } from "../http/RateLimit.ts"
-import { resolveWorkspace } from "./Workspaces.ts"
+import { currentTime, requireManagement, resolveWorkspace } from "./Management.ts"
 
-/**
- * Only a management key may manage keys.
- */
-export const requireManagement = Effect.gen(function*() {
-  const caller = yield* Caller
-  if (caller.kind !== "management") {
-    return yield* new Forbidden({ message: "This operation requires a management key" })
-  }
-  return caller
-})
-
-const currentTime = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
 const limitNanos = (limit: number | null) => {
   if (limit === null) return Effect.succeed(null)

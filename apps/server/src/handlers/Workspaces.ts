@@ -1,43 +1,17 @@
 import { Api } from "@switchyard/core/api/Api"
-import { Caller } from "@switchyard/core/api/Authorization"
 import { creditsFromNanos, nanosFromCredits } from "@switchyard/core/accounting/UsageWindow"
 import { BadRequest, Forbidden, NotFound } from "@switchyard/core/errors/ApiError"
 import { unsupportedSettings } from "@switchyard/core/schema/Workspace"
 import type { BudgetInterval, CreateWorkspaceBody, UpdateWorkspaceBody } from "@switchyard/core/schema/Workspace"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
-import { Clock, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { cacheEnabled, Workspaces } from "../embeddings/Workspaces.ts"
 import { refuseNul } from "../http/NulCharacters.ts"
 import { type StoredWorkspace, WorkspaceRepo } from "../store/WorkspaceRepo.ts"
-import { requireManagement } from "./Keys.ts"
+import { currentTime, requireManagement } from "./Management.ts"
 
-const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/iu
-
-/**
- * The workspace a management operation acts on: the requested one if the calling user is a
- * member of it (400 when it is not a UUID, 404 when not a member), else `fallback`.
- */
-export const resolveWorkspace = (keys: ApiKeyStore["Service"], requested: string | undefined, fallback: string) =>
-  Effect.gen(function*() {
-    if (requested === undefined) return fallback
-    if (!uuid.test(requested)) {
-      return yield* new BadRequest({
-        message: "workspace_id must be a workspace id in UUID form",
-        metadata: { field: "workspace_id" }
-      })
-    }
-    // Ids are stored in lowercase; a UUID is the same whatever the case of its hex digits.
-    const id = requested.toLowerCase()
-    const caller = yield* Caller
-    if (!(yield* keys.isMember(caller.userId, id))) {
-      return yield* new NotFound({ message: `No workspace ${requested} for this user` })
-    }
-    return id
-  })
-
-const currentTime = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
 const noWorkspace = (ref: string) => new NotFound({ message: `No workspace ${ref.slice(0, 100)}` })
 

@@ -41,7 +41,7 @@ export const answerFor = (code: string | undefined): string => {
  */
 export const onClientError = (error: Error & { readonly code?: string }, socket: Stream.Duplex): void => {
   const current = (socket as { readonly _httpMessage?: Http.ServerResponse | null })._httpMessage
-  if (error.code === "ECONNRESET" || !socket.writable || (current !== undefined && current !== null && current.headersSent)) {
+  if (error.code === "ECONNRESET" || !socket.writable || (current?.headersSent)) {
     socket.destroy()
     return
   }

@@ -1,6 +1,6 @@
 import { TooManyRequests } from "@switchyard/core/errors/ApiError"
 import { Clock, Config, Context, Data, Duration, Effect, Layer, Option } from "effect"
-import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpEffect, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { RateLimiter } from "effect/persistence"
 import * as RedisConnection from "../store/RedisConnection.ts"
 

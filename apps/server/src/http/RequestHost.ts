@@ -19,5 +19,5 @@ export const normalize = (host: string | undefined): string =>
  */
 export const of = (headers: Readonly<Record<string, string | undefined>>, trustProxy: boolean): string => {
   const forwarded = trustProxy ? headers["x-forwarded-host"]?.split(",")[0]?.trim() : undefined
-  return normalize(forwarded !== undefined && forwarded.length > 0 ? forwarded : headers["host"])
+  return normalize(forwarded !== undefined && forwarded.length > 0 ? forwarded : headers.host)
 }

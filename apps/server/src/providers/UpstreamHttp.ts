@@ -2,7 +2,7 @@ import type { EmbeddingProvider } from "@switchyard/core"
 import * as UpstreamAnswer from "@switchyard/core/upstream/UpstreamAnswer"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Clock, Duration, Effect, Schema } from "effect"
-import { Headers, HttpClient, type HttpClientError, HttpClientRequest } from "effect/http"
+import { Headers, type HttpClient, type HttpClientError, HttpClientRequest } from "effect/http"
 
 export interface PostOptions {
   readonly connection: EmbeddingProvider.Connection
@@ -59,6 +59,7 @@ export const parseJson = (body: Uint8Array): Effect.Effect<unknown, UpstreamErro
 export const post = (client: HttpClient.HttpClient, options: PostOptions) =>
   postBytes(client, options).pipe(Effect.flatMap(parseJson))
 
+// biome-ignore lint/suspicious/noExplicitAny: any wire schema; the decoded type flows from `S`
 export const decode = <S extends Schema.Codec<any, any, never, never>>(schema: S) => {
   const decodeBody = Schema.decodeUnknownEffect(schema)
   return (body: unknown): Effect.Effect<S["Type"], UpstreamError.UpstreamError> =>

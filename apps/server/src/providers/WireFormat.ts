@@ -50,6 +50,7 @@ export interface WireFormat<Response> {
   /** The provider's name, for the call's span (`Cohere.embed`). */
   readonly name: string
   readonly keyHeaders: KeyHeaders
+  // biome-ignore lint/suspicious/noExplicitAny: the wire format's encoded side is its own
   readonly response: Schema.Codec<Response, any, never, never>
   readonly request: (
     request: EmbeddingProvider.UpstreamRequest

@@ -24,7 +24,7 @@
 import * as SpendLease from "@switchyard/core/accounting/SpendLease"
 import { Accounting, Refused } from "@switchyard/core/store/Accounting"
 import type { AddCreditsRequest, CreditTotals, RecordRequest, RefusalReason, Reservation, ReserveRequest, SettleRequest, Settlement } from "@switchyard/core/store/Accounting"
-import { fromSqlError, StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
+import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Clock, Config, Deferred, Duration, Effect, Layer, Option, Schedule, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"

@@ -1,6 +1,6 @@
 import { PgClient } from "@effect/sql-pg"
 import { Config, Effect, Layer, Option, Redacted } from "effect"
-import { SqlClient } from "effect/sql"
+import type { SqlClient } from "effect/sql"
 import * as NodePath from "node:path"
 import * as DataDirLock from "./DataDirLock.ts"
 import { migrate } from "./Migrations.ts"

@@ -2,7 +2,7 @@ import { NameTaken } from "@switchyard/core/errors/InternError"
 import { InternStore, type StoredIntern } from "@switchyard/core/interns/InternStore"
 import type { InternStatus } from "@switchyard/core/schema/Intern"
 import { Effect, Layer, Option } from "effect"
-import { SqlClient, SqlError } from "effect/sql"
+import { SqlClient, type SqlError } from "effect/sql"
 
 interface InternRow {
   readonly id: string

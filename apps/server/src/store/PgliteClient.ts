@@ -377,7 +377,12 @@ export const make = (
         Effect.gen(function*() {
           const noWait = yield* PgliteDurability.NoDiskWait
           let before = 0
-          const result = yield* acquirers.borrower(() => Effect.suspend(() => (before = durability.commits, f(borrowed))))
+          const result = yield* acquirers.borrower(() =>
+            Effect.suspend(() => {
+              before = durability.commits
+              return f(borrowed)
+            })
+          )
           if (!noWait && durability.commits !== before) yield* Effect.promise(() => durability.flush())
           return result
         })

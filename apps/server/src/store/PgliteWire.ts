@@ -223,15 +223,15 @@ export class DatabaseError extends Error {
 }
 
 const errorFieldNames: Record<number, keyof ErrorFields> = {
-  0x53: "severity", // 'S'
-  0x43: "code", // 'C'
-  0x4d: "message", // 'M'
-  0x44: "detail", // 'D'
-  0x48: "hint", // 'H'
-  0x73: "schema", // 's'
-  0x74: "table", // 't'
-  0x63: "column", // 'c'
-  0x6e: "constraint" // 'n'
+  83: "severity", // 'S'
+  67: "code", // 'C'
+  77: "message", // 'M'
+  68: "detail", // 'D'
+  72: "hint", // 'H'
+  115: "schema", // 's'
+  116: "table", // 't'
+  99: "column", // 'c'
+  110: "constraint" // 'n'
 }
 
 /** Backend message types, by their first byte. */

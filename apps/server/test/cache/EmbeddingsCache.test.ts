@@ -80,7 +80,9 @@ describe("embeddings cache", () => {
     assert.isTrue(inputs.every((input) => input.length <= 3))
     const data = reply.json.data as Array<{ index: number; embedding: Array<number> }>
     assert.deepStrictEqual(data.map((d) => d.index), all.map((_, i) => i))
-    data.forEach((d, i) => assert.deepStrictEqual(d.embedding, FakeUpstream.vectorFor(`embed|${all[i]}`, 16).map(Math.fround)))
+    data.forEach((d, i) => {
+      assert.deepStrictEqual(d.embedding, FakeUpstream.vectorFor(`embed|${all[i]}`, 16).map(Math.fround))
+    })
 
     const alone = await gateway.embed({ model: "acme/embed", input: [all[1]!, all[4]!, all[6]!, all[8]!] })
     assert.strictEqual(cacheOf(alone), "hit")

@@ -2,7 +2,7 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import OpenAI from "openai"
 import { OpenRouter } from "@openrouter/sdk"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
-import * as FakeUpstream from "../fakes/FakeUpstream.ts"
+import type * as FakeUpstream from "../fakes/FakeUpstream.ts"
 import { costOf, type Gateway, lastBody, startGateway } from "../embeddings/Gateway.ts"
 import { storeKind } from "../support/TestServer.ts"
 

@@ -124,7 +124,7 @@ describe("embeddings statuses", () => {
   it("401: no key or an unknown key", async () => {
     const missing = await gateway.embed({ model: "acme/embed", input: "x" }, { key: "" })
     expectEnvelope(missing, 401)
-    const unknown = await gateway.embed({ model: "acme/embed", input: "x" }, { key: "sk-sy-v1-" + "0".repeat(64) })
+    const unknown = await gateway.embed({ model: "acme/embed", input: "x" }, { key: `sk-sy-v1-${"0".repeat(64)}` })
     expectEnvelope(unknown, 401)
   })
 

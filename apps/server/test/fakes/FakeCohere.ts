@@ -57,7 +57,7 @@ const itemsOf = (body: Record<string, unknown>): ReadonlyArray<Item> | string =>
 
 const quantize = (vector: ReadonlyArray<number>) => vector.map((x) => Math.max(-128, Math.min(127, Math.round(x * 127))))
 
-export const api = (options: Options = {}): FakeUpstream.FakeApi => ({
+const api = (options: Options = {}): FakeUpstream.FakeApi => ({
   basePath: "/v2",
   errorBody: (status, message) => error(status, message).body,
   handle: (request, shape) => {

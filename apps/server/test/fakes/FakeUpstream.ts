@@ -24,13 +24,13 @@ export interface RecordedRequest {
   readonly body: unknown
 }
 
-export interface Reply {
+interface Reply {
   readonly status: number
   readonly body: unknown
   readonly headers?: Readonly<Record<string, string>>
 }
 
-export interface Shape {
+interface Shape {
   readonly width?: number
   readonly dropOne?: boolean
 }
@@ -185,7 +185,7 @@ export const start = (api: FakeApi, options: { readonly port?: number } = {}): P
           new Promise<void>((done) => {
             timers.forEach(clearTimeout)
             timers.clear()
-            sockets.forEach((socket) => socket.destroy())
+            for (const socket of sockets) socket.destroy()
             server.close(() => done())
           })
       })
@@ -213,7 +213,9 @@ export const vectorFor = (seed: string, width: number): Array<number> => {
 
 export const float32Base64 = (vector: ReadonlyArray<number>): string => {
   const bytes = Buffer.alloc(vector.length * 4)
-  vector.forEach((value, i) => bytes.writeFloatLE(value, i * 4))
+  vector.forEach((value, i) => {
+    bytes.writeFloatLE(value, i * 4)
+  })
   return bytes.toString("base64")
 }
 

@@ -13,7 +13,7 @@ const webhookToken = "webhook-token-9e8d7c6b5a4f3e2d"
 
 // The first-start announcement of the bootstrap keys is printed as text, not through the log.
 const withoutAnnouncement = (text: string) =>
-  text.replace(/\nSwitchyard created the workspace[^\n]*\n(  [^\n]*\n)*/u, "\n")
+  text.replace(/\nSwitchyard created the workspace[^\n]*\n( {2}[^\n]*\n)*/u, "\n")
 
 const linesOf = (stdout: string) =>
   withoutAnnouncement(stdout).split("\n").filter((line) => line.trim() !== "").map((line) => {

@@ -5,7 +5,6 @@ import * as NodePath from "node:path"
 import * as KeySecret from "../../src/auth/KeySecret.ts"
 import { endpoint, provider } from "../embeddings/Gateway.ts"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
-import type * as FakeUpstream from "../fakes/FakeUpstream.ts"
 import { type ServerProcess, startServerProcess } from "../support/ServerProcess.ts"
 import { dropDatabase, freshDatabase, storeKind, tempDir } from "../support/TestServer.ts"
 
@@ -139,4 +138,3 @@ export const startObservedGateway = async (options: {
 }
 
 export type ObservedGateway = Awaited<ReturnType<typeof startObservedGateway>>
-export type { FakeUpstream }

@@ -20,8 +20,9 @@ describe("VectorEncoding.locate", () => {
     const located = locate(body)
     assert.deepStrictEqual(slices(located), [["[ 0.5 ,-1e-3,2E+2,0 ]", 4, "float"], ["\"AACAPwAAAEA=\"", 2, "base64"]])
     assert.deepStrictEqual(located?.skeleton, { id: "x", data: [{ index: 0, embedding: 0 }, { index: 1, embedding: 1 }], usage: null })
-    assert.deepStrictEqual(located?.vectors[0]!.value(), [0.5, -1e-3, 200, 0])
-    assert.strictEqual(located?.vectors[1]!.value(), "AACAPwAAAEA=")
+    assert.isDefined(located)
+    assert.deepStrictEqual(located!.vectors[0]!.value(), [0.5, -1e-3, 200, 0])
+    assert.strictEqual(located!.vectors[1]!.value(), "AACAPwAAAEA=")
   })
 
   it("forwards exactly what JSON.parse reads, for any finite floats", () => {

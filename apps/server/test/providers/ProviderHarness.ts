@@ -59,7 +59,7 @@ export const lastBody = (server: FakeUpstream.FakeServer): Record<string, unknow
   return last!.body as Record<string, unknown>
 }
 
-export const closedPort = () =>
+const closedPort = () =>
   Effect.promise(() =>
     new Promise<number>((resolve) => {
       const server = Http.createServer()

@@ -19,7 +19,9 @@ describe("VectorEncoding", () => {
   it("base64 of finite float32 survives base64 → float → base64 exactly", () => {
     fc.assert(fc.property(fc.array(finiteFloat32, { minLength: 1, maxLength: 64 }), (vector) => {
       const bytes = Buffer.alloc(vector.length * 4)
-      vector.forEach((x, i) => bytes.writeFloatLE(x, i * 4))
+      vector.forEach((x, i) => {
+        bytes.writeFloatLE(x, i * 4)
+      })
       const encoded = bytes.toString("base64")
       assert.strictEqual(VectorEncoding.toBase64(VectorEncoding.fromBase64(encoded)!), encoded)
     }))

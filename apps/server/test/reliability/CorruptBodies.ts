@@ -18,7 +18,9 @@ export const normalBody = (upstreamModel: string, input: unknown, encoding: "flo
 
 const float32 = (values: ReadonlyArray<number>) => {
   const bytes = Buffer.alloc(values.length * 4)
-  values.forEach((v, i) => bytes.writeFloatLE(v, i * 4))
+  values.forEach((v, i) => {
+    bytes.writeFloatLE(v, i * 4)
+  })
   return bytes.toString("base64")
 }
 

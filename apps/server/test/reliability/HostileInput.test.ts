@@ -182,11 +182,11 @@ const bodyText = (valid: () => unknown): fc.Arbitrary<string | Buffer> =>
       weight: 1,
       arbitrary: fc.constantFrom<string | Buffer>(
         "",
-        "\ufeff" + JSON.stringify(valid()),
-        JSON.stringify(valid()) + "garbage",
+        `\ufeff${JSON.stringify(valid())}`,
+        `${JSON.stringify(valid())}garbage`,
         JSON.stringify(valid()) + JSON.stringify(valid()),
         "[".repeat(20_000) + "]".repeat(20_000),
-        "{\"a\":".repeat(5000) + "1" + "}".repeat(5000),
+        `${"{\"a\":".repeat(5000)}1${"}".repeat(5000)}`,
         Buffer.from([0xc3, 0x28, 0xa0, 0xa1, 0xe2, 0x28, 0xa1]),
         JSON.stringify({ ...(valid() as object), extra: "x".repeat(maxBodyBytes - 200) })
       )
@@ -223,8 +223,8 @@ const authorization = (kind: Kind): fc.Arbitrary<string | undefined> =>
         headerValue,
         headerValue.map((v) => `Bearer ${v}`),
         fc.constantFrom(
-          "Bearer", "Bearer ", "bearer " + apiKey, "Basic dXNlcjpwYXNz", `Bearer  ${apiKey}`, `Bearer ${apiKey} extra`,
-          `Bearer ${apiKey.slice(0, -1)}`, `Bearer ${"sk-sy-v1-" + "g".repeat(64)}`, `Bearer ${"x".repeat(8000)}`
+          "Bearer", "Bearer ", `bearer ${apiKey}`, "Basic dXNlcjpwYXNz", `Bearer  ${apiKey}`, `Bearer ${apiKey} extra`,
+          `Bearer ${apiKey.slice(0, -1)}`, `Bearer ${`sk-sy-v1-${"g".repeat(64)}`}`, `Bearer ${"x".repeat(8000)}`
         )
       )
     }

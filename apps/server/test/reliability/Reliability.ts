@@ -32,15 +32,18 @@ export interface Figures {
   readonly requests: number
 }
 
-export const emptyFigures: Figures = { faultsInjected: 0, crashesSurvived: 0, inputsTried: 0, leaksFound: 0, requests: 0 }
+const emptyFigures: Figures = { faultsInjected: 0, crashesSurvived: 0, inputsTried: 0, leaksFound: 0, requests: 0 }
 
 export const runDirVariable = "SWITCHYARD_RELIABILITY_RUN_DIR"
 
 let fallbackDir: string | undefined
 
 // The summary's global setup names the directory; a file run without it still records somewhere.
-export const runDir = (): string => {
-  const dir = process.env[runDirVariable] ?? (fallbackDir ??= Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "switchyard-reliability-")))
+const runDir = (): string => {
+  if (process.env[runDirVariable] === undefined && fallbackDir === undefined) {
+    fallbackDir = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "switchyard-reliability-"))
+  }
+  const dir = process.env[runDirVariable] ?? fallbackDir!
   Fs.mkdirSync(dir, { recursive: true })
   return dir
 }
@@ -75,7 +78,7 @@ export const readFigures = (dir: string): { readonly total: Figures; readonly su
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 /** Every substring of `length` characters: a secret leaks if any long-enough piece of it shows up. */
-export const windows = (secret: string, length = 16, step = 1): ReadonlyArray<string> => {
+const windows = (secret: string, length = 16, step = 1): ReadonlyArray<string> => {
   if (secret.length <= length) return [secret]
   const starts = Array.from({ length: Math.floor((secret.length - length) / step) + 1 }, (_, i) => i * step)
   if (starts.at(-1) !== secret.length - length) starts.push(secret.length - length)

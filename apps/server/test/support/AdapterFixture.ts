@@ -30,7 +30,7 @@ export const connection = (
   ...(dialect !== undefined ? { dialect } : {})
 })
 
-export type Provider = EmbeddingProvider.EmbeddingProvider["Service"]
+type Provider = EmbeddingProvider.EmbeddingProvider["Service"]
 
 /**
  * An adapter and the fake that plays its provider.

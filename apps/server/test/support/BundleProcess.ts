@@ -2,10 +2,10 @@ import * as ChildProcess from "node:child_process"
 import * as NodePath from "node:path"
 
 /** The production bundle, built by the global setup (`BuildBundle.ts`). */
-export const bundle = NodePath.join(import.meta.dirname, "..", "..", "dist", "main.mjs")
+const bundle = NodePath.join(import.meta.dirname, "..", "..", "dist", "main.mjs")
 
 /** The production command: `node <flags> dist/main.mjs`, exactly as the start script runs it. */
-export const productionCommand = (): ReadonlyArray<string> => [process.execPath, "--max-semi-space-size=8", bundle]
+const productionCommand = (): ReadonlyArray<string> => [process.execPath, "--max-semi-space-size=8", bundle]
 
 export interface BundleProcess {
   readonly child: ChildProcess.ChildProcess

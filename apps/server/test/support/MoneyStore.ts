@@ -29,7 +29,7 @@ export const sqlLayer = (): Layer.Layer<Database.StoreServices, unknown> => {
   return Database.support(Layer.effectDiscard(migrate).pipe(Layer.provideMerge(driver)))
 }
 
-export interface SeededKey {
+interface SeededKey {
   readonly workspaceId: string
   readonly userId: string
   readonly keyId: string
@@ -106,7 +106,13 @@ const settableClock = (real: Clock.Clock) => {
     monotonicTimeNanos: real.monotonicTimeNanos,
     sleep: (d) => real.sleep(d)
   }
-  return { clock, set: (ms: number) => Effect.sync(() => void (nowMillis = ms)) }
+  return {
+    clock,
+    set: (ms: number) =>
+      Effect.sync(() => {
+        nowMillis = ms
+      })
+  }
 }
 
 /** Runs a test body on a settable clock. */

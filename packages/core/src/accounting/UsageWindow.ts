@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import type { LimitReset } from "../schema/ApiKey.ts"
+
 
 /**
  * The start of each window that contains `now`.
@@ -36,17 +36,6 @@ export const startsAt = (now: Date): WindowStarts => {
     week: new Date(Date.UTC(y, m, d - sinceMonday)),
     month: new Date(Date.UTC(y, m, 1))
   }
-}
-
-/**
- * The start of the window a limit with this reset is counted in; `undefined` for no reset.
- *
- * @since 0.1.0
- */
-export const limitWindowStart = (reset: LimitReset | null, now: Date): Date | undefined => {
-  if (reset === null) return undefined
-  const starts = startsAt(now)
-  return reset === "daily" ? starts.day : reset === "weekly" ? starts.week : starts.month
 }
 
 /**

@@ -18,7 +18,7 @@
  * @since 0.1.0
  */
 import { Data } from "effect"
-import type { CandidateReport } from "../routing/RoutePlan.ts"
+import type { CandidateReport } from "../routing/CandidateReport.ts"
 import { type UpstreamFailed, failedToApiError } from "../upstream/Fallback.ts"
 import type { CredentialUnreadable } from "../store/ByokStore.ts"
 import type { Refused } from "../store/Accounting.ts"

@@ -35,6 +35,7 @@ import type { Catalog, Provider, Workspace } from "../catalog/Catalog.ts"
 import { openWorkspace } from "../catalog/Catalog.ts"
 import * as Money from "../catalog/Money.ts"
 import { ModelNotFound, NoEligibleProvider, type RoutingError } from "../errors/EmbeddingsError.ts"
+import type { CandidateReport } from "./CandidateReport.ts"
 import type { InputModality } from "../schema/EmbeddingRequest.ts"
 import type { Partition, ProviderPreferences, SortBy } from "../schema/ProviderPreferences.ts"
 import type { Candidate } from "./Candidates.ts"
@@ -42,7 +43,7 @@ import * as Candidates from "./Candidates.ts"
 import * as EndpointParameters from "./EndpointParameters.ts"
 import type { StatsById } from "./EndpointStats.ts"
 import { lookup, meetsCutoffs, recentlyFailed } from "./EndpointStats.ts"
-import type { Exclusion, FilterName } from "./Filters.ts"
+import type { Exclusion } from "./Filters.ts"
 import * as Filters from "./Filters.ts"
 import type { Effective } from "./Preferences.ts"
 import * as Preferences from "./Preferences.ts"
@@ -82,30 +83,7 @@ export interface PlanInput {
  */
 export type Mode = "order" | "sort" | "default"
 
-/**
- * What the plan did with one endpoint. `status` is `attempt` (in the plan, at `rank`),
- * `excluded` (removed by `excluded_by`) or `unused` (eligible, but left out because
- * `allow_fallbacks` is `false`).
- *
- * @since 0.1.0
- */
-export interface CandidateReport {
-  readonly id: string
-  readonly provider: string
-  readonly variant: string
-  readonly prompt_price: string
-  readonly status: "attempt" | "excluded" | "unused"
-  readonly rank?: number
-  readonly excluded_by?: FilterName
-  readonly detail?: string
-  readonly order_match?: string
-  readonly weight?: number
-  readonly sort_key?: string | number | null
-  readonly meets_cutoffs?: boolean
-  readonly recent_failure?: boolean
-  /** Parameters the request sent that this endpoint does not support and is served without. */
-  readonly missing_parameters?: ReadonlyArray<string>
-}
+export type { CandidateReport } from "./CandidateReport.ts"
 
 /**
  * Why the plan is what it is. JSON-serialisable, for logs and error metadata.
@@ -211,7 +189,9 @@ const decide = (
   })
   const pool = tiers.find((t) => t.length > 0)!
   const weights = WeightedDraw.inverseSquareWeights(pool.map((c) => Money.toAtto(c.endpoint.pricing.prompt)))
-  pool.forEach((c, i) => note(c, { weight: weights[i]! }))
+  pool.forEach((c, i) => {
+    note(c, { weight: weights[i]! })
+  })
   const u = WeightedDraw.mulberry32(input.seed)()
   const primary = pool[WeightedDraw.pick(weights, u)]!
   const fallbacks = tiers.flatMap((t) => cheapestFirst(t.filter((c) => c.id !== primary.id)))

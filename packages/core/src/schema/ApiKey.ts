@@ -24,12 +24,6 @@ export const LimitReset = Schema.Literals(["daily", "weekly", "monthly"])
  */
 export type LimitReset = typeof LimitReset.Type
 
-/**
- * A key's identifier on the wire: the hex SHA-256 of its secret, never the secret.
- *
- * @since 0.1.0
- */
-export const KeyHash = Schema.String.check(Schema.isPattern(/^[0-9a-f]{64}$/u))
 
 /**
  * One API key as the listing and the key operations return it.

@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import { Schema, SchemaIssue } from "effect"
+import { type Schema, SchemaIssue } from "effect"
 
 /**
  * One broken rule.

@@ -129,7 +129,7 @@ export const parseErrorBody = (body: string): ProviderDetails =>
  *
  * @since 0.1.0
  */
-export type Headers = { readonly [name: string]: string | undefined }
+export type HeaderValues = { readonly [name: string]: string | undefined }
 
 const decimalSeconds = /^\d+\.\d+$/u
 
@@ -153,7 +153,7 @@ const durationMs = (value: string): number | undefined => {
  *
  * @since 0.1.0
  */
-export const retryAfterMs = (headers: Headers, now: number): number | undefined => {
+export const retryAfterMs = (headers: HeaderValues, now: number): number | undefined => {
   const ms = headers["retry-after-ms"]?.trim()
   if (ms !== undefined && ms !== "" && Number.isFinite(Number(ms))) return Math.max(0, Number(ms))
   const value = headers["retry-after"]?.trim()
@@ -215,7 +215,7 @@ export const reasonOfStatus = (facts: StatusFacts): Reason => {
  */
 export interface UpstreamResponse {
   readonly status: number
-  readonly headers: Headers
+  readonly headers: HeaderValues
   readonly body: string
 }
 

@@ -60,7 +60,7 @@ export const slugs = ["alpha", "beta", "gamma", "delta", "epsilon"] as const
 const price = fc.constantFrom("0", "0.01", "0.02", "0.05", "0.1", "0.13", "1")
 const quantization = fc.constantFrom("fp8", "fp16", "bf16", "fp32", "int8", "unknown")
 
-export const spec: fc.Arbitrary<Spec> = fc.record({
+const spec: fc.Arbitrary<Spec> = fc.record({
   slug: fc.constantFrom(...slugs),
   prompt: price,
   request: fc.constantFrom("0", "0.001"),

@@ -1,13 +1,13 @@
 import * as fc from "fast-check"
 
-export const nonEmptyString = fc.string({ minLength: 1, maxLength: 12 })
-export const tokenId = fc.nat({ max: 200_000 })
+const nonEmptyString = fc.string({ minLength: 1, maxLength: 12 })
+const tokenId = fc.nat({ max: 200_000 })
 
 const media = fc.record({ data: fc.string({ maxLength: 16 }), format: fc.constantFrom("wav", "mp4", "pdf") }, {
   requiredKeys: ["data"]
 })
 
-export const contentPart = fc.oneof(
+const contentPart = fc.oneof(
   fc.record({ type: fc.constant("text" as const), text: nonEmptyString }),
   fc.record({ type: fc.constant("image_url" as const), image_url: fc.record({ url: fc.webUrl() }) }),
   fc.record({ type: fc.constant("input_audio" as const), input_audio: media }),
@@ -15,7 +15,7 @@ export const contentPart = fc.oneof(
   fc.record({ type: fc.constant("input_file" as const), input_file: media })
 )
 
-export const input = fc.oneof(
+const input = fc.oneof(
   nonEmptyString,
   fc.array(nonEmptyString, { minLength: 1, maxLength: 5 }),
   fc.array(tokenId, { minLength: 1, maxLength: 5 }),
@@ -71,7 +71,7 @@ export const trace = fc.record({
   custom: fc.jsonValue()
 }, { requiredKeys: [] })
 
-export const model = fc.tuple(fc.constantFrom("openai", "baai", "switchyard"), fc.stringMatching(/^[a-z0-9][a-z0-9.-]{0,20}$/))
+const model = fc.tuple(fc.constantFrom("openai", "baai", "switchyard"), fc.stringMatching(/^[a-z0-9][a-z0-9.-]{0,20}$/))
   .map(([v, m]) => `${v}/${m}`)
 
 export const embeddingRequest = fc.record({

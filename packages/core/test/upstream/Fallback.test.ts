@@ -83,7 +83,7 @@ describe("Fallback.run", () => {
       assert.strictEqual(api._tag, "BadRequest")
       assert.include(api.message, "'input' must not be empty")
       assert.deepInclude(api.metadata, { provider_name: "together", reason: "InvalidRequest", upstream_status: 400 })
-      assert.deepStrictEqual((api.metadata?.attempts as ReadonlyArray<Fallback.AttemptReport>).map((r) => r.reason), [
+      assert.deepStrictEqual((api.metadata!.attempts as ReadonlyArray<Fallback.AttemptReport>).map((r) => r.reason), [
         "Unavailable",
         "InvalidRequest"
       ])

@@ -1,0 +1,46 @@
+/**
+ * What every management handler shares: the management-key guard, the workspace an operation acts
+ * on, and the current time (from Effect's `Clock`).
+ */
+import { Caller } from "@switchyard/core/api/Authorization"
+import { BadRequest, Forbidden, NotFound } from "@switchyard/core/errors/ApiError"
+import type { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
+import { Clock, Effect } from "effect"
+
+/**
+ * Only a management key may manage keys.
+ */
+export const requireManagement = Effect.gen(function*() {
+  const caller = yield* Caller
+  if (caller.kind !== "management") {
+    return yield* new Forbidden({ message: "This operation requires a management key" })
+  }
+  return caller
+})
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/iu
+
+/**
+ * The workspace a management operation acts on: the requested one if the calling user is a
+ * member of it (400 when it is not a UUID, 404 when not a member), else `fallback`.
+ */
+export const resolveWorkspace = (keys: ApiKeyStore["Service"], requested: string | undefined, fallback: string) =>
+  Effect.gen(function*() {
+    if (requested === undefined) return fallback
+    if (!uuid.test(requested)) {
+      return yield* new BadRequest({
+        message: "workspace_id must be a workspace id in UUID form",
+        metadata: { field: "workspace_id" }
+      })
+    }
+    // Ids are stored in lowercase; a UUID is the same whatever the case of its hex digits.
+    const id = requested.toLowerCase()
+    const caller = yield* Caller
+    if (!(yield* keys.isMember(caller.userId, id))) {
+      return yield* new NotFound({ message: `No workspace ${requested} for this user` })
+    }
+    return id
+  })
+
+/** The current time, as the `Date` the stores take. */
+export const currentTime = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
