@@ -18,6 +18,7 @@ import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { type CallOptions, Embeddings, type Served } from "../embeddings/Embeddings.ts"
 import { Broadcast } from "../embeddings/Broadcast.ts"
 import * as TraceContext from "../embeddings/TraceContext.ts"
+import * as StoreFailure from "../http/StoreFailure.ts"
 import * as RequestFacts from "../observability/RequestFacts.ts"
 import { ForwardedVector } from "../providers/VectorEncoding.ts"
 
@@ -107,6 +108,7 @@ const serveWith = (embeddings: Embeddings["Service"], broadcast: Broadcast["Serv
     const { options, explain, sessionId } = yield* requestOptions(payload, headers)
     return yield* Effect.gen(function*() {
       const served = yield* embeddings.create(caller, payload, options).pipe(
+        Effect.tapError(StoreFailure.note),
         Effect.mapError(EmbeddingsError.toApiError),
         Effect.onExit(noteOutcome(payload.model))
       )

@@ -1,5 +1,6 @@
+import { retryAfterSeconds } from "@switchyard/core/store/StoreUnavailable"
 import { Cause, Context, Effect, Exit, type Types } from "effect"
-import { HttpRouter, HttpServerError, HttpServerRequest, type HttpServerResponse } from "effect/http"
+import { HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { GatewayMetrics } from "./GatewayMetrics.ts"
 import { CurrentRequestFacts, type RequestFacts } from "./RequestFacts.ts"
 import * as RouteTemplates from "./RouteTemplates.ts"
@@ -96,6 +97,13 @@ export const layer = HttpRouter.middleware(
           metrics.record({ method: request.method, route, status, seconds: millis / 1000, facts })
           const line = lineOf(request, route, status, millis, facts)
           if (status < 500) return Effect.logInfo("request").pipe(Effect.annotateLogs(line))
+          const store = facts.store_unavailable
+          if (store !== undefined) {
+            // The one line of a store failure: at error level, with what the store answered.
+            return Effect.logError("request", Cause.fail(store.cause)).pipe(
+              Effect.annotateLogs({ ...line, ...envelopeOf(response), store_operation: store.operation })
+            )
+          }
           const log = status === 500 ? Effect.logError : Effect.logWarning
           if (cause === undefined) return log("request").pipe(Effect.annotateLogs({ ...line, ...envelopeOf(response) }))
           const described = describe(cause)
@@ -104,6 +112,10 @@ export const layer = HttpRouter.middleware(
           )
         }
         return app.pipe(
+          // A store failure is worth retrying shortly: its 503 says when.
+          Effect.map((response) =>
+            facts.store_unavailable === undefined ? response : HttpServerResponse.setHeader(response, "retry-after", String(retryAfterSeconds))
+          ),
           Effect.provideService(CurrentRequestFacts, facts),
           Effect.onExit((exit) =>
             Exit.isSuccess(exit)

@@ -30,6 +30,8 @@ export interface RequestFacts {
   byok?: boolean
   /** The key's own rate limit refused the request. */
   rate_limited?: boolean
+  /** The store failed under the request (a 503): what was asked of it, and why it failed. */
+  store_unavailable?: { readonly operation: string; readonly cause: unknown }
 }
 
 /**

@@ -202,6 +202,7 @@ describe("embeddings statuses", () => {
       const reply = await gateway.embed({ model: "acme/embed", input: "x" })
       expectEnvelope(reply, 503)
       assert.strictEqual(reply.json.error.metadata.reason, "store_unavailable")
+      assert.strictEqual(reply.headers.get("retry-after"), "1")
       assert.notMatch(reply.text, /holds|relation|sql/i)
     } finally {
       await rename("holds_out_of_service", "holds")

@@ -196,8 +196,8 @@ describe("log format and level", () => {
   })
 })
 
-describe(`the gateway's own 500 (${storeKind})`, () => {
-  it("is an error line with its cause; the answer says nothing of it", async () => {
+describe(`a store failure (${storeKind})`, () => {
+  it("is one error line with its cause; the answer is a 503 that says nothing of it", async () => {
     const fake = await FakeOpenAi.start()
     const gateway = await startGateway({
       config: { providers: [provider("alpha", fake.url, {}, [endpoint("acme/embed", { upstream_model: "embed" })])] },
