@@ -1,6 +1,7 @@
 import type { CallerShape } from "@switchyard/core/api/Authorization"
 import * as Cost from "@switchyard/core/catalog/Cost"
 import { type EmbeddingsError, type PreparationError, RequestTimedOut } from "@switchyard/core/errors/EmbeddingsError"
+import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import type * as RoutePlan from "@switchyard/core/routing/RoutePlan"
 import type * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest"
 import { Accounting } from "@switchyard/core/store/Accounting"
@@ -52,7 +53,7 @@ export class Embeddings extends Context.Service<Embeddings, {
     caller: CallerShape,
     request: EmbeddingRequest.EmbeddingRequest,
     options: Preparation.CallOptions
-  ) => Effect.Effect<DryRun, PreparationError>
+  ) => Effect.Effect<DryRun, PreparationError | StoreUnavailable>
 }>()("@switchyard/server/embeddings/Embeddings") {
   static readonly layer = Layer.effect(
     Embeddings,

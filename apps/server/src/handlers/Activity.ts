@@ -10,6 +10,7 @@ import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import type { GenerationRow } from "../store/LedgerReports.ts"
 import { LedgerReports } from "../store/LedgerReports.ts"
 import { requireManagement, resolveWorkspace } from "./Management.ts"
+import * as StoreFailure from "../http/StoreFailure.ts"
 
 /** How many completed UTC days `GET /activity` covers before today. */
 export const activityDays = 30
@@ -87,7 +88,7 @@ export const ActivityHandlers = HttpApiBuilder.group(
     const nameOf = (slug: string) => providerNames.get(slug) ?? slug
     return handlers
       .handle("generation", ({ query }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* Caller
           // A standard key sees its own workspace's generations; a management key those of every
           // workspace its user belongs to.
@@ -95,9 +96,9 @@ export const ActivityHandlers = HttpApiBuilder.group(
           const found = yield* reports.generation(query.id, workspaceIds)
           if (Option.isNone(found)) return yield* new NotFound({ message: `No generation ${query.id}` })
           return { data: toGeneration(found.value, nameOf(found.value.provider)) }
-        }))
+        })))
       .handle("activity", ({ query }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* requireManagement
           const workspaceId = yield* resolveWorkspace(keys, query.workspace_id, caller.workspaceId)
           const now = yield* Clock.currentTimeMillis
@@ -131,6 +132,6 @@ export const ActivityHandlers = HttpApiBuilder.group(
             ...(query.group_by === "workspace" ? { workspace_id: r.workspaceId } : {})
           }))
           return { data }
-        }))
+        })))
   })
 )

@@ -8,6 +8,7 @@ import { Effect, Option, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { refuseNul } from "../http/NulCharacters.ts"
 import { currentTime, requireManagement, resolveWorkspace } from "./Management.ts"
+import * as StoreFailure from "../http/StoreFailure.ts"
 
 const refuseUnsupported = (body: CreateByokBody | UpdateByokBody) => {
   const nul = refuseNul(body)
@@ -38,7 +39,7 @@ export const ByokHandlers = HttpApiBuilder.group(
     })
     return handlers
       .handle("list", ({ query }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* requireManagement
           const workspaceId = yield* resolveWorkspace(keys, query.workspace_id, caller.workspaceId)
           const page = yield* store.list({
@@ -48,9 +49,9 @@ export const ByokHandlers = HttpApiBuilder.group(
             limit: query.limit ?? 50
           })
           return { data: page.data, total_count: page.total }
-        }))
+        })))
       .handle("create", ({ payload }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* requireManagement
           yield* refuseUnsupported(payload)
           const workspaceId = yield* resolveWorkspace(keys, payload.workspace_id, caller.workspaceId)
@@ -63,15 +64,15 @@ export const ByokHandlers = HttpApiBuilder.group(
             now: yield* currentTime
           })
           return { data }
-        }))
+        })))
       .handle("get", ({ params }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const found = yield* store.get(params.id, yield* visible)
           if (Option.isNone(found)) return yield* noCredential(params.id)
           return { data: found.value }
-        }))
+        })))
       .handle("update", ({ params, payload }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const workspaceIds = yield* visible
           yield* refuseUnsupported(payload)
           const updated = yield* store.update(params.id, workspaceIds, {
@@ -82,11 +83,11 @@ export const ByokHandlers = HttpApiBuilder.group(
           })
           if (Option.isNone(updated)) return yield* noCredential(params.id)
           return { data: updated.value }
-        }))
+        })))
       .handle("delete", ({ params }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           if (!(yield* store.remove(params.id, yield* visible))) return yield* noCredential(params.id)
           return { deleted: true as const }
-        }))
+        })))
   })
 )

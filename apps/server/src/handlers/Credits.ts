@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { refuseNul } from "../http/NulCharacters.ts"
 import { requireManagement, resolveWorkspace } from "./Management.ts"
+import * as StoreFailure from "../http/StoreFailure.ts"
 
 const maxGrantNanos = 1_000_000_000n * 1_000_000_000n
 
@@ -26,13 +27,13 @@ export const CreditsHandlers = HttpApiBuilder.group(
     const keys = yield* ApiKeyStore
     return handlers
       .handle("get", ({ query }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* requireManagement
           const workspaceId = yield* resolveWorkspace(keys, query.workspace_id, caller.workspaceId)
           return toWire(yield* accounting.credits(workspaceId).pipe(Effect.catchTag("StoreUnavailable", Effect.die)))
-        }))
+        })))
       .handle("add", ({ payload }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* requireManagement
           yield* refuseNul(payload)
           const workspaceId = yield* resolveWorkspace(keys, payload.workspace_id, caller.workspaceId)
@@ -49,6 +50,6 @@ export const CreditsHandlers = HttpApiBuilder.group(
             note: payload.note ?? null,
             grantedByKeyId: caller.keyId
           }).pipe(Effect.catchTag("StoreUnavailable", Effect.die)))
-        }))
+        })))
   })
 )

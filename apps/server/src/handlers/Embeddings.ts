@@ -236,7 +236,8 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
           const caller = yield* requireStandardKey
           const { options } = yield* requestOptions(payload, (yield* HttpServerRequest.HttpServerRequest).headers)
           const dry = yield* embeddings.dryRun(caller, yield* withModel(payload), options).pipe(
-            Effect.mapError(EmbeddingsError.preparationToApiError)
+            StoreFailure.answer,
+            Effect.mapError((e) => (e._tag === "ServiceUnavailable" ? e : EmbeddingsError.preparationToApiError(e)))
           )
           return {
             object: "embeddings.plan" as const,

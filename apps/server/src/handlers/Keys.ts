@@ -13,6 +13,7 @@ import * as KeySecret from "../auth/KeySecret.ts"
 import { refuseNul } from "../http/NulCharacters.ts"
 import { KeyRateLimit } from "../http/RateLimit.ts"
 import { currentTime, requireManagement, resolveWorkspace } from "./Management.ts"
+import * as StoreFailure from "../http/StoreFailure.ts"
 
 
 const limitNanos = (limit: number | null) => {
@@ -43,7 +44,7 @@ export const KeysHandlers = HttpApiBuilder.group(
       Effect.map(keys.defaultWorkspaceOf(caller.userId), Option.getOrElse(() => caller.workspaceId))
     return handlers
       .handle("list", ({ query }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* requireManagement
           const workspaceId = yield* resolveWorkspace(keys, query.workspace_id, yield* defaultWorkspace(caller))
           // An admin of the workspace lists every member's keys in it; a member their own.
@@ -57,9 +58,9 @@ export const KeysHandlers = HttpApiBuilder.group(
             now: yield* currentTime
           })
           return { data }
-        }))
+        })))
       .handle("create", ({ payload }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* requireManagement
           yield* refuseNul(payload)
           const now = yield* currentTime
@@ -99,16 +100,16 @@ export const KeysHandlers = HttpApiBuilder.group(
             now
           })
           return { data, key: secret }
-        }))
+        })))
       .handle("get", ({ params }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* requireManagement
           const found = yield* keys.get({ userId: caller.userId, hash: params.hash, now: yield* currentTime })
           if (Option.isNone(found)) return yield* noKey(params.hash)
           return { data: found.value }
-        }))
+        })))
       .handle("update", ({ params, payload }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* requireManagement
           yield* refuseNul(payload)
           const now = yield* currentTime
@@ -126,9 +127,9 @@ export const KeysHandlers = HttpApiBuilder.group(
           const updated = yield* keys.update({ userId: caller.userId, hash: params.hash, now, patch })
           if (Option.isNone(updated)) return yield* noKey(params.hash)
           return { data: updated.value }
-        }))
+        })))
       .handle("delete", ({ params }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* requireManagement
           if (params.hash === caller.keyHash) {
             return yield* new BadRequest({ message: "A key cannot delete itself" })
@@ -136,9 +137,9 @@ export const KeysHandlers = HttpApiBuilder.group(
           const removed = yield* keys.remove({ userId: caller.userId, hash: params.hash, now: yield* currentTime })
           if (!removed) return yield* noKey(params.hash)
           return { deleted: true as const }
-        }))
+        })))
       .handle("current", () =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* Caller
           const found = yield* keys.current(caller.keyId, yield* currentTime)
           if (Option.isNone(found)) return yield* Effect.die(new Error("the authenticated key has no record"))
@@ -161,6 +162,6 @@ export const KeysHandlers = HttpApiBuilder.group(
             })
           }
           return { data }
-        }))
+        })))
   })
 )

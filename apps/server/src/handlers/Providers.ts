@@ -13,6 +13,7 @@ import { Clock, Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { EndpointHealth } from "../embeddings/EndpointHealth.ts"
+import * as StoreFailure from "../http/StoreFailure.ts"
 
 const scaled = (p: Percentiles | undefined, factor: number) =>
   p === undefined || p.p50 === undefined || p.p75 === undefined || p.p90 === undefined || p.p99 === undefined
@@ -80,7 +81,7 @@ export const ProvidersHandlers = HttpApiBuilder.group(
 
     return handlers
       .handle("list", () =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* Caller
           const data: Array<ProviderRecord> = []
           for (const provider of providers) {
@@ -96,9 +97,9 @@ export const ProvidersHandlers = HttpApiBuilder.group(
             })
           }
           return { data }
-        }))
+        })))
       .handle("endpoints", ({ params }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* Caller
           const model = `${params.author}/${params.slug}`.toLowerCase()
           const now = yield* Clock.currentTimeMillis
@@ -135,6 +136,6 @@ export const ProvidersHandlers = HttpApiBuilder.group(
               endpoints
             }
           }
-        }))
+        })))
   })
 )

@@ -11,6 +11,7 @@ import { cacheEnabled, Workspaces } from "../embeddings/Workspaces.ts"
 import { refuseNul } from "../http/NulCharacters.ts"
 import { type StoredWorkspace, WorkspaceRepo } from "../store/WorkspaceRepo.ts"
 import { currentTime, requireManagement } from "./Management.ts"
+import * as StoreFailure from "../http/StoreFailure.ts"
 
 
 const noWorkspace = (ref: string) => new NotFound({ message: `No workspace ${ref.slice(0, 100)}` })
@@ -90,23 +91,23 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
     const keysDefault = (userId: string) => Effect.map(keys.defaultWorkspaceOf(userId), Option.getOrUndefined)
     return handlers
       .handle("list", ({ query }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* requireManagement
           const page = yield* repo.list(caller.userId, query.offset ?? 0, query.limit ?? 50)
           return { data: page.data.map(shown), total_count: page.total }
-        }))
+        })))
       .handle("create", ({ payload }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* requireManagement
           yield* refuseNul(payload)
           yield* refuseUnsupported(payload)
           const created = yield* repo.create(caller.userId, payload, yield* currentTime)
           if (Option.isNone(created)) return yield* slugTaken(payload.slug)
           return { data: shown(created.value) }
-        }))
-      .handle("get", ({ params }) => Effect.map(membership(repo, params.id), (found) => ({ data: shown(found.workspace) })))
+        })))
+      .handle("get", ({ params }) => Effect.map(membership(repo, params.id), (found) => ({ data: shown(found.workspace) })).pipe(StoreFailure.answer))
       .handle("update", ({ params, payload }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           yield* refuseNul(payload)
           const found = yield* administered(repo, params.id, "change it")
           yield* refuseUnsupported(payload)
@@ -114,9 +115,9 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
           if (Option.isNone(updated)) return yield* slugTaken(payload.slug ?? "")
           yield* workspaces.forget(found.workspace.id)
           return { data: shown(updated.value) }
-        }))
+        })))
       .handle("delete", ({ params, query }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const found = yield* administered(repo, params.id, "delete it")
           if (found.workspace.id === found.caller.workspaceId) {
             return yield* new BadRequest({ message: "A key cannot delete its own workspace; use a management key of another workspace" })
@@ -137,21 +138,21 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
             })
           }
           return { deleted: true as const }
-        }))
+        })))
       .handle("listMembers", ({ params, query }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const found = yield* membership(repo, params.id)
           const page = yield* repo.members(found.workspace.id, query.offset ?? 0, query.limit ?? 50)
           return { data: page.data, total_count: page.total }
-        }))
+        })))
       .handle("addMembers", ({ params, payload }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const found = yield* administered(repo, params.id, "add members")
           const added = yield* repo.addMembers(found.workspace.id, payload.user_ids, yield* currentTime)
           return { added_count: added.length, data: added }
-        }))
+        })))
       .handle("removeMembers", ({ params, payload }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const found = yield* administered(repo, params.id, "remove members")
           const result = yield* repo.removeMembers(found.workspace.id, payload.user_ids)
           if ("removed" in result) return { removed_count: result.removed }
@@ -165,15 +166,15 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
             message: `User ${result._tag === "ActiveKeys" ? result.userId : ""} still has ${result.count} active API key(s) in this workspace; delete them first`,
             metadata: { reason: "active_keys" }
           })
-        }))
+        })))
       .handle("listBudgets", ({ params }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const found = yield* membership(repo, params.workspace_ref)
           const budgets = yield* repo.budgets(found.workspace.id)
           return { data: budgets.data, include_byok_in_budgets: budgets.includeByok }
-        }))
+        })))
       .handle("getBudget", ({ params }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const found = yield* membership(repo, params.workspace_ref)
           const budgets = yield* repo.budgets(found.workspace.id)
           const budget = budgets.data.find((b) => (b.reset_interval ?? "lifetime") === params.interval)
@@ -181,9 +182,9 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
             return yield* new NotFound({ message: `Workspace ${found.workspace.slug} has no ${params.interval} budget` })
           }
           return { data: budget, include_byok_in_budgets: budgets.includeByok }
-        }))
+        })))
       .handle("setBudget", ({ params, payload }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const found = yield* administered(repo, params.workspace_ref, "set its budgets")
           const limit = nanosFromCredits(payload.limit_usd)
           if (limit === undefined || limit < 0n) {
@@ -195,14 +196,14 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
           const data = yield* repo.setBudget(found.workspace.id, params.interval, limit, payload.include_byok_in_budgets, yield* currentTime)
           const budgets = yield* repo.budgets(found.workspace.id)
           return { data, include_byok_in_budgets: budgets.includeByok }
-        }))
+        })))
       .handle("deleteBudget", ({ params }) =>
-        Effect.gen(function*() {
+        StoreFailure.answer(Effect.gen(function*() {
           const found = yield* administered(repo, params.workspace_ref, "delete its budgets")
           if (!(yield* repo.deleteBudget(found.workspace.id, params.interval))) {
             return yield* new NotFound({ message: `Workspace ${found.workspace.slug} has no ${params.interval} budget` })
           }
           return { deleted: true as const }
-        }))
+        })))
   })
 )

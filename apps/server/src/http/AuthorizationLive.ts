@@ -5,6 +5,7 @@ import { Clock, Effect, Layer, Option, Redacted } from "effect"
 import * as KeySecret from "../auth/KeySecret.ts"
 import * as RequestFacts from "../observability/RequestFacts.ts"
 import { KeyRateLimit } from "./RateLimit.ts"
+import * as StoreFailure from "./StoreFailure.ts"
 
 const refuse = (message: string) => Effect.fail(new Unauthorized({ message }))
 
@@ -27,7 +28,7 @@ export const layer = Layer.effect(
           }
           if (!KeySecret.isWellFormed(secret)) return yield* refuse("Invalid API key")
           const hash = KeySecret.hash(secret)
-          const found = yield* keys.findByHash(hash)
+          const found = yield* keys.findByHash(hash).pipe(StoreFailure.answer)
           if (Option.isNone(found) || !KeySecret.sameHash(found.value.hash, hash)) {
             return yield* refuse("Invalid API key")
           }

@@ -1,3 +1,4 @@
+import { fromSqlError } from "@switchyard/core/store/StoreUnavailable"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import type { OwnKeyRequest } from "@switchyard/core/store/ApiKeyStore"
 import { creditsFromNanos, startsAt } from "@switchyard/core/accounting/UsageWindow"
@@ -112,7 +113,7 @@ export const layer = Layer.effect(
     const one = (now: Date, where: Statement.Fragment) =>
       sql<KeyRow>`${selectKeysWithUsage(sql, now)} WHERE ${where} AND k.deleted_at IS NULL GROUP BY k.id`.pipe(
         Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), (row) => ({ row, record: toRecord(row) }))),
-        Effect.orDie
+        fromSqlError("keys")
       )
     // Every request authenticates by hash: found keys are kept for a few seconds. This process
     // forgets a key the moment it updates or removes it; another replica's change is seen within
@@ -140,7 +141,7 @@ export const layer = Layer.effect(
             expiresAt: r.expires_at === null ? null : new Date(r.expires_at)
           }))
         ),
-        Effect.orDie
+        fromSqlError("keys")
       ), {
       capacity: 10_000,
       timeToLive: (exit) => Exit.isSuccess(exit) && Option.isSome(exit.value) ? keyCacheTtl : Duration.zero
@@ -166,27 +167,27 @@ export const layer = Layer.effect(
           ORDER BY k.seq
           LIMIT ${request.limit} OFFSET ${request.offset}`.pipe(
           Effect.map((rows) => rows.map(toRecord)),
-          Effect.orDie
+          fromSqlError("keys")
         ),
       defaultWorkspaceOf: (userId) =>
         sql<{ default_workspace_id: string }>`SELECT default_workspace_id FROM users WHERE id = ${userId}`.pipe(
           Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), (r) => r.default_workspace_id)),
-          Effect.orDie
+          fromSqlError("keys")
         ),
       isMember: (userId, workspaceId) =>
         sql<{ n: number }>`SELECT 1 AS n FROM memberships WHERE user_id = ${userId} AND workspace_id = ${workspaceId}`.pipe(
           Effect.map((rows) => rows.length > 0),
-          Effect.orDie
+          fromSqlError("keys")
         ),
       roleIn: (userId, workspaceId) =>
         sql<{ role: string }>`SELECT role FROM memberships WHERE user_id = ${userId} AND workspace_id = ${workspaceId}`.pipe(
           Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), (r) => (r.role === "member" ? "member" as const : "admin" as const))),
-          Effect.orDie
+          fromSqlError("keys")
         ),
       workspacesOf: (userId) =>
         sql<{ workspace_id: string }>`SELECT workspace_id FROM memberships WHERE user_id = ${userId} ORDER BY workspace_id`.pipe(
           Effect.map((rows) => rows.map((r) => r.workspace_id)),
-          Effect.orDie
+          fromSqlError("keys")
         ),
       get: own,
       current: (keyId, now) =>
@@ -194,7 +195,7 @@ export const layer = Layer.effect(
           const found = yield* one(now, sql`k.id = ${keyId}`)
           if (Option.isNone(found)) return Option.none()
           const counted = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ledger
-            WHERE key_id = ${keyId} AND cost_nanos = 0 AND created_at >= ${startsAt(now).day}`.pipe(Effect.orDie)
+            WHERE key_id = ${keyId} AND cost_nanos = 0 AND created_at >= ${startsAt(now).day}`.pipe(fromSqlError("keys"))
           return Option.some({
             record: found.value.record,
             kind: found.value.row.kind,
@@ -208,7 +209,7 @@ export const layer = Layer.effect(
               include_byok_in_limit, expires_at, external_user, created_at)
             VALUES (${id}, ${request.hash}, ${request.kind ?? "standard"}, ${request.name}, ${request.label}, ${request.userId}, ${request.workspaceId},
               ${request.limitNanos === null ? null : request.limitNanos.toString()}::bigint, ${request.limitReset},
-              ${request.includeByokInLimit}, ${request.expiresAt}, ${request.externalUser}, ${request.now})`.pipe(Effect.orDie)
+              ${request.includeByokInLimit}, ${request.expiresAt}, ${request.externalUser}, ${request.now})`.pipe(fromSqlError("keys"))
           const created = yield* one(request.now, sql`k.id = ${id}`)
           return Option.getOrThrow(created).record
         }),
@@ -225,7 +226,7 @@ export const layer = Layer.effect(
             ...(p.expiresAt !== undefined ? { expires_at: p.expiresAt } : {})
           }
           const updated = yield* sql<{ id: string }>`UPDATE api_keys SET ${sql.update(changes)}
-            WHERE hash = ${request.hash} AND ${reachable(request.userId)} AND deleted_at IS NULL RETURNING id`.pipe(Effect.orDie)
+            WHERE hash = ${request.hash} AND ${reachable(request.userId)} AND deleted_at IS NULL RETURNING id`.pipe(fromSqlError("keys"))
           yield* Effect.forEach(updated, (row) => forget(request.hash, row.id), { discard: true })
           if (updated.length === 0) return Option.none()
           return yield* own(request)
@@ -233,7 +234,7 @@ export const layer = Layer.effect(
       remove: (request) =>
         sql<{ id: string }>`UPDATE api_keys SET deleted_at = ${request.now}, disabled = true, updated_at = ${request.now}
           WHERE hash = ${request.hash} AND ${reachable(request.userId)} AND deleted_at IS NULL RETURNING id`.pipe(
-          Effect.orDie,
+          fromSqlError("keys"),
           Effect.tap((rows) => Effect.forEach(rows, (row) => forget(request.hash, row.id), { discard: true })),
           Effect.map((rows) => rows.length > 0)
         )

@@ -1,3 +1,4 @@
+import { fromSqlError } from "@switchyard/core/store/StoreUnavailable"
 import type { ByokKey } from "@switchyard/core/schema/Byok"
 import { ByokStore, CredentialUnreadable } from "@switchyard/core/store/ByokStore"
 import { Cache, Data, Duration, Effect, Layer, Option, Redacted } from "effect"
@@ -54,7 +55,7 @@ export const layer = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     const cipher = yield* CredentialCipher
 
-    const foreign = yield* sql<{ key_id: string }>`SELECT DISTINCT split_part(secret, '.', 2) AS key_id FROM byok_credentials`.pipe(Effect.orDie)
+    const foreign = yield* sql<{ key_id: string }>`SELECT DISTINCT split_part(secret, '.', 2) AS key_id FROM byok_credentials`.pipe(fromSqlError("byok"))
     if (foreign.some((r) => r.key_id !== cipher.keyId)) {
       return yield* new CredentialKeyMismatch({
         message: "The store holds BYOK credentials sealed with another secret key. Start every replica with the same " +
@@ -75,7 +76,7 @@ export const layer = Layer.effect(
         return sql<{ id: string; secret: string }>`SELECT id, secret FROM byok_credentials
           WHERE workspace_id = ${workspaceId} AND provider = ${providerSlug} AND NOT disabled
           ORDER BY sort_order, created_at, id LIMIT 1`.pipe(
-          Effect.orDie,
+          fromSqlError("byok"),
           Effect.flatMap((rows) => {
             const row = rows[0]
             if (row === undefined) return Effect.succeed(Option.none<Redacted.Redacted<string>>())
@@ -105,7 +106,7 @@ export const layer = Layer.effect(
     const byId = (id: string, workspaceIds: ReadonlyArray<string>) =>
       sql<CredentialRow>`SELECT ${sql.unsafe(columns)} FROM byok_credentials WHERE id = ${id} AND ${inWorkspaces(workspaceIds)}`.pipe(
         Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), toKey)),
-        Effect.orDie
+        fromSqlError("byok")
       )
 
     return ByokStore.of({
@@ -117,9 +118,9 @@ export const layer = Layer.effect(
           const rows = yield* sql<CredentialRow>`SELECT ${sql.unsafe(columns)} FROM byok_credentials
             WHERE ${inWorkspaces(request.workspaceIds)} AND ${provider}
             ORDER BY workspace_id, provider, sort_order, created_at, id
-            LIMIT ${request.limit} OFFSET ${request.offset}`.pipe(Effect.orDie)
+            LIMIT ${request.limit} OFFSET ${request.offset}`.pipe(fromSqlError("byok"))
           const counted = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM byok_credentials
-            WHERE ${inWorkspaces(request.workspaceIds)} AND ${provider}`.pipe(Effect.orDie)
+            WHERE ${inWorkspaces(request.workspaceIds)} AND ${provider}`.pipe(fromSqlError("byok"))
           return { data: rows.map(toKey), total: counted[0]?.n ?? 0 }
         }),
       get: byId,
@@ -132,13 +133,13 @@ export const layer = Layer.effect(
               ${secret}, ${request.disabled},
               (SELECT COALESCE(MAX(sort_order) + 1, 0) FROM byok_credentials
                 WHERE workspace_id = ${request.workspaceId} AND provider = ${request.provider}),
-              ${request.now})`.pipe(Effect.orDie, Effect.ensuring(forgetWorkspace(request.workspaceId)))
+              ${request.now})`.pipe(fromSqlError("byok"), Effect.ensuring(forgetWorkspace(request.workspaceId)))
           return Option.getOrThrow(yield* byId(id, [request.workspaceId]))
         }),
       update: (id, workspaceIds, patch) =>
         Effect.gen(function*() {
           const found = yield* sql<{ workspace_id: string; provider: string }>`SELECT workspace_id, provider FROM byok_credentials
-            WHERE id = ${id} AND ${inWorkspaces(workspaceIds)}`.pipe(Effect.orDie)
+            WHERE id = ${id} AND ${inWorkspaces(workspaceIds)}`.pipe(fromSqlError("byok"))
           const row = found[0]
           if (row === undefined) return Option.none()
           const changes: Record<string, unknown> = {
@@ -153,7 +154,7 @@ export const layer = Layer.effect(
               : {})
           }
           yield* sql`UPDATE byok_credentials SET ${sql.update(changes)} WHERE id = ${id}`.pipe(
-            Effect.orDie,
+            fromSqlError("byok"),
             Effect.ensuring(forgetWorkspace(row.workspace_id))
           )
           return yield* byId(id, workspaceIds)
@@ -161,7 +162,7 @@ export const layer = Layer.effect(
       remove: (id, workspaceIds) =>
         sql<{ id: string; workspace_id: string }>`DELETE FROM byok_credentials WHERE id = ${id} AND ${inWorkspaces(workspaceIds)}
           RETURNING id, workspace_id`.pipe(
-          Effect.orDie,
+          fromSqlError("byok"),
           Effect.tap((rows) => Effect.forEach(rows, (row) => forgetWorkspace(row.workspace_id), { discard: true })),
           Effect.map((rows) => rows.length > 0)
         )

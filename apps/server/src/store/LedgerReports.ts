@@ -1,3 +1,5 @@
+import { fromSqlError } from "@switchyard/core/store/StoreUnavailable"
+import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 
@@ -47,8 +49,8 @@ export interface ActivityFilter {
  */
 export class LedgerReports extends Context.Service<LedgerReports, {
   /** The generation, when it belongs to one of these workspaces. */
-  readonly generation: (generationId: string, workspaceIds: ReadonlyArray<string>) => Effect.Effect<Option.Option<GenerationRow>>
-  readonly activity: (filter: ActivityFilter) => Effect.Effect<ReadonlyArray<ActivityRow>>
+  readonly generation: (generationId: string, workspaceIds: ReadonlyArray<string>) => Effect.Effect<Option.Option<GenerationRow>, StoreUnavailable>
+  readonly activity: (filter: ActivityFilter) => Effect.Effect<ReadonlyArray<ActivityRow>, StoreUnavailable>
 }>()("@switchyard/server/store/LedgerReports") {
   static readonly layer = Layer.effect(
     LedgerReports,
@@ -74,7 +76,7 @@ export class LedgerReports extends Context.Service<LedgerReports, {
             l.cached_items, l.cached_tokens, l.cost_nanos::text AS cost_nanos, l.is_byok, l.latency_ms, l.created_at, k.external_user
           FROM ledger l JOIN api_keys k ON k.id = l.key_id
           WHERE l.generation_id = ${generationId} AND l.workspace_id IN ${sql.in(workspaceIds)}`.pipe(
-          Effect.orDie,
+          fromSqlError("ledger"),
           Effect.map((rows) =>
             Option.map(Option.fromNullishOr(rows[0]), (r): GenerationRow => ({
               generationId: r.generation_id,
@@ -116,7 +118,7 @@ export class LedgerReports extends Context.Service<LedgerReports, {
             AND (${filter.userId ?? null}::text IS NULL OR k.user_id = ${filter.userId ?? null})
           GROUP BY 1, 2, 3, 4
           ORDER BY 1 DESC, 3, 4`.pipe(
-          Effect.orDie,
+          fromSqlError("ledger"),
           Effect.map((rows) =>
             rows.map((r): ActivityRow => ({
               day: r.day,

@@ -1,3 +1,5 @@
+import { fromSqlError } from "@switchyard/core/store/StoreUnavailable"
+import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import type { BudgetInterval, MemberRole, WorkspaceBudget, WorkspaceMember, WorkspaceRecord } from "@switchyard/core/schema/Workspace"
 import { Context, Effect, Layer, Option } from "effect"
@@ -120,22 +122,22 @@ export type Blocked =
  */
 export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
   /** The user's membership of the workspace with this id or slug. */
-  readonly find: (userId: string, ref: string) => Effect.Effect<Option.Option<Membership>>
-  readonly list: (userId: string, offset: number, limit: number) => Effect.Effect<{ readonly data: ReadonlyArray<StoredWorkspace>; readonly total: number }>
+  readonly find: (userId: string, ref: string) => Effect.Effect<Option.Option<Membership>, StoreUnavailable>
+  readonly list: (userId: string, offset: number, limit: number) => Effect.Effect<{ readonly data: ReadonlyArray<StoredWorkspace>; readonly total: number }, StoreUnavailable>
   /** `None` when the slug is taken. The creator becomes its admin. */
-  readonly create: (userId: string, settings: WorkspaceSettings & { readonly name: string; readonly slug: string }, now: Date) => Effect.Effect<Option.Option<StoredWorkspace>>
+  readonly create: (userId: string, settings: WorkspaceSettings & { readonly name: string; readonly slug: string }, now: Date) => Effect.Effect<Option.Option<StoredWorkspace>, StoreUnavailable>
   /** `None` when the new slug is taken. */
-  readonly update: (workspaceId: string, settings: WorkspaceSettings, now: Date) => Effect.Effect<Option.Option<StoredWorkspace>>
-  readonly remove: (workspaceId: string, now: Date) => Effect.Effect<Option.Option<Blocked>>
-  readonly members: (workspaceId: string, offset: number, limit: number) => Effect.Effect<{ readonly data: ReadonlyArray<WorkspaceMember>; readonly total: number }>
+  readonly update: (workspaceId: string, settings: WorkspaceSettings, now: Date) => Effect.Effect<Option.Option<StoredWorkspace>, StoreUnavailable>
+  readonly remove: (workspaceId: string, now: Date) => Effect.Effect<Option.Option<Blocked>, StoreUnavailable>
+  readonly members: (workspaceId: string, offset: number, limit: number) => Effect.Effect<{ readonly data: ReadonlyArray<WorkspaceMember>; readonly total: number }, StoreUnavailable>
   /** Adds users (creating unknown user ids) as members; returns the memberships added. */
-  readonly addMembers: (workspaceId: string, userIds: ReadonlyArray<string>, now: Date) => Effect.Effect<ReadonlyArray<WorkspaceMember>>
-  readonly removeMembers: (workspaceId: string, userIds: ReadonlyArray<string>) => Effect.Effect<{ readonly removed: number } | Blocked>
-  readonly budgets: (workspaceId: string) => Effect.Effect<{ readonly data: ReadonlyArray<WorkspaceBudget>; readonly includeByok: boolean }>
-  readonly setBudget: (workspaceId: string, interval: BudgetInterval, limitNanos: bigint, includeByok: boolean | undefined, now: Date) => Effect.Effect<WorkspaceBudget>
+  readonly addMembers: (workspaceId: string, userIds: ReadonlyArray<string>, now: Date) => Effect.Effect<ReadonlyArray<WorkspaceMember>, StoreUnavailable>
+  readonly removeMembers: (workspaceId: string, userIds: ReadonlyArray<string>) => Effect.Effect<{ readonly removed: number } | Blocked, StoreUnavailable>
+  readonly budgets: (workspaceId: string) => Effect.Effect<{ readonly data: ReadonlyArray<WorkspaceBudget>; readonly includeByok: boolean }, StoreUnavailable>
+  readonly setBudget: (workspaceId: string, interval: BudgetInterval, limitNanos: bigint, includeByok: boolean | undefined, now: Date) => Effect.Effect<WorkspaceBudget, StoreUnavailable>
   /** Limits in nanos by interval, for the ordering rule. */
-  readonly budgetLimits: (workspaceId: string) => Effect.Effect<ReadonlyMap<BudgetInterval, bigint>>
-  readonly deleteBudget: (workspaceId: string, interval: BudgetInterval) => Effect.Effect<boolean>
+  readonly budgetLimits: (workspaceId: string) => Effect.Effect<ReadonlyMap<BudgetInterval, bigint>, StoreUnavailable>
+  readonly deleteBudget: (workspaceId: string, interval: BudgetInterval) => Effect.Effect<boolean, StoreUnavailable>
 }>()("@switchyard/server/store/WorkspaceRepo") {
   static readonly layer = Layer.effect(
     WorkspaceRepo,
@@ -143,26 +145,26 @@ export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
       const sql = yield* SqlClient.SqlClient
       const changes = yield* StoreChanges
       // A change to a workspace's settings or budgets reaches what every replica keeps of its keys' facts.
-      const told = (workspaceId: string) => <A>(self: Effect.Effect<A>): Effect.Effect<A> =>
+      const told = (workspaceId: string) => <A, E>(self: Effect.Effect<A, E>): Effect.Effect<A, E> =>
         Effect.tap(self, () => changes.changed({ _tag: "Workspace", workspaceId }))
 
       const find = (userId: string, ref: string) =>
         sql<WorkspaceRow & { readonly role: string }>`SELECT ${sql.unsafe(workspaceColumns)}, m.role
             FROM workspaces w JOIN memberships m ON m.workspace_id = w.id AND m.user_id = ${userId}
             WHERE w.deleted_at IS NULL AND (w.id = ${ref} OR w.slug = ${ref})`.pipe(
-          Effect.orDie,
+          fromSqlError("workspaces"),
           Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), (row) => ({ workspace: toRecord(row), role: roleOf(row.role) })))
         )
 
       const byId = (workspaceId: string) =>
         sql<WorkspaceRow>`SELECT ${sql.unsafe(workspaceColumns)} FROM workspaces w WHERE w.id = ${workspaceId}`.pipe(
-          Effect.orDie,
+          fromSqlError("workspaces"),
           Effect.map((rows) => toRecord(rows[0]!))
         )
 
       const slugTaken = (slug: string, except: string | null) =>
         sql<{ n: number }>`SELECT 1 AS n FROM workspaces WHERE slug = ${slug} AND deleted_at IS NULL
-            AND (${except}::text IS NULL OR id <> ${except})`.pipe(Effect.orDie, Effect.map((rows) => rows.length > 0))
+            AND (${except}::text IS NULL OR id <> ${except})`.pipe(fromSqlError("workspaces"), Effect.map((rows) => rows.length > 0))
 
       const lockSlugs = sql`SELECT pg_advisory_xact_lock(7032)`
 
@@ -170,10 +172,10 @@ export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
         Effect.gen(function*() {
           const rows = yield* sql<WorkspaceRow>`SELECT ${sql.unsafe(workspaceColumns)}
               FROM workspaces w JOIN memberships m ON m.workspace_id = w.id AND m.user_id = ${userId}
-              WHERE w.deleted_at IS NULL ORDER BY w.created_at, w.id LIMIT ${limit} OFFSET ${offset}`.pipe(Effect.orDie)
+              WHERE w.deleted_at IS NULL ORDER BY w.created_at, w.id LIMIT ${limit} OFFSET ${offset}`.pipe(fromSqlError("workspaces"))
           const total = yield* sql<{ n: number }>`SELECT count(*)::int AS n
               FROM workspaces w JOIN memberships m ON m.workspace_id = w.id AND m.user_id = ${userId}
-              WHERE w.deleted_at IS NULL`.pipe(Effect.orDie)
+              WHERE w.deleted_at IS NULL`.pipe(fromSqlError("workspaces"))
           return { data: rows.map(toRecord), total: Number(total[0]!.n) }
         })
 
@@ -190,7 +192,7 @@ export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
           yield* sql`INSERT INTO memberships (user_id, workspace_id, role, id, created_at)
             VALUES (${userId}, ${id}, 'admin', ${Crypto.randomUUID()}, ${now})`
           return Option.some(yield* byId(id))
-        })).pipe(Effect.orDie)
+        })).pipe(fromSqlError("workspaces"))
 
       const update = (workspaceId: string, settings: WorkspaceSettings, now: Date) =>
         sql.withTransaction(Effect.gen(function*() {
@@ -209,7 +211,7 @@ export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
             yield* sql`UPDATE workspaces SET ${sql.update({ ...changes, updated_at: now })} WHERE id = ${workspaceId}`
           }
           return Option.some(yield* byId(workspaceId))
-        })).pipe(Effect.orDie)
+        })).pipe(fromSqlError("workspaces"))
 
       const remove = (workspaceId: string, now: Date) =>
         sql.withTransaction(Effect.gen(function*() {
@@ -229,14 +231,14 @@ export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
           yield* sql`DELETE FROM byok_credentials WHERE workspace_id = ${workspaceId}`
           yield* sql`UPDATE workspaces SET deleted_at = ${now}, updated_at = ${now} WHERE id = ${workspaceId}`
           return Option.none<Blocked>()
-        })).pipe(Effect.orDie)
+        })).pipe(fromSqlError("workspaces"))
 
       const members = (workspaceId: string, offset: number, limit: number) =>
         Effect.gen(function*() {
           const rows = yield* sql<MemberRow>`SELECT id, user_id, workspace_id, role, created_at FROM memberships
-              WHERE workspace_id = ${workspaceId} ORDER BY created_at, user_id LIMIT ${limit} OFFSET ${offset}`.pipe(Effect.orDie)
+              WHERE workspace_id = ${workspaceId} ORDER BY created_at, user_id LIMIT ${limit} OFFSET ${offset}`.pipe(fromSqlError("workspaces"))
           const total = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM memberships WHERE workspace_id = ${workspaceId}`.pipe(
-            Effect.orDie
+            fromSqlError("workspaces")
           )
           return { data: rows.map(toMember), total: Number(total[0]!.n) }
         })
@@ -254,7 +256,7 @@ export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
             if (rows[0] !== undefined) added.push(toMember(rows[0]))
           }
           return added
-        })).pipe(Effect.orDie)
+        })).pipe(fromSqlError("workspaces"))
 
       const removeMembers = (workspaceId: string, userIds: ReadonlyArray<string>) =>
         sql.withTransaction(Effect.gen(function*() {
@@ -278,18 +280,18 @@ export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
               FROM (SELECT DISTINCT ON (user_id) user_id, workspace_id FROM memberships ORDER BY user_id, created_at) m
               WHERE u.id = m.user_id AND u.default_workspace_id = ${workspaceId} AND u.id IN ${sql.in(ids)}`
           return { removed: removed.length }
-        })).pipe(Effect.orDie)
+        })).pipe(fromSqlError("workspaces"))
 
       const includeByok = (workspaceId: string) =>
         sql<{ b: boolean }>`SELECT include_byok_in_budgets AS b FROM workspaces WHERE id = ${workspaceId}`.pipe(
-          Effect.orDie,
+          fromSqlError("workspaces"),
           Effect.map((rows) => rows[0]?.b === true)
         )
 
       const budgetRows = (workspaceId: string) =>
         sql<BudgetRow>`SELECT id, workspace_id, interval, limit_nanos::text AS limit_nanos, created_at, updated_at
             FROM workspace_budgets WHERE workspace_id = ${workspaceId}
-            ORDER BY array_position(ARRAY['daily', 'weekly', 'monthly', 'lifetime'], interval)`.pipe(Effect.orDie)
+            ORDER BY array_position(ARRAY['daily', 'weekly', 'monthly', 'lifetime'], interval)`.pipe(fromSqlError("workspaces"))
 
       const budgets = (workspaceId: string) =>
         Effect.gen(function*() {
@@ -310,11 +312,11 @@ export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
               ON CONFLICT (workspace_id, interval) DO UPDATE SET limit_nanos = EXCLUDED.limit_nanos, updated_at = EXCLUDED.updated_at
               RETURNING id, workspace_id, interval, limit_nanos::text AS limit_nanos, created_at, updated_at`
           return toBudget(rows[0]!)
-        })).pipe(Effect.orDie)
+        })).pipe(fromSqlError("workspaces"))
 
       const deleteBudget = (workspaceId: string, interval: BudgetInterval) =>
         sql`DELETE FROM workspace_budgets WHERE workspace_id = ${workspaceId} AND interval = ${interval} RETURNING id`.pipe(
-          Effect.orDie,
+          fromSqlError("workspaces"),
           Effect.map((rows) => rows.length > 0)
         )
 

@@ -72,3 +72,52 @@ describe("GET /api/v1/health with the store down", () => {
     }
   }, 120_000)
 })
+
+describe("requests with the store down", () => {
+  it("get 503 in the envelope with Retry-After while PostgreSQL is unreachable, never a 500 or a hang, and 200 once it is back", async () => {
+    const database = await freshDatabase()
+    const link = await relay(new URL(database))
+    const server = await startServer({ databaseUrl: link.url })
+    const call = async (method: string, path: string, key: string, body?: unknown) => {
+      const response = await fetch(`${server.baseUrl}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(20_000)
+      })
+      return { status: response.status, retryAfter: response.headers.get("retry-after"), body: await response.json() as any }
+    }
+    try {
+      // A key that exists but that this process has never authenticated: its lookup must reach the store.
+      const created = await call("POST", "/keys", server.managementKey, { name: "unseen" })
+      assert.strictEqual(created.status, 201)
+      const unseen = created.body.key as string
+      const requests = [
+        () => call("GET", "/keys", server.managementKey),
+        () => call("POST", "/keys", server.managementKey, { name: "during the cut" }),
+        () => call("GET", "/workspaces", server.managementKey),
+        () => call("POST", "/embeddings", unseen, { model: "switchyard/local-embed", input: "hello", dimensions: 8 })
+      ]
+      await link.cut()
+      for (const [i, request] of requests.entries()) {
+        const reply = await request()
+        assert.strictEqual(reply.status, 503, `request ${i}: ${JSON.stringify(reply.body)}`)
+        assert.strictEqual(reply.body.error.code, 503)
+        assert.strictEqual(reply.body.error.metadata.reason, "store_unavailable")
+        assert.strictEqual(reply.retryAfter, "1", `request ${i} says when to retry`)
+        assert.notInclude(JSON.stringify(reply.body), new URL(database).pathname.slice(1), "the answer does not name the database")
+      }
+      await link.open()
+      for (const [i, request] of requests.entries()) {
+        // The pool may hand out one connection the cut broke before it finds out: ask again until it has.
+        let reply = await request()
+        for (let attempt = 0; attempt < 20 && reply.status === 503; attempt++) reply = await request()
+        assert.include([200, 201], reply.status, `request ${i} after the restore: ${JSON.stringify(reply.body)}`)
+      }
+    } finally {
+      await link.open().catch(() => undefined)
+      await server.close().catch(() => undefined)
+      await dropDatabase(database)
+    }
+  }, 120_000)
+})

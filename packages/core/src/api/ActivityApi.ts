@@ -9,7 +9,7 @@ import { wire } from "../errors/ApiError.ts"
 import { ActivityQuery, ActivityResponse, GenerationQuery, GenerationResponse } from "../schema/Activity.ts"
 import { Authorization } from "./Authorization.ts"
 
-const errors = [wire[400], wire[403], wire[404], wire[429], wire[500]]
+const errors = [wire[400], wire[403], wire[404], wire[429], wire[500], wire[503]]
 
 /**
  * `GET /generation?id=` (any key of the generation's workspace) and `GET /activity` (a

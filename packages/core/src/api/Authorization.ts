@@ -39,7 +39,7 @@ export class Authorization extends HttpApiMiddleware.Service<Authorization, { pr
   {
     requiredForClient: true,
     security: { bearer: HttpApiSecurity.bearer },
-    error: [wire[401], wire[429]]
+    error: [wire[401], wire[429], wire[503]]
   }
 ) {}
 

@@ -16,7 +16,7 @@ import {
 } from "../schema/Byok.ts"
 import { Authorization } from "./Authorization.ts"
 
-const errors = [wire[400], wire[403], wire[404], wire[429], wire[500]]
+const errors = [wire[400], wire[403], wire[404], wire[429], wire[500], wire[503]]
 
 /**
  * `GET|POST /byok` and `GET|PATCH|DELETE /byok/{id}`, for a management key. Secrets go in and

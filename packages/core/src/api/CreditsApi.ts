@@ -9,7 +9,7 @@ import { wire } from "../errors/ApiError.ts"
 import { AddCreditsBody, CreditsQuery, CreditsResponse } from "../schema/Credits.ts"
 import { Authorization } from "./Authorization.ts"
 
-const errors = [wire[400], wire[403], wire[404], wire[429], wire[500]]
+const errors = [wire[400], wire[403], wire[404], wire[429], wire[500], wire[503]]
 
 /**
  * `GET /credits` (the workspace's `total_credits` and `total_usage`) and `POST /credits`

@@ -24,7 +24,7 @@ import {
 } from "../schema/ApiKey.ts"
 import { Authorization } from "./Authorization.ts"
 
-const errors = [wire[400], wire[403], wire[404], wire[429], wire[500]]
+const errors = [wire[400], wire[403], wire[404], wire[429], wire[500], wire[503]]
 
 /**
  * `GET /keys`, `POST /keys`, `GET|PATCH|DELETE /keys/{hash}` and `GET /key`.
@@ -45,7 +45,7 @@ export class KeysApi extends HttpApiGroup.make("keys")
     }),
     HttpApiEndpoint.get("current", "/key", {
       success: CurrentKeyResponse,
-      error: [wire[429], wire[500]]
+      error: [wire[429], wire[500], wire[503]]
     }),
     HttpApiEndpoint.get("get", "/keys/:hash", {
       params: KeyHashParams,

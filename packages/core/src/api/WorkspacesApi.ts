@@ -32,7 +32,7 @@ import {
 } from "../schema/Workspace.ts"
 import { Authorization } from "./Authorization.ts"
 
-const errors = [wire[400], wire[403], wire[404], wire[429], wire[500]]
+const errors = [wire[400], wire[403], wire[404], wire[429], wire[500], wire[503]]
 
 /**
  * `GET|POST /workspaces`, `GET|PATCH|DELETE /workspaces/{id}`, `GET /workspaces/{id}/members`,

@@ -3,6 +3,7 @@
  *
  * @since 0.1.0
  */
+import type { StoreUnavailable } from "./StoreUnavailable.ts"
 import { Context } from "effect"
 import type { Effect, Option } from "effect"
 import type { ApiKeyRecord, LimitReset } from "../schema/ApiKey.ts"
@@ -96,18 +97,18 @@ export interface CurrentKey {
  * @since 0.1.0
  */
 export class ApiKeyStore extends Context.Service<ApiKeyStore, {
-  readonly findByHash: (hash: string) => Effect.Effect<Option.Option<KeyIdentity>>
-  readonly list: (request: ListKeysRequest) => Effect.Effect<ReadonlyArray<ApiKeyRecord>>
-  readonly defaultWorkspaceOf: (userId: string) => Effect.Effect<Option.Option<string>>
-  readonly isMember: (userId: string, workspaceId: string) => Effect.Effect<boolean>
+  readonly findByHash: (hash: string) => Effect.Effect<Option.Option<KeyIdentity>, StoreUnavailable>
+  readonly list: (request: ListKeysRequest) => Effect.Effect<ReadonlyArray<ApiKeyRecord>, StoreUnavailable>
+  readonly defaultWorkspaceOf: (userId: string) => Effect.Effect<Option.Option<string>, StoreUnavailable>
+  readonly isMember: (userId: string, workspaceId: string) => Effect.Effect<boolean, StoreUnavailable>
   /** The user's role in the workspace; `None` when not a member. */
-  readonly roleIn: (userId: string, workspaceId: string) => Effect.Effect<Option.Option<"admin" | "member">>
+  readonly roleIn: (userId: string, workspaceId: string) => Effect.Effect<Option.Option<"admin" | "member">, StoreUnavailable>
   /** Every workspace the user is a member of. */
-  readonly workspacesOf: (userId: string) => Effect.Effect<ReadonlyArray<string>>
-  readonly get: (request: OwnKeyRequest) => Effect.Effect<Option.Option<ApiKeyRecord>>
-  readonly current: (keyId: string, now: Date) => Effect.Effect<Option.Option<CurrentKey>>
-  readonly create: (request: CreateKeyRequest) => Effect.Effect<ApiKeyRecord>
-  readonly update: (request: OwnKeyRequest & { readonly patch: KeyPatch }) => Effect.Effect<Option.Option<ApiKeyRecord>>
+  readonly workspacesOf: (userId: string) => Effect.Effect<ReadonlyArray<string>, StoreUnavailable>
+  readonly get: (request: OwnKeyRequest) => Effect.Effect<Option.Option<ApiKeyRecord>, StoreUnavailable>
+  readonly current: (keyId: string, now: Date) => Effect.Effect<Option.Option<CurrentKey>, StoreUnavailable>
+  readonly create: (request: CreateKeyRequest) => Effect.Effect<ApiKeyRecord, StoreUnavailable>
+  readonly update: (request: OwnKeyRequest & { readonly patch: KeyPatch }) => Effect.Effect<Option.Option<ApiKeyRecord>, StoreUnavailable>
   /** Deletes the key (it stops authenticating; its ledger rows stay). False when there was none. */
-  readonly remove: (request: OwnKeyRequest) => Effect.Effect<boolean>
+  readonly remove: (request: OwnKeyRequest) => Effect.Effect<boolean, StoreUnavailable>
 }>()("@switchyard/core/store/ApiKeyStore") {}

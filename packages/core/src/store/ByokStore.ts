@@ -17,6 +17,7 @@
  *
  * @since 0.1.0
  */
+import type { StoreUnavailable } from "./StoreUnavailable.ts"
 import { Context, Data } from "effect"
 import type { Effect, Option, Redacted } from "effect"
 import type { ByokKey } from "../schema/Byok.ts"
@@ -81,11 +82,11 @@ export class ByokStore extends Context.Service<ByokStore, {
   readonly credentialFor: (
     workspaceId: string,
     providerSlug: string
-  ) => Effect.Effect<Option.Option<Redacted.Redacted<string>>, CredentialUnreadable>
-  readonly list: (request: ListCredentials) => Effect.Effect<{ readonly data: ReadonlyArray<ByokKey>; readonly total: number }>
+  ) => Effect.Effect<Option.Option<Redacted.Redacted<string>>, CredentialUnreadable | StoreUnavailable>
+  readonly list: (request: ListCredentials) => Effect.Effect<{ readonly data: ReadonlyArray<ByokKey>; readonly total: number }, StoreUnavailable>
   /** A credential by id, only if it belongs to one of `workspaceIds`. */
-  readonly get: (id: string, workspaceIds: ReadonlyArray<string>) => Effect.Effect<Option.Option<ByokKey>>
-  readonly create: (request: CreateCredential) => Effect.Effect<ByokKey>
-  readonly update: (id: string, workspaceIds: ReadonlyArray<string>, patch: UpdateCredential) => Effect.Effect<Option.Option<ByokKey>>
-  readonly remove: (id: string, workspaceIds: ReadonlyArray<string>) => Effect.Effect<boolean>
+  readonly get: (id: string, workspaceIds: ReadonlyArray<string>) => Effect.Effect<Option.Option<ByokKey>, StoreUnavailable>
+  readonly create: (request: CreateCredential) => Effect.Effect<ByokKey, StoreUnavailable>
+  readonly update: (id: string, workspaceIds: ReadonlyArray<string>, patch: UpdateCredential) => Effect.Effect<Option.Option<ByokKey>, StoreUnavailable>
+  readonly remove: (id: string, workspaceIds: ReadonlyArray<string>) => Effect.Effect<boolean, StoreUnavailable>
 }>()("@switchyard/core/store/ByokStore") {}
