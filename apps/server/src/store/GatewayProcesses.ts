@@ -1,3 +1,4 @@
+import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 /**
  * Which gateway processes are alive, so that the holds of one that died are released within
  * seconds instead of after their ten-minute lifetime.
@@ -66,7 +67,7 @@ export const sweepDead = (sql: SqlClient.SqlClient, self: string, staleAfter: Du
  */
 export const register = (
   options: GatewayProcessOptions = {}
-): Effect.Effect<string, never, SqlClient.SqlClient | Scope.Scope> =>
+): Effect.Effect<string, StoreUnavailable, SqlClient.SqlClient | Scope.Scope> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const id = Crypto.randomUUID()
@@ -78,13 +79,13 @@ export const register = (
       ], { discard: true }).pipe(Effect.ignore({ log: "Warn", message: "could not release this process's holds" }))
     )
     if (sql.driver === "pglite") {
-      yield* sql`DELETE FROM holds WHERE owner IS DISTINCT FROM ${id}`.pipe(Effect.orDie)
+      yield* sql`DELETE FROM holds WHERE owner IS DISTINCT FROM ${id}`.pipe(fromSqlError("gateway_processes"))
       return id
     }
     const heartbeat = sql`INSERT INTO gateway_processes (id, started_at, seen_at) VALUES (${id}, now(), now())
       ON CONFLICT (id) DO UPDATE SET seen_at = now()`
-    yield* heartbeat.pipe(Effect.orDie)
-    yield* sweepDead(sql, id, staleAfter).pipe(Effect.orDie)
+    yield* heartbeat.pipe(fromSqlError("gateway_processes"))
+    yield* sweepDead(sql, id, staleAfter).pipe(fromSqlError("gateway_processes"))
     yield* Effect.andThen(heartbeat, sweepDead(sql, id, staleAfter)).pipe(
       Effect.ignore({ log: "Warn", message: "gateway process heartbeat failed" }),
       Effect.repeat(Schedule.spaced(options.heartbeat ?? defaultHeartbeat)),
