@@ -3,7 +3,7 @@ import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import type { BroadcastDestination } from "@switchyard/core/catalog/Catalog"
 import type { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
 import { knownKeys } from "@switchyard/core/schema/TraceConfig"
-import { Context, Data, Effect, Layer, Queue, Schedule, Semaphore, Tracer } from "effect"
+import { Clock, Context, Data, Effect, Layer, Queue, Schedule, Semaphore, Tracer } from "effect"
 import { HttpClient, HttpClientRequest, HttpTraceContext } from "effect/http"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import type { Served } from "./Embeddings.ts"
@@ -48,7 +48,7 @@ const scrubUrl = (text: string, url: string) => text.split(url).join(loggableUrl
  * The event a destination receives. The known trace keys are also the log context of the request;
  * every key of `trace`, known or custom, is passed through.
  */
-export const eventOf = ({ caller, request, served, sessionId }: ServedEvent) => ({
+export const eventOf = ({ caller, request, served, sessionId }: ServedEvent, createdAtMs: number) => ({
   type: "embeddings.served",
   generation_id: served.id,
   model: served.model,
@@ -63,7 +63,7 @@ export const eventOf = ({ caller, request, served, sessionId }: ServedEvent) => 
     is_byok: served.isByok
   },
   trace: request.trace ?? {},
-  created_at: new Date().toISOString()
+  created_at: new Date(createdAtMs).toISOString()
 })
 
 /**
@@ -75,14 +75,15 @@ export const eventOf = ({ caller, request, served, sessionId }: ServedEvent) => 
  * fills up (destinations down for long) drops the newest events and says so in the log.
  */
 export class Broadcast extends Context.Service<Broadcast, {
-  readonly publish: (event: ServedEvent) => void
+  /** Queues the event; never waits for its delivery. */
+  readonly publish: (event: ServedEvent) => Effect.Effect<void>
 }>()("@switchyard/server/embeddings/Broadcast") {
   static readonly layer = Layer.effect(
     Broadcast,
     Effect.gen(function*() {
       const { catalog } = yield* CurrentCatalog
       const destinations = catalog.broadcast
-      if (destinations.length === 0) return Broadcast.of({ publish: () => {} })
+      if (destinations.length === 0) return Broadcast.of({ publish: () => Effect.void })
       const client = yield* HttpClient.HttpClient
       const queue = yield* Queue.dropping<ServedEvent>(10_000)
       const inFlight = yield* Semaphore.make(maxInFlight)
@@ -127,21 +128,22 @@ export class Broadcast extends Context.Service<Broadcast, {
       yield* Effect.gen(function*() {
         const event = yield* Queue.take(queue)
         yield* Semaphore.take(inFlight, 1)
-        const payload = eventOf(event)
+        const payload = eventOf(event, yield* Clock.currentTimeMillis)
         yield* Effect.forEach(destinations, (d) => deliver(d, payload, event.parent), { concurrency: "unbounded", discard: true }).pipe(
           Effect.ensuring(Semaphore.release(inFlight, 1)),
           Effect.forkIn(scope)
         )
       }).pipe(Effect.forever, Effect.forkScoped)
       return Broadcast.of({
-        publish: (event) => {
-          const trace = event.request.trace
-          if (!Queue.offerUnsafe(queue, event)) {
-            Effect.runFork(Effect.logWarning("broadcast queue full: event dropped").pipe(
+        // The warning is logged by the request's own fiber, through the gateway's logger and level.
+        publish: (event) =>
+          Effect.suspend(() => {
+            if (Queue.offerUnsafe(queue, event)) return Effect.void
+            const trace = event.request.trace
+            return Effect.logWarning("broadcast queue full: event dropped").pipe(
               Effect.annotateLogs(Object.fromEntries(knownKeys.flatMap((k) => trace?.[k] === undefined ? [] : [[k, trace[k]]])))
-            ))
-          }
-        }
+            )
+          })
       })
     })
   )

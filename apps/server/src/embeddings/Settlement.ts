@@ -7,7 +7,7 @@ import type * as RoutePlan from "@switchyard/core/routing/RoutePlan"
 import type * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest"
 import type { Accounting } from "@switchyard/core/store/Accounting"
 import type * as Fallback from "@switchyard/core/upstream/Fallback"
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import type * as CachedEmbed from "../cache/CachedEmbed.ts"
 import * as VectorEncoding from "../providers/VectorEncoding.ts"
 import type { Prepared } from "./Preparation.ts"
@@ -57,7 +57,8 @@ export interface VectorSpaceChange {
 
 export const nanosOf = (atto: bigint) => Money.toUnits(atto, 9, "half-even")
 
-export const generationId = () => `gen-emb-${Date.now().toString(36)}-${RandomPool.base64url(9)}`
+/** A fresh generation id: the time it was made (from Effect's `Clock`) and random bits. */
+export const generationId = Effect.map(Clock.currentTimeMillis, (ms) => `gen-emb-${ms.toString(36)}-${RandomPool.base64url(9)}`)
 
 const widthOf = (embeddings: ReadonlyArray<VectorEncoding.Forwarded>): number => {
   const first = embeddings[0]?.embedding
@@ -78,7 +79,7 @@ export const settle = Effect.fnUntraced(function*(
   const { attempt: { candidate, byok: isByok }, value: result } = outcome
   const images = result.sent === undefined ? 0 : UpstreamInput.imageCount(result.sent)
   const upstreamAtto = Cost.compute(candidate.endpoint.pricing, { prompt_tokens: result.promptTokens, images }).total
-  const id = generationId()
+  const id = yield* generationId
   const settlement = yield* accounting.settle(reservation, {
     generationId: id,
     model: candidate.endpoint.model,
@@ -107,7 +108,7 @@ export const record = Effect.fnUntraced(function*(
   latencyMs: number
 ) {
   const { attempt: { candidate, byok: isByok }, value: result } = outcome
-  const id = generationId()
+  const id = yield* generationId
   yield* accounting.record({
     keyId: caller.keyId,
     workspaceId: caller.workspaceId,

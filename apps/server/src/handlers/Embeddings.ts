@@ -113,7 +113,7 @@ const serveWith = (embeddings: Embeddings["Service"], broadcast: Broadcast["Serv
         Effect.onExit(noteOutcome(payload.model))
       )
       const parent = Option.getOrUndefined(yield* Effect.serviceOption(Tracer.ParentSpan))
-      broadcast.publish({ request: payload, served, caller, sessionId, parent })
+      yield* broadcast.publish({ request: payload, served, caller, sessionId, parent })
       yield* Effect.logDebug("embeddings served").pipe(Effect.annotateLogs({
         generation_id: served.id,
         endpoint: served.endpoint,

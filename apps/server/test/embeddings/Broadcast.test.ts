@@ -33,7 +33,7 @@ const deliveriesAnswered = (status: number) =>
     )
     yield* Effect.gen(function*() {
       const broadcast = yield* Broadcast
-      broadcast.publish(event)
+      yield* broadcast.publish(event)
       for (let i = 0; i < 10; i++) yield* TestClock.adjust("1 second")
     }).pipe(Effect.provide(layer), Effect.scoped)
     return calls
