@@ -81,7 +81,7 @@ interface LeaseEntry {
   lastUsedMs: number
   readonly lock: Semaphore.Semaphore
   /** Worst cases of the reservations admitted from it and not yet settled or released, by reservation id. */
-  readonly open: Map<string, bigint>
+  readonly open: Map<string, { readonly worst: bigint; readonly signature: string }>
 }
 
 export const make = (options: AccountingOptions = {}) =>
@@ -123,6 +123,15 @@ export const make = (options: AccountingOptions = {}) =>
     const noDiskWait = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.provideService(self, PgliteDurability.NoDiskWait, true)
 
     const expiresAt = (nowMs: number) => new Date(nowMs + Duration.toMillis(leaseTtl))
+
+    /**
+     * The facts a lease is granted under, and the window it counts in: a slice of one day's room is
+     * never spent on another day's requests (a key limit or budget that resets: the UTC day).
+     */
+    const windowed = (f: MoneyFacts.MoneyFacts, nowMs: number) =>
+      f.limitReset !== null || (f.budgets !== null && /(daily|weekly|monthly)=/u.test(f.budgets))
+        ? `${f.signature}|${new Date(nowMs).toISOString().slice(0, 10)}`
+        : f.signature
 
     const keyRefusal = (f: MoneyFacts.MoneyFacts, workspaceId: string, nowMs: number, required: bigint): Refused | "wrong_workspace" | undefined => {
       if (f.deleted) return new Refused({ reason: "key_deleted", requiredNanos: required })
@@ -219,19 +228,19 @@ export const make = (options: AccountingOptions = {}) =>
       })
 
     /** Admits `worst` from the key's lease, asking the store when it does not fit. */
-    const admitFrom = (entry: LeaseEntry, worst: bigint, f: MoneyFacts.MoneyFacts, nowMs: number) =>
+    const admitFrom = (entry: LeaseEntry, worst: bigint, signature: string, nowMs: number) =>
       Effect.gen(function*() {
         entry.lastUsedMs = nowMs
         entry.demand = SpendLease.observe(entry.demand, worst, nowMs)
-        const fast = entry.signature === f.signature ? SpendLease.admit(entry.state, worst) : undefined
+        const fast = entry.signature === signature ? SpendLease.admit(entry.state, worst) : undefined
         if (fast !== undefined) {
           entry.state = fast
           return
         }
         yield* entry.lock.withPermits(1)(Effect.gen(function*() {
-          if (entry.signature !== f.signature) {
+          if (entry.signature !== signature) {
             yield* handBack(entry)
-            entry.signature = f.signature
+            entry.signature = signature
           }
           const admitted = SpendLease.admit(entry.state, worst)
           if (admitted !== undefined) {
@@ -256,9 +265,10 @@ export const make = (options: AccountingOptions = {}) =>
         byok: request.byok
       }
       if (request.amountNanos === 0n || !MoneyFacts.limited(f, request.byok)) return { ...base, lease: null } satisfies Reservation
-      const entry = leaseFor(request.keyId, request.workspaceId, request.byok, f.signature, nowMs)
-      yield* admitFrom(entry, request.amountNanos, f, nowMs)
-      entry.open.set(base.id, request.amountNanos)
+      const signature = windowed(f, nowMs)
+      const entry = leaseFor(request.keyId, request.workspaceId, request.byok, signature, nowMs)
+      yield* admitFrom(entry, request.amountNanos, signature, nowMs)
+      entry.open.set(base.id, { worst: request.amountNanos, signature })
       return { ...base, lease: entry.id } satisfies Reservation
     })
 
@@ -314,20 +324,31 @@ export const make = (options: AccountingOptions = {}) =>
           const entry = reservation.lease === null ? undefined : byId.get(reservation.lease)
           let charged = request.costNanos
           if (entry !== undefined) {
-            // Settled or released before: it holds nothing any more, and may take only what is free.
-            const worst = entry.open.get(reservation.id) ?? 0n
+            const open = entry.open.get(reservation.id)
             entry.open.delete(reservation.id)
-            // A cost above the worst case takes what the lease has free, then what the store still allows.
-            const beyond = request.costNanos - worst - SpendLease.free(entry.state)
-            if (beyond > 0n) {
-              yield* entry.lock.withPermits(1)(grant(entry, SpendLease.upTo(beyond), worst, nowMs)).pipe(
-                Effect.catchTag("StoreUnavailable", () => Effect.void)
-              )
+            if (open === undefined) {
+              // Settled or released before: it holds nothing any more, and may take only what is free.
+              const settled = SpendLease.settle(entry.state, 0n, request.costNanos)
+              entry.state = settled.lease
+              charged = settled.charged
+            } else if (open.signature === entry.signature) {
+              // A cost above the worst case takes what the lease has free, then what the store still allows.
+              const beyond = request.costNanos - open.worst - SpendLease.free(entry.state)
+              if (beyond > 0n) {
+                yield* entry.lock.withPermits(1)(grant(entry, SpendLease.upTo(beyond), open.worst, nowMs)).pipe(
+                  Effect.catchTag("StoreUnavailable", () => Effect.void)
+                )
+              }
+              const settled = SpendLease.settle(entry.state, open.worst, request.costNanos)
+              entry.state = settled.lease
+              charged = settled.charged
+            } else {
+              // The lease has moved on to another window (or other facts) since the request was
+              // admitted: what is free now is not that window's, so the request takes its own worst case at most.
+              charged = request.costNanos < open.worst ? request.costNanos : open.worst
+              entry.state = { ...entry.state, reserved: entry.state.reserved - open.worst, pending: entry.state.pending + charged }
             }
-            const settled = SpendLease.settle(entry.state, worst, request.costNanos)
-            entry.state = settled.lease
             entry.lastUsedMs = nowMs
-            charged = settled.charged
           }
           const written = yield* write(
             ledgerRow(reservation.keyId, reservation.workspaceId, request, charged, entry?.id ?? null, nowMs),
@@ -349,12 +370,13 @@ export const make = (options: AccountingOptions = {}) =>
         const { facts: f, nowMs } = yield* checkedFacts(request.keyId, request.workspaceId, 0n)
         if (MoneyFacts.limited(f, request.isByok)) {
           // The checks of a reservation at amount 0: a scope already spent beyond its limit refuses.
-          const entry = leaseFor(request.keyId, request.workspaceId, request.isByok, f.signature, nowMs)
-          if (entry.signature !== f.signature || !SpendLease.inUse(entry.state) && entry.state.amount === 0n) {
+          const signature = windowed(f, nowMs)
+          const entry = leaseFor(request.keyId, request.workspaceId, request.isByok, signature, nowMs)
+          if (entry.signature !== signature || !SpendLease.inUse(entry.state) && entry.state.amount === 0n) {
             const refused = yield* entry.lock.withPermits(1)(Effect.gen(function*() {
-              if (entry.signature !== f.signature) {
+              if (entry.signature !== signature) {
                 yield* handBack(entry)
-                entry.signature = f.signature
+                entry.signature = signature
               }
               return yield* grant(entry, SpendLease.upTo(0n), 0n, nowMs)
             }))
@@ -368,10 +390,10 @@ export const make = (options: AccountingOptions = {}) =>
     const release = (reservation: Reservation) =>
       Effect.sync(() => {
         const entry = reservation.lease === null ? undefined : byId.get(reservation.lease)
-        const worst = entry?.open.get(reservation.id)
-        if (entry === undefined || worst === undefined) return
+        const open = entry?.open.get(reservation.id)
+        if (entry === undefined || open === undefined) return
         entry.open.delete(reservation.id)
-        entry.state = SpendLease.release(entry.state, worst)
+        entry.state = SpendLease.release(entry.state, open.worst)
       })
 
     const credits = (workspaceId: string) =>
