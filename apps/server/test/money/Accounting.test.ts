@@ -2,7 +2,7 @@ import { assert, layer } from "@effect/vitest"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import { Accounting } from "@switchyard/core/store/Accounting"
 import type { Reservation } from "@switchyard/core/store/Accounting"
-import { Array as Arr, Clock, Effect, Layer, Result } from "effect"
+import { Array as Arr, Effect, Layer, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
@@ -328,28 +328,18 @@ layer(Live, { timeout: 60_000, excludeTestServices: true })(`accounting over tim
       assert.strictEqual(record.usage_daily, 1000e-9)
     })))
 
-  it.effect("without an explicit time the repository follows the Effect clock", () =>
-    Effect.gen(function*() {
-      const real = yield* Clock.Clock
-      let nowMillis = Date.parse("2031-01-01T23:00:00Z")
-      const controlled: Clock.Clock = {
-        currentTimeMillisUnsafe: () => nowMillis,
-        currentTimeMillis: Effect.sync(() => nowMillis),
-        currentTimeNanosUnsafe: () => BigInt(nowMillis) * 1_000_000n,
-        currentTimeNanos: Effect.sync(() => BigInt(nowMillis) * 1_000_000n),
-        monotonicTimeNanosUnsafe: () => real.monotonicTimeNanosUnsafe(),
-        monotonicTimeNanos: real.monotonicTimeNanos,
-        sleep: (d) => real.sleep(d)
-      }
-      yield* Effect.gen(function*() {
+  it.effect("the repository follows the Effect clock: a daily limit spent at 23:00 UTC is free again an hour later", () =>
+    onClock((setTime) =>
+      Effect.gen(function*() {
         const accounting = yield* Accounting
+        yield* setTime(Date.parse("2031-01-01T23:00:00Z"))
         const key = yield* seedKey({ limitNanos: 5n, limitReset: "daily" })
         yield* accounting.addCredits({ workspaceId: key.workspaceId, amountNanos: 100n, note: null, grantedByKeyId: null })
         yield* settle(yield* accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 5n, byok: false }), 5n)
         const refused = yield* refusal(accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 1n, byok: false }))
         assert.include(refused.message, "key limit")
-        nowMillis += 3_600_000
+        yield* setTime(Date.parse("2031-01-02T00:00:00Z"))
         yield* accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 5n, byok: false })
-      }).pipe(Effect.provideService(Clock.Clock, controlled))
-    }))
+      })
+    ))
 })
