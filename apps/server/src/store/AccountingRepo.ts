@@ -55,7 +55,7 @@ export interface AccountingOptions {
 export const defaultLeaseTtl = Duration.minutes(10)
 export const defaultIdleReturn = Duration.seconds(5)
 export const defaultFactsTtl = Duration.seconds(1)
-export const defaultLingerMs = 6
+export const defaultLingerMs = 10
 
 const LeaseRow = Schema.Struct({
   o_outcome: Schema.Literals(["ok", "key_deleted", "key_disabled", "key_expired", "wrong_workspace", "key_limit", "workspace_budget", "workspace_credits"]),
