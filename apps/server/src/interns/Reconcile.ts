@@ -10,8 +10,11 @@ import { InternControl } from "./InternControl.ts"
 export const reconcileAll = Effect.gen(function*() {
   const store = yield* InternStore
   const control = yield* InternControl
+  // A store that does not answer at start-up leaves the interns as stored (said once, at error
+  // level); serving goes on.
   const interns = yield* store.all.pipe(
-    Effect.tapError((e) => Effect.logError("Could not read the interns to reconcile: the store did not answer", e.cause))
+    Effect.catchTag("StoreUnavailable", (e) =>
+      Effect.as(Effect.logError("Could not read the interns to reconcile: the store did not answer", e.cause), []))
   )
   const results = yield* Effect.forEach(
     interns,
