@@ -9,7 +9,7 @@ import {
 import * as InternLifecycle from "@switchyard/core/interns/InternLifecycle"
 import { InternRuntime, type RuntimeEvent, type RuntimeUnavailable } from "@switchyard/core/interns/InternRuntime"
 import { type Change, InternStore, type StoredIntern } from "@switchyard/core/interns/InternStore"
-import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
+import { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import {
   type CreateInternBody,
   defaultPageSize,
@@ -106,7 +106,7 @@ const toLifecycleEvent = (event: RuntimeEvent): InternLifecycle.LifecycleEvent =
 }
 
 const storeFailed = <E>(cause: Cause.Cause<E>) =>
-  Cause.findErrorOption(cause).pipe(Option.exists((e) => (e as { readonly _tag?: unknown })._tag === "StoreUnavailable"))
+  Cause.findErrorOption(cause).pipe(Option.exists((e) => e instanceof StoreUnavailable))
 
 type Advanced =
   | { readonly _tag: "Applied"; readonly intern: StoredIntern }
@@ -331,6 +331,7 @@ export const make = Effect.gen(function*() {
         Effect.catchTags({ UpstreamUnavailable: () => Effect.void, InternBusy: () => Effect.void }),
         Effect.catchTag("InternNotFound", Effect.die)
       )
+      // Just created in the caller's workspace: not finding it is a bug, not a client's mistake.
       return toRecord(yield* visible(who, created.id).pipe(Effect.catchTag("InternNotFound", Effect.die)))
     }),
     get: (who, id) => Effect.map(visible(who, id), toRecord),
