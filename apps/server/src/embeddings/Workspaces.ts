@@ -1,4 +1,5 @@
 import * as Catalog from "@switchyard/core/catalog/Catalog"
+import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Cache, Context, Duration, Effect, Exit, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 
@@ -27,7 +28,7 @@ const settingsTtl = Duration.seconds(5)
  * the embeddings path reads the store once per workspace every few seconds, not per request.
  */
 export class Workspaces extends Context.Service<Workspaces, {
-  readonly settingsOf: (workspaceId: string) => Effect.Effect<WorkspaceSettings>
+  readonly settingsOf: (workspaceId: string) => Effect.Effect<WorkspaceSettings, StoreUnavailable>
   /** Drops what is kept of a workspace, after it was changed. */
   readonly forget: (workspaceId: string) => Effect.Effect<void>
 }>()("@switchyard/server/embeddings/Workspaces") {
@@ -38,7 +39,7 @@ export class Workspaces extends Context.Service<Workspaces, {
       const settings = yield* Cache.makeWith(
         (workspaceId: string) =>
           sql<WorkspaceSettings>`SELECT slug, cache FROM workspaces WHERE id = ${workspaceId}`.pipe(
-            Effect.orDie,
+            fromSqlError("workspaces.settings"),
             Effect.map((rows): WorkspaceSettings => ({ slug: rows[0]?.slug ?? "", cache: rows[0]?.cache ?? null }))
           ),
         {

@@ -30,7 +30,7 @@ export const CreditsHandlers = HttpApiBuilder.group(
         StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* requireManagement
           const workspaceId = yield* resolveWorkspace(keys, query.workspace_id, caller.workspaceId)
-          return toWire(yield* accounting.credits(workspaceId).pipe(Effect.catchTag("StoreUnavailable", Effect.die)))
+          return toWire(yield* accounting.credits(workspaceId))
         })))
       .handle("add", ({ payload }) =>
         StoreFailure.answer(Effect.gen(function*() {
@@ -49,7 +49,7 @@ export const CreditsHandlers = HttpApiBuilder.group(
             amountNanos: amount,
             note: payload.note ?? null,
             grantedByKeyId: caller.keyId
-          }).pipe(Effect.catchTag("StoreUnavailable", Effect.die)))
+          }))
         })))
   })
 )

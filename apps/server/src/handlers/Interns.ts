@@ -8,6 +8,7 @@ import {
   InvalidRequest,
   PayloadTooLarge,
   RegionalHostRefused,
+  storeToInternError,
   UnsupportedMediaType
 } from "@switchyard/core/errors/InternError"
 import { limits } from "@switchyard/core/schema/Intern"
@@ -19,7 +20,11 @@ import type { unhandled } from "effect/Types"
 import { nulMessage, nulPaths } from "../http/NulCharacters.ts"
 import { declaresBody, InternRequestTimeoutConfig } from "../http/Policies.ts"
 import * as RequestHost from "../http/RequestHost.ts"
+import * as StoreFailure from "../http/StoreFailure.ts"
 import { InternControl } from "../interns/InternControl.ts"
+
+// A store that does not answer: the intern envelope's 503, noted for the access log and `Retry-After`.
+const answered = StoreFailure.answerAs(storeToInternError)
 
 const requester = Effect.map(Caller, (caller) => ({ userId: caller.userId, workspaceId: caller.workspaceId }))
 
@@ -35,22 +40,22 @@ export const InternsHandlers = HttpApiBuilder.group(
     const control = yield* InternControl
     return handlers
       .handle("create", ({ payload }) =>
-        Effect.flatMap(requester, (who) => Effect.andThen(refuseNul(payload), control.create(who, payload))))
-      .handle("list", ({ query }) => Effect.flatMap(requester, (who) => control.list(who, query)))
-      .handle("get", ({ params }) => Effect.flatMap(requester, (who) => control.get(who, params.internId)))
+        answered(Effect.flatMap(requester, (who) => Effect.andThen(refuseNul(payload), control.create(who, payload)))))
+      .handle("list", ({ query }) => answered(Effect.flatMap(requester, (who) => control.list(who, query))))
+      .handle("get", ({ params }) => answered(Effect.flatMap(requester, (who) => control.get(who, params.internId))))
       .handle("update", ({ params, payload }) =>
-        Effect.flatMap(requester, (who) => Effect.andThen(refuseNul(payload), control.update(who, params.internId, payload))))
+        answered(Effect.flatMap(requester, (who) => Effect.andThen(refuseNul(payload), control.update(who, params.internId, payload)))))
       .handle("delete", ({ params, payload }) =>
-        Effect.flatMap(requester, (who) =>
+        answered(Effect.flatMap(requester, (who) =>
           control.remove(who, params.internId, payload?.acknowledge_workspace_loss === true).pipe(
             Effect.as({ deleting: true } as const)
-          )))
+          ))))
       .handle("provision", ({ params }) =>
-        Effect.flatMap(requester, (who) =>
-          control.provision(who, params.internId).pipe(Effect.as({ provisioning: true } as const))))
+        answered(Effect.flatMap(requester, (who) =>
+          control.provision(who, params.internId).pipe(Effect.as({ provisioning: true } as const)))))
       .handle("suspend", ({ params }) =>
-        Effect.flatMap(requester, (who) =>
-          control.suspend(who, params.internId).pipe(Effect.as({ suspended: true } as const))))
+        answered(Effect.flatMap(requester, (who) =>
+          control.suspend(who, params.internId).pipe(Effect.as({ suspended: true } as const)))))
   })
 )
 

@@ -18,10 +18,15 @@ export const note = (error: unknown): Effect.Effect<void> =>
     ? RequestFacts.note({ store_unavailable: { operation: error.operation, cause: error.cause } })
     : Effect.void
 
-/** A handler's store failure as its 503. */
-export const answer = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, StoreUnavailable> | ServiceUnavailable, R> =>
-  Effect.catchIf(self, isStoreUnavailable, (error) => Effect.andThen(note(error), Effect.fail(storeToApiError(error as StoreUnavailable)))) as Effect.Effect<
+/** A handler's store failure as the 503 `toError` builds (in the envelope of its API). */
+export const answerAs = <F>(toError: (error: StoreUnavailable) => F) =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, StoreUnavailable> | F, R> =>
+  Effect.catchIf(self, isStoreUnavailable, (error) => Effect.andThen(note(error), Effect.fail(toError(error as StoreUnavailable)))) as Effect.Effect<
     A,
-    Exclude<E, StoreUnavailable> | ServiceUnavailable,
+    Exclude<E, StoreUnavailable> | F,
     R
   >
+
+/** A handler's store failure as its 503. */
+export const answer: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, Exclude<E, StoreUnavailable> | ServiceUnavailable, R> =
+  answerAs(storeToApiError)

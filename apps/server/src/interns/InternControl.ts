@@ -9,6 +9,7 @@ import {
 import * as InternLifecycle from "@switchyard/core/interns/InternLifecycle"
 import { InternRuntime, type RuntimeEvent, type RuntimeUnavailable } from "@switchyard/core/interns/InternRuntime"
 import { type Change, InternStore, type StoredIntern } from "@switchyard/core/interns/InternStore"
+import { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import {
   type CreateInternBody,
   defaultPageSize,
@@ -45,23 +46,23 @@ export class InternControl extends Context.Service<InternControl, {
   readonly create: (
     who: Requester,
     body: CreateInternBody
-  ) => Effect.Effect<InternRecord, InvalidBody | ForeignWorkspace | NameTaken>
-  readonly get: (who: Requester, id: string) => Effect.Effect<InternRecord, InternNotFound>
-  readonly list: (who: Requester, options: ListOptions) => Effect.Effect<InternList, ForeignWorkspace>
+  ) => Effect.Effect<InternRecord, InvalidBody | ForeignWorkspace | NameTaken | StoreUnavailable>
+  readonly get: (who: Requester, id: string) => Effect.Effect<InternRecord, InternNotFound | StoreUnavailable>
+  readonly list: (who: Requester, options: ListOptions) => Effect.Effect<InternList, ForeignWorkspace | StoreUnavailable>
   readonly update: (
     who: Requester,
     id: string,
     body: UpdateInternBody
-  ) => Effect.Effect<InternRecord, InternNotFound | NameTaken>
-  readonly provision: (who: Requester, id: string) => Effect.Effect<void, InternNotFound | InternBusy | UpstreamUnavailable>
-  readonly suspend: (who: Requester, id: string) => Effect.Effect<void, InternNotFound | InternBusy | UpstreamUnavailable>
+  ) => Effect.Effect<InternRecord, InternNotFound | NameTaken | StoreUnavailable>
+  readonly provision: (who: Requester, id: string) => Effect.Effect<void, InternNotFound | InternBusy | UpstreamUnavailable | StoreUnavailable>
+  readonly suspend: (who: Requester, id: string) => Effect.Effect<void, InternNotFound | InternBusy | UpstreamUnavailable | StoreUnavailable>
   readonly remove: (
     who: Requester,
     id: string,
     acknowledgeWorkspaceLoss: boolean
-  ) => Effect.Effect<void, InvalidBody | InternNotFound | InternBusy>
+  ) => Effect.Effect<void, InvalidBody | InternNotFound | InternBusy | StoreUnavailable>
   /** Brings one intern's stored status in line with its runtime (see `InternLifecycle.reconcile`). */
-  readonly reconcile: (id: string) => Effect.Effect<InternLifecycle.ReconcileAction, RuntimeUnavailable>
+  readonly reconcile: (id: string) => Effect.Effect<InternLifecycle.ReconcileAction, RuntimeUnavailable | StoreUnavailable>
 }>()("@switchyard/server/interns/InternControl") {}
 
 /**
@@ -104,6 +105,9 @@ const toLifecycleEvent = (event: RuntimeEvent): InternLifecycle.LifecycleEvent =
   }
 }
 
+const storeFailed = <E>(cause: Cause.Cause<E>) =>
+  Cause.findErrorOption(cause).pipe(Option.exists((e) => e instanceof StoreUnavailable))
+
 type Advanced =
   | { readonly _tag: "Applied"; readonly intern: StoredIntern }
   | { readonly _tag: "Refused"; readonly intern: StoredIntern }
@@ -131,11 +135,13 @@ export const make = Effect.gen(function*() {
 
   // An operation's runtime call and its state write run to the end together in the control
   // plane's own scope, whatever happens to the request that asked for them (its time limit, a
-  // closed connection): the request only waits for the outcome. An operation that dies half-way
-  // has the intern reconciled with its runtime.
+  // closed connection): the request only waits for the outcome. An operation that dies half-way,
+  // or whose store stopped answering half-way, has the intern reconciled with its runtime.
   const whole = (id: string) => <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
     FiberSet.run(background, locked(id)(effect).pipe(
-      Effect.onError((cause) => Cause.hasDies(cause) ? Effect.forkIn(repair(id), backgroundScope) : Effect.void)
+      Effect.onError((cause) =>
+        Cause.hasDies(cause) || storeFailed(cause) ? Effect.forkIn(repair(id), backgroundScope) : Effect.void
+      )
     )).pipe(Effect.flatMap(Fiber.join))
 
   const visible = (who: Requester, id: string) =>
@@ -152,7 +158,7 @@ export const make = Effect.gen(function*() {
     id: string,
     event: InternLifecycle.LifecycleEvent,
     options: { readonly runId?: string; readonly extra?: Partial<Change> } = {}
-  ): Effect.Effect<Advanced> =>
+  ): Effect.Effect<Advanced, StoreUnavailable> =>
     Effect.gen(function*() {
       for (let attempt = 0; attempt < 10; attempt++) {
         const found = yield* store.find(id)
@@ -325,7 +331,8 @@ export const make = Effect.gen(function*() {
         Effect.catchTags({ UpstreamUnavailable: () => Effect.void, InternBusy: () => Effect.void }),
         Effect.catchTag("InternNotFound", Effect.die)
       )
-      return toRecord(yield* visible(who, created.id).pipe(Effect.orDie))
+      // Just created in the caller's workspace: not finding it is a bug, not a client's mistake.
+      return toRecord(yield* visible(who, created.id).pipe(Effect.catchTag("InternNotFound", Effect.die)))
     }),
     get: (who, id) => Effect.map(visible(who, id), toRecord),
     list: Effect.fn("InternControl.list")(function*(who, options) {

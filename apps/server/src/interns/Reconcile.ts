@@ -10,7 +10,12 @@ import { InternControl } from "./InternControl.ts"
 export const reconcileAll = Effect.gen(function*() {
   const store = yield* InternStore
   const control = yield* InternControl
-  const interns = yield* store.all
+  // A store that does not answer at start-up leaves the interns as stored (said once, at error
+  // level); serving goes on.
+  const interns = yield* store.all.pipe(
+    Effect.catchTag("StoreUnavailable", (e) =>
+      Effect.as(Effect.logError("Could not read the interns to reconcile: the store did not answer", e.cause), []))
+  )
   const results = yield* Effect.forEach(
     interns,
     (intern) => Effect.result(control.reconcile(intern.id)),
@@ -19,7 +24,8 @@ export const reconcileAll = Effect.gen(function*() {
   const counts: Record<string, number> = {}
   for (const [i, result] of results.entries()) {
     if (Result.isFailure(result)) {
-      yield* Effect.logWarning(`Could not reconcile intern ${interns[i]!.id}: ${result.failure.message}`)
+      const reason = result.failure._tag === "StoreUnavailable" ? "the store did not answer" : result.failure.message
+      yield* Effect.logWarning(`Could not reconcile intern ${interns[i]!.id}: ${reason}`)
       counts.unreachable = (counts.unreachable ?? 0) + 1
     } else {
       counts[result.success] = (counts[result.success] ?? 0) + 1

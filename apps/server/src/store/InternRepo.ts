@@ -1,5 +1,6 @@
 import { NameTaken } from "@switchyard/core/errors/InternError"
 import { InternStore, type StoredIntern } from "@switchyard/core/interns/InternStore"
+import { fromSqlError } from "@switchyard/core/store/StoreUnavailable"
 import type { InternStatus } from "@switchyard/core/schema/Intern"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
@@ -64,10 +65,10 @@ export const layer = Layer.effect(
       progress_label, progress_step, progress_total, last_failure_message, vault_id, attached_vault_id, run_id,
       created_at, updated_at`
 
-    const orNameTaken = (name: string) => <A>(effect: Effect.Effect<A, SqlError.SqlError>) =>
+    const orNameTaken = (name: string, operation: string) => <A>(effect: Effect.Effect<A, SqlError.SqlError>) =>
       effect.pipe(
         Effect.catchIf(isNameClash, () => Effect.fail(nameTaken(name))),
-        Effect.catchTag("SqlError", Effect.die)
+        fromSqlError(operation)
       )
 
     return InternStore.of({
@@ -78,18 +79,18 @@ export const layer = Layer.effect(
             ${intern.instructions}, ${intern.model}, 'stopped', ${intern.attachedVaultId}, ${intern.now}, ${intern.now})
           RETURNING ${columns}`.pipe(
           Effect.map((rows) => fromRow(rows[0]!)),
-          orNameTaken(intern.name)
+          orNameTaken(intern.name, "interns.insert")
         ),
-      find: (id) => sql<InternRow>`SELECT ${columns} FROM interns WHERE id = ${id}`.pipe(Effect.map(first), Effect.orDie),
+      find: (id) => sql<InternRow>`SELECT ${columns} FROM interns WHERE id = ${id}`.pipe(Effect.map(first), fromSqlError("interns.find")),
       findInWorkspace: (workspaceId, id) =>
         sql<InternRow>`SELECT ${columns} FROM interns WHERE id = ${id} AND workspace_id = ${workspaceId}`.pipe(
           Effect.map(first),
-          Effect.orDie
+          fromSqlError("interns.find")
         ),
       findByVault: (workspaceId, vaultId) =>
         sql<InternRow>`SELECT ${columns} FROM interns WHERE vault_id = ${vaultId} AND workspace_id = ${workspaceId}`.pipe(
           Effect.map(first),
-          Effect.orDie
+          fromSqlError("interns.find_by_vault")
         ),
       list: (request) =>
         sql<InternRow>`SELECT ${columns} FROM interns
@@ -98,11 +99,11 @@ export const layer = Layer.effect(
           ${request.after !== undefined ? sql`AND id > ${request.after}` : sql``}
           ORDER BY id LIMIT ${request.limit}`.pipe(
           Effect.map((rows) => rows.map(fromRow)),
-          Effect.orDie
+          fromSqlError("interns.list")
         ),
       all: sql<InternRow>`SELECT ${columns} FROM interns ORDER BY id`.pipe(
         Effect.map((rows) => rows.map(fromRow)),
-        Effect.orDie
+        fromSqlError("interns.all")
       ),
       updateSettings: (id, patch, now) => {
         const set: Record<string, unknown> = { updated_at: now }
@@ -112,7 +113,7 @@ export const layer = Layer.effect(
         if (patch.model !== undefined) set.model = patch.model
         return sql<InternRow>`UPDATE interns SET ${sql.update(set)} WHERE id = ${id} RETURNING ${columns}`.pipe(
           Effect.map(first),
-          orNameTaken(patch.name ?? "")
+          orNameTaken(patch.name ?? "", "interns.update")
         )
       },
       transition: (id, expected, change, now) => {
@@ -130,12 +131,12 @@ export const layer = Layer.effect(
         return sql<InternRow>`UPDATE interns SET ${sql.update(set)}
           WHERE id = ${id} AND status = ${expected.status}
             AND ${expected.runId === null ? sql`run_id IS NULL` : sql`run_id = ${expected.runId}`}
-          RETURNING ${columns}`.pipe(Effect.map(first), Effect.orDie)
+          RETURNING ${columns}`.pipe(Effect.map(first), fromSqlError("interns.transition"))
       },
       remove: (id, expectedStatus) =>
         sql<{ id: string }>`DELETE FROM interns WHERE id = ${id} AND status = ${expectedStatus} RETURNING id`.pipe(
           Effect.map((rows) => rows.length > 0),
-          Effect.orDie
+          fromSqlError("interns.remove")
         )
     })
   })

@@ -96,7 +96,8 @@ describe("requests with the store down", () => {
         () => call("GET", "/keys", server.managementKey),
         () => call("POST", "/keys", server.managementKey, { name: "during the cut" }),
         () => call("GET", "/workspaces", server.managementKey),
-        () => call("POST", "/embeddings", unseen, { model: "switchyard/local-embed", input: "hello", dimensions: 8 })
+        () => call("POST", "/embeddings", unseen, { model: "switchyard/local-embed", input: "hello", dimensions: 8 }),
+        () => call("GET", "/interns", unseen)
       ]
       await link.cut()
       for (const [i, request] of requests.entries()) {

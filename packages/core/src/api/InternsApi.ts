@@ -36,7 +36,8 @@ import { Authorization } from "./Authorization.ts"
  * 1048576-byte limit whether or not `Content-Length` is sent (`payload_too_large`), answers a
  * non-JSON content type with `unsupported_media_type`, a body that fails its schema with
  * `invalid_body`, a query or path that does its own with `invalid_request`, a request over the
- * time limit with `408`, and any unexpected failure with `internal_error`.
+ * time limit with `408`, a store that does not answer with `503` (`store_unavailable`, with
+ * `Retry-After`), and any unexpected failure with `internal_error`.
  *
  * @since 0.1.0
  */
@@ -48,7 +49,8 @@ export class InternPolicy extends HttpApiMiddleware.Service<InternPolicy>()("@sw
     wire.InternRequestTimeout,
     wire.PayloadTooLarge,
     wire.UnsupportedMediaType,
-    wire.InternalError
+    wire.InternalError,
+    wire.InternServiceUnavailable
   ]
 }) {}
 

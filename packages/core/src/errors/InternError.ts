@@ -22,6 +22,7 @@
  * | `unsupported_media_type` | 415 |
  * | `internal_error` | 500 |
  * | `upstream_unavailable` | 502 |
+ * | `503` | 503 (the gateway's store did not answer; `metadata.reason: "store_unavailable"`) |
  *
  * `401` comes from the shared bearer middleware in the integer-code envelope, which the spec's
  * table also lists as an integer code.
@@ -38,6 +39,7 @@
  */
 import { Schema, SchemaTransformation } from "effect"
 import { HttpApiSchema } from "effect/http-api"
+import type { StoreUnavailable } from "../store/StoreUnavailable.ts"
 
 /**
  * The hint an error may carry: a machine-readable reason and whether the same request may
@@ -162,6 +164,20 @@ export class InternalError extends Schema.TaggedError<InternalError>()("Internal
 /** `upstream_unavailable` (502): the intern runtime could not be reached; the request may be retried. @since 0.1.0 */
 export class UpstreamUnavailable extends Schema.TaggedError<UpstreamUnavailable>()("UpstreamUnavailable", fields, { httpApiStatus: 502 }) {}
 
+/** `503` (503): the gateway's store did not answer; the request may be retried. @since 0.3.0 */
+export class InternServiceUnavailable extends Schema.TaggedError<InternServiceUnavailable>()("InternServiceUnavailable", fields, { httpApiStatus: 503 }) {}
+
+/**
+ * The intern error of a store failure: 503, worth retrying shortly.
+ *
+ * @since 0.3.0
+ */
+export const storeToInternError = (_: StoreUnavailable): InternServiceUnavailable =>
+  new InternServiceUnavailable({
+    message: "The gateway's store is unavailable; try again shortly",
+    metadata: { reason: "store_unavailable", retryable: true }
+  })
+
 /**
  * Every intern error, as a tagged union.
  *
@@ -180,6 +196,7 @@ export type InternError =
   | UnsupportedMediaType
   | InternalError
   | UpstreamUnavailable
+  | InternServiceUnavailable
 
 /**
  * The `code` and status of every intern error, by tag.
@@ -198,7 +215,8 @@ export const codes = {
   PayloadTooLarge: { code: "payload_too_large", status: 413 },
   UnsupportedMediaType: { code: "unsupported_media_type", status: 415 },
   InternalError: { code: "internal_error", status: 500 },
-  UpstreamUnavailable: { code: "upstream_unavailable", status: 502 }
+  UpstreamUnavailable: { code: "upstream_unavailable", status: 502 },
+  InternServiceUnavailable: { code: 503, status: 503, reason: "store_unavailable" }
 } as const satisfies Record<InternError["_tag"], { readonly code: string | number; readonly status: number; readonly reason?: string }>
 
 /**
@@ -219,7 +237,8 @@ export const wire = {
   PayloadTooLarge: envelope(PayloadTooLarge, codes.PayloadTooLarge),
   UnsupportedMediaType: envelope(UnsupportedMediaType, codes.UnsupportedMediaType),
   InternalError: envelope(InternalError, codes.InternalError),
-  UpstreamUnavailable: envelope(UpstreamUnavailable, codes.UpstreamUnavailable)
+  UpstreamUnavailable: envelope(UpstreamUnavailable, codes.UpstreamUnavailable),
+  InternServiceUnavailable: envelope(InternServiceUnavailable, codes.InternServiceUnavailable)
 } as const
 
 /**

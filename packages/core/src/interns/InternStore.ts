@@ -5,13 +5,15 @@
  *
  * Status changes are compare-and-set: {@link InternStoreShape.transition} writes only when the
  * stored status and run are still the ones the caller decided from, so an operation and a runtime
- * event that race cannot both win.
+ * event that race cannot both win. Every operation fails with `StoreUnavailable` when the store
+ * does not answer.
  *
  * @since 0.1.0
  */
 import { Context } from "effect"
 import type { Effect, Option } from "effect"
 import type { NameTaken } from "../errors/InternError.ts"
+import type { StoreUnavailable } from "../store/StoreUnavailable.ts"
 import type { Intern, InternProgress, InternStatus } from "../schema/Intern.ts"
 
 /**
@@ -82,29 +84,29 @@ export interface Change {
  */
 export interface InternStoreShape {
   /** Fails with `NameTaken` when the creator has an intern of that name in the workspace. */
-  readonly insert: (intern: NewIntern) => Effect.Effect<StoredIntern, NameTaken>
-  readonly find: (id: string) => Effect.Effect<Option.Option<StoredIntern>>
+  readonly insert: (intern: NewIntern) => Effect.Effect<StoredIntern, NameTaken | StoreUnavailable>
+  readonly find: (id: string) => Effect.Effect<Option.Option<StoredIntern>, StoreUnavailable>
   /** The intern when it belongs to the workspace; `None` otherwise, whether or not it exists. */
-  readonly findInWorkspace: (workspaceId: string, id: string) => Effect.Effect<Option.Option<StoredIntern>>
-  readonly findByVault: (workspaceId: string, vaultId: string) => Effect.Effect<Option.Option<StoredIntern>>
+  readonly findInWorkspace: (workspaceId: string, id: string) => Effect.Effect<Option.Option<StoredIntern>, StoreUnavailable>
+  readonly findByVault: (workspaceId: string, vaultId: string) => Effect.Effect<Option.Option<StoredIntern>, StoreUnavailable>
   /** Up to `limit` interns of the workspace, ids ascending. */
-  readonly list: (request: ListRequest) => Effect.Effect<ReadonlyArray<StoredIntern>>
+  readonly list: (request: ListRequest) => Effect.Effect<ReadonlyArray<StoredIntern>, StoreUnavailable>
   /** Every intern of every workspace, for reconciling at start-up. */
-  readonly all: Effect.Effect<ReadonlyArray<StoredIntern>>
+  readonly all: Effect.Effect<ReadonlyArray<StoredIntern>, StoreUnavailable>
   readonly updateSettings: (
     id: string,
     patch: SettingsPatch,
     now: Date
-  ) => Effect.Effect<Option.Option<StoredIntern>, NameTaken>
+  ) => Effect.Effect<Option.Option<StoredIntern>, NameTaken | StoreUnavailable>
   /** Writes the change when the status and run are still `expected`; `None` when they moved. */
   readonly transition: (
     id: string,
     expected: { readonly status: InternStatus; readonly runId: string | null },
     change: Change,
     now: Date
-  ) => Effect.Effect<Option.Option<StoredIntern>>
+  ) => Effect.Effect<Option.Option<StoredIntern>, StoreUnavailable>
   /** Removes the intern when its status is still `expectedStatus`. */
-  readonly remove: (id: string, expectedStatus: InternStatus) => Effect.Effect<boolean>
+  readonly remove: (id: string, expectedStatus: InternStatus) => Effect.Effect<boolean, StoreUnavailable>
 }
 
 /**

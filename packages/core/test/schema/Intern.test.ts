@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Exit, Schema } from "effect"
 import * as fc from "fast-check"
 import * as InternError from "../../src/errors/InternError.ts"
+import { StoreUnavailable } from "../../src/store/StoreUnavailable.ts"
 import {
   CreateInternBody,
   InternRecord,
@@ -171,7 +172,8 @@ describe("InternError", () => {
   })
 
   it("has a code and a status for every fact, and only the spec's or SDK-typed statuses", () => {
-    const typed = new Set([400, 401, 403, 404, 408, 409, 413, 415, 500, 502])
+    // The SDK's typed statuses, plus the spec's 503 for a temporary outage (the store's).
+    const typed = new Set([400, 401, 403, 404, 408, 409, 413, 415, 500, 502, 503])
     for (const [tag, { status }] of Object.entries(InternError.codes)) {
       assert.isTrue(typed.has(status), tag)
       assert.isDefined(InternError.wire[tag as keyof typeof InternError.wire], tag)
@@ -180,6 +182,17 @@ describe("InternError", () => {
     assert.deepStrictEqual(
       InternError.toEnvelope(new InternError.UpstreamUnavailable({ message: "down", metadata: { reason: "runtime_unreachable", retryable: true } })),
       { error: { code: "upstream_unavailable", message: "down", metadata: { reason: "runtime_unreachable", retryable: true } } }
+    )
+    assert.deepStrictEqual(
+      InternError.toEnvelope(InternError.storeToInternError(new StoreUnavailable({ operation: "interns.find", cause: new Error("reset") }))),
+      {
+        error: {
+          code: 503,
+          message: "The gateway's store is unavailable; try again shortly",
+          metadata: { reason: "store_unavailable", retryable: true }
+        }
+      },
+      "the store's failure is retryable and names neither the operation nor its cause"
     )
   })
 })
