@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { builtin } from "@switchyard/core/catalog/BuiltinCatalog"
-import { Effect, Layer } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { HttpClient, HttpClientResponse } from "effect/http"
 import { CurrentCatalog } from "../../src/catalog/CatalogLoader.ts"
@@ -13,13 +13,15 @@ const event = {
   sessionId: undefined
 } as unknown as ServedEvent
 
-// Broadcast over an HTTP client that answers every delivery with `status`; the number of tries.
-const deliveriesAnswered = (status: number) =>
+// Broadcast over an HTTP client that answers the deliveries with `statuses` in turn (the last one
+// from then on); the test clock's time of each try.
+const deliveriesAt = (statuses: ReadonlyArray<number>) =>
   Effect.gen(function*() {
-    let calls = 0
+    const tries: Array<number> = []
     const client = HttpClient.make((request) =>
-      Effect.sync(() => {
-        calls += 1
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        tries.push(now)
+        const status = statuses[Math.min(tries.length, statuses.length) - 1]!
         return HttpClientResponse.fromWeb(request, new Response("{}", { status }))
       })
     )
@@ -36,8 +38,10 @@ const deliveriesAnswered = (status: number) =>
       yield* broadcast.publish(event)
       for (let i = 0; i < 10; i++) yield* TestClock.adjust("1 second")
     }).pipe(Effect.provide(layer), Effect.scoped)
-    return calls
+    return tries
   })
+
+const deliveriesAnswered = (status: number) => Effect.map(deliveriesAt([status]), (tries) => tries.length)
 
 describe("broadcast delivery", () => {
   it("retries only answers that may change: 5xx, 408 and 429", () => {
@@ -50,5 +54,13 @@ describe("broadcast delivery", () => {
       for (const status of [400, 401, 404, 413, 422]) assert.strictEqual(yield* deliveriesAnswered(status), 1, String(status))
       for (const status of [408, 429, 500, 503]) assert.strictEqual(yield* deliveriesAnswered(status), 5, String(status))
       assert.strictEqual(yield* deliveriesAnswered(200), 1)
+    }))
+
+  it.effect("retries back off (200 ms, then 400 ms) and stop at the first success", () =>
+    Effect.gen(function*() {
+      const tries = yield* deliveriesAt([500, 503, 200])
+      assert.strictEqual(tries.length, 3, "nothing after the delivery that succeeded")
+      assert.isAtLeast(tries[1]! - tries[0]!, 200)
+      assert.isAtLeast(tries[2]! - tries[1]!, 400)
     }))
 })

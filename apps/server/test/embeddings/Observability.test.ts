@@ -107,8 +107,9 @@ describe("session_id, trace and broadcast", () => {
     webhook.release()
     await waitFor(() => deliveriesOf(id).length === 3)
 
+    // The back-off between tries and the stop after a success are checked on the test clock
+    // (Broadcast.test.ts); here, that the three tries carry the same event.
     const attempts = deliveriesOf(id)
-    assert.isAtLeast(attempts[2]!.at - attempts[1]!.at, 300)
     for (const delivery of attempts) {
       assert.strictEqual(delivery.headers.authorization, "Bearer hook-secret")
       assert.strictEqual(delivery.headers["x-tenant"], "acme")
@@ -127,7 +128,5 @@ describe("session_id, trace and broadcast", () => {
       cost: reply.json.usage.cost,
       is_byok: false
     })
-    await new Promise((resolve) => setTimeout(resolve, 300))
-    assert.strictEqual(deliveriesOf(id).length, 3, "no delivery after the one that succeeded")
   })
 })
