@@ -1,7 +1,7 @@
 import { Api } from "@switchyard/core/api/Api"
 import { Caller } from "@switchyard/core/api/Authorization"
 import { nanosFromCredits } from "@switchyard/core/accounting/UsageWindow"
-import { BadRequest, Forbidden, NotFound } from "@switchyard/core/errors/ApiError"
+import { BadRequest, Forbidden, NotFound, Unauthorized } from "@switchyard/core/errors/ApiError"
 import { pageSize } from "@switchyard/core/schema/ApiKey"
 import type { CurrentKeyRecord } from "@switchyard/core/schema/ApiKey"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
@@ -142,7 +142,8 @@ export const KeysHandlers = HttpApiBuilder.group(
         StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* Caller
           const found = yield* keys.current(caller.keyId, yield* currentTime)
-          if (Option.isNone(found)) return yield* Effect.die(new Error("the authenticated key has no record"))
+          // Deleted through another replica a moment ago, before this one heard of it.
+          if (Option.isNone(found)) return yield* new Unauthorized({ message: "This API key no longer exists" })
           const { kind, record, zeroCostRequestsToday } = found.value
           const data: CurrentKeyRecord = {
             ...record,
