@@ -15,6 +15,10 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
 
   // Every page is photographed for review and checked against WCAG 2 A/AA as it is photographed.
   const shoot = async (name: string) => {
+    // What a person sees once the page is still: no transition (a modal fading in, a button's
+    // pressed state) half-way, whose colours would be measured mid-change.
+    await page.waitForFunction(() => document.getAnimations().every((a) => a.playState !== "running"))
+    await page.mouse.move(0, 0)
     await page.screenshot({ path: NodePath.join(Browser.screenshotDir, `${name}.png`), fullPage: true })
     accessibility[name] = await Accessibility.violations(page)
   }
