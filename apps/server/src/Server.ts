@@ -17,6 +17,8 @@ import { Adapters } from "./providers/Adapters.ts"
 import { ByokHandlers } from "./handlers/Byok.ts"
 import { CreditsHandlers } from "./handlers/Credits.ts"
 import { EmbeddingsHandlers } from "./handlers/Embeddings.ts"
+import { RerankHandlers } from "./handlers/Rerank.ts"
+import { Rerank } from "./rerank/Rerank.ts"
 import { KeysHandlers } from "./handlers/Keys.ts"
 import { ModelsHandlers } from "./handlers/Models.ts"
 import { SystemHandlers } from "./handlers/System.ts"
@@ -58,10 +60,10 @@ const Stores = Layer.mergeAll(
 )
 
 /**
- * The embeddings path: catalog, adapters over one HTTP client, live endpoint health, the
- * embeddings cache, broadcast.
+ * The model paths (embeddings and rerank): catalog, adapters over one HTTP client, live endpoint
+ * health, the embeddings cache, broadcast.
  */
-const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Broadcast.layer).pipe(
+const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Rerank.layer, Broadcast.layer).pipe(
   Layer.provide([Adapters.layer, EmbeddingCache.layer]),
   // The workspace handlers drop a workspace's kept settings when they change them.
   Layer.provideMerge(Workspaces.layer),
@@ -70,7 +72,7 @@ const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Broadcast.layer).pipe(
   Layer.provide(NodeHttpClient.layerUndici)
 )
 
-const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive.layer, EmbeddingsHandlers, ModelsHandlers,
+const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive.layer, EmbeddingsHandlers, RerankHandlers, ModelsHandlers,
   WorkspacesHandlers, ActivityHandlers, ProvidersHandlers).pipe(
   Layer.provide(EmbeddingsLive)
 )

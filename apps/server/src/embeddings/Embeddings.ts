@@ -7,7 +7,6 @@ import type * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest
 import { Accounting } from "@switchyard/core/store/Accounting"
 import { ByokStore } from "@switchyard/core/store/ByokStore"
 import * as Fallback from "@switchyard/core/upstream/Fallback"
-import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Clock, Config, Context, Duration, Effect, Exit, Layer } from "effect"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { Adapters } from "../providers/Adapters.ts"
@@ -20,6 +19,7 @@ import * as Settlement from "./Settlement.ts"
 import * as UpstreamAttempt from "./UpstreamAttempt.ts"
 import { Workspaces } from "./Workspaces.ts"
 import { InFlight } from "../store/InFlight.ts"
+import * as AttemptObserver from "../routing/AttemptObserver.ts"
 
 export type { CallOptions } from "./Preparation.ts"
 export type { AttemptReport, Served, VectorSpaceChange } from "./Settlement.ts"
@@ -73,22 +73,7 @@ export class Embeddings extends Context.Service<Embeddings, {
         batchConcurrency: config.batchConcurrency
       })
 
-      const observe = (caller: CallerShape) => (observed: Fallback.Observed<CachedEmbed.CachedResult>) => {
-        const id = observed.attempt.candidate.id
-        if (observed._tag === "Success") {
-          const seconds = Math.max(observed.latencyMs / 1000, 1e-6)
-          health.success(id, { at: observed.at, latencySeconds: seconds, tokensPerSecond: observed.value.promptTokens / seconds })
-          return Effect.void
-        }
-        if (observed.error.countsAgainstEndpoint) health.failure(id, observed.at)
-        return Effect.logWarning("upstream attempt failed").pipe(Effect.annotateLogs({
-          provider: observed.attempt.candidate.provider.slug,
-          endpoint: id,
-          reason: observed.error.reason._tag,
-          error: UpstreamError.describe(observed.error.reason, observed.attempt.candidate.provider.slug),
-          key: caller.keyHash.slice(0, 12)
-        }))
-      }
+      const observe = AttemptObserver.make(health, (value: CachedEmbed.CachedResult) => value.promptTokens)
 
       const timeLimit = Duration.millis(config.requestTimeoutMs)
       const timedOut = () => Effect.fail(new RequestTimedOut({ timeoutMs: config.requestTimeoutMs }))

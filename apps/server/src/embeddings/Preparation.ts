@@ -1,17 +1,16 @@
 import type { CallerShape } from "@switchyard/core/api/Authorization"
 import * as CachePolicy from "@switchyard/core/cache/CachePolicy"
-import * as Catalog from "@switchyard/core/catalog/Catalog"
 import * as Cost from "@switchyard/core/catalog/Cost"
 import * as Money from "@switchyard/core/catalog/Money"
 import type { EmbeddingProvider } from "@switchyard/core"
-import * as RoutePlan from "@switchyard/core/routing/RoutePlan"
+import type * as RoutePlan from "@switchyard/core/routing/RoutePlan"
 import * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest"
 import type { ByokStore } from "@switchyard/core/store/ByokStore"
 import type * as Fallback from "@switchyard/core/upstream/Fallback"
-import { Clock, Effect, Option, type Redacted } from "effect"
+import { Effect, type Redacted } from "effect"
 import type { LoadedCatalog } from "../catalog/CatalogLoader.ts"
 import type { EndpointHealth } from "./EndpointHealth.ts"
-import * as RandomPool from "./RandomPool.ts"
+import * as Route from "../routing/Route.ts"
 import * as UpstreamInput from "./UpstreamInput.ts"
 import { cacheEnabled, type Workspaces } from "./Workspaces.ts"
 
@@ -50,40 +49,18 @@ export const make = (services: {
   readonly byok: ByokStore["Service"]
   readonly workspaces: Workspaces["Service"]
 }) => {
-  const { loaded, health, byok, workspaces } = services
-  // The catalog is fixed for the life of the process: which providers serve a model is worked
-  // out once, not by scanning every provider on every request.
-  const serving = new Map<string, Array<(typeof loaded.catalog.providers)[number]>>()
-  for (const provider of loaded.catalog.providers) {
-    for (const model of new Set(provider.endpoints.map((e) => e.model.toLowerCase()))) {
-      serving.set(model, [...(serving.get(model) ?? []), provider])
-    }
-  }
-  const servingProviders = (model: string) => serving.get(model.toLowerCase()) ?? []
+  const { loaded } = services
+  const route = Route.make(services)
 
   return Effect.fnUntraced(function*(caller: CallerShape, request: EmbeddingRequest.EmbeddingRequest, options: CallOptions) {
-    const now = yield* Clock.currentTimeMillis
-    const settings = yield* workspaces.settingsOf(caller.workspaceId)
-    const own = new Map<string, Redacted.Redacted<string>>()
-    for (const provider of servingProviders(request.model)) {
-      if (provider.adapter === "local") continue
-      const credential = yield* byok.credentialFor(caller.workspaceId, provider.slug)
-      if (Option.isSome(credential)) own.set(provider.slug, credential.value)
-    }
-    const seed = options.seed ?? RandomPool.uint32()
-    const workspace = Catalog.workspace(loaded.catalog, settings.slug)
-    const plan = yield* RoutePlan.plan({
-      catalog: loaded.catalog,
+    const { plan, attempts, own, workspace, settings } = yield* route(caller, {
+      task: "embeddings",
       model: request.model,
-      preferences: request.provider ?? null,
-      workspace,
+      preferences: request.provider,
       sentParameters: EmbeddingRequest.sentParameters(request),
       inputModalities: EmbeddingRequest.inputModalities(request),
-      isActive: (p) => loaded.active.has(p.slug) || own.has(p.slug),
-      stats: health.stats(now),
-      now,
-      seed
-    }).pipe(Effect.withSpan("RoutePlan.plan"))
+      seed: options.seed
+    })
     const input = UpstreamInput.normalize(request.input)
     const bound = UpstreamInput.tokenBound(input)
     const worstAtto = plan.attempts.reduce((max, c) => {
@@ -92,7 +69,7 @@ export const make = (services: {
     }, 0n)
     return {
       plan,
-      attempts: plan.attempts.map((candidate) => ({ candidate, byok: own.has(candidate.provider.slug) })),
+      attempts,
       own,
       input,
       bound,

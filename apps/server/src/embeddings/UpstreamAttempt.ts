@@ -92,7 +92,7 @@ export const make = (services: {
     const adapter = services.adapters[provider.adapter]
     const embed = adapter.forward ?? adapter.embed
     const send = (input: EmbeddingProvider.EmbeddingInput) => {
-      const parts = UpstreamInput.batches(input, endpoint.max_batch_items)
+      const parts = UpstreamInput.batches(input, Catalog.batchSizeOf(endpoint))
       return parts.length === 1
       ? embed(connection, { ...base, input })
       : Effect.forEach(parts, (part) => embed(connection, { ...base, input: part }), { concurrency: services.batchConcurrency }).pipe(

@@ -22,15 +22,15 @@ import * as StoreFailure from "../http/StoreFailure.ts"
 import * as RequestFacts from "../observability/RequestFacts.ts"
 import { ForwardedVector } from "../providers/VectorEncoding.ts"
 
-const explainHeader = "x-switchyard-explain"
-const seedHeader = "x-switchyard-seed"
+export const explainHeader = "x-switchyard-explain"
+export const seedHeader = "x-switchyard-seed"
 
-const truthy = (value: string | undefined) => value !== undefined && /^(1|true|yes)$/iu.test(value.trim())
+export const truthy = (value: string | undefined) => value !== undefined && /^(1|true|yes)$/iu.test(value.trim())
 
 /**
  * Only standard keys call model endpoints; management keys manage keys, credits and workspaces.
  */
-const requireStandardKey = Effect.gen(function*() {
+export const requireStandardKey = Effect.gen(function*() {
   const caller = yield* Caller
   if (caller.kind !== "standard") {
     return yield* new Forbidden({
@@ -47,19 +47,23 @@ const requireStandardKey = Effect.gen(function*() {
 export type RequestHeaders = Readonly<Record<string, string | undefined>>
 
 /**
+ * The draw's seed a request's `x-switchyard-seed` header sets, if any.
+ */
+export const seedOf = (headers: RequestHeaders): Effect.Effect<number | undefined, BadRequest> => {
+  const seedText = headers[seedHeader]
+  if (seedText === undefined) return Effect.succeed(undefined)
+  return /^\d{1,10}$/u.test(seedText) && Number(seedText) <= 0xffffffff
+    ? Effect.succeed(Number(seedText))
+    : Effect.fail(new BadRequest({ message: `${seedHeader} must be an integer from 0 to 4294967295`, metadata: { field: seedHeader } }))
+}
+
+/**
  * Reads the per-request options the headers carry: the draw's seed, whether to explain the route,
  * and the session id (the body's `session_id` wins over `x-session-id`).
  */
 const requestOptions = (payload: EmbeddingRequest, headers: RequestHeaders) =>
   Effect.gen(function*() {
-    const seedText = headers[seedHeader]
-    let seed: number | undefined
-    if (seedText !== undefined) {
-      if (!/^\d{1,10}$/u.test(seedText) || Number(seedText) > 0xffffffff) {
-        return yield* new BadRequest({ message: `${seedHeader} must be an integer from 0 to 4294967295`, metadata: { field: seedHeader } })
-      }
-      seed = Number(seedText)
-    }
+    const seed = yield* seedOf(headers)
     const cache = CachePolicy.directive(headers[CachePolicy.header])
     if (Result.isFailure(cache)) {
       return yield* new BadRequest({ message: cache.failure, metadata: { field: CachePolicy.header } })
@@ -84,6 +88,7 @@ const noteOutcome = (model: string) => (exit: Exit.Exit<Served, ApiError>) => {
     const served = exit.value
     return RequestFacts.note({
       generation_id: served.id,
+      task: "embeddings",
       model: served.model,
       provider: served.provider,
       attempts: served.attempts,
@@ -95,7 +100,7 @@ const noteOutcome = (model: string) => (exit: Exit.Exit<Served, ApiError>) => {
   const error = exit.cause.reasons.find(Cause.isFailReason)?.error
   const tried = error?.metadata?.attempts
   const attempts = Array.isArray(tried) ? tried as Served["attempts"] : []
-  return RequestFacts.note({ model, attempts, ...(attempts.length > 0 ? { provider: attempts.at(-1)!.provider } : {}) })
+  return RequestFacts.note({ task: "embeddings", model, attempts, ...(attempts.length > 0 ? { provider: attempts.at(-1)!.provider } : {}) })
 }
 
 /**
@@ -133,7 +138,7 @@ const serveWith = (embeddings: Embeddings["Service"], broadcast: Broadcast["Serv
     }).pipe(TraceContext.within(TraceContext.annotationsOf(payload, sessionId)))
   })
 
-const report = (plan: RoutePlan.Plan) => ({ ...plan.explanation, attempts: plan.attempts.map((c) => c.id) })
+export const report = (plan: RoutePlan.Plan) => ({ ...plan.explanation, attempts: plan.attempts.map((c) => c.id) })
 
 const modalityDetails = (served: Served) => {
   const tokens = served.modalityTokens

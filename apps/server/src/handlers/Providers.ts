@@ -60,7 +60,8 @@ export const ProvidersHandlers = HttpApiBuilder.group(
           completion: Cost.perToken(endpoint.pricing.completion),
           request: endpoint.pricing.request,
           image: endpoint.pricing.image,
-          audio: endpoint.pricing.audio
+          audio: endpoint.pricing.audio,
+          ...(endpoint.task === "rerank" ? { search: endpoint.pricing.search } : {})
         },
         quantization: endpoint.quantization,
         status: !active ? -10 : recentlyFailed(stats, now) ? -1 : 0,
@@ -74,7 +75,8 @@ export const ProvidersHandlers = HttpApiBuilder.group(
         uptime_last_1d: health.uptime(id, now, 24 * 60 * 60_000),
         data_collection: provider.data_collection,
         zdr: provider.zdr,
-        dimensions: endpoint.dimensions,
+        ...(endpoint.dimensions !== undefined ? { dimensions: endpoint.dimensions } : {}),
+        task: endpoint.task,
         active
       }
     }

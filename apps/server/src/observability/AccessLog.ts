@@ -64,6 +64,7 @@ const lineOf = (
   }
   if (facts.key !== undefined) line.key = facts.key
   if (facts.generation_id !== undefined) line.generation_id = facts.generation_id
+  if (facts.task !== undefined) line.task = facts.task
   if (facts.model !== undefined) line.model = facts.model
   if (facts.provider !== undefined) line.provider = facts.provider
   if (facts.attempts !== undefined) line.attempts = facts.attempts.length

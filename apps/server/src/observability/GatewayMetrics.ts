@@ -89,14 +89,14 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
       })
       const tokens = new Prometheus.Counter({
         name: "switchyard_tokens_total",
-        help: "Tokens of served requests, by model and serving provider",
-        labelNames: ["model", "provider"] as const,
+        help: "Tokens of served requests, by task (embeddings, rerank), model and serving provider",
+        labelNames: ["task", "model", "provider"] as const,
         registers: [registry]
       })
       const cost = new Prometheus.Counter({
         name: "switchyard_cost_usd_total",
-        help: "Credits charged for served requests in USD, by model, serving provider and whether the workspace's own credential (BYOK) served",
-        labelNames: ["model", "provider", "byok"] as const,
+        help: "Credits charged for served requests in USD, by task (embeddings, rerank), model, serving provider and whether the workspace's own credential (BYOK) served",
+        labelNames: ["task", "model", "provider", "byok"] as const,
         registers: [registry]
       })
       const refusals = new Prometheus.Counter({
@@ -176,9 +176,10 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
             }
           }
           if (facts.generation_id !== undefined && facts.model !== undefined && facts.provider !== undefined) {
-            if (facts.tokens !== undefined) tokens.inc({ model: facts.model, provider: facts.provider }, facts.tokens)
+            const task = facts.task ?? "embeddings"
+            if (facts.tokens !== undefined) tokens.inc({ task, model: facts.model, provider: facts.provider }, facts.tokens)
             if (facts.cost !== undefined) {
-              cost.inc({ model: facts.model, provider: facts.provider, byok: String(facts.byok === true) }, facts.cost)
+              cost.inc({ task, model: facts.model, provider: facts.provider, byok: String(facts.byok === true) }, facts.cost)
             }
           }
         },

@@ -19,6 +19,8 @@ export interface RequestFacts {
   /** First 12 hex digits of the caller's key hash. */
   key?: string
   generation_id?: string
+  /** What the model call asked: `embeddings` or `rerank`. */
+  task?: "embeddings" | "rerank"
   model?: string
   /** The provider that served, or the last one tried. */
   provider?: string

@@ -1,21 +1,25 @@
 import type { EmbeddingProvider } from "@switchyard/core"
+import type { RerankProvider } from "@switchyard/core/providers/RerankProvider"
 import type * as Catalog from "@switchyard/core/catalog/Catalog"
 import { Context, Effect, Layer, type Redacted, Schema } from "effect"
 import * as Cohere from "./Cohere.ts"
 import * as Gemini from "./Gemini.ts"
+import * as Jina from "./Jina.ts"
 import * as Local from "./Local.ts"
 import * as OpenAiCompatible from "./OpenAiCompatible.ts"
 import * as Voyage from "./Voyage.ts"
 
-export const AdapterId = Schema.Literals(["openai", "cohere", "voyage", "gemini", "local"])
+export const AdapterId = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local"])
 
 export type AdapterId = typeof AdapterId.Type
 
 /**
- * An adapter: the port, and `forward` when it can hand vectors back in the upstream's own bytes.
+ * An adapter: the embeddings port, `forward` when it can hand vectors back in the upstream's own
+ * bytes, and `rerank` when its wire format has a rerank API.
  */
 export type Adapter = EmbeddingProvider.EmbeddingProvider["Service"] & {
   readonly forward?: OpenAiCompatible.ForwardingProvider["forward"]
+  readonly rerank?: RerankProvider["rerank"]
 }
 
 export type AdapterTable = Readonly<Record<AdapterId, Adapter>>
@@ -25,16 +29,26 @@ export const defaultBaseUrls: Readonly<Record<AdapterId, string>> = {
   cohere: Cohere.baseUrl,
   voyage: Voyage.baseUrl,
   gemini: Gemini.baseUrl,
+  jina: Jina.baseUrl,
   local: "local:"
 }
 
 export const make = Effect.gen(function*() {
+  const openai = yield* OpenAiCompatible.make()
+  // OpenAI-compatible hosts that rerank (vLLM, Text Embeddings Inference...) speak Jina's shape.
+  const jinaRerank = (yield* Jina.makeRerank).rerank
   const table: AdapterTable = {
-    openai: yield* OpenAiCompatible.make(),
-    cohere: yield* Cohere.make,
-    voyage: yield* Voyage.make,
+    openai: { ...openai, rerank: jinaRerank },
+    cohere: { ...(yield* Cohere.make), rerank: (yield* Cohere.makeRerank).rerank },
+    voyage: { ...(yield* Voyage.make), rerank: (yield* Voyage.makeRerank).rerank },
     gemini: yield* Gemini.make,
-    local: Local.make()
+    // Jina's embeddings API is OpenAI-compatible in Jina's dialect.
+    jina: {
+      embed: (connection, request) => openai.embed({ ...connection, dialect: "jina" }, request),
+      forward: (connection, request) => openai.forward({ ...connection, dialect: "jina" }, request),
+      rerank: jinaRerank
+    },
+    local: { ...Local.make(), rerank: Local.makeRerank().rerank }
   }
   return table
 })

@@ -4,6 +4,7 @@ import * as InputType from "./InputType.ts"
 import * as MediaData from "./MediaData.ts"
 import * as TokenEstimate from "./TokenEstimate.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
+import * as RerankWire from "./RerankWire.ts"
 import * as WireFormat from "./WireFormat.ts"
 
 export const baseUrl = "https://api.cohere.com/v2"
@@ -120,3 +121,36 @@ export const wireFormat: WireFormat.WireFormat<typeof EmbedResponse.Type> = {
 export const make = WireFormat.make(wireFormat)
 
 export const layer = Layer.effect(EmbeddingProvider.EmbeddingProvider, make)
+
+export const RerankResponse = Schema.Struct({
+  id: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  results: Schema.Array(RerankWire.WireScore),
+  meta: Schema.optionalKey(Schema.NullOr(Schema.Struct({
+    billed_units: Schema.optionalKey(Schema.NullOr(Schema.Struct({
+      search_units: Schema.optionalKey(Schema.NullOr(Schema.Finite))
+    })))
+  })))
+})
+
+/**
+ * Cohere's v2 rerank (`POST /v2/rerank`), billed in search units.
+ */
+export const rerankFormat: RerankWire.RerankFormat<typeof RerankResponse.Type> = {
+  name: "Cohere",
+  keyHeaders: WireFormat.bearer,
+  path: "/rerank",
+  response: RerankResponse,
+  body: (request) => ({
+    model: request.upstreamModel,
+    query: request.query,
+    documents: request.documents,
+    ...(request.maxTokensPerDoc !== undefined ? { max_tokens_per_doc: request.maxTokensPerDoc } : {})
+  }),
+  scores: (response) => response.results,
+  billed: (response) => ({
+    searchUnits: response.meta?.billed_units?.search_units ?? undefined,
+    upstreamId: response.id ?? undefined
+  })
+}
+
+export const makeRerank = RerankWire.make(rerankFormat)

@@ -1,4 +1,5 @@
 import { EmbeddingProvider } from "@switchyard/core"
+import type * as RerankProvider from "@switchyard/core/providers/RerankProvider"
 import { Effect, Layer } from "effect"
 import { fnv1a } from "./Fnv1a.ts"
 import * as MediaData from "./MediaData.ts"
@@ -106,3 +107,36 @@ export const make = (options?: { readonly dimensions?: number }) => {
 
 export const layer = (options?: { readonly dimensions?: number }) =>
   Layer.succeed(EmbeddingProvider.EmbeddingProvider, make(options))
+
+const cosine = (a: ReadonlyArray<number>, b: ReadonlyArray<number>) => {
+  let dot = 0
+  for (let i = 0; i < a.length; i++) dot += a[i]! * b[i]!
+  return dot
+}
+
+const firstTokens = (text: string, limit: number | undefined) =>
+  limit === undefined ? text : TokenEstimate.tokenize(text).slice(0, limit).join(" ")
+
+/**
+ * `switchyard/local-rerank`: each document scored by the cosine of its `local-embed` vector with
+ * the query's (unit vectors, so the dot product), clamped to 0..1. Tokens are counted as
+ * providers that bill rerank by tokens count them: the query once per document, plus every
+ * document.
+ */
+export const makeRerank = (): RerankProvider.RerankProvider => ({
+  rerank: Effect.fn("Local.rerank")(function*(
+    _connection: EmbeddingProvider.Connection,
+    request: RerankProvider.UpstreamRerank
+  ) {
+    const query = embedText(request.query, defaultDimensions)
+    const queryTokens = TokenEstimate.ofText(request.query)
+    let tokens = 0
+    const scores = request.documents.map((document, index) => {
+      const text = firstTokens(document, request.maxTokensPerDoc)
+      tokens += queryTokens + TokenEstimate.ofText(text)
+      const score = Math.min(1, Math.max(0, cosine(query, embedText(text, defaultDimensions))))
+      return { index, relevance_score: Math.round(score * 1e6) / 1e6 }
+    })
+    return { scores, searchUnits: undefined, totalTokens: tokens } satisfies RerankProvider.RerankResult
+  })
+})

@@ -3,6 +3,7 @@ import { Effect, Layer, Schema } from "effect"
 import * as InputType from "./InputType.ts"
 import * as MediaData from "./MediaData.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
+import * as RerankWire from "./RerankWire.ts"
 import * as WireFormat from "./WireFormat.ts"
 
 export const baseUrl = "https://api.voyageai.com/v1"
@@ -128,3 +129,24 @@ export const wireFormat: WireFormat.WireFormat<typeof EmbeddingsResponse.Type> =
 export const make = WireFormat.make(wireFormat)
 
 export const layer = Layer.effect(EmbeddingProvider.EmbeddingProvider, make)
+
+export const RerankResponse = Schema.Struct({
+  data: Schema.Array(RerankWire.WireScore),
+  usage: Schema.optionalKey(Schema.NullOr(Schema.Struct({ total_tokens: Schema.optionalKey(Schema.NullOr(Schema.Finite)) })))
+})
+
+/**
+ * Voyage's rerank (`POST /v1/rerank`), billed in tokens. Voyage truncates long documents itself
+ * (`truncation`, on by default) and takes no per-document token limit.
+ */
+export const rerankFormat: RerankWire.RerankFormat<typeof RerankResponse.Type> = {
+  name: "Voyage",
+  keyHeaders: WireFormat.bearer,
+  path: "/rerank",
+  response: RerankResponse,
+  body: (request) => ({ model: request.upstreamModel, query: request.query, documents: request.documents }),
+  scores: (response) => response.data,
+  billed: (response) => ({ totalTokens: response.usage?.total_tokens ?? undefined })
+}
+
+export const makeRerank = RerankWire.make(rerankFormat)

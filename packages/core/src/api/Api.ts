@@ -15,6 +15,7 @@ import { SchemaErrors } from "./SchemaErrors.ts"
 import { SystemApi } from "./SystemApi.ts"
 import { ActivityApi } from "./ActivityApi.ts"
 import { ProvidersApi } from "./ProvidersApi.ts"
+import { RerankApi } from "./RerankApi.ts"
 import { WorkspacesApi } from "./WorkspacesApi.ts"
 
 /**
@@ -27,6 +28,7 @@ export class Api extends HttpApi.make("switchyard")
   .add(CreditsApi)
   .add(ByokApi)
   .add(EmbeddingsApi)
+  .add(RerankApi)
   .add(ModelsApi)
   .add(WorkspacesApi)
   .add(ActivityApi)

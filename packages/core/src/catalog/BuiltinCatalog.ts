@@ -1,7 +1,7 @@
 /**
- * The catalog every install starts with: the public embedding providers at their list prices,
- * plus the in-process `local` provider, which needs no key, so that a fresh install answers
- * `switchyard/local-embed` with no credentials at all.
+ * The catalog every install starts with: the public embedding and rerank providers at their list
+ * prices, plus the in-process `local` provider, which needs no key, so that a fresh install
+ * answers `switchyard/local-embed` and `switchyard/local-rerank` with no credentials at all.
  *
  * **Details**
  *
@@ -28,6 +28,13 @@ import { Catalog } from "./Catalog.ts"
  * @since 0.1.0
  */
 export const localModel = "switchyard/local-embed"
+
+/**
+ * The in-process rerank model every install can serve without credentials.
+ *
+ * @since 0.4.0
+ */
+export const localRerankModel = "switchyard/local-rerank"
 
 /**
  * The width of {@link localModel}'s vectors unless `dimensions` asks otherwise.
@@ -62,6 +69,18 @@ const source = {
         distillable: true,
         max_input_tokens: 8192,
         input_modalities: ["text", "tokens", "image", "audio", "video", "file"]
+      }, {
+        model: localRerankModel,
+        upstream_model: "local-rerank-v1",
+        task: "rerank",
+        name: "Switchyard: Local Rerank",
+        description: "Scores documents by the cosine of their local-embed vectors with the query's, inside the gateway; no network, no key.",
+        pricing: { prompt: "0" },
+        quantization: "fp32",
+        supported_parameters: ["max_tokens_per_doc"],
+        max_documents: 1000,
+        distillable: true,
+        input_modalities: ["text"]
       }]
     },
     {
@@ -155,6 +174,37 @@ const source = {
           max_batch_items: 96,
           max_input_tokens: 128000,
           input_modalities: ["text", "image"]
+        },
+        // Rerank is billed per search: one query over up to 100 documents of up to 500 tokens.
+        {
+          model: "cohere/rerank-v3.5",
+          upstream_model: "rerank-v3.5",
+          task: "rerank",
+          name: "Cohere: Rerank 3.5",
+          pricing: { search: "2" },
+          supported_parameters: ["max_tokens_per_doc"],
+          max_documents: 1000,
+          max_input_tokens: 4096
+        },
+        {
+          model: "cohere/rerank-english-v3.0",
+          upstream_model: "rerank-english-v3.0",
+          task: "rerank",
+          name: "Cohere: Rerank English 3",
+          pricing: { search: "2" },
+          supported_parameters: ["max_tokens_per_doc"],
+          max_documents: 1000,
+          max_input_tokens: 4096
+        },
+        {
+          model: "cohere/rerank-multilingual-v3.0",
+          upstream_model: "rerank-multilingual-v3.0",
+          task: "rerank",
+          name: "Cohere: Rerank Multilingual 3",
+          pricing: { search: "2" },
+          supported_parameters: ["max_tokens_per_doc"],
+          max_documents: 1000,
+          max_input_tokens: 4096
         }
       ]
     },
@@ -206,6 +256,25 @@ const source = {
           dimensions: 1024,
           supported_parameters: ["dimensions", "input_type", "encoding_format"],
           max_batch_items: 1000,
+          max_input_tokens: 32000
+        },
+        // Rerank is billed per token: the query once per document, plus the documents.
+        {
+          model: "voyage/rerank-2.5",
+          upstream_model: "rerank-2.5",
+          task: "rerank",
+          name: "Voyage: rerank-2.5",
+          pricing: { prompt: "0.05" },
+          max_documents: 1000,
+          max_input_tokens: 32000
+        },
+        {
+          model: "voyage/rerank-2.5-lite",
+          upstream_model: "rerank-2.5-lite",
+          task: "rerank",
+          name: "Voyage: rerank-2.5-lite",
+          pricing: { prompt: "0.02" },
+          max_documents: 1000,
           max_input_tokens: 32000
         }
       ]
@@ -271,8 +340,7 @@ const source = {
     {
       slug: "jina",
       name: "Jina AI",
-      adapter: "openai",
-      dialect: "jina",
+      adapter: "jina",
       base_url: "https://api.jina.ai/v1",
       api_key_env: "JINA_API_KEY",
       // approx: no published no-training commitment found.
@@ -290,6 +358,24 @@ const source = {
         supported_parameters: ["dimensions", "input_type", "encoding_format"],
         max_batch_items: 2048,
         max_input_tokens: 8192
+      }, {
+        model: "jinaai/jina-reranker-v2-base-multilingual",
+        upstream_model: "jina-reranker-v2-base-multilingual",
+        task: "rerank",
+        name: "Jina: jina-reranker-v2-base-multilingual",
+        // approx: the per-million rate of the common token pack, as for the embeddings.
+        pricing: { prompt: "0.05" },
+        max_documents: 2048,
+        max_input_tokens: 1024
+      }, {
+        model: "jinaai/jina-reranker-m0",
+        upstream_model: "jina-reranker-m0",
+        task: "rerank",
+        name: "Jina: jina-reranker-m0",
+        // approx: as above.
+        pricing: { prompt: "0.05" },
+        max_documents: 2048,
+        max_input_tokens: 10240
       }]
     },
     {

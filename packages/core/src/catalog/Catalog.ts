@@ -24,8 +24,11 @@
  * ```
  *
  * - Prices are decimal USD strings: `prompt` and `completion` per million tokens, `request` per
- *   request, `image` per image, `audio` per audio unit. Only `prompt` is required; the others
- *   default to `"0"`.
+ *   request, `image` per image, `audio` per audio unit, `search` per 1,000 search units (rerank).
+ *   Each defaults to `"0"`.
+ * - `task` (default `embeddings`) is what the endpoint does. An embeddings endpoint needs
+ *   `dimensions` and `max_batch_items`; a rerank endpoint has neither and may cap the documents
+ *   of one upstream call with `max_documents`.
  * - A provider is active when it needs no credential (`api_key_env` absent or `null`, as for
  *   the `local` adapter) or when the variable `api_key_env` names is set and non-empty.
  * - Optional extras: `dialect` (an `openai` provider's API flavour, see {@link Dialect}; default
@@ -48,12 +51,14 @@ import { DataCollection, Quantization } from "../schema/ProviderPreferences.ts"
 import { Price } from "./Money.ts"
 
 /**
- * How the gateway talks to a provider: `openai` is any OpenAI-compatible embeddings API;
- * `local` is the in-process embedder that needs no network and no key.
+ * How the gateway talks to a provider: `openai` is any OpenAI-compatible embeddings API (its
+ * rerank endpoints speak Jina's rerank shape, as vLLM and other OpenAI-compatible hosts do);
+ * `jina` is Jina AI (OpenAI-compatible embeddings in Jina's dialect, Jina's rerank); `local` is
+ * the in-process model that needs no network and no key.
  *
  * @since 0.1.0
  */
-export const Adapter = Schema.Literals(["openai", "cohere", "voyage", "gemini", "local"])
+export const Adapter = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local"])
 
 /**
  * @since 0.1.0
@@ -77,12 +82,34 @@ export type Dialect = typeof Dialect.Type
 const zero = Effect.succeed("0")
 
 /**
- * An endpoint's list price (decimal USD strings).
+ * What an endpoint does: `embeddings` (the default) turns inputs into vectors, `rerank` scores
+ * documents against a query. A request reaches only endpoints of its own task.
+ *
+ * @since 0.4.0
+ */
+export const Task = Schema.Literals(["embeddings", "rerank"])
+
+/**
+ * @since 0.4.0
+ */
+export type Task = typeof Task.Type
+
+/**
+ * The adapters that speak a rerank API.
+ *
+ * @since 0.4.0
+ */
+export const rerankAdapters: ReadonlyArray<Adapter> = ["openai", "cohere", "voyage", "jina", "local"]
+
+/**
+ * An endpoint's list price (decimal USD strings). `search` is USD per 1,000 search units (a
+ * rerank query over up to 100 documents, as Cohere prices rerank).
  *
  * @since 0.1.0
  */
 export const Pricing = Schema.Struct({
-  prompt: Price,
+  prompt: Price.pipe(Schema.withDecodingDefaultKey(zero)),
+  search: Price.pipe(Schema.withDecodingDefaultKey(zero)),
   completion: Price.pipe(Schema.withDecodingDefaultKey(zero)),
   request: Price.pipe(Schema.withDecodingDefaultKey(zero)),
   image: Price.pipe(Schema.withDecodingDefaultKey(zero)),
@@ -108,12 +135,17 @@ const NonEmptyString = Schema.String.check(Schema.isMinLength(1))
 export const Endpoint = Schema.Struct({
   model: ModelSlug,
   upstream_model: NonEmptyString,
+  task: Task.pipe(Schema.withDecodingDefaultKey(Effect.succeed("embeddings" as const))),
   variant: Slug.pipe(Schema.withDecodingDefaultKey(Effect.succeed("default"))),
   pricing: Pricing,
   quantization: Quantization.pipe(Schema.withDecodingDefaultKey(Effect.succeed("unknown" as const))),
-  dimensions: PositiveInt,
+  /** The vectors' width; required of an embeddings endpoint, absent on a rerank one. */
+  dimensions: Schema.optionalKey(PositiveInt),
   supported_parameters: Schema.Array(Schema.String).pipe(Schema.withDecodingDefaultKey(Effect.succeed([]))),
-  max_batch_items: PositiveInt,
+  /** Items per upstream call of an embeddings endpoint (required there). */
+  max_batch_items: Schema.optionalKey(PositiveInt),
+  /** Documents per upstream call of a rerank endpoint; absent: no limit. */
+  max_documents: Schema.optionalKey(PositiveInt),
   distillable: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(false))),
   max_input_tokens: Schema.optionalKey(PositiveInt),
   /** Absent: the default of the provider's adapter ({@link inputModalitiesOf}). */
@@ -122,12 +154,39 @@ export const Endpoint = Schema.Struct({
   description: Schema.optionalKey(Schema.String),
   created: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
   hugging_face_id: Schema.optionalKey(Schema.String)
-})
+}).check(Schema.makeFilter((e) => {
+  const issues: Array<Schema.FilterIssue> = []
+  if (e.task === "embeddings") {
+    if (e.dimensions === undefined) issues.push({ path: ["dimensions"], issue: "an embeddings endpoint needs dimensions" })
+    if (e.max_batch_items === undefined) issues.push({ path: ["max_batch_items"], issue: "an embeddings endpoint needs max_batch_items" })
+    if (e.max_documents !== undefined) issues.push({ path: ["max_documents"], issue: "max_documents belongs to a rerank endpoint" })
+  } else {
+    if (e.dimensions !== undefined) issues.push({ path: ["dimensions"], issue: "a rerank endpoint has no dimensions" })
+    if (e.max_batch_items !== undefined) issues.push({ path: ["max_batch_items"], issue: "a rerank endpoint takes max_documents, not max_batch_items" })
+  }
+  return issues
+}))
 
 /**
  * @since 0.1.0
  */
 export type Endpoint = typeof Endpoint.Type
+
+/**
+ * The width of an embeddings endpoint's vectors (0 for a rerank endpoint, which has none).
+ *
+ * @since 0.4.0
+ */
+export const widthOf = (endpoint: Endpoint): number => endpoint.dimensions ?? 0
+
+/**
+ * Items per upstream call: `max_batch_items` of an embeddings endpoint, `max_documents` of a
+ * rerank one; unbounded when a rerank endpoint sets none.
+ *
+ * @since 0.4.0
+ */
+export const batchSizeOf = (endpoint: Endpoint): number =>
+  (endpoint.task === "rerank" ? endpoint.max_documents : endpoint.max_batch_items) ?? Number.MAX_SAFE_INTEGER
 
 const EnvName = Schema.String.check(
   Schema.isPattern(/^[A-Za-z_][A-Za-z0-9_]*$/u, { expected: "an environment variable name" })
@@ -164,11 +223,18 @@ export const Provider = Schema.Struct({
   headers: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
   timeout_ms: Schema.optionalKey(PositiveInt),
   endpoints: Schema.Array(Endpoint).check(uniqueEndpoints)
-}).check(Schema.makeFilter((p) =>
-  p.adapter === "local" || p.base_url !== undefined
-    ? undefined
-    : { path: ["base_url"], issue: `a provider with adapter ${p.adapter} needs a base_url` }
-))
+}).check(Schema.makeFilter((p) => {
+  const issues: Array<Schema.FilterIssue> = []
+  if (p.adapter !== "local" && p.base_url === undefined) {
+    issues.push({ path: ["base_url"], issue: `a provider with adapter ${p.adapter} needs a base_url` })
+  }
+  p.endpoints.forEach((e, i) => {
+    if (e.task === "rerank" && !rerankAdapters.includes(p.adapter)) {
+      issues.push({ path: ["endpoints", i, "task"], issue: `adapter ${p.adapter} has no rerank API` })
+    }
+  })
+  return issues
+}))
 
 /**
  * @since 0.1.0
@@ -329,6 +395,7 @@ export const defaultInputModalities: Record<Adapter, ReadonlyArray<InputModality
   cohere: ["text"],
   voyage: ["text"],
   gemini: ["text"],
+  jina: ["text", "image"],
   local: ["text", "tokens", "image", "audio", "video", "file"]
 }
 

@@ -5,6 +5,7 @@
  *
  * cost = prompt_tokens × prompt / 10^6 + completion_tokens × completion / 10^6
  *        + requests × request + images × image + audio_units × audio
+ *        + search_units × search / 10^3
  *
  * Every term is computed in atto-dollars (`bigint`, 10^-18 USD) and is exact, because catalog
  * prices have at most 12 fractional digits (see `Money.Price`).
@@ -26,6 +27,7 @@ export interface Consumption {
   readonly requests?: number | undefined
   readonly images?: number | undefined
   readonly audio_units?: number | undefined
+  readonly search_units?: number | undefined
 }
 
 /**
@@ -39,10 +41,12 @@ export interface Cost {
   readonly request: bigint
   readonly image: bigint
   readonly audio: bigint
+  readonly search: bigint
   readonly total: bigint
 }
 
 const MILLION = 1_000_000n
+const THOUSAND = 1_000n
 
 const count = (name: string, n: number | undefined, fallback: number): bigint => {
   const value = n ?? fallback
@@ -67,7 +71,8 @@ export const compute = (pricing: Pricing, usage: Consumption): Cost => {
   const request = count("requests", usage.requests, 1) * Money.toAtto(pricing.request)
   const image = count("images", usage.images, 0) * Money.toAtto(pricing.image)
   const audio = count("audio_units", usage.audio_units, 0) * Money.toAtto(pricing.audio)
-  return { prompt, completion, request, image, audio, total: prompt + completion + request + image + audio }
+  const search = (count("search_units", usage.search_units, 0) * Money.toAtto(pricing.search)) / THOUSAND
+  return { prompt, completion, request, image, audio, search, total: prompt + completion + request + image + audio + search }
 }
 
 /**

@@ -75,7 +75,9 @@ const describe = (id: string, served: ReadonlyArray<{ readonly provider: Provide
 }
 
 /**
- * Lists the embedding models the active providers serve, one page at a time.
+ * Lists the embedding models the active providers serve, one page at a time. Rerank models are
+ * not listed: the listing's shape (OpenRouter's model record) describes models that output
+ * embeddings.
  *
  * @since 0.1.0
  */
@@ -84,6 +86,7 @@ export const list = (catalog: Catalog, options: ListOptions): EmbeddingModelList
   for (const provider of catalog.providers) {
     if (!options.isActive(provider)) continue
     for (const endpoint of provider.endpoints) {
+      if (endpoint.task !== "embeddings") continue
       const id = endpoint.model.toLowerCase()
       const list = byModel.get(id)
       if (list === undefined) byModel.set(id, [{ provider, endpoint }])

@@ -7,6 +7,7 @@
  * | error | status |
  * |---|---|
  * | `ModelNotFound` | 404 |
+ * | `WrongTask` | 400 |
  * | `NoEligibleProvider` | 404 |
  * | `RequestTimedOut` | 408 |
  * | `CredentialUnreadable` | 503 |
@@ -24,7 +25,7 @@ import type { CredentialUnreadable } from "../store/ByokStore.ts"
 import type { Refused } from "../store/Accounting.ts"
 import type { StoreUnavailable } from "../store/StoreUnavailable.ts"
 import type { ApiError } from "./ApiError.ts"
-import { fromStatus, NotFound, ServiceUnavailable } from "./ApiError.ts"
+import { BadRequest, fromStatus, NotFound, ServiceUnavailable } from "./ApiError.ts"
 import { refusalToApiError } from "./Refusal.ts"
 
 /**
@@ -38,6 +39,26 @@ export class ModelNotFound extends Data.TaggedError("ModelNotFound")<{ readonly 
   }
   get metadata(): { readonly model: string } {
     return { model: this.model }
+  }
+}
+
+/**
+ * The model exists, but for another task: a rerank model asked for vectors, or an embeddings
+ * model asked to rerank.
+ *
+ * @since 0.4.0
+ */
+export class WrongTask extends Data.TaggedError("WrongTask")<{
+  readonly model: string
+  readonly task: "embeddings" | "rerank"
+  readonly requested: "embeddings" | "rerank"
+}> {
+  override get message(): string {
+    const route = this.task === "rerank" ? "POST /api/v1/rerank" : "POST /api/v1/embeddings"
+    return `Model ${JSON.stringify(this.model)} is a ${this.task} model, not a ${this.requested} model; call it through ${route}`
+  }
+  get metadata(): { readonly field: string; readonly model: string; readonly task: string; readonly requested: string } {
+    return { field: "model", model: this.model, task: this.task, requested: this.requested }
   }
 }
 
@@ -77,7 +98,7 @@ export class RequestTimedOut extends Data.TaggedError("RequestTimedOut")<{ reado
  *
  * @since 0.1.0
  */
-export type RoutingError = ModelNotFound | NoEligibleProvider
+export type RoutingError = ModelNotFound | NoEligibleProvider | WrongTask
 
 /**
  * Why a request could not be made ready to run: no route, or a credential it needs that does not
@@ -106,19 +127,21 @@ export const storeToApiError = (_: StoreUnavailable): ServiceUnavailable =>
   })
 
 /**
- * The status and envelope of a routing failure: 404.
+ * The status and envelope of a routing failure: 404, or 400 for a model of another task.
  *
  * @since 0.1.0
  */
-export const routingToApiError = (error: RoutingError): NotFound =>
-  new NotFound({ message: error.message, metadata: error.metadata })
+export const routingToApiError = (error: RoutingError): NotFound | BadRequest =>
+  error._tag === "WrongTask"
+    ? new BadRequest({ message: error.message, metadata: error.metadata })
+    : new NotFound({ message: error.message, metadata: error.metadata })
 
 /**
  * The status and envelope of a request that could not be made ready: 404 or 503.
  *
  * @since 0.2.0
  */
-export const preparationToApiError = (error: PreparationError): NotFound | ServiceUnavailable =>
+export const preparationToApiError = (error: PreparationError): NotFound | BadRequest | ServiceUnavailable =>
   error._tag === "CredentialUnreadable"
     ? new ServiceUnavailable({
       message: error.message,
@@ -135,6 +158,7 @@ export const toApiError = (error: EmbeddingsError): ApiError => {
   switch (error._tag) {
     case "ModelNotFound":
     case "NoEligibleProvider":
+    case "WrongTask":
     case "CredentialUnreadable":
       return preparationToApiError(error)
     case "RequestTimedOut":

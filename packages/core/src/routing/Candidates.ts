@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import type { Endpoint, Provider } from "../catalog/Catalog.ts"
+import type { Endpoint, Provider, Task } from "../catalog/Catalog.ts"
 import type { Catalog } from "../catalog/Catalog.ts"
 import * as ProviderNames from "./ProviderNames.ts"
 
@@ -46,28 +46,42 @@ export interface CandidateSet {
   readonly model: string
   readonly active: ReadonlyArray<Candidate>
   readonly inactive: ReadonlyArray<Candidate>
+  /** The task of the model's endpoints when the model exists only for another task. */
+  readonly otherTask?: Task
 }
 
 /**
- * Every endpoint serving `model`, in catalog order. Both lists empty means the model is
- * unknown.
+ * Every endpoint serving `model` for `task` (default `embeddings`), in catalog order. Both
+ * lists empty means the model is unknown, or, with `otherTask` set, serves another task.
  *
  * @since 0.1.0
  */
-export const forModel = (catalog: Catalog, model: string, isActive: (provider: Provider) => boolean): CandidateSet => {
+export const forModel = (
+  catalog: Catalog,
+  model: string,
+  isActive: (provider: Provider) => boolean,
+  task: Task = "embeddings"
+): CandidateSet => {
   const wanted = model.toLowerCase()
   const active: Array<Candidate> = []
   const inactive: Array<Candidate> = []
+  let otherTask: Task | undefined
   for (const provider of catalog.providers) {
     const on = isActive(provider)
     for (const endpoint of provider.endpoints) {
       if (endpoint.model.toLowerCase() !== wanted) continue
+      if (endpoint.task !== task) {
+        otherTask = endpoint.task
+        continue
+      }
       const candidate = { id: endpointId(provider, endpoint), provider, endpoint }
       if (on) active.push(candidate)
       else inactive.push(candidate)
     }
   }
-  return { model: wanted, active, inactive }
+  return active.length === 0 && inactive.length === 0 && otherTask !== undefined
+    ? { model: wanted, active, inactive, otherTask }
+    : { model: wanted, active, inactive }
 }
 
 /**

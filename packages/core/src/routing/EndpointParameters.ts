@@ -46,7 +46,7 @@ export const forEndpoint = (
     ...(dimensions !== undefined ? { dimensions } : {}),
     ...(request.input_type !== undefined && supports("input_type") ? { inputType: request.input_type } : {}),
     ...(request.user !== undefined && supports("user") ? { user: request.user } : {}),
-    width: dimensions ?? endpoint.dimensions
+    width: dimensions ?? endpoint.dimensions ?? 0
   }
 }
 

@@ -173,7 +173,7 @@ export const requireParameters: Filter = ({ preferences, sentParameters }, c) =>
 export const enforceDistillableText: Filter = ({ preferences }, c) =>
   preferences.enforce_distillable_text && !c.endpoint.distillable ? "the model does not allow distillation" : undefined
 
-const priceKinds = ["prompt", "completion", "image", "audio", "request"] as const
+const priceKinds = ["prompt", "completion", "image", "audio", "request", "search"] as const
 
 /**
  * Drops endpoints whose price of any kind exceeds the matching `max_price` limit.

@@ -50,6 +50,7 @@ export interface PriceLimits {
   readonly image?: bigint
   readonly audio?: bigint
   readonly request?: bigint
+  readonly search?: bigint
 }
 
 /**
@@ -91,7 +92,7 @@ const cutoffs = (value: PerformanceCutoff | null | undefined): Cutoffs | null =>
 const limits = (maxPrice: MaxPrice | undefined): PriceLimits => {
   const out: { -readonly [K in keyof PriceLimits]: bigint } = {}
   if (maxPrice === undefined) return out
-  for (const key of ["prompt", "completion", "image", "audio", "request"] as const) {
+  for (const key of ["prompt", "completion", "image", "audio", "request", "search"] as const) {
     const v = maxPrice[key]
     if (v !== undefined) out[key] = Money.toAtto(v)
   }

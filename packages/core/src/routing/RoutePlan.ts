@@ -31,10 +31,10 @@
  * @since 0.1.0
  */
 import { Effect, Result } from "effect"
-import type { Catalog, Provider, Workspace } from "../catalog/Catalog.ts"
+import type { Catalog, Provider, Task, Workspace } from "../catalog/Catalog.ts"
 import { openWorkspace } from "../catalog/Catalog.ts"
 import * as Money from "../catalog/Money.ts"
-import { ModelNotFound, NoEligibleProvider, type RoutingError } from "../errors/EmbeddingsError.ts"
+import { ModelNotFound, NoEligibleProvider, type RoutingError, WrongTask } from "../errors/EmbeddingsError.ts"
 import type { CandidateReport } from "./CandidateReport.ts"
 import type { InputModality } from "../schema/EmbeddingRequest.ts"
 import type { Partition, ProviderPreferences, SortBy } from "../schema/ProviderPreferences.ts"
@@ -58,6 +58,8 @@ import * as WeightedDraw from "./WeightedDraw.ts"
 export interface PlanInput {
   readonly catalog: Catalog
   readonly model: string
+  /** What the request asks of the model; default `embeddings`. Only endpoints of it are candidates. */
+  readonly task?: Task | undefined
   /** The request's `provider` object. */
   readonly preferences?: ProviderPreferences | null | undefined
   /** The caller's workspace settings; default: unrestricted. */
@@ -188,7 +190,7 @@ const decide = (
     ]
   })
   const pool = tiers.find((t) => t.length > 0)!
-  const weights = WeightedDraw.inverseSquareWeights(pool.map((c) => Money.toAtto(c.endpoint.pricing.prompt)))
+  const weights = WeightedDraw.inverseSquareWeights(pool.map((c) => Money.toAtto(Sorts.priceKeyOf(c))))
   pool.forEach((c, i) => {
     note(c, { weight: weights[i]! })
   })
@@ -226,9 +228,14 @@ const excludedReport = (c: Candidate, why: Exclusion) =>
  * @since 0.1.0
  */
 export const compute = (input: PlanInput): Result.Result<Plan, RoutingError> => {
-  const set = Candidates.forModel(input.catalog, input.model, input.isActive)
+  const task = input.task ?? "embeddings"
+  const set = Candidates.forModel(input.catalog, input.model, input.isActive, task)
   if (set.active.length === 0 && set.inactive.length === 0) {
-    return Result.fail(new ModelNotFound({ model: input.model }))
+    return Result.fail(
+      set.otherTask === undefined
+        ? new ModelNotFound({ model: input.model })
+        : new WrongTask({ model: input.model, task: set.otherTask, requested: task })
+    )
   }
   const prefs = Preferences.effective(input.preferences, input.workspace ?? openWorkspace)
   const { eligible, excluded } = Filters.apply({

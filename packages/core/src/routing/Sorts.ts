@@ -3,8 +3,8 @@
  *
  * **Details**
  *
- * - `price`: cheapest first, by prompt price per million tokens, then request, image and
- *   audio price.
+ * - `price`: cheapest first, by prompt price per million tokens, then the price per 1,000
+ *   search units (rerank), then request, image and audio price.
  * - `throughput`: highest p50 tokens per second first; unmeasured endpoints last.
  * - `latency`: lowest p50 seconds first; unmeasured endpoints last.
  * - `exacto`: quality first, for embeddings meaning fidelity of the vectors: the most precise
@@ -42,9 +42,20 @@ export const quantizationBits: Record<Quantization, number> = {
   unknown: 0
 }
 
+/**
+ * The price an endpoint is weighed and explained by: its per-million-token `prompt` price, or,
+ * for a rerank endpoint billed only by search units, its price per 1,000 searches.
+ *
+ * @since 0.4.0
+ */
+export const priceKeyOf = (candidate: Candidate): string => {
+  const { prompt, search } = candidate.endpoint.pricing
+  return Money.toAtto(prompt) === 0n && Money.toAtto(search) > 0n ? search : prompt
+}
+
 const byId: Order.Order<Candidate> = Order.mapInput(Order.String, (c: Candidate) => c.id)
 
-const price = (kind: "prompt" | "request" | "image" | "audio") =>
+const price = (kind: "prompt" | "search" | "request" | "image" | "audio") =>
   Order.mapInput(Order.BigInt, (c: Candidate) => Money.toAtto(c.endpoint.pricing[kind]))
 
 /**
@@ -54,6 +65,7 @@ const price = (kind: "prompt" | "request" | "image" | "audio") =>
  */
 export const byPrice: Order.Order<Candidate> = Order.combineAll([
   price("prompt"),
+  price("search"),
   price("request"),
   price("image"),
   price("audio"),
@@ -125,7 +137,7 @@ export const sortKey = (by: SortBy, candidate: Candidate, stats: StatsById, now:
   const s = lookup(stats, candidate)
   switch (by) {
     case "price":
-      return candidate.endpoint.pricing.prompt
+      return priceKeyOf(candidate)
     case "throughput":
       return s.throughput?.p50 ?? null
     case "latency":

@@ -64,7 +64,9 @@ export const EndpointRecord = Schema.Struct({
     completion: Schema.String,
     request: Schema.String,
     image: Schema.String,
-    audio: Schema.String
+    audio: Schema.String,
+    /** USD per 1,000 search units, on rerank endpoints billed by search. */
+    search: Schema.optionalKey(Schema.String)
   }),
   quantization: Schema.NullOr(Schema.String),
   status: Schema.Int,
@@ -78,7 +80,10 @@ export const EndpointRecord = Schema.Struct({
   uptime_last_1d: Schema.NullOr(Schema.Finite),
   data_collection: Schema.Literals(["allow", "deny"]),
   zdr: Schema.Boolean,
-  dimensions: Schema.Int,
+  /** The vectors' width (embeddings endpoints). */
+  dimensions: Schema.optionalKey(Schema.Int),
+  /** What the endpoint does: `embeddings` or `rerank`. */
+  task: Schema.Literals(["embeddings", "rerank"]),
   active: Schema.Boolean
 })
 

@@ -169,7 +169,7 @@ export const PriceLimit = Schema.String.annotate({ message: "Expected a decimal 
 
 /**
  * `max_price`: the most the caller will pay, in USD, per million prompt or completion tokens,
- * per image, per audio unit and per request.
+ * per image, per audio unit, per request and (rerank) per 1,000 search units.
  *
  * @since 0.1.0
  */
@@ -178,7 +178,8 @@ export const MaxPrice = closed({
   completion: Schema.optionalKey(PriceLimit),
   image: Schema.optionalKey(PriceLimit),
   audio: Schema.optionalKey(PriceLimit),
-  request: Schema.optionalKey(PriceLimit)
+  request: Schema.optionalKey(PriceLimit),
+  search: Schema.optionalKey(PriceLimit)
 })
 
 /**

@@ -47,6 +47,7 @@ describe("Catalog.decode", () => {
       assert.strictEqual(provider?.enabled, true)
       assert.deepStrictEqual(provider?.endpoints[0]?.pricing, {
         prompt: "0.02",
+        search: "0",
         completion: "0",
         request: "0",
         image: "0",

@@ -55,14 +55,14 @@ describe("Money", () => {
 describe("Cost", () => {
   it("is exact: a million tokens cost exactly the per-million price", () => {
     fc.assert(fc.property(price, fc.nat({ max: 10_000_000 }), (p, tokens) => {
-      const cost = Cost.compute({ prompt: p, completion: "0", request: "0", image: "0", audio: "0" }, { prompt_tokens: tokens })
+      const cost = Cost.compute({ prompt: p, completion: "0", request: "0", image: "0", audio: "0", search: "0" }, { prompt_tokens: tokens })
       return cost.prompt * 1_000_000n === BigInt(tokens) * Money.toAtto(p) && cost.total === cost.prompt
     }))
   })
 
   it("adds every price component", () => {
     const cost = Cost.compute(
-      { prompt: "0.02", completion: "0.5", request: "0.001", image: "0.0001", audio: "0.002" },
+      { prompt: "0.02", completion: "0.5", request: "0.001", image: "0.0001", audio: "0.002", search: "0" },
       { prompt_tokens: 7, completion_tokens: 2, images: 3, audio_units: 1 }
     )
     assert.strictEqual(Money.toDecimal(cost.prompt), "0.00000014")
@@ -83,7 +83,7 @@ describe("Cost", () => {
   })
 
   it("refuses impossible counts", () => {
-    const pricing = { prompt: "1", completion: "0", request: "0", image: "0", audio: "0" }
+    const pricing = { prompt: "1", completion: "0", request: "0", image: "0", audio: "0", search: "0" }
     assert.throws(() => Cost.compute(pricing, { prompt_tokens: -1 }))
     assert.throws(() => Cost.compute(pricing, { prompt_tokens: 1.5 }))
   })

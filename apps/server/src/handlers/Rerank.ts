@@ -1,0 +1,104 @@
+import { Api } from "@switchyard/core/api/Api"
+import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
+import * as ModelName from "@switchyard/core/catalog/ModelName"
+import type { ApiError } from "@switchyard/core/errors/ApiError"
+import * as EmbeddingsError from "@switchyard/core/errors/EmbeddingsError"
+import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters"
+import * as RerankRequest from "@switchyard/core/schema/RerankRequest"
+import type { RerankResponse } from "@switchyard/core/schema/RerankResponse"
+import { Cause, Effect, Exit } from "effect"
+import { HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
+import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
+import * as StoreFailure from "../http/StoreFailure.ts"
+import * as RequestFacts from "../observability/RequestFacts.ts"
+import { Rerank, type Reranked } from "../rerank/Rerank.ts"
+import { explainHeader, report, requireStandardKey, seedHeader, seedOf, truthy } from "./Embeddings.ts"
+
+/**
+ * What a rerank call tells the access log and the metrics, as an embeddings call does.
+ */
+const noteOutcome = (model: string) => (exit: Exit.Exit<Reranked, ApiError>) => {
+  if (Exit.isSuccess(exit)) {
+    const served = exit.value
+    return RequestFacts.note({
+      generation_id: served.id,
+      task: "rerank",
+      model: served.model,
+      provider: served.provider,
+      attempts: served.attempts,
+      tokens: served.totalTokens,
+      cost: creditsFromNanos(served.costNanos),
+      byok: served.isByok
+    })
+  }
+  const error = exit.cause.reasons.find(Cause.isFailReason)?.error
+  const tried = error?.metadata?.attempts
+  const attempts = Array.isArray(tried) ? tried as Reranked["attempts"] : []
+  return RequestFacts.note({ task: "rerank", model, attempts, ...(attempts.length > 0 ? { provider: attempts.at(-1)!.provider } : {}) })
+}
+
+/**
+ * The answer's body: the scores best first with the documents when asked, the billed usage, and
+ * the gateway's additions (parameters the serving endpoint ignored; the route when explained).
+ */
+export const body = (served: Reranked, request: RerankRequest.RerankRequest, explain: boolean) => {
+  const texts = RerankRequest.texts(request)
+  const endpoint = served.plan.attempts.find((c) => c.id === served.endpoint)?.endpoint
+  const ignored = endpoint === undefined ? [] : EndpointParameters.missing(RerankRequest.sentParameters(request), endpoint)
+  const answer: RerankResponse & { switchyard?: unknown } = {
+    id: served.id,
+    model: served.model,
+    provider: served.provider,
+    results: served.results.map((r) => ({
+      index: r.index,
+      relevance_score: r.relevance_score,
+      ...(request.return_documents === true ? { document: { text: texts[r.index]! } } : {})
+    })),
+    usage: {
+      search_units: served.searchUnits,
+      total_tokens: served.totalTokens,
+      cost: creditsFromNanos(served.costNanos),
+      is_byok: served.isByok
+    }
+  }
+  return explain || ignored.length > 0
+    ? {
+      ...answer,
+      switchyard: {
+        ...(ignored.length > 0 ? { ignored_parameters: ignored } : {}),
+        ...(explain ? { routing: { ...report(served.plan), tried: served.attempts } } : {})
+      }
+    }
+    : answer
+}
+
+export const RerankHandlers = HttpApiBuilder.group(
+  Api,
+  "rerank",
+  Effect.fn(function*(handlers) {
+    const rerank = yield* Rerank
+    const loaded = yield* CurrentCatalog
+    return handlers.handle("create", ({ payload }) =>
+      Effect.gen(function*() {
+        const caller = yield* requireStandardKey
+        const headers = (yield* HttpServerRequest.HttpServerRequest).headers
+        const seed = yield* seedOf(headers)
+        const model = yield* Effect.fromResult(ModelName.resolve(loaded.catalog, payload.model, (p) => loaded.active.has(p.slug)))
+        const request = model === payload.model ? payload : { ...payload, model }
+        const served = yield* rerank.create(caller, request, { seed }).pipe(
+          Effect.tapError(StoreFailure.note),
+          Effect.mapError(EmbeddingsError.toApiError),
+          Effect.onExit(noteOutcome(request.model))
+        )
+        return HttpServerResponse.jsonUnsafe(body(served, request, truthy(headers[explainHeader])), {
+          headers: {
+            "x-generation-id": served.id,
+            "x-switchyard-provider": served.provider,
+            [seedHeader]: String(served.plan.explanation.seed)
+          }
+        }) as never
+      })
+    )
+  })
+)

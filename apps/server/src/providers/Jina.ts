@@ -1,0 +1,34 @@
+import { Schema } from "effect"
+import * as RerankWire from "./RerankWire.ts"
+import * as WireFormat from "./WireFormat.ts"
+
+export const baseUrl = "https://api.jina.ai/v1"
+
+export const RerankResponse = Schema.Struct({
+  id: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  results: Schema.Array(RerankWire.WireScore),
+  usage: Schema.optionalKey(Schema.NullOr(Schema.Struct({ total_tokens: Schema.optionalKey(Schema.NullOr(Schema.Finite)) })))
+})
+
+/**
+ * Jina's rerank shape (`POST /rerank` with `model`, `query`, `documents`, `top_n`,
+ * `return_documents`; `results` and `usage.total_tokens` back), which vLLM, Text Embeddings
+ * Inference and other OpenAI-compatible hosts share. Documents are not asked back: the gateway has
+ * them.
+ */
+export const rerankFormat: RerankWire.RerankFormat<typeof RerankResponse.Type> = {
+  name: "Jina",
+  keyHeaders: WireFormat.bearer,
+  path: "/rerank",
+  response: RerankResponse,
+  body: (request) => ({
+    model: request.upstreamModel,
+    query: request.query,
+    documents: request.documents,
+    return_documents: false
+  }),
+  scores: (response) => response.results,
+  billed: (response) => ({ totalTokens: response.usage?.total_tokens ?? undefined, upstreamId: response.id ?? undefined })
+}
+
+export const makeRerank = RerankWire.make(rerankFormat)

@@ -1,0 +1,95 @@
+import type { EmbeddingProvider } from "@switchyard/core"
+import type * as RerankProvider from "@switchyard/core/providers/RerankProvider"
+import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
+import { Effect, Redacted, Schema } from "effect"
+import { HttpClient } from "effect/http"
+import * as UpstreamHttp from "./UpstreamHttp.ts"
+import type { KeyHeaders } from "./WireFormat.ts"
+
+/**
+ * What the provider billed for one call; undefined where it reported nothing.
+ */
+export interface Billed {
+  readonly searchUnits?: number | undefined
+  readonly totalTokens?: number | undefined
+  readonly upstreamId?: string | undefined
+}
+
+/**
+ * What sets one provider's rerank API apart: the path, the body, where the scores and the billed
+ * counts sit in the answer. Posting within the time limit, decoding and checking that every
+ * document got exactly one finite score are the same for all and live in {@link make}.
+ */
+export interface RerankFormat<Response> {
+  /** The provider's name, for the call's span (`Cohere.rerank`). */
+  readonly name: string
+  readonly keyHeaders: KeyHeaders
+  readonly path: string
+  // biome-ignore lint/suspicious/noExplicitAny: the wire format's encoded side is its own
+  readonly response: Schema.Codec<Response, any, never, never>
+  readonly body: (request: RerankProvider.UpstreamRerank) => unknown
+  readonly scores: (response: Response) => ReadonlyArray<RerankProvider.Score>
+  readonly billed: (response: Response) => Billed
+}
+
+/** A score as providers write it: `index` and `relevance_score`, anything else ignored. */
+export const WireScore = Schema.Struct({ index: Schema.Int, relevance_score: Schema.Finite })
+
+const count = (n: number | null | undefined): number | undefined =>
+  n === undefined || n === null ? undefined : n
+
+/** A count a provider reported, when it is a whole non-negative number. */
+export const billedCount = (n: number | null | undefined): number | undefined => {
+  const value = count(n)
+  return value !== undefined && Number.isSafeInteger(value) && value >= 0 ? value : undefined
+}
+
+// Every document sent has exactly one score: a provider that drops, repeats or invents an index
+// has not answered the request.
+export const checkScores = (
+  scores: ReadonlyArray<RerankProvider.Score>,
+  documents: number
+): Effect.Effect<ReadonlyArray<RerankProvider.Score>, UpstreamError.UpstreamError> => {
+  const seen = new Set<number>()
+  for (const s of scores) {
+    if (!Number.isInteger(s.index) || s.index < 0 || s.index >= documents) {
+      return Effect.fail(UpstreamError.invalidResponse(`result index ${s.index} is not one of the ${documents} documents sent`))
+    }
+    if (seen.has(s.index)) return Effect.fail(UpstreamError.invalidResponse(`document ${s.index} was scored twice`))
+    seen.add(s.index)
+  }
+  if (seen.size !== documents) {
+    return Effect.fail(UpstreamError.invalidResponse(`${documents} documents were sent and ${seen.size} scored`))
+  }
+  return Effect.succeed(scores)
+}
+
+/**
+ * The rerank adapter for one wire format.
+ */
+export const make = <Response>(format: RerankFormat<Response>) =>
+  Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    const decodeResponse = UpstreamHttp.decode(format.response)
+    const rerank = Effect.fn(`${format.name}.rerank`)(function*(
+      connection: EmbeddingProvider.Connection,
+      request: RerankProvider.UpstreamRerank
+    ) {
+      const json = yield* UpstreamHttp.post(client, {
+        connection,
+        path: format.path,
+        headers: connection.apiKey === undefined ? {} : format.keyHeaders(Redacted.value(connection.apiKey)),
+        body: format.body(request)
+      })
+      const response = yield* decodeResponse(json)
+      const scores = yield* checkScores(format.scores(response), request.documents.length)
+      const { searchUnits, totalTokens, upstreamId } = format.billed(response)
+      return {
+        scores,
+        searchUnits: billedCount(searchUnits),
+        totalTokens: billedCount(totalTokens),
+        ...(upstreamId !== undefined ? { upstreamId } : {})
+      } satisfies RerankProvider.RerankResult
+    })
+    return { rerank } satisfies RerankProvider.RerankProvider
+  })

@@ -1,0 +1,91 @@
+import type { CallerShape } from "@switchyard/core/api/Authorization"
+import * as Catalog from "@switchyard/core/catalog/Catalog"
+import * as RoutePlan from "@switchyard/core/routing/RoutePlan"
+import type { InputModality } from "@switchyard/core/schema/EmbeddingRequest"
+import type { ProviderPreferences } from "@switchyard/core/schema/ProviderPreferences"
+import type { ByokStore } from "@switchyard/core/store/ByokStore"
+import type * as Fallback from "@switchyard/core/upstream/Fallback"
+import { Clock, Effect, Option, type Redacted } from "effect"
+import type { LoadedCatalog } from "../catalog/CatalogLoader.ts"
+import type { EndpointHealth } from "../embeddings/EndpointHealth.ts"
+import * as RandomPool from "../embeddings/RandomPool.ts"
+import type { Workspaces } from "../embeddings/Workspaces.ts"
+
+/**
+ * What routing needs of a request, whatever its task.
+ */
+export interface RouteQuery {
+  readonly task: Catalog.Task
+  readonly model: string
+  readonly preferences: ProviderPreferences | null | undefined
+  readonly sentParameters: ReadonlyArray<string>
+  readonly inputModalities: ReadonlyArray<InputModality>
+  /** Seed of the plan's random draw; random when absent. */
+  readonly seed: number | undefined
+}
+
+/**
+ * A request's route: the plan, its attempts marked where the workspace's own credential pays,
+ * those credentials, and the workspace's settings the plan applied.
+ */
+export interface Route {
+  readonly plan: RoutePlan.Plan
+  readonly attempts: ReadonlyArray<Fallback.Attempt>
+  readonly own: ReadonlyMap<string, Redacted.Redacted<string>>
+  readonly workspace: Catalog.Workspace
+  readonly settings: Effect.Success<ReturnType<Workspaces["Service"]["settingsOf"]>>
+}
+
+/**
+ * Routes a caller's request, embeddings or rerank alike: the workspace's settings and own
+ * credentials for the providers serving the model, then core's plan with the live statistics.
+ */
+export const make = (services: {
+  readonly loaded: LoadedCatalog
+  readonly health: EndpointHealth["Service"]
+  readonly byok: ByokStore["Service"]
+  readonly workspaces: Workspaces["Service"]
+}) => {
+  const { loaded, health, byok, workspaces } = services
+  // The catalog is fixed for the life of the process: which providers serve a model is worked
+  // out once, not by scanning every provider on every request.
+  const serving = new Map<string, Array<Catalog.Provider>>()
+  for (const provider of loaded.catalog.providers) {
+    for (const model of new Set(provider.endpoints.map((e) => e.model.toLowerCase()))) {
+      serving.set(model, [...(serving.get(model) ?? []), provider])
+    }
+  }
+  const servingProviders = (model: string) => serving.get(model.toLowerCase()) ?? []
+
+  return Effect.fnUntraced(function*(caller: CallerShape, query: RouteQuery) {
+    const now = yield* Clock.currentTimeMillis
+    const settings = yield* workspaces.settingsOf(caller.workspaceId)
+    const own = new Map<string, Redacted.Redacted<string>>()
+    for (const provider of servingProviders(query.model)) {
+      if (provider.adapter === "local") continue
+      const credential = yield* byok.credentialFor(caller.workspaceId, provider.slug)
+      if (Option.isSome(credential)) own.set(provider.slug, credential.value)
+    }
+    const workspace = Catalog.workspace(loaded.catalog, settings.slug)
+    const plan = yield* RoutePlan.plan({
+      catalog: loaded.catalog,
+      model: query.model,
+      task: query.task,
+      preferences: query.preferences ?? null,
+      workspace,
+      sentParameters: query.sentParameters,
+      inputModalities: query.inputModalities,
+      isActive: (p) => loaded.active.has(p.slug) || own.has(p.slug),
+      stats: health.stats(now),
+      now,
+      seed: query.seed ?? RandomPool.uint32()
+    }).pipe(Effect.withSpan("RoutePlan.plan"))
+    return {
+      plan,
+      attempts: plan.attempts.map((candidate) => ({ candidate, byok: own.has(candidate.provider.slug) })),
+      own,
+      workspace,
+      settings
+    } satisfies Route
+  })
+}

@@ -1,0 +1,46 @@
+/**
+ * The rerank endpoint.
+ *
+ * @since 0.4.0
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { wire } from "../errors/ApiError.ts"
+import { RerankRequest } from "../schema/RerankRequest.ts"
+import { RerankResponse } from "../schema/RerankResponse.ts"
+import { Authorization } from "./Authorization.ts"
+
+/**
+ * `POST /rerank` (operation `createRerank`): scores the documents against the query with the
+ * model, routed by the request's provider preferences exactly as embeddings are.
+ *
+ * **Details**
+ *
+ * A model of another task (an embeddings model) is a 400 naming its task. The other statuses are
+ * those of `POST /embeddings`: 402 at a limit, budget or credits, 404 for an unknown model or no
+ * eligible provider, upstream failures mapped by `UpstreamError.toApiError`.
+ *
+ * @since 0.4.0
+ */
+export class RerankApi extends HttpApiGroup.make("rerank")
+  .add(
+    HttpApiEndpoint.post("create", "/rerank", {
+      payload: RerankRequest,
+      success: RerankResponse,
+      error: [
+        wire[400],
+        wire[402],
+        wire[403],
+        wire[404],
+        wire[408],
+        wire[413],
+        wire[429],
+        wire[500],
+        wire[502],
+        wire[503],
+        wire[524],
+        wire[529]
+      ]
+    }).annotate(OpenApi.Identifier, "createRerank")
+  )
+  .middleware(Authorization)
+{}
