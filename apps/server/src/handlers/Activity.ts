@@ -19,12 +19,12 @@ const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 
 // Token counts are those the answer reported: the upstream's plus the cached items' (whose
 // tokens were billed when first embedded); `native_tokens_cached` is the cached part.
-const toGeneration = (row: GenerationRow, providerName: string): GenerationRecord => {
+const toGeneration = (row: GenerationRow, providerName: string, apiType: string): GenerationRecord => {
   const cost = creditsFromNanos(row.costNanos)
   const promptTokens = row.promptTokens + row.cachedTokens
   return {
     id: row.generationId,
-    api_type: "embeddings",
+    api_type: apiType,
     app_id: null,
     cache_discount: null,
     cancelled: false,
@@ -86,6 +86,11 @@ export const ActivityHandlers = HttpApiBuilder.group(
     const loaded = yield* CurrentCatalog
     const providerNames = new Map(loaded.catalog.providers.map((p) => [p.slug, p.name]))
     const nameOf = (slug: string) => providerNames.get(slug) ?? slug
+    // A ledger row's task is its model's: the catalog serves a model for one task.
+    const rerankModels = new Set(
+      loaded.catalog.providers.flatMap((p) => p.endpoints.filter((e) => e.task === "rerank").map((e) => e.model.toLowerCase()))
+    )
+    const apiTypeOf = (model: string) => (rerankModels.has(model.toLowerCase()) ? "rerank" : "embeddings")
     return handlers
       .handle("generation", ({ query }) =>
         StoreFailure.answer(Effect.gen(function*() {
@@ -95,7 +100,7 @@ export const ActivityHandlers = HttpApiBuilder.group(
           const workspaceIds = caller.kind === "management" ? yield* keys.workspacesOf(caller.userId) : [caller.workspaceId]
           const found = yield* reports.generation(query.id, workspaceIds)
           if (Option.isNone(found)) return yield* new NotFound({ message: `No generation ${query.id}` })
-          return { data: toGeneration(found.value, nameOf(found.value.provider)) }
+          return { data: toGeneration(found.value, nameOf(found.value.provider), apiTypeOf(found.value.model)) }
         })))
       .handle("activity", ({ query }) =>
         StoreFailure.answer(Effect.gen(function*() {

@@ -153,15 +153,22 @@ export class Rerank extends Context.Service<Rerank, {
         options: { readonly seed?: number | undefined }
       ) {
         const startedAt = yield* Clock.currentTimeMillis
+        const documents = RerankRequest.texts(request)
+        const queryTokens = TokenEstimate.ofText(request.query)
+        const documentTokens = documents.map(TokenEstimate.ofText)
         const routed = yield* route(caller, {
           task: "rerank",
           model: request.model,
           preferences: request.provider,
           sentParameters: RerankRequest.sentParameters(request),
           inputModalities: ["text"],
-          seed: options.seed
+          seed: options.seed,
+          // Per-token and per-search prices compare by what this request would cost.
+          consumption: {
+            prompt_tokens: SearchUnits.tokensOfCall(queryTokens, documentTokens),
+            search_units: SearchUnits.ofCall(queryTokens, documentTokens)
+          }
         })
-        const documents = RerankRequest.texts(request)
         const worstAtto = routed.plan.attempts.reduce((max, c) => {
           const cost = worstCase(c.endpoint, request.query, documents)
           return cost > max ? cost : max

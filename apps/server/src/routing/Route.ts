@@ -1,5 +1,6 @@
 import type { CallerShape } from "@switchyard/core/api/Authorization"
 import * as Catalog from "@switchyard/core/catalog/Catalog"
+import type * as Cost from "@switchyard/core/catalog/Cost"
 import * as RoutePlan from "@switchyard/core/routing/RoutePlan"
 import type { InputModality } from "@switchyard/core/schema/EmbeddingRequest"
 import type { ProviderPreferences } from "@switchyard/core/schema/ProviderPreferences"
@@ -22,6 +23,8 @@ export interface RouteQuery {
   readonly inputModalities: ReadonlyArray<InputModality>
   /** Seed of the plan's random draw; random when absent. */
   readonly seed: number | undefined
+  /** What the request is expected to consume, when endpoints are priced in different units. */
+  readonly consumption?: Cost.Consumption | undefined
 }
 
 /**
@@ -71,6 +74,7 @@ export const make = (services: {
       catalog: loaded.catalog,
       model: query.model,
       task: query.task,
+      consumption: query.consumption,
       preferences: query.preferences ?? null,
       workspace,
       sentParameters: query.sentParameters,

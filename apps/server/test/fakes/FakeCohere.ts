@@ -1,6 +1,7 @@
+import * as FakeRerank from "./FakeRerank.ts"
 import * as FakeUpstream from "./FakeUpstream.ts"
 
-export interface Options {
+export interface Options extends FakeRerank.Options {
   readonly apiKey?: string
 }
 
@@ -61,8 +62,10 @@ const api = (options: Options = {}): FakeUpstream.FakeApi => ({
   basePath: "/v2",
   errorBody: (status, message) => error(status, message).body,
   handle: (request, shape) => {
-    if (request.method !== "POST" || request.path !== "/v2/embed") return error(404, "not found")
+    const rerank = request.path === "/v2/rerank"
+    if (request.method !== "POST" || (!rerank && request.path !== "/v2/embed")) return error(404, "not found")
     if (FakeUpstream.bearer(request) !== (options.apiKey ?? "co-fake")) return error(401, "invalid api token")
+    if (rerank) return FakeRerank.cohere(request.body, shape, options, error)
     const body = request.body
     if (!FakeUpstream.isRecord(body) || typeof body.model !== "string") return error(400, "invalid request: model is required")
     if (typeof body.input_type !== "string" || !inputTypes.has(body.input_type)) {

@@ -1,6 +1,8 @@
+import * as FakeRerank from "./FakeRerank.ts"
 import * as FakeUpstream from "./FakeUpstream.ts"
 
-export interface Options {
+/** An OpenAI-compatible host; its `/v1/rerank` speaks Jina's shape (Jina, vLLM, TEI). */
+export interface Options extends FakeRerank.Options {
   readonly apiKey?: string
   readonly defaultWidth?: number
   readonly reportUsage?: boolean
@@ -50,12 +52,14 @@ export const api = (options: Options = {}): FakeUpstream.FakeApi => ({
   basePath: "/v1",
   errorBody: (status, message) => error(status, message).body,
   handle: (request, shape) => {
-    if (request.method !== "POST" || request.path !== "/v1/embeddings") {
+    const rerank = request.path === "/v1/rerank"
+    if (request.method !== "POST" || (!rerank && request.path !== "/v1/embeddings")) {
       return error(404, `Unknown request URL: ${request.method} ${request.path}`, "unknown_url")
     }
     if (FakeUpstream.bearer(request) !== (options.apiKey ?? "sk-fake")) {
       return error(401, "Incorrect API key provided.", "invalid_api_key")
     }
+    if (rerank) return FakeRerank.jina(request.body, shape, options, (status, message) => error(status, message))
     const body = request.body
     if (!FakeUpstream.isRecord(body) || typeof body.model !== "string") return error(400, "you must provide a model parameter")
     const items = itemsOf(body.input)

@@ -1,6 +1,7 @@
+import * as FakeRerank from "./FakeRerank.ts"
 import * as FakeUpstream from "./FakeUpstream.ts"
 
-export interface Options {
+export interface Options extends FakeRerank.Options {
   readonly apiKey?: string
 }
 
@@ -56,8 +57,10 @@ const api = (options: Options = {}): FakeUpstream.FakeApi => ({
   errorBody: (status, message) => error(status, message).body,
   handle: (request, shape) => {
     const multimodal = request.path === "/v1/multimodalembeddings"
-    if (request.method !== "POST" || (!multimodal && request.path !== "/v1/embeddings")) return error(404, "Not Found")
+    const rerank = request.path === "/v1/rerank"
+    if (request.method !== "POST" || (!multimodal && !rerank && request.path !== "/v1/embeddings")) return error(404, "Not Found")
     if (FakeUpstream.bearer(request) !== (options.apiKey ?? "pa-fake")) return error(401, "Provided API key is invalid.")
+    if (rerank) return FakeRerank.voyage(request.body, shape, options, error)
     const body = request.body
     if (!FakeUpstream.isRecord(body)) return error(400, "Request body is not JSON")
     const problem = common(body)

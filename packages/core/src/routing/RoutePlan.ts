@@ -32,6 +32,7 @@
  */
 import { Effect, Result } from "effect"
 import type { Catalog, Provider, Task, Workspace } from "../catalog/Catalog.ts"
+import type * as Cost from "../catalog/Cost.ts"
 import { openWorkspace } from "../catalog/Catalog.ts"
 import * as Money from "../catalog/Money.ts"
 import { ModelNotFound, NoEligibleProvider, type RoutingError, WrongTask } from "../errors/EmbeddingsError.ts"
@@ -60,6 +61,12 @@ export interface PlanInput {
   readonly model: string
   /** What the request asks of the model; default `embeddings`. Only endpoints of it are candidates. */
   readonly task?: Task | undefined
+  /**
+   * What the request is expected to consume. Given, endpoints are priced by what the request
+   * would cost at each (rerank endpoints are priced per token or per search); absent, by their
+   * per-token prompt price.
+   */
+  readonly consumption?: Cost.Consumption | undefined
   /** The request's `provider` object. */
   readonly preferences?: ProviderPreferences | null | undefined
   /** The caller's workspace settings; default: unrestricted. */
@@ -122,7 +129,6 @@ interface Notes {
   order_match?: string
 }
 
-const cheapestFirst = (cs: ReadonlyArray<Candidate>) => [...cs].sort(Sorts.byPrice)
 
 const preferredFirst = (cs: ReadonlyArray<Candidate>, meets: (c: Candidate) => boolean) => [
   ...cs.filter(meets),
@@ -142,6 +148,8 @@ const decide = (
   input: PlanInput
 ): Decision | string => {
   const stats = input.stats ?? {}
+  const cheapest = Sorts.byPriceFor(input.consumption)
+  const cheapestFirst = (cs: ReadonlyArray<Candidate>) => [...cs].sort(cheapest)
   const notes = new Map<string, Notes>()
   const note = (c: Candidate, n: Notes) => notes.set(c.id, { ...notes.get(c.id), ...n })
   const meets = (c: Candidate) => meetsCutoffs(prefs, lookup(stats, c))
@@ -151,8 +159,8 @@ const decide = (
   const sorted = (cs: ReadonlyArray<Candidate>) => {
     if (prefs.sort === null) return preferredFirst(preferredFirst(cheapestFirst(cs), meets), fits)
     const { by, partition } = prefs.sort
-    for (const c of cs) note(c, { sort_key: Sorts.sortKey(by, c, stats, input.now) })
-    return preferredFirst(preferredFirst(Sorts.sort(cs, Sorts.orderOf(by, stats, input.now), partition), meets), fits)
+    for (const c of cs) note(c, { sort_key: Sorts.sortKey(by, c, stats, input.now, input.consumption) })
+    return preferredFirst(preferredFirst(Sorts.sort(cs, Sorts.orderOf(by, stats, input.now, input.consumption), partition), meets), fits)
   }
 
   if (prefs.order !== null) {
@@ -190,7 +198,7 @@ const decide = (
     ]
   })
   const pool = tiers.find((t) => t.length > 0)!
-  const weights = WeightedDraw.inverseSquareWeights(pool.map((c) => Money.toAtto(Sorts.priceKeyOf(c))))
+  const weights = WeightedDraw.inverseSquareWeights(pool.map((c) => Money.toAtto(Sorts.priceKeyOf(c, input.consumption))))
   pool.forEach((c, i) => {
     note(c, { weight: weights[i]! })
   })

@@ -16,6 +16,7 @@
  * @since 0.1.0
  */
 import { Order } from "effect"
+import * as Cost from "../catalog/Cost.ts"
 import * as Money from "../catalog/Money.ts"
 import type { Partition, Quantization, SortBy } from "../schema/ProviderPreferences.ts"
 import type { Candidate } from "./Candidates.ts"
@@ -44,14 +45,12 @@ export const quantizationBits: Record<Quantization, number> = {
 
 /**
  * The price an endpoint is weighed and explained by: its per-million-token `prompt` price, or,
- * for a rerank endpoint billed only by search units, its price per 1,000 searches.
+ * given what the request is expected to consume, what it would cost there (USD).
  *
  * @since 0.4.0
  */
-export const priceKeyOf = (candidate: Candidate): string => {
-  const { prompt, search } = candidate.endpoint.pricing
-  return Money.toAtto(prompt) === 0n && Money.toAtto(search) > 0n ? search : prompt
-}
+export const priceKeyOf = (candidate: Candidate, consumption?: Cost.Consumption | undefined): string =>
+  consumption === undefined ? candidate.endpoint.pricing.prompt : Money.toDecimal(costAt(candidate, consumption))
 
 const byId: Order.Order<Candidate> = Order.mapInput(Order.String, (c: Candidate) => c.id)
 
@@ -72,6 +71,20 @@ export const byPrice: Order.Order<Candidate> = Order.combineAll([
   byId
 ])
 
+/**
+ * Cheapest first for a request expected to consume `consumption`: by what it would cost at each
+ * endpoint, then as {@link byPrice}. Without a consumption, {@link byPrice}. Endpoints priced in
+ * different units (per token, per search) compare only this way.
+ *
+ * @since 0.4.0
+ */
+export const byPriceFor = (consumption: Cost.Consumption | undefined): Order.Order<Candidate> =>
+  consumption === undefined
+    ? byPrice
+    : Order.combineAll([Order.mapInput(Order.BigInt, (c: Candidate) => costAt(c, consumption)), byPrice])
+
+const costAt = (c: Candidate, consumption: Cost.Consumption) => Cost.compute(c.endpoint.pricing, consumption).total
+
 const measuredFirst = (read: (c: Candidate) => number | undefined, descending: boolean): Order.Order<Candidate> =>
   Order.make((a, b) => {
     const x = read(a)
@@ -87,27 +100,27 @@ const measuredFirst = (read: (c: Candidate) => number | undefined, descending: b
  *
  * @since 0.1.0
  */
-export const byThroughput = (stats: StatsById): Order.Order<Candidate> =>
-  Order.combineAll([measuredFirst((c) => lookup(stats, c).throughput?.p50, true), byPrice])
+export const byThroughput = (stats: StatsById, cheapest: Order.Order<Candidate> = byPrice): Order.Order<Candidate> =>
+  Order.combineAll([measuredFirst((c) => lookup(stats, c).throughput?.p50, true), cheapest])
 
 /**
  * Lowest p50 latency first.
  *
  * @since 0.1.0
  */
-export const byLatency = (stats: StatsById): Order.Order<Candidate> =>
-  Order.combineAll([measuredFirst((c) => lookup(stats, c).latency?.p50, false), byPrice])
+export const byLatency = (stats: StatsById, cheapest: Order.Order<Candidate> = byPrice): Order.Order<Candidate> =>
+  Order.combineAll([measuredFirst((c) => lookup(stats, c).latency?.p50, false), cheapest])
 
 /**
  * Most precise weights first, then healthy, then cheapest.
  *
  * @since 0.1.0
  */
-export const byExacto = (stats: StatsById, now: number): Order.Order<Candidate> =>
+export const byExacto = (stats: StatsById, now: number, cheapest: Order.Order<Candidate> = byPrice): Order.Order<Candidate> =>
   Order.combineAll([
     Order.flip(Order.mapInput(Order.Number, (c: Candidate) => quantizationBits[c.endpoint.quantization])),
     Order.mapInput(Order.Boolean, (c: Candidate) => recentlyFailed(lookup(stats, c), now)),
-    byPrice
+    cheapest
   ])
 
 /**
@@ -115,16 +128,22 @@ export const byExacto = (stats: StatsById, now: number): Order.Order<Candidate> 
  *
  * @since 0.1.0
  */
-export const orderOf = (by: SortBy, stats: StatsById, now: number): Order.Order<Candidate> => {
+export const orderOf = (
+  by: SortBy,
+  stats: StatsById,
+  now: number,
+  consumption?: Cost.Consumption | undefined
+): Order.Order<Candidate> => {
+  const cheapest = byPriceFor(consumption)
   switch (by) {
     case "price":
-      return byPrice
+      return cheapest
     case "throughput":
-      return byThroughput(stats)
+      return byThroughput(stats, cheapest)
     case "latency":
-      return byLatency(stats)
+      return byLatency(stats, cheapest)
     case "exacto":
-      return byExacto(stats, now)
+      return byExacto(stats, now, cheapest)
   }
 }
 
@@ -133,11 +152,17 @@ export const orderOf = (by: SortBy, stats: StatsById, now: number): Order.Order<
  *
  * @since 0.1.0
  */
-export const sortKey = (by: SortBy, candidate: Candidate, stats: StatsById, now: number): string | number | null => {
+export const sortKey = (
+  by: SortBy,
+  candidate: Candidate,
+  stats: StatsById,
+  now: number,
+  consumption?: Cost.Consumption | undefined
+): string | number | null => {
   const s = lookup(stats, candidate)
   switch (by) {
     case "price":
-      return priceKeyOf(candidate)
+      return priceKeyOf(candidate, consumption)
     case "throughput":
       return s.throughput?.p50 ?? null
     case "latency":
