@@ -5,6 +5,7 @@ import { activity } from "./commands/activity.ts"
 import { budgets } from "./commands/budgets.ts"
 import { credits } from "./commands/credits.ts"
 import { embed } from "./commands/embed.ts"
+import { rerank } from "./commands/rerank.ts"
 import { generation } from "./commands/generation.ts"
 import { interns } from "./commands/interns.ts"
 import { keys } from "./commands/keys.ts"
@@ -29,11 +30,12 @@ export const root = Command.make("switchyard").pipe(
   Command.withExamples([
     { command: "switchyard embed -m switchyard/local-embed \"hello world\"", description: "Embed a text with the built-in local model" },
     { command: "switchyard embed -m switchyard/local-embed --file docs.jsonl --out vectors.jsonl", description: "Embed a corpus; rerun to resume" },
+    { command: "switchyard rerank -m switchyard/local-rerank --query \"plants\" \"a train\" \"photosynthesis\"", description: "Rerank documents with the built-in local model" },
     { command: "switchyard route explain -m openai/text-embedding-3-small --zdr", description: "Which providers a request would use, and why" },
     { command: "switchyard keys list --json", description: "Your keys, for a script" },
     { command: "switchyard interns suspend support-bot", description: "Suspend an intern" }
   ]),
-  Command.withSubcommands([embed, route, models, keys, credits, interns, workspaces, budgets, generation, activity]),
+  Command.withSubcommands([embed, rerank, route, models, keys, credits, interns, workspaces, budgets, generation, activity]),
   Command.withGlobalFlags([Connection.BaseUrl, Connection.ApiKey])
 )
 

@@ -45,6 +45,18 @@ describe("Switchyard (promise facade)", () => {
       assert.strictEqual((data[0]!.embedding as ReadonlyArray<number>).length, 8)
     })
 
+    it("reranks, with the request and response shapes of the contract", async () => {
+      await using switchyard = new Switchyard({ baseUrl: server.baseUrl, apiKey: server.apiKey })
+      const documents = ["a train timetable", { text: "plants make sugar from sunlight" }]
+      const answer = await switchyard.rerank.create({
+        payload: { model: "switchyard/local-rerank", query: "how do plants make sugar", documents, return_documents: true }
+      })
+      assert.strictEqual(answer.model, "switchyard/local-rerank")
+      assert.deepStrictEqual(answer.results.map((r) => r.index), [1, 0])
+      assert.strictEqual(answer.results[0]!.document?.text, "plants make sugar from sunlight")
+      assert.strictEqual(answer.usage.cost, 0)
+    })
+
     it("rejects with the contract's typed error", async () => {
       await using switchyard = new Switchyard({ baseUrl: server.baseUrl, apiKey: server.apiKey })
       const error = await switchyard.keys.list({ query: {} }).then(() => undefined, (e: unknown) => e)
