@@ -79,13 +79,32 @@ export const RerankHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const rerank = yield* Rerank
     const loaded = yield* CurrentCatalog
-    return handlers.handle("create", ({ payload }) =>
+    const resolved = (payload: RerankRequest.RerankRequest) =>
+      Effect.fromResult(ModelName.resolve(loaded.catalog, payload.model, (p) => loaded.active.has(p.slug))).pipe(
+        Effect.map((model) => (model === payload.model ? payload : { ...payload, model }))
+      )
+    return handlers.handle("plan", ({ payload }) =>
+      Effect.gen(function*() {
+        const caller = yield* requireStandardKey
+        const seed = yield* seedOf((yield* HttpServerRequest.HttpServerRequest).headers)
+        const dry = yield* rerank.dryRun(caller, yield* resolved(payload), { seed }).pipe(
+          StoreFailure.answer,
+          Effect.mapError((e) => (e._tag === "ServiceUnavailable" ? e : EmbeddingsError.preparationToApiError(e)))
+        )
+        return {
+          object: "rerank.plan" as const,
+          model: dry.plan.model,
+          attempts: dry.plan.attempts.map((c) => c.id),
+          explanation: dry.plan.explanation,
+          estimate: { prompt_tokens: dry.tokenBound, cost: creditsFromNanos(dry.worstNanos) }
+        }
+      })
+    ).handle("create", ({ payload }) =>
       Effect.gen(function*() {
         const caller = yield* requireStandardKey
         const headers = (yield* HttpServerRequest.HttpServerRequest).headers
         const seed = yield* seedOf(headers)
-        const model = yield* Effect.fromResult(ModelName.resolve(loaded.catalog, payload.model, (p) => loaded.active.has(p.slug)))
-        const request = model === payload.model ? payload : { ...payload, model }
+        const request = yield* resolved(payload)
         const served = yield* rerank.create(caller, request, { seed }).pipe(
           Effect.tapError(StoreFailure.note),
           Effect.mapError(EmbeddingsError.toApiError),

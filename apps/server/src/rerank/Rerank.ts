@@ -3,7 +3,8 @@ import * as Catalog from "@switchyard/core/catalog/Catalog"
 import * as Cost from "@switchyard/core/catalog/Cost"
 import * as Money from "@switchyard/core/catalog/Money"
 import * as SearchUnits from "@switchyard/core/catalog/SearchUnits"
-import { type EmbeddingsError, RequestTimedOut } from "@switchyard/core/errors/EmbeddingsError"
+import { type EmbeddingsError, type PreparationError, RequestTimedOut } from "@switchyard/core/errors/EmbeddingsError"
+import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import type * as RerankProvider from "@switchyard/core/providers/RerankProvider"
 import type * as RoutePlan from "@switchyard/core/routing/RoutePlan"
 import * as RerankRequest from "@switchyard/core/schema/RerankRequest"
@@ -96,6 +97,12 @@ export class Rerank extends Context.Service<Rerank, {
     request: RerankRequest.RerankRequest,
     options: { readonly seed?: number | undefined }
   ) => Effect.Effect<Reranked, EmbeddingsError>
+  /** The route and the most the request can cost on its first endpoint; no provider is called. */
+  readonly dryRun: (
+    caller: CallerShape,
+    request: RerankRequest.RerankRequest,
+    options: { readonly seed?: number | undefined }
+  ) => Effect.Effect<{ readonly plan: RoutePlan.Plan; readonly tokenBound: number; readonly worstNanos: bigint }, PreparationError | StoreUnavailable>
 }>()("@switchyard/server/rerank/Rerank") {
   static readonly layer = Layer.effect(
     Rerank,
@@ -147,12 +154,12 @@ export class Rerank extends Context.Service<Rerank, {
         )
       }
 
-      const create = Effect.fn("Rerank.create")(function*(
+      // The route, and what the request can cost at most on any endpoint of it.
+      const prepare = Effect.fnUntraced(function*(
         caller: CallerShape,
         request: RerankRequest.RerankRequest,
         options: { readonly seed?: number | undefined }
       ) {
-        const startedAt = yield* Clock.currentTimeMillis
         const documents = RerankRequest.texts(request)
         const queryTokens = TokenEstimate.ofText(request.query)
         const documentTokens = documents.map(TokenEstimate.ofText)
@@ -173,6 +180,16 @@ export class Rerank extends Context.Service<Rerank, {
           const cost = worstCase(c.endpoint, request.query, documents)
           return cost > max ? cost : max
         }, 0n)
+        return { routed, documents, worstAtto }
+      })
+
+      const create = Effect.fn("Rerank.create")(function*(
+        caller: CallerShape,
+        request: RerankRequest.RerankRequest,
+        options: { readonly seed?: number | undefined }
+      ) {
+        const startedAt = yield* Clock.currentTimeMillis
+        const { routed, documents, worstAtto } = yield* prepare(caller, request, options)
         const reservation = yield* accounting.reserve({
           keyId: caller.keyId,
           workspaceId: caller.workspaceId,
@@ -221,7 +238,22 @@ export class Rerank extends Context.Service<Rerank, {
       })
 
       // Counted until settled: the ledger batch waits a moment for the rows of requests in flight.
-      return Rerank.of({ create: (caller, request, options) => inFlight.track(create(caller, request, options)) })
+      const dryRun = Effect.fn("Rerank.dryRun")(function*(
+        caller: CallerShape,
+        request: RerankRequest.RerankRequest,
+        options: { readonly seed?: number | undefined }
+      ) {
+        const { routed, documents } = yield* prepare(caller, request, options)
+        const primary = routed.plan.attempts[0]!
+        const queryBound = byteTokens(request.query)
+        return {
+          plan: routed.plan,
+          tokenBound: SearchUnits.tokensOfCall(queryBound, documents.map(byteTokens)),
+          worstNanos: Money.toUnits(worstCase(primary.endpoint, request.query, documents), 9, "up")
+        }
+      })
+
+      return Rerank.of({ create: (caller, request, options) => inFlight.track(create(caller, request, options)), dryRun })
     })
   )
 }

@@ -144,6 +144,17 @@ describe(`POST /rerank (${storeKind})`, () => {
     assert.notProperty(voyage.requests.at(-1)!.body as object, "max_tokens_per_doc")
   })
 
+  it("POST /rerank/plan gives the route and the worst case without calling any provider", async () => {
+    const before = cohere.requests.length + voyage.requests.length + jina.requests.length
+    const reply = await gateway.call("/rerank/plan", { model, query, documents: corpus, provider: { order: ["alpha"], allow_fallbacks: false } })
+    assert.strictEqual(reply.status, 200, reply.text)
+    assert.strictEqual(reply.json.object, "rerank.plan")
+    assert.deepStrictEqual(reply.json.attempts, ["alpha/default@acme/rerank"])
+    // Three calls of up to 100 documents, each within one search unit: at most $0.006.
+    assert.strictEqual(reply.json.estimate.cost, 0.006)
+    assert.strictEqual(cohere.requests.length + voyage.requests.length + jina.requests.length, before)
+  })
+
   it("draws the same route for the same seed", async () => {
     const documents = ["rivers", "bread"]
     const first = await rerank({ documents }, { "x-switchyard-seed": "42" })

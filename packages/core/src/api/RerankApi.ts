@@ -7,11 +7,14 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { wire } from "../errors/ApiError.ts"
 import { RerankRequest } from "../schema/RerankRequest.ts"
 import { RerankResponse } from "../schema/RerankResponse.ts"
+import { RoutePlanReport } from "../schema/RoutePlanReport.ts"
 import { Authorization } from "./Authorization.ts"
 
 /**
  * `POST /rerank` (operation `createRerank`): scores the documents against the query with the
  * model, routed by the request's provider preferences exactly as embeddings are.
+ * `POST /rerank/plan` (operation `planRerank`): the route and the worst-case cost, without
+ * calling any provider.
  *
  * **Details**
  *
@@ -40,7 +43,12 @@ export class RerankApi extends HttpApiGroup.make("rerank")
         wire[524],
         wire[529]
       ]
-    }).annotate(OpenApi.Identifier, "createRerank")
+    }).annotate(OpenApi.Identifier, "createRerank"),
+    HttpApiEndpoint.post("plan", "/rerank/plan", {
+      payload: RerankRequest,
+      success: RoutePlanReport,
+      error: [wire[400], wire[403], wire[404], wire[429], wire[500], wire[503]]
+    }).annotate(OpenApi.Identifier, "planRerank")
   )
   .middleware(Authorization)
 {}

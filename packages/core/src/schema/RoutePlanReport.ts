@@ -46,12 +46,13 @@ export const Explanation = Schema.Struct({
 })
 
 /**
- * `POST /embeddings/plan`'s answer.
+ * `POST /embeddings/plan`'s and `POST /rerank/plan`'s answer (`object` names which). The estimate
+ * is the most the request can cost on the first endpoint, and its token bound.
  *
  * @since 0.1.0
  */
 export const RoutePlanReport = Schema.Struct({
-  object: Schema.Literal("embeddings.plan"),
+  object: Schema.Literals(["embeddings.plan", "rerank.plan"]),
   model: Schema.String,
   attempts: Schema.Array(Schema.String),
   explanation: Explanation,
