@@ -28,7 +28,7 @@ export type Input = {
   readonly [K in keyof typeof flags]: typeof flags[K] extends Flag.Flag<infer A> ? A : never
 }
 
-const priceKinds = ["prompt", "completion", "image", "audio", "request"] as const
+const priceKinds = ["prompt", "completion", "image", "audio", "request", "search"] as const
 
 const parseMaxPrice = (text: string) =>
   Effect.gen(function*() {

@@ -25,7 +25,7 @@ const printSummary = (documents: ReadonlyArray<string>, response: RerankResponse
     ], response.results.map((r, i) => ({ ...r, rank: i + 1 })))
     yield* Output.line("")
     const { usage } = response
-    const billed = usage.search_units > 0 ? `${usage.search_units} search units · ` : ""
+    const billed = usage.search_units > 0 ? `${usage.search_units} search unit${usage.search_units === 1 ? "" : "s"} · ` : ""
     yield* Output.line(
       `model ${response.model} via ${response.provider} · ${billed}${usage.total_tokens.toLocaleString("en-US")} tokens · ${Output.money(usage.cost)}`
     )
