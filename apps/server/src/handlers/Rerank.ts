@@ -1,5 +1,6 @@
 import { Api } from "@switchyard/core/api/Api"
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
+import * as ModelListing from "@switchyard/core/catalog/ModelListing"
 import * as ModelName from "@switchyard/core/catalog/ModelName"
 import type { ApiError } from "@switchyard/core/errors/ApiError"
 import * as EmbeddingsError from "@switchyard/core/errors/EmbeddingsError"
@@ -83,7 +84,15 @@ export const RerankHandlers = HttpApiBuilder.group(
       Effect.fromResult(ModelName.resolve(loaded.catalog, payload.model, (p) => loaded.active.has(p.slug))).pipe(
         Effect.map((model) => (model === payload.model ? payload : { ...payload, model }))
       )
-    return handlers.handle("plan", ({ payload }) =>
+    return handlers.handle("listModels", ({ query }) =>
+      Effect.succeed(ModelListing.list(loaded.catalog, {
+        task: "rerank",
+        path: "/api/v1/rerank/models",
+        isActive: (p) => loaded.active.has(p.slug),
+        ...(query.limit !== undefined ? { limit: query.limit } : {}),
+        ...(query.offset !== undefined ? { offset: query.offset } : {})
+      }))
+    ).handle("plan", ({ payload }) =>
       Effect.gen(function*() {
         const caller = yield* requireStandardKey
         const seed = yield* seedOf((yield* HttpServerRequest.HttpServerRequest).headers)

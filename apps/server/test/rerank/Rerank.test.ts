@@ -249,4 +249,13 @@ describe(`POST /rerank on a fresh install (${storeKind})`, () => {
     assert.strictEqual(reply.body.usage.cost, 0)
     assert.isAbove(reply.body.usage.total_tokens, 0)
   })
+
+  it("GET /rerank/models lists the rerank models an install serves; the embeddings listing does not", async () => {
+    const rerank = await call(server, "GET", "/rerank/models", server.apiKey)
+    assert.strictEqual(rerank.status, 200)
+    assert.deepStrictEqual(rerank.body.data.map((m: { id: string }) => m.id), ["switchyard/local-rerank"])
+    assert.deepStrictEqual(rerank.body.data[0].architecture.output_modalities, ["scores"])
+    const embeddings = await call(server, "GET", "/embeddings/models", server.apiKey)
+    assert.notInclude(embeddings.body.data.map((m: { id: string }) => m.id), "switchyard/local-rerank")
+  })
 })

@@ -5,6 +5,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { wire } from "../errors/ApiError.ts"
+import { EmbeddingModelList, ListModelsQuery } from "../schema/EmbeddingResponse.ts"
 import { RerankRequest } from "../schema/RerankRequest.ts"
 import { RerankResponse } from "../schema/RerankResponse.ts"
 import { RoutePlanReport } from "../schema/RoutePlanReport.ts"
@@ -14,7 +15,8 @@ import { Authorization } from "./Authorization.ts"
  * `POST /rerank` (operation `createRerank`): scores the documents against the query with the
  * model, routed by the request's provider preferences exactly as embeddings are.
  * `POST /rerank/plan` (operation `planRerank`): the route and the worst-case cost, without
- * calling any provider.
+ * calling any provider. `GET /rerank/models` (operation `listRerankModels`): the rerank models
+ * the gateway can serve, in the model listing's shape.
  *
  * **Details**
  *
@@ -48,7 +50,12 @@ export class RerankApi extends HttpApiGroup.make("rerank")
       payload: RerankRequest,
       success: RoutePlanReport,
       error: [wire[400], wire[403], wire[404], wire[429], wire[500], wire[503]]
-    }).annotate(OpenApi.Identifier, "planRerank")
+    }).annotate(OpenApi.Identifier, "planRerank"),
+    HttpApiEndpoint.get("listModels", "/rerank/models", {
+      query: ListModelsQuery,
+      success: EmbeddingModelList,
+      error: [wire[400], wire[429], wire[500]]
+    }).annotate(OpenApi.Identifier, "listRerankModels")
   )
   .middleware(Authorization)
 {}

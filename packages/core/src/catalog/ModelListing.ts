@@ -11,7 +11,7 @@
  */
 import type { EmbeddingModel, EmbeddingModelList } from "../schema/EmbeddingResponse.ts"
 import { maxPageSize } from "../schema/EmbeddingResponse.ts"
-import type { Catalog, Endpoint, Provider } from "./Catalog.ts"
+import type { Catalog, Endpoint, Provider, Task } from "./Catalog.ts"
 import { inputModalitiesOf } from "./Catalog.ts"
 import * as Cost from "./Cost.ts"
 import * as Money from "./Money.ts"
@@ -27,13 +27,21 @@ export interface ListOptions {
   readonly offset?: number | undefined
   /** Path the `links.next` URL is built on; default `/api/v1/embeddings/models`. */
   readonly path?: string | undefined
+  /** Which models: those of `embeddings` endpoints (the default) or of `rerank` ones. */
+  readonly task?: Task | undefined
 }
 
 const publicModalities = new Set(["text", "image", "audio", "video", "file"])
 
-const describe = (id: string, served: ReadonlyArray<{ readonly provider: Provider; readonly endpoint: Endpoint }>): EmbeddingModel => {
+const describe = (
+  id: string,
+  served: ReadonlyArray<{ readonly provider: Provider; readonly endpoint: Endpoint }>,
+  task: Task
+): EmbeddingModel => {
   const endpoints = served.map((s) => s.endpoint)
-  const cheapest = [...endpoints].sort((a, b) => Money.compare(a.pricing.prompt, b.pricing.prompt))[0]!
+  const cheapest = [...endpoints].sort((a, b) =>
+    Money.compare(a.pricing.prompt, b.pricing.prompt) || Money.compare(a.pricing.search, b.pricing.search)
+  )[0]!
   const inputs = [...new Set(served.flatMap((s) => inputModalitiesOf(s.provider, s.endpoint)))]
     .map((m) => (m === "tokens" ? "text" : m))
     .filter((m, i, all) => publicModalities.has(m) && all.indexOf(m) === i)
@@ -50,16 +58,19 @@ const describe = (id: string, served: ReadonlyArray<{ readonly provider: Provide
     context_length: context.length === 0 ? null : Math.max(...context),
     hugging_face_id: hf?.hugging_face_id ?? null,
     architecture: {
-      modality: `${inputs.join("+")}->embeddings`,
+      modality: `${inputs.join("+")}->${task === "rerank" ? "scores" : "embeddings"}`,
       input_modalities: inputs,
-      output_modalities: ["embeddings"]
+      output_modalities: [task === "rerank" ? "scores" : "embeddings"]
     },
     pricing: {
       prompt: Cost.perToken(cheapest.pricing.prompt),
       completion: Cost.perToken(cheapest.pricing.completion),
       request: cheapest.pricing.request,
       image: cheapest.pricing.image,
-      audio: cheapest.pricing.audio
+      audio: cheapest.pricing.audio,
+      ...(Money.toAtto(cheapest.pricing.search) > 0n
+        ? { search: Money.toDecimal(Money.toAtto(cheapest.pricing.search) / 1000n) }
+        : {})
     },
     top_provider: {
       context_length: cheapest.max_input_tokens ?? null,
@@ -75,25 +86,25 @@ const describe = (id: string, served: ReadonlyArray<{ readonly provider: Provide
 }
 
 /**
- * Lists the embedding models the active providers serve, one page at a time. Rerank models are
- * not listed: the listing's shape (OpenRouter's model record) describes models that output
- * embeddings.
+ * Lists the models of one task (embeddings by default) the active providers serve, one page at a
+ * time. A rerank model's record says it outputs `scores`.
  *
  * @since 0.1.0
  */
 export const list = (catalog: Catalog, options: ListOptions): EmbeddingModelList => {
+  const task = options.task ?? "embeddings"
   const byModel = new Map<string, Array<{ readonly provider: Provider; readonly endpoint: Endpoint }>>()
   for (const provider of catalog.providers) {
     if (!options.isActive(provider)) continue
     for (const endpoint of provider.endpoints) {
-      if (endpoint.task !== "embeddings") continue
+      if (endpoint.task !== task) continue
       const id = endpoint.model.toLowerCase()
       const list = byModel.get(id)
       if (list === undefined) byModel.set(id, [{ provider, endpoint }])
       else list.push({ provider, endpoint })
     }
   }
-  const all = [...byModel.keys()].sort().map((id) => describe(id, byModel.get(id)!))
+  const all = [...byModel.keys()].sort().map((id) => describe(id, byModel.get(id)!, task))
   const limit = Math.min(Math.max(1, options.limit ?? maxPageSize), maxPageSize)
   const offset = Math.max(0, options.offset ?? 0)
   const data = all.slice(offset, offset + limit)

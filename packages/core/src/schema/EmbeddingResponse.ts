@@ -119,7 +119,7 @@ export type EmbeddingResponse = typeof EmbeddingResponse.Type
 /**
  * The list price of a model, decimal USD strings: `prompt` and `completion` per token as
  * OpenRouter publishes them (not per million), `request` per request, `image` per image,
- * `audio` per audio unit.
+ * `audio` per audio unit, `search` per search unit (rerank models billed by search).
  *
  * @since 0.1.0
  */
@@ -128,7 +128,8 @@ export const ModelPricing = Schema.Struct({
   completion: Schema.String,
   request: Schema.optionalKey(Schema.String),
   image: Schema.optionalKey(Schema.String),
-  audio: Schema.optionalKey(Schema.String)
+  audio: Schema.optionalKey(Schema.String),
+  search: Schema.optionalKey(Schema.String)
 })
 
 /**
