@@ -5,6 +5,7 @@ import { Effect } from "effect"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import * as FakeUpstream from "../fakes/FakeUpstream.ts"
 import * as AdapterFixture from "../support/AdapterFixture.ts"
+import * as Adapters from "../../src/providers/Adapters.ts"
 import { connectionOf } from "../../src/providers/Adapters.ts"
 import * as OpenAiCompatible from "../../src/providers/OpenAiCompatible.ts"
 import * as VectorEncoding from "../../src/providers/VectorEncoding.ts"
@@ -153,7 +154,6 @@ describe("OpenAiCompatible", () => {
       assert.deepStrictEqual(declared, {
         openai: "openai",
         mistral: "mistral",
-        jina: "jina",
         together: "together",
         fireworks: "fireworks",
         deepinfra: "deepinfra"
@@ -162,7 +162,18 @@ describe("OpenAiCompatible", () => {
         assert.strictEqual(connectionOf(provider, undefined, 1_000).dialect, provider.dialect)
       }
       assert.isUndefined(connectionOf({ adapter: "openai", base_url: "https://api.mistral.ai/v1" }, undefined, 1_000).dialect)
+      // Jina has its own adapter (for its rerank API); its embeddings are this wire format in its dialect.
+      assert.strictEqual(builtin.providers.find((p) => p.slug === "jina")?.adapter, "jina")
     })
+
+    it.live("the jina adapter embeds in Jina's dialect", () =>
+      Effect.gen(function*() {
+        const server = yield* FakeUpstream.scoped(() => FakeOpenAi.start())
+        const table = yield* Adapters.make
+        yield* table.jina.embed(connection(server.url, "sk-fake"), request("jina-embeddings-v3", texts("a"), { inputType: "query" }))
+        assert.strictEqual(lastBody(server).task, "retrieval.query")
+        assert.notProperty(lastBody(server), "input_type")
+      }).pipe(overHttp))
 
     it.live("a connection without a dialect is sent the generic wire format, whatever its host", () =>
       Effect.gen(function*() {
