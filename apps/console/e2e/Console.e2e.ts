@@ -171,6 +171,23 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     await shoot("playground")
   })
 
+  it("reranks in the route playground with the local model", async () => {
+    await open("Route playground")
+    await page.getByLabel("Standard key to run with").fill(gateway.apiKey)
+    await page.locator("label", { hasText: /^Rerank$/u }).click()
+    await page.getByLabel(/^Model/).first().click()
+    await page.getByRole("option", { name: /^switchyard\/local-rerank / }).click()
+    await page.getByLabel(/^Query/).fill("how do plants make sugar")
+    await page.getByLabel(/^Documents/).fill("The train leaves at nine.\nPlants turn sunlight into sugar.\nFlour and eggs.")
+    await page.getByRole("button", { name: "Explain route" }).click()
+    await page.locator('tr[data-provider="local"][data-status="attempt"]').waitFor()
+    await page.getByRole("button", { name: "Send for real" }).click()
+    const first = page.getByRole("table", { name: "Ranked documents" }).locator("tbody tr").first()
+    await first.waitFor()
+    assert.strictEqual(await first.getAttribute("data-index"), "1")
+    assert.match(await page.getByRole("region", { name: "Sent for real" }).innerText(), /Served by local/)
+  })
+
   it("suspends a running intern", async () => {
     await open("Interns")
     const row = page.locator('tr[data-intern="support-bot"]')

@@ -1,7 +1,8 @@
 import { Schema } from "effect"
 import { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
 import { assert, describe, it } from "vitest"
-import { emptyForm, toRequest } from "../src/PlaygroundRequest.ts"
+import { RerankRequest } from "@switchyard/core/schema/RerankRequest"
+import { emptyForm, toRequest, toRerankRequest } from "../src/PlaygroundRequest.ts"
 
 const encode = Schema.encodeUnknownSync(EmbeddingRequest)
 
@@ -45,5 +46,27 @@ describe("PlaygroundRequest.toRequest", () => {
       }
     })
     encode(request)
+  })
+})
+
+describe("PlaygroundRequest.toRerankRequest", () => {
+  it("sends the query, one document per line and the same preferences", () => {
+    const request = toRerankRequest({
+      ...emptyForm,
+      task: "rerank",
+      model: " acme/rerank ",
+      query: "rivers",
+      inputs: "one\n\ntwo",
+      only: "beta",
+      zdr: true
+    })
+    assert.deepStrictEqual(request, {
+      model: "acme/rerank",
+      query: "rivers",
+      documents: ["one", "two"],
+      return_documents: true,
+      provider: { only: ["beta"], zdr: true }
+    })
+    Schema.encodeUnknownSync(RerankRequest)(request)
   })
 })

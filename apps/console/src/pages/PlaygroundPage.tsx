@@ -6,6 +6,7 @@ import {
   Code,
   Group,
   PasswordInput,
+  SegmentedControl,
   Select,
   SimpleGrid,
   Stack,
@@ -18,11 +19,12 @@ import {
 } from "@mantine/core"
 import type { GenerationRecord } from "@switchyard/core/schema/Activity"
 import type { EmbeddingResponse } from "@switchyard/core/schema/EmbeddingResponse"
+import type { RerankResponse } from "@switchyard/core/schema/RerankResponse"
 import type { RoutePlanReport } from "@switchyard/core/schema/RoutePlanReport"
 import { useEffect, useMemo, useState } from "react"
 import * as Format from "../Format.ts"
 import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
-import { emptyForm, type PlaygroundForm, toRequest } from "../PlaygroundRequest.ts"
+import { emptyForm, type PlaygroundForm, toRequest, toRerankRequest } from "../PlaygroundRequest.ts"
 import { candidateReason, modeSentence, orderedCandidates } from "../RouteExplanation.ts"
 import { clientFor } from "../Session.ts"
 import { ScrollTable } from "../ScrollTable.tsx"
@@ -94,6 +96,47 @@ interface Result {
   readonly generation: GenerationRecord | undefined
 }
 
+const RerankResultView = ({ body, ms }: { readonly body: RerankResponse; readonly ms: number }) => (
+  <Card withBorder component="section" aria-labelledby="result-title">
+    <Stack gap={4}>
+      <Title order={2} size="h4" id="result-title">Sent for real</Title>
+      <Text size="sm">
+        Served by <Code>{body.provider}</Code> for <Code>{body.model}</Code> in {Format.millis(ms)}: {body.results.length}{" "}
+        document{body.results.length === 1 ? "" : "s"} ranked. {Format.integer(body.usage.total_tokens)} tokens,{" "}
+        {body.usage.search_units} search unit{body.usage.search_units === 1 ? "" : "s"}, cost {Format.money(body.usage.cost)}
+        {body.usage.is_byok ? " (your own provider key)" : ""}. Generation {body.id}.
+      </Text>
+      <ScrollTable label="Ranked documents" minWidth={480}>
+        <Table verticalSpacing="xs" aria-label="Ranked documents">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th scope="col">Rank</Table.Th>
+              <Table.Th scope="col">#</Table.Th>
+              <Table.Th scope="col">Score</Table.Th>
+              <Table.Th scope="col">Document</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {body.results.map((r, rank) => (
+              <Table.Tr key={r.index} data-index={r.index}>
+                <Table.Td>{rank + 1}</Table.Td>
+                <Table.Td>{r.index}</Table.Td>
+                <Table.Td>{r.relevance_score.toFixed(4)}</Table.Td>
+                <Table.Td><Text size="sm">{r.document?.text ?? ""}</Text></Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      </ScrollTable>
+    </Stack>
+  </Card>
+)
+
+const tasks = [
+  { value: "embeddings", label: "Embeddings" },
+  { value: "rerank", label: "Rerank" }
+]
+
 const ResultView = ({ result }: { readonly result: Result }) => {
   const first = result.body.data[0]
   const width = first === undefined ? 0 : typeof first.embedding === "string" ? "base64" : first.embedding.length
@@ -119,9 +162,14 @@ export const PlaygroundPage = () => {
   const session = useSession()
   const [form, setForm] = useState<PlaygroundForm>(emptyForm)
   const [runKey, setRunKey] = useState(() => sessionStorage.getItem(runKeyStorage) ?? "")
-  const models = useLoad(() => session.client.embeddings.listModels({ query: {} }), [session.client])
+  const rerank = form.task === "rerank"
+  const models = useLoad(
+    () => (rerank ? session.client.rerank.listModels({ query: {} }) : session.client.embeddings.listModels({ query: {} })),
+    [session.client, rerank]
+  )
   const [plan, setPlan] = useState<RoutePlanReport | null>(null)
   const [result, setResult] = useState<Result | null>(null)
+  const [reranked, setReranked] = useState<{ readonly body: RerankResponse; readonly ms: number } | null>(null)
   const [error, setError] = useState<unknown>(null)
   const [busy, setBusy] = useState<"plan" | "send" | null>(null)
 
@@ -141,7 +189,15 @@ export const PlaygroundPage = () => {
   }, [models.data, form.model])
 
   const request = toRequest(form)
+  const rerankRequest = toRerankRequest(form)
   const set = <K extends keyof PlaygroundForm>(key: K) => (value: PlaygroundForm[K]) => setForm((f) => ({ ...f, [key]: value }))
+  // Another task lists other models: the first of the new list is picked.
+  const switchTask = (task: PlaygroundForm["task"]) => {
+    setForm((f) => ({ ...f, task, model: "" }))
+    setPlan(null)
+    setResult(null)
+    setReranked(null)
+  }
 
   const explain = (event: React.FormEvent) => {
     event.preventDefault()
@@ -149,7 +205,9 @@ export const PlaygroundPage = () => {
     setBusy("plan")
     setError(null)
     setResult(null)
-    runner.embeddings.plan({ payload: request }).then(setPlan, (cause: unknown) => {
+    setReranked(null)
+    const planned = rerank ? runner.rerank.plan({ payload: rerankRequest }) : runner.embeddings.plan({ payload: request })
+    planned.then(setPlan, (cause: unknown) => {
       setPlan(null)
       setError(cause)
     }).finally(() => setBusy(null))
@@ -160,6 +218,13 @@ export const PlaygroundPage = () => {
     setBusy("send")
     setError(null)
     const started = performance.now()
+    if (rerank) {
+      runner.rerank.create({ payload: rerankRequest }).then(
+        (body) => setReranked({ body, ms: performance.now() - started }),
+        setError
+      ).finally(() => setBusy(null))
+      return
+    }
     // Which provider served comes from the generation's record, as GET /generation reports it.
     runner.embeddings.create({ payload: request }).then(async (body) => {
       const ms = performance.now() - started
@@ -174,11 +239,17 @@ export const PlaygroundPage = () => {
     <>
       <PageHeader
         title="Route playground"
-        description="Write an embeddings request and see the route the gateway would take, without calling any provider; then send it for real if you want."
+        description="Write an embeddings or rerank request and see the route the gateway would take, without calling any provider; then send it for real if you want."
       />
       <SimpleGrid cols={{ base: 1, lg: 2 }} spacing="lg">
-        <form onSubmit={explain} aria-label="Embeddings request">
+        <form onSubmit={explain} aria-label={rerank ? "Rerank request" : "Embeddings request"}>
           <Stack>
+            <SegmentedControl
+              aria-label="Task"
+              data={tasks}
+              value={form.task}
+              onChange={(value) => switchTask(value as PlaygroundForm["task"])}
+            />
             {session.isManagement && (
               <PasswordInput
                 label="Standard key to run with"
@@ -197,9 +268,12 @@ export const PlaygroundPage = () => {
               onChange={(value) => set("model")(value ?? "")}
               error={models.error === undefined ? undefined : "The model list could not be loaded"}
             />
+            {rerank && (
+              <TextInput label="Query" required value={form.query} onChange={(e) => set("query")(e.currentTarget.value)} />
+            )}
             <Textarea
-              label="Input"
-              description="One input per line"
+              label={rerank ? "Documents" : "Input"}
+              description={rerank ? "One document per line" : "One input per line"}
               autosize
               minRows={2}
               maxRows={8}
@@ -214,7 +288,9 @@ export const PlaygroundPage = () => {
               <TextInput label="Quantizations" description="For example fp16, bf16" value={form.quantizations} onChange={(e) => set("quantizations")(e.currentTarget.value)} />
               <Select label="Sort" data={sorts} allowDeselect={false} value={form.sort} onChange={(value) => set("sort")((value ?? "none") as PlaygroundForm["sort"])} />
               <TextInput label="Max prompt price" description="USD per million tokens" inputMode="decimal" value={form.maxPromptPrice} onChange={(e) => set("maxPromptPrice")(e.currentTarget.value)} />
-              <TextInput label="Dimensions" inputMode="numeric" value={form.dimensions} onChange={(e) => set("dimensions")(e.currentTarget.value)} />
+              {!rerank && (
+                <TextInput label="Dimensions" inputMode="numeric" value={form.dimensions} onChange={(e) => set("dimensions")(e.currentTarget.value)} />
+              )}
             </SimpleGrid>
             <Group>
               <Switch label="Allow fallbacks" checked={form.allowFallbacks} onChange={(e) => set("allowFallbacks")(e.currentTarget.checked)} />
@@ -222,7 +298,7 @@ export const PlaygroundPage = () => {
               <Switch label="Deny data collection" checked={form.denyDataCollection} onChange={(e) => set("denyDataCollection")(e.currentTarget.checked)} />
             </Group>
             <Text size="sm" fw={500} id="request-body-label">Request body</Text>
-            <Code block tabIndex={0} aria-labelledby="request-body-label">{JSON.stringify(request, null, 2)}</Code>
+            <Code block tabIndex={0} aria-labelledby="request-body-label">{JSON.stringify(rerank ? rerankRequest : request, null, 2)}</Code>
             <Group>
               <Button type="submit" loading={busy === "plan"} disabled={runner === null}>Explain route</Button>
               <Button variant="light" onClick={send} loading={busy === "send"} disabled={runner === null || plan === null}>
@@ -235,6 +311,7 @@ export const PlaygroundPage = () => {
         <Stack>
           <ErrorNotice error={error} />
           {result !== null && <ResultView result={result} />}
+          {reranked !== null && <RerankResultView body={reranked.body} ms={reranked.ms} />}
           {plan !== null ? <PlanView plan={plan} /> : error === null && (
             <Alert color="gray" title="No plan yet">
               Explain the route to see every provider endpoint of the model: the order in which they would be tried,
