@@ -185,6 +185,14 @@ describe(`POST /rerank (${storeKind})`, () => {
     assert.strictEqual(keys.status, 200)
   })
 
+  it("names the task in the metrics", async () => {
+    const reply = await rerank({ documents: ["rivers", "bread"], provider: { order: ["gamma"] } })
+    assert.strictEqual(reply.status, 200, reply.text)
+    const metrics = await (await fetch(`${gateway.server.origin}/metrics`)).text()
+    assert.match(metrics, /switchyard_tokens_total\{task="rerank",model="acme\/rerank",provider="gamma"\} \d+/u)
+    assert.match(metrics, /switchyard_cost_usd_total\{task="rerank",model="acme\/rerank",provider="gamma",byok="false"\}/u)
+  })
+
   it("answers 402 at a workspace budget and sends nothing upstream", async () => {
     const admin = { key: gateway.server.managementKey }
     const id = (await gateway.call("/key", undefined, admin)).json.data.workspace_id as string
