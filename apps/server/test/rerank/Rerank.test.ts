@@ -209,6 +209,21 @@ describe(`POST /rerank (${storeKind})`, () => {
     }
   })
 
+  it("a workspace's own provider key (BYOK) serves a rerank, and its ledger row says so", async () => {
+    const admin = { key: gateway.server.managementKey }
+    const created = await gateway.call("/byok", { provider: "beta", key: "sk-fake" }, admin)
+    assert.strictEqual(created.status, 201, created.text)
+    try {
+      const reply = await rerank({ documents: ["rivers", "bread"], provider: { only: ["beta"] } })
+      assert.strictEqual(reply.status, 200, reply.text)
+      assert.isTrue(reply.json.usage.is_byok)
+      const generation = await gateway.call(`/generation?id=${reply.json.id}`, undefined)
+      assert.isTrue(generation.json.data.is_byok)
+    } finally {
+      await gateway.call(`/byok/${created.json.data.id}`, undefined, { ...admin, method: "DELETE" })
+    }
+  })
+
   it("a model of the other task is a 400 that names its task", async () => {
     const asEmbedding = await gateway.embed({ model, input: "hello" })
     assert.strictEqual(asEmbedding.status, 400, asEmbedding.text)
