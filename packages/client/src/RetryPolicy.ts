@@ -9,9 +9,9 @@
  *
  * A transient failure is retried only when sending the request again cannot do anything twice:
  *
- * - the request is replay-safe: `GET`, `HEAD`, `OPTIONS`, `PUT` or `DELETE`, or `POST /embeddings`
- *   and `POST /embeddings/plan` (computations that change nothing but the usage counters, which
- *   count answered requests only); or
+ * - the request is replay-safe: `GET`, `HEAD`, `OPTIONS`, `PUT` or `DELETE`, or `POST /embeddings`,
+ *   `POST /rerank` and their `/plan` (computations that change nothing but the usage counters,
+ *   which count answered requests only); or
  * - the answer says the server did no work: 429, 503 or 529 (refused before it started); or
  * - the request never left: the connection was refused or the host name did not resolve.
  *
@@ -82,7 +82,7 @@ export const isReplaySafe = (request: { readonly method: string; readonly url: s
   if (replaySafeMethods.has(request.method)) return true
   if (request.method !== "POST") return false
   const path = URL.canParse(request.url) ? new URL(request.url).pathname : request.url.split("?")[0] ?? ""
-  return /\/embeddings(\/plan)?$/u.test(path)
+  return /\/(embeddings|rerank)(\/plan)?$/u.test(path)
 }
 
 /**

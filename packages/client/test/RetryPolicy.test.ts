@@ -59,6 +59,8 @@ describe("RetryPolicy.decide", () => {
     assert.isTrue(RetryPolicy.isReplaySafe({ method: "DELETE", url: "http://h/api/v1/interns/x" }))
     assert.isTrue(RetryPolicy.isReplaySafe({ method: "POST", url: "http://h/api/v1/embeddings" }))
     assert.isTrue(RetryPolicy.isReplaySafe({ method: "POST", url: "http://h/api/v1/embeddings/plan" }))
+    assert.isTrue(RetryPolicy.isReplaySafe({ method: "POST", url: "http://h/api/v1/rerank" }))
+    assert.isTrue(RetryPolicy.isReplaySafe({ method: "POST", url: "http://h/api/v1/rerank/plan" }))
     assert.isFalse(RetryPolicy.isReplaySafe({ method: "POST", url: "http://h/api/v1/credits" }))
     assert.isFalse(RetryPolicy.isReplaySafe({ method: "POST", url: "http://h/api/v1/interns/x/suspend" }))
     assert.isFalse(RetryPolicy.isReplaySafe({ method: "PATCH", url: "http://h/api/v1/interns/x" }))
