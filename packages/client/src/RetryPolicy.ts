@@ -19,13 +19,14 @@
  * the caller sees the error and decides.
  *
  * The wait before retry `n` (from 0) is `baseDelay * 2^n`, capped at `maxDelay`, with jitter (a
- * random 50–100 % of it). A `Retry-After` header (seconds or an HTTP date) raises the wait to what
+ * random 50–100 % of it): an Effect `Schedule` ({@link schedule}) driving `Effect.retry`, so the
+ * waits run on Effect's `Clock`. A `Retry-After` header (seconds or an HTTP date) raises the wait to what
  * it asks; when it asks for more than `maxRetryAfter`, the client does not wait and returns the
  * answer as it is. At most `retries` retries are made.
  *
  * @since 0.1.0
  */
-import { Clock, Duration, Effect, Option, Random, Result } from "effect"
+import { Clock, Data, Duration, Effect, Option, Random, Result, Schedule } from "effect"
 import { Headers, HttpClient, HttpClientError, type HttpClientRequest, type HttpClientResponse } from "effect/http"
 
 /**
@@ -95,12 +96,50 @@ export type Outcome =
   | { readonly _tag: "TransportFailed"; readonly sent: boolean }
 
 /**
- * The wait before the next attempt, or `None` when the outcome is final.
+ * Whether an outcome is worth another attempt: a transient status or a transport failure, on a
+ * request that is replay-safe or that the server refused (or that never left), and no longer a
+ * `Retry-After` than the policy honours. `retryAfter` is the wait the answer asks for, in
+ * milliseconds.
+ *
+ * @since 0.4.0
+ */
+export const retryable = (
+  policy: RetryPolicy,
+  input: { readonly outcome: Outcome; readonly replaySafe: boolean; readonly retryAfter: number | undefined }
+): boolean => {
+  const { outcome } = input
+  if (outcome._tag === "Answered") {
+    if (!transientStatuses.has(outcome.status)) return false
+    if (!input.replaySafe && !refusedStatuses.has(outcome.status)) return false
+  } else if (!input.replaySafe && outcome.sent) {
+    return false
+  }
+  return input.retryAfter === undefined || input.retryAfter <= Duration.toMillis(Duration.fromInputUnsafe(policy.maxRetryAfter))
+}
+
+/**
+ * The wait before a retry: the backoff's `delay` capped at `maxDelay`, scaled by the jitter
+ * (`random` in [0, 1) gives 50–100 % of it), and raised to what `Retry-After` asks.
+ *
+ * @since 0.4.0
+ */
+export const wait = (
+  policy: RetryPolicy,
+  input: { readonly delay: Duration.Duration; readonly random: number; readonly retryAfter: number | undefined }
+): Duration.Duration => {
+  const cap = Duration.toMillis(Duration.fromInputUnsafe(policy.maxDelay))
+  const backoff = Math.min(cap, Duration.toMillis(input.delay)) * (0.5 + input.random / 2)
+  return Duration.millis(Math.round(Math.max(backoff, input.retryAfter ?? 0)))
+}
+
+/**
+ * The wait before the next attempt, or `None` when the outcome is final: {@link retryable} and
+ * {@link wait} for retry `retry` (from 0), the decision {@link schedule} makes step by step.
  *
  * **Details**
  *
- * `retry` counts the retries already made (0 before the first retry); `now` is the current time
- * in milliseconds (for a `Retry-After` date) and `random` a number in [0, 1) for the jitter.
+ * `now` is the current time in milliseconds (for a `Retry-After` date) and `random` a number in
+ * [0, 1) for the jitter.
  *
  * @since 0.1.0
  */
@@ -114,23 +153,40 @@ export const decide = (
     readonly random: number
   }
 ): Option.Option<Duration.Duration> => {
-  const { outcome } = input
-  if (input.retry >= policy.retries) return Option.none()
-  if (outcome._tag === "Answered") {
-    if (!transientStatuses.has(outcome.status)) return Option.none()
-    if (!input.replaySafe && !refusedStatuses.has(outcome.status)) return Option.none()
-  } else if (!input.replaySafe && outcome.sent) {
+  const retryAfter = input.outcome._tag === "Answered" ? retryAfterMillis(input.outcome.retryAfter, input.now) : undefined
+  if (input.retry >= policy.retries || !retryable(policy, { outcome: input.outcome, replaySafe: input.replaySafe, retryAfter })) {
     return Option.none()
   }
-  const base = Duration.toMillis(Duration.fromInputUnsafe(policy.baseDelay))
-  const cap = Duration.toMillis(Duration.fromInputUnsafe(policy.maxDelay))
-  const backoff = Math.min(cap, base * 2 ** input.retry) * (0.5 + input.random / 2)
-  const asked = outcome._tag === "Answered" ? retryAfterMillis(outcome.retryAfter, input.now) : undefined
-  if (asked !== undefined && asked > Duration.toMillis(Duration.fromInputUnsafe(policy.maxRetryAfter))) {
-    return Option.none()
-  }
-  return Option.some(Duration.millis(Math.round(Math.max(backoff, asked ?? 0))))
+  const delay = Duration.times(Duration.fromInputUnsafe(policy.baseDelay), 2 ** input.retry)
+  return Option.some(wait(policy, { delay, random: input.random, retryAfter }))
 }
+
+/**
+ * An attempt that may be made again: how it ended, the wait its answer asked for, and the answer
+ * or the failure to hand back when no retry follows.
+ *
+ * @since 0.4.0
+ */
+export class Retryable extends Data.TaggedError("Retryable")<{
+  readonly outcome: Outcome
+  readonly retryAfter: number | undefined
+  readonly result: Result.Result<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>
+}> {}
+
+/**
+ * The policy's backoff as an Effect `Schedule` over failed attempts: exponential from `baseDelay`,
+ * capped and jittered by {@link wait}, never shorter than the attempt's `Retry-After`.
+ *
+ * @since 0.4.0
+ */
+export const schedule = (policy: RetryPolicy): Schedule.Schedule<Duration.Duration, unknown> =>
+  Schedule.exponential(policy.baseDelay, 2).pipe(
+    Schedule.modifyDelay(({ duration, input }) =>
+      Effect.map(Random.next, (random) =>
+        wait(policy, { delay: duration, random, retryAfter: input instanceof Retryable ? input.retryAfter : undefined })
+      )
+    )
+  )
 
 /**
  * The wait a `Retry-After` header asks for, in milliseconds (never negative), or `undefined`
@@ -163,19 +219,26 @@ const neverSent = (cause: unknown): boolean => {
   return false
 }
 
-const outcomeOf = (
-  result: Result.Result<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>
-): Outcome | undefined => {
+// An attempt's result as the retry sees it: a transient answer or transport failure becomes a
+// `Retryable` failure, anything else passes through.
+const classify = (
+  result: Result.Result<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>,
+  now: number
+): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError | Retryable> => {
   if (Result.isSuccess(result)) {
     const response = result.success
-    return transientStatuses.has(response.status)
-      ? { _tag: "Answered", status: response.status, retryAfter: response.headers["retry-after"] }
-      : undefined
+    if (!transientStatuses.has(response.status)) return Effect.succeed(response)
+    const retryAfter = response.headers["retry-after"]
+    return Effect.fail(new Retryable({
+      outcome: { _tag: "Answered", status: response.status, retryAfter },
+      retryAfter: retryAfterMillis(retryAfter, now),
+      result
+    }))
   }
   const error = result.failure
   return error.reason._tag === "TransportError"
-    ? { _tag: "TransportFailed", sent: !neverSent(error.reason.cause) }
-    : undefined
+    ? Effect.fail(new Retryable({ outcome: { _tag: "TransportFailed", sent: !neverSent(error.reason.cause) }, retryAfter: undefined, result }))
+    : Effect.fail(error)
 }
 
 /**
@@ -215,18 +278,16 @@ export const apply = (
       })
     )
     const replaySafe = (options.replaySafe ?? isReplaySafe)(request)
-    const attempt = (retry: number): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> =>
-      Effect.flatMap(Effect.result(once), (result) => {
-        const outcome = outcomeOf(result)
-        if (outcome === undefined) return Effect.fromResult(result)
-        return Effect.flatMap(
-          Effect.all([Clock.currentTimeMillis, Random.next]),
-          ([now, random]) =>
-            Option.match(decide(policy, { outcome, replaySafe, retry, now, random }), {
-              onNone: () => Effect.fromResult(result),
-              onSome: (wait) => Effect.andThen(Effect.sleep(wait), attempt(retry + 1))
-            })
-        )
-      })
-    return attempt(0)
+    const attempt = Effect.result(once).pipe(
+      Effect.flatMap((result) => Effect.flatMap(Clock.currentTimeMillis, (now) => classify(result, now)))
+    )
+    return attempt.pipe(
+      Effect.retry({
+        schedule: schedule(policy),
+        times: policy.retries,
+        while: (error: HttpClientError.HttpClientError | Retryable) => error._tag === "Retryable" && retryable(policy, { outcome: error.outcome, replaySafe, retryAfter: error.retryAfter })
+      }),
+      // No retry follows: the last answer (or transport failure) is the caller's.
+      Effect.catchTag("Retryable", (last) => Effect.fromResult(last.result))
+    )
   })
