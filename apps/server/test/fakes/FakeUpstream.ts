@@ -15,6 +15,8 @@ export type Behaviour =
   | { readonly _tag: "WrongCount" }
   | { readonly _tag: "SlowBody"; readonly chunkDelayMs: number }
   | { readonly _tag: "Delay"; readonly ms: number }
+  /** Answers normally once `until` settles: a request kept in flight for exactly as long as a test needs. */
+  | { readonly _tag: "Held"; readonly until: Promise<void> }
 
 export interface RecordedRequest {
   readonly method: string
@@ -97,6 +99,9 @@ export const start = (api: FakeApi, options: { readonly port?: number } = {}): P
         return sendJson(response, api.handle(request, { dropOne: true }))
       case "Delay":
         await sleep(behaviour.ms)
+        return sendJson(response, api.handle(request, {}))
+      case "Held":
+        await behaviour.until
         return sendJson(response, api.handle(request, {}))
       case "Status": {
         const text = behaviour.body ?? JSON.stringify(api.errorBody(behaviour.status, `fake failure ${behaviour.status}`))

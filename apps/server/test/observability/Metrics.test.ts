@@ -100,13 +100,17 @@ describe(`GET /metrics (${storeKind})`, () => {
     assert.strictEqual(refusals, 1)
 
     // A request in flight is admitted from the process's lease on its key; the gauge reads the lease from the store.
-    alpha.setBehaviour({ _tag: "Delay", ms: 3000 })
+    // The upstream answers only once the gauge has been read: the request is in flight until then.
+    let release = () => {}
+    alpha.setBehaviour({ _tag: "Held", until: new Promise<void>((resolve) => (release = resolve)) })
     const slow = gateway.embed({ model: "acme/embed", input: "seven", provider: order })
     let held = 0
-    for (let i = 0; i < 100 && held === 0; i++) {
-      held = sampleValue((await scrape()).samples, "switchyard_holds_open")
-      if (held === 0) await new Promise((resolve) => setTimeout(resolve, 50))
-    }
+    for (let i = 0; i < 1000 && held === 0; i++) held = sampleValue((await scrape()).samples, "switchyard_holds_open")
+    // In flight from at least here until the release: the duration histogram must hold that much.
+    const seenInFlight = performance.now()
+    await scrape()
+    release()
+    const heldSeconds = (performance.now() - seenInFlight) / 1000
     assert.strictEqual(held, 1)
     const slowReply = await slow
     assert.strictEqual(slowReply.status, 200, slowReply.text)
@@ -123,8 +127,8 @@ describe(`GET /metrics (${storeKind})`, () => {
     assert.strictEqual(sampleValue(families, "switchyard_http_request_duration_seconds_bucket", { ...embeddings, status: "200", le: "+Inf" }), 6)
     assert.isAtLeast(
       sampleValue(families, "switchyard_http_request_duration_seconds_sum", { ...embeddings, status: "200" }),
-      3,
-      "the delayed request's 3 s are in the histogram"
+      heldSeconds,
+      "the held request's time in flight is in the histogram"
     )
 
     const attempts = (provider: string, outcome: string) => sampleValue(families, "switchyard_upstream_attempts_total", { provider, outcome })
