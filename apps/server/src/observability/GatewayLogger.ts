@@ -1,4 +1,4 @@
-import { Cause, Config, Effect, Layer, Logger, type LogLevel, References, Tracer } from "effect"
+import { Config, Context, Effect, type Fiber, Layer, Logger, type LogLevel, Option, References, Tracer } from "effect"
 
 /**
  * How the gateway logs: `SWITCHYARD_LOG_FORMAT` (`json`, one event per line, or `pretty`; by
@@ -17,15 +17,6 @@ const levels: Record<"debug" | "info" | "warn" | "error", LogLevel.LogLevel> = {
   error: "Error"
 }
 
-const names: Partial<Record<LogLevel.LogLevel, string>> = {
-  Trace: "trace",
-  Debug: "debug",
-  Info: "info",
-  Warn: "warn",
-  Error: "error",
-  Fatal: "fatal"
-}
-
 // The fields every line starts with; an annotation of the same name cannot replace them.
 const reserved = new Set(["time", "level", "message", "cause", "trace_id", "span_id"])
 
@@ -34,26 +25,33 @@ const plain = (value: unknown): unknown =>
 
 const replacer = (_key: string, value: unknown) => typeof value === "bigint" ? value.toString() : value
 
+// The span a line belongs to, when a real tracer (not Effect's built-in no-export one) samples it.
+const sampledSpan = (fiber: Fiber.Fiber<unknown, unknown>) => {
+  if (fiber.getRef(Tracer.Tracer) === Tracer.nativeTracer) return undefined
+  const span = Option.getOrUndefined(Context.getOption(fiber.context, Tracer.ParentSpan))
+  return span !== undefined && span._tag === "Span" && span.sampled ? span : undefined
+}
+
 /**
  * One JSON object per line on standard output: `time`, `level`, `message`, the log annotations
  * as top-level fields, `cause` when the event carries one, and `trace_id` / `span_id` while a
- * sampled span is current.
+ * sampled span is current. Effect's structured formatter reads the event; this only lays it out.
  */
-export const json = Logger.make<unknown, void>(({ cause, date, fiber, logLevel, message }) => {
-  const messages = Array.isArray(message) ? message : [message]
+export const json = Logger.make<unknown, void>((options) => {
+  const event = Logger.formatStructured.log(options)
+  const messages = Array.isArray(event.message) ? event.message : [event.message]
   const line: Record<string, unknown> = {
-    time: date.toISOString(),
-    level: names[logLevel] ?? logLevel.toLowerCase(),
+    time: event.timestamp,
+    level: event.level.toLowerCase(),
     message: messages.length === 0 ? "" : plain(messages[0])
   }
   if (messages.length > 1) line.details = messages.slice(1).map(plain)
-  const annotations = fiber.getRef(References.CurrentLogAnnotations)
-  for (const key in annotations) {
-    if (!reserved.has(key)) line[key] = plain(annotations[key])
+  for (const key in event.annotations) {
+    if (!reserved.has(key)) line[key] = plain(event.annotations[key])
   }
-  if (cause.reasons.length > 0) line.cause = Cause.pretty(cause)
-  const span = fiber.cache.span
-  if (span !== undefined && span._tag === "Span" && span.sampled && fiber.cache.tracer !== Tracer.nativeTracer) {
+  if (event.cause !== undefined) line.cause = event.cause
+  const span = sampledSpan(options.fiber)
+  if (span !== undefined) {
     line.trace_id = span.traceId
     line.span_id = span.spanId
   }
