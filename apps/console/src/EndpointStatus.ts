@@ -10,11 +10,16 @@ export interface ServedEndpoint extends EndpointRecord {
  * Every endpoint of every model the gateway serves, with its measured figures
  * (`GET /models/{author}/{slug}/endpoints` for each model of `GET /embeddings/models`).
  */
-export const load = async (client: Switchyard): Promise<ReadonlyArray<ServedEndpoint>> => {
-  const { data: models } = await client.embeddings.listModels({ query: {} })
+export const load = async (client: Switchyard, signal?: AbortSignal): Promise<ReadonlyArray<ServedEndpoint>> => {
+  const options = signal === undefined ? undefined : { signal }
+  const [embeddings, rerank] = await Promise.all([
+    client.embeddings.listModels({ query: {} }, options),
+    client.rerank.listModels({ query: {} }, options)
+  ])
+  const models = [...embeddings.data, ...rerank.data]
   const pages = await Promise.all(models.map((model) => {
     const [author = "", ...rest] = model.id.split("/")
-    return client.providers.endpoints({ params: { author, slug: rest.join("/") } })
+    return client.providers.endpoints({ params: { author, slug: rest.join("/") } }, options)
   }))
   return pages.flatMap((page) => page.data.endpoints.map((endpoint) => ({ ...endpoint, model: page.data.id })))
 }

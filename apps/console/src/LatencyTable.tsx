@@ -12,7 +12,7 @@ import { useLoad } from "./useLoad.ts"
  */
 export const LatencyTable = () => {
   const { client } = useSession()
-  const endpoints = useLoad(() => EndpointStatus.load(client), [client])
+  const endpoints = useLoad(["endpoints", client], (signal) => EndpointStatus.load(client, signal))
   const measured = (endpoints.data ?? []).filter((e) => e.uptime_last_30m !== null || e.latency_last_30m !== null)
   return (
     <Paper withBorder p="md" radius="md" component="section" aria-labelledby="latency-title">

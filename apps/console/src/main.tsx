@@ -1,6 +1,7 @@
 import "@mantine/core/styles.css"
 import "@mantine/charts/styles.css"
 import { Alert, createTheme, type CSSVariablesResolver, MantineProvider, Modal } from "@mantine/core"
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query"
 import { StrictMode } from "react"
 import { createRoot } from "react-dom/client"
 import { App } from "./App.tsx"
@@ -30,10 +31,18 @@ const contrast: CSSVariablesResolver = (resolved) => ({
   dark: {}
 })
 
+// The gateway client already retries what is worth retrying; a page shows data as of its last
+// load (reload buttons and the pages' own actions refresh it).
+const queries = new QueryClient({
+  defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false, refetchOnReconnect: false } }
+})
+
 createRoot(document.getElementById("root")!).render(
   <StrictMode>
-    <MantineProvider theme={theme} defaultColorScheme="light" cssVariablesResolver={contrast}>
-      <App />
-    </MantineProvider>
+    <QueryClientProvider client={queries}>
+      <MantineProvider theme={theme} defaultColorScheme="light" cssVariablesResolver={contrast}>
+        <App />
+      </MantineProvider>
+    </QueryClientProvider>
   </StrictMode>
 )

@@ -1,4 +1,5 @@
-import { useCallback, useEffect, useState } from "react"
+import { useQuery } from "@tanstack/react-query"
+import { useCallback } from "react"
 
 export interface Loaded<A> {
   readonly data: A | undefined
@@ -7,31 +8,34 @@ export interface Loaded<A> {
   readonly reload: () => void
 }
 
+// Objects in a key (the session's client, above all) are told apart by identity, not by content:
+// two clients of one base URL with different keys are different sources.
+const identities = new WeakMap<object, number>()
+let nextIdentity = 0
+const keyPart = (value: unknown): unknown => {
+  if (typeof value !== "object" || value === null) return value
+  let id = identities.get(value)
+  if (id === undefined) {
+    id = nextIdentity++
+    identities.set(value, id)
+  }
+  return `#${id}`
+}
+
 /**
- * Runs `load` when the component mounts and whenever `deps` change or `reload` is called; a
- * result that arrives after a newer load started is dropped.
+ * TanStack Query's `useQuery` as the pages use it: `key` names what is loaded and what it depends
+ * on (`["keys", client, includeDisabled]`); `load` runs when the component mounts, when the key
+ * changes and when `reload` is called. `signal` aborts a load that is no longer wanted, and a
+ * result for an older key never replaces the current one.
  */
-export const useLoad = <A>(load: () => Promise<A>, deps: ReadonlyArray<unknown>): Loaded<A> => {
-  const [state, setState] = useState<{ data: A | undefined; error: unknown; loading: boolean }>({
-    data: undefined,
-    error: undefined,
-    loading: true
+export const useLoad = <A>(key: readonly [string, ...ReadonlyArray<unknown>], load: (signal: AbortSignal) => Promise<A>): Loaded<A> => {
+  const query = useQuery({
+    queryKey: key.map(keyPart),
+    queryFn: ({ signal }) => load(signal)
   })
-  const [generation, setGeneration] = useState(0)
-  // biome-ignore lint/correctness/useExhaustiveDependencies: the caller names what `load` depends on, as with useEffect
-  const run = useCallback(load, deps)
-  // biome-ignore lint/correctness/useExhaustiveDependencies: `generation` changes on reload, to run the load again
-  useEffect(() => {
-    let current = true
-    setState((previous) => ({ ...previous, loading: true }))
-    run().then(
-      (data) => current && setState({ data, error: undefined, loading: false }),
-      (error: unknown) => current && setState((previous) => ({ data: previous.data, error, loading: false }))
-    )
-    return () => {
-      current = false
-    }
-  }, [run, generation])
-  const reload = useCallback(() => setGeneration((n) => n + 1), [])
-  return { ...state, reload }
+  const { refetch } = query
+  const reload = useCallback(() => {
+    void refetch()
+  }, [refetch])
+  return { data: query.data, error: query.error ?? undefined, loading: query.isFetching, reload }
 }

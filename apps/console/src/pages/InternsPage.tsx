@@ -132,7 +132,7 @@ const CreateInternModal = ({ opened, onClose, onCreated }: {
 
 export const InternsPage = () => {
   const { client } = useSession()
-  const interns = useLoad(() => client.interns.list({ query: { limit: 100 } }), [client])
+  const interns = useLoad(["interns", client], (signal) => client.interns.list({ query: { limit: 100 } }, { signal }))
   const [editing, setEditing] = useState<InternRecord | null>(null)
   const [creating, setCreating] = useState(false)
   const [notice, setNotice] = useState<{ readonly ok: boolean; readonly text: string } | null>(null)

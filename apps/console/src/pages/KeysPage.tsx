@@ -189,7 +189,7 @@ const EditLimitsModal = ({ record, onClose, onSaved }: {
 export const KeysPage = () => {
   const { client, key: self } = useSession()
   const [includeDisabled, setIncludeDisabled] = useState(true)
-  const keys = useLoad(() => client.keys.list({ query: { include_disabled: includeDisabled } }), [client, includeDisabled])
+  const keys = useLoad(["keys", client, includeDisabled], (signal) => client.keys.list({ query: { include_disabled: includeDisabled } }, { signal }))
   const [creating, setCreating] = useState(false)
   const [secret, setSecret] = useState<string | null>(null)
   const [editing, setEditing] = useState<ApiKeyRecord | null>(null)

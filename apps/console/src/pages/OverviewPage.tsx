@@ -41,16 +41,16 @@ const OwnKey = () => {
 const Workspace = () => {
   const { client, key } = useSession()
   const today = utcToday()
-  const activity = useLoad(() => client.activity.activity({ query: {} }), [client])
-  const credits = useLoad(() => client.credits.get({ query: {} }), [client])
-  const budgets = useLoad(() => client.workspaces.listBudgets({ params: { workspace_ref: key.workspace_id } }), [client, key.workspace_id])
+  const activity = useLoad(["activity", client], (signal) => client.activity.activity({ query: {} }, { signal }))
+  const credits = useLoad(["credits", client], (signal) => client.credits.get({ query: {} }, { signal }))
+  const budgets = useLoad(["budgets", client, key.workspace_id], (signal) => client.workspaces.listBudgets({ params: { workspace_ref: key.workspace_id } }, { signal }))
   // The activity of each of the keys that spent most this month, tagged with the key's name.
-  const perKey = useLoad(async () => {
-    const { data } = await client.keys.list({ query: { include_disabled: true } })
+  const perKey = useLoad(["activity-by-key", client], async (signal) => {
+    const { data } = await client.keys.list({ query: { include_disabled: true } }, { signal })
     const top = [...data].filter((k) => k.usage_monthly > 0).sort((a, b) => b.usage_monthly - a.usage_monthly).slice(0, keysCharted)
-    const pages = await Promise.all(top.map((k) => client.activity.activity({ query: { api_key_hash: k.hash } })))
+    const pages = await Promise.all(top.map((k) => client.activity.activity({ query: { api_key_hash: k.hash } }, { signal })))
     return pages.flatMap((page, i) => page.data.map((row): ActivityItem & { readonly key: string } => ({ ...row, key: top[i]!.name })))
-  }, [client])
+  })
 
   const rows = activity.data?.data ?? []
   const spendByModel = ActivitySeries.byDay(rows, { today, days: chartDays, measure: "usage", groupOf: (row) => row.model })

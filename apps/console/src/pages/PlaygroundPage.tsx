@@ -164,8 +164,11 @@ export const PlaygroundPage = () => {
   const [runKey, setRunKey] = useState(() => sessionStorage.getItem(runKeyStorage) ?? "")
   const rerank = form.task === "rerank"
   const models = useLoad(
-    () => (rerank ? session.client.rerank.listModels({ query: {} }) : session.client.embeddings.listModels({ query: {} })),
-    [session.client, rerank]
+    ["models", session.client, form.task],
+    (signal) =>
+      rerank
+        ? session.client.rerank.listModels({ query: {} }, { signal })
+        : session.client.embeddings.listModels({ query: {} }, { signal })
   )
   const [plan, setPlan] = useState<RoutePlanReport | null>(null)
   const [result, setResult] = useState<Result | null>(null)

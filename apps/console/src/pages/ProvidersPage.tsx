@@ -13,12 +13,12 @@ const percentiles = (p: { readonly p50: number; readonly p90: number; readonly p
 
 export const ProvidersPage = () => {
   const { client, isManagement } = useSession()
-  const providers = useLoad(() => client.providers.list(), [client])
-  const endpoints = useLoad(() => EndpointStatus.load(client), [client])
+  const providers = useLoad(["providers", client], (signal) => client.providers.list(undefined, { signal }))
+  const endpoints = useLoad(["endpoints", client], (signal) => EndpointStatus.load(client, signal))
   // Which providers this workspace brings its own credentials for (management keys only).
   const byok = useLoad(
-    () => (isManagement ? client.byok.list({ query: {} }).then((list) => list.data) : Promise.resolve(undefined)),
-    [client, isManagement]
+    ["byok", client, isManagement],
+    (signal) => (isManagement ? client.byok.list({ query: {} }, { signal }).then((list) => list.data) : Promise.resolve(undefined))
   )
   const ownKeys = (slug: string) => (byok.data ?? []).filter((key) => key.provider === slug && !key.disabled)
 

@@ -18,14 +18,14 @@ const intervals = [
 const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: WorkspaceRecord; readonly isDefault: boolean }) => {
   const { client, isManagement } = useSession()
   const today = new Date().toISOString().slice(0, 10)
-  const figures = useLoad(async () => {
+  const figures = useLoad(["workspace-figures", client, workspace.id], async (signal) => {
     const [credits, budgets, activity] = await Promise.all([
-      client.credits.get({ query: { workspace_id: workspace.id } }),
-      client.workspaces.listBudgets({ params: { workspace_ref: workspace.id } }),
-      client.activity.activity({ query: { workspace_id: workspace.id } })
+      client.credits.get({ query: { workspace_id: workspace.id } }, { signal }),
+      client.workspaces.listBudgets({ params: { workspace_ref: workspace.id } }, { signal }),
+      client.activity.activity({ query: { workspace_id: workspace.id } }, { signal })
     ])
     return { credits: credits.data, budgets, activity: activity.data }
-  }, [client, workspace.id])
+  })
   const [interval, setInterval] = useState<BudgetWindows.Interval>("monthly")
   const [limit, setLimit] = useState<number | string>("")
   const [error, setError] = useState<unknown>(null)
@@ -164,7 +164,7 @@ const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: Workspace
 
 export const WorkspacesPage = () => {
   const { client, key } = useSession()
-  const workspaces = useLoad(() => client.workspaces.list({ query: {} }), [client])
+  const workspaces = useLoad(["workspaces", client], (signal) => client.workspaces.list({ query: {} }, { signal }))
   return (
     <>
       <PageHeader
