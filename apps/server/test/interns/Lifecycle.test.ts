@@ -236,5 +236,7 @@ describe("gateway restart", () => {
       if (databaseUrl !== undefined) await dropDatabase(databaseUrl)
       Fs.rmSync(dataDir, { recursive: true, force: true })
     }
-  })
+    // Two gateway starts and three intern processes: on a loaded two-core machine this takes far
+    // longer than the default 30 s.
+  }, 90_000)
 })
