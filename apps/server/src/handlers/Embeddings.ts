@@ -1,17 +1,15 @@
 import { Api } from "@switchyard/core/api/Api"
 import * as CachePolicy from "@switchyard/core/cache/CachePolicy"
-import { Caller } from "@switchyard/core/api/Authorization"
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import * as ModelListing from "@switchyard/core/catalog/ModelListing"
 import * as ModelName from "@switchyard/core/catalog/ModelName"
 import * as Money from "@switchyard/core/catalog/Money"
-import { type ApiError, BadRequest, Forbidden } from "@switchyard/core/errors/ApiError"
+import { BadRequest } from "@switchyard/core/errors/ApiError"
 import * as EmbeddingsError from "@switchyard/core/errors/EmbeddingsError"
-import type { RoutePlan } from "@switchyard/core"
 import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters"
 import type { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
 import * as EmbeddingRequestSchema from "@switchyard/core/schema/EmbeddingRequest"
-import { Cause, Effect, Exit, Option, Result, Tracer } from "effect"
+import { Effect, Option, Result, Tracer } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
@@ -19,43 +17,8 @@ import { type CallOptions, Embeddings, type Served } from "../embeddings/Embeddi
 import { Broadcast } from "../embeddings/Broadcast.ts"
 import * as TraceContext from "../embeddings/TraceContext.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
-import * as RequestFacts from "../observability/RequestFacts.ts"
 import { ForwardedVector } from "../providers/VectorEncoding.ts"
-
-export const explainHeader = "x-switchyard-explain"
-export const seedHeader = "x-switchyard-seed"
-
-export const truthy = (value: string | undefined) => value !== undefined && /^(1|true|yes)$/iu.test(value.trim())
-
-/**
- * Only standard keys call model endpoints; management keys manage keys, credits and workspaces.
- */
-export const requireStandardKey = Effect.gen(function*() {
-  const caller = yield* Caller
-  if (caller.kind !== "standard") {
-    return yield* new Forbidden({
-      message: "Model endpoints take a standard API key; a management key can only manage keys, credits and workspaces",
-      metadata: { key_kind: caller.kind }
-    })
-  }
-  return caller
-})
-
-/**
- * The request headers an embeddings call reads, by lower-case name.
- */
-export type RequestHeaders = Readonly<Record<string, string | undefined>>
-
-/**
- * The draw's seed a request's `x-switchyard-seed` header sets, if any.
- */
-export const seedOf = (headers: RequestHeaders): Effect.Effect<number | undefined, BadRequest> => {
-  const seedText = headers[seedHeader]
-  if (seedText === undefined) return Effect.succeed(undefined)
-  return /^\d{1,10}$/u.test(seedText) && Number(seedText) <= 0xffffffff
-    ? Effect.succeed(Number(seedText))
-    : Effect.fail(new BadRequest({ message: `${seedHeader} must be an integer from 0 to 4294967295`, metadata: { field: seedHeader } }))
-}
+import { explainHeader, noteOutcome, planReport, report, type RequestHeaders, requireStandardKey, seedHeader, seedOf, truthy } from "./ModelCall.ts"
 
 /**
  * Reads the per-request options the headers carry: the draw's seed, whether to explain the route,
@@ -80,30 +43,6 @@ const requestOptions = (payload: EmbeddingRequest, headers: RequestHeaders) =>
   })
 
 /**
- * What an embeddings call tells the access log and the metrics: the served generation, or the
- * model asked for and the attempts that failed.
- */
-const noteOutcome = (model: string) => (exit: Exit.Exit<Served, ApiError>) => {
-  if (Exit.isSuccess(exit)) {
-    const served = exit.value
-    return RequestFacts.note({
-      generation_id: served.id,
-      task: "embeddings",
-      model: served.model,
-      provider: served.provider,
-      attempts: served.attempts,
-      tokens: served.totalTokens,
-      cost: creditsFromNanos(served.costNanos),
-      byok: served.isByok
-    })
-  }
-  const error = exit.cause.reasons.find(Cause.isFailReason)?.error
-  const tried = error?.metadata?.attempts
-  const attempts = Array.isArray(tried) ? tried as Served["attempts"] : []
-  return RequestFacts.note({ task: "embeddings", model, attempts, ...(attempts.length > 0 ? { provider: attempts.at(-1)!.provider } : {}) })
-}
-
-/**
  * An embeddings call from an authenticated caller to the bytes and headers of its answer, given
  * the services it uses once: the one place the route's logic lives, whatever HTTP layer carries it.
  */
@@ -115,7 +54,7 @@ const serveWith = (embeddings: Embeddings["Service"], broadcast: Broadcast["Serv
       const served = yield* embeddings.create(caller, payload, options).pipe(
         Effect.tapError(StoreFailure.note),
         Effect.mapError(EmbeddingsError.toApiError),
-        Effect.onExit(noteOutcome(payload.model))
+        Effect.onExit(noteOutcome("embeddings", payload.model))
       )
       const parent = Option.getOrUndefined(yield* Effect.serviceOption(Tracer.ParentSpan))
       yield* broadcast.publish({ request: payload, served, caller, sessionId, parent })
@@ -138,7 +77,6 @@ const serveWith = (embeddings: Embeddings["Service"], broadcast: Broadcast["Serv
     }).pipe(TraceContext.within(TraceContext.annotationsOf(payload, sessionId)))
   })
 
-export const report = (plan: RoutePlan.Plan) => ({ ...plan.explanation, attempts: plan.attempts.map((c) => c.id) })
 
 const modalityDetails = (served: Served) => {
   const tokens = served.modalityTokens
@@ -244,13 +182,7 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
             StoreFailure.answer,
             Effect.mapError((e) => (e._tag === "ServiceUnavailable" ? e : EmbeddingsError.preparationToApiError(e)))
           )
-          return {
-            object: "embeddings.plan" as const,
-            model: dry.plan.model,
-            attempts: dry.plan.attempts.map((c) => c.id),
-            explanation: dry.plan.explanation,
-            estimate: { prompt_tokens: dry.estimatedPromptTokens, cost: creditsFromNanos(dry.estimatedCostNanos) }
-          }
+          return planReport("embeddings", dry.plan, { tokens: dry.estimatedPromptTokens, worstNanos: dry.estimatedCostNanos })
         })
       )
       .handle("listModels", ({ query }) =>

@@ -2,42 +2,17 @@ import { Api } from "@switchyard/core/api/Api"
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import * as ModelListing from "@switchyard/core/catalog/ModelListing"
 import * as ModelName from "@switchyard/core/catalog/ModelName"
-import type { ApiError } from "@switchyard/core/errors/ApiError"
 import * as EmbeddingsError from "@switchyard/core/errors/EmbeddingsError"
 import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters"
 import * as RerankRequest from "@switchyard/core/schema/RerankRequest"
 import type { RerankResponse } from "@switchyard/core/schema/RerankResponse"
-import { Cause, Effect, Exit } from "effect"
+import { Effect } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
-import * as RequestFacts from "../observability/RequestFacts.ts"
 import { Rerank, type Reranked } from "../rerank/Rerank.ts"
-import { explainHeader, report, requireStandardKey, seedHeader, seedOf, truthy } from "./Embeddings.ts"
-
-/**
- * What a rerank call tells the access log and the metrics, as an embeddings call does.
- */
-const noteOutcome = (model: string) => (exit: Exit.Exit<Reranked, ApiError>) => {
-  if (Exit.isSuccess(exit)) {
-    const served = exit.value
-    return RequestFacts.note({
-      generation_id: served.id,
-      task: "rerank",
-      model: served.model,
-      provider: served.provider,
-      attempts: served.attempts,
-      tokens: served.totalTokens,
-      cost: creditsFromNanos(served.costNanos),
-      byok: served.isByok
-    })
-  }
-  const error = exit.cause.reasons.find(Cause.isFailReason)?.error
-  const tried = error?.metadata?.attempts
-  const attempts = Array.isArray(tried) ? tried as Reranked["attempts"] : []
-  return RequestFacts.note({ task: "rerank", model, attempts, ...(attempts.length > 0 ? { provider: attempts.at(-1)!.provider } : {}) })
-}
+import { explainHeader, noteOutcome, planReport, report, requireStandardKey, seedHeader, seedOf, truthy } from "./ModelCall.ts"
 
 /**
  * The answer's body: the scores best first with the documents when asked, the billed usage, and
@@ -100,13 +75,7 @@ export const RerankHandlers = HttpApiBuilder.group(
           StoreFailure.answer,
           Effect.mapError((e) => (e._tag === "ServiceUnavailable" ? e : EmbeddingsError.preparationToApiError(e)))
         )
-        return {
-          object: "rerank.plan" as const,
-          model: dry.plan.model,
-          attempts: dry.plan.attempts.map((c) => c.id),
-          explanation: dry.plan.explanation,
-          estimate: { prompt_tokens: dry.tokenBound, cost: creditsFromNanos(dry.worstNanos) }
-        }
+        return planReport("rerank", dry.plan, { tokens: dry.tokenBound, worstNanos: dry.worstNanos })
       })
     ).handle("create", ({ payload }) =>
       Effect.gen(function*() {
@@ -117,7 +86,7 @@ export const RerankHandlers = HttpApiBuilder.group(
         const served = yield* rerank.create(caller, request, { seed }).pipe(
           Effect.tapError(StoreFailure.note),
           Effect.mapError(EmbeddingsError.toApiError),
-          Effect.onExit(noteOutcome(request.model))
+          Effect.onExit(noteOutcome("rerank", request.model))
         )
         return HttpServerResponse.jsonUnsafe(body(served, request, truthy(headers[explainHeader])), {
           headers: {
