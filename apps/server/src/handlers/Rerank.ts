@@ -29,7 +29,7 @@ export const body = (served: Reranked, request: RerankRequest.RerankRequest, exp
     results: served.results.map((r) => ({
       index: r.index,
       relevance_score: r.relevance_score,
-      ...(request.return_documents === true ? { document: { text: texts[r.index]! } } : {})
+      document: request.return_documents === true ? { text: texts[r.index]! } : {}
     })),
     usage: {
       search_units: served.searchUnits,

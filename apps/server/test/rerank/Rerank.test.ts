@@ -94,7 +94,7 @@ describe(`POST /rerank (${storeKind})`, () => {
     const reply = await rerank({ documents: ["bread", { text: "rivers form deltas" }], provider: { order: ["gamma"] } })
     assert.strictEqual(reply.status, 200, reply.text)
     assert.deepStrictEqual(reply.json.results.map((r: { index: number }) => r.index), [1, 0])
-    assert.isUndefined(reply.json.results[0].document)
+    assert.deepStrictEqual(reply.json.results[0].document, {})
   })
 
   it("falls back from a failing provider to the next and reports both attempts", async () => {
@@ -277,7 +277,7 @@ describe(`POST /rerank on a fresh install (${storeKind})`, () => {
     const rerank = await call(server, "GET", "/rerank/models", server.apiKey)
     assert.strictEqual(rerank.status, 200)
     assert.deepStrictEqual(rerank.body.data.map((m: { id: string }) => m.id), ["switchyard/local-rerank"])
-    assert.deepStrictEqual(rerank.body.data[0].architecture.output_modalities, ["scores"])
+    assert.deepStrictEqual(rerank.body.data[0].architecture.output_modalities, ["rerank"])
     const embeddings = await call(server, "GET", "/embeddings/models", server.apiKey)
     assert.notInclude(embeddings.body.data.map((m: { id: string }) => m.id), "switchyard/local-rerank")
   })

@@ -58,9 +58,9 @@ const describe = (
     context_length: context.length === 0 ? null : Math.max(...context),
     hugging_face_id: hf?.hugging_face_id ?? null,
     architecture: {
-      modality: `${inputs.join("+")}->${task === "rerank" ? "scores" : "embeddings"}`,
+      modality: `${inputs.join("+")}->${task}`,
       input_modalities: inputs,
-      output_modalities: [task === "rerank" ? "scores" : "embeddings"]
+      output_modalities: [task]
     },
     pricing: {
       prompt: Cost.perToken(cheapest.pricing.prompt),
@@ -87,7 +87,7 @@ const describe = (
 
 /**
  * Lists the models of one task (embeddings by default) the active providers serve, one page at a
- * time. A rerank model's record says it outputs `scores`.
+ * time. A rerank model's record names `rerank` as its output modality, as OpenRouter's does.
  *
  * @since 0.1.0
  */

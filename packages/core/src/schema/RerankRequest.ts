@@ -9,13 +9,15 @@
  *   result's document text.
  * - `max_tokens_per_doc` is a provider parameter: sent to endpoints that list it in
  *   `supported_parameters`, the way embeddings parameters are.
- * - `provider` is the same preferences object as embeddings.
+ * - `provider` is the same preferences object as embeddings; `session_id`, `trace` and `user` are
+ *   accepted as on embeddings (OpenRouter's SDK sends them).
  *
  * @since 0.4.0
  */
 import { Schema } from "effect"
 import { RequestModel } from "./EmbeddingRequest.ts"
 import { ProviderPreferences } from "./ProviderPreferences.ts"
+import { TraceConfig } from "./TraceConfig.ts"
 
 /**
  * The most documents one request may carry.
@@ -57,6 +59,7 @@ export const RerankRequest = Schema.Struct({
   max_tokens_per_doc: Schema.optionalKey(PositiveInt),
   provider: Schema.optionalKey(Schema.NullOr(ProviderPreferences)),
   session_id: Schema.optionalKey(Schema.String.check(Schema.isMaxCodePoints(256))),
+  trace: Schema.optionalKey(TraceConfig),
   user: Schema.optionalKey(Schema.String)
 }).annotate({ identifier: "RerankRequest" })
 

@@ -9,14 +9,15 @@ const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 /**
  * One scored document: `index` into the request's `documents`, its `relevance_score` (higher is
- * more relevant), and its text when `return_documents` asked for it.
+ * more relevant), and `document`, which holds the text when `return_documents` asked for it (an
+ * empty object otherwise, as OpenRouter's schema requires the field).
  *
  * @since 0.4.0
  */
 export const RerankResult = Schema.Struct({
   index: Count,
   relevance_score: Schema.Finite,
-  document: Schema.optionalKey(Schema.Struct({ text: Schema.String }))
+  document: Schema.Struct({ text: Schema.optionalKey(Schema.String) })
 }).annotate({ identifier: "RerankResult" })
 
 /**
