@@ -282,3 +282,37 @@ describe(`POST /rerank on a fresh install (${storeKind})`, () => {
     assert.notInclude(embeddings.body.data.map((m: { id: string }) => m.id), "switchyard/local-rerank")
   })
 })
+
+describe(`POST /rerank at a provider that reports no usage (${storeKind})`, () => {
+  let silent: FakeUpstream.FakeServer
+  let gateway: Gateway
+  beforeAll(async () => {
+    silent = await FakeOpenAi.start({ apiKey: "sk-fake", reportUsage: false })
+    gateway = await startGateway({
+      credits: 10,
+      config: {
+        providers: [{
+          slug: "delta", name: "Delta", adapter: "openai", base_url: silent.url, api_key_env: "DELTA_API_KEY", data_collection: "deny",
+          endpoints: [rerankEndpoint({ pricing: { prompt: "1" } })]
+        }]
+      }
+    })
+  })
+  afterAll(async () => {
+    await gateway.close()
+    await silent.close()
+  })
+
+  it("bills the gateway's own count, the query once per document plus the documents, and /activity shows the row", async () => {
+    const documents = ["rivers form deltas", "bread rises"]
+    const reply = await gateway.call("/rerank", { model, query: "rivers and deltas", documents })
+    assert.strictEqual(reply.status, 200, reply.text)
+    // Words and punctuation: the query is 3 tokens, the documents 3 and 2.
+    assert.strictEqual(reply.json.usage.total_tokens, 3 + 3 + 3 + 2)
+    assert.strictEqual(reply.json.usage.cost, costOf(11, "1"))
+    const activity = await gateway.call("/activity", undefined, { key: gateway.server.managementKey })
+    const row = activity.json.data.find((r: { model: string }) => r.model === model)
+    assert.strictEqual(row.requests, 1)
+    assert.strictEqual(row.usage, costOf(11, "1"))
+  })
+})
