@@ -104,5 +104,6 @@ describe("GET /keys", () => {
     const doc = await response.json() as { info: { version: string }; paths: Record<string, unknown> }
     assert.strictEqual(doc.info.version, "1.0.0")
     assert.property(doc.paths, "/api/v1/keys")
+    for (const path of ["/api/v1/embeddings", "/api/v1/rerank", "/api/v1/rerank/plan", "/api/v1/rerank/models"]) assert.property(doc.paths, path)
   })
 })

@@ -96,6 +96,7 @@ describe(`the log of a gateway process (${storeKind})`, () => {
       path: "/api/v1/embeddings",
       status: 200,
       key: keyPrefix,
+      task: "embeddings",
       model: "acme/embed",
       provider: "beta",
       attempts: 2,
