@@ -37,6 +37,12 @@ describe("switchyard rerank (the binary against a fresh gateway on 127.0.0.1)", 
     assert.strictEqual(response.usage.cost, 0)
   })
 
+  it("models list --task rerank lists the rerank models", async () => {
+    const ran = await runCli(["models", "list", "--task", "rerank", "--json"], { env })
+    assert.strictEqual(ran.code, 0, ran.stderr)
+    assert.deepStrictEqual(JSON.parse(ran.stdout).data.map((m: { id: string }) => m.id), [model])
+  })
+
   it("exits non-zero with a usage error when there is nothing to rerank, and names the other task's model", async () => {
     const empty = await runCli(["rerank", "-m", model, "--query", query], { env })
     assert.notStrictEqual(empty.code, 0)
