@@ -38,15 +38,15 @@ export const WireScore = Schema.Struct({ index: Schema.Int, relevance_score: Sch
 const count = (n: number | null | undefined): number | undefined =>
   n === undefined || n === null ? undefined : n
 
-/** A count a provider reported, when it is a whole non-negative number. */
-export const billedCount = (n: number | null | undefined): number | undefined => {
+// A count a provider reported, when it is a whole non-negative number.
+const billedCount = (n: number | null | undefined): number | undefined => {
   const value = count(n)
   return value !== undefined && Number.isSafeInteger(value) && value >= 0 ? value : undefined
 }
 
 // Every document sent has exactly one score: a provider that drops, repeats or invents an index
 // has not answered the request.
-export const checkScores = (
+const checkScores = (
   scores: ReadonlyArray<RerankProvider.Score>,
   documents: number
 ): Effect.Effect<ReadonlyArray<RerankProvider.Score>, UpstreamError.UpstreamError> => {

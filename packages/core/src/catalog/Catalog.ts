@@ -177,7 +177,7 @@ export type Endpoint = typeof Endpoint.Type
  *
  * @since 0.4.0
  */
-export const widthOf = (endpoint: Endpoint): number => endpoint.dimensions ?? 0
+export const widthOf = (endpoint: Pick<Endpoint, "dimensions">): number => endpoint.dimensions ?? 0
 
 /**
  * Items per upstream call: `max_batch_items` of an embeddings endpoint, `max_documents` of a

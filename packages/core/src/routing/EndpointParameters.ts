@@ -15,7 +15,7 @@
  *
  * @since 0.1.0
  */
-import type { Endpoint } from "../catalog/Catalog.ts"
+import { type Endpoint, widthOf } from "../catalog/Catalog.ts"
 import type { EmbeddingRequest, ProviderParameter } from "../schema/EmbeddingRequest.ts"
 
 /**
@@ -46,7 +46,7 @@ export const forEndpoint = (
     ...(dimensions !== undefined ? { dimensions } : {}),
     ...(request.input_type !== undefined && supports("input_type") ? { inputType: request.input_type } : {}),
     ...(request.user !== undefined && supports("user") ? { user: request.user } : {}),
-    width: dimensions ?? endpoint.dimensions ?? 0
+    width: dimensions ?? widthOf(endpoint)
   }
 }
 
