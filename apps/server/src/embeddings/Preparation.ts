@@ -3,11 +3,9 @@ import * as CachePolicy from "@switchyard/core/cache/CachePolicy"
 import * as Cost from "@switchyard/core/catalog/Cost"
 import * as Money from "@switchyard/core/catalog/Money"
 import type { EmbeddingProvider } from "@switchyard/core"
-import type * as RoutePlan from "@switchyard/core/routing/RoutePlan"
 import * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest"
 import type { ByokStore } from "@switchyard/core/store/ByokStore"
-import type * as Fallback from "@switchyard/core/upstream/Fallback"
-import { Effect, type Redacted } from "effect"
+import { Effect } from "effect"
 import type { LoadedCatalog } from "../catalog/CatalogLoader.ts"
 import type { EndpointHealth } from "./EndpointHealth.ts"
 import * as Route from "../routing/Route.ts"
@@ -25,11 +23,7 @@ export interface CallOptions {
  * A request made ready to run: its route, the workspace's own credentials for the providers on
  * it, the normalised input, and the most it can cost.
  */
-export interface Prepared {
-  readonly plan: RoutePlan.Plan
-  /** The plan's attempts, each marked when the workspace's own credential pays for it. */
-  readonly attempts: ReadonlyArray<Fallback.Attempt>
-  readonly own: ReadonlyMap<string, Redacted.Redacted<string>>
+export interface Prepared extends Pick<Route.Route, "plan" | "attempts" | "own"> {
   readonly input: EmbeddingProvider.EmbeddingInput
   readonly bound: { readonly tokens: number; readonly images: number }
   /** The plan's worst case, rounded up to nanos: what is held before any call. */
