@@ -1,8 +1,8 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import * as Crypto from "node:crypto"
+import type * as Crypto from "node:crypto"
 import { vi } from "vitest"
-import * as KeySecret from "../../src/auth/KeySecret.ts"
-import { type RunningServer, startServer } from "../support/TestServer.ts"
+import type * as KeySecretModule from "../../src/auth/KeySecret.ts"
+import type { RunningServer } from "../support/TestServer.ts"
 import { record } from "./Reliability.ts"
 
 vi.mock("node:crypto", async (importOriginal) => {
@@ -10,11 +10,17 @@ vi.mock("node:crypto", async (importOriginal) => {
   return { ...actual, timingSafeEqual: vi.fn(actual.timingSafeEqual) }
 })
 
-const timingSafeEqual = vi.mocked(Crypto.timingSafeEqual)
-
 describe("reliability: key hashes are compared in constant time", () => {
   let server: RunningServer
+  let KeySecret: typeof KeySecretModule
+  let timingSafeEqual: ReturnType<typeof vi.mocked<typeof Crypto.timingSafeEqual>>
   beforeAll(async () => {
+    // The suite may share modules between files: the gateway's modules are loaded again here, so
+    // they see the spied crypto.
+    vi.resetModules()
+    timingSafeEqual = vi.mocked((await import("node:crypto")).timingSafeEqual)
+    KeySecret = await import("../../src/auth/KeySecret.ts")
+    const { startServer } = await import("../support/TestServer.ts")
     server = await startServer({ env: { SWITCHYARD_RATE_LIMIT: "off" } })
   })
   afterAll(async () => {
