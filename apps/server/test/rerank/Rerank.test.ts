@@ -227,11 +227,11 @@ describe(`POST /rerank (${storeKind})`, () => {
   it("a model of the other task is a 400 that names its task", async () => {
     const asEmbedding = await gateway.embed({ model, input: "hello" })
     assert.strictEqual(asEmbedding.status, 400, asEmbedding.text)
-    assert.include(asEmbedding.json.error.message, "is a rerank model")
+    assert.include(asEmbedding.json.error.message, "is a rerank model, not an embeddings model")
     assert.strictEqual(asEmbedding.json.error.metadata.task, "rerank")
     const asRerank = await gateway.call("/rerank", { model: "acme/embed", query, documents: ["a"] })
     assert.strictEqual(asRerank.status, 400, asRerank.text)
-    assert.include(asRerank.json.error.message, "is a embeddings model")
+    assert.include(asRerank.json.error.message, "is an embeddings model, not a rerank model")
   })
 
   it("refuses a malformed body with a 400 naming the field", async () => {

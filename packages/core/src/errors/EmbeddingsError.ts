@@ -55,7 +55,8 @@ export class WrongTask extends Data.TaggedError("WrongTask")<{
 }> {
   override get message(): string {
     const route = this.task === "rerank" ? "POST /api/v1/rerank" : "POST /api/v1/embeddings"
-    return `Model ${JSON.stringify(this.model)} is a ${this.task} model, not a ${this.requested} model; call it through ${route}`
+    const kind = (task: "embeddings" | "rerank") => task === "rerank" ? "a rerank model" : "an embeddings model"
+    return `Model ${JSON.stringify(this.model)} is ${kind(this.task)}, not ${kind(this.requested)}; call it through ${route}`
   }
   get metadata(): { readonly field: string; readonly model: string; readonly task: string; readonly requested: string } {
     return { field: "model", model: this.model, task: this.task, requested: this.requested }
