@@ -17,6 +17,7 @@ import {
   TextInput,
   Title
 } from "@mantine/core"
+import { priceText } from "@switchyard/core/routing/CandidateReport"
 import type { GenerationRecord } from "@switchyard/core/schema/Activity"
 import type { EmbeddingResponse } from "@switchyard/core/schema/EmbeddingResponse"
 import type { RerankResponse } from "@switchyard/core/schema/RerankResponse"
@@ -60,7 +61,7 @@ const PlanView = ({ plan }: { readonly plan: RoutePlanReport }) => (
               <Table.Th scope="col">#</Table.Th>
               <Table.Th scope="col">Provider</Table.Th>
               <Table.Th scope="col">Variant</Table.Th>
-              <Table.Th scope="col">$/M tokens</Table.Th>
+              <Table.Th scope="col">Price</Table.Th>
               <Table.Th scope="col">Status</Table.Th>
               <Table.Th scope="col">Why</Table.Th>
             </Table.Tr>
@@ -71,7 +72,7 @@ const PlanView = ({ plan }: { readonly plan: RoutePlanReport }) => (
                 <Table.Td>{candidate.rank ?? "-"}</Table.Td>
                 <Table.Td ff="monospace">{candidate.provider}</Table.Td>
                 <Table.Td>{candidate.variant}</Table.Td>
-                <Table.Td>${candidate.prompt_price}</Table.Td>
+                <Table.Td>{priceText(candidate)}</Table.Td>
                 <Table.Td>
                   <Badge
                     variant="light"

@@ -222,6 +222,7 @@ const report = (
   provider: c.provider.slug,
   variant: c.endpoint.variant,
   prompt_price: c.endpoint.pricing.prompt,
+  ...(c.endpoint.task === "rerank" ? { search_price: c.endpoint.pricing.search } : {}),
   status,
   ...extra
 })

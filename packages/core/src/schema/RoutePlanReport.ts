@@ -17,6 +17,7 @@ export const CandidateReport = Schema.Struct({
   provider: Schema.String,
   variant: Schema.String,
   prompt_price: Schema.String,
+  search_price: Schema.optionalKey(Schema.String),
   status: Schema.Literals(["attempt", "excluded", "unused"]),
   rank: Schema.optionalKey(Schema.Int),
   excluded_by: Schema.optionalKey(Schema.String),

@@ -5,6 +5,7 @@ import * as Cost from "../../src/catalog/Cost.ts"
 import * as Money from "../../src/catalog/Money.ts"
 import * as SearchUnits from "../../src/catalog/SearchUnits.ts"
 import { routingToApiError } from "../../src/errors/EmbeddingsError.ts"
+import { priceText } from "../../src/routing/CandidateReport.ts"
 import * as RoutePlan from "../../src/routing/RoutePlan.ts"
 
 const provider = (slug: string, adapter: string, endpoints: ReadonlyArray<Record<string, unknown>>) => ({
@@ -51,6 +52,10 @@ describe("routing by task", () => {
       const turned = yield* plan({ preferences: { sort: "price" }, consumption: huge })
       assert.deepStrictEqual(turned.attempts.map((c) => c.provider.slug), ["searchy", "tokeny"])
       assert.strictEqual(turned.explanation.candidates[0]!.sort_key, Money.toDecimal(Cost.compute(turned.attempts[0]!.endpoint.pricing, huge).total))
+      // The report shows both price kinds of a rerank endpoint, so a search-priced one is not read as free.
+      const reported = Object.fromEntries(turned.explanation.candidates.map((c) => [c.provider, [c.prompt_price, c.search_price]]))
+      assert.deepStrictEqual(reported.searchy, ["0", "2"])
+      assert.strictEqual(reported.tokeny![1], "0")
     }))
 
   it.effect("every preference filters rerank endpoints as it does embeddings endpoints", () =>
@@ -62,6 +67,14 @@ describe("routing by task", () => {
       const required = yield* Effect.flip(plan({ preferences: { require_parameters: true }, sentParameters: ["max_tokens_per_doc"] }))
       assert.strictEqual(required._tag, "NoEligibleProvider")
     }))
+
+  it("words an endpoint's price by the kinds it charges", () => {
+    assert.strictEqual(priceText({ prompt_price: "0.02" }), "$0.02/M tokens")
+    assert.strictEqual(priceText({ prompt_price: "0", search_price: "2" }), "$2/1k searches")
+    assert.strictEqual(priceText({ prompt_price: "0.05", search_price: "0" }), "$0.05/M tokens")
+    assert.strictEqual(priceText({ prompt_price: "0.05", search_price: "1" }), "$1/1k searches + $0.05/M tokens")
+    assert.strictEqual(priceText({ prompt_price: "0", search_price: "0" }), "free")
+  })
 
   it("search units: one per 100 documents, a long document counting once per 500 tokens", () => {
     assert.strictEqual(SearchUnits.ofCall(10, Array(100).fill(100)), 1)
