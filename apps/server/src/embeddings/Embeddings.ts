@@ -20,6 +20,7 @@ import * as UpstreamAttempt from "./UpstreamAttempt.ts"
 import { Workspaces } from "./Workspaces.ts"
 import { InFlight } from "../store/InFlight.ts"
 import * as AttemptObserver from "../routing/AttemptObserver.ts"
+import * as Span from "../observability/Span.ts"
 
 export type { CallOptions } from "./Preparation.ts"
 export type { AttemptReport, Served, VectorSpaceChange } from "./Settlement.ts"
@@ -113,7 +114,7 @@ export class Embeddings extends Context.Service<Embeddings, {
         const traced = (a: Fallback.Attempt) =>
           call(a).pipe(Effect.withSpan("Embeddings.attempt", {
             attributes: { provider: a.candidate.provider.slug, endpoint: a.candidate.id, byok: a.byok }
-          }))
+          }, Span.perRequest))
         const outcome = yield* Fallback.run(prepared.attempts, traced, observe(caller)).pipe(
           Effect.timeoutOrElse({ duration: timeLimit, orElse: timedOut }),
           Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : accounting.release(reservation))

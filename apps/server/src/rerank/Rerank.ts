@@ -25,6 +25,7 @@ import * as TokenEstimate from "../providers/TokenEstimate.ts"
 import * as AttemptObserver from "../routing/AttemptObserver.ts"
 import * as Route from "../routing/Route.ts"
 import { InFlight } from "../store/InFlight.ts"
+import * as Span from "../observability/Span.ts"
 
 /**
  * A rerank request served and settled: the scores best first (cut to `top_n`), what was billed,
@@ -200,7 +201,7 @@ export class Rerank extends Context.Service<Rerank, {
         const traced = (a: Fallback.Attempt) =>
           attempt(a).pipe(Effect.withSpan("Rerank.attempt", {
             attributes: { provider: a.candidate.provider.slug, endpoint: a.candidate.id, byok: a.byok }
-          }))
+          }, Span.perRequest))
         const outcome = yield* Fallback.run(routed.attempts, traced, observe(caller)).pipe(
           Effect.timeoutOrElse({ duration: timeLimit, orElse: () => Effect.fail(new RequestTimedOut({ timeoutMs: config.requestTimeoutMs })) }),
           Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : accounting.release(reservation))

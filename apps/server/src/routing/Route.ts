@@ -11,6 +11,7 @@ import type { LoadedCatalog } from "../catalog/CatalogLoader.ts"
 import type { EndpointHealth } from "../embeddings/EndpointHealth.ts"
 import * as RandomPool from "../embeddings/RandomPool.ts"
 import type { Workspaces } from "../embeddings/Workspaces.ts"
+import * as Span from "../observability/Span.ts"
 
 /**
  * What routing needs of a request, whatever its task.
@@ -83,7 +84,7 @@ export const make = (services: {
       stats: health.stats(now),
       now,
       seed: query.seed ?? RandomPool.uint32()
-    }).pipe(Effect.withSpan("RoutePlan.plan"))
+    }).pipe(Effect.withSpan("RoutePlan.plan", undefined, Span.perRequest))
     return {
       plan,
       attempts: plan.attempts.map((candidate) => ({ candidate, byok: own.has(candidate.provider.slug) })),

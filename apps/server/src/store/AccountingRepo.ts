@@ -35,6 +35,7 @@ import * as PgliteDurability from "./PgliteDurability.ts"
 import { InFlight } from "./InFlight.ts"
 import { StoreChanges } from "./StoreChanges.ts"
 import { StoreStatements } from "./StoreStatements.ts"
+import * as Span from "../observability/Span.ts"
 
 export interface AccountingOptions {
   /** How long a lease counts after its last use if its process never hands it back. */
@@ -462,9 +463,9 @@ export const make = (options: AccountingOptions = {}) =>
     )
 
     return Accounting.of({
-      reserve: (request) => Effect.withSpan(reserve(request), "Accounting.reserve"),
-      settle: (reservation, request) => Effect.withSpan(settle(reservation, request), "Accounting.settle"),
-      record: (request) => Effect.withSpan(record(request), "Accounting.record"),
+      reserve: (request) => Effect.withSpan(reserve(request), "Accounting.reserve", Span.perRequest),
+      settle: (reservation, request) => Effect.withSpan(settle(reservation, request), "Accounting.settle", Span.perRequest),
+      record: (request) => Effect.withSpan(record(request), "Accounting.record", Span.perRequest),
       release,
       credits,
       addCredits

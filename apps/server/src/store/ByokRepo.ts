@@ -5,6 +5,7 @@ import { Cache, Data, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import { CredentialCipher } from "./CredentialCipher.ts"
+import * as Span from "../observability/Span.ts"
 
 export class CredentialKeyMismatch extends Data.TaggedError("CredentialKeyMismatch")<{ readonly message: string }> {}
 
@@ -111,7 +112,7 @@ export const layer = Layer.effect(
 
     return ByokStore.of({
       credentialFor: (workspaceId, providerSlug) =>
-        Cache.get(credentials, `${workspaceId}|${providerSlug}`).pipe(Effect.withSpan("ByokStore.credentialFor")),
+        Cache.get(credentials, `${workspaceId}|${providerSlug}`).pipe(Effect.withSpan("ByokStore.credentialFor", undefined, Span.perRequest)),
       list: (request) =>
         Effect.gen(function*() {
           const provider = request.provider === undefined ? sql`TRUE` : sql`provider = ${request.provider}`
