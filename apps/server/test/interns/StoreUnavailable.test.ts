@@ -40,7 +40,26 @@ describe("the intern operations when the store fails", () => {
       () => send(server, "PATCH", `/interns/${id}`, { description: "changed" }),
       () => send(server, "POST", `/interns/${id}/suspend`)
     ]
+    // The gateway's log lines during the failure are kept here rather than printed: each request
+    // must leave exactly one error line that names the store operation and carries the cause.
+    const written: Array<string> = []
+    const write = process.stdout.write
+    process.stdout.write = ((chunk: string | Uint8Array) => {
+      written.push(String(chunk))
+      return true
+    }) as typeof process.stdout.write
     const replies = await withInternsGone(server, () => Promise.all(requests.map((request) => request())))
+      .finally(() => {
+        process.stdout.write = write
+      })
+    const failures = written.flatMap((w) => w.split("\n")).filter((l) => l.startsWith("{")).map((l) => JSON.parse(l))
+      .filter((l) => l.status === 503)
+    assert.strictEqual(failures.length, requests.length, `one log line per failed request: ${JSON.stringify(failures.map((l) => l.path))}`)
+    for (const line of failures) {
+      assert.deepInclude(line, { level: "error", message: "request", reason: "store_unavailable" })
+      assert.match(line.store_operation, /^interns\./u)
+      assert.match(line.cause, /interns/u, "the cause names what failed")
+    }
     for (const [i, reply] of replies.entries()) {
       assert.strictEqual(reply.status, 503, `request ${i}: ${JSON.stringify(reply.body)}`)
       assert.deepStrictEqual(reply.body, {
