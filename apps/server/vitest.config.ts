@@ -11,6 +11,9 @@ export default mergeConfig(shared, {
     // Files share a worker's loaded modules instead of loading the gateway again for each file:
     // about a third of the suite's time on a two-core machine. Nothing a test relies on is kept
     // in module state; the one file that spies on a module loads what it tests afresh.
-    isolate: false
+    isolate: false,
+    // What the gateways under test print (start-up banners, access lines of refused requests) is
+    // shown for a failing test only, beside its failure.
+    silent: "passed-only"
   }
 })
