@@ -2,11 +2,8 @@ import { Api } from "@switchyard/core/api/Api"
 import * as CachePolicy from "@switchyard/core/cache/CachePolicy"
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import * as ModelListing from "@switchyard/core/catalog/ModelListing"
-import * as ModelName from "@switchyard/core/catalog/ModelName"
 import * as Money from "@switchyard/core/catalog/Money"
 import { BadRequest } from "@switchyard/core/errors/ApiError"
-import * as EmbeddingsError from "@switchyard/core/errors/EmbeddingsError"
-import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters"
 import type { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
 import * as EmbeddingRequestSchema from "@switchyard/core/schema/EmbeddingRequest"
 import { Effect, Option, Result, Tracer } from "effect"
@@ -16,9 +13,21 @@ import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { type CallOptions, Embeddings, type Served } from "../embeddings/Embeddings.ts"
 import { Broadcast } from "../embeddings/Broadcast.ts"
 import * as TraceContext from "../embeddings/TraceContext.ts"
-import * as StoreFailure from "../http/StoreFailure.ts"
 import { ForwardedVector } from "../providers/VectorEncoding.ts"
-import { explainHeader, noteOutcome, planReport, report, type RequestHeaders, requireStandardKey, seedHeader, seedOf, truthy } from "./ModelCall.ts"
+import {
+  answerCall,
+  answerPlan,
+  explainHeader,
+  ignoredParameters,
+  planReport,
+  report,
+  type RequestHeaders,
+  requireStandardKey,
+  resolveModel,
+  seedHeader,
+  seedOf,
+  truthy
+} from "./ModelCall.ts"
 
 /**
  * Reads the per-request options the headers carry: the draw's seed, whether to explain the route,
@@ -51,11 +60,7 @@ const serveWith = (embeddings: Embeddings["Service"], broadcast: Broadcast["Serv
     const caller = yield* requireStandardKey
     const { options, explain, sessionId } = yield* requestOptions(payload, headers)
     return yield* Effect.gen(function*() {
-      const served = yield* embeddings.create(caller, payload, options).pipe(
-        Effect.tapError(StoreFailure.note),
-        Effect.mapError(EmbeddingsError.toApiError),
-        Effect.onExit(noteOutcome("embeddings", payload.model))
-      )
+      const served = yield* embeddings.create(caller, payload, options).pipe(answerCall("embeddings", payload.model))
       const parent = Option.getOrUndefined(yield* Effect.serviceOption(Tracer.ParentSpan))
       yield* broadcast.publish({ request: payload, served, caller, sessionId, parent })
       yield* Effect.logDebug("embeddings served").pipe(Effect.annotateLogs({
@@ -116,9 +121,7 @@ const nextItemHead = Buffer.from(`,{"object":"embedding","embedding":`, "latin1"
 const envelope = (served: Served, request: EmbeddingRequest, explain: boolean) => {
   const upstreamCost = Money.toNumber(served.upstreamCostAtto)
   const details = multiModal(request) ? modalityDetails(served) : undefined
-  // Parameters the serving endpoint does not support were left out (require_parameters off).
-  const endpoint = served.plan.attempts.find((c) => c.id === served.endpoint)?.endpoint
-  const ignored = endpoint === undefined ? [] : EndpointParameters.missing(EmbeddingRequestSchema.sentParameters(request), endpoint)
+  const ignored = ignoredParameters(served.plan, served.endpoint, EmbeddingRequestSchema.sentParameters(request))
   return {
     model: served.model,
     id: served.id,
@@ -161,11 +164,8 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
     const serve = serveWith(embeddings, yield* Broadcast)
     // A model named without its vendor becomes the one served model of that name (after the key
     // check, so a management key still gets its 403 first).
-    const withModel = (payload: EmbeddingRequest) =>
-      requireStandardKey.pipe(
-        Effect.andThen(Effect.fromResult(ModelName.resolve(loaded.catalog, payload.model, (p) => loaded.active.has(p.slug)))),
-        Effect.map((model) => (model === payload.model ? payload : { ...payload, model }))
-      )
+    const resolved = resolveModel(loaded)
+    const withModel = (payload: EmbeddingRequest) => requireStandardKey.pipe(Effect.andThen(resolved(payload)))
     return handlers
       .handle("create", ({ payload }) =>
         Effect.gen(function*() {
@@ -178,10 +178,7 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
         Effect.gen(function*() {
           const caller = yield* requireStandardKey
           const { options } = yield* requestOptions(payload, (yield* HttpServerRequest.HttpServerRequest).headers)
-          const dry = yield* embeddings.dryRun(caller, yield* withModel(payload), options).pipe(
-            StoreFailure.answer,
-            Effect.mapError((e) => (e._tag === "ServiceUnavailable" ? e : EmbeddingsError.preparationToApiError(e)))
-          )
+          const dry = yield* embeddings.dryRun(caller, yield* withModel(payload), options).pipe(answerPlan)
           return planReport("embeddings", dry.plan, { tokens: dry.estimatedPromptTokens, worstNanos: dry.estimatedCostNanos })
         })
       )

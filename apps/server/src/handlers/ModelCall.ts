@@ -1,10 +1,16 @@
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import { Caller } from "@switchyard/core/api/Authorization"
 import type * as Catalog from "@switchyard/core/catalog/Catalog"
+import * as ModelName from "@switchyard/core/catalog/ModelName"
 import { type ApiError, BadRequest, Forbidden } from "@switchyard/core/errors/ApiError"
+import * as EmbeddingsError from "@switchyard/core/errors/EmbeddingsError"
 import type { RoutePlan } from "@switchyard/core"
+import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters"
+import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import type * as Fallback from "@switchyard/core/upstream/Fallback"
 import { Cause, Effect, Exit } from "effect"
+import type { LoadedCatalog } from "../catalog/CatalogLoader.ts"
+import * as StoreFailure from "../http/StoreFailure.ts"
 import * as RequestFacts from "../observability/RequestFacts.ts"
 
 /**
@@ -48,6 +54,24 @@ export const seedOf = (headers: RequestHeaders): Effect.Effect<number | undefine
 }
 
 /**
+ * The request with its model named in full: a model named without its vendor becomes the one
+ * served model of that name.
+ */
+export const resolveModel = (loaded: LoadedCatalog) => <P extends { readonly model: string }>(payload: P) =>
+  Effect.fromResult(ModelName.resolve(loaded.catalog, payload.model, (p) => loaded.active.has(p.slug))).pipe(
+    Effect.map((model) => (model === payload.model ? payload : { ...payload, model }))
+  )
+
+/**
+ * The parameters the request sent that the serving endpoint does not support, which were left out
+ * (`require_parameters` off).
+ */
+export const ignoredParameters = (plan: RoutePlan.Plan, endpointId: string, sent: ReadonlyArray<string>) => {
+  const endpoint = plan.attempts.find((c) => c.id === endpointId)?.endpoint
+  return endpoint === undefined ? [] : EndpointParameters.missing(sent, endpoint)
+}
+
+/**
  * A served model call as the access log and the metrics see it.
  */
 export interface ServedCall {
@@ -64,7 +88,7 @@ export interface ServedCall {
  * What a model call tells the access log and the metrics: the served generation, or the model
  * asked for and the attempts that failed.
  */
-export const noteOutcome = (task: Catalog.Task, model: string) => <A extends ServedCall>(exit: Exit.Exit<A, ApiError>) => {
+const noteOutcome = (task: Catalog.Task, model: string) => <A extends ServedCall>(exit: Exit.Exit<A, ApiError>) => {
   if (Exit.isSuccess(exit)) {
     const served = exit.value
     return RequestFacts.note({
@@ -83,6 +107,27 @@ export const noteOutcome = (task: Catalog.Task, model: string) => <A extends Ser
   const attempts = Array.isArray(tried) ? tried as ServedCall["attempts"] : []
   return RequestFacts.note({ task, model, attempts, ...(attempts.length > 0 ? { provider: attempts.at(-1)!.provider } : {}) })
 }
+
+/**
+ * A model call's failures as the API answers them (a store failure noted for the access log),
+ * and its outcome noted for the access log and the metrics.
+ */
+export const answerCall = (task: Catalog.Task, model: string) =>
+<A extends ServedCall, R>(self: Effect.Effect<A, EmbeddingsError.EmbeddingsError, R>): Effect.Effect<A, ApiError, R> =>
+  self.pipe(
+    Effect.tapError(StoreFailure.note),
+    Effect.mapError(EmbeddingsError.toApiError),
+    Effect.onExit(noteOutcome(task, model))
+  )
+
+/**
+ * A dry run's failures as the plan endpoints answer them.
+ */
+export const answerPlan = <A, R>(self: Effect.Effect<A, EmbeddingsError.PreparationError | StoreUnavailable, R>) =>
+  self.pipe(
+    StoreFailure.answer,
+    Effect.mapError((e) => (e._tag === "ServiceUnavailable" ? e : EmbeddingsError.preparationToApiError(e)))
+  )
 
 /**
  * The route of a plan as the answer reports it: the explanation and the attempts' ids.

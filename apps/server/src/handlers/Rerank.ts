@@ -1,27 +1,34 @@
 import { Api } from "@switchyard/core/api/Api"
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import * as ModelListing from "@switchyard/core/catalog/ModelListing"
-import * as ModelName from "@switchyard/core/catalog/ModelName"
-import * as EmbeddingsError from "@switchyard/core/errors/EmbeddingsError"
-import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters"
 import * as RerankRequest from "@switchyard/core/schema/RerankRequest"
 import type { RerankResponse } from "@switchyard/core/schema/RerankResponse"
 import { Effect } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
-import * as StoreFailure from "../http/StoreFailure.ts"
 import { Rerank, type Reranked } from "../rerank/Rerank.ts"
-import { explainHeader, noteOutcome, planReport, report, requireStandardKey, seedHeader, seedOf, truthy } from "./ModelCall.ts"
+import {
+  answerCall,
+  answerPlan,
+  explainHeader,
+  ignoredParameters,
+  planReport,
+  report,
+  requireStandardKey,
+  resolveModel,
+  seedHeader,
+  seedOf,
+  truthy
+} from "./ModelCall.ts"
 
 /**
  * The answer's body: the scores best first with the documents when asked, the billed usage, and
  * the gateway's additions (parameters the serving endpoint ignored; the route when explained).
  */
 export const body = (served: Reranked, request: RerankRequest.RerankRequest, explain: boolean) => {
-  const texts = RerankRequest.texts(request)
-  const endpoint = served.plan.attempts.find((c) => c.id === served.endpoint)?.endpoint
-  const ignored = endpoint === undefined ? [] : EndpointParameters.missing(RerankRequest.sentParameters(request), endpoint)
+  const texts = request.return_documents === true ? RerankRequest.texts(request) : undefined
+  const ignored = ignoredParameters(served.plan, served.endpoint, RerankRequest.sentParameters(request))
   const answer: RerankResponse & { switchyard?: unknown } = {
     id: served.id,
     model: served.model,
@@ -29,7 +36,7 @@ export const body = (served: Reranked, request: RerankRequest.RerankRequest, exp
     results: served.results.map((r) => ({
       index: r.index,
       relevance_score: r.relevance_score,
-      document: request.return_documents === true ? { text: texts[r.index]! } : {}
+      document: texts === undefined ? {} : { text: texts[r.index]! }
     })),
     usage: {
       search_units: served.searchUnits,
@@ -55,10 +62,7 @@ export const RerankHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const rerank = yield* Rerank
     const loaded = yield* CurrentCatalog
-    const resolved = (payload: RerankRequest.RerankRequest) =>
-      Effect.fromResult(ModelName.resolve(loaded.catalog, payload.model, (p) => loaded.active.has(p.slug))).pipe(
-        Effect.map((model) => (model === payload.model ? payload : { ...payload, model }))
-      )
+    const resolved = resolveModel(loaded)
     return handlers.handle("listModels", ({ query }) =>
       Effect.succeed(ModelListing.list(loaded.catalog, {
         task: "rerank",
@@ -71,10 +75,7 @@ export const RerankHandlers = HttpApiBuilder.group(
       Effect.gen(function*() {
         const caller = yield* requireStandardKey
         const seed = yield* seedOf((yield* HttpServerRequest.HttpServerRequest).headers)
-        const dry = yield* rerank.dryRun(caller, yield* resolved(payload), { seed }).pipe(
-          StoreFailure.answer,
-          Effect.mapError((e) => (e._tag === "ServiceUnavailable" ? e : EmbeddingsError.preparationToApiError(e)))
-        )
+        const dry = yield* rerank.dryRun(caller, yield* resolved(payload), { seed }).pipe(answerPlan)
         return planReport("rerank", dry.plan, { tokens: dry.tokenBound, worstNanos: dry.worstNanos })
       })
     ).handle("create", ({ payload }) =>
@@ -83,11 +84,7 @@ export const RerankHandlers = HttpApiBuilder.group(
         const headers = (yield* HttpServerRequest.HttpServerRequest).headers
         const seed = yield* seedOf(headers)
         const request = yield* resolved(payload)
-        const served = yield* rerank.create(caller, request, { seed }).pipe(
-          Effect.tapError(StoreFailure.note),
-          Effect.mapError(EmbeddingsError.toApiError),
-          Effect.onExit(noteOutcome("rerank", request.model))
-        )
+        const served = yield* rerank.create(caller, request, { seed }).pipe(answerCall("rerank", request.model))
         return HttpServerResponse.jsonUnsafe(body(served, request, truthy(headers[explainHeader])), {
           headers: {
             "x-generation-id": served.id,
