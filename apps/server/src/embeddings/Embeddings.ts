@@ -1,13 +1,13 @@
 import type { CallerShape } from "@switchyard/core/api/Authorization"
 import * as Cost from "@switchyard/core/catalog/Cost"
-import { type EmbeddingsError, type PreparationError, RequestTimedOut } from "@switchyard/core/errors/EmbeddingsError"
+import type { EmbeddingsError, PreparationError } from "@switchyard/core/errors/EmbeddingsError"
 import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import type * as RoutePlan from "@switchyard/core/routing/RoutePlan"
 import type * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest"
 import { Accounting } from "@switchyard/core/store/Accounting"
 import { ByokStore } from "@switchyard/core/store/ByokStore"
-import * as Fallback from "@switchyard/core/upstream/Fallback"
-import { Clock, Config, Context, Duration, Effect, Exit, Layer } from "effect"
+import type * as Fallback from "@switchyard/core/upstream/Fallback"
+import { Clock, Config, Context, Effect, Layer } from "effect"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { Adapters } from "../providers/Adapters.ts"
 import * as CachedEmbed from "../cache/CachedEmbed.ts"
@@ -20,7 +20,7 @@ import * as UpstreamAttempt from "./UpstreamAttempt.ts"
 import { Workspaces } from "./Workspaces.ts"
 import { InFlight } from "../store/InFlight.ts"
 import * as AttemptObserver from "../routing/AttemptObserver.ts"
-import * as Span from "../observability/Span.ts"
+import * as HeldAttempts from "../routing/HeldAttempts.ts"
 
 export type { CallOptions } from "./Preparation.ts"
 export type { AttemptReport, Served, VectorSpaceChange } from "./Settlement.ts"
@@ -76,9 +76,6 @@ export class Embeddings extends Context.Service<Embeddings, {
 
       const observe = AttemptObserver.make(health, (value: CachedEmbed.CachedResult) => value.promptTokens)
 
-      const timeLimit = Duration.millis(config.requestTimeoutMs)
-      const timedOut = () => Effect.fail(new RequestTimedOut({ timeoutMs: config.requestTimeoutMs }))
-
       const create = Effect.fn("Embeddings.create")(function*(
         caller: CallerShape,
         request: EmbeddingRequest.EmbeddingRequest,
@@ -110,15 +107,15 @@ export class Embeddings extends Context.Service<Embeddings, {
           amountNanos: prepared.worstNanos,
           byok: prepared.attempts.every((a) => a.byok)
         })
-        const call = attempts.call(found === undefined ? undefined : { endpoint: primary.candidate.id, lookup: found })
-        const traced = (a: Fallback.Attempt) =>
-          call(a).pipe(Effect.withSpan("Embeddings.attempt", {
-            attributes: { provider: a.candidate.provider.slug, endpoint: a.candidate.id, byok: a.byok }
-          }, Span.perRequest))
-        const outcome = yield* Fallback.run(prepared.attempts, traced, observe(caller)).pipe(
-          Effect.timeoutOrElse({ duration: timeLimit, orElse: timedOut }),
-          Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : accounting.release(reservation))
-        )
+        const outcome = yield* HeldAttempts.run({
+          accounting,
+          reservation,
+          attempts: prepared.attempts,
+          call: attempts.call(found === undefined ? undefined : { endpoint: primary.candidate.id, lookup: found }),
+          observe: observe(caller),
+          span: "Embeddings.attempt",
+          timeoutMs: config.requestTimeoutMs
+        })
         const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
         return yield* Settlement.settle(accounting, reservation, request, prepared, outcome, latencyMs)
       })

@@ -4,9 +4,9 @@ import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters
 import type * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest"
 import type * as Fallback from "@switchyard/core/upstream/Fallback"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
-import { Effect, Redacted } from "effect"
+import { Effect } from "effect"
 import type { LoadedCatalog } from "../catalog/CatalogLoader.ts"
-import { type AdapterTable, connectionOf } from "../providers/Adapters.ts"
+import { type AdapterTable, scrub } from "../providers/Adapters.ts"
 import type { ForwardedResult } from "../providers/OpenAiCompatible.ts"
 import * as CachedEmbed from "../cache/CachedEmbed.ts"
 import type { EmbeddingCache } from "../cache/EmbeddingCache.ts"
@@ -14,6 +14,7 @@ import type { GatewayMetricsShape } from "../observability/GatewayMetrics.ts"
 import * as VectorEncoding from "../providers/VectorEncoding.ts"
 import type { Prepared } from "./Preparation.ts"
 import * as UpstreamInput from "./UpstreamInput.ts"
+import * as Route from "../routing/Route.ts"
 
 const isCount = (n: number) => Number.isSafeInteger(n) && n >= 0
 
@@ -24,25 +25,6 @@ const wrongWidth = (embeddings: ReadonlyArray<VectorEncoding.Forwarded>, expecte
     if (width !== expected) return width
   }
   return embeddings.length === 0 ? 0 : undefined
-}
-
-const secretHeader = /auth|key|token|secret|signature|cookie|password/iu
-
-// Providers quote the credential they were sent in their error messages ("Incorrect API key
-// provided: ..."); pattern-based redaction misses keys without a known prefix, so every string of
-// the failure has the exact credentials of this connection taken out.
-export const scrub = (error: UpstreamError.UpstreamError, connection: EmbeddingProvider.Connection): UpstreamError.UpstreamError => {
-  const secrets = [
-    ...(connection.apiKey === undefined ? [] : [Redacted.value(connection.apiKey)]),
-    ...Object.entries(connection.headers ?? {}).filter(([name]) => secretHeader.test(name)).map(([, value]) => value)
-  ].filter((secret) => secret.length >= 4)
-  if (secrets.length === 0) return error
-  const reason = error.reason as unknown as Record<string, unknown>
-  const clean = (text: string) => secrets.reduce((out, secret) => out.split(secret).join("[redacted]"), text)
-  const fields = Object.fromEntries(
-    Object.entries(reason).map(([key, value]) => [key, typeof value === "string" && key !== "_tag" ? clean(value) : value])
-  )
-  return UpstreamError.of(Object.assign(Object.create(Object.getPrototypeOf(reason)), fields) as UpstreamError.Reason)
 }
 
 /**
@@ -87,8 +69,7 @@ export const make = (services: {
     const { endpoint, provider } = candidate
     const { expected, asked, input, space } = shapeFor(candidate)
     const base: Omit<EmbeddingProvider.UpstreamRequest, "input"> = { upstreamModel: endpoint.upstream_model, encodingFormat: encoding, ...asked }
-    const credential = prepared.own.get(provider.slug) ?? services.loaded.credentials.get(provider.slug)
-    const connection = connectionOf(provider, credential, provider.timeout_ms ?? services.attemptTimeoutMs)
+    const connection = Route.connectionFor(prepared, services.loaded, provider, services.attemptTimeoutMs)
     const adapter = services.adapters[provider.adapter]
     const embed = adapter.forward ?? adapter.embed
     const send = (input: EmbeddingProvider.EmbeddingInput) => {

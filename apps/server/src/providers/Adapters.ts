@@ -1,7 +1,8 @@
 import type { EmbeddingProvider } from "@switchyard/core"
 import type { RerankProvider } from "@switchyard/core/providers/RerankProvider"
 import type * as Catalog from "@switchyard/core/catalog/Catalog"
-import { Context, Effect, Layer, type Redacted, Schema } from "effect"
+import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
+import { Context, Effect, Layer, Redacted, Schema } from "effect"
 import * as Cohere from "./Cohere.ts"
 import * as Gemini from "./Gemini.ts"
 import * as Jina from "./Jina.ts"
@@ -80,3 +81,24 @@ export const connectionOf = (
   ...(provider.dialect !== undefined ? { dialect: provider.dialect } : {}),
   timeoutMs
 })
+
+const secretHeader = /auth|key|token|secret|signature|cookie|password/iu
+
+/**
+ * A failure with this connection's credentials taken out of every string. Providers quote the
+ * credential they were sent in their error messages ("Incorrect API key provided: ..."), and
+ * pattern-based redaction misses keys without a known prefix.
+ */
+export const scrub = (error: UpstreamError.UpstreamError, connection: EmbeddingProvider.Connection): UpstreamError.UpstreamError => {
+  const secrets = [
+    ...(connection.apiKey === undefined ? [] : [Redacted.value(connection.apiKey)]),
+    ...Object.entries(connection.headers ?? {}).filter(([name]) => secretHeader.test(name)).map(([, value]) => value)
+  ].filter((secret) => secret.length >= 4)
+  if (secrets.length === 0) return error
+  const reason = error.reason as unknown as Record<string, unknown>
+  const clean = (text: string) => secrets.reduce((out, secret) => out.split(secret).join("[redacted]"), text)
+  const fields = Object.fromEntries(
+    Object.entries(reason).map(([key, value]) => [key, typeof value === "string" && key !== "_tag" ? clean(value) : value])
+  )
+  return UpstreamError.of(Object.assign(Object.create(Object.getPrototypeOf(reason)), fields) as UpstreamError.Reason)
+}

@@ -3,29 +3,28 @@ import * as Catalog from "@switchyard/core/catalog/Catalog"
 import * as Cost from "@switchyard/core/catalog/Cost"
 import * as Money from "@switchyard/core/catalog/Money"
 import * as SearchUnits from "@switchyard/core/catalog/SearchUnits"
-import { type EmbeddingsError, type PreparationError, RequestTimedOut } from "@switchyard/core/errors/EmbeddingsError"
+import type { EmbeddingsError, PreparationError } from "@switchyard/core/errors/EmbeddingsError"
 import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import type * as RerankProvider from "@switchyard/core/providers/RerankProvider"
 import type * as RoutePlan from "@switchyard/core/routing/RoutePlan"
 import * as RerankRequest from "@switchyard/core/schema/RerankRequest"
 import { Accounting } from "@switchyard/core/store/Accounting"
 import { ByokStore } from "@switchyard/core/store/ByokStore"
-import * as Fallback from "@switchyard/core/upstream/Fallback"
+import type * as Fallback from "@switchyard/core/upstream/Fallback"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
-import { Clock, Context, Duration, Effect, Exit, Layer } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { EmbeddingsConfig } from "../embeddings/Embeddings.ts"
 import { EndpointHealth } from "../embeddings/EndpointHealth.ts"
 import { nanosOf } from "../embeddings/Settlement.ts"
 import * as RandomPool from "../embeddings/RandomPool.ts"
-import { scrub } from "../embeddings/UpstreamAttempt.ts"
 import { Workspaces } from "../embeddings/Workspaces.ts"
-import { Adapters, connectionOf } from "../providers/Adapters.ts"
+import { Adapters, scrub } from "../providers/Adapters.ts"
 import * as TokenEstimate from "../providers/TokenEstimate.ts"
 import * as AttemptObserver from "../routing/AttemptObserver.ts"
 import * as Route from "../routing/Route.ts"
 import { InFlight } from "../store/InFlight.ts"
-import * as Span from "../observability/Span.ts"
+import * as HeldAttempts from "../routing/HeldAttempts.ts"
 
 /**
  * A rerank request served and settled: the scores best first (cut to `top_n`), what was billed,
@@ -116,15 +115,13 @@ export class Rerank extends Context.Service<Rerank, {
       const config = yield* EmbeddingsConfig
       const route = Route.make({ loaded, health, byok: yield* ByokStore, workspaces: yield* Workspaces })
       const observe = AttemptObserver.make(health, (billed: Billed) => billed.totalTokens)
-      const timeLimit = Duration.millis(config.requestTimeoutMs)
 
       const call = (request: RerankRequest.RerankRequest, documents: ReadonlyArray<string>, own: Route.Route["own"]) =>
       ({ candidate }: Fallback.Attempt): Effect.Effect<Billed, UpstreamError.UpstreamError> => {
         const { provider, endpoint } = candidate
         const rerank = adapters[provider.adapter].rerank
         if (rerank === undefined) return Effect.fail(UpstreamError.unsupportedInput(`adapter ${provider.adapter} has no rerank API`))
-        const credential = own.get(provider.slug) ?? loaded.credentials.get(provider.slug)
-        const connection = connectionOf(provider, credential, provider.timeout_ms ?? config.attemptTimeoutMs)
+        const connection = Route.connectionFor({ own }, loaded, provider, config.attemptTimeoutMs)
         const maxTokensPerDoc = request.max_tokens_per_doc !== undefined && endpoint.supported_parameters.includes("max_tokens_per_doc")
           ? request.max_tokens_per_doc
           : undefined
@@ -197,15 +194,15 @@ export class Rerank extends Context.Service<Rerank, {
           amountNanos: Money.toUnits(worstAtto, 9, "up"),
           byok: routed.attempts.every((a) => a.byok)
         })
-        const attempt = call(request, documents, routed.own)
-        const traced = (a: Fallback.Attempt) =>
-          attempt(a).pipe(Effect.withSpan("Rerank.attempt", {
-            attributes: { provider: a.candidate.provider.slug, endpoint: a.candidate.id, byok: a.byok }
-          }, Span.perRequest))
-        const outcome = yield* Fallback.run(routed.attempts, traced, observe(caller)).pipe(
-          Effect.timeoutOrElse({ duration: timeLimit, orElse: () => Effect.fail(new RequestTimedOut({ timeoutMs: config.requestTimeoutMs })) }),
-          Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : accounting.release(reservation))
-        )
+        const outcome = yield* HeldAttempts.run({
+          accounting,
+          reservation,
+          attempts: routed.attempts,
+          call: call(request, documents, routed.own),
+          observe: observe(caller),
+          span: "Rerank.attempt",
+          timeoutMs: config.requestTimeoutMs
+        })
         const { attempt: { candidate, byok: isByok }, value: billed } = outcome
         const upstreamAtto = Cost.compute(candidate.endpoint.pricing, {
           prompt_tokens: billed.totalTokens,

@@ -12,6 +12,7 @@ import type { EndpointHealth } from "../embeddings/EndpointHealth.ts"
 import * as RandomPool from "../embeddings/RandomPool.ts"
 import type { Workspaces } from "../embeddings/Workspaces.ts"
 import * as Span from "../observability/Span.ts"
+import { connectionOf } from "../providers/Adapters.ts"
 
 /**
  * What routing needs of a request, whatever its task.
@@ -94,3 +95,14 @@ export const make = (services: {
     } satisfies Route
   })
 }
+
+/**
+ * How an attempt reaches its provider: with the workspace's own credential where the route found
+ * one, else the gateway's, within the provider's time limit or `defaultTimeoutMs`.
+ */
+export const connectionFor = (
+  route: Pick<Route, "own">,
+  loaded: LoadedCatalog,
+  provider: Catalog.Provider,
+  defaultTimeoutMs: number
+) => connectionOf(provider, route.own.get(provider.slug) ?? loaded.credentials.get(provider.slug), provider.timeout_ms ?? defaultTimeoutMs)
