@@ -4,13 +4,10 @@ import * as Cost from "@switchyard/core/catalog/Cost"
 import * as Money from "@switchyard/core/catalog/Money"
 import type { EmbeddingProvider } from "@switchyard/core"
 import * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest"
-import type { ByokStore } from "@switchyard/core/store/ByokStore"
 import { Effect } from "effect"
-import type { LoadedCatalog } from "../catalog/CatalogLoader.ts"
-import type { EndpointHealth } from "./EndpointHealth.ts"
 import * as Route from "../routing/Route.ts"
 import * as UpstreamInput from "./UpstreamInput.ts"
-import { cacheEnabled, type Workspaces } from "./Workspaces.ts"
+import { cacheEnabled } from "./Workspaces.ts"
 
 export interface CallOptions {
   /** Seed of the plan's random draw; random when absent. */
@@ -37,12 +34,7 @@ export interface Prepared extends Pick<Route.Route, "plan" | "attempts" | "own">
 /**
  * Plans a request: the workspace's name and credentials, the route, the worst case.
  */
-export const make = (services: {
-  readonly loaded: LoadedCatalog
-  readonly health: EndpointHealth["Service"]
-  readonly byok: ByokStore["Service"]
-  readonly workspaces: Workspaces["Service"]
-}) => {
+export const make = (services: Route.Services) => {
   const { loaded } = services
   const route = Route.make(services)
 
@@ -57,10 +49,7 @@ export const make = (services: {
     })
     const input = UpstreamInput.normalize(request.input)
     const bound = UpstreamInput.tokenBound(input)
-    const worstAtto = plan.attempts.reduce((max, c) => {
-      const cost = Cost.compute(c.endpoint.pricing, { prompt_tokens: bound.tokens, images: bound.images }).total
-      return cost > max ? cost : max
-    }, 0n)
+    const worstAtto = Route.worstOf(plan, (endpoint) => Cost.compute(endpoint.pricing, { prompt_tokens: bound.tokens, images: bound.images }).total)
     return {
       plan,
       attempts,

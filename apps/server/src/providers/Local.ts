@@ -1,4 +1,5 @@
 import { EmbeddingProvider } from "@switchyard/core"
+import * as SearchUnits from "@switchyard/core/catalog/SearchUnits"
 import type * as RerankProvider from "@switchyard/core/providers/RerankProvider"
 import { Effect, Layer } from "effect"
 import { fnv1a } from "./Fnv1a.ts"
@@ -129,14 +130,12 @@ export const makeRerank = (): RerankProvider.RerankProvider => ({
     request: RerankProvider.UpstreamRerank
   ) {
     const query = embedText(request.query, defaultDimensions)
-    const queryTokens = TokenEstimate.ofText(request.query)
-    let tokens = 0
-    const scores = request.documents.map((document, index) => {
-      const text = firstTokens(document, request.maxTokensPerDoc)
-      tokens += queryTokens + TokenEstimate.ofText(text)
+    const texts = request.documents.map((document) => firstTokens(document, request.maxTokensPerDoc))
+    const scores = texts.map((text, index) => {
       const score = Math.min(1, Math.max(0, cosine(query, embedText(text, defaultDimensions))))
       return { index, relevance_score: Math.round(score * 1e6) / 1e6 }
     })
-    return { scores, searchUnits: undefined, totalTokens: tokens } satisfies RerankProvider.RerankResult
+    const totalTokens = SearchUnits.tokensOfCall(TokenEstimate.ofText(request.query), texts.map(TokenEstimate.ofText))
+    return { scores, searchUnits: undefined, totalTokens } satisfies RerankProvider.RerankResult
   })
 })

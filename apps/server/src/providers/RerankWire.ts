@@ -35,14 +35,9 @@ export interface RerankFormat<Response> {
 /** A score as providers write it: `index` and `relevance_score`, anything else ignored. */
 export const WireScore = Schema.Struct({ index: Schema.Int, relevance_score: Schema.Finite })
 
-const count = (n: number | null | undefined): number | undefined =>
-  n === undefined || n === null ? undefined : n
-
 // A count a provider reported, when it is a whole non-negative number.
-const billedCount = (n: number | null | undefined): number | undefined => {
-  const value = count(n)
-  return value !== undefined && Number.isSafeInteger(value) && value >= 0 ? value : undefined
-}
+const billedCount = (n: number | undefined): number | undefined =>
+  typeof n === "number" && Number.isSafeInteger(n) && n >= 0 ? n : undefined
 
 // Every document sent has exactly one score: a provider that drops, repeats or invents an index
 // has not answered the request.

@@ -51,7 +51,31 @@ interface Billed {
   readonly totalTokens: number
 }
 
-const byteTokens = (text: string) => Buffer.byteLength(text, "utf8")
+/**
+ * A request's documents and what they measure, taken once per request: token estimates (to compare
+ * prices when routing, and to bill a provider that reports no usage) and UTF-8 byte counts, which
+ * bound tokens from above (for the hold).
+ */
+interface Measured {
+  readonly documents: ReadonlyArray<string>
+  readonly queryTokens: number
+  readonly documentTokens: ReadonlyArray<number>
+  readonly queryBytes: number
+  readonly documentBytes: ReadonlyArray<number>
+}
+
+const bytes = (text: string) => Buffer.byteLength(text, "utf8")
+
+const measure = (request: RerankRequest.RerankRequest): Measured => {
+  const documents = RerankRequest.texts(request)
+  return {
+    documents,
+    queryTokens: TokenEstimate.ofText(request.query),
+    documentTokens: documents.map(TokenEstimate.ofText),
+    queryBytes: bytes(request.query),
+    documentBytes: documents.map(bytes)
+  }
+}
 
 /** The documents' positions cut into the endpoint's calls. */
 const calls = (documents: number, size: number): ReadonlyArray<{ readonly start: number; readonly end: number }> => {
@@ -64,14 +88,13 @@ const calls = (documents: number, size: number): ReadonlyArray<{ readonly start:
  * The most a request can cost at one endpoint: UTF-8 bytes bound tokens from above, so the
  * search units and tokens counted on bytes bound what any provider bills.
  */
-export const worstCase = (endpoint: Catalog.Endpoint, query: string, documents: ReadonlyArray<string>): bigint => {
-  const queryBound = byteTokens(query)
+const worstCase = (endpoint: Catalog.Endpoint, measured: Measured): bigint => {
   let searchUnits = 0
   let tokens = 0
-  for (const { start, end } of calls(documents.length, Catalog.batchSizeOf(endpoint))) {
-    const bounds = documents.slice(start, end).map(byteTokens)
-    searchUnits += SearchUnits.ofCall(queryBound, bounds)
-    tokens += SearchUnits.tokensOfCall(queryBound, bounds)
+  for (const { start, end } of calls(measured.documents.length, Catalog.batchSizeOf(endpoint))) {
+    const bounds = measured.documentBytes.slice(start, end)
+    searchUnits += SearchUnits.ofCall(measured.queryBytes, bounds)
+    tokens += SearchUnits.tokensOfCall(measured.queryBytes, bounds)
   }
   return Cost.compute(endpoint.pricing, { prompt_tokens: tokens, search_units: searchUnits }).total
 }
@@ -116,7 +139,7 @@ export class Rerank extends Context.Service<Rerank, {
       const route = Route.make({ loaded, health, byok: yield* ByokStore, workspaces: yield* Workspaces })
       const observe = AttemptObserver.make(health, (billed: Billed) => billed.totalTokens)
 
-      const call = (request: RerankRequest.RerankRequest, documents: ReadonlyArray<string>, own: Route.Route["own"]) =>
+      const call = (request: RerankRequest.RerankRequest, measured: Measured, own: Route.Route["own"]) =>
       ({ candidate }: Fallback.Attempt): Effect.Effect<Billed, UpstreamError.UpstreamError> => {
         const { provider, endpoint } = candidate
         const rerank = adapters[provider.adapter].rerank
@@ -125,24 +148,23 @@ export class Rerank extends Context.Service<Rerank, {
         const maxTokensPerDoc = request.max_tokens_per_doc !== undefined && endpoint.supported_parameters.includes("max_tokens_per_doc")
           ? request.max_tokens_per_doc
           : undefined
-        const queryTokens = TokenEstimate.ofText(request.query)
-        return Effect.forEach(calls(documents.length, Catalog.batchSizeOf(endpoint)), ({ start, end }) => {
-          const part = documents.slice(start, end)
-          return rerank(connection, {
+        const { documents, queryTokens, documentTokens } = measured
+        return Effect.forEach(calls(documents.length, Catalog.batchSizeOf(endpoint)), ({ start, end }) =>
+          rerank(connection, {
             upstreamModel: endpoint.upstream_model,
             query: request.query,
-            documents: part,
+            documents: documents.slice(start, end),
             ...(maxTokensPerDoc !== undefined ? { maxTokensPerDoc } : {})
           }).pipe(Effect.map((result): Billed => {
             // A provider that reports no usage is billed on the gateway's own count.
-            const estimated = part.map(TokenEstimate.ofText)
+            const estimated = documentTokens.slice(start, end)
             return {
               scores: result.scores.map((s) => ({ index: s.index + start, relevance_score: s.relevance_score })),
               searchUnits: result.searchUnits ?? SearchUnits.ofCall(queryTokens, estimated),
               totalTokens: result.totalTokens ?? SearchUnits.tokensOfCall(queryTokens, estimated)
             }
           }))
-        }, { concurrency: config.batchConcurrency }).pipe(
+        , { concurrency: config.batchConcurrency }).pipe(
           Effect.map((parts): Billed => ({
             scores: parts.flatMap((p) => p.scores),
             searchUnits: parts.reduce((n, p) => n + p.searchUnits, 0),
@@ -152,15 +174,13 @@ export class Rerank extends Context.Service<Rerank, {
         )
       }
 
-      // The route, and what the request can cost at most on any endpoint of it.
+      // The route, and the request's documents measured.
       const prepare = Effect.fnUntraced(function*(
         caller: CallerShape,
         request: RerankRequest.RerankRequest,
         options: { readonly seed?: number | undefined }
       ) {
-        const documents = RerankRequest.texts(request)
-        const queryTokens = TokenEstimate.ofText(request.query)
-        const documentTokens = documents.map(TokenEstimate.ofText)
+        const measured = measure(request)
         const routed = yield* route(caller, {
           task: "rerank",
           model: request.model,
@@ -170,15 +190,11 @@ export class Rerank extends Context.Service<Rerank, {
           seed: options.seed,
           // Per-token and per-search prices compare by what this request would cost.
           consumption: {
-            prompt_tokens: SearchUnits.tokensOfCall(queryTokens, documentTokens),
-            search_units: SearchUnits.ofCall(queryTokens, documentTokens)
+            prompt_tokens: SearchUnits.tokensOfCall(measured.queryTokens, measured.documentTokens),
+            search_units: SearchUnits.ofCall(measured.queryTokens, measured.documentTokens)
           }
         })
-        const worstAtto = routed.plan.attempts.reduce((max, c) => {
-          const cost = worstCase(c.endpoint, request.query, documents)
-          return cost > max ? cost : max
-        }, 0n)
-        return { routed, documents, worstAtto }
+        return { routed, measured }
       })
 
       const create = Effect.fn("Rerank.create")(function*(
@@ -187,18 +203,18 @@ export class Rerank extends Context.Service<Rerank, {
         options: { readonly seed?: number | undefined }
       ) {
         const startedAt = yield* Clock.currentTimeMillis
-        const { routed, documents, worstAtto } = yield* prepare(caller, request, options)
+        const { routed, measured } = yield* prepare(caller, request, options)
         const reservation = yield* accounting.reserve({
           keyId: caller.keyId,
           workspaceId: caller.workspaceId,
-          amountNanos: Money.toUnits(worstAtto, 9, "up"),
+          amountNanos: Money.toUnits(Route.worstOf(routed.plan, (endpoint) => worstCase(endpoint, measured)), 9, "up"),
           byok: routed.attempts.every((a) => a.byok)
         })
         const outcome = yield* HeldAttempts.run({
           accounting,
           reservation,
           attempts: routed.attempts,
-          call: call(request, documents, routed.own),
+          call: call(request, measured, routed.own),
           observe: observe(caller),
           span: "Rerank.attempt",
           timeoutMs: config.requestTimeoutMs
@@ -235,22 +251,21 @@ export class Rerank extends Context.Service<Rerank, {
         } satisfies Reranked
       })
 
-      // Counted until settled: the ledger batch waits a moment for the rows of requests in flight.
       const dryRun = Effect.fn("Rerank.dryRun")(function*(
         caller: CallerShape,
         request: RerankRequest.RerankRequest,
         options: { readonly seed?: number | undefined }
       ) {
-        const { routed, documents } = yield* prepare(caller, request, options)
+        const { routed, measured } = yield* prepare(caller, request, options)
         const primary = routed.plan.attempts[0]!
-        const queryBound = byteTokens(request.query)
         return {
           plan: routed.plan,
-          tokenBound: SearchUnits.tokensOfCall(queryBound, documents.map(byteTokens)),
-          worstNanos: Money.toUnits(worstCase(primary.endpoint, request.query, documents), 9, "up")
+          tokenBound: SearchUnits.tokensOfCall(measured.queryBytes, measured.documentBytes),
+          worstNanos: Money.toUnits(worstCase(primary.endpoint, measured), 9, "up")
         }
       })
 
+      // Counted until settled: the ledger batch waits a moment for the rows of requests in flight.
       return Rerank.of({ create: (caller, request, options) => inFlight.track(create(caller, request, options)), dryRun })
     })
   )

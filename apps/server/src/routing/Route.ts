@@ -42,15 +42,21 @@ export interface Route {
 }
 
 /**
- * Routes a caller's request, embeddings or rerank alike: the workspace's settings and own
- * credentials for the providers serving the model, then core's plan with the live statistics.
+ * What routing reads: the catalog, the endpoints' health, the workspaces' own credentials and
+ * settings.
  */
-export const make = (services: {
+export interface Services {
   readonly loaded: LoadedCatalog
   readonly health: EndpointHealth["Service"]
   readonly byok: ByokStore["Service"]
   readonly workspaces: Workspaces["Service"]
-}) => {
+}
+
+/**
+ * Routes a caller's request, embeddings or rerank alike: the workspace's settings and own
+ * credentials for the providers serving the model, then core's plan with the live statistics.
+ */
+export const make = (services: Services) => {
   const { loaded, health, byok, workspaces } = services
   // The catalog is fixed for the life of the process: which providers serve a model is worked
   // out once, not by scanning every provider on every request.
@@ -95,6 +101,16 @@ export const make = (services: {
     } satisfies Route
   })
 }
+
+/**
+ * The most a request can cost on any endpoint of its plan, given what it would cost at one: what is
+ * held before any call.
+ */
+export const worstOf = (plan: RoutePlan.Plan, costAt: (endpoint: Catalog.Endpoint) => bigint): bigint =>
+  plan.attempts.reduce((max, c) => {
+    const cost = costAt(c.endpoint)
+    return cost > max ? cost : max
+  }, 0n)
 
 /**
  * How an attempt reaches its provider: with the workspace's own credential where the route found
