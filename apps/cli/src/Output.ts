@@ -74,3 +74,9 @@ export const money = (value: number | null | undefined): string => {
 
 export const date = (value: string | null | undefined): string =>
   value === null || value === undefined ? "-" : value.replace("T", " ").replace(/\.\d+Z$/u, "Z")
+
+/** A text on one line (runs of white space folded), cut to `size` characters with an ellipsis. */
+export const clip = (text: string, size: number): string => {
+  const flat = text.replace(/\s+/gu, " ").trim()
+  return [...flat].length > size ? `${[...flat].slice(0, size - 1).join("")}…` : flat
+}

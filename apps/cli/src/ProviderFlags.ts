@@ -65,3 +65,7 @@ export const toPreferences = (input: Input) =>
     }
     return Object.keys(preferences).length === 0 ? undefined : preferences
   })
+
+/** The request's `provider` field the flags set: `{ provider }`, or nothing when they set none. */
+export const providerField = (input: Input) =>
+  Effect.map(toPreferences(input), (provider) => (provider === undefined ? {} : { provider }))

@@ -30,17 +30,13 @@ const preview = (embedding: ReadonlyArray<number> | string) => {
 const norm = (embedding: ReadonlyArray<number> | string) =>
   typeof embedding === "string" ? "-" : Math.sqrt(embedding.reduce((sum, x) => sum + x * x, 0)).toFixed(4)
 
-const clip = (text: string, size = 40) => {
-  const flat = text.replace(/\s+/gu, " ").trim()
-  return [...flat].length > size ? `${[...flat].slice(0, size - 1).join("")}…` : flat
-}
 
 const printSummary = (texts: ReadonlyArray<string>, response: EmbeddingResponse) =>
   Effect.gen(function*() {
     const rows = response.data.map((d, i) => ({ d, text: texts[d.index ?? i] ?? "" }))
     yield* Output.table([
       { header: "#", value: (r) => String(r.d.index ?? 0), align: "right" },
-      { header: "INPUT", value: (r) => JSON.stringify(clip(r.text)) },
+      { header: "INPUT", value: (r) => JSON.stringify(Output.clip(r.text, 40)) },
       { header: "DIMS", value: (r) => (typeof r.d.embedding === "string" ? "-" : String(r.d.embedding.length)), align: "right" },
       { header: "NORM", value: (r) => norm(r.d.embedding), align: "right" },
       { header: "VECTOR", value: (r) => preview(r.d.embedding) }
@@ -82,7 +78,7 @@ export const embed = Command.make(
       ...(Option.isSome(input.dimensions) ? { dimensions: input.dimensions.value } : {}),
       ...(Option.isSome(input.encoding) ? { encoding_format: input.encoding.value } : {}),
       ...(Option.isSome(input.inputType) ? { input_type: input.inputType.value } : {}),
-      ...Option.match(Option.fromNullishOr(yield* ProviderFlags.toPreferences(input)), { onNone: () => ({}), onSome: (provider) => ({ provider }) })
+      ...(yield* ProviderFlags.providerField(input))
     })
     const { input: _, ...options } = request
 

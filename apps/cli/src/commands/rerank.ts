@@ -10,10 +10,6 @@ import * as Output from "../Output.ts"
 import * as ProviderFlags from "../ProviderFlags.ts"
 import * as SharedFlags from "../SharedFlags.ts"
 
-const clip = (text: string, size = 60) => {
-  const flat = text.replace(/\s+/gu, " ").trim()
-  return [...flat].length > size ? `${[...flat].slice(0, size - 1).join("")}…` : flat
-}
 
 const printSummary = (documents: ReadonlyArray<string>, response: RerankResponse) =>
   Effect.gen(function*() {
@@ -21,7 +17,7 @@ const printSummary = (documents: ReadonlyArray<string>, response: RerankResponse
       { header: "RANK", value: (r) => String(r.rank), align: "right" },
       { header: "#", value: (r) => String(r.index), align: "right" },
       { header: "SCORE", value: (r) => r.relevance_score.toFixed(4), align: "right" },
-      { header: "DOCUMENT", value: (r) => JSON.stringify(clip(documents[r.index] ?? "")) }
+      { header: "DOCUMENT", value: (r) => JSON.stringify(Output.clip(documents[r.index] ?? "", 60)) }
     ], response.results.map((r, i) => ({ ...r, rank: i + 1 })))
     yield* Output.line("")
     const { usage } = response
@@ -63,7 +59,7 @@ export const rerank = Command.make(
       documents,
       ...(Option.isSome(input.topN) ? { top_n: input.topN.value } : {}),
       ...(Option.isSome(input.maxTokensPerDoc) ? { max_tokens_per_doc: input.maxTokensPerDoc.value } : {}),
-      ...Option.match(Option.fromNullishOr(yield* ProviderFlags.toPreferences(input)), { onNone: () => ({}), onSome: (provider) => ({ provider }) })
+      ...(yield* ProviderFlags.providerField(input))
     })
     const client = yield* GatewayClient
     const response = yield* client.rerank.create({ payload })
