@@ -28,7 +28,7 @@ import * as Money from "../catalog/Money.ts"
 import type { InputModality } from "../schema/EmbeddingRequest.ts"
 import type { Candidate } from "./Candidates.ts"
 import { matchesSlug } from "./Candidates.ts"
-import type { Effective } from "./Preferences.ts"
+import { type Effective, limitedPrices } from "./Preferences.ts"
 
 /**
  * What the filters look at besides the candidate.
@@ -173,15 +173,13 @@ export const requireParameters: Filter = ({ preferences, sentParameters }, c) =>
 export const enforceDistillableText: Filter = ({ preferences }, c) =>
   preferences.enforce_distillable_text && !c.endpoint.distillable ? "the model does not allow distillation" : undefined
 
-const priceKinds = ["prompt", "completion", "image", "audio", "request", "search"] as const
-
 /**
  * Drops endpoints whose price of any kind exceeds the matching `max_price` limit.
  *
  * @since 0.1.0
  */
 export const maxPrice: Filter = ({ preferences }, c) => {
-  for (const kind of priceKinds) {
+  for (const kind of limitedPrices) {
     const limit = preferences.max_price[kind]
     if (limit === undefined) continue
     const price = Money.toAtto(c.endpoint.pricing[kind])

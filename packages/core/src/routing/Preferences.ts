@@ -40,6 +40,13 @@ export interface Cutoffs {
 }
 
 /**
+ * The price kinds `max_price` can limit, each a field of an endpoint's pricing.
+ *
+ * @since 0.4.0
+ */
+export const limitedPrices = ["prompt", "completion", "image", "audio", "request", "search"] as const
+
+/**
  * `max_price` as exact atto-dollar limits (see `Money`).
  *
  * @since 0.1.0
@@ -92,7 +99,7 @@ const cutoffs = (value: PerformanceCutoff | null | undefined): Cutoffs | null =>
 const limits = (maxPrice: MaxPrice | undefined): PriceLimits => {
   const out: { -readonly [K in keyof PriceLimits]: bigint } = {}
   if (maxPrice === undefined) return out
-  for (const key of ["prompt", "completion", "image", "audio", "request", "search"] as const) {
+  for (const key of limitedPrices) {
     const v = maxPrice[key]
     if (v !== undefined) out[key] = Money.toAtto(v)
   }
