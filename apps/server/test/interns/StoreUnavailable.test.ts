@@ -1,4 +1,5 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { capturingStdout } from "../support/CapturedOutput.ts"
 import { call, type InternServer, startInternServer } from "./InternServer.ts"
 
 // The intern table is renamed away under the running gateway: every intern statement fails in the
@@ -42,18 +43,10 @@ describe("the intern operations when the store fails", () => {
     ]
     // The gateway's log lines during the failure are kept here rather than printed: each request
     // must leave exactly one error line that names the store operation and carries the cause.
-    const written: Array<string> = []
-    const write = process.stdout.write
-    process.stdout.write = ((chunk: string | Uint8Array) => {
-      written.push(String(chunk))
-      return true
-    }) as typeof process.stdout.write
-    const replies = await withInternsGone(server, () => Promise.all(requests.map((request) => request())))
-      .finally(() => {
-        process.stdout.write = write
-      })
-    const failures = written.flatMap((w) => w.split("\n")).filter((l) => l.startsWith("{")).map((l) => JSON.parse(l))
-      .filter((l) => l.status === 503)
+    const { result: replies, lines } = await capturingStdout(() =>
+      withInternsGone(server, () => Promise.all(requests.map((request) => request())))
+    )
+    const failures = lines.filter((l) => l.status === 503)
     assert.strictEqual(failures.length, requests.length, `one log line per failed request: ${JSON.stringify(failures.map((l) => l.path))}`)
     for (const line of failures) {
       assert.deepInclude(line, { level: "error", message: "request", reason: "store_unavailable" })

@@ -5,6 +5,7 @@ import { createHash } from "node:crypto"
 import * as GatewayLogger from "../../src/observability/GatewayLogger.ts"
 import { endpoint, provider, startGateway } from "../embeddings/Gateway.ts"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
+import { capturingStdout } from "../support/CapturedOutput.ts"
 import { storeKind } from "../support/TestServer.ts"
 import { type ObservedGateway, startObservedGateway, startReceiver, waitFor } from "./Receivers.ts"
 
@@ -145,20 +146,12 @@ describe(`the log of a gateway process (${storeKind})`, () => {
 
 describe("log format and level", () => {
   const capture = async (env: Record<string, string>, program: Effect.Effect<void>) => {
-    const written: Array<string> = []
-    const write = process.stdout.write
-    process.stdout.write = ((chunk: string | Uint8Array) => {
-      written.push(String(chunk))
-      return true
-    }) as typeof process.stdout.write
-    try {
-      await Effect.runPromise(program.pipe(
+    const { text } = await capturingStdout(() =>
+      Effect.runPromise(program.pipe(
         Effect.provide(GatewayLogger.layer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env)))))
       ))
-    } finally {
-      process.stdout.write = write
-    }
-    return written.join("")
+    )
+    return text
   }
 
   const events = Effect.gen(function*() {
@@ -210,26 +203,21 @@ describe(`a store failure (${storeKind})`, () => {
         const sql = yield* SqlClient.SqlClient
         yield* sql.unsafe(`ALTER TABLE ${from} RENAME TO ${to}`)
       }))
-    const written: Array<string> = []
-    const write = process.stdout.write
+    let captured: Awaited<ReturnType<typeof capturingStdout<void>>>
     try {
       await rename("holds", "holds_out_of_service")
-      process.stdout.write = ((chunk: string | Uint8Array, ...rest: Array<any>) => {
-        written.push(String(chunk))
-        return write.call(process.stdout, chunk as any, ...rest)
-      }) as typeof process.stdout.write
-      const reply = await gateway.embed({ model: "acme/embed", input: "x" })
-      assert.strictEqual(reply.status, 503)
-      assert.notMatch(reply.text, /holds|relation/iu)
+      captured = await capturingStdout(async () => {
+        const reply = await gateway.embed({ model: "acme/embed", input: "x" })
+        assert.strictEqual(reply.status, 503)
+        assert.notMatch(reply.text, /holds|relation/iu)
+      })
     } finally {
-      process.stdout.write = write
       await rename("holds_out_of_service", "holds")
       await gateway.close()
       await fake.close()
     }
-    const line = written.flatMap((w) => w.split("\n")).filter((l) => l.startsWith("{")).map((l) => JSON.parse(l))
-      .find((l) => l.message === "request" && l.status === 503)
-    assert.isDefined(line, written.join(""))
+    const line = captured.lines.find((l) => l.message === "request" && l.status === 503)
+    assert.isDefined(line, captured.text)
     assert.deepInclude(line, { level: "error", route: "/api/v1/embeddings", method: "POST" })
     assert.match(line.cause, /holds/u)
   })
