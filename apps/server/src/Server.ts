@@ -31,6 +31,7 @@ import * as SchemaErrorsLive from "./http/SchemaErrorsLive.ts"
 import * as InternsLive from "./interns/InternsLive.ts"
 import * as AccessLog from "./observability/AccessLog.ts"
 import { GatewayMetrics } from "./observability/GatewayMetrics.ts"
+import { RecentFailures } from "./observability/RecentFailures.ts"
 import * as MetricsEndpoint from "./observability/MetricsEndpoint.ts"
 import * as AccountingRepo from "./store/AccountingRepo.ts"
 import * as ApiKeyRepo from "./store/ApiKeyRepo.ts"
@@ -100,7 +101,7 @@ const App = Layer.unwrap(Effect.gen(function*() {
     Policies.layer({ maxBodyBytes: config.maxBodyBytes }).pipe(Layer.provide(AccessLog.layer))
   )
 })).pipe(
-  Layer.provide(GatewayMetrics.layer),
+  Layer.provide([GatewayMetrics.layer, RecentFailures.layer]),
   Layer.provide(Stores),
   Layer.provide(RateLimit.layer),
   Layer.provideMerge(Database.layer)

@@ -1,12 +1,15 @@
 import { Api } from "@switchyard/core/api/Api"
 import { Caller } from "@switchyard/core/api/Authorization"
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
+import * as Cost from "@switchyard/core/catalog/Cost"
+import * as Money from "@switchyard/core/catalog/Money"
 import { BadRequest, NotFound } from "@switchyard/core/errors/ApiError"
 import type { ActivityItem, GenerationRecord } from "@switchyard/core/schema/Activity"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import { Clock, Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
+import { RecentFailures } from "../observability/RecentFailures.ts"
 import type { GenerationRow } from "../store/LedgerReports.ts"
 import { LedgerReports } from "../store/LedgerReports.ts"
 import { requireManagement, resolveWorkspace } from "./Management.ts"
@@ -14,6 +17,9 @@ import * as StoreFailure from "../http/StoreFailure.ts"
 
 /** How many completed UTC days `GET /activity` covers before today. */
 export const activityDays = 30
+
+/** How many failures `GET /activity/failures` lists, newest first. */
+const failuresListed = 50
 
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 
@@ -82,6 +88,7 @@ export const ActivityHandlers = HttpApiBuilder.group(
   "activity",
   Effect.fn(function*(handlers) {
     const reports = yield* LedgerReports
+    const failures = yield* RecentFailures
     const keys = yield* ApiKeyStore
     const loaded = yield* CurrentCatalog
     const providerNames = new Map(loaded.catalog.providers.map((p) => [p.slug, p.name]))
@@ -91,6 +98,17 @@ export const ActivityHandlers = HttpApiBuilder.group(
       loaded.catalog.providers.flatMap((p) => p.endpoints.filter((e) => e.task === "rerank").map((e) => e.model.toLowerCase()))
     )
     const apiTypeOf = (model: string) => (rerankModels.has(model.toLowerCase()) ? "rerank" : "embeddings")
+    // What cached tokens would cost at each endpoint's current prompt price (no per-request part:
+    // a request is charged its request price whether or not the cache answered some of it).
+    const promptPrices = new Map(
+      loaded.catalog.providers.flatMap((p) => p.endpoints.map((e) => [`${p.slug}@${e.model.toLowerCase()}`, e.pricing] as const))
+    )
+    const savings = (provider: string, model: string, cachedTokens: number) => {
+      const pricing = promptPrices.get(`${provider}@${model.toLowerCase()}`)
+      return pricing === undefined || cachedTokens === 0
+        ? 0
+        : Money.toNumber(Cost.compute(pricing, { prompt_tokens: cachedTokens, requests: 0 }).prompt)
+    }
     return handlers
       .handle("generation", ({ query }) =>
         StoreFailure.answer(Effect.gen(function*() {
@@ -134,9 +152,17 @@ export const ActivityHandlers = HttpApiBuilder.group(
             prompt_tokens: r.promptTokens,
             completion_tokens: 0,
             reasoning_tokens: 0,
+            cached_tokens: r.cachedTokens,
+            cache_savings: savings(r.provider, r.model, r.cachedTokens),
             ...(query.group_by === "workspace" ? { workspace_id: r.workspaceId } : {})
           }))
           return { data }
+        })))
+      .handle("failures", ({ query }) =>
+        StoreFailure.answer(Effect.gen(function*() {
+          const caller = yield* requireManagement
+          const workspaceId = yield* resolveWorkspace(keys, query.workspace_id, caller.workspaceId)
+          return { data: failures.of(workspaceId, failuresListed) }
         })))
   })
 )

@@ -33,7 +33,7 @@ export const layer = Layer.effect(
             return yield* refuse("Invalid API key")
           }
           const key = found.value
-          yield* RequestFacts.note({ key: key.hash.slice(0, 12) })
+          yield* RequestFacts.note({ key: key.hash.slice(0, 12), workspace: key.workspaceId })
           if (key.disabled) return yield* refuse("This API key is disabled")
           const now = yield* Clock.currentTimeMillis
           if (key.expiresAt !== null && key.expiresAt.getTime() <= now) return yield* refuse("This API key has expired")

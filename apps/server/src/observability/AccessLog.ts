@@ -1,7 +1,9 @@
+import type { FailureRecord } from "@switchyard/core/schema/Activity"
 import { retryAfterSeconds } from "@switchyard/core/store/StoreUnavailable"
-import { Cause, Context, Effect, Exit, type Types } from "effect"
+import { Cause, Clock, Context, Effect, Exit, type Types } from "effect"
 import { HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { GatewayMetrics } from "./GatewayMetrics.ts"
+import { RecentFailures } from "./RecentFailures.ts"
 import { CurrentRequestFacts, type RequestFacts } from "./RequestFacts.ts"
 import * as RouteTemplates from "./RouteTemplates.ts"
 
@@ -75,6 +77,25 @@ const lineOf = (
   return line
 }
 
+// A failed model call as the workspace's list of recent failures shows it.
+const failureOf = (
+  now: number,
+  task: "embeddings" | "rerank",
+  status: number,
+  facts: RequestFacts,
+  envelope: Record<string, unknown>
+): Omit<FailureRecord, "id"> => ({
+  at: new Date(now).toISOString(),
+  status,
+  task,
+  model: facts.model ?? null,
+  provider: facts.provider ?? null,
+  reason: typeof envelope.reason === "string" ? envelope.reason : null,
+  message: typeof envelope.error === "string" ? envelope.error : `HTTP ${status}`,
+  key: facts.key ?? null,
+  attempts: (facts.attempts ?? []).map((a) => ({ provider: a.provider, outcome: a.outcome, reason: a.reason ?? null }))
+})
+
 /**
  * One access line per request (`message: "request"`: method, route template, path without its
  * query, `status`, `duration_ms`, and what the request's parts noted: key hash prefix, generation
@@ -85,18 +106,19 @@ const lineOf = (
 export const layer = HttpRouter.middleware(
   Effect.gen(function*() {
     const metrics = yield* GatewayMetrics
+    const failures = yield* RecentFailures
     const routes = RouteTemplates.make()
     return (app: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>) =>
       Effect.withFiber((fiber) => {
         const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
         const started = performance.now()
         const facts: RequestFacts = {}
-        const finish = (response: HttpServerResponse.HttpServerResponse, cause: Cause.Cause<unknown> | undefined) => {
-          const status = response.status
-          const millis = performance.now() - started
-          const route = routes.of(request.method, request.url)
-          metrics.record({ method: request.method, route, status, seconds: millis / 1000, facts })
-          const line = lineOf(request, route, status, millis, facts)
+        const write = (
+          response: HttpServerResponse.HttpServerResponse,
+          cause: Cause.Cause<unknown> | undefined,
+          status: number,
+          line: Record<string, unknown>
+        ) => {
           if (status < 500) return Effect.logInfo("request").pipe(Effect.annotateLogs(line))
           const store = facts.store_unavailable
           if (store !== undefined) {
@@ -110,6 +132,20 @@ export const layer = HttpRouter.middleware(
           const described = describe(cause)
           return (described.cause === undefined ? log("request") : log("request", described.cause)).pipe(
             Effect.annotateLogs({ ...line, ...described.fields })
+          )
+        }
+        const finish = (response: HttpServerResponse.HttpServerResponse, cause: Cause.Cause<unknown> | undefined) => {
+          const status = response.status
+          const millis = performance.now() - started
+          const route = routes.of(request.method, request.url)
+          metrics.record({ method: request.method, route, status, seconds: millis / 1000, facts })
+          const written = write(response, cause, status, lineOf(request, route, status, millis, facts))
+          const { task, workspace } = facts
+          if (status < 400 || task === undefined || workspace === undefined) return written
+          // A failed model call is also kept for its workspace's list of recent failures.
+          return Clock.currentTimeMillis.pipe(
+            Effect.map((now) => failures.add(workspace, failureOf(now, task, status, facts, envelopeOf(response)))),
+            Effect.andThen(written)
           )
         }
         return app.pipe(

@@ -18,6 +18,8 @@ export interface AttemptFact {
 export interface RequestFacts {
   /** First 12 hex digits of the caller's key hash. */
   key?: string
+  /** The caller's workspace (for the workspace's list of recent failures; not on the access line). */
+  workspace?: string
   generation_id?: string
   /** What the model call asked: `embeddings` or `rerank`. */
   task?: "embeddings" | "rerank"

@@ -29,7 +29,10 @@ export interface ActivityRow {
   readonly model: string
   readonly provider: string
   readonly requests: number
+  /** Prompt tokens, the cached ones included. */
   readonly promptTokens: number
+  /** The part of `promptTokens` the embeddings cache answered. */
+  readonly cachedTokens: number
   readonly costNanos: bigint
   readonly byokNanos: bigint
 }
@@ -104,10 +107,12 @@ export class LedgerReports extends Context.Service<LedgerReports, {
           provider: string
           requests: number
           prompt_tokens: string
+          cached_tokens: string
           cost_nanos: string
           byok_nanos: string
         }>`SELECT to_char((l.created_at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day, l.workspace_id, l.model, l.provider,
             count(*)::int AS requests, SUM(l.prompt_tokens + l.cached_tokens)::text AS prompt_tokens,
+            SUM(l.cached_tokens)::text AS cached_tokens,
             COALESCE(SUM(l.cost_nanos) FILTER (WHERE NOT l.is_byok), 0)::text AS cost_nanos,
             COALESCE(SUM(l.cost_nanos) FILTER (WHERE l.is_byok), 0)::text AS byok_nanos
           FROM ledger l JOIN api_keys k ON k.id = l.key_id
@@ -127,6 +132,7 @@ export class LedgerReports extends Context.Service<LedgerReports, {
               provider: r.provider,
               requests: Number(r.requests),
               promptTokens: Number(r.prompt_tokens),
+              cachedTokens: Number(r.cached_tokens),
               costNanos: BigInt(r.cost_nanos),
               byokNanos: BigInt(r.byok_nanos)
             }))

@@ -269,4 +269,22 @@ describe(`embeddings cache in the ledger (${storeKind})`, () => {
     const key = (await gateway.call(`/keys/${hash}`, undefined, { key: gateway.server.managementKey })).json.data
     assert.strictEqual(key.usage, 0)
   })
+
+  it("/activity reports per model the tokens the cache answered and what they would have cost at the endpoint's prompt price", async () => {
+    const today = new Date().toISOString().slice(0, 10)
+    const activity = await gateway.call(`/activity?date=${today}`, undefined, { key: gateway.server.managementKey })
+    assert.strictEqual(activity.status, 200, activity.text)
+    const sums = await gateway.server.run(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* sql<{ model: string; cached: number }>`SELECT model, SUM(cached_tokens)::int AS cached FROM ledger GROUP BY model`
+    }))
+    const rows = activity.json.data as ReadonlyArray<{ model: string; cached_tokens: number; cache_savings: number }>
+    for (const [model, price] of [["acme/embed", "1"], ["acme/dear", "1000"]] as const) {
+      const cached = sums.find((s) => s.model === model)!.cached
+      assert.isAbove(cached, 0, model)
+      const row = rows.find((r) => r.model === model)!
+      assert.strictEqual(row.cached_tokens, cached, model)
+      assert.strictEqual(row.cache_savings, costOf(cached, price), model)
+    }
+  })
 })

@@ -113,6 +113,10 @@ export const ActivityItem = Schema.Struct({
   prompt_tokens: Schema.Int,
   completion_tokens: Schema.Int,
   reasoning_tokens: Schema.Int,
+  /** Switchyard: the part of `prompt_tokens` the embeddings cache answered (no upstream call). */
+  cached_tokens: Schema.optionalKey(Schema.Int),
+  /** Switchyard: what those cached tokens would cost at the endpoint's current prompt price, USD. */
+  cache_savings: Schema.optionalKey(Schema.Finite),
   workspace_id: Schema.optionalKey(Schema.String)
 })
 
@@ -140,4 +144,50 @@ export const ActivityQuery = {
   user_id: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),
   workspace_id: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),
   group_by: Schema.optionalKey(Schema.Literals(["workspace"]))
+}
+
+/**
+ * One model call that failed, as the gateway process that answered it remembers it: when, the
+ * status it answered, why (the error's reason code and message), the model asked for, the
+ * provider tried last, and every upstream attempt with its outcome.
+ *
+ * @since 0.1.0
+ */
+export const FailureRecord = Schema.Struct({
+  /** The failure's number in the answering process (counts from 1 at its start). */
+  id: Schema.Int,
+  at: Schema.String,
+  status: Schema.Int,
+  task: Schema.Literals(["embeddings", "rerank"]),
+  model: Schema.NullOr(Schema.String),
+  provider: Schema.NullOr(Schema.String),
+  reason: Schema.NullOr(Schema.String),
+  message: Schema.String,
+  key: Schema.NullOr(Schema.String),
+  attempts: Schema.Array(Schema.Struct({
+    provider: Schema.String,
+    outcome: Schema.Literals(["success", "failure", "skipped"]),
+    reason: Schema.NullOr(Schema.String)
+  }))
+})
+
+/**
+ * @since 0.1.0
+ */
+export type FailureRecord = typeof FailureRecord.Type
+
+/**
+ * `GET /activity/failures`: the workspace's most recent failed model calls, newest first.
+ *
+ * @since 0.1.0
+ */
+export const FailuresResponse = Schema.Struct({ data: Schema.Array(FailureRecord) })
+
+/**
+ * The query of `GET /activity/failures`: an optional `workspace_id` (default: the calling key's).
+ *
+ * @since 0.1.0
+ */
+export const FailuresQuery = {
+  workspace_id: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1)))
 }
