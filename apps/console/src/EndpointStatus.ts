@@ -26,10 +26,21 @@ export const load = async (client: Switchyard, signal?: AbortSignal): Promise<Re
 
 /**
  * The endpoint's state in words: `status` is 0 when it serves, negative when it failed in the
- * last 30 s, -10 when its provider is not active (no credentials).
+ * last 30 s, -10 when its provider is not active (no credentials). Beyond those 30 s the error
+ * rate of the last 30 minutes decides: an endpoint whose every call failed is "failing", one
+ * with at least `degradedAt` of its calls failed is "degraded"; only the rest read "healthy".
  */
-export const statusLabel = (endpoint: Pick<EndpointRecord, "status" | "active">): "healthy" | "failed recently" | "inactive" =>
-  !endpoint.active || endpoint.status <= -10 ? "inactive" : endpoint.status < 0 ? "failed recently" : "healthy"
+export const statusLabel = (
+  endpoint: Pick<EndpointRecord, "status" | "active" | "uptime_last_30m">
+): "healthy" | "degraded" | "failing" | "failed recently" | "inactive" => {
+  if (!endpoint.active || endpoint.status <= -10) return "inactive"
+  if (endpoint.status < 0) return "failed recently"
+  const errors = errorRate(endpoint.uptime_last_30m)
+  return errors === undefined || errors < degradedAt ? "healthy" : errors >= 1 ? "failing" : "degraded"
+}
+
+/** The error rate over the last 30 minutes from which an endpoint no longer reads healthy. */
+const degradedAt = 0.05
 
 /**
  * The share of calls that failed, from an uptime in percent; `undefined` without calls.

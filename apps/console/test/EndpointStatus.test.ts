@@ -3,10 +3,17 @@ import * as EndpointStatus from "../src/EndpointStatus.ts"
 
 describe("EndpointStatus", () => {
   it("words the endpoint's status", () => {
-    assert.strictEqual(EndpointStatus.statusLabel({ status: 0, active: true }), "healthy")
-    assert.strictEqual(EndpointStatus.statusLabel({ status: -1, active: true }), "failed recently")
-    assert.strictEqual(EndpointStatus.statusLabel({ status: -10, active: false }), "inactive")
-    assert.strictEqual(EndpointStatus.statusLabel({ status: 0, active: false }), "inactive")
+    assert.strictEqual(EndpointStatus.statusLabel({ status: 0, active: true, uptime_last_30m: null }), "healthy")
+    assert.strictEqual(EndpointStatus.statusLabel({ status: 0, active: true, uptime_last_30m: 99 }), "healthy")
+    assert.strictEqual(EndpointStatus.statusLabel({ status: -1, active: true, uptime_last_30m: 100 }), "failed recently")
+    assert.strictEqual(EndpointStatus.statusLabel({ status: -10, active: false, uptime_last_30m: null }), "inactive")
+    assert.strictEqual(EndpointStatus.statusLabel({ status: 0, active: false, uptime_last_30m: 0 }), "inactive")
+  })
+
+  it("never calls an endpoint healthy whose calls of the last 30 minutes failed", () => {
+    assert.strictEqual(EndpointStatus.statusLabel({ status: 0, active: true, uptime_last_30m: 0 }), "failing")
+    assert.strictEqual(EndpointStatus.statusLabel({ status: 0, active: true, uptime_last_30m: 60 }), "degraded")
+    assert.strictEqual(EndpointStatus.statusLabel({ status: 0, active: true, uptime_last_30m: 95 }), "degraded")
   })
 
   it("turns an uptime percentage into an error rate", () => {

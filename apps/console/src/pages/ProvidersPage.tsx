@@ -6,7 +6,7 @@ import { ScrollTable } from "../ScrollTable.tsx"
 import { useSession } from "../SessionContext.ts"
 import { useLoad } from "../useLoad.ts"
 
-const statusColor = { healthy: "teal", "failed recently": "orange", inactive: "gray" } as const
+const statusColor = { healthy: "teal", degraded: "orange", failing: "red", "failed recently": "orange", inactive: "gray" } as const
 
 const percentiles = (p: { readonly p50: number; readonly p90: number; readonly p99: number } | null, format: (n: number) => string) =>
   p === null ? "-" : `${format(p.p50)} / ${format(p.p90)} / ${format(p.p99)}`

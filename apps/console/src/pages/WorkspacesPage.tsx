@@ -2,6 +2,7 @@ import { Badge, Button, Card, Group, NumberInput, Progress, Select, Stack, Switc
 import type { WorkspaceRecord } from "@switchyard/core/schema/Workspace"
 import { useState } from "react"
 import * as BudgetWindows from "../BudgetWindows.ts"
+import * as Credits from "../Credits.ts"
 import * as Format from "../Format.ts"
 import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
 import { ScrollTable } from "../ScrollTable.tsx"
@@ -85,7 +86,7 @@ const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: Workspace
           </div>
           <div>
             <Text size="xs" tt="uppercase" fw={700} c="dimmed">Credits left</Text>
-            <Text fw={700} size="lg">{data === undefined ? "-" : Format.money(data.credits.total_credits - data.credits.total_usage)}</Text>
+            <Text fw={700} size="lg">{Credits.left(data?.credits).value}</Text>
           </div>
         </Group>
         <ErrorNotice error={figures.error ?? error} />
@@ -100,7 +101,7 @@ const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: Workspace
           aria-label={`Embeddings cache of ${workspace.name}`}
         />
         {budgets.length === 0
-          ? <Text size="sm" c="dimmed">No budgets: this workspace may spend until its credits run out.</Text>
+          ? <Text size="sm" c="dimmed">{Credits.withoutBudgets(data?.credits)}</Text>
           : (
             <ScrollTable label={`Budgets of ${workspace.name}`} minWidth={520}>
               <Table verticalSpacing="xs" aria-label={`Budgets of ${workspace.name}`}>
