@@ -1,6 +1,7 @@
 import { BarChart } from "@mantine/charts"
 import { Paper, Text, Title, VisuallyHidden } from "@mantine/core"
 import type { DailySeries } from "./ActivitySeries.ts"
+import * as AxisTicks from "./AxisTicks.ts"
 
 // Mantine palette entries at shades that keep 3:1 against white (WCAG non-text contrast).
 const palette = ["indigo.7", "teal.8", "orange.8", "grape.7", "cyan.8", "red.8", "lime.9", "gray.7"]
@@ -9,14 +10,23 @@ const palette = ["indigo.7", "teal.8", "orange.8", "grape.7", "cyan.8", "red.8",
  * A stacked bar chart of one measure per day, with the same figures as a table for screen
  * readers.
  */
-export const DailyChart = ({ id, title, series, format, empty }: {
+export const DailyChart = ({ id, title, series, format, tick, integers, empty }: {
   readonly id: string
   readonly title: string
   readonly series: DailySeries
+  /** A value as the tooltip and the table write it. */
   readonly format: (value: number) => string
+  /** The value axis's labels, given the decimals its step needs. */
+  readonly tick: (decimals: number) => (value: number) => string
+  /** Whether the measure counts whole things (requests): then the axis steps by whole numbers. */
+  readonly integers?: boolean
   readonly empty: string
 }) => {
   const data = series.data.map((row) => ({ ...row, day: String(row.date).slice(5) }))
+  // The bars are stacked: the axis reaches the highest day's total.
+  const highest = Math.max(0, ...series.data.map((row) => series.series.reduce((sum, name) => sum + Number(row[name] ?? 0), 0)))
+  const axis = AxisTicks.nice(highest, { integers: integers ?? false })
+  const tickLabel = tick(axis.decimals)
   return (
     <Paper withBorder p="md" radius="md" component="section" aria-labelledby={id}>
       <Title order={2} size="h5" id={id} mb="sm">{title}</Title>
@@ -32,6 +42,13 @@ export const DailyChart = ({ id, title, series, format, empty }: {
               withLegend
               legendProps={{ verticalAlign: "bottom" }}
               valueFormatter={format}
+              yAxisProps={{
+                ticks: [...axis.ticks],
+                domain: [0, axis.ticks[axis.ticks.length - 1]!],
+                interval: 0,
+                tickFormatter: tickLabel,
+                width: AxisTicks.width(axis.ticks.map(tickLabel))
+              }}
               series={series.series.map((name, i) => ({ name, color: palette[i % palette.length]! }))}
             />
             <VisuallyHidden>

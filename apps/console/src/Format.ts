@@ -29,3 +29,21 @@ export const perMillion = (perToken: string): string => {
   const rest = padded.slice(6).replace(/0+$/u, "")
   return rest === "" ? whole : `${whole}.${rest}`
 }
+
+/**
+ * Axis labels: every tick with the same decimals (the axis step's), so labels are evenly rounded.
+ */
+export const moneyTick = (decimals: number): (value: number) => string => {
+  const format = new Intl.NumberFormat("en-US", {
+    style: "currency",
+    currency: "USD",
+    minimumFractionDigits: Math.max(2, decimals),
+    maximumFractionDigits: Math.max(2, decimals)
+  })
+  return (value) => format.format(value)
+}
+
+export const countTick = (decimals: number): (value: number) => string => {
+  const format = new Intl.NumberFormat("en-US", { minimumFractionDigits: decimals, maximumFractionDigits: decimals })
+  return (value) => format.format(value)
+}

@@ -207,12 +207,16 @@ export const KeysPage = () => {
         <Text fw={500} size="sm">{record.name}</Text>
         <Text size="xs" c="dimmed" ff="monospace">{record.label}</Text>
       </Table.Td>
-      <Table.Td miw={100}>
-        <Badge color={record.disabled ? "gray" : "teal"} variant="light">{record.disabled ? "disabled" : "active"}</Badge>
+      <Table.Td>
+        <Badge color={record.disabled ? "gray" : "teal"} variant="light" styles={{ label: { overflow: "visible" } }}>
+          {record.disabled ? "disabled" : "active"}
+        </Badge>
       </Table.Td>
-      <Table.Td>{record.limit === null ? "none" : Format.money(record.limit)}</Table.Td>
+      <Table.Td>
+        <Text size="sm">{record.limit === null ? "none" : Format.money(record.limit)}</Text>
+        {record.limit !== null && <Text size="xs" c="dimmed">resets {record.limit_reset ?? "never"}</Text>}
+      </Table.Td>
       <Table.Td>{Format.money(record.limit_remaining)}</Table.Td>
-      <Table.Td>{record.limit_reset ?? "never"}</Table.Td>
       <Table.Td>{Format.money(record.usage_daily)}</Table.Td>
       <Table.Td>{Format.money(record.usage_monthly)}</Table.Td>
       <Table.Td>{Format.money(record.usage)}</Table.Td>
@@ -253,7 +257,7 @@ export const KeysPage = () => {
       </PageHeader>
       <ErrorNotice error={keys.error} />
       {actionError !== null && <Alert color="red" title="The key was not changed" role="alert" mb="md">{actionError}</Alert>}
-      <ScrollTable label="Keys" minWidth={900}>
+      <ScrollTable label="Keys" minWidth={820}>
         <Table striped highlightOnHover verticalSpacing="xs" aria-busy={keys.loading}>
           <Table.Caption>Usage columns are today (UTC), this month and all time.</Table.Caption>
           <Table.Thead>
@@ -262,7 +266,6 @@ export const KeysPage = () => {
               <Table.Th scope="col">Status</Table.Th>
               <Table.Th scope="col">Limit</Table.Th>
               <Table.Th scope="col">Remaining</Table.Th>
-              <Table.Th scope="col">Resets</Table.Th>
               <Table.Th scope="col">Today</Table.Th>
               <Table.Th scope="col">Month</Table.Th>
               <Table.Th scope="col">Total</Table.Th>
