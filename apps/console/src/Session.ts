@@ -18,11 +18,12 @@ export const storedSecret = (): string | null => sessionStorage.getItem(storageK
 export const forget = (): void => sessionStorage.removeItem(storageKey)
 
 /**
- * A client for the gateway that served this page. One retry: a person is waiting and sees the
- * server's message.
+ * A client for the gateway that served this page. One retry by default: a person is waiting and
+ * sees the server's message. Model calls a person sends by hand take `retries: 0`, so one click
+ * is one request.
  */
-export const clientFor = (secret: string): Switchyard =>
-  new Switchyard({ baseUrl: window.location.origin, apiKey: secret, retry: { retries: 1 } })
+export const clientFor = (secret: string, retries = 1): Switchyard =>
+  new Switchyard({ baseUrl: window.location.origin, apiKey: secret, retry: { retries } })
 
 /**
  * Checks the key with `GET /key` and keeps it for this tab only when the gateway accepts it.

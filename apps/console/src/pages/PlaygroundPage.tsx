@@ -27,7 +27,7 @@ import * as Format from "../Format.ts"
 import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
 import { emptyForm, type PlaygroundForm, toRequest, toRerankRequest } from "../PlaygroundRequest.ts"
 import { candidateReason, modeSentence, orderedCandidates } from "../RouteExplanation.ts"
-import { clientFor } from "../Session.ts"
+import { clientFor, storedSecret } from "../Session.ts"
 import { ScrollTable } from "../ScrollTable.tsx"
 import { useSession } from "../SessionContext.ts"
 import { useLoad } from "../useLoad.ts"
@@ -178,10 +178,12 @@ export const PlaygroundPage = () => {
   const [busy, setBusy] = useState<"plan" | "send" | null>(null)
 
   // Model calls take a standard key; signed in with a management key, the person gives one here.
-  const runner = useMemo(
-    () => (session.isManagement ? (runKey.trim() === "" ? null : clientFor(runKey.trim())) : session.client),
-    [session, runKey]
-  )
+  // They are sent once, without retries: one click is one request (and at most one charge).
+  const runner = useMemo(() => {
+    const secret = session.isManagement ? runKey.trim() : (storedSecret() ?? "")
+    return secret === "" ? null : clientFor(secret, 0)
+  }, [session, runKey])
+  useEffect(() => () => void runner?.close(), [runner])
   useEffect(() => {
     if (runKey.trim() === "") sessionStorage.removeItem(runKeyStorage)
     else sessionStorage.setItem(runKeyStorage, runKey.trim())
@@ -217,15 +219,23 @@ export const PlaygroundPage = () => {
     }).finally(() => setBusy(null))
   }
 
+  // A failed send leaves only its error: no earlier answer or plan under it reads as this one's.
+  const failed = (cause: unknown) => {
+    setPlan(null)
+    setError(cause)
+  }
+
   const send = () => {
     if (runner === null) return
     setBusy("send")
     setError(null)
+    setResult(null)
+    setReranked(null)
     const started = performance.now()
     if (rerank) {
       runner.rerank.create({ payload: rerankRequest }).then(
         (body) => setReranked({ body, ms: performance.now() - started }),
-        setError
+        failed
       ).finally(() => setBusy(null))
       return
     }
@@ -236,7 +246,7 @@ export const PlaygroundPage = () => {
         ? undefined
         : await runner.activity.generation({ query: { id: body.id } }).then((g) => g.data, () => undefined)
       setResult({ body, ms, generation })
-    }, setError).finally(() => setBusy(null))
+    }, failed).finally(() => setBusy(null))
   }
 
   return (
