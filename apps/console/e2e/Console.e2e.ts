@@ -23,6 +23,13 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     accessibility[name] = await Accessibility.violations(page)
   }
 
+  // Nothing of the region is hidden sideways: its table fits the width it is given.
+  const fitsWidth = async (name: string | RegExp) => {
+    const region = page.getByRole("region", { name, exact: true })
+    const { scrollWidth, clientWidth } = await region.evaluate((el) => ({ scrollWidth: el.scrollWidth, clientWidth: el.clientWidth }))
+    assert.isAtMost(scrollWidth, clientWidth, `${String(name)} scrolls sideways at ${page.viewportSize()?.width} px`)
+  }
+
   const open = async (label: string) => {
     await page.getByRole("navigation", { name: "Console pages" }).getByRole("link", { name: label, exact: true }).click()
     await page.getByRole("heading", { level: 1, name: label }).waitFor()
@@ -90,6 +97,33 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     assert.match(await flaky.innerText(), /100\.0 %/)
     const beta = page.getByRole("region", { name: /Errors and latency/ }).locator('tr[data-endpoint="beta:acme/embed"]')
     assert.match(await beta.innerText(), /0\.00 %.*\d+ ms/s)
+    // At 1280 px every column of the latency table shows, p99 included.
+    await fitsWidth("Errors and latency by endpoint")
+
+    // Each chart's value axis: labels in even steps, every one inside its card.
+    for (const name of ["Spend per day by model", "Requests per day by provider", "Spend per day by key"]) {
+      const chart = page.getByRole("region", { name })
+      const card = (await chart.boundingBox())!
+      const ticks = chart.locator(".recharts-yAxis-tick-labels text")
+      await ticks.first().waitFor()
+      const labels = await ticks.allTextContents()
+      assert.isAtLeast(labels.length, 2, name)
+      const values = labels.map((label) => Number(label.replace(/[$,]/gu, "")))
+      const steps = values.slice(1).map((v, i) => Number((v - values[i]!).toPrecision(6)))
+      assert.deepStrictEqual(new Set(steps).size, 1, `${name}: ${labels.join(" ")}`)
+      assert.strictEqual(new Set(labels.map((label) => label.split(".")[1]?.length ?? 0)).size, 1, `${name}: ${labels.join(" ")}`)
+      for (const box of await Promise.all((await ticks.all()).map((tick) => tick.boundingBox()))) {
+        assert.isAtLeast(box!.x, card.x, `${name}: a label starts left of its card`)
+      }
+    }
+
+    // The cache's share per model and what it saved; the failed requests with provider and reason.
+    const cached = page.getByRole("region", { name: "Embeddings cache by model, last 30 days" }).locator('tr[data-model="acme/embed-large"]')
+    assert.match(await cached.innerText(), /\d+(\.\d+)? %.*\$0\.\d+/s)
+    assert.notMatch(await cached.innerText(), /\b0\.00 %/)
+    const failedRow = page.getByRole("region", { name: "Recent failed requests" }).locator('tr[data-failure-provider="flaky"]').first()
+    await failedRow.waitFor()
+    assert.match(await failedRow.innerText(), /acme\/embed.*flaky.*Tried: flaky \(failure/s)
     await shoot("overview")
   })
 
@@ -109,6 +143,17 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
 
     await page.getByRole("button", { name: "Disable e2e-key" }).click()
     await page.getByRole("button", { name: "Enable e2e-key" }).waitFor()
+    // The whole table fits 1280 px: no action button and no status is cut off.
+    await fitsWidth("Keys")
+    const badges = await page.getByRole("region", { name: "Keys" }).locator(".mantine-Badge-label").evaluateAll((labels) =>
+      labels.filter((label) => {
+        const text = document.createRange()
+        text.selectNodeContents(label)
+        // A pixel or two is the label's trailing letter spacing, not a cut.
+        return text.getBoundingClientRect().width > label.getBoundingClientRect().width + 3
+      }).map((label) => `${label.textContent}: ${label.scrollWidth} > ${label.clientWidth}`)
+    )
+    assert.deepStrictEqual(badges, [])
     const { data } = await gateway.admin.keys.list({ query: { include_disabled: true } })
     assert.isTrue(data.find((key) => key.name === "e2e-key")?.disabled)
     await shoot("keys")
@@ -117,12 +162,16 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
   it("shows workspaces and their budgets, and sets one", async () => {
     await open("Workspaces and budgets")
     await page.locator('tr[data-budget="monthly"]').waitFor()
-    await page.getByRole("combobox", { name: "Interval" }).click()
+    await page.getByRole("combobox", { name: "Interval" }).first().click()
     await page.getByRole("option", { name: "Daily" }).click()
-    await page.getByLabel("Limit (USD)").fill("2")
-    await page.getByRole("button", { name: "Set budget" }).click()
+    await page.getByLabel("Limit (USD)").first().fill("2")
+    await page.getByRole("button", { name: "Set budget" }).first().click()
     await page.locator('tr[data-budget="daily"]').waitFor()
     assert.include(await page.locator('tr[data-budget="daily"]').innerText(), "$2.00")
+    // A workspace without prepaid credits says so, and what limits it, never a negative balance.
+    const research = page.getByRole("region", { name: "Research" })
+    assert.match(await research.innerText(), /Credits left\s*off/i)
+    assert.include(await research.innerText(), "No budgets and no prepaid credits")
     await shoot("workspaces")
   })
 
@@ -147,8 +196,10 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     await page.locator('tr[data-endpoint="alpha:acme/embed-large"]').waitFor()
     assert.include(await page.locator('tr[data-provider="alpha"]').innerText(), "retains data")
     assert.include(await page.locator('tr[data-provider="beta"]').innerText(), "the gateway's")
-    const flaky = await page.locator('tr[data-endpoint="flaky:acme/embed"]').innerText()
-    assert.match(flaky, /failed recently|100\.0 %/)
+    // Every call of the flaky endpoint failed: its status never reads healthy.
+    const flaky = page.locator('tr[data-endpoint="flaky:acme/embed"]')
+    assert.match(await flaky.innerText(), /100\.0 %/)
+    assert.oneOf((await flaky.locator(".mantine-Badge-label").innerText()).toLowerCase(), ["failed recently", "failing"])
     assert.match(await page.locator('tr[data-endpoint="alpha:acme/embed-large"]').innerText(), /\$0\.4/)
     await shoot("providers")
   })
@@ -169,6 +220,26 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     await page.getByRole("heading", { name: "Sent for real" }).waitFor()
     assert.match(await page.getByRole("region", { name: "Sent for real" }).innerText(), /Served by .*\((beta|gamma)\)/)
     await shoot("playground")
+
+    // Sent again, to a provider that fails: one click is one request, and only the error shows.
+    const sent: Array<string> = []
+    const count = (request: { method: () => string; url: () => string }) => {
+      if (request.method() === "POST" && request.url().endsWith("/api/v1/embeddings")) sent.push(request.url())
+    }
+    page.on("request", count)
+    const errorsBefore = consoleErrors.length
+    await page.getByLabel("Only", { exact: true }).fill("flaky")
+    await page.getByRole("button", { name: "Send for real" }).click()
+    await page.getByRole("alert").waitFor()
+    await page.waitForFunction(() => !document.querySelector("button[data-loading]"))
+    page.off("request", count)
+    assert.strictEqual(sent.length, 1)
+    // The browser logs the failed answer it was sent on purpose; nothing else.
+    assert.deepStrictEqual(consoleErrors.splice(errorsBefore).map((text) => /status of 5\d\d/.test(text)), [true])
+    assert.strictEqual(await page.getByRole("region", { name: "Sent for real" }).count(), 0)
+    assert.strictEqual(await page.getByRole("region", { name: /^Plan for/ }).count(), 0)
+    await shoot("playground-failed")
+    await page.getByLabel("Only", { exact: true }).fill("")
   })
 
   it("reranks in the route playground with the local model", async () => {

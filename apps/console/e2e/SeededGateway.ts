@@ -101,6 +101,16 @@ const seed = async (gateway: Omit<SeededGateway, "close">) => {
   }
   const { data: me } = await admin.keys.current()
   await admin.workspaces.setBudget({ params: { workspace_ref: me.workspace_id, interval: "monthly" }, payload: { limit_usd: 10 } })
+  // With the cache turned on, a text embedded twice is answered from it the second time.
+  await admin.workspaces.update({ params: { id: me.workspace_id }, payload: { cache: true } })
+  const caching = new Switchyard({ baseUrl: origin, apiKey: gateway.apiKey, retry: false })
+  try {
+    for (let i = 0; i < 2; i++) await caching.embeddings.create({ payload: { model: "acme/embed-large", input: texts.slice(0, 2) } })
+  } finally {
+    await caching.close()
+  }
+  // A second workspace, without credits or budgets.
+  await admin.workspaces.create({ payload: { name: "Research", slug: "research" } })
   const running = await admin.interns.create({ payload: { name: "support-bot", description: "Answers support tickets" } })
   await admin.interns.create({ payload: { name: "docs-bot", description: "Keeps the handbook current" } })
   await admin.interns.provision({ params: { internId: running.id } })

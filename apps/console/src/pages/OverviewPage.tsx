@@ -2,7 +2,10 @@ import { SimpleGrid, Stack } from "@mantine/core"
 import type { ActivityItem } from "@switchyard/core/schema/Activity"
 import * as ActivitySeries from "../ActivitySeries.ts"
 import * as BudgetWindows from "../BudgetWindows.ts"
+import { CacheTable } from "../CacheTable.tsx"
 import { DailyChart } from "../ChartCard.tsx"
+import * as Credits from "../Credits.ts"
+import { FailuresTable } from "../FailuresTable.tsx"
 import * as Format from "../Format.ts"
 import { LatencyTable } from "../LatencyTable.tsx"
 import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
@@ -58,7 +61,7 @@ const Workspace = () => {
   const keyRows = perKey.data ?? []
   const spendByKey = ActivitySeries.byDay(keyRows, { today, days: chartDays, measure: "usage", groupOf: (row) => (row as { key?: string }).key ?? "?" })
 
-  const creditsLeft = credits.data === undefined ? undefined : credits.data.data.total_credits - credits.data.data.total_usage
+  const creditsLeft = Credits.left(credits.data?.data)
   const budgetLeft = (budgets.data?.data ?? []).map((budget) => {
     const interval = budget.reset_interval ?? "lifetime"
     const spent = BudgetWindows.spentIn(interval, {
@@ -77,7 +80,7 @@ const Workspace = () => {
       <SimpleGrid cols={{ base: 1, xs: 2, md: 4 }}>
         <StatCard label="Spent today" value={Format.money(ActivitySeries.total(rows, "usage", today))} hint="UTC day so far" />
         <StatCard label="Requests today" value={Format.integer(ActivitySeries.total(rows, "requests", today))} hint={`${Format.integer(ActivitySeries.total(rows, "requests"))} in 30 days`} />
-        <StatCard label="Credits left" value={Format.money(creditsLeft)} hint={`of ${Format.money(credits.data?.data.total_credits)} added`} />
+        <StatCard label="Credits left" value={creditsLeft.value} hint={creditsLeft.hint} />
         <StatCard
           label="Budget left"
           value={budgetLeft === undefined ? "no budget" : Format.money(budgetLeft.left)}
@@ -85,17 +88,21 @@ const Workspace = () => {
         />
       </SimpleGrid>
       <SimpleGrid cols={{ base: 1, lg: 2 }}>
-        <DailyChart id="spend-by-model" title="Spend per day by model" series={spendByModel} format={money} empty="No spend in the last two weeks." />
+        <DailyChart id="spend-by-model" title="Spend per day by model" series={spendByModel} format={money} tick={Format.moneyTick} empty="No spend in the last two weeks." />
         <DailyChart
           id="requests-by-provider"
           title="Requests per day by provider"
           series={requestsByProvider}
           format={(value) => Format.integer(value)}
+          tick={Format.countTick}
+          integers
           empty="No requests in the last two weeks."
         />
-        <DailyChart id="spend-by-key" title="Spend per day by key" series={spendByKey} format={money} empty="No key spent anything this month." />
-        <LatencyTable />
+        <DailyChart id="spend-by-key" title="Spend per day by key" series={spendByKey} format={money} tick={Format.moneyTick} empty="No key spent anything this month." />
       </SimpleGrid>
+      <LatencyTable />
+      <CacheTable rows={rows} />
+      <FailuresTable />
     </Stack>
   )
 }
