@@ -34,7 +34,7 @@ export interface DryRun {
 
 export const EmbeddingsConfig = Config.all({
   requestTimeoutMs: Config.Int("SWITCHYARD_REQUEST_TIMEOUT_MS").pipe(Config.withDefault(120_000)),
-  attemptTimeoutMs: Config.Int("SWITCHYARD_ATTEMPT_TIMEOUT_MS").pipe(Config.withDefault(30_000)),
+  attemptTimeoutMs: Config.Int("SWITCHYARD_ATTEMPT_TIMEOUT_MS").pipe(Config.withDefault(15_000)),
   batchConcurrency: Config.Int("SWITCHYARD_BATCH_CONCURRENCY").pipe(Config.withDefault(4))
 })
 
