@@ -30,6 +30,8 @@ export interface RequestFacts {
   cost?: number
   tokens?: number
   byok?: boolean
+  /** What the embeddings cache did (`x-switchyard-cache`); absent where no cache was consulted. */
+  cache?: "hit" | "partial" | "miss" | "bypass"
   /** The key's own rate limit refused the request. */
   rate_limited?: boolean
   /** The store failed under the request (a 503): what was asked of it, and why it failed. */
