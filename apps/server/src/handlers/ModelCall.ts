@@ -72,6 +72,16 @@ export const ignoredParameters = (plan: RoutePlan.Plan, endpointId: string, sent
 }
 
 /**
+ * Notes a model call's session (the body's `session_id` over `x-session-id`) and end user (`user`)
+ * for its access line.
+ */
+export const noteSession = (sessionId: string | undefined, user: string | undefined) =>
+  RequestFacts.note({
+    ...(sessionId === undefined || sessionId === "" ? {} : { session_id: sessionId }),
+    ...(user === undefined || user === "" ? {} : { user })
+  })
+
+/**
  * A served model call as the access log and the metrics see it.
  */
 export interface ServedCall {

@@ -22,6 +22,9 @@ export interface RequestFacts {
   /** What the model call asked: `embeddings` or `rerank`. */
   task?: "embeddings" | "rerank"
   model?: string
+  /** The model call's session (`session_id`, else `x-session-id`) and end user (`user`), as the caller named them. */
+  session_id?: string
+  user?: string
   /** The provider that served, or the last one tried. */
   provider?: string
   /** Upstream attempts in order. */
