@@ -112,6 +112,7 @@ export class Embeddings extends Context.Service<Embeddings, {
           call: attempts.call(found),
           observe: observe(caller),
           span: "Embeddings.attempt",
+          tokensOf: (value) => value.promptTokens,
           timeoutMs: config.requestTimeoutMs
         })
         const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
