@@ -10,10 +10,13 @@ import type { EmbeddingCache, Entry } from "./EmbeddingCache.ts"
 
 /**
  * Everything that decides which vector an endpoint returns for an item, but the item: entries are
- * shared only within one workspace and one vector space.
+ * shared only within one workspace and one vector space. The endpoint is part of it: an entry is
+ * what that endpoint answered, so a hit is credited to it and one answer never mixes endpoints.
  */
 export interface VectorSpace {
   readonly workspaceId: string
+  /** The endpoint's id (`Candidates.endpointId`). */
+  readonly endpoint: string
   readonly model: string
   readonly upstreamModel: string
   readonly quantization: string
@@ -31,13 +34,28 @@ export interface VectorSpace {
 export interface CachedResult extends ForwardedResult {
   readonly cachedItems: number
   readonly cachedTokens: number
+  /** The bytes of the cached vectors served, as stored. */
+  readonly cachedBytes: number
   /** The items that went to the upstream; none when the cache served every one. */
   readonly sent: EmbeddingProvider.EmbeddingInput | undefined
 }
 
-export const keyOf = (space: VectorSpace, item: string): string =>
+/** The digest of one item, computed once however many endpoints it is looked up at. */
+export const itemDigest = (item: string): string => createHash("sha256").update(item).digest("base64url")
+
+export const keyOf = (space: VectorSpace, digest: string): string =>
   createHash("sha256")
-    .update(JSON.stringify([1, space.workspaceId, space.model, space.upstreamModel, space.quantization, space.dimensions, space.inputType ?? null, item]))
+    .update(JSON.stringify([
+      2,
+      space.workspaceId,
+      space.endpoint,
+      space.model,
+      space.upstreamModel,
+      space.quantization,
+      space.dimensions,
+      space.inputType ?? null,
+      digest
+    ]))
     .digest("base64url")
 
 /**
@@ -64,6 +82,7 @@ const uncached = (result: ForwardedResult, sent: EmbeddingProvider.EmbeddingInpu
   ...result,
   cachedItems: 0,
   cachedTokens: 0,
+  cachedBytes: 0,
   sent
 })
 
@@ -79,45 +98,50 @@ export interface Lookup {
 /** The bytes an entry's vector takes, as stored (the upstream's JSON number text, or base64). */
 const bytesOf = (entry: Entry) => VectorEncoding.storedBytes(entry.vector)
 
-/** Where the cache's reads and writes are counted. */
-export type CacheMetrics = Pick<GatewayMetricsShape, "cacheRead" | "cacheWrite">
+/** Where the cache's writes are counted (its reads are counted once per request, by the caller). */
+export type CacheMetrics = Pick<GatewayMetricsShape, "cacheWrite">
 
 /**
- * Looks every item of `input` up in `space` (nothing is read when the policy does not read), and
- * counts the hits, misses and bytes served in the metrics.
+ * Looks every item of each input up in its vector space, all in one read of the store (nothing
+ * is read when the policy does not read): one {@link Lookup} per space, in the order given.
  */
-export const lookup = (options: {
+export const lookupAll = (options: {
   readonly cache: EmbeddingCache["Service"]
-  readonly metrics: CacheMetrics
   readonly policy: CachePolicy.Policy
-  readonly space: VectorSpace
-  readonly input: EmbeddingProvider.EmbeddingInput
-}): Effect.Effect<Lookup> =>
+  readonly spaces: ReadonlyArray<{ readonly space: VectorSpace; readonly input: EmbeddingProvider.EmbeddingInput }>
+}): Effect.Effect<ReadonlyArray<Lookup>> =>
   Effect.gen(function*() {
-    const { cache, input, metrics, policy, space } = options
-    const keys = UpstreamInput.itemTexts(input).map((item) => keyOf(space, item))
-    if (!policy.read) return { keys, hits: keys.map(() => undefined) }
-    const hits: ReadonlyArray<Entry | undefined> = yield* cache.getMany(keys)
-    let found = 0
-    let bytes = 0
-    for (const hit of hits) {
-      if (hit === undefined) continue
-      found += 1
-      bytes += bytesOf(hit)
-    }
-    metrics.cacheRead({ model: space.model, hits: found, misses: keys.length - found, bytes })
-    return { keys, hits }
+    const { cache, policy, spaces } = options
+    const digests = new Map<EmbeddingProvider.EmbeddingInput, ReadonlyArray<string>>()
+    const keyed = spaces.map(({ input, space }) => {
+      let items = digests.get(input)
+      if (items === undefined) {
+        items = UpstreamInput.itemTexts(input).map(itemDigest)
+        digests.set(input, items)
+      }
+      return items.map((digest) => keyOf(space, digest))
+    })
+    if (!policy.read) return keyed.map((keys) => ({ keys, hits: keys.map(() => undefined) }))
+    const found = yield* cache.getMany(keyed.flat())
+    let at = 0
+    return keyed.map((keys) => {
+      const hits = found.slice(at, at + keys.length)
+      at += keys.length
+      return { keys, hits }
+    })
   })
 
 const served = (found: Lookup, encoding: "float" | "base64") => {
   const embeddings: Array<VectorEncoding.Forwarded> = []
   let cachedTokens = 0
+  let cachedBytes = 0
   found.hits.forEach((hit, index) => {
     if (hit === undefined) return
     embeddings.push({ index, embedding: VectorEncoding.inEncoding(hit.vector, encoding) })
     cachedTokens += hit.tokens
+    cachedBytes += bytesOf(hit)
   })
-  return { embeddings, cachedTokens }
+  return { embeddings, cachedTokens, cachedBytes }
 }
 
 /**
@@ -126,8 +150,25 @@ const served = (found: Lookup, encoding: "float" | "base64") => {
  */
 export const whole = (found: Lookup, encoding: "float" | "base64"): CachedResult | undefined => {
   if (found.keys.length === 0 || found.hits.some((hit) => hit === undefined)) return undefined
-  const { embeddings, cachedTokens } = served(found, encoding)
-  return { embeddings, promptTokens: 0, totalTokens: 0, cachedItems: found.keys.length, cachedTokens, sent: undefined }
+  const { cachedBytes, cachedTokens, embeddings } = served(found, encoding)
+  return { embeddings, promptTokens: 0, totalTokens: 0, cachedItems: found.keys.length, cachedTokens, cachedBytes, sent: undefined }
+}
+
+/**
+ * The first attempt, in plan order, whose every item the cache holds, with the answer made of
+ * them; `undefined` when no endpoint holds them all.
+ */
+export const firstWhole = <A extends { readonly candidate: { readonly id: string } }>(
+  attempts: ReadonlyArray<A>,
+  found: ReadonlyMap<string, Lookup>,
+  encoding: "float" | "base64"
+): { readonly attempt: A; readonly value: CachedResult } | undefined => {
+  for (const attempt of attempts) {
+    const one = found.get(attempt.candidate.id)
+    const value = one === undefined ? undefined : whole(one, encoding)
+    if (value !== undefined) return { attempt, value }
+  }
+  return undefined
 }
 
 /**
@@ -149,7 +190,7 @@ export const embed = <E, R>(options: {
   Effect.gen(function*() {
     const { cache, call, encoding, input, metrics, policy } = options
     if (!policy.read && !policy.write) return uncached(yield* call(input), input)
-    const found = options.found ?? (yield* lookup(options))
+    const found = options.found ?? (yield* lookupAll({ cache, policy, spaces: [options] }))[0]!
     const { keys, hits } = found
     const missing: Array<number> = []
     hits.forEach((hit, i) => {
@@ -168,12 +209,12 @@ export const embed = <E, R>(options: {
     }
     const cachedItems = keys.length - missing.length
     if (missing.length === 0) return whole(found, encoding)!
-    const { embeddings, cachedTokens } = served(found, encoding)
+    const { cachedBytes, cachedTokens, embeddings } = served(found, encoding)
     const part = UpstreamInput.pick(input, missing)
     const result = yield* call(part)
     yield* write(entriesOf(result, part, missing.map((i) => keys[i]!)))
     for (const e of result.embeddings) embeddings.push({ index: missing[e.index]!, embedding: e.embedding })
-    return { ...result, embeddings, cachedItems, cachedTokens, sent: part }
+    return { ...result, embeddings, cachedItems, cachedTokens, cachedBytes, sent: part }
   })
 
 // The upstream counts tokens per request, not per item: each item keeps its share of the count.

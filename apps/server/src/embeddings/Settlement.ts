@@ -38,8 +38,8 @@ export interface Served {
   readonly attempts: ReadonlyArray<AttemptReport>
   /** Set when a fallback served vectors of another width or quantization than the primary's. */
   readonly vectorSpaceChange: VectorSpaceChange | undefined
-  /** What the embeddings cache did: its outcome, and the items and tokens it served. */
-  readonly cache: { readonly outcome: CachePolicy.Outcome; readonly items: number; readonly tokens: number }
+  /** What the embeddings cache did: its outcome, and the items, tokens and bytes it served. */
+  readonly cache: { readonly outcome: CachePolicy.Outcome; readonly items: number; readonly tokens: number; readonly bytes: number }
 }
 
 /**
@@ -168,7 +168,8 @@ const shape = (
     cache: {
       outcome: CachePolicy.outcome(prepared.cachePolicy, UpstreamInput.count(prepared.input), result.cachedItems),
       items: result.cachedItems,
-      tokens: result.cachedTokens
+      tokens: result.cachedTokens,
+      bytes: result.cachedBytes
     }
   }
 }

@@ -10,7 +10,6 @@ import { type AdapterTable, scrub } from "../providers/Adapters.ts"
 import type { ForwardedResult } from "../providers/OpenAiCompatible.ts"
 import * as CachedEmbed from "../cache/CachedEmbed.ts"
 import type { EmbeddingCache } from "../cache/EmbeddingCache.ts"
-import type { GatewayMetricsShape } from "../observability/GatewayMetrics.ts"
 import * as VectorEncoding from "../providers/VectorEncoding.ts"
 import type { Prepared } from "./Preparation.ts"
 import * as UpstreamInput from "./UpstreamInput.ts"
@@ -30,14 +29,14 @@ const wrongWidth = (embeddings: ReadonlyArray<VectorEncoding.Forwarded>, expecte
 /**
  * A request's attempts, one endpoint each: the request reduced to what the endpoint takes, sent
  * in batches of its size, and the answer checked for width and token counts. `lookup` reads the
- * embeddings cache for one endpoint's vector space; `call` runs an attempt, reusing a lookup made
- * before for the same endpoint.
+ * embeddings cache for each endpoint's vector space at once; `call` runs an attempt, reusing the
+ * lookup made before for its endpoint.
  */
 export const make = (services: {
   readonly adapters: AdapterTable
   readonly loaded: LoadedCatalog
   readonly cache: EmbeddingCache["Service"]
-  readonly metrics: GatewayMetricsShape
+  readonly metrics: CachedEmbed.CacheMetrics
   readonly attemptTimeoutMs: number
   readonly batchConcurrency: number
 }) =>
@@ -45,11 +44,13 @@ export const make = (services: {
   const encoding = request.encoding_format ?? "float"
 
   // What an endpoint is sent, and the vector space its answer lives in.
-  const shapeFor = ({ endpoint, provider }: Fallback.Attempt["candidate"]) => {
+  const shapeFor = (candidate: Fallback.Attempt["candidate"]) => {
+    const { endpoint, provider } = candidate
     const { width: expected, ...asked } = EndpointParameters.forEndpoint(request, endpoint)
     const input = UpstreamInput.forEndpoint(prepared.input, Catalog.inputModalitiesOf(provider, endpoint))
     const space: CachedEmbed.VectorSpace = {
       workspaceId: prepared.workspaceId,
+      endpoint: candidate.id,
       model: endpoint.model,
       upstreamModel: endpoint.upstream_model,
       quantization: endpoint.quantization,
@@ -59,12 +60,15 @@ export const make = (services: {
     return { expected, asked, input, space }
   }
 
-  const lookup = ({ candidate }: Fallback.Attempt): Effect.Effect<CachedEmbed.Lookup> => {
-    const { input, space } = shapeFor(candidate)
-    return CachedEmbed.lookup({ cache: services.cache, metrics: services.metrics, policy: prepared.cachePolicy, space, input })
-  }
+  // Each endpoint's items, by endpoint id, in one read of the cache.
+  const lookup = (attempts: ReadonlyArray<Fallback.Attempt>): Effect.Effect<ReadonlyMap<string, CachedEmbed.Lookup>> =>
+    CachedEmbed.lookupAll({
+      cache: services.cache,
+      policy: prepared.cachePolicy,
+      spaces: attempts.map(({ candidate }) => shapeFor(candidate))
+    }).pipe(Effect.map((found) => new Map(found.map((one, i) => [attempts[i]!.candidate.id, one]))))
 
-  const call = (found?: { readonly endpoint: string; readonly lookup: CachedEmbed.Lookup }) =>
+  const call = (found?: ReadonlyMap<string, CachedEmbed.Lookup>) =>
   ({ candidate }: Fallback.Attempt): Effect.Effect<CachedEmbed.CachedResult, UpstreamError.UpstreamError> => {
     const { endpoint, provider } = candidate
     const { expected, asked, input, space } = shapeFor(candidate)
@@ -113,7 +117,7 @@ export const make = (services: {
       input,
       encoding,
       call: checked,
-      found: found !== undefined && found.endpoint === candidate.id ? found.lookup : undefined
+      found: found?.get(candidate.id)
     })
   }
 

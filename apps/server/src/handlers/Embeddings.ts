@@ -19,6 +19,7 @@ import {
   answerPlan,
   explainHeader,
   ignoredParameters,
+  noteSession,
   planReport,
   report,
   type RequestHeaders,
@@ -59,6 +60,7 @@ const serveWith = (embeddings: Embeddings["Service"], broadcast: Broadcast["Serv
   Effect.fnUntraced(function*(payload: EmbeddingRequest, headers: RequestHeaders) {
     const caller = yield* requireStandardKey
     const { options, explain, sessionId } = yield* requestOptions(payload, headers)
+    yield* noteSession(sessionId, payload.user)
     return yield* Effect.gen(function*() {
       const served = yield* embeddings.create(caller, payload, options).pipe(answerCall("embeddings", payload.model))
       const parent = Option.getOrUndefined(yield* Effect.serviceOption(Tracer.ParentSpan))

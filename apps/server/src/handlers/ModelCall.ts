@@ -12,6 +12,7 @@ import { Cause, Effect, Exit } from "effect"
 import type { LoadedCatalog } from "../catalog/CatalogLoader.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 import * as RequestFacts from "../observability/RequestFacts.ts"
+import * as SpanAttributes from "../observability/SpanAttributes.ts"
 
 /**
  * What the model endpoints (embeddings and rerank) share at the edge: the key they take, the
@@ -72,6 +73,16 @@ export const ignoredParameters = (plan: RoutePlan.Plan, endpointId: string, sent
 }
 
 /**
+ * Notes a model call's session (the body's `session_id` over `x-session-id`) and end user (`user`)
+ * for its access line.
+ */
+export const noteSession = (sessionId: string | undefined, user: string | undefined) =>
+  RequestFacts.note({
+    ...(sessionId === undefined || sessionId === "" ? {} : { session_id: sessionId }),
+    ...(user === undefined || user === "" ? {} : { user })
+  })
+
+/**
  * A served model call as the access log and the metrics see it.
  */
 export interface ServedCall {
@@ -91,21 +102,24 @@ export interface ServedCall {
 const noteOutcome = (task: Catalog.Task, model: string) => <A extends ServedCall>(exit: Exit.Exit<A, ApiError>) => {
   if (Exit.isSuccess(exit)) {
     const served = exit.value
-    return RequestFacts.note({
+    const cost = creditsFromNanos(served.costNanos)
+    return Effect.annotateCurrentSpan(SpanAttributes.served({ ...served, task, cost })).pipe(Effect.andThen(RequestFacts.note({
       generation_id: served.id,
       task,
       model: served.model,
       provider: served.provider,
       attempts: served.attempts,
       tokens: served.totalTokens,
-      cost: creditsFromNanos(served.costNanos),
+      cost,
       byok: served.isByok
-    })
+    })))
   }
   const error = exit.cause.reasons.find(Cause.isFailReason)?.error
   const tried = error?.metadata?.attempts
   const attempts = Array.isArray(tried) ? tried as ServedCall["attempts"] : []
-  return RequestFacts.note({ task, model, attempts, ...(attempts.length > 0 ? { provider: attempts.at(-1)!.provider } : {}) })
+  return Effect.annotateCurrentSpan({ "gen_ai.operation.name": task, "gen_ai.request.model": model }).pipe(
+    Effect.andThen(RequestFacts.note({ task, model, attempts, ...(attempts.length > 0 ? { provider: attempts.at(-1)!.provider } : {}) }))
+  )
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   answerPlan,
   explainHeader,
   ignoredParameters,
+  noteSession,
   planReport,
   report,
   requireStandardKey,
@@ -84,6 +85,7 @@ export const RerankHandlers = HttpApiBuilder.group(
         const headers = (yield* HttpServerRequest.HttpServerRequest).headers
         const seed = yield* seedOf(headers)
         const request = yield* resolved(payload)
+        yield* noteSession(request.session_id ?? headers["x-session-id"], request.user)
         const served = yield* rerank.create(caller, request, { seed }).pipe(answerCall("rerank", request.model))
         return HttpServerResponse.jsonUnsafe(body(served, request, truthy(headers[explainHeader])), {
           headers: {

@@ -54,6 +54,9 @@ const messages: Record<number, string> = {
   500: "Internal server error"
 }
 
+/** The message of the envelope a bodiless error answer gets (an unmatched route's 404...). */
+export const messageFor = (status: number) => messages[status] ?? `HTTP ${status}`
+
 const envelopeBody = (path: string, status: number, message: string) =>
   internPath.test(path)
     ? { error: { code: internCodes[status] ?? (status >= 500 ? "internal_error" : status), message } }
@@ -115,7 +118,7 @@ export const layer = (options: PolicyOptions) =>
         yield* HttpEffect.appendPreResponseHandler((req, response) =>
           Effect.succeed(
             response.status >= 400 && !isJson(response)
-              ? envelopeFor(req.url, response.status, messages[response.status] ?? `HTTP ${response.status}`)
+              ? envelopeFor(req.url, response.status, messageFor(response.status))
               : response
           )
         )

@@ -2,6 +2,7 @@ import type { FailureRecord } from "@switchyard/core/schema/Activity"
 import { retryAfterSeconds } from "@switchyard/core/store/StoreUnavailable"
 import { Cause, Clock, Context, Effect, Exit, type Types } from "effect"
 import { HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import * as Policies from "../http/Policies.ts"
 import { GatewayMetrics } from "./GatewayMetrics.ts"
 import { RecentFailures } from "./RecentFailures.ts"
 import { CurrentRequestFacts, type RequestFacts } from "./RequestFacts.ts"
@@ -32,16 +33,25 @@ const describe = (cause: Cause.Cause<unknown>): { readonly fields: Record<string
 const utf8 = new TextDecoder()
 
 // An API error is encoded into its answer before the access log sees it: its envelope's message and
-// metadata (written for the caller, credentials already taken out) are the cause of a 5xx.
-const envelopeOf = (response: HttpServerResponse.HttpServerResponse): Record<string, unknown> => {
+// metadata (written for the caller, credentials already taken out; a schema error names fields and
+// rules, never values) are the cause of a 5xx and the reason of a 4xx, whose message is cut to a
+// line. `reason` is the metadata's, else a string code (the intern operations').
+const maxRefusalLength = 200
+const envelopeOf = (response: HttpServerResponse.HttpServerResponse, short = false): Record<string, unknown> => {
+  // A bodiless answer (an unmatched route) gets its envelope after this sees it, from the policies.
+  if (response.body._tag === "Empty") return { error: Policies.messageFor(response.status) }
   if (response.body._tag !== "Uint8Array") return {}
   try {
     const error = JSON.parse(utf8.decode(response.body.body))?.error
     if (typeof error !== "object" || error === null) return {}
     const metadata = typeof error.metadata === "object" && error.metadata !== null ? error.metadata : {}
+    const message: unknown = error.message
+    const reason: unknown = typeof metadata.reason === "string" ? metadata.reason : error.code
     return {
-      ...(typeof error.message === "string" ? { error: error.message } : {}),
-      ...(typeof metadata.reason === "string" ? { reason: metadata.reason } : {}),
+      ...(typeof message === "string"
+        ? { error: short && message.length > maxRefusalLength ? `${message.slice(0, maxRefusalLength - 1)}…` : message }
+        : {}),
+      ...(typeof reason === "string" ? { reason } : {}),
       ...(typeof metadata.upstream_status === "number" ? { upstream_status: metadata.upstream_status } : {})
     }
   } catch {
@@ -68,11 +78,14 @@ const lineOf = (
   if (facts.generation_id !== undefined) line.generation_id = facts.generation_id
   if (facts.task !== undefined) line.task = facts.task
   if (facts.model !== undefined) line.model = facts.model
+  if (facts.session_id !== undefined) line.session_id = facts.session_id
+  if (facts.user !== undefined) line.user = facts.user
   if (facts.provider !== undefined) line.provider = facts.provider
   if (facts.attempts !== undefined) line.attempts = facts.attempts.length
   if (facts.tokens !== undefined) line.tokens = facts.tokens
   if (facts.cost !== undefined) line.cost = facts.cost
   if (facts.byok !== undefined) line.byok = facts.byok
+  line.cache = facts.cache ?? "off"
   if (facts.rate_limited === true) line.rate_limited = true
   return line
 }
@@ -98,8 +111,9 @@ const failureOf = (
 
 /**
  * One access line per request (`message: "request"`: method, route template, path without its
- * query, `status`, `duration_ms`, and what the request's parts noted: key hash prefix, generation
- * id, model, provider, attempts, tokens, cost), at `info`, `warn` for a 5xx an upstream caused and
+ * query, `status`, `duration_ms`, `cache` (what the embeddings cache did, `off` where none was
+ * consulted), and what the request's parts noted: key hash prefix, generation id, model, session
+ * and user, provider, attempts, tokens, cost; a 4xx's reason), at `info`, `warn` for a 5xx an upstream caused and
  * `error` for the gateway's own 500, which carries its cause. The same facts feed the metrics.
  * Installed first, so it sees every answer the routes give, the policies' refusals included.
  */
@@ -119,7 +133,8 @@ export const layer = HttpRouter.middleware(
           status: number,
           line: Record<string, unknown>
         ) => {
-          if (status < 500) return Effect.logInfo("request").pipe(Effect.annotateLogs(line))
+          if (status < 400) return Effect.logInfo("request").pipe(Effect.annotateLogs(line))
+          if (status < 500) return Effect.logInfo("request").pipe(Effect.annotateLogs({ ...line, ...envelopeOf(response, true) }))
           const store = facts.store_unavailable
           if (store !== undefined) {
             // The one line of a store failure: at error level, with what the store answered.

@@ -24,6 +24,9 @@ export interface RequestFacts {
   /** What the model call asked: `embeddings` or `rerank`. */
   task?: "embeddings" | "rerank"
   model?: string
+  /** The model call's session (`session_id`, else `x-session-id`) and end user (`user`), as the caller named them. */
+  session_id?: string
+  user?: string
   /** The provider that served, or the last one tried. */
   provider?: string
   /** Upstream attempts in order. */
@@ -32,6 +35,8 @@ export interface RequestFacts {
   cost?: number
   tokens?: number
   byok?: boolean
+  /** What the embeddings cache did (`x-switchyard-cache`); absent where no cache was consulted. */
+  cache?: "hit" | "partial" | "miss" | "bypass"
   /** The key's own rate limit refused the request. */
   rate_limited?: boolean
   /** The store failed under the request (a 503): what was asked of it, and why it failed. */

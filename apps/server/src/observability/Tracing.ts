@@ -19,6 +19,16 @@ export const TracingConfig = Config.all({
   scheduleDelayMs: Config.Int("OTEL_BSP_SCHEDULE_DELAY").pipe(Config.withDefault(5000))
 })
 
+/**
+ * Requests that are not traced: health checks, metric scrapes and the console's files, which
+ * would fill a trace store with spans nobody reads.
+ */
+export const untraced = (url: string): boolean => {
+  const query = url.indexOf("?")
+  const path = query === -1 ? url : url.slice(0, query)
+  return path === "/api/v1/health" || path === "/metrics" || path === "/ui" || path.startsWith("/ui/")
+}
+
 const blank = (text: Option.Option<string>) => Option.filter(text, (t) => t.trim().length > 0)
 
 /**
@@ -44,7 +54,7 @@ const parseHeaders = (text: string): Record<string, string> =>
 /**
  * Tracing as configured: with an OTLP endpoint, every request's spans (the server span, the route
  * plan, each upstream attempt and the HTTP call under it, each ledger step, broadcast deliveries)
- * are exported in batches and W3C `traceparent` goes out with upstream calls and webhooks. Without
+ * but those of {@link untraced} requests, and the ledger's flushes, are exported in batches and W3C `traceparent` goes out with upstream calls and webhooks. Without
  * one, spans are not even built (`TracerEnabled` off: they cost about a third of a request's CPU)
  * and nothing is propagated.
  */
@@ -70,6 +80,7 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
       headers: Option.match(headers, { onNone: () => undefined, onSome: parseHeaders }),
       exportInterval: Duration.millis(config.scheduleDelayMs)
     }).pipe(Layer.provide([serialization, NodeHttpClient.layerUndici])),
-    Layer.succeed(HttpMiddleware.SpanNameGenerator, (request) => `${request.method} ${routes.of(request.method, request.url)}`)
+    Layer.succeed(HttpMiddleware.SpanNameGenerator, (request) => `${request.method} ${routes.of(request.method, request.url)}`),
+    Layer.succeed(HttpMiddleware.TracerDisabledWhen, (request) => untraced(request.url))
   )
 }))

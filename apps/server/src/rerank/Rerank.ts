@@ -217,6 +217,7 @@ export class Rerank extends Context.Service<Rerank, {
           call: call(request, measured, routed.own),
           observe: observe(caller),
           span: "Rerank.attempt",
+          tokensOf: (billed) => billed.totalTokens,
           timeoutMs: config.requestTimeoutMs
         })
         const { attempt: { candidate, byok: isByok }, value: billed } = outcome

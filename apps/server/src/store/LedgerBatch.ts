@@ -14,9 +14,10 @@
  * after that. Closing the scope writes what is waiting before it returns.
  */
 import { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
-import { Clock, Deferred, Duration, Effect, Latch, Schedule, Schema } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Latch, Schedule, Schema, Tracer } from "effect"
 import type { Scope } from "effect"
 import type { SqlClient } from "effect/sql"
+import * as Span from "../observability/Span.ts"
 import type { StoreStatements } from "./StoreStatements.ts"
 
 /** A ledger row, as `switchyard_flush` reads it (money and times as strings). */
@@ -52,6 +53,8 @@ interface Waiting {
   readonly done: Deferred.Deferred<Written, StoreUnavailable>
   /** Runs when the row's batch ended, whoever still waits for it: `undefined` when it failed. */
   readonly after: (written: Written | undefined) => void
+  /** The span of the request the row belongs to, which the flush's span links to. */
+  readonly span: Tracer.AnySpan | undefined
 }
 
 export interface LedgerBatchOptions {
@@ -99,10 +102,19 @@ export const make = (
         Effect.mapError((cause) => new StoreUnavailable({ operation: "ledger.flush", cause }))
       )
 
+    // Background work under a span of its own, named for what it does and linked to the requests
+    // whose rows it carries; its SQL statement is the span's child.
+    const traced = (batch: ReadonlyArray<Waiting>) =>
+      statement(batch.map((w) => w.row)).pipe(Effect.withSpan("ledger.flush", {
+        root: true,
+        attributes: { "switchyard.ledger.rows": batch.length },
+        links: batch.flatMap((w) => w.span === undefined ? [] : [{ span: w.span, attributes: {} }])
+      }, Span.perRequest))
+
     const flush = (batch: ReadonlyArray<Waiting>) =>
       Effect.gen(function*() {
         statements.batchRows(batch.length)
-        const exit = yield* Effect.exit(statement(batch.map((w) => w.row)))
+        const exit = yield* Effect.exit(traced(batch))
         if (exit._tag === "Failure") {
           for (const w of batch) {
             w.after(undefined)
@@ -148,9 +160,9 @@ export const make = (
 
     return {
       write: (row, after) =>
-        Effect.suspend(() => {
+        Effect.withFiber((fiber) => {
           const done = Deferred.makeUnsafe<Written, StoreUnavailable>()
-          waiting.push({ row, done, after })
+          waiting.push({ row, done, after, span: Context.getOrUndefined(fiber.context, Tracer.ParentSpan) })
           wake.openUnsafe()
           return Deferred.await(done)
         }),

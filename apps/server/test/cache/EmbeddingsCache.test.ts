@@ -155,6 +155,92 @@ describe("embeddings cache", () => {
   })
 })
 
+describe("which endpoint a cache hit comes from", () => {
+  let gateway: Gateway
+  const fakes: Record<string, FakeUpstream.FakeServer> = {}
+  const slugs = ["deadp", "goodp", "fp16p", "int8p"] as const
+
+  beforeAll(async () => {
+    for (const slug of slugs) fakes[slug] = await FakeOpenAi.start()
+    const same = { upstream_model: "embed", pricing: { prompt: "0.1" } }
+    gateway = await startGateway({
+      config: {
+        providers: [
+          // Two providers of one upstream model and quantization, and two of another model at two quantizations.
+          provider("deadp", fakes.deadp!.url, { name: "Dead Provider" }, [endpoint("acme/embed", { ...same, quantization: "fp16" })]),
+          provider("goodp", fakes.goodp!.url, { name: "Good Provider" }, [endpoint("acme/embed", { ...same, quantization: "fp16" })]),
+          provider("fp16p", fakes.fp16p!.url, {}, [endpoint("acme/spread", { ...same, quantization: "fp16" })]),
+          provider("int8p", fakes.int8p!.url, {}, [endpoint("acme/spread", { ...same, quantization: "int8" })])
+        ],
+        workspaces: { default: { cache: true } }
+      },
+      credits: 100
+    })
+  })
+  afterAll(async () => {
+    await gateway.close()
+    await Promise.all(Object.values(fakes).map((f) => f.close()))
+  })
+  const calls = () => Object.fromEntries(slugs.map((slug) => [slug, fakes[slug]!.requests.length]))
+
+  it("a hit is credited to the endpoint that embedded it: header, body, /generation and /activity, with no upstream attempt", async () => {
+    fakes.deadp!.setBehaviour({ _tag: "Status", status: 503 })
+    const body = { model: "acme/embed", input: ["served by the good one"], provider: { order: ["deadp", "goodp"] } }
+    const first = await gateway.embed(body)
+    assert.strictEqual(first.status, 200, first.text)
+    assert.strictEqual(first.json.provider, "goodp")
+    const before = calls()
+    const hits = [await gateway.embed(body, { headers: { "x-switchyard-explain": "true" } }), await gateway.embed(body)]
+    assert.deepStrictEqual(calls(), before, "no upstream is called for a hit")
+    for (const hit of hits) {
+      assert.strictEqual(hit.status, 200, hit.text)
+      assert.strictEqual(cacheOf(hit), "hit")
+      assert.strictEqual(hit.headers.get("x-switchyard-provider"), "goodp")
+      assert.strictEqual(hit.json.provider, "goodp")
+      assert.deepStrictEqual(vectorTexts(hit), vectorTexts(first))
+    }
+    assert.deepStrictEqual(hits[0]!.json.switchyard.routing.tried, [])
+    const generation = await gateway.call(`/generation?id=${hits[1]!.json.id}`)
+    assert.strictEqual(generation.status, 200, generation.text)
+    assert.strictEqual(generation.json.data.provider_name, "Good Provider")
+    const activity = await gateway.call("/activity", undefined, { key: gateway.server.managementKey })
+    const rows = (activity.json.data as Array<any>).filter((r) => r.model === "acme/embed")
+    assert.deepStrictEqual(rows.map((r) => [r.provider_name, r.requests]), [["Good Provider", 3]])
+    fakes.deadp!.setBehaviour({ _tag: "Normal" })
+  })
+
+  it("looks up every endpoint of the plan: requests drawn across quantizations all hit what one endpoint embedded", async () => {
+    const input = ["spread over two quantizations"]
+    const first = await gateway.embed({ model: "acme/spread", input }, { headers: { "x-switchyard-seed": "1" } })
+    assert.strictEqual(first.status, 200, first.text)
+    const servedBy = first.json.provider as string
+    const before = calls()
+    const drawn = new Set<string>()
+    for (let seed = 2; seed < 22; seed++) {
+      const reply = await gateway.embed({ model: "acme/spread", input }, { headers: { "x-switchyard-seed": String(seed), "x-switchyard-explain": "1" } })
+      assert.strictEqual(reply.status, 200, reply.text)
+      drawn.add(reply.json.switchyard.routing.attempts[0].split("/")[0])
+      assert.strictEqual(cacheOf(reply), "hit")
+      assert.strictEqual(reply.json.provider, servedBy)
+      assert.deepStrictEqual(vectorTexts(reply), vectorTexts(first))
+    }
+    assert.sameMembers([...drawn], ["fp16p", "int8p"], "both endpoints were drawn as the primary")
+    assert.deepStrictEqual(calls(), before)
+  })
+
+  it("combines a partial hit only within one endpoint's entries", async () => {
+    await gateway.embed({ model: "acme/spread", input: ["only at fp16"], provider: { order: ["fp16p"] } })
+    await gateway.embed({ model: "acme/spread", input: ["only at int8"], provider: { order: ["int8p"] } })
+    const before = fakes.fp16p!.requests.length
+    const reply = await gateway.embed({ model: "acme/spread", input: ["only at fp16", "only at int8"], provider: { order: ["fp16p"] } })
+    assert.strictEqual(reply.status, 200, reply.text)
+    assert.strictEqual(reply.json.provider, "fp16p")
+    assert.strictEqual(cacheOf(reply), "partial")
+    assert.strictEqual(reply.headers.get("x-switchyard-cached-items"), "1")
+    assert.deepStrictEqual(fakes.fp16p!.requests.slice(before).map((r) => (r.body as { input: unknown }).input), [["only at int8"]])
+  })
+})
+
 describe("embeddings cache off", () => {
   it("answers bypass for a workspace that has not turned it on, and calls the upstream every time", async () => {
     const alpha = await FakeOpenAi.start()

@@ -113,11 +113,12 @@ describe(`the log of a gateway process (${storeKind})`, () => {
     assert.strictEqual(fallback!.level, "warn")
     assert.include(fallback!.error, "alpha")
 
-    // The 502: a warning with its cause and both attempts.
+    // The 502: a warning with its cause and both attempts. alpha failed just before, so it is
+    // inside its outage window and tried last: the line names it as the last provider tried.
     const failedLine = access.find((l) => l.status === 502)
     assert.isDefined(failedLine)
-    assert.deepInclude(failedLine, { level: "warn", model: "acme/embed", provider: "beta", attempts: 2, key: keyPrefix })
-    assert.include(failedLine!.error, "beta")
+    assert.deepInclude(failedLine, { level: "warn", model: "acme/embed", provider: "alpha", attempts: 2, key: keyPrefix })
+    assert.include(failedLine!.error, "alpha")
     assert.strictEqual(failedLine!.reason, "ServerError")
 
     assert.deepInclude(access.find((l) => l.status === 404), { route: "unmatched", path: "/api/v1/no-such-route", method: "GET" })
@@ -187,6 +188,67 @@ describe("log format and level", () => {
       Effect.provide(GatewayLogger.layer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord({ SWITCHYARD_LOG_LEVEL: "loud" })))))
     ))
     assert.strictEqual(refused._tag, "Failure")
+  })
+})
+
+describe(`access lines (${storeKind})`, () => {
+  it("say why a 400, 401 or 404 was refused, whether the cache served, and a model call's session and user", async () => {
+    const fake = await FakeOpenAi.start({ apiKey: "sk-fake" })
+    const gateway = await startGateway({
+      config: {
+        providers: [
+          provider("alpha", fake.url, {}, [endpoint("acme/embed", { upstream_model: "embed" })]),
+          { ...provider("jina", fake.url, {}, [{ model: "acme/rerank", upstream_model: "rerank", task: "rerank", pricing: { prompt: "0.01" } }]), adapter: "jina" }
+        ],
+        workspaces: { default: { cache: true } }
+      },
+      env: { SWITCHYARD_LOG_FORMAT: "json", SWITCHYARD_LOG_LEVEL: "info" },
+      credits: 1
+    })
+    let captured: Awaited<ReturnType<typeof capturingStdout<Record<string, any>>>>
+    try {
+      captured = await capturingStdout(async () => {
+        const replies = {
+          badBody: await gateway.embed({ model: 5, input: "x" }),
+          badKey: await gateway.call("/key", undefined, { key: "sk-sy-v1-not-a-real-key-0000000000" }),
+          noRoute: await gateway.call("/no-such-route"),
+          noModel: await gateway.embed({ model: "acme/nope", input: "x" }),
+          miss: await gateway.embed({ model: "acme/embed", input: "cached later", session_id: "s-body", user: "u-embed" }),
+          hit: await gateway.embed({ model: "acme/embed", input: "cached later" }, { headers: { "x-session-id": "s-header" } }),
+          rerank: await gateway.call("/rerank", { model: "acme/rerank", query: "q", documents: ["a", "b"], session_id: "s-rerank", user: "u-rerank" }),
+          rerankHeader: await gateway.call("/rerank", { model: "acme/rerank", query: "q", documents: ["a"] }, { headers: { "x-session-id": "s-rerank-header" } })
+        }
+        return replies
+      })
+    } finally {
+      await gateway.close()
+      await fake.close()
+    }
+    const { lines, result: replies } = captured
+    assert.deepStrictEqual(Object.values(replies).map((r) => r.status), [400, 401, 404, 404, 200, 200, 200, 200])
+    const access = lines.filter((l) => l.message === "request")
+    const lineOf = (path: string, status: number) => {
+      const found = access.filter((l) => l.path === path && l.status === status)
+      assert.strictEqual(found.length, 1, `${path} ${status}: ${JSON.stringify(access)}`)
+      return found[0]!
+    }
+    const badBody = lineOf("/api/v1/embeddings", 400)
+    assert.match(badBody.error, /^Invalid request body: model: Expected string/u)
+    assert.strictEqual(badBody.cache, "off")
+    assert.isString(lineOf("/api/v1/key", 401).error)
+    assert.strictEqual(lineOf("/api/v1/no-such-route", 404).error, "Not found")
+    const noModel = access.find((l) => l.status === 404 && l.path === "/api/v1/embeddings")
+    assert.include(noModel?.error, "acme/nope")
+    assert.notInclude(JSON.stringify(access), "not-a-real-key")
+
+    const served = access.filter((l) => l.path === "/api/v1/embeddings" && l.status === 200)
+    assert.deepStrictEqual(served.map((l) => [l.cache, l.session_id, l.user]), [["miss", "s-body", "u-embed"], ["hit", "s-header", undefined]])
+    const reranks = access.filter((l) => l.path === "/api/v1/rerank")
+    assert.deepStrictEqual(reranks.map((l) => [l.status, l.cache, l.session_id, l.user]), [
+      [200, "off", "s-rerank", "u-rerank"],
+      [200, "off", "s-rerank-header", undefined]
+    ])
+    for (const line of access) assert.include(["hit", "partial", "miss", "bypass", "off"], line.cache)
   })
 })
 

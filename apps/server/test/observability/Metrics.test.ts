@@ -76,7 +76,9 @@ describe(`GET /metrics (${storeKind})`, () => {
       assert.strictEqual(reply.status, 200, reply.text)
       served.push(reply.json)
     }
-    alpha.setBehaviour([{ _tag: "Status", status: 503 }, { _tag: "Status", status: 503 }])
+    // alpha fails once: "four" falls back to beta; alpha is then inside its outage window, so
+    // "five" is served by beta without trying it, and "six" tries beta first.
+    alpha.setBehaviour([{ _tag: "Status", status: 503 }])
     for (const input of ["four", "five"]) {
       const reply = await gateway.embed({ model: "acme/embed", input, provider: order })
       assert.strictEqual(reply.status, 200, reply.text)
@@ -133,13 +135,13 @@ describe(`GET /metrics (${storeKind})`, () => {
 
     const attempts = (provider: string, outcome: string) => sampleValue(families, "switchyard_upstream_attempts_total", { provider, outcome })
     assert.strictEqual(attempts("alpha", "success"), 4)
-    assert.strictEqual(attempts("alpha", "unavailable"), 2)
+    assert.strictEqual(attempts("alpha", "unavailable"), 1)
     assert.strictEqual(attempts("alpha", "server_error"), 1)
     assert.strictEqual(attempts("beta", "success"), 2)
     assert.strictEqual(attempts("beta", "server_error"), 1)
-    assert.strictEqual(sampleValue(families, "switchyard_upstream_attempt_duration_seconds_count", { provider: "alpha" }), 7)
-    assert.strictEqual(sampleValue(families, "switchyard_fallbacks_total", { model: "acme/embed", provider: "alpha" }), 3)
-    assert.strictEqual(sampleValue(families, "switchyard_fallbacks_total", { provider: "beta" }), 0)
+    assert.strictEqual(sampleValue(families, "switchyard_upstream_attempt_duration_seconds_count", { provider: "alpha" }), 6)
+    assert.strictEqual(sampleValue(families, "switchyard_fallbacks_total", { model: "acme/embed", provider: "alpha" }), 1)
+    assert.strictEqual(sampleValue(families, "switchyard_fallbacks_total", { provider: "beta" }), 1)
 
     for (const slug of ["alpha", "beta"]) {
       const mine = served.filter((r) => r.provider === slug)
@@ -188,12 +190,18 @@ describe(`GET /metrics (${storeKind})`, () => {
 describe(`GET /metrics: the embeddings cache (${storeKind})`, () => {
   let gateway: Gateway
   let alpha: FakeUpstream.FakeServer
+  let beta: FakeUpstream.FakeServer
 
   beforeAll(async () => {
     alpha = await FakeOpenAi.start()
+    beta = await FakeOpenAi.start()
     gateway = await startGateway({
       config: {
-        providers: [provider("alpha", alpha.url, {}, [endpoint("acme/embed", { upstream_model: "embed", pricing: { prompt: "0.1" } })])],
+        providers: [
+          provider("alpha", alpha.url, {}, [endpoint("acme/embed", { upstream_model: "embed", pricing: { prompt: "0.1" } })]),
+          provider("beta", beta.url, {}, [endpoint("acme/fallback", { upstream_model: "embed", pricing: { prompt: "0.1" } })]),
+          provider("gamma", beta.url, {}, [endpoint("acme/fallback", { upstream_model: "embed", pricing: { prompt: "0.2" } })])
+        ],
         workspaces: { default: { cache: true } }
       },
       credits: 10
@@ -201,7 +209,7 @@ describe(`GET /metrics: the embeddings cache (${storeKind})`, () => {
   })
   afterAll(async () => {
     await gateway?.close()
-    await alpha?.close()
+    await Promise.all([alpha?.close(), beta?.close()])
   })
 
   const counters = async () => {
@@ -211,6 +219,9 @@ describe(`GET /metrics: the embeddings cache (${storeKind})`, () => {
     const read = (name: string, labels: Record<string, string>) =>
       samples.some((f) => f.name === name) ? sampleValue(samples, name, labels) : 0
     return {
+      attempts: (provider: string, outcome: string) => read("switchyard_upstream_attempts_total", { provider, outcome }),
+      fallbackHits: read("switchyard_embedding_cache_hits_total", { model: "acme/fallback" }),
+      fallbackMisses: read("switchyard_embedding_cache_misses_total", { model: "acme/fallback" }),
       hits: read("switchyard_embedding_cache_hits_total", { model: "acme/embed" }),
       misses: read("switchyard_embedding_cache_misses_total", { model: "acme/embed" }),
       read: read("switchyard_embedding_cache_bytes_total", { direction: "read" }),
@@ -257,5 +268,27 @@ describe(`GET /metrics: the embeddings cache (${storeKind})`, () => {
     const bypass = await gateway.embed(body, { headers: { "x-switchyard-cache": "bypass" } })
     assert.strictEqual(bypass.headers.get("x-switchyard-cache"), "bypass")
     assert.deepStrictEqual(delta(afterPartial, await counters()), { hits: 0, misses: 0, read: 0, written: 0 })
+  })
+
+  it("a hit is no upstream attempt, and a miss served after a fallback counts each item once", async () => {
+    const start = await counters()
+    const body = { model: "acme/embed", input: ["attempt one", "attempt two"] }
+    assert.strictEqual((await gateway.embed(body)).status, 200)
+    const hit = await gateway.embed(body)
+    assert.strictEqual(hit.headers.get("x-switchyard-cache"), "hit")
+    const afterHit = await counters()
+    assert.strictEqual(afterHit.attempts("alpha", "success") - start.attempts("alpha", "success"), 1, "only the miss called the upstream")
+    assert.strictEqual(afterHit.hits - start.hits, 2)
+
+    // beta fails, gamma serves: two attempts, but each of the three items is one miss.
+    beta.setBehaviour([{ _tag: "Status", status: 503 }])
+    const fallback = await gateway.embed({ model: "acme/fallback", input: ["fb one", "fb two", "fb three"], provider: { order: ["beta", "gamma"] } })
+    assert.strictEqual(fallback.status, 200, fallback.text)
+    assert.strictEqual(fallback.json.provider, "gamma")
+    const afterFallback = await counters()
+    assert.strictEqual(afterFallback.fallbackMisses - afterHit.fallbackMisses, 3)
+    assert.strictEqual(afterFallback.fallbackHits - afterHit.fallbackHits, 0)
+    assert.strictEqual(afterFallback.attempts("beta", "unavailable") - afterHit.attempts("beta", "unavailable"), 1)
+    assert.strictEqual(afterFallback.attempts("gamma", "success") - afterHit.attempts("gamma", "success"), 1)
   })
 })

@@ -43,7 +43,8 @@ export interface OtlpSpan {
   readonly name: string
   readonly kind: number
   readonly attributes: ReadonlyArray<{ readonly key: string; readonly value: Record<string, unknown> }>
-  readonly status: { readonly code: number }
+  readonly status: { readonly code: number; readonly message?: string }
+  readonly links?: ReadonlyArray<{ readonly traceId: string; readonly spanId: string }>
   readonly resource: Record<string, unknown>
 }
 

@@ -29,8 +29,13 @@ describe(`traces over OTLP/HTTP (${storeKind})`, () => {
   })
 
   it("exports the request's span tree and propagates its traceparent to upstreams and webhooks", async () => {
-    const { alpha, beta, call, keys } = observed
+    const { alpha, beta, call, gateway, keys } = observed
     assert.strictEqual((await call("/credits", { amount: 5 }, { key: keys.managementKey })).status, 200)
+    // Health checks, scrapes and the console's files are not traced.
+    const origin = new URL(gateway.baseUrl).origin
+    assert.strictEqual((await fetch(`${origin}/api/v1/health`)).status, 200)
+    assert.strictEqual((await fetch(`${origin}/metrics`)).status, 200)
+    await fetch(`${origin}/ui/`)
     const clientTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
     const clientSpan = "00f067aa0ba902b7"
     alpha.setBehaviour([{ _tag: "Status", status: 503 }])
@@ -71,10 +76,26 @@ describe(`traces over OTLP/HTTP (${storeKind})`, () => {
     assert.strictEqual(plan.length, 1)
     assert.include(ancestors(plan[0]!), "POST /api/v1/embeddings")
 
+    // The request's span names the model, the serving provider, the generation, its tokens and cost.
+    assert.strictEqual(attribute(server, "gen_ai.operation.name"), "embeddings")
+    assert.strictEqual(attribute(server, "gen_ai.request.model"), "acme/embed")
+    assert.strictEqual(attribute(server, "gen_ai.provider.name"), "beta")
+    assert.strictEqual(attribute(server, "switchyard.generation_id"), reply.json.id)
+    assert.strictEqual(Number(attribute(server, "gen_ai.usage.input_tokens")), reply.json.usage.total_tokens)
+    assert.strictEqual(Number(attribute(server, "switchyard.cost_usd")), reply.json.usage.cost)
+
     const attempts = named("Embeddings.attempt")
-    assert.deepStrictEqual(attempts.map((s) => attribute(s, "provider")).sort(), ["alpha", "beta"])
-    const failedAttempt = attempts.find((s) => attribute(s, "provider") === "alpha")!
+    const providerOf = (span: OtlpSpan) => attribute(span, "gen_ai.provider.name")
+    assert.deepStrictEqual(attempts.map(providerOf).sort(), ["alpha", "beta"])
+    for (const attempt of attempts) {
+      assert.strictEqual(attribute(attempt, "gen_ai.request.model"), "acme/embed")
+      assert.strictEqual(attribute(attempt, "switchyard.endpoint"), `${providerOf(attempt)}/default@acme/embed`)
+    }
+    assert.strictEqual(Number(attribute(attempts.find((s) => providerOf(s) === "beta")!, "gen_ai.usage.input_tokens")), reply.json.usage.prompt_tokens)
+    const failedAttempt = attempts.find((s) => providerOf(s) === "alpha")!
     assert.strictEqual(failedAttempt.status.code, 2, "the failed attempt's span is an error")
+    assert.include(failedAttempt.status.message, 'Provider "alpha"')
+    assert.notInclude(failedAttempt.status.message, 'Provider "upstream"')
     for (const attempt of attempts) assert.include(ancestors(attempt), "POST /api/v1/embeddings")
 
     for (const step of ["Accounting.reserve", "Accounting.settle"]) {
@@ -90,10 +111,28 @@ describe(`traces over OTLP/HTTP (${storeKind})`, () => {
       assert.strictEqual(match![1], clientTrace)
       const sent = byId.get(match![2]!)
       assert.isDefined(sent, `the span ${match![2]} named by the ${slug} call was exported`)
-      const attempt = attempts.find((s) => attribute(s, "provider") === slug)!
+      const attempt = attempts.find((s) => providerOf(s) === slug)!
       let parent = sent!.parentSpanId
       while (parent !== undefined && parent !== attempt.spanId && byId.has(parent)) parent = byId.get(parent)!.parentSpanId
       assert.strictEqual(parent, attempt.spanId, `the ${slug} call is under its attempt span`)
+    }
+
+    // The ledger row is written by a background flush: its own root span, with its row count,
+    // linked to the request it carries, its SQL under it.
+    let flush: OtlpSpan | undefined
+    await waitFor(() => {
+      spans = spansOf(collector.received)
+      flush = spans.find((s) => s.name === "ledger.flush" && (s.links ?? []).some((l) => l.traceId === clientTrace))
+      return flush !== undefined
+    })
+    assert.isTrue(flush!.parentSpanId === undefined || flush!.parentSpanId === "", "the flush is a root span")
+    assert.isAtLeast(Number(attribute(flush!, "switchyard.ledger.rows")), 1)
+    assert.isAbove(spans.filter((s) => s.parentSpanId === flush!.spanId).length, 0, "the flush's SQL is under it")
+    const linked = flush!.links!.find((l) => l.traceId === clientTrace)!
+    assert.include(ancestors(byId.get(linked.spanId) ?? server).concat(byId.get(linked.spanId)?.name ?? ""), "POST /api/v1/embeddings")
+    for (const span of spans) {
+      assert.notInclude(["GET /api/v1/health", "GET /metrics"], span.name)
+      assert.notMatch(span.name, /^GET \/ui/u)
     }
 
     // The webhook's delivery continues the trace; its span names the destination, not its URL's query.

@@ -16,6 +16,12 @@
  *    the endpoints without a failure in the last 30 s; the others follow as fallbacks, cheapest
  *    first, recently failed ones last.
  *
+ * In 1 and 2, when fallbacks are allowed, an endpoint inside its outage window (a failure that
+ * counted against it in the last 30 s, `EndpointStats.recentlyFailed`) goes behind every endpoint
+ * that is not, the plan's order kept within each group: the spec's "falls back to the next when
+ * unavailable", without waiting out a provider that is known to be down. With `allow_fallbacks:
+ * false` the caller pinned the endpoints, and their order stands.
+ *
  * `preferred_max_latency` and `preferred_min_throughput` move endpoints that miss a cutoff
  * behind those that meet all of them (in 2, in the drawn pool of 3, and among the fallbacks
  * of 1); they never exclude. Before that, endpoints lacking a parameter the request sent
@@ -148,6 +154,7 @@ const decide = (
   input: PlanInput
 ): Decision | string => {
   const stats = input.stats ?? {}
+  const healthy = (c: Candidate) => !recentlyFailed(lookup(stats, c), input.now)
   const cheapest = Sorts.byPriceFor(input.consumption)
   const cheapestFirst = (cs: ReadonlyArray<Candidate>) => [...cs].sort(cheapest)
   const notes = new Map<string, Notes>()
@@ -179,15 +186,14 @@ const decide = (
         ? { mode: "order", attempts: ordered, notes }
         : `no provider in provider.order (${prefs.order.join(", ")}) can serve the model, and allow_fallbacks is false`
     }
-    return { mode: "order", attempts: [...ordered, ...sorted(eligible.filter((c) => !taken.has(c.id)))], notes }
+    return { mode: "order", attempts: preferredFirst([...ordered, ...sorted(eligible.filter((c) => !taken.has(c.id)))], healthy), notes }
   }
 
   if (prefs.sort !== null) {
     const all = sorted(eligible)
-    return { mode: "sort", attempts: prefs.allow_fallbacks ? all : all.slice(0, 1), notes }
+    return { mode: "sort", attempts: prefs.allow_fallbacks ? preferredFirst(all, healthy) : all.slice(0, 1), notes }
   }
 
-  const healthy = (c: Candidate) => !recentlyFailed(lookup(stats, c), input.now)
   const tiers = [true, false].flatMap((fit) => {
     const group = eligible.filter((c) => fits(c) === fit)
     return [

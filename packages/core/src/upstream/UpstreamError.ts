@@ -299,7 +299,9 @@ export const describe = (reason: Reason, provider: string): string => {
  * @since 0.1.0
  */
 export class UpstreamError extends Schema.TaggedError<UpstreamError>()("UpstreamError", {
-  reason: Reason
+  reason: Reason,
+  /** The slug of the provider that failed, once the attempt that met the failure names it. */
+  provider: Schema.optionalKey(Schema.String)
 }) {
   /** The HTTP status the caller is answered with. */
   get status(): WireStatus {
@@ -314,9 +316,18 @@ export class UpstreamError extends Schema.TaggedError<UpstreamError>()("Upstream
     return policy[this.reason._tag].countsAgainstEndpoint
   }
   override get message(): string {
-    return describe(this.reason, "upstream")
+    return describe(this.reason, this.provider ?? "upstream")
   }
 }
+
+/**
+ * The error as the attempt at `provider` met it: its message names the provider (an attempt's
+ * span and log read it).
+ *
+ * @since 0.5.0
+ */
+export const atProvider = (provider: string) => (error: UpstreamError): UpstreamError =>
+  error.provider === provider ? error : new UpstreamError({ reason: error.reason, provider })
 
 /** The error of one reason. @since 0.1.0 */
 export const of = (reason: Reason): UpstreamError => new UpstreamError({ reason })

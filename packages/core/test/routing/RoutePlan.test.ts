@@ -147,6 +147,30 @@ describe("RoutePlan.plan", () => {
       }
     }))
 
+  it.effect("under order and sort, tries endpoints inside their outage window after the others, unless fallbacks are off", () =>
+    Effect.gen(function*() {
+      const failedAt = (ms: number) => ({ "alpha/default@acme/embed-1": { lastFailureAt: now - ms } })
+      const plan = (stats: PlanInput["stats"], preferences: ProviderPreferences) =>
+        RoutePlan.plan(input({ stats, preferences })).pipe(Effect.map(providersOf))
+      const ordered = { order: ["alpha", "beta"] }
+      // Failed 10 s ago: inside the 30 s window, so the healthy ones go first; it stays a last resort.
+      assert.deepStrictEqual(yield* plan(failedAt(10_000), ordered), ["beta", "gamma", "alpha"])
+      assert.deepStrictEqual(yield* plan(failedAt(10_000), { sort: "price" }), ["beta", "gamma", "alpha"])
+      assert.deepStrictEqual(yield* plan(failedAt(10_000), { sort: "exacto" }), ["beta", "gamma", "alpha"])
+      // Out of the window, the caller's order and the sort stand again.
+      assert.deepStrictEqual(yield* plan(failedAt(30_000), ordered), ["alpha", "beta", "gamma"])
+      assert.deepStrictEqual(yield* plan(failedAt(30_000), { sort: "price" }), ["alpha", "beta", "gamma"])
+      // Pinned endpoints keep their order: the caller asked for exactly these.
+      assert.deepStrictEqual(yield* plan(failedAt(10_000), { ...ordered, allow_fallbacks: false }), ["alpha", "beta"])
+      assert.deepStrictEqual(yield* plan(failedAt(10_000), { sort: "price", allow_fallbacks: false }), ["alpha"])
+      const explained = yield* RoutePlan.plan(input({ stats: failedAt(10_000), preferences: ordered }))
+      assert.deepStrictEqual(explained.explanation.candidates.map((c) => [c.provider, c.rank, c.recent_failure]), [
+        ["beta", 0, false],
+        ["gamma", 1, false],
+        ["alpha", 2, true]
+      ])
+    }))
+
   it.effect("deprioritises endpoints that miss a performance cutoff without excluding them", () =>
     Effect.gen(function*() {
       const stats = {
