@@ -39,6 +39,7 @@ import * as ByokRepo from "./store/ByokRepo.ts"
 import { CredentialCipher } from "./store/CredentialCipher.ts"
 import * as Database from "./store/Database.ts"
 import { LedgerReports } from "./store/LedgerReports.ts"
+import { LedgerRetention } from "./store/LedgerRetention.ts"
 import { WorkspaceRepo } from "./store/WorkspaceRepo.ts"
 import { ActivityHandlers } from "./handlers/Activity.ts"
 import { ProvidersHandlers } from "./handlers/Providers.ts"
@@ -103,6 +104,8 @@ const App = Layer.unwrap(Effect.gen(function*() {
 })).pipe(
   Layer.provide([GatewayMetrics.layer, RecentFailures.layer]),
   Layer.provide(Stores),
+  // Out of the layer too: the ledger's pruning runs in the background, and tests run it on their clock.
+  Layer.provideMerge(LedgerRetention.layer),
   Layer.provide(RateLimit.layer),
   Layer.provideMerge(Database.layer)
 )

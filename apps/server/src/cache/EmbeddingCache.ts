@@ -1,7 +1,7 @@
 import { Cache, Clock, Config, Context, Duration, Effect, Layer, Option } from "effect"
 import { Persistence } from "effect/persistence"
 import { Redis } from "effect/persistence/Redis"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type Statement } from "effect/sql"
 import * as VectorEncoding from "../providers/VectorEncoding.ts"
 import * as RedisConnection from "../store/RedisConnection.ts"
 
@@ -19,6 +19,9 @@ export const CacheConfig = Config.all({
   maxEntries: Config.Int("SWITCHYARD_CACHE_MAX_ENTRIES").pipe(Config.withDefault(100_000)),
   memoryEntries: Config.Int("SWITCHYARD_CACHE_MEMORY_ENTRIES").pipe(Config.withDefault(1024))
 })
+
+// Time between two scheduled evictions (beside the one after every hundredth of the bound in writes).
+const evictInterval = Duration.minutes(1)
 
 // How long an entry read from the store stays in this process's memory: a `refresh` on another
 // replica reaches this one within it.
@@ -67,15 +70,34 @@ type Evict<R> = Effect.Effect<
   R
 >
 
-// Every entry lives as long as every other, so the oldest are those that expire first.
+/** The most entries one eviction statement (or Redis command) removes. */
+export const evictBatch = 1_000
+
+// Every entry lives as long as every other, so the oldest are those that expire first. Both
+// statements walk the index on `(expires, id)` (migration `0012_ledger_retention`) from one end,
+// and delete a batch at a time: the expired from its start; past the bound, everything up to the
+// first entry beyond the newest `maxEntries`, found by walking it from the end.
 const evictSql: Evict<SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   const table = sql(`effect_persistence_${storeId}`)
+  const deleteUpTo = (where: Statement.Fragment) =>
+    Effect.gen(function*() {
+      while (true) {
+        const gone = yield* sql<{ n: number }>`WITH gone AS (
+            DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE ${where} ORDER BY expires, id LIMIT ${evictBatch})
+            RETURNING 1)
+          SELECT count(*)::int AS n FROM gone`
+        if ((gone[0]?.n ?? 0) < evictBatch) return
+      }
+    })
   return (_store, bound, _written, now) =>
-    sql`DELETE FROM ${table} WHERE expires <= ${now} OR id IN (
-      SELECT id FROM ${table} ORDER BY expires ASC, id ASC
-      LIMIT GREATEST((SELECT count(*) FROM ${table}) - ${bound.maxEntries}, 0)
-    )`.pipe(Effect.asVoid)
+    Effect.gen(function*() {
+      yield* deleteUpTo(sql`expires <= ${now}`)
+      const edge = yield* sql<{ expires: string; id: string }>`SELECT expires::text AS expires, id FROM ${table}
+        ORDER BY expires DESC, id DESC OFFSET ${bound.maxEntries} LIMIT 1`
+      const first = edge[0]
+      if (first !== undefined) yield* deleteUpTo(sql`(expires, id) <= (${first.expires}::bigint, ${first.id})`)
+    })
 })
 
 // Redis drops expired values by itself; a sorted set of keys by write time finds the oldest.
@@ -88,11 +110,14 @@ const evictRedis: Evict<Redis> = Effect.gen(function*() {
         yield* redis.send("ZADD", redisIndex, ...written.flatMap((key) => [String(now), key]))
       }
       yield* redis.send("ZREMRANGEBYSCORE", redisIndex, "-inf", String(now - bound.ttlMillis))
-      const size = Number(yield* redis.send<number>("ZCARD", redisIndex))
-      if (size <= bound.maxEntries) return
-      const oldest = yield* redis.send<ReadonlyArray<string>>("ZRANGE", redisIndex, "0", String(size - bound.maxEntries - 1))
-      yield* Effect.forEach(oldest, (key) => store.remove(key), { discard: true })
-      if (oldest.length > 0) yield* redis.send("ZREM", redisIndex, ...oldest)
+      let over = Number(yield* redis.send<number>("ZCARD", redisIndex)) - bound.maxEntries
+      while (over > 0) {
+        const oldest = yield* redis.send<ReadonlyArray<string>>("ZRANGE", redisIndex, "0", String(Math.min(over, evictBatch) - 1))
+        if (oldest.length === 0) return
+        yield* Effect.forEach(oldest, (key) => store.remove(key), { discard: true })
+        yield* redis.send("ZREM", redisIndex, ...oldest)
+        over -= oldest.length
+      }
     })
 })
 
@@ -146,13 +171,15 @@ const layerWith = <R>(evict: Evict<R>) =>
           return found
         })
 
-      const evictIfDue = Effect.gen(function*() {
-        if (pending.length < evictEvery) return
+      const evictNow = Effect.gen(function*() {
         const written = pending
         pending = []
         const now = yield* Clock.currentTimeMillis
         yield* evictOverflow(store, { maxEntries: config.maxEntries, ttlMillis: config.ttlSeconds * 1000 }, written, now)
       }).pipe(Effect.catch(warn("evicting")))
+      const evictIfDue = Effect.suspend(() => (pending.length < evictEvery ? Effect.void : evictNow))
+      // And on a schedule: expired entries go even when nothing is written any more.
+      yield* evictNow.pipe(Effect.delay(evictInterval), Effect.forever, Effect.forkScoped)
 
       const setMany = (entries: ReadonlyArray<readonly [string, Entry]>) =>
         Effect.gen(function*() {

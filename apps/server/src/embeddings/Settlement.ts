@@ -7,11 +7,11 @@ import type * as RoutePlan from "@switchyard/core/routing/RoutePlan"
 import type * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest"
 import type { Accounting } from "@switchyard/core/store/Accounting"
 import type * as Fallback from "@switchyard/core/upstream/Fallback"
-import { Clock, Effect } from "effect"
+import { Effect } from "effect"
 import type * as CachedEmbed from "../cache/CachedEmbed.ts"
 import * as VectorEncoding from "../providers/VectorEncoding.ts"
 import type { Prepared } from "./Preparation.ts"
-import * as RandomPool from "./RandomPool.ts"
+import * as GenerationId from "./GenerationId.ts"
 import * as UpstreamInput from "./UpstreamInput.ts"
 
 export type AttemptReport = Fallback.AttemptReport
@@ -57,8 +57,8 @@ export interface VectorSpaceChange {
 
 export const nanosOf = (atto: bigint) => Money.toUnits(atto, 9, "half-even")
 
-/** A fresh generation id: the time it was made (from Effect's `Clock`) and random bits. */
-export const generationId = Effect.map(Clock.currentTimeMillis, (ms) => `gen-emb-${ms.toString(36)}-${RandomPool.base64url(9)}`)
+/** A fresh generation id of an embeddings request. */
+export const generationId = GenerationId.make("emb")
 
 const widthOf = (embeddings: ReadonlyArray<VectorEncoding.Forwarded>): number => {
   const first = embeddings[0]?.embedding

@@ -12,6 +12,8 @@ import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { RecentFailures } from "../observability/RecentFailures.ts"
 import type { GenerationRow } from "../store/LedgerReports.ts"
 import { LedgerReports } from "../store/LedgerReports.ts"
+import { LedgerRetention } from "../store/LedgerRetention.ts"
+import * as GenerationId from "../embeddings/GenerationId.ts"
 import { requireManagement, resolveWorkspace } from "./Management.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 
@@ -89,6 +91,7 @@ export const ActivityHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const reports = yield* LedgerReports
     const failures = yield* RecentFailures
+    const retention = yield* LedgerRetention
     const keys = yield* ApiKeyStore
     const loaded = yield* CurrentCatalog
     const providerNames = new Map(loaded.catalog.providers.map((p) => [p.slug, p.name]))
@@ -117,7 +120,18 @@ export const ActivityHandlers = HttpApiBuilder.group(
           // workspace its user belongs to.
           const workspaceIds = caller.kind === "management" ? yield* keys.workspacesOf(caller.userId) : [caller.workspaceId]
           const found = yield* reports.generation(query.id, workspaceIds)
-          if (Option.isNone(found)) return yield* new NotFound({ message: `No generation ${query.id}` })
+          if (Option.isNone(found)) {
+            // An id made before the cut of the last prune may have had a row: its details are gone.
+            const madeAt = GenerationId.timeOf(query.id)
+            const cut = madeAt === undefined ? Option.none() : yield* retention.prunedBefore
+            if (madeAt !== undefined && Option.isSome(cut) && madeAt < cut.value.getTime()) {
+              return yield* new NotFound({
+                message: `Generation ${query.id} is past the ledger's retention period (${retention.days} days): ` +
+                  "its details were pruned; its amounts remain in the activity totals and key usage"
+              })
+            }
+            return yield* new NotFound({ message: `No generation ${query.id}` })
+          }
           return { data: toGeneration(found.value, nameOf(found.value.provider), apiTypeOf(found.value.model)) }
         })))
       .handle("activity", ({ query }) =>

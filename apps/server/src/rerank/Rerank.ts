@@ -17,7 +17,7 @@ import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { EmbeddingsConfig } from "../embeddings/Embeddings.ts"
 import { EndpointHealth } from "../embeddings/EndpointHealth.ts"
 import { nanosOf } from "../embeddings/Settlement.ts"
-import * as RandomPool from "../embeddings/RandomPool.ts"
+import * as GenerationId from "../embeddings/GenerationId.ts"
 import { Workspaces } from "../embeddings/Workspaces.ts"
 import { Adapters, scrub } from "../providers/Adapters.ts"
 import * as TokenEstimate from "../providers/TokenEstimate.ts"
@@ -106,7 +106,7 @@ export const ranked = (scores: ReadonlyArray<RerankProvider.Score>, topN: number
 }
 
 /** A fresh generation id: the time it was made and random bits. */
-const generationId = Effect.map(Clock.currentTimeMillis, (ms) => `gen-rr-${ms.toString(36)}-${RandomPool.base64url(9)}`)
+const generationId = GenerationId.make("rr")
 
 /**
  * Rerank end to end on the embeddings machinery: the route (same preferences, workspace rules,

@@ -70,20 +70,27 @@ export const toRecord = (row: KeyRow): ApiKeyRecord => {
 }
 
 /**
- * The key columns plus every usage figure, summed from the ledger for the UTC windows of `now`.
+ * The key columns plus every usage figure for the UTC windows of `now`, summed from the key's
+ * spend counters (`key_spend`: one row per UTC day with spend, and the all-time row dated
+ * `-infinity`), the counters its limit is checked against. They move in the statement that writes
+ * the ledger rows and are never pruned, so the figures stay exact when old ledger rows are, and a
+ * listing reads at most the rows of the windows' days, whatever the size of the ledger.
  */
 export const selectKeysWithUsage = (sql: SqlClient.SqlClient, now: Date) => {
   const w = startsAt(now)
+  const day = (at: Date) => at.toISOString().slice(0, 10)
+  const column = (byok: boolean) => (byok ? sql`s.byok_nanos` : sql`s.spent_nanos`)
   const sum = (byok: boolean, since: Date | undefined) =>
     since === undefined
-      ? sql`COALESCE(SUM(l.cost_nanos) FILTER (WHERE l.is_byok = ${byok}), 0)::text`
-      : sql`COALESCE(SUM(l.cost_nanos) FILTER (WHERE l.is_byok = ${byok} AND l.created_at >= ${since}), 0)::text`
+      ? sql`COALESCE(SUM(${column(byok)}) FILTER (WHERE s.day = '-infinity'::date), 0)::text`
+      : sql`COALESCE(SUM(${column(byok)}) FILTER (WHERE s.day >= ${day(since)}::date), 0)::text`
   const limitWindow = (byok: boolean) =>
-    sql`COALESCE(SUM(l.cost_nanos) FILTER (WHERE l.is_byok = ${byok} AND (
-      k.limit_reset IS NULL
-      OR (k.limit_reset = 'daily' AND l.created_at >= ${w.day})
-      OR (k.limit_reset = 'weekly' AND l.created_at >= ${w.week})
-      OR (k.limit_reset = 'monthly' AND l.created_at >= ${w.month}))), 0)::text`
+    sql`COALESCE(SUM(${column(byok)}) FILTER (WHERE
+      (k.limit_reset IS NULL AND s.day = '-infinity'::date)
+      OR (k.limit_reset = 'daily' AND s.day >= ${day(w.day)}::date)
+      OR (k.limit_reset = 'weekly' AND s.day >= ${day(w.week)}::date)
+      OR (k.limit_reset = 'monthly' AND s.day >= ${day(w.month)}::date)), 0)::text`
+  const earliest = day(w.week < w.month ? w.week : w.month)
   return sql`SELECT k.id, k.hash, k.kind, k.name, k.label, k.user_id, k.workspace_id, k.disabled,
       k.limit_nanos::text AS limit_nanos, k.limit_reset, k.include_byok_in_limit, k.expires_at,
       k.external_user, k.created_at, k.updated_at,
@@ -97,7 +104,7 @@ export const selectKeysWithUsage = (sql: SqlClient.SqlClient, now: Date) => {
       ${sum(true, w.week)} AS byok_usage_weekly,
       ${sum(true, w.month)} AS byok_usage_monthly,
       ${limitWindow(true)} AS byok_usage_limit_window
-    FROM api_keys k LEFT JOIN ledger l ON l.key_id = k.id`
+    FROM api_keys k LEFT JOIN key_spend s ON s.key_id = k.id AND (s.day = '-infinity'::date OR s.day >= ${earliest}::date)`
 }
 
 

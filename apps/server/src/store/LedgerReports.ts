@@ -48,10 +48,12 @@ export interface ActivityFilter {
 
 /**
  * Reads of the ledger: one generation, and daily sums by model and provider. Sums are taken in
- * SQL over exact nano-dollars and cross the driver as text.
+ * SQL over exact nano-dollars and cross the driver as text. The daily sums add the rollups of the
+ * rows pruned past retention (`ledger_daily`, see `LedgerRetention.ts`) to the live rows': a row
+ * is in one or the other, never both.
  */
 export class LedgerReports extends Context.Service<LedgerReports, {
-  /** The generation, when it belongs to one of these workspaces. */
+  /** The generation, when it belongs to one of these workspaces and was not pruned. */
   readonly generation: (generationId: string, workspaceIds: ReadonlyArray<string>) => Effect.Effect<Option.Option<GenerationRow>, StoreUnavailable>
   readonly activity: (filter: ActivityFilter) => Effect.Effect<ReadonlyArray<ActivityRow>, StoreUnavailable>
 }>()("@switchyard/server/store/LedgerReports") {
@@ -110,19 +112,35 @@ export class LedgerReports extends Context.Service<LedgerReports, {
           cached_tokens: string
           cost_nanos: string
           byok_nanos: string
-        }>`SELECT to_char((l.created_at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day, l.workspace_id, l.model, l.provider,
-            count(*)::int AS requests, SUM(l.prompt_tokens + l.cached_tokens)::text AS prompt_tokens,
-            SUM(l.cached_tokens)::text AS cached_tokens,
-            COALESCE(SUM(l.cost_nanos) FILTER (WHERE NOT l.is_byok), 0)::text AS cost_nanos,
-            COALESCE(SUM(l.cost_nanos) FILTER (WHERE l.is_byok), 0)::text AS byok_nanos
-          FROM ledger l JOIN api_keys k ON k.id = l.key_id
-          WHERE l.workspace_id = ${filter.workspaceId}
-            AND l.created_at >= (${filter.fromDay}::date)::timestamp AT TIME ZONE 'UTC'
-            AND l.created_at < ((${filter.toDay}::date + 1)::timestamp AT TIME ZONE 'UTC')
-            AND (${filter.keyHash ?? null}::text IS NULL OR k.hash = ${filter.keyHash ?? null})
-            AND (${filter.userId ?? null}::text IS NULL OR k.user_id = ${filter.userId ?? null})
-          GROUP BY 1, 2, 3, 4
-          ORDER BY 1 DESC, 3, 4`.pipe(
+        }>`SELECT to_char(u.day, 'YYYY-MM-DD') AS day, u.workspace_id, u.model, u.provider,
+            SUM(u.requests)::int AS requests, SUM(u.prompt_tokens)::text AS prompt_tokens, SUM(u.cached_tokens)::text AS cached_tokens,
+            SUM(u.cost_nanos)::text AS cost_nanos, SUM(u.byok_nanos)::text AS byok_nanos
+          FROM (
+            SELECT (l.created_at AT TIME ZONE 'UTC')::date AS day, l.workspace_id, l.model, l.provider,
+                count(*) AS requests, SUM(l.prompt_tokens + l.cached_tokens) AS prompt_tokens, SUM(l.cached_tokens) AS cached_tokens,
+                COALESCE(SUM(l.cost_nanos) FILTER (WHERE NOT l.is_byok), 0) AS cost_nanos,
+                COALESCE(SUM(l.cost_nanos) FILTER (WHERE l.is_byok), 0) AS byok_nanos
+              FROM ledger l JOIN api_keys k ON k.id = l.key_id
+              WHERE l.workspace_id = ${filter.workspaceId}
+                AND l.created_at >= (${filter.fromDay}::date)::timestamp AT TIME ZONE 'UTC'
+                AND l.created_at < ((${filter.toDay}::date + 1)::timestamp AT TIME ZONE 'UTC')
+                AND (${filter.keyHash ?? null}::text IS NULL OR k.hash = ${filter.keyHash ?? null})
+                AND (${filter.userId ?? null}::text IS NULL OR k.user_id = ${filter.userId ?? null})
+              GROUP BY 1, 2, 3, 4
+            UNION ALL
+            SELECT r.day, r.workspace_id, r.model, r.provider,
+                SUM(r.requests), SUM(r.prompt_tokens + r.cached_tokens), SUM(r.cached_tokens),
+                COALESCE(SUM(r.cost_nanos) FILTER (WHERE NOT r.is_byok), 0),
+                COALESCE(SUM(r.cost_nanos) FILTER (WHERE r.is_byok), 0)
+              FROM ledger_daily r JOIN api_keys k ON k.id = r.key_id
+              WHERE r.workspace_id = ${filter.workspaceId}
+                AND r.day >= ${filter.fromDay}::date AND r.day <= ${filter.toDay}::date
+                AND (${filter.keyHash ?? null}::text IS NULL OR k.hash = ${filter.keyHash ?? null})
+                AND (${filter.userId ?? null}::text IS NULL OR k.user_id = ${filter.userId ?? null})
+              GROUP BY 1, 2, 3, 4
+          ) u
+          GROUP BY u.day, u.workspace_id, u.model, u.provider
+          ORDER BY u.day DESC, u.model, u.provider`.pipe(
           fromSqlError("ledger"),
           Effect.map((rows) =>
             rows.map((r): ActivityRow => ({

@@ -3,6 +3,7 @@ import { Migrator, SqlClient } from "effect/sql"
 import { accountingBatch } from "./migrations/AccountingBatch.ts"
 import { cachedTokens } from "./migrations/CachedTokens.ts"
 import { interns } from "./migrations/Interns.ts"
+import { ledgerRetention } from "./migrations/LedgerRetention.ts"
 import { money } from "./migrations/Money.ts"
 import { prepaidCredits } from "./migrations/PrepaidCredits.ts"
 import { spendCounters } from "./migrations/SpendCounters.ts"
@@ -77,7 +78,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0007_workspace_budgets": workspaceBudgets,
   "0008_cached_tokens": cachedTokens,
   "0009_workspace_cache": workspaceCache,
-  "0010_spend_leases": spendLeases
+  "0010_spend_leases": spendLeases,
+  "0012_ledger_retention": ledgerRetention
 }
 
 export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })

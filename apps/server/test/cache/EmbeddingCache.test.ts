@@ -37,6 +37,18 @@ describe(`embeddings cache store (${storeKind})`, () => {
       }
       assert.deepStrictEqual(yield* cache.getMany(["k1", "k2", "k3", "k4", "k5"]), [undefined, undefined, entry(3), entry(4), entry(5)])
     }).pipe(Effect.provide(cacheLayer({ SWITCHYARD_CACHE_MAX_ENTRIES: "3", SWITCHYARD_CACHE_MEMORY_ENTRIES: "0" }))), 180_000)
+
+  it.effect("expired entries leave the table on the schedule, with nothing written since", () =>
+    Effect.gen(function*() {
+      const cache = yield* EmbeddingCache
+      const sql = yield* SqlClient.SqlClient
+      const rows = Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM effect_persistence_embedding_cache`, (r) => r[0]!.n)
+      yield* cache.setMany([["e1", entry(1)], ["e2", entry(2)]])
+      assert.strictEqual(yield* rows, 2)
+      yield* TestClock.adjust("61 seconds")
+      // The scheduled eviction woke at one minute and deletes on its own fiber: the count reaches 0.
+      assert.strictEqual(yield* rows.pipe(Effect.repeat({ until: (n) => n === 0, times: 1_000 })), 0)
+    }).pipe(Effect.provide(cacheLayer({ SWITCHYARD_CACHE_TTL_SECONDS: "30", SWITCHYARD_CACHE_MEMORY_ENTRIES: "0" }))), 180_000)
 })
 
 describe("embeddings cache in memory", () => {
