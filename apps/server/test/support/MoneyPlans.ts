@@ -11,7 +11,7 @@ import { sqlLayer } from "./MoneyStore.ts"
 import { storeKind } from "./TestServer.ts"
 
 /** The tables that grow with the traffic: no statement of a request may read one of them whole. */
-export const large = ["ledger", "holds", "key_spend", "workspace_spend", "effect_persistence_embedding_cache"]
+const large = ["ledger", "holds", "key_spend", "workspace_spend", "effect_persistence_embedding_cache"]
 
 const workspaces = 200
 const keysPerWorkspace = 10
@@ -24,7 +24,7 @@ const days = 60
  * workspace, one live and one expired hold per key, prepaid credits and a daily budget per
  * workspace, and the embeddings cache's table.
  */
-export const seed =
+const seed =
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql`INSERT INTO workspaces (id, slug, name) SELECT 'ws-' || g, 'ws-' || g, 'W' FROM generate_series(0, ${workspaces - 1}) g`
@@ -55,7 +55,7 @@ export const seed =
   })
 
 /** The ledger grown from `from` rows to `to`, and the cache with it (a tenth as many entries). */
-export const grow = (from: number, to: number) =>
+const grow = (from: number, to: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql`INSERT INTO ledger (generation_id, key_id, workspace_id, model, provider, prompt_tokens, total_tokens, cost_nanos,
@@ -70,7 +70,7 @@ export const grow = (from: number, to: number) =>
   })
 
 /** Every scan of a large table whole in an EXPLAIN (FORMAT JSON) plan. */
-export const fullScans = (plan: unknown): ReadonlyArray<string> => {
+const fullScans = (plan: unknown): ReadonlyArray<string> => {
   const found: Array<string> = []
   const walk = (node: unknown) => {
     if (Array.isArray(node)) return node.forEach(walk)
@@ -148,7 +148,7 @@ interface Explained {
  * The custom and the generic plan (as PL/pgSQL caches one) of a statement inside a money function:
  * its variables become the parameters of a prepared statement.
  */
-export const explainInside = (f: MoneyFunction, name: string, text: string) =>
+const explainInside = (f: MoneyFunction, name: string, text: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const types = variables(f)
@@ -184,7 +184,7 @@ const recording: Statement.Transformer = (self) => {
 }
 
 /** The plan of a statement the server sends, with the parameters it sent. */
-export const explainSent = (text: string, params: ReadonlyArray<unknown>) =>
+const explainSent = (text: string, params: ReadonlyArray<unknown>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql.unsafe<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) ${text}`, params)
@@ -192,7 +192,7 @@ export const explainSent = (text: string, params: ReadonlyArray<unknown>) =>
   })
 
 /** Every statement of the money functions, explained. */
-export const explainFunctions = Effect.gen(function*() {
+const explainFunctions = Effect.gen(function*() {
   const out: Array<Explained> = []
   for (const f of MoneyFunctions.all) {
     for (const [name, text] of Object.entries(f.statements)) out.push(...(yield* explainInside(f, name, text)))
@@ -205,7 +205,7 @@ export const explainFunctions = Effect.gen(function*() {
  * ledger flush), a cache-only record, `GET /generation`'s read and the embeddings cache's reads
  * and writes.
  */
-export const explainRequestPath = Effect.gen(function*() {
+const explainRequestPath = Effect.gen(function*() {
   const accounting = yield* Accounting
   const reports = yield* LedgerReports
   const cache = yield* EmbeddingCache
@@ -241,7 +241,7 @@ const Services = Layer.mergeAll(AccountingRepo.layer, LedgerReports.layer, Embed
 )
 
 /** No full scan of a large table in any plan. */
-export const assertIndexed = (explained: ReadonlyArray<Explained>) => {
+const assertIndexed = (explained: ReadonlyArray<Explained>) => {
   const scans = explained.filter((e) => e.fullScans.length > 0).map((e) => `${e.statement} (${e.plan}): ${e.fullScans.join(", ")}`)
   assert.deepStrictEqual(scans, [])
 }
