@@ -40,6 +40,7 @@ import { CredentialCipher } from "./store/CredentialCipher.ts"
 import * as Database from "./store/Database.ts"
 import { LedgerReports } from "./store/LedgerReports.ts"
 import { LedgerRetention } from "./store/LedgerRetention.ts"
+import * as StoreUpkeep from "./store/StoreUpkeep.ts"
 import { WorkspaceRepo } from "./store/WorkspaceRepo.ts"
 import { ActivityHandlers } from "./handlers/Activity.ts"
 import { ProvidersHandlers } from "./handlers/Providers.ts"
@@ -58,6 +59,7 @@ const Stores = Layer.mergeAll(
   AccountingRepo.layer,
   WorkspaceRepo.layer,
   LedgerReports.layer,
+  StoreUpkeep.layer,
   ByokRepo.layer.pipe(Layer.provide(CredentialCipher.layer))
 )
 

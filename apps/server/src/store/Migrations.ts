@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import { accountingBatch } from "./migrations/AccountingBatch.ts"
 import { cachedTokens } from "./migrations/CachedTokens.ts"
+import { currentMoneyFunctions } from "./migrations/CurrentMoneyFunctions.ts"
 import { interns } from "./migrations/Interns.ts"
 import { ledgerRetention } from "./migrations/LedgerRetention.ts"
 import { money } from "./migrations/Money.ts"
@@ -79,7 +80,18 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0008_cached_tokens": cachedTokens,
   "0009_workspace_cache": workspaceCache,
   "0010_spend_leases": spendLeases,
+  "0011_money_functions": currentMoneyFunctions,
   "0012_ledger_retention": ledgerRetention
 }
 
-export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })
+const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })
+
+/**
+ * Runs the migrations not run yet; when any ran, gathers the planner's statistics of every table
+ * (a backfill or a new index changes them, and PL/pgSQL keeps the plans it makes first). After
+ * that, PostgreSQL's autovacuum keeps them, and on PGlite `StoreUpkeep`.
+ */
+export const migrate = Effect.gen(function*() {
+  const applied = yield* run
+  if (applied.length > 0) yield* (yield* SqlClient.SqlClient)`ANALYZE`
+})

@@ -1,0 +1,49 @@
+import { PgClient } from "@effect/sql-pg"
+import { assert, layer } from "@effect/vitest"
+import { Effect, Layer, Redacted } from "effect"
+import { Migrator, SqlClient } from "effect/sql"
+import * as MoneyFunctions from "../../src/store/MoneyFunctions.ts"
+import { migrate, migrations } from "../../src/store/Migrations.ts"
+import * as PgliteClient from "../../src/store/PgliteClient.ts"
+import { dropDatabase, freshDatabase, storeKind } from "../support/TestServer.ts"
+
+/** An empty, unmigrated store: the test decides which migrations run. */
+const driver = storeKind === "postgres"
+  ? Layer.unwrap(Effect.gen(function*() {
+    const url = yield* Effect.acquireRelease(Effect.promise(() => freshDatabase()), (url) => Effect.promise(() => dropDatabase(url)))
+    return PgClient.layer({ url: Redacted.make(url), maxConnections: 4 }) as Layer.Layer<SqlClient.SqlClient, unknown>
+  }))
+  : PgliteClient.layer(undefined) as Layer.Layer<SqlClient.SqlClient, unknown>
+
+const before = Object.fromEntries(Object.entries(migrations).filter(([name]) => name < "0011"))
+const migrateBefore = Migrator.make({})({ loader: Migrator.fromRecord(before), table: "switchyard_migrations" })
+
+/** The body of a function as `CREATE FUNCTION` gives it (between the dollar quotes). */
+const bodyOf = (f: MoneyFunctions.MoneyFunction) => {
+  const text = MoneyFunctions.definition(f)
+  return text.slice(text.indexOf("$$") + 2, text.lastIndexOf("$$"))
+}
+
+layer(driver, { timeout: 120_000, excludeTestServices: true })(`the money functions (${storeKind})`, (it) => {
+  it.effect("0011 drops the functions of earlier versions and creates each live one as MoneyFunctions defines it", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* migrateBefore
+      // As a store created by an earlier version has them.
+      yield* sql.unsafe(`CREATE FUNCTION switchyard_batch(p_ops jsonb) RETURNS jsonb LANGUAGE sql AS $$ SELECT p_ops $$`)
+      yield* sql.unsafe(`CREATE FUNCTION switchyard_settle(p_hold text, p_key text) RETURNS void LANGUAGE sql AS $$ SELECT $$`)
+      yield* migrate
+      const found = yield* sql<{ name: string; body: string }>`SELECT proname AS name, prosrc AS body FROM pg_proc
+        WHERE proname LIKE 'switchyard\\_%' ORDER BY proname`
+      assert.deepStrictEqual(found.map((r) => r.name), MoneyFunctions.all.map((f) => f.name).sort())
+      for (const f of MoneyFunctions.all) {
+        assert.strictEqual(found.find((r) => r.name === f.name)?.body, bodyOf(f), f.name)
+      }
+    }))
+
+  it("a change to a money function comes with a migration that applies it", () => {
+    // Changed MoneyFunctions.ts? Add a migration that runs `MoneyFunctions.apply` (dropping the old
+    // signature first if it changed), so stores migrated before get the change; then update this.
+    assert.strictEqual(MoneyFunctions.digest, "17a394b406e939d9a4a467357e38e7c22a0a8878d978eca60e1d6d39cbe631d7")
+  })
+})
