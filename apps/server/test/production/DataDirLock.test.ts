@@ -50,12 +50,15 @@ const holder = async (dataDir: string) => {
   let stderr = ""
   parent.stderr.on("data", (chunk) => (stderr += String(chunk)))
   const pid = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the holder did not take the lock: ${stdout} ${stderr}`)), 30_000)
     parent.stdout.on("data", (chunk) => {
       stdout += String(chunk)
-      const said = /pid (\d+)\n[^]*locked/u.exec(stdout)
-      if (said !== null) resolve(Number(said[1]))
+      const said = /^pid (\d+)$/mu.exec(stdout)
+      if (said !== null && /^locked$/mu.test(stdout)) {
+        clearTimeout(timer)
+        resolve(Number(said[1]))
+      }
     })
-    setTimeout(() => reject(new Error(`the holder did not take the lock: ${stdout} ${stderr}`)), 30_000)
   })
   // Dead as its parent would be told (every thread gone, so its files and locks closed) and
   // still visible: a zombie.
