@@ -73,25 +73,43 @@ export const declaresBody = (headers: Readonly<Record<string, string | undefined
 
 // A client that sends its body slower than the limit (or stops) would otherwise hold its
 // connection until Node's own 300 s request timeout, which answers without the envelope. The 408
-// is written straight to the socket: interrupting the body's reader would destroy the socket
-// before the answer left.
-const armBodyDeadline = (request: HttpServerRequest.HttpServerRequest, timeoutMs: number) => {
+// is written straight to the socket (interrupting the body's reader first would destroy the socket
+// before the answer left); once the connection has closed behind it, the deadline wins the race
+// with the route, whose fiber is interrupted where it waits for the body: its buffers and timers
+// go, and the access log writes the request's line with the 408 then, not at shutdown. Node takes
+// a request whose answer has finished off the connection, so nothing else would ever end that
+// wait.
+const bodyDeadline = (
+  request: HttpServerRequest.HttpServerRequest,
+  timeoutMs: number
+): Effect.Effect<HttpServerResponse.HttpServerResponse> | undefined => {
   const source = request.source as Partial<Http.IncomingMessage>
-  if (typeof source.complete !== "boolean" || source.complete || !declaresBody(request.headers)) return () => {}
-  const answer = () => {
-    if (source.complete) return
-    const response = NodeHttpServerRequest.toServerResponse(request) as Http.ServerResponse
-    if (response.headersSent || response.writableEnded) return
-    const text = JSON.stringify(envelopeBody(request.url, 408, `The request body did not arrive within ${timeoutMs} ms`))
-    response.writeHead(408, {
-      "content-type": "application/json",
-      "content-length": Buffer.byteLength(text),
-      connection: "close"
+  if (typeof source.complete !== "boolean" || source.complete || !declaresBody(request.headers)) return undefined
+  const message = `The request body did not arrive within ${timeoutMs} ms`
+  return Effect.callback<HttpServerResponse.HttpServerResponse>((resume) => {
+    const socket = source.socket
+    const ended = () => resume(Effect.succeed(envelopeFor(request.url, 408, message)))
+    const answer = () => {
+      if (source.complete) return
+      const response = NodeHttpServerRequest.toServerResponse(request) as Http.ServerResponse
+      if (response.headersSent || response.writableEnded) return
+      const text = JSON.stringify(envelopeBody(request.url, 408, message))
+      response.writeHead(408, {
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(text),
+        connection: "close"
+      })
+      response.end(text)
+      // Node ends the connection once the answer is flushed and destroys it shortly after.
+      if (socket === undefined || socket.destroyed) return ended()
+      socket.once("close", ended)
+    }
+    const timer = setTimeout(answer, timeoutMs)
+    return Effect.sync(() => {
+      clearTimeout(timer)
+      socket?.off("close", ended)
     })
-    response.end(text)
-  }
-  const timer = setTimeout(answer, timeoutMs)
-  return () => clearTimeout(timer)
+  })
 }
 
 export const layer = (options: PolicyOptions) =>
@@ -122,9 +140,8 @@ export const layer = (options: PolicyOptions) =>
               : response
           )
         )
-        const disarm = armBodyDeadline(request, internPath.test(request.url) ? internBodyTimeoutMs : bodyTimeoutMs)
-        return yield* Effect.provideService(app, HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit)).pipe(
-          Effect.ensuring(Effect.sync(disarm))
-        )
+        const route = Effect.provideService(app, HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit))
+        const deadline = bodyDeadline(request, internPath.test(request.url) ? internBodyTimeoutMs : bodyTimeoutMs)
+        return yield* deadline === undefined ? route : Effect.raceFirst(route, deadline)
       }), { global: true })
   }))

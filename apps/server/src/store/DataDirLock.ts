@@ -4,24 +4,28 @@
  *
  * **Details**
  *
- * The lock is `<data dir>/pglite.lock` (a directory made atomically by `proper-lockfile`, whose
- * modification time the holder refreshes every few seconds) and `<data dir>/pglite.lock.json`
- * naming the holder (pid, host, start time). A second process finds the lock held and stops with
- * `DataDirLocked`. A lock left by a process that died (kill -9, power loss) is taken over: at once
- * when the holder ran on this host and its pid is gone, otherwise once the lock has not been
- * refreshed for ten seconds.
+ * The lock is an advisory lock of the operating system on `<data dir>/pglite.lock.sqlite`, taken
+ * through Node's built-in SQLite (`node:sqlite`: a transaction begun `EXCLUSIVE` and held open,
+ * which is `fcntl` on Unix and `LockFileEx` on Windows). The kernel releases it when the process
+ * ends, however it ends: after a kill -9 it is free before the parent can see the process exit, so
+ * a supervisor's immediate restart takes it on the first try. A second live process finds it held
+ * and stops with `DataDirLocked`, naming the holder from `<data dir>/pglite.lock.json` (pid, host,
+ * start time), which the holder writes once it has the lock. That file only names the holder; the
+ * lock alone decides, so a stale file left by a killed process decides nothing.
  *
  * **Gotchas**
  *
- * - If the event loop stalls for longer than ten seconds another process could take the lock
- *   over; the holder then logs an error (it cannot stop the other one).
+ * - On a network file system the lock is only as good as its lock manager (NFSv4 and SMB honour
+ *   it; some FUSE file systems do not).
+ * - The lock is per process: a second acquisition of the same directory within one process is
+ *   refused too (SQLite tracks its locks per file), which is what one process per directory means.
  */
 import { Data, Effect } from "effect"
 import type { Scope } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
-import * as Lockfile from "proper-lockfile"
+import { DatabaseSync } from "node:sqlite"
 
 export class DataDirLocked extends Data.TaggedError("DataDirLocked")<{
   readonly dataDir: string
@@ -48,10 +52,8 @@ interface Holder {
   readonly started_at: string
 }
 
-const staleMs = 10_000
-
-const lockPath = (dataDir: string) => NodePath.join(dataDir, "pglite.lock")
-const holderPath = (dataDir: string) => `${lockPath(dataDir)}.json`
+const lockPath = (dataDir: string) => NodePath.join(dataDir, "pglite.lock.sqlite")
+const holderPath = (dataDir: string) => NodePath.join(dataDir, "pglite.lock.json")
 
 const readHolder = (dataDir: string): Holder | undefined => {
   try {
@@ -64,19 +66,27 @@ const readHolder = (dataDir: string): Holder | undefined => {
 const describeHolder = (holder: Holder | undefined) =>
   holder === undefined ? "another process" : `process ${holder.pid} on ${holder.host} (since ${holder.started_at})`
 
-/** Whether the holder is known to be gone: it ran on this host and no process has its pid (or it is this one). */
-const holderGone = (holder: Holder | undefined) => {
-  if (holder === undefined || holder.host !== Os.hostname()) return false
-  if (holder.pid === process.pid) return true
-  try {
-    process.kill(holder.pid, 0)
-    return false
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ESRCH"
-  }
-}
+// SQLITE_BUSY: another connection holds the lock.
+const isBusy = (error: unknown) => (error as { readonly errcode?: unknown } | undefined)?.errcode === 5
 
-const errorCode = (error: unknown) => (error as NodeJS.ErrnoException | undefined)?.code
+/** The open lock file with its exclusive lock taken, or `DataDirLocked` when another process holds it. */
+const take = (dataDir: string): DatabaseSync => {
+  Fs.mkdirSync(dataDir, { recursive: true })
+  // No waiting: a held lock is a live holder.
+  const lock = new DatabaseSync(lockPath(dataDir), { timeout: 0 })
+  try {
+    // Nothing is ever written: no journal file beside the lock.
+    lock.exec("PRAGMA journal_mode = OFF")
+    lock.exec("BEGIN EXCLUSIVE")
+  } catch (error) {
+    lock.close()
+    if (isBusy(error)) throw new DataDirLocked({ dataDir, holder: describeHolder(readHolder(dataDir)) })
+    throw error
+  }
+  const holder: Holder = { pid: process.pid, host: Os.hostname(), started_at: new Date().toISOString() }
+  Fs.writeFileSync(holderPath(dataDir), `${JSON.stringify(holder)}\n`)
+  return lock
+}
 
 /**
  * Holds the lock of `dataDir` for as long as the scope is open; fails with `DataDirLocked` when a
@@ -84,53 +94,17 @@ const errorCode = (error: unknown) => (error as NodeJS.ErrnoException | undefine
  */
 export const acquire = (dataDir: string): Effect.Effect<void, DataDirLocked | DataDirLockFailed, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.tryPromise({
-      try: async () => {
-        Fs.mkdirSync(dataDir, { recursive: true })
-        const options: Lockfile.LockOptions = {
-          lockfilePath: lockPath(dataDir),
-          realpath: false,
-          stale: staleMs,
-          update: staleMs / 4,
-          onCompromised: (error) => {
-            process.stderr.write(`switchyard: the lock of ${dataDir} was taken over by another process: ${error.message}\n`)
-          }
-        }
-        const attempt = () => Lockfile.lock(dataDir, options)
-        let release: () => Promise<void>
-        try {
-          release = await attempt()
-        } catch (error) {
-          if (errorCode(error) !== "ELOCKED") throw error
-          const holder = readHolder(dataDir)
-          if (!holderGone(holder)) {
-            // A holder on another host, or one that cannot be identified: wait until its lock would
-            // count as stale; a live holder keeps refreshing it and this process gives up.
-            if (holder !== undefined && holder.host === Os.hostname()) throw new DataDirLocked({ dataDir, holder: describeHolder(holder) })
-            release = await Lockfile.lock(dataDir, {
-              ...options,
-              retries: { retries: 6, minTimeout: 2_000, maxTimeout: 2_000, factor: 1 }
-            }).catch((again: unknown) => {
-              if (errorCode(again) === "ELOCKED") throw new DataDirLocked({ dataDir, holder: describeHolder(readHolder(dataDir)) })
-              throw again
-            })
-          } else {
-            Fs.rmSync(lockPath(dataDir), { recursive: true, force: true })
-            release = await attempt()
-          }
-        }
-        const holder: Holder = { pid: process.pid, host: Os.hostname(), started_at: new Date().toISOString() }
-        Fs.writeFileSync(holderPath(dataDir), `${JSON.stringify(holder)}\n`)
-        return release
-      },
+    Effect.try({
+      try: () => take(dataDir),
       catch: (error) =>
         error instanceof DataDirLocked
           ? error
           : new DataDirLockFailed({ dataDir, reason: error instanceof Error ? error.message : String(error) })
     }),
-    (release) =>
-      Effect.promise(async () => {
+    (lock) =>
+      Effect.sync(() => {
         Fs.rmSync(holderPath(dataDir), { force: true })
-        await release().catch(() => undefined)
+        lock.exec("ROLLBACK")
+        lock.close()
       })
   ).pipe(Effect.asVoid)

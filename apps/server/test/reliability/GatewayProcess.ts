@@ -29,6 +29,32 @@ export interface GatewayProcess {
 const main = NodePath.join(import.meta.dirname, "..", "..", "src", "main.ts")
 const probe = NodePath.join(import.meta.dirname, "fixtures", "MemoryProbe.ts")
 
+/** The Node flags that preload the memory probe (`MemoryProbe.ts`); its file is `SWITCHYARD_TEST_MEMORY_FILE`. */
+export const memoryProbeFlags: ReadonlyArray<string> = ["--expose-gc", "--import", probe]
+
+/**
+ * Asks a gateway process running the memory probe for its memory (`signal` sends it SIGUSR2) and
+ * reads the answer from `memoryFile`.
+ */
+export const memoryReader = (signal: () => void, memoryFile: string, output: () => string) => {
+  let lastSequence = 0
+  return async (): Promise<Memory> => {
+    signal()
+    const deadline = Date.now() + 10_000
+    while (Date.now() < deadline) {
+      if (Fs.existsSync(memoryFile)) {
+        const read = JSON.parse(Fs.readFileSync(memoryFile, "utf8")) as Memory
+        if (read.sequence > lastSequence) {
+          lastSequence = read.sequence
+          return read
+        }
+      }
+      await sleep(25)
+    }
+    throw new Error(`the gateway did not report its memory:\n${output().slice(-4000)}`)
+  }
+}
+
 /**
  * `src/main.ts` in its own Node process, as `pnpm start` runs it, with a memory probe preloaded;
  * resolves once its health endpoint answers.
@@ -36,7 +62,7 @@ const probe = NodePath.join(import.meta.dirname, "fixtures", "MemoryProbe.ts")
 export const startGatewayProcess = async (env: Record<string, string>, timeoutMs = 60_000): Promise<GatewayProcess> => {
   const port = await freePort()
   const memoryFile = NodePath.join(tempDir("memory"), "memory.json")
-  const child = ChildProcess.spawn(process.execPath, ["--expose-gc", "--import", probe, main], {
+  const child = ChildProcess.spawn(process.execPath, [...memoryProbeFlags, main], {
     env: {
       ...process.env,
       SWITCHYARD_HOST: "127.0.0.1",
@@ -65,22 +91,7 @@ export const startGatewayProcess = async (env: Record<string, string>, timeoutMs
     await exited
     clearTimeout(timer)
   }
-  let lastSequence = 0
-  const memory = async (): Promise<Memory> => {
-    child.kill("SIGUSR2")
-    const deadline = Date.now() + 10_000
-    while (Date.now() < deadline) {
-      if (Fs.existsSync(memoryFile)) {
-        const read = JSON.parse(Fs.readFileSync(memoryFile, "utf8")) as Memory
-        if (read.sequence > lastSequence) {
-          lastSequence = read.sequence
-          return read
-        }
-      }
-      await sleep(25)
-    }
-    throw new Error(`the gateway did not report its memory:\n${output.slice(-4000)}`)
-  }
+  const memory = memoryReader(() => child.kill("SIGUSR2"), memoryFile, () => output)
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     if (!isRunning()) throw new Error(`the gateway exited with ${child.exitCode ?? child.signalCode}:\n${output}`)
