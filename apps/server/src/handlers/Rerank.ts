@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
+import * as TraceContext from "../embeddings/TraceContext.ts"
 import { Rerank, type Reranked } from "../rerank/Rerank.ts"
 import {
   answerCall,
@@ -19,6 +20,7 @@ import {
   resolveModel,
   seedHeader,
   seedOf,
+  sessionIdOf,
   truthy
 } from "./ModelCall.ts"
 
@@ -74,7 +76,9 @@ export const RerankHandlers = HttpApiBuilder.group(
     ).handle("plan", ({ payload }) =>
       Effect.gen(function*() {
         const caller = yield* requireStandardKey
-        const seed = yield* seedOf((yield* HttpServerRequest.HttpServerRequest).headers)
+        const headers = (yield* HttpServerRequest.HttpServerRequest).headers
+        const seed = yield* seedOf(headers)
+        yield* sessionIdOf(payload, headers)
         const dry = yield* rerank.dryRun(caller, yield* resolved(payload), { seed }).pipe(answerPlan)
         return planReport("rerank", dry.plan, { tokens: dry.tokenBound, worstNanos: dry.worstNanos })
       })
@@ -83,8 +87,12 @@ export const RerankHandlers = HttpApiBuilder.group(
         const caller = yield* requireStandardKey
         const headers = (yield* HttpServerRequest.HttpServerRequest).headers
         const seed = yield* seedOf(headers)
+        const sessionId = yield* sessionIdOf(payload, headers)
         const request = yield* resolved(payload)
-        const served = yield* rerank.create(caller, request, { seed }).pipe(answerCall("rerank", request.model))
+        const served = yield* rerank.create(caller, request, { seed }).pipe(
+          answerCall("rerank", request.model),
+          TraceContext.within(TraceContext.annotationsOf(request, sessionId))
+        )
         return HttpServerResponse.jsonUnsafe(body(served, request, truthy(headers[explainHeader])), {
           headers: {
             "x-generation-id": served.id,

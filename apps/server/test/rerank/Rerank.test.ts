@@ -234,6 +234,18 @@ describe(`POST /rerank (${storeKind})`, () => {
     assert.include(asRerank.json.error.message, "is an embeddings model, not a rerank model")
   })
 
+  it("refuses an x-session-id over 256 characters on /rerank and /rerank/plan, as /embeddings does", async () => {
+    const long = { "x-session-id": "s".repeat(257) }
+    for (const path of ["/rerank", "/rerank/plan"]) {
+      const reply = await gateway.call(path, { model, query, documents: ["a"] }, { headers: long })
+      assert.strictEqual(reply.status, 400, `${path}: ${reply.text}`)
+      assert.include(reply.json.error.message, "x-session-id must be at most 256 characters")
+      assert.strictEqual(reply.json.error.metadata.field, "x-session-id")
+    }
+    const fits = await gateway.call("/rerank/plan", { model, query, documents: ["a"] }, { headers: { "x-session-id": "é".repeat(256) } })
+    assert.strictEqual(fits.status, 200, fits.text)
+  })
+
   it("refuses a malformed body with a 400 naming the field", async () => {
     for (const body of [{ documents: [] }, { documents: ["a"], top_n: 0 }, { documents: [1] }, { documents: ["a"], query: "" }]) {
       const reply = await gateway.call("/rerank", { model, query, ...body })
