@@ -25,11 +25,12 @@ import {
 } from "./ModelCall.ts"
 
 /**
- * The answer's body: the scores best first with the documents when asked, the billed usage, and
- * the gateway's additions (parameters the serving endpoint ignored; the route when explained).
+ * The answer's body: the scores best first, each with its document as sent (as OpenRouter answers;
+ * `return_documents: false` leaves `document` empty), the billed usage, and the gateway's additions
+ * (parameters the serving endpoint ignored; the route when explained).
  */
 export const body = (served: Reranked, request: RerankRequest.RerankRequest, explain: boolean) => {
-  const texts = request.return_documents === true ? RerankRequest.texts(request) : undefined
+  const documents = request.return_documents === false ? undefined : RerankRequest.documents(request)
   const ignored = ignoredParameters(served.plan, served.endpoint, RerankRequest.sentParameters(request))
   const answer: RerankResponse & { switchyard?: unknown } = {
     id: served.id,
@@ -38,7 +39,7 @@ export const body = (served: Reranked, request: RerankRequest.RerankRequest, exp
     results: served.results.map((r) => ({
       index: r.index,
       relevance_score: r.relevance_score,
-      document: texts === undefined ? {} : { text: texts[r.index]! }
+      document: documents === undefined ? {} : documents[r.index]!
     })),
     usage: {
       search_units: served.searchUnits,
