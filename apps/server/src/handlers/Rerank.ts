@@ -68,7 +68,7 @@ export const RerankHandlers = HttpApiBuilder.group(
     const resolved = resolveModel(loaded)
     return handlers.handle("listModels", ({ query }) =>
       Effect.succeed(ModelListing.list(loaded.catalog, {
-        task: "rerank",
+        tasks: ["rerank"],
         path: "/api/v1/rerank/models",
         isActive: (p) => loaded.active.has(p.slug),
         ...(query.limit !== undefined ? { limit: query.limit } : {}),
