@@ -2,11 +2,12 @@ import { Api } from "@switchyard/core/api/Api"
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import * as ModelListing from "@switchyard/core/catalog/ModelListing"
 import * as RerankRequest from "@switchyard/core/schema/RerankRequest"
+import type { CohereRerankResponse } from "@switchyard/core/schema/CohereRerank"
 import type { RerankResponse } from "@switchyard/core/schema/RerankResponse"
 import { Effect } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
+import { CurrentCatalog, type LoadedCatalog } from "../catalog/CatalogLoader.ts"
 import * as TraceContext from "../embeddings/TraceContext.ts"
 import { Rerank, type Reranked } from "../rerank/Rerank.ts"
 import {
@@ -16,6 +17,7 @@ import {
   ignoredParameters,
   planReport,
   report,
+  type RequestHeaders,
   requireStandardKey,
   resolveModel,
   seedHeader,
@@ -59,6 +61,33 @@ export const body = (served: Reranked, request: RerankRequest.RerankRequest, exp
     : answer
 }
 
+/**
+ * A rerank call from an authenticated caller to its served result and the answer's headers: the
+ * one place the route's logic lives, for `POST /rerank` and Cohere's `POST /api/v2/rerank`.
+ */
+const serveWith = (rerank: Rerank["Service"], loaded: LoadedCatalog) => {
+  const resolved = resolveModel(loaded)
+  return Effect.fnUntraced(function*(payload: RerankRequest.RerankRequest, headers: RequestHeaders) {
+    const caller = yield* requireStandardKey
+    const seed = yield* seedOf(headers)
+    const sessionId = yield* sessionIdOf(payload, headers)
+    const request = yield* resolved(payload)
+    const served = yield* rerank.create(caller, request, { seed }).pipe(
+      answerCall("rerank", request.model),
+      TraceContext.within(TraceContext.annotationsOf(request, sessionId))
+    )
+    return {
+      served,
+      request,
+      headers: {
+        "x-generation-id": served.id,
+        "x-switchyard-provider": served.provider,
+        [seedHeader]: String(served.plan.explanation.seed)
+      }
+    }
+  })
+}
+
 export const RerankHandlers = HttpApiBuilder.group(
   Api,
   "rerank",
@@ -66,6 +95,7 @@ export const RerankHandlers = HttpApiBuilder.group(
     const rerank = yield* Rerank
     const loaded = yield* CurrentCatalog
     const resolved = resolveModel(loaded)
+    const serve = serveWith(rerank, loaded)
     return handlers.handle("listModels", ({ query }) =>
       Effect.succeed(ModelListing.list(loaded.catalog, {
         tasks: ["rerank"],
@@ -85,22 +115,36 @@ export const RerankHandlers = HttpApiBuilder.group(
       })
     ).handle("create", ({ payload }) =>
       Effect.gen(function*() {
-        const caller = yield* requireStandardKey
         const headers = (yield* HttpServerRequest.HttpServerRequest).headers
-        const seed = yield* seedOf(headers)
-        const sessionId = yield* sessionIdOf(payload, headers)
-        const request = yield* resolved(payload)
-        const served = yield* rerank.create(caller, request, { seed }).pipe(
-          answerCall("rerank", request.model),
-          TraceContext.within(TraceContext.annotationsOf(request, sessionId))
-        )
-        return HttpServerResponse.jsonUnsafe(body(served, request, truthy(headers[explainHeader])), {
-          headers: {
-            "x-generation-id": served.id,
-            "x-switchyard-provider": served.provider,
-            [seedHeader]: String(served.plan.explanation.seed)
-          }
+        const answer = yield* serve(payload, headers)
+        return HttpServerResponse.jsonUnsafe(body(answer.served, answer.request, truthy(headers[explainHeader])), {
+          headers: answer.headers
         }) as never
+      })
+    )
+  })
+)
+
+/**
+ * Cohere's v2 rerank (`POST /api/v2/rerank`): the request read as a `POST /rerank` whose
+ * documents are not echoed, the answer in Cohere's shape (`priority` is not used).
+ */
+export const CohereHandlers = HttpApiBuilder.group(
+  Api,
+  "cohere",
+  Effect.fn(function*(handlers) {
+    const serve = serveWith(yield* Rerank, yield* CurrentCatalog)
+    return handlers.handle("rerank", ({ payload }) =>
+      Effect.gen(function*() {
+        const { priority: _, ...rest } = payload
+        const answer = yield* serve({ ...rest, return_documents: false }, (yield* HttpServerRequest.HttpServerRequest).headers)
+        const { served } = answer
+        const cohere: CohereRerankResponse = {
+          id: served.id,
+          results: served.results.map((r) => ({ index: r.index, relevance_score: r.relevance_score })),
+          meta: { api_version: { version: "2" }, billed_units: { search_units: served.searchUnits } }
+        }
+        return HttpServerResponse.jsonUnsafe(cohere, { headers: answer.headers }) as never
       })
     )
   })

@@ -70,7 +70,7 @@ describe("openai SDK against Switchyard: embeddings", () => {
     // The same model written as two path segments, and a rerank model, answer the same way.
     const raw = await fetch(`${gateway.server.baseUrl}/models/ACME/embed`)
     assert.strictEqual(raw.status, 200)
-    assert.strictEqual((await raw.json()).id, "acme/embed")
+    assert.strictEqual(((await raw.json()) as { id: string }).id, "acme/embed")
     assert.strictEqual((await client.models.retrieve("switchyard/local-rerank")).owned_by, "switchyard")
 
     const missing = await client.models.retrieve("acme/none").then(() => undefined, (e: unknown) => e)
