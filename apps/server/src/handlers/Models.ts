@@ -70,5 +70,6 @@ export const ModelsHandlers = HttpApiBuilder.group(
         })))
       .handle("get", ({ params }) => one(params.id))
       .handle("getByPath", ({ params }) => one(`${params.author}/${params.slug}`))
+      .handle("getModel", ({ params }) => Effect.map(one(`${params.author}/${params.slug}`), (data) => ({ data })))
   })
 )

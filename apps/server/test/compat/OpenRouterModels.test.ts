@@ -57,6 +57,14 @@ describe("@openrouter/sdk against Switchyard: the model listing", () => {
     assert.deepStrictEqual(await client.models.count({ outputModalities: "embeddings,rerank" }), { data: { count: 5 } })
   })
 
+  it("models.get answers one model under data, with no key, and a 404 for a model not served", async () => {
+    const { data } = await anonymous.models.get({ author: "acme", slug: "rerank" })
+    assert.strictEqual(data.id, "acme/rerank")
+    assert.deepStrictEqual(data.architecture.outputModalities, ["rerank"])
+    const missing = await anonymous.models.get({ author: "acme", slug: "byok-embed" }).then(() => undefined, (e: unknown) => e)
+    assert.instanceOf(missing, SdkErrors.NotFoundResponseError)
+  })
+
   it("models.listForUser needs a key and shows the workspace's view: its settings and its own provider keys", async () => {
     const refused = await anonymous.models.listForUser({ bearer: "sk-wrong-key-1234567890" }).then(() => undefined, (e: unknown) => e)
     assert.instanceOf(refused, SdkErrors.UnauthorizedResponseError)

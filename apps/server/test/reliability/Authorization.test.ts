@@ -413,6 +413,7 @@ describe("reliability: authorization matrix", () => {
     { name: "GET /models", public: true, request: async () => ({ method: "GET", path: "/models" }), expect: {} },
     { name: "GET /models/count", public: true, request: async () => ({ method: "GET", path: "/models/count" }), expect: {} },
     { name: "GET /models/{id}", public: true, request: async () => ({ method: "GET", path: "/models/acme%2Fembed" }), expect: {} },
+    { name: "GET /model/{author}/{slug}", public: true, request: async () => ({ method: "GET", path: "/model/acme/embed" }), expect: {} },
     {
       name: "GET /models/user",
       request: async () => ({ method: "GET", path: "/models/user" }),

@@ -6,16 +6,25 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { wire } from "../errors/ApiError.ts"
 import { EmbeddingModelList } from "../schema/EmbeddingResponse.ts"
-import { CountModelsQuery, ModelCount, ModelIdParams, ModelObject, ModelPathParams, ModelsQuery } from "../schema/Models.ts"
+import {
+  CountModelsQuery,
+  ModelCount,
+  ModelEnvelope,
+  ModelIdParams,
+  ModelObject,
+  ModelPathParams,
+  ModelsQuery
+} from "../schema/Models.ts"
 import { Authorization } from "./Authorization.ts"
 
 /**
  * The models the gateway serves, in OpenRouter's shapes, so `openai.models.list()` and
  * `retrieve(id)`, and the OpenRouter SDK's `models.list()`, `count()` and `listForUser()` work
- * against the gateway.
+ * against the gateway, and so does its `models.get()`.
  *
- * - `GET /models` (operation `getModels`), `GET /models/count` (`listModelsCount`) and
- *   `GET /models/{id}` (`getModel`; also `GET /models/{author}/{slug}`) need no key, as
+ * - `GET /models` (operation `getModels`), `GET /models/count` (`listModelsCount`),
+ *   `GET /models/{id}` (`getModel`; also `GET /models/{author}/{slug}`) and OpenRouter's
+ *   `GET /model/{author}/{slug}` (`models.get`, the record under `data`) need no key, as
  *   OpenRouter's do: they show what the gateway serves with its own provider credentials.
  *   `output_modalities` picks `embeddings` (the default), `rerank` or `all`.
  * - `GET /models/user` (`listModelsUser`) needs a key and shows that key's workspace's view:
@@ -50,6 +59,11 @@ export class ModelsApi extends HttpApiGroup.make("models")
       params: ModelPathParams,
       success: ModelObject,
       error: [wire[404], wire[500]]
-    }).annotate(OpenApi.Identifier, "getModelByPath")
+    }).annotate(OpenApi.Identifier, "getModelByPath"),
+    HttpApiEndpoint.get("getModel", "/model/:author/:slug", {
+      params: ModelPathParams,
+      success: ModelEnvelope,
+      error: [wire[404], wire[500]]
+    }).annotate(OpenApi.Identifier, "getOpenRouterModel")
   )
 {}

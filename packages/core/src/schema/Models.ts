@@ -65,6 +65,14 @@ export const ModelObject = Schema.Struct({
 export type ModelObject = typeof ModelObject.Type
 
 /**
+ * The `GET /model/{author}/{slug}` body (`@openrouter/sdk`'s `models.get`): the model under
+ * `data`.
+ *
+ * @since 0.4.0
+ */
+export const ModelEnvelope = Schema.Struct({ data: ModelObject }).annotate({ identifier: "ModelEnvelope" })
+
+/**
  * The model of `GET /models/{id}`: its id in one path segment (`openai%2Ftext-embedding-3-small`,
  * as the `openai` SDK encodes it).
  *
@@ -75,7 +83,8 @@ export const ModelIdParams = {
 }
 
 /**
- * The model of `GET /models/{author}/{slug}`: its id written unencoded.
+ * The model of `GET /models/{author}/{slug}` and `GET /model/{author}/{slug}`: its id written
+ * unencoded.
  *
  * @since 0.4.0
  */
