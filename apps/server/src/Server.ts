@@ -17,7 +17,7 @@ import { Adapters } from "./providers/Adapters.ts"
 import { ByokHandlers } from "./handlers/Byok.ts"
 import { CreditsHandlers } from "./handlers/Credits.ts"
 import { EmbeddingsHandlers } from "./handlers/Embeddings.ts"
-import { RerankHandlers } from "./handlers/Rerank.ts"
+import { CohereHandlers, RerankHandlers } from "./handlers/Rerank.ts"
 import { Rerank } from "./rerank/Rerank.ts"
 import { KeysHandlers } from "./handlers/Keys.ts"
 import { ModelsHandlers } from "./handlers/Models.ts"
@@ -76,7 +76,7 @@ const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Rerank.layer, Broadcast.
   Layer.provide(NodeHttpClient.layerUndici)
 )
 
-const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive.layer, EmbeddingsHandlers, RerankHandlers, ModelsHandlers,
+const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive.layer, EmbeddingsHandlers, RerankHandlers, CohereHandlers, ModelsHandlers,
   WorkspacesHandlers, ActivityHandlers, ProvidersHandlers).pipe(
   Layer.provide(EmbeddingsLive)
 )

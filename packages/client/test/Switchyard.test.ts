@@ -57,6 +57,18 @@ describe("Switchyard (promise facade)", () => {
       assert.strictEqual(answer.usage.cost, 0)
     })
 
+    it("lists, counts and gets models without a key, and lists a key's own view with one", async () => {
+      await using anonymous = new Switchyard({ baseUrl: server.baseUrl })
+      const all = await anonymous.models.list({ query: { output_modalities: "all" } })
+      assert.includeMembers(all.data.map((m) => m.id), ["switchyard/local-embed", "switchyard/local-rerank"])
+      assert.deepStrictEqual(await anonymous.models.count({ query: { output_modalities: "all" } }), { data: { count: all.total_count } })
+      const model = await anonymous.models.get({ params: { id: "switchyard/local-rerank" } })
+      assert.deepStrictEqual([model.id, model.object, model.owned_by], ["switchyard/local-rerank", "model", "switchyard"])
+      await using keyed = new Switchyard({ baseUrl: server.baseUrl, apiKey: server.apiKey })
+      const mine = await keyed.models.listForUser({ query: {} })
+      assert.deepStrictEqual(mine.data.map((m) => m.id), ["switchyard/local-embed"])
+    })
+
     it("rejects with the contract's typed error", async () => {
       await using switchyard = new Switchyard({ baseUrl: server.baseUrl, apiKey: server.apiKey })
       const error = await switchyard.keys.list({ query: {} }).then(() => undefined, (e: unknown) => e)

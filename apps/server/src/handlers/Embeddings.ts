@@ -27,6 +27,7 @@ import {
   resolveModel,
   seedHeader,
   seedOf,
+  sessionIdOf,
   truthy
 } from "./ModelCall.ts"
 
@@ -41,14 +42,10 @@ const requestOptions = (payload: EmbeddingRequest, headers: RequestHeaders) =>
     if (Result.isFailure(cache)) {
       return yield* new BadRequest({ message: cache.failure, metadata: { field: CachePolicy.header } })
     }
-    const headerSession = headers["x-session-id"]
-    if (payload.session_id === undefined && headerSession !== undefined && [...headerSession].length > 256) {
-      return yield* new BadRequest({ message: "x-session-id must be at most 256 characters", metadata: { field: "x-session-id" } })
-    }
     return {
       options: { seed, cache: cache.success } satisfies CallOptions,
       explain: truthy(headers[explainHeader]),
-      sessionId: payload.session_id ?? headerSession
+      sessionId: yield* sessionIdOf(payload, headers)
     }
   })
 

@@ -21,6 +21,8 @@ import * as SpanAttributes from "../observability/SpanAttributes.ts"
 
 export const explainHeader = "x-switchyard-explain"
 export const seedHeader = "x-switchyard-seed"
+export const sessionHeader = "x-session-id"
+const maxSessionIdLength = 256
 
 export const truthy = (value: string | undefined) => value !== undefined && /^(1|true|yes)$/iu.test(value.trim())
 
@@ -52,6 +54,24 @@ export const seedOf = (headers: RequestHeaders): Effect.Effect<number | undefine
   return /^\d{1,10}$/u.test(seedText) && Number(seedText) <= 0xffffffff
     ? Effect.succeed(Number(seedText))
     : Effect.fail(new BadRequest({ message: `${seedHeader} must be an integer from 0 to 4294967295`, metadata: { field: seedHeader } }))
+}
+
+/**
+ * The request's session id: the body's `session_id` (its schema bounds it) wins over
+ * `x-session-id`, which is held to the same 256 characters.
+ */
+export const sessionIdOf = (
+  payload: { readonly session_id?: string | undefined },
+  headers: RequestHeaders
+): Effect.Effect<string | undefined, BadRequest> => {
+  const fromHeader = headers[sessionHeader]
+  if (payload.session_id !== undefined) return Effect.succeed(payload.session_id)
+  return fromHeader !== undefined && [...fromHeader].length > maxSessionIdLength
+    ? Effect.fail(new BadRequest({
+      message: `${sessionHeader} must be at most ${maxSessionIdLength} characters`,
+      metadata: { field: sessionHeader }
+    }))
+    : Effect.succeed(fromHeader)
 }
 
 /**

@@ -9,9 +9,10 @@ import type { Percentiles } from "@switchyard/core/routing/EndpointStats"
 import { recentlyFailed } from "@switchyard/core/routing/EndpointStats"
 import type { EndpointRecord, ProviderRecord } from "@switchyard/core/schema/ProviderListing"
 import { ByokStore } from "@switchyard/core/store/ByokStore"
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
+import * as WorkspaceProviders from "../catalog/WorkspaceProviders.ts"
 import { EndpointHealth } from "../embeddings/EndpointHealth.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 
@@ -32,15 +33,7 @@ export const ProvidersHandlers = HttpApiBuilder.group(
     const providers = loaded.catalog.providers
 
     // Active for this caller: configured with the gateway's own credential, or the workspace's.
-    const activeFor = (workspaceId: string, provider: Provider) =>
-      loaded.active.has(provider.slug) || provider.adapter === "local"
-        ? Effect.succeed(loaded.active.has(provider.slug))
-        : byok.credentialFor(workspaceId, provider.slug).pipe(
-          Effect.map(Option.isSome),
-          // A stored credential that does not open cannot serve: the provider is not active for
-          // this workspace (the requests that need it say why).
-          Effect.catchTag("CredentialUnreadable", () => Effect.succeed(false))
-        )
+    const activeFor = WorkspaceProviders.activeFor(loaded, byok)
 
     const endpointRecord = (provider: Provider, endpoint: Endpoint, active: boolean, now: number): EndpointRecord => {
       const id = endpointId(provider, endpoint)

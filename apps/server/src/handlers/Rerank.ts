@@ -2,11 +2,13 @@ import { Api } from "@switchyard/core/api/Api"
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import * as ModelListing from "@switchyard/core/catalog/ModelListing"
 import * as RerankRequest from "@switchyard/core/schema/RerankRequest"
+import type { CohereRerankResponse } from "@switchyard/core/schema/CohereRerank"
 import type { RerankResponse } from "@switchyard/core/schema/RerankResponse"
 import { Effect } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
+import { CurrentCatalog, type LoadedCatalog } from "../catalog/CatalogLoader.ts"
+import * as TraceContext from "../embeddings/TraceContext.ts"
 import { Rerank, type Reranked } from "../rerank/Rerank.ts"
 import {
   answerCall,
@@ -16,19 +18,22 @@ import {
   noteSession,
   planReport,
   report,
+  type RequestHeaders,
   requireStandardKey,
   resolveModel,
   seedHeader,
   seedOf,
+  sessionIdOf,
   truthy
 } from "./ModelCall.ts"
 
 /**
- * The answer's body: the scores best first with the documents when asked, the billed usage, and
- * the gateway's additions (parameters the serving endpoint ignored; the route when explained).
+ * The answer's body: the scores best first, each with its document as sent (as OpenRouter answers;
+ * `return_documents: false` leaves `document` empty), the billed usage, and the gateway's additions
+ * (parameters the serving endpoint ignored; the route when explained).
  */
 export const body = (served: Reranked, request: RerankRequest.RerankRequest, explain: boolean) => {
-  const texts = request.return_documents === true ? RerankRequest.texts(request) : undefined
+  const documents = request.return_documents === false ? undefined : RerankRequest.documents(request)
   const ignored = ignoredParameters(served.plan, served.endpoint, RerankRequest.sentParameters(request))
   const answer: RerankResponse & { switchyard?: unknown } = {
     id: served.id,
@@ -37,7 +42,7 @@ export const body = (served: Reranked, request: RerankRequest.RerankRequest, exp
     results: served.results.map((r) => ({
       index: r.index,
       relevance_score: r.relevance_score,
-      document: texts === undefined ? {} : { text: texts[r.index]! }
+      document: documents === undefined ? {} : documents[r.index]!
     })),
     usage: {
       search_units: served.searchUnits,
@@ -57,6 +62,34 @@ export const body = (served: Reranked, request: RerankRequest.RerankRequest, exp
     : answer
 }
 
+/**
+ * A rerank call from an authenticated caller to its served result and the answer's headers: the
+ * one place the route's logic lives, for `POST /rerank` and Cohere's `POST /api/v2/rerank`.
+ */
+const serveWith = (rerank: Rerank["Service"], loaded: LoadedCatalog) => {
+  const resolved = resolveModel(loaded)
+  return Effect.fnUntraced(function*(payload: RerankRequest.RerankRequest, headers: RequestHeaders) {
+    const caller = yield* requireStandardKey
+    const seed = yield* seedOf(headers)
+    const sessionId = yield* sessionIdOf(payload, headers)
+    const request = yield* resolved(payload)
+    yield* noteSession(sessionId, request.user)
+    const served = yield* rerank.create(caller, request, { seed }).pipe(
+      answerCall("rerank", request.model),
+      TraceContext.within(TraceContext.annotationsOf(request, sessionId))
+    )
+    return {
+      served,
+      request,
+      headers: {
+        "x-generation-id": served.id,
+        "x-switchyard-provider": served.provider,
+        [seedHeader]: String(served.plan.explanation.seed)
+      }
+    }
+  })
+}
+
 export const RerankHandlers = HttpApiBuilder.group(
   Api,
   "rerank",
@@ -64,9 +97,10 @@ export const RerankHandlers = HttpApiBuilder.group(
     const rerank = yield* Rerank
     const loaded = yield* CurrentCatalog
     const resolved = resolveModel(loaded)
+    const serve = serveWith(rerank, loaded)
     return handlers.handle("listModels", ({ query }) =>
       Effect.succeed(ModelListing.list(loaded.catalog, {
-        task: "rerank",
+        tasks: ["rerank"],
         path: "/api/v1/rerank/models",
         isActive: (p) => loaded.active.has(p.slug),
         ...(query.limit !== undefined ? { limit: query.limit } : {}),
@@ -75,25 +109,44 @@ export const RerankHandlers = HttpApiBuilder.group(
     ).handle("plan", ({ payload }) =>
       Effect.gen(function*() {
         const caller = yield* requireStandardKey
-        const seed = yield* seedOf((yield* HttpServerRequest.HttpServerRequest).headers)
+        const headers = (yield* HttpServerRequest.HttpServerRequest).headers
+        const seed = yield* seedOf(headers)
+        yield* sessionIdOf(payload, headers)
         const dry = yield* rerank.dryRun(caller, yield* resolved(payload), { seed }).pipe(answerPlan)
         return planReport("rerank", dry.plan, { tokens: dry.tokenBound, worstNanos: dry.worstNanos })
       })
     ).handle("create", ({ payload }) =>
       Effect.gen(function*() {
-        const caller = yield* requireStandardKey
         const headers = (yield* HttpServerRequest.HttpServerRequest).headers
-        const seed = yield* seedOf(headers)
-        const request = yield* resolved(payload)
-        yield* noteSession(request.session_id ?? headers["x-session-id"], request.user)
-        const served = yield* rerank.create(caller, request, { seed }).pipe(answerCall("rerank", request.model))
-        return HttpServerResponse.jsonUnsafe(body(served, request, truthy(headers[explainHeader])), {
-          headers: {
-            "x-generation-id": served.id,
-            "x-switchyard-provider": served.provider,
-            [seedHeader]: String(served.plan.explanation.seed)
-          }
+        const answer = yield* serve(payload, headers)
+        return HttpServerResponse.jsonUnsafe(body(answer.served, answer.request, truthy(headers[explainHeader])), {
+          headers: answer.headers
         }) as never
+      })
+    )
+  })
+)
+
+/**
+ * Cohere's v2 rerank (`POST /api/v2/rerank`): the request read as a `POST /rerank` whose
+ * documents are not echoed, the answer in Cohere's shape (`priority` is not used).
+ */
+export const CohereHandlers = HttpApiBuilder.group(
+  Api,
+  "cohere",
+  Effect.fn(function*(handlers) {
+    const serve = serveWith(yield* Rerank, yield* CurrentCatalog)
+    return handlers.handle("rerank", ({ payload }) =>
+      Effect.gen(function*() {
+        const { priority: _, ...rest } = payload
+        const answer = yield* serve({ ...rest, return_documents: false }, (yield* HttpServerRequest.HttpServerRequest).headers)
+        const { served } = answer
+        const cohere: CohereRerankResponse = {
+          id: served.id,
+          results: served.results.map((r) => ({ index: r.index, relevance_score: r.relevance_score })),
+          meta: { api_version: { version: "2" }, billed_units: { search_units: served.searchUnits } }
+        }
+        return HttpServerResponse.jsonUnsafe(cohere, { headers: answer.headers }) as never
       })
     )
   })

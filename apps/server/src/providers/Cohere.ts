@@ -140,10 +140,10 @@ export const rerankFormat: RerankWire.RerankFormat<typeof RerankResponse.Type> =
   keyHeaders: WireFormat.bearer,
   path: "/rerank",
   response: RerankResponse,
-  body: (request) => ({
+  body: (request, documents) => ({
     model: request.upstreamModel,
     query: request.query,
-    documents: request.documents,
+    documents,
     ...(request.maxTokensPerDoc !== undefined ? { max_tokens_per_doc: request.maxTokensPerDoc } : {})
   }),
   scores: (response) => response.results,

@@ -14,17 +14,22 @@ export const RerankResponse = Schema.Struct({
  * Jina's rerank shape (`POST /rerank` with `model`, `query`, `documents`, `top_n`,
  * `return_documents`; `results` and `usage.total_tokens` back), which vLLM, Text Embeddings
  * Inference and other OpenAI-compatible hosts share. Documents are not asked back: the gateway has
- * them.
+ * them. A call with an image sends every document as an object, `{ "text" }`, `{ "image" }` or
+ * both, as Jina's multimodal reranker takes them.
  */
 export const rerankFormat: RerankWire.RerankFormat<typeof RerankResponse.Type> = {
   name: "Jina",
   keyHeaders: WireFormat.bearer,
   path: "/rerank",
   response: RerankResponse,
-  body: (request) => ({
+  imageDocument: (document) => ({
+    ...(document.text !== undefined ? { text: document.text } : {}),
+    ...(document.image !== undefined ? { image: document.image } : {})
+  }),
+  body: (request, documents) => ({
     model: request.upstreamModel,
     query: request.query,
-    documents: request.documents,
+    documents,
     return_documents: false
   }),
   scores: (response) => response.results,

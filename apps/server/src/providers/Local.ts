@@ -129,8 +129,10 @@ export const makeRerank = (): RerankProvider.RerankProvider => ({
     _connection: EmbeddingProvider.Connection,
     request: RerankProvider.UpstreamRerank
   ) {
+    const withImage = request.documents.findIndex((d) => d.image !== undefined)
+    if (withImage !== -1) return yield* unsupported(`document ${withImage} has an image; the local model ranks text only`)
     const query = embedText(request.query, defaultDimensions)
-    const texts = request.documents.map((document) => firstTokens(document, request.maxTokensPerDoc))
+    const texts = request.documents.map((document) => firstTokens(document.text ?? "", request.maxTokensPerDoc))
     const scores = texts.map((text, index) => {
       const score = Math.min(1, Math.max(0, cosine(query, embedText(text, defaultDimensions))))
       return { index, relevance_score: Math.round(score * 1e6) / 1e6 }

@@ -1,5 +1,6 @@
 import type { EmbeddingProvider } from "@switchyard/core"
 import type * as RerankProvider from "@switchyard/core/providers/RerankProvider"
+import type * as RerankRequest from "@switchyard/core/schema/RerankRequest"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Effect, Redacted, Schema } from "effect"
 import { HttpClient } from "effect/http"
@@ -27,7 +28,13 @@ export interface RerankFormat<Response> {
   readonly path: string
   // biome-ignore lint/suspicious/noExplicitAny: the wire format's encoded side is its own
   readonly response: Schema.Codec<Response, any, never, never>
-  readonly body: (request: RerankProvider.UpstreamRerank) => unknown
+  /**
+   * How a call's documents are written when one carries an image; absent, the API takes text
+   * only and a call with an image is refused before it is sent. Text-only calls send strings.
+   */
+  readonly imageDocument?: (document: RerankRequest.Document) => unknown
+  /** The body, given the documents as this wire writes them. */
+  readonly body: (request: RerankProvider.UpstreamRerank, documents: ReadonlyArray<unknown>) => unknown
   readonly scores: (response: Response) => ReadonlyArray<RerankProvider.Score>
   readonly billed: (response: Response) => Billed
 }
@@ -59,6 +66,19 @@ const checkScores = (
   return Effect.succeed(scores)
 }
 
+// The documents as the wire writes them: strings while none has an image; then objects, where
+// the wire takes images, and a refusal where it does not (an image is never dropped).
+const wireDocuments = (
+  format: Pick<RerankFormat<unknown>, "name" | "imageDocument">,
+  documents: ReadonlyArray<RerankRequest.Document>
+): Effect.Effect<ReadonlyArray<unknown>, UpstreamError.UpstreamError> => {
+  const withImage = documents.findIndex((d) => d.image !== undefined)
+  if (withImage === -1) return Effect.succeed(documents.map((d) => d.text ?? ""))
+  return format.imageDocument === undefined
+    ? Effect.fail(UpstreamError.unsupportedInput(`document ${withImage} has an image; ${format.name}'s rerank API takes text documents only`))
+    : Effect.succeed(documents.map(format.imageDocument))
+}
+
 /**
  * The rerank adapter for one wire format.
  */
@@ -70,11 +90,12 @@ export const make = <Response>(format: RerankFormat<Response>) =>
       connection: EmbeddingProvider.Connection,
       request: RerankProvider.UpstreamRerank
     ) {
+      const documents = yield* wireDocuments(format, request.documents)
       const json = yield* UpstreamHttp.post(client, {
         connection,
         path: format.path,
         headers: connection.apiKey === undefined ? {} : format.keyHeaders(Redacted.value(connection.apiKey)),
-        body: format.body(request)
+        body: format.body(request, documents)
       })
       const response = yield* decodeResponse(json)
       const scores = yield* checkScores(format.scores(response), request.documents.length)

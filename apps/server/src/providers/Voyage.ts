@@ -144,7 +144,7 @@ export const rerankFormat: RerankWire.RerankFormat<typeof RerankResponse.Type> =
   keyHeaders: WireFormat.bearer,
   path: "/rerank",
   response: RerankResponse,
-  body: (request) => ({ model: request.upstreamModel, query: request.query, documents: request.documents }),
+  body: (request, documents) => ({ model: request.upstreamModel, query: request.query, documents }),
   scores: (response) => response.data,
   billed: (response) => ({ totalTokens: response.usage?.total_tokens ?? undefined })
 }

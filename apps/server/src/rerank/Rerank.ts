@@ -53,11 +53,11 @@ interface Billed {
 
 /**
  * A request's documents and what they measure, taken once per request: token estimates (to compare
- * prices when routing, and to bill a provider that reports no usage) and UTF-8 byte counts, which
- * bound tokens from above (for the hold).
+ * prices when routing, and to bill a provider that reports no usage) and UTF-8 byte counts (an
+ * image's fixed count added), which bound tokens from above (for the hold).
  */
 interface Measured {
-  readonly documents: ReadonlyArray<string>
+  readonly documents: ReadonlyArray<RerankRequest.Document>
   readonly queryTokens: number
   readonly documentTokens: ReadonlyArray<number>
   readonly queryBytes: number
@@ -66,14 +66,18 @@ interface Measured {
 
 const bytes = (text: string) => Buffer.byteLength(text, "utf8")
 
+// An image weighs a fixed count of tokens, above what a reranker cuts a page to: its bytes (a URL,
+// or base64) say nothing of it.
+const imageTokens = (document: RerankRequest.Document) => (document.image === undefined ? 0 : RerankRequest.imageTokens)
+
 const measure = (request: RerankRequest.RerankRequest): Measured => {
-  const documents = RerankRequest.texts(request)
+  const documents = RerankRequest.documents(request)
   return {
     documents,
     queryTokens: TokenEstimate.ofText(request.query),
-    documentTokens: documents.map(TokenEstimate.ofText),
+    documentTokens: documents.map((d) => TokenEstimate.ofText(d.text ?? "") + imageTokens(d)),
     queryBytes: bytes(request.query),
-    documentBytes: documents.map(bytes)
+    documentBytes: documents.map((d) => bytes(d.text ?? "") + imageTokens(d))
   }
 }
 
@@ -186,7 +190,7 @@ export class Rerank extends Context.Service<Rerank, {
           model: request.model,
           preferences: request.provider,
           sentParameters: RerankRequest.sentParameters(request),
-          inputModalities: ["text"],
+          inputModalities: RerankRequest.inputModalities(request),
           seed: options.seed,
           // Per-token and per-search prices compare by what this request would cost.
           consumption: {

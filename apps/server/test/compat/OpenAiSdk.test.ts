@@ -60,6 +60,30 @@ describe("openai SDK against Switchyard: embeddings", () => {
     assert.strictEqual(narrow.data[0]!.embedding.length, 4)
   })
 
+  it("models.retrieve takes an id with a slash (the SDK sends it as one encoded path segment), and the listing needs no valid key", async () => {
+    const model = await client.models.retrieve("acme/embed")
+    assert.strictEqual(model.id, "acme/embed")
+    assert.strictEqual(model.object, "model")
+    assert.strictEqual(model.owned_by, "acme")
+    assert.isNumber(model.created)
+    assert.deepStrictEqual((model as unknown as { architecture: { output_modalities: Array<string> } }).architecture.output_modalities, ["embeddings"])
+    // The same model written as two path segments, and a rerank model, answer the same way.
+    const raw = await fetch(`${gateway.server.baseUrl}/models/ACME/embed`)
+    assert.strictEqual(raw.status, 200)
+    assert.strictEqual(((await raw.json()) as { id: string }).id, "acme/embed")
+    assert.strictEqual((await client.models.retrieve("switchyard/local-rerank")).owned_by, "switchyard")
+
+    const missing = await client.models.retrieve("acme/none").then(() => undefined, (e: unknown) => e)
+    assert.instanceOf(missing, OpenAI.NotFoundError)
+    assert.include((missing as Error).message, "acme/none")
+
+    const anonymous = new OpenAI({ apiKey: "sk-not-a-key", baseURL: gateway.server.baseUrl, maxRetries: 0 })
+    const ids: Array<string> = []
+    for await (const m of anonymous.models.list()) ids.push(m.id)
+    assert.includeMembers(ids, ["acme/embed", "switchyard/local-embed"])
+    assert.strictEqual((await anonymous.models.retrieve("switchyard/local-embed")).id, "switchyard/local-embed")
+  })
+
   it("maps the gateway's errors to the SDK's error classes", async () => {
     const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (e: unknown) => e)
 

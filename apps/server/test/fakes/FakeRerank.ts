@@ -39,7 +39,10 @@ const read = (body: unknown, options: Options): Asked | string => {
   const texts: Array<string> = []
   for (const d of documents) {
     if (typeof d === "string") texts.push(d)
-    else if (FakeUpstream.isRecord(d) && typeof d.text === "string") texts.push(d.text)
+    // An image document is scored on its text and its image reference (a URL or base64 data).
+    else if (FakeUpstream.isRecord(d) && (typeof d.text === "string" || typeof d.image === "string")) {
+      texts.push([d.text, d.image].filter((part) => typeof part === "string").join(" "))
+    }
     else return "documents must be strings"
   }
   if (options.maxDocuments !== undefined && texts.length > options.maxDocuments) {

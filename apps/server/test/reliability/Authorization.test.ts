@@ -409,9 +409,14 @@ describe("reliability: authorization matrix", () => {
       request: async () => ({ method: "GET", path: "/embeddings/models" }),
       expect: { standard: 200, management: 200, "other standard": 200, "other management": 200 }
     },
+    // The model listing is public, as OpenRouter's is; a key's own view needs the key.
+    { name: "GET /models", public: true, request: async () => ({ method: "GET", path: "/models" }), expect: {} },
+    { name: "GET /models/count", public: true, request: async () => ({ method: "GET", path: "/models/count" }), expect: {} },
+    { name: "GET /models/{id}", public: true, request: async () => ({ method: "GET", path: "/models/acme%2Fembed" }), expect: {} },
+    { name: "GET /model/{author}/{slug}", public: true, request: async () => ({ method: "GET", path: "/model/acme/embed" }), expect: {} },
     {
-      name: "GET /models",
-      request: async () => ({ method: "GET", path: "/models" }),
+      name: "GET /models/user",
+      request: async () => ({ method: "GET", path: "/models/user" }),
       expect: { standard: 200, management: 200, "other standard": 200, "other management": 200 }
     }
   ]

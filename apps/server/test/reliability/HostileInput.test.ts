@@ -103,7 +103,10 @@ const targets: ReadonlyArray<Target> = [
   { name: "embeddings.create", method: "POST", path: "/embeddings", key: "standard", body: embeddingBody },
   { name: "embeddings.plan", method: "POST", path: "/embeddings/plan", key: "standard", body: embeddingBody },
   { name: "embeddings.models", method: "GET", path: "/embeddings/models", key: "standard", query: ["limit", "offset"] },
-  { name: "models.list", method: "GET", path: "/models", key: "standard", query: ["limit", "offset"] },
+  { name: "models.list", method: "GET", path: "/models", key: "standard", query: ["limit", "offset", "output_modalities"] },
+  { name: "models.count", method: "GET", path: "/models/count", key: "standard", query: ["output_modalities"] },
+  { name: "models.user", method: "GET", path: "/models/user", key: "standard", query: ["limit", "offset", "output_modalities"] },
+  { name: "models.get", method: "GET", path: "/models/{id}", key: "standard" },
   { name: "unknown route", method: "POST", path: "/{id}", key: "standard", body: () => ({}) }
 ]
 

@@ -90,11 +90,32 @@ describe(`POST /rerank (${storeKind})`, () => {
     assert.strictEqual(reply.headers.get("x-generation-id"), reply.json.id)
   })
 
-  it("takes documents as strings or { text } objects, and leaves the text out unless asked", async () => {
-    const reply = await rerank({ documents: ["bread", { text: "rivers form deltas" }], provider: { order: ["gamma"] } })
+  it("takes documents as strings or { text } objects and answers each with its document, unless return_documents is false", async () => {
+    const documents = ["bread", { text: "rivers form deltas" }]
+    const reply = await rerank({ documents, provider: { order: ["gamma"] } })
     assert.strictEqual(reply.status, 200, reply.text)
     assert.deepStrictEqual(reply.json.results.map((r: { index: number }) => r.index), [1, 0])
-    assert.deepStrictEqual(reply.json.results[0].document, {})
+    assert.deepStrictEqual(reply.json.results.map((r: { document: unknown }) => r.document), [{ text: "rivers form deltas" }, { text: "bread" }])
+    const without = await rerank({ documents, provider: { order: ["gamma"] }, return_documents: false })
+    assert.strictEqual(without.status, 200, without.text)
+    assert.deepStrictEqual(without.json.results.map((r: { document: unknown }) => r.document), [{}, {}])
+  })
+
+  it("an image document is a 400 naming the documents when no endpoint of the model takes images, and nothing is sent", async () => {
+    const before = cohere.requests.length + voyage.requests.length + jina.requests.length
+    const image = "https://example.com/delta.png"
+    const replies = [
+      await rerank({ documents: ["rivers", { text: "a delta", image }] }),
+      await gateway.call("/rerank/plan", { model, query, documents: [{ image }] })
+    ]
+    for (const reply of replies) {
+      assert.strictEqual(reply.status, 400, reply.text)
+      assert.include(reply.json.error.message, `Model "${model}" takes no image documents`)
+      assert.strictEqual(reply.json.error.metadata.field, "documents")
+    }
+    assert.strictEqual(cohere.requests.length + voyage.requests.length + jina.requests.length, before)
+    const empty = await rerank({ documents: [{}] })
+    assert.strictEqual(empty.status, 400, empty.text)
   })
 
   it("falls back from a failing provider to the next and reports both attempts", async () => {
@@ -233,6 +254,18 @@ describe(`POST /rerank (${storeKind})`, () => {
     const asRerank = await gateway.call("/rerank", { model: "acme/embed", query, documents: ["a"] })
     assert.strictEqual(asRerank.status, 400, asRerank.text)
     assert.include(asRerank.json.error.message, "is an embeddings model, not a rerank model")
+  })
+
+  it("refuses an x-session-id over 256 characters on /rerank and /rerank/plan, as /embeddings does", async () => {
+    const long = { "x-session-id": "s".repeat(257) }
+    for (const path of ["/rerank", "/rerank/plan"]) {
+      const reply = await gateway.call(path, { model, query, documents: ["a"] }, { headers: long })
+      assert.strictEqual(reply.status, 400, `${path}: ${reply.text}`)
+      assert.include(reply.json.error.message, "x-session-id must be at most 256 characters")
+      assert.strictEqual(reply.json.error.metadata.field, "x-session-id")
+    }
+    const fits = await gateway.call("/rerank/plan", { model, query, documents: ["a"] }, { headers: { "x-session-id": "é".repeat(256) } })
+    assert.strictEqual(fits.status, 200, fits.text)
   })
 
   it("refuses a malformed body with a 400 naming the field", async () => {

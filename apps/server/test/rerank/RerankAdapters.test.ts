@@ -19,6 +19,8 @@ const documents = [
   "Deltas form at river mouths."
 ]
 
+const asSent = (texts: ReadonlyArray<string>) => texts.map((text) => ({ text }))
+
 const expectedOrder = (docs: ReadonlyArray<string>) =>
   docs.map((d, index) => ({ index, score: FakeRerank.scoreOf(query, d) })).sort((a, b) => b.score - a.score).map((s) => s.index)
 
@@ -36,7 +38,7 @@ describe("rerank adapters", () => {
       const result = yield* adapter.rerank(connection(server.url, "co-fake"), {
         upstreamModel: "rerank-v3.5",
         query,
-        documents,
+        documents: asSent(documents),
         maxTokensPerDoc: 512
       })
       const sent = server.requests[0]!
@@ -53,7 +55,7 @@ describe("rerank adapters", () => {
     Effect.gen(function*() {
       const server = yield* FakeUpstream.scoped(() => FakeVoyage.start())
       const adapter = yield* Voyage.makeRerank
-      const result = yield* adapter.rerank(connection(server.url, "pa-fake"), { upstreamModel: "rerank-2.5", query, documents })
+      const result = yield* adapter.rerank(connection(server.url, "pa-fake"), { upstreamModel: "rerank-2.5", query, documents: asSent(documents) })
       assert.strictEqual(server.requests[0]!.path, "/v1/rerank")
       assert.deepStrictEqual(server.requests[0]!.body, { model: "rerank-2.5", query, documents })
       assert.deepStrictEqual(byScore(result.scores), expectedOrder(documents))
@@ -69,7 +71,7 @@ describe("rerank adapters", () => {
       const result = yield* adapter.rerank(connection(server.url, "jina-fake"), {
         upstreamModel: "jina-reranker-v2-base-multilingual",
         query,
-        documents
+        documents: asSent(documents)
       })
       assert.strictEqual(server.requests[0]!.path, "/v1/rerank")
       assert.deepStrictEqual(server.requests[0]!.body, {
@@ -82,12 +84,50 @@ describe("rerank adapters", () => {
       assert.isNumber(result.totalTokens)
     }).pipe(overHttp))
 
+  it.live("Jina's shape sends every document of a call with an image as an object, the image kept", () =>
+    Effect.gen(function*() {
+      const server = yield* FakeUpstream.scoped(() => FakeOpenAi.start({ apiKey: "jina-fake" }))
+      const adapter = yield* Jina.makeRerank
+      const image = "https://example.com/delta.png"
+      const result = yield* adapter.rerank(connection(server.url, "jina-fake"), {
+        upstreamModel: "jina-reranker-m0",
+        query,
+        documents: [{ text: documents[0]! }, { image }, { text: documents[2]!, image }]
+      })
+      assert.deepStrictEqual((server.requests[0]!.body as { documents: unknown }).documents, [
+        { text: documents[0] },
+        { image },
+        { text: documents[2], image }
+      ])
+      assert.strictEqual(result.scores.length, 3)
+    }).pipe(overHttp))
+
+  it.live("a text-only rerank API refuses a document with an image instead of sending its text alone", () =>
+    Effect.gen(function*() {
+      const cohere = yield* FakeUpstream.scoped(() => FakeCohere.start())
+      const voyage = yield* FakeUpstream.scoped(() => FakeVoyage.start())
+      const withImage = [{ text: "rivers" }, { text: "a delta", image: "https://example.com/delta.png" }]
+      const refusals = [
+        yield* (yield* Cohere.makeRerank).rerank(connection(cohere.url, "co-fake"), { upstreamModel: "rerank-v3.5", query, documents: withImage })
+          .pipe(Effect.flip),
+        yield* (yield* Voyage.makeRerank).rerank(connection(voyage.url, "pa-fake"), { upstreamModel: "rerank-2.5", query, documents: withImage })
+          .pipe(Effect.flip),
+        yield* Local.makeRerank().rerank(connection("local:", undefined), { upstreamModel: "local-rerank-v1", query, documents: withImage })
+          .pipe(Effect.flip)
+      ]
+      for (const error of refusals) {
+        assert.strictEqual(error.reason._tag, "UnsupportedInput")
+        assert.include(JSON.stringify(error.reason), "document 1 has an image")
+      }
+      assert.strictEqual(cohere.requests.length + voyage.requests.length, 0)
+    }).pipe(overHttp))
+
   it.live("an answer that leaves a document unscored is invalid, not a short list", () =>
     Effect.gen(function*() {
       const server = yield* FakeUpstream.scoped(() => FakeVoyage.start())
       server.setBehaviour({ _tag: "WrongCount" })
       const adapter = yield* Voyage.makeRerank
-      const reason = yield* reasonOf(adapter.rerank(connection(server.url, "pa-fake"), { upstreamModel: "rerank-2.5", query, documents }))
+      const reason = yield* reasonOf(adapter.rerank(connection(server.url, "pa-fake"), { upstreamModel: "rerank-2.5", query, documents: asSent(documents) }))
       assert.strictEqual(reason, "InvalidResponse")
     }).pipe(overHttp))
 
@@ -95,10 +135,10 @@ describe("rerank adapters", () => {
     Effect.gen(function*() {
       const server = yield* FakeUpstream.scoped(() => FakeCohere.start({ maxDocuments: 2 }))
       const adapter = yield* Cohere.makeRerank
-      const reason = yield* reasonOf(adapter.rerank(connection(server.url, "co-fake"), { upstreamModel: "rerank-v3.5", query, documents }))
+      const reason = yield* reasonOf(adapter.rerank(connection(server.url, "co-fake"), { upstreamModel: "rerank-v3.5", query, documents: asSent(documents) }))
       assert.strictEqual(reason, "InvalidRequest")
       server.setBehaviour({ _tag: "Status", status: 503 })
-      const down = yield* reasonOf(adapter.rerank(connection(server.url, "co-fake"), { upstreamModel: "rerank-v3.5", query, documents: ["a"] }))
+      const down = yield* reasonOf(adapter.rerank(connection(server.url, "co-fake"), { upstreamModel: "rerank-v3.5", query, documents: [{ text: "a" }] }))
       assert.notStrictEqual(down, "InvalidRequest")
     }).pipe(overHttp))
 
@@ -114,7 +154,7 @@ describe("rerank adapters", () => {
       const result = yield* Local.makeRerank().rerank(connection("local:", undefined), {
         upstreamModel: "local-rerank-v1",
         query: "how do plants make sugar from sunlight",
-        documents: set
+        documents: asSent(set)
       })
       const order = byScore(result.scores)
       assert.sameMembers(order.slice(0, 2), [1, 3])

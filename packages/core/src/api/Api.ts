@@ -1,5 +1,6 @@
 /**
- * The whole HTTP contract of the gateway, mounted under `/api/v1`. The server, the client and
+ * The whole HTTP contract of the gateway, mounted under `/api/v1` (and Cohere's v2 rerank at
+ * `/api/v2/rerank`). The server, the client and
  * `/api/v1/openapi.json` are all derived from it.
  *
  * @since 0.1.0
@@ -7,6 +8,7 @@
 import { HttpApi, OpenApi } from "effect/http-api"
 import { EmbeddingsApi } from "./EmbeddingsApi.ts"
 import { ByokApi } from "./ByokApi.ts"
+import { CohereApi } from "./CohereApi.ts"
 import { CreditsApi } from "./CreditsApi.ts"
 import { InternsApi } from "./InternsApi.ts"
 import { KeysApi } from "./KeysApi.ts"
@@ -34,6 +36,8 @@ export class Api extends HttpApi.make("switchyard")
   .add(ActivityApi)
   .add(ProvidersApi)
   .prefix("/api/v1")
+  // Cohere's SDK appends `v2/rerank` to its base URL (`http://host:8080/api`): outside `/api/v1`.
+  .add(CohereApi)
   .middleware(SchemaErrors)
   .annotate(HttpApi.ParseOptions, { errors: "all" })
   .annotateMerge(OpenApi.annotations({

@@ -371,6 +371,8 @@ const source = {
         model: "jinaai/jina-reranker-m0",
         upstream_model: "jina-reranker-m0",
         task: "rerank",
+        // Ranks page images as well as text (documents `{ "image": url or base64 }`).
+        input_modalities: ["text", "image"],
         name: "Jina: jina-reranker-m0",
         // approx: as above.
         pricing: { prompt: "0.05" },

@@ -102,6 +102,21 @@ export type Task = typeof Task.Type
 export const rerankAdapters: ReadonlyArray<Adapter> = ["openai", "cohere", "voyage", "jina", "local"]
 
 /**
+ * The adapters whose rerank API carries image documents (Jina's shape, which `openai` speaks
+ * too): an endpoint of theirs lists `image` in `input_modalities` when its model ranks images.
+ *
+ * @since 0.4.0
+ */
+export const imageRerankAdapters: ReadonlyArray<Adapter> = ["openai", "jina"]
+
+/**
+ * The kinds of document a rerank endpoint can take.
+ *
+ * @since 0.4.0
+ */
+export const rerankModalities: ReadonlyArray<InputModalityType> = ["text", "image"]
+
+/**
  * An endpoint's list price (decimal USD strings). `search` is USD per 1,000 search units (a
  * rerank query over up to 100 documents, as Cohere prices rerank).
  *
@@ -148,7 +163,7 @@ export const Endpoint = Schema.Struct({
   max_documents: Schema.optionalKey(PositiveInt),
   distillable: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(false))),
   max_input_tokens: Schema.optionalKey(PositiveInt),
-  /** Absent: the default of the provider's adapter ({@link inputModalitiesOf}). */
+  /** Absent: the default of the provider's adapter, or text for a rerank endpoint ({@link inputModalitiesOf}). */
   input_modalities: Schema.optionalKey(Schema.Array(InputModality).check(Schema.isMinLength(1))),
   name: Schema.optionalKey(NonEmptyString),
   description: Schema.optionalKey(Schema.String),
@@ -163,6 +178,10 @@ export const Endpoint = Schema.Struct({
   } else {
     if (e.dimensions !== undefined) issues.push({ path: ["dimensions"], issue: "a rerank endpoint has no dimensions" })
     if (e.max_batch_items !== undefined) issues.push({ path: ["max_batch_items"], issue: "a rerank endpoint takes max_documents, not max_batch_items" })
+    const other = e.input_modalities?.filter((m) => !rerankModalities.includes(m)) ?? []
+    if (other.length > 0) {
+      issues.push({ path: ["input_modalities"], issue: `a rerank endpoint takes text and image documents, not ${other.join(", ")}` })
+    }
   }
   return issues
 }))
@@ -231,6 +250,9 @@ export const Provider = Schema.Struct({
   p.endpoints.forEach((e, i) => {
     if (e.task === "rerank" && !rerankAdapters.includes(p.adapter)) {
       issues.push({ path: ["endpoints", i, "task"], issue: `adapter ${p.adapter} has no rerank API` })
+    }
+    if (e.task === "rerank" && e.input_modalities?.includes("image") === true && !imageRerankAdapters.includes(p.adapter)) {
+      issues.push({ path: ["endpoints", i, "input_modalities"], issue: `the rerank API of adapter ${p.adapter} takes text documents only` })
     }
   })
   return issues
@@ -399,10 +421,13 @@ export const defaultInputModalities: Record<Adapter, ReadonlyArray<InputModality
   local: ["text", "tokens", "image", "audio", "video", "file"]
 }
 
+const textOnly: ReadonlyArray<InputModalityType> = ["text"]
+
 /**
- * The kinds of input one endpoint takes: its `input_modalities`, else its adapter's default.
+ * The kinds of input one endpoint takes: its `input_modalities`, else its adapter's default for
+ * embeddings; a rerank endpoint takes text unless it lists `image` (few rerank models see images).
  *
  * @since 0.1.0
  */
 export const inputModalitiesOf = (provider: Provider, endpoint: Endpoint): ReadonlyArray<InputModalityType> =>
-  endpoint.input_modalities ?? defaultInputModalities[provider.adapter]
+  endpoint.input_modalities ?? (endpoint.task === "rerank" ? textOnly : defaultInputModalities[provider.adapter])

@@ -22,14 +22,30 @@ import * as Money from "./Money.ts"
  * @since 0.1.0
  */
 export interface ListOptions {
-  readonly isActive: (provider: Provider) => boolean
+  /** Whether the endpoint serves the caller: its provider is active (and the caller's settings allow it). */
+  readonly isActive: (provider: Provider, endpoint: Endpoint) => boolean
   readonly limit?: number | undefined
   readonly offset?: number | undefined
-  /** Path the `links.next` URL is built on; default `/api/v1/embeddings/models`. */
+  /** Path (and query) the `links.next` URL is built on; default `/api/v1/embeddings/models`. */
   readonly path?: string | undefined
-  /** Which models: those of `embeddings` endpoints (the default) or of `rerank` ones. */
-  readonly task?: Task | undefined
+  /** Which models: those of `embeddings` endpoints (the default), of `rerank` ones, or both. */
+  readonly tasks?: ReadonlyArray<Task> | undefined
 }
+
+/**
+ * The tasks an `output_modalities` filter names: a comma-separated list of `embeddings` and
+ * `rerank`, or `all`; absent, `embeddings`. Other names (OpenRouter's `text`, `image`...) match
+ * no model here.
+ *
+ * @since 0.4.0
+ */
+export const tasksOf = (outputModalities: string | undefined): ReadonlyArray<Task> => {
+  if (outputModalities === undefined) return ["embeddings"]
+  const asked = outputModalities.split(",")
+  return asked.includes("all") ? allTasks : allTasks.filter((task) => asked.includes(task))
+}
+
+const allTasks: ReadonlyArray<Task> = ["embeddings", "rerank"]
 
 const publicModalities = new Set(["text", "image", "audio", "video", "file"])
 
@@ -85,26 +101,54 @@ const describe = (
   }
 }
 
+type Served = Array<{ readonly provider: Provider; readonly endpoint: Endpoint }>
+
+// Every model the options select, by id (then task, for an id served for both).
+const records = (catalog: Catalog, options: Pick<ListOptions, "isActive" | "tasks">): ReadonlyArray<EmbeddingModel> => {
+  const tasks = options.tasks ?? ["embeddings"]
+  const byModel = new Map<string, { readonly id: string; readonly task: Task; readonly served: Served }>()
+  for (const provider of catalog.providers) {
+    for (const endpoint of provider.endpoints) {
+      if (!tasks.includes(endpoint.task) || !options.isActive(provider, endpoint)) continue
+      const id = endpoint.model.toLowerCase()
+      const key = `${id} ${endpoint.task}`
+      const entry = byModel.get(key)
+      if (entry === undefined) byModel.set(key, { id, task: endpoint.task, served: [{ provider, endpoint }] })
+      else entry.served.push({ provider, endpoint })
+    }
+  }
+  return [...byModel.keys()].sort().map((key) => {
+    const { id, task, served } = byModel.get(key)!
+    return describe(id, served, task)
+  })
+}
+
 /**
- * Lists the models of one task (embeddings by default) the active providers serve, one page at a
- * time. A rerank model's record names `rerank` as its output modality, as OpenRouter's does.
+ * The model of that id (any case) the options select, if any, of whichever task.
+ *
+ * @since 0.4.0
+ */
+export const find = (
+  catalog: Catalog,
+  id: string,
+  options: Pick<ListOptions, "isActive">
+): EmbeddingModel | undefined => {
+  const wanted = id.toLowerCase()
+  return records(catalog, {
+    ...options,
+    tasks: allTasks,
+    isActive: (provider, endpoint) => endpoint.model.toLowerCase() === wanted && options.isActive(provider, endpoint)
+  })[0]
+}
+
+/**
+ * Lists the models of the tasks asked for (embeddings by default) the active providers serve, one
+ * page at a time, sorted by id. A rerank model's record names `rerank` as its output modality, as OpenRouter's does.
  *
  * @since 0.1.0
  */
 export const list = (catalog: Catalog, options: ListOptions): EmbeddingModelList => {
-  const task = options.task ?? "embeddings"
-  const byModel = new Map<string, Array<{ readonly provider: Provider; readonly endpoint: Endpoint }>>()
-  for (const provider of catalog.providers) {
-    if (!options.isActive(provider)) continue
-    for (const endpoint of provider.endpoints) {
-      if (endpoint.task !== task) continue
-      const id = endpoint.model.toLowerCase()
-      const list = byModel.get(id)
-      if (list === undefined) byModel.set(id, [{ provider, endpoint }])
-      else list.push({ provider, endpoint })
-    }
-  }
-  const all = [...byModel.keys()].sort().map((id) => describe(id, byModel.get(id)!, task))
+  const all = records(catalog, options)
   const limit = Math.min(Math.max(1, options.limit ?? maxPageSize), maxPageSize)
   const offset = Math.max(0, options.offset ?? 0)
   const data = all.slice(offset, offset + limit)
@@ -112,7 +156,7 @@ export const list = (catalog: Catalog, options: ListOptions): EmbeddingModelList
   const path = options.path ?? "/api/v1/embeddings/models"
   return {
     data,
-    links: { next: nextOffset < all.length ? `${path}?offset=${nextOffset}&limit=${limit}` : null },
+    links: { next: nextOffset < all.length ? `${path}${path.includes("?") ? "&" : "?"}offset=${nextOffset}&limit=${limit}` : null },
     total_count: all.length
   }
 }

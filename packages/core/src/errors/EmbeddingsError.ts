@@ -8,6 +8,7 @@
  * |---|---|
  * | `ModelNotFound` | 404 |
  * | `WrongTask` | 400 |
+ * | `InputNotAccepted` | 400 |
  * | `NoEligibleProvider` | 404 |
  * | `RequestTimedOut` | 408 |
  * | `CredentialUnreadable` | 503 |
@@ -64,6 +65,34 @@ export class WrongTask extends Data.TaggedError("WrongTask")<{
 }
 
 /**
+ * The request carries a kind of input (an image) that no endpoint of the model takes, whatever
+ * the preferences or credentials: the request, not the route, is wrong for this model.
+ *
+ * @since 0.4.0
+ */
+export class InputNotAccepted extends Data.TaggedError("InputNotAccepted")<{
+  readonly model: string
+  readonly task: "embeddings" | "rerank"
+  readonly missing: ReadonlyArray<string>
+  readonly accepted: ReadonlyArray<string>
+}> {
+  override get message(): string {
+    const what = this.task === "rerank" ? "documents" : "input"
+    return `Model ${JSON.stringify(this.model)} takes no ${this.missing.join(", ")} ${what}: its endpoints accept ${
+      this.accepted.join(", ")
+    } only`
+  }
+  get metadata(): {
+    readonly field: string
+    readonly model: string
+    readonly missing: ReadonlyArray<string>
+    readonly accepted: ReadonlyArray<string>
+  } {
+    return { field: this.task === "rerank" ? "documents" : "input", model: this.model, missing: this.missing, accepted: this.accepted }
+  }
+}
+
+/**
  * The model exists, but the preferences, the workspace's settings, the providers' credentials or
  * the request's parameters leave no endpoint to try; `candidates` says why each was left out.
  *
@@ -99,7 +128,7 @@ export class RequestTimedOut extends Data.TaggedError("RequestTimedOut")<{ reado
  *
  * @since 0.1.0
  */
-export type RoutingError = ModelNotFound | NoEligibleProvider | WrongTask
+export type RoutingError = ModelNotFound | NoEligibleProvider | WrongTask | InputNotAccepted
 
 /**
  * Why a request could not be made ready to run: no route, or a credential it needs that does not
@@ -128,12 +157,13 @@ export const storeToApiError = (_: StoreUnavailable): ServiceUnavailable =>
   })
 
 /**
- * The status and envelope of a routing failure: 404, or 400 for a model of another task.
+ * The status and envelope of a routing failure: 404, or 400 for a model of another task or an
+ * input the model cannot take.
  *
  * @since 0.1.0
  */
 export const routingToApiError = (error: RoutingError): NotFound | BadRequest =>
-  error._tag === "WrongTask"
+  error._tag === "WrongTask" || error._tag === "InputNotAccepted"
     ? new BadRequest({ message: error.message, metadata: error.metadata })
     : new NotFound({ message: error.message, metadata: error.metadata })
 
@@ -160,6 +190,7 @@ export const toApiError = (error: EmbeddingsError): ApiError => {
     case "ModelNotFound":
     case "NoEligibleProvider":
     case "WrongTask":
+    case "InputNotAccepted":
     case "CredentialUnreadable":
       return preparationToApiError(error)
     case "RequestTimedOut":

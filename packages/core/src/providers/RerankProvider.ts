@@ -16,10 +16,12 @@
  */
 import type { Effect } from "effect"
 import type { UpstreamError } from "../upstream/UpstreamError.ts"
+import type { Document } from "../schema/RerankRequest.ts"
 import type { Connection } from "./EmbeddingProvider.ts"
 
 /**
- * One upstream rerank call: the provider's model name, the query, the documents' texts, and
+ * One upstream rerank call: the provider's model name, the query, the documents (text, image or
+ * both; an adapter whose API takes text only refuses an image rather than drop it), and
  * `maxTokensPerDoc` when the client sent it and the endpoint takes it.
  *
  * @since 0.4.0
@@ -27,7 +29,7 @@ import type { Connection } from "./EmbeddingProvider.ts"
 export interface UpstreamRerank {
   readonly upstreamModel: string
   readonly query: string
-  readonly documents: ReadonlyArray<string>
+  readonly documents: ReadonlyArray<Document>
   readonly maxTokensPerDoc?: number
 }
 

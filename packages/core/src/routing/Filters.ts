@@ -28,7 +28,8 @@ import * as Money from "../catalog/Money.ts"
 import type { InputModality } from "../schema/EmbeddingRequest.ts"
 import type { Candidate } from "./Candidates.ts"
 import { matchesSlug } from "./Candidates.ts"
-import { type Effective, limitedPrices } from "./Preferences.ts"
+import type { Workspace } from "../catalog/Catalog.ts"
+import { type Effective, effective, limitedPrices } from "./Preferences.ts"
 
 /**
  * What the filters look at besides the candidate.
@@ -241,3 +242,12 @@ export const apply = (
   }
   return { eligible, excluded }
 }
+
+/**
+ * Whether a workspace's own settings (`only`, `ignore`, `data_collection`, `zdr`) leave the
+ * endpoint to its keys, before any request's preferences: what a key's model listing shows.
+ *
+ * @since 0.4.0
+ */
+export const allowedByWorkspace = (workspace: Workspace, candidate: Candidate): boolean =>
+  exclusion({ preferences: effective(null, workspace), sentParameters: [], inputModalities: [] }, candidate) === undefined

@@ -39,9 +39,9 @@
 import { Effect, Result } from "effect"
 import type { Catalog, Provider, Task, Workspace } from "../catalog/Catalog.ts"
 import type * as Cost from "../catalog/Cost.ts"
-import { openWorkspace } from "../catalog/Catalog.ts"
+import { inputModalitiesOf, openWorkspace } from "../catalog/Catalog.ts"
 import * as Money from "../catalog/Money.ts"
-import { ModelNotFound, NoEligibleProvider, type RoutingError, WrongTask } from "../errors/EmbeddingsError.ts"
+import { InputNotAccepted, ModelNotFound, NoEligibleProvider, type RoutingError, WrongTask } from "../errors/EmbeddingsError.ts"
 import type { CandidateReport } from "./CandidateReport.ts"
 import type { InputModality } from "../schema/EmbeddingRequest.ts"
 import type { Partition, ProviderPreferences, SortBy } from "../schema/ProviderPreferences.ts"
@@ -252,11 +252,19 @@ export const compute = (input: PlanInput): Result.Result<Plan, RoutingError> => 
         : new WrongTask({ model: input.model, task: set.otherTask, requested: task })
     )
   }
+  const inputs = input.inputModalities ?? ["text"]
+  const all = [...set.active, ...set.inactive]
+  if (!all.some((c) => inputs.every((m) => inputModalitiesOf(c.provider, c.endpoint).includes(m)))) {
+    const accepted = [...new Set(all.flatMap((c) => inputModalitiesOf(c.provider, c.endpoint)))]
+    return Result.fail(
+      new InputNotAccepted({ model: set.model, task, missing: inputs.filter((m) => !accepted.includes(m)), accepted })
+    )
+  }
   const prefs = Preferences.effective(input.preferences, input.workspace ?? openWorkspace)
   const { eligible, excluded } = Filters.apply({
     preferences: prefs,
     sentParameters: input.sentParameters ?? [],
-    inputModalities: input.inputModalities ?? ["text"]
+    inputModalities: inputs
   }, set.active)
   const excludedReports = [
     ...set.inactive.map((c) =>

@@ -3,10 +3,12 @@
  *
  * **Details**
  *
- * - `documents` is an array of strings or of `{ "text": string }` objects (at least one, at
- *   most {@link maxDocuments}); the two forms may be mixed.
- * - `top_n` keeps the best `n` results (all when absent); `return_documents` echoes each
- *   result's document text.
+ * - `documents` is an array of strings or of `{ "text"?, "image"? }` objects with at least one of
+ *   the two (at least one document, at most {@link maxDocuments}); the forms may be mixed. An
+ *   `image` (a URL or base64 data) is routed only to endpoints whose `input_modalities` list
+ *   `image`.
+ * - `top_n` keeps the best `n` results (all when absent); each result carries its document as it
+ *   was sent unless `return_documents` is `false`.
  * - `max_tokens_per_doc` is a provider parameter: sent to endpoints that list it in
  *   `supported_parameters`, the way embeddings parameters are.
  * - `provider` is the same preferences object as embeddings; `session_id`, `trace` and `user` are
@@ -26,12 +28,20 @@ import { TraceConfig } from "./TraceConfig.ts"
  */
 export const maxDocuments = 10_000
 
+const DocumentObject = Schema.Struct({
+  text: Schema.optionalKey(Schema.String),
+  image: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1)))
+}).check(Schema.makeFilter(
+  (d) => d.text !== undefined || d.image !== undefined ? undefined : "a document object needs text, image or both",
+  { expected: "a document with text or image" }
+))
+
 /**
- * One document: its text, or `{ "text": ... }`.
+ * One document: its text, or `{ "text"?, "image"? }` with at least one of the two.
  *
  * @since 0.4.0
  */
-export const RerankDocument = Schema.Union([Schema.String, Schema.Struct({ text: Schema.String })])
+export const RerankDocument = Schema.Union([Schema.String, DocumentObject])
 
 /**
  * @since 0.4.0
@@ -69,12 +79,40 @@ export const RerankRequest = Schema.Struct({
 export type RerankRequest = typeof RerankRequest.Type
 
 /**
- * The documents' texts, in request order.
+ * One document as the gateway handles it: its text, its image, or both.
  *
  * @since 0.4.0
  */
-export const texts = (request: Pick<RerankRequest, "documents">): ReadonlyArray<string> =>
-  request.documents.map((d) => (typeof d === "string" ? d : d.text))
+export interface Document {
+  readonly text?: string
+  readonly image?: string
+}
+
+/**
+ * The documents in request order, a string as its `{ text }`.
+ *
+ * @since 0.4.0
+ */
+export const documents = (request: Pick<RerankRequest, "documents">): ReadonlyArray<Document> =>
+  request.documents.map((d) => (typeof d === "string" ? { text: d } : d))
+
+/**
+ * The kinds of input a request carries: text (the query, at least), and image when a document
+ * has one; routing sends it only to endpoints that take them all.
+ *
+ * @since 0.4.0
+ */
+export const inputModalities = (request: Pick<RerankRequest, "documents">): ReadonlyArray<"text" | "image"> =>
+  request.documents.some((d) => typeof d !== "string" && d.image !== undefined) ? ["text", "image"] : ["text"]
+
+/**
+ * The tokens an image counts for in the gateway's estimates and worst-case bounds: above the 768
+ * image tokens Jina's multimodal reranker cuts a page to, with room for its markers. What a
+ * provider reports is what is billed.
+ *
+ * @since 0.4.0
+ */
+export const imageTokens = 1024
 
 /**
  * The provider parameters the request sends.

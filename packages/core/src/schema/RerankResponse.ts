@@ -9,15 +9,16 @@ const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 /**
  * One scored document: `index` into the request's `documents`, its `relevance_score` (higher is
- * more relevant), and `document`, which holds the text when `return_documents` asked for it (an
- * empty object otherwise, as OpenRouter's schema requires the field).
+ * more relevant), and `document`, the document as it was sent (`{ text }`, `{ image }` or both),
+ * as OpenRouter answers; an empty object when the request sent `return_documents: false` (the
+ * field stays, as OpenRouter's schema requires it).
  *
  * @since 0.4.0
  */
 export const RerankResult = Schema.Struct({
   index: Count,
   relevance_score: Schema.Finite,
-  document: Schema.Struct({ text: Schema.optionalKey(Schema.String) })
+  document: Schema.Struct({ text: Schema.optionalKey(Schema.String), image: Schema.optionalKey(Schema.String) })
 }).annotate({ identifier: "RerankResult" })
 
 /**

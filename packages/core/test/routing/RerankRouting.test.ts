@@ -95,5 +95,30 @@ describe("routing by task", () => {
         providers: [provider("o", "openai", [{ model: "a/b", upstream_model: "b", pricing: {} }])]
       }))
       assert.include(missing.issues.map((i) => i.message).join("\n"), "an embeddings endpoint needs dimensions")
+      assert.include(yield* issues({ input_modalities: ["text", "image"] }, "cohere"), "the rerank API of adapter cohere takes text documents only")
+      assert.include(yield* issues({ input_modalities: ["text", "audio"] }, "jina"), "a rerank endpoint takes text and image documents, not audio")
+      yield* Catalog.decode({ providers: [provider("j", "jina", [{ model: "a/b", upstream_model: "b", task: "rerank", input_modalities: ["text", "image"], pricing: {} }])] })
+    }))
+
+  it.effect("images go only to rerank endpoints that list them; a model none of whose endpoints takes them is a 400", () =>
+    Effect.gen(function*() {
+      const vision = Effect.runSync(Catalog.decode({
+        providers: [
+          provider("texty", "jina", [{ model: "acme/vision", upstream_model: "v2", task: "rerank", pricing: { prompt: "0.01" } }]),
+          provider("seer", "jina", [{ model: "acme/vision", upstream_model: "m0", task: "rerank", input_modalities: ["text", "image"], pricing: { prompt: "1" } }])
+        ]
+      }))
+      const withImages = { catalog: vision, model: "acme/vision", inputModalities: ["text", "image"] as const }
+      const routed = yield* plan(withImages)
+      assert.deepStrictEqual(routed.attempts.map((c) => c.provider.slug), ["seer"])
+      const texty = routed.explanation.candidates.find((c) => c.provider === "texty")!
+      assert.strictEqual(texty.excluded_by, "input_modalities")
+      const pinned = yield* Effect.flip(plan({ ...withImages, preferences: { only: ["texty"] } }))
+      assert.strictEqual(pinned._tag, "NoEligibleProvider")
+      assert.strictEqual(routingToApiError(pinned)._tag, "NotFound")
+      const textModel = yield* Effect.flip(plan({ inputModalities: ["text", "image"] }))
+      assert.strictEqual(textModel._tag, "InputNotAccepted")
+      assert.include(textModel.message, "Model \"acme/rerank\" takes no image documents: its endpoints accept text only")
+      assert.strictEqual(routingToApiError(textModel)._tag, "BadRequest")
     }))
 })
