@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import { accountingBatch } from "./migrations/AccountingBatch.ts"
 import { cachedTokens } from "./migrations/CachedTokens.ts"
+import { fencedLeases } from "./migrations/FencedLeases.ts"
 import { interns } from "./migrations/Interns.ts"
 import { money } from "./migrations/Money.ts"
 import { prepaidCredits } from "./migrations/PrepaidCredits.ts"
@@ -77,7 +78,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0007_workspace_budgets": workspaceBudgets,
   "0008_cached_tokens": cachedTokens,
   "0009_workspace_cache": workspaceCache,
-  "0010_spend_leases": spendLeases
+  "0010_spend_leases": spendLeases,
+  "0013_fenced_leases": fencedLeases
 }
 
 export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })
