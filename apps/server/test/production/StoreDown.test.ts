@@ -1,43 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Net from "node:net"
+import { startStoreRelay } from "../support/StoreRelay.ts"
 import { dropDatabase, freshDatabase, type RunningServer, startServer } from "../support/TestServer.ts"
-
-/**
- * A TCP relay to PostgreSQL that can be cut: the database becomes unreachable exactly as when
- * its host goes away (connections reset, new ones refused), and reachable again on the same port.
- */
-const relay = async (target: URL) => {
-  const sockets = new Set<Net.Socket>()
-  let server: Net.Server | undefined
-  let port = 0
-  const open = () =>
-    new Promise<void>((resolve, reject) => {
-      server = Net.createServer((client) => {
-        const upstream = Net.connect(Number(target.port || 5432), target.hostname)
-        for (const s of [client, upstream]) {
-          sockets.add(s)
-          s.on("close", () => sockets.delete(s))
-          s.on("error", () => s.destroy())
-        }
-        client.pipe(upstream).pipe(client)
-      })
-      server.once("error", reject)
-      server.listen(port, "127.0.0.1", () => {
-        port = (server!.address() as Net.AddressInfo).port
-        resolve()
-      })
-    })
-  const cut = () =>
-    new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy()
-      server?.close(() => resolve())
-    })
-  await open()
-  const url = new URL(target)
-  url.hostname = "127.0.0.1"
-  url.port = String(port)
-  return { url: url.toString(), cut, open }
-}
 
 const health = async (server: RunningServer) => {
   const response = await fetch(`${server.baseUrl}/health`, { signal: AbortSignal.timeout(15_000) })
@@ -47,7 +10,7 @@ const health = async (server: RunningServer) => {
 describe("GET /api/v1/health with the store down", () => {
   it("answers 503 in the error envelope while PostgreSQL is unreachable, and 200 again once it is back", async () => {
     const database = await freshDatabase()
-    const link = await relay(new URL(database))
+    const link = await startStoreRelay(database)
     const server = await startServer({ databaseUrl: link.url })
     try {
       assert.deepStrictEqual(await health(server), { status: 200, body: { status: "ok" } })
@@ -76,7 +39,7 @@ describe("GET /api/v1/health with the store down", () => {
 describe("requests with the store down", () => {
   it("get 503 in the envelope with Retry-After while PostgreSQL is unreachable, never a 500 or a hang, and 200 once it is back", async () => {
     const database = await freshDatabase()
-    const link = await relay(new URL(database))
+    const link = await startStoreRelay(database)
     const server = await startServer({ databaseUrl: link.url })
     const call = async (method: string, path: string, key: string, body?: unknown) => {
       const response = await fetch(`${server.baseUrl}${path}`, {
