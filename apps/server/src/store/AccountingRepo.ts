@@ -325,9 +325,12 @@ export const make = (options: AccountingOptions = {}) =>
         }
         return yield* locked(entry, Effect.gen(function*() {
           yield* adopt(entry, signature)
-          // Two asks at most: a grant that finds the lease taken holds only what it granted afresh.
+          // Read before the grants: each renews validity from a later moment. Two asks at most: a
+          // grant that finds the lease taken holds only what it granted afresh.
+          const now = yield* Clock.monotonicTimeNanos
           for (let asks = 0;; asks++) {
-            const admitted = FencedLease.admit(entry.held, worst, yield* Clock.monotonicTimeNanos)
+            // Right after the grant, with no yield between: no other request takes what it granted.
+            const admitted = FencedLease.admit(entry.held, worst, now)
             if (admitted !== undefined) {
               entry.held = admitted
               return admitted.fence!

@@ -57,5 +57,8 @@ export const startStoreRelay = async (target: URL | string): Promise<StoreRelay>
   const url = new URL(to)
   url.hostname = "127.0.0.1"
   url.port = String(port)
-  return { url: url.toString(), cut, open, dropAnswers: () => void (answers = false) }
+  const dropAnswers = () => {
+    answers = false
+  }
+  return { url: url.toString(), cut, open, dropAnswers }
 }
