@@ -82,6 +82,8 @@ export const register = (
     )
     if (sql.driver === "pglite") {
       yield* sql`DELETE FROM holds WHERE owner IS DISTINCT FROM ${id}`.pipe(fromSqlError("gateway_processes"))
+      // Rows a lease grant left for a process that is gone (grants refresh their owner's row).
+      yield* sql`DELETE FROM gateway_processes WHERE id <> ${id}`.pipe(fromSqlError("gateway_processes"))
       return id
     }
     const heartbeat = sql`INSERT INTO gateway_processes (id, started_at, seen_at) VALUES (${id}, now(), now())
