@@ -20,11 +20,21 @@
  * - **Crash.** A process killed keeps its leases' room from the others until the dead-process
  *   sweep (about 40 s on PostgreSQL; at the next start on PGlite) or their expiry (`leaseTtl`,
  *   10 min after their last use).
+ * - **Fencing** (`FencedLease`). A lease is admitted from only while valid by this process's
+ *   monotonic clock: 25 s from before the grant that last renewed it was asked (the store sweeps
+ *   after 30 s unseen, and every grant says the process is alive). Leases in use are renewed ahead
+ *   of that; a process resumed after a freeze renews (or finds its lease taken) before it admits.
+ *   Each ledger row carries the lease's fencing token; a row whose lease was taken is not written,
+ *   and its request is answered 503 and not charged.
+ * - **Failures.** After a grant, hand-back or write that failed (it may have committed), the lease
+ *   is read again from the store before it grants or admits again. A lease that could not be
+ *   handed back stays in memory, marked to return, and is handed back once the store answers.
  */
+import * as FencedLease from "@switchyard/core/accounting/FencedLease"
 import * as SpendLease from "@switchyard/core/accounting/SpendLease"
 import { Accounting, Refused } from "@switchyard/core/store/Accounting"
 import type { AddCreditsRequest, CreditTotals, RecordRequest, RefusalReason, Reservation, ReserveRequest, SettleRequest, Settlement } from "@switchyard/core/store/Accounting"
-import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
+import { fromSqlError, StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Clock, Config, Deferred, Duration, Effect, Layer, Option, Schedule, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
@@ -51,6 +61,10 @@ export interface AccountingOptions {
   readonly policy?: SpendLease.Policy
   /** Heartbeat and stale time of the process registration. */
   readonly process?: GatewayProcesses.GatewayProcessOptions
+  /** How long before the store may take a lease it stops being valid, and when it is renewed. */
+  readonly fencing?: Partial<Pick<FencedLease.Term, "marginMs" | "renewAheadMs">>
+  /** How long a failed ledger write's outcome is read back for while the store does not answer. */
+  readonly resolveWithinMs?: number
 }
 
 export const defaultLeaseTtl = Duration.minutes(10)
@@ -63,9 +77,13 @@ const LeaseRow = Schema.Struct({
   o_granted: Schema.NullOr(Schema.String),
   o_limit: Schema.NullOr(Schema.String),
   o_reset: Schema.NullOr(Schema.String),
-  o_room: Schema.NullOr(Schema.String)
+  o_room: Schema.NullOr(Schema.String),
+  o_fence: Schema.NullOr(Schema.String)
 })
 const decodeLease = Schema.decodeUnknownEffect(Schema.Array(LeaseRow))
+
+const StoredLease = Schema.Struct({ amount: Schema.String, fence: Schema.String })
+const decodeStoredLease = Schema.decodeUnknownEffect(Schema.Array(StoredLease))
 
 const CreditRow = Schema.Struct({ credits: Schema.String, usage: Schema.String, held: Schema.String })
 const decodeCredits = Schema.decodeUnknownEffect(Schema.Array(CreditRow))
@@ -75,15 +93,22 @@ interface LeaseEntry {
   readonly keyId: string
   readonly workspaceId: string
   readonly byok: boolean
-  state: SpendLease.Lease
+  /** The lease, its fencing token and how long it is valid. */
+  held: FencedLease.Held
+  /** A statement on the lease failed and may have committed: read its row before granting or admitting. */
+  reread: boolean
   /** The facts the lease was granted under. */
   signature: string
   demand: SpendLease.Demand
   lastUsedMs: number
   readonly lock: Semaphore.Semaphore
-  /** Worst cases of the reservations admitted from it and not yet settled or released, by reservation id. */
-  readonly open: Map<string, { readonly worst: bigint; readonly signature: string }>
+  /** The reservations admitted from it and not yet settled or released (worst case, facts, token), by reservation id. */
+  readonly open: Map<string, { readonly worst: bigint; readonly signature: string; readonly fence: string }>
 }
+
+/** The lease a request was admitted under is gone: the request is answered 503 and not charged. */
+const leaseTaken = () =>
+  new StoreUnavailable({ operation: "accounting.lease_taken", cause: "the spend lease was taken by the store (swept or expired)" })
 
 export const make = (options: AccountingOptions = {}) =>
   Effect.gen(function*() {
@@ -103,20 +128,29 @@ export const make = (options: AccountingOptions = {}) =>
       maxRows: options.maxRows ?? 256,
       lingerMs: options.lingerMs ?? defaultLingerMs,
       busy: () => inFlight.count() > waitingRows,
-      leaseTtl
+      leaseTtl,
+      ...(options.resolveWithinMs === undefined ? {} : { resolveWithinMs: options.resolveWithinMs })
     })
     /** Writes a row with the next batch, counted as waiting until that batch ended. */
-    const write = (row: LedgerBatch.LedgerRow, after: (written: LedgerBatch.Written | undefined) => void) =>
+    const write = (row: LedgerBatch.LedgerRow, after: LedgerBatch.After) =>
       Effect.suspend(() => {
         waitingRows++
-        return batch.write(row, (written) => {
+        return batch.write(row, (written, uncertain) => {
           waitingRows--
-          after(written)
+          after(written, uncertain)
         })
       })
+    const term: FencedLease.Term = {
+      ...FencedLease.defaultTerm,
+      ...options.fencing,
+      sweepAfterMs: Duration.toMillis(Duration.fromInputUnsafe(options.process?.staleAfter ?? GatewayProcesses.defaultStaleAfter)),
+      ttlMs: Duration.toMillis(leaseTtl)
+    }
 
     const leases = new Map<string, LeaseEntry>()
     const byId = new Map<string, LeaseEntry>()
+    /** Idle leases on their way back to the store: kept (and tried again) until a hand-back succeeds. */
+    const returning = new Set<LeaseEntry>()
     let liveProcesses = 1
     // Settlements under way in this process, by generation id: a second settle waits for the first.
     const settling = new Map<string, Deferred.Deferred<Settlement, StoreUnavailable>>()
@@ -163,7 +197,8 @@ export const make = (options: AccountingOptions = {}) =>
         keyId,
         workspaceId,
         byok,
-        state: SpendLease.empty,
+        held: FencedLease.empty,
+        reread: false,
         signature,
         demand: SpendLease.noDemand(nowMs),
         lastUsedMs: nowMs,
@@ -175,50 +210,87 @@ export const make = (options: AccountingOptions = {}) =>
       return entry
     }
 
-    /** Gives back what is free of a lease (one statement, only when something is free). */
+    /** A statement on the lease failed and may have committed: the lease is read again before it is used. */
+    const markUncertain = (entry: LeaseEntry) => {
+      entry.reread = true
+      entry.held = { ...entry.held, validUntilNanos: 0n }
+    }
+
+    /** Reads the lease's row as the last write left it (no write under way), when a failure left it uncertain. */
+    const reread = (entry: LeaseEntry) =>
+      Effect.suspend(() => {
+        if (!entry.reread) return Effect.void
+        return batch.exclusive(Effect.gen(function*() {
+          const rows = yield* sql`SELECT amount_nanos::text AS amount, fence::text AS fence FROM holds WHERE id = ${entry.id}`.pipe(
+            noDiskWait,
+            fromSqlError("accounting.lease_read"),
+            Effect.flatMap((out) => decodeStoredLease(out).pipe(Effect.orDie)) // the query's own shape: a mismatch is a bug
+          )
+          const row = rows[0]
+          entry.held = FencedLease.reread(entry.held, row === undefined ? undefined : { amount: BigInt(row.amount), fence: row.fence })
+          entry.reread = false
+        }))
+      })
+
+    /** Runs `effect` holding the lease's lock, once the lease is known as the store has it. */
+    const locked = <A, E, R>(entry: LeaseEntry, effect: Effect.Effect<A, E, R>) =>
+      entry.lock.withPermits(1)(Effect.andThen(reread(entry), effect))
+
+    /** Gives back what is free of a lease (one statement, only when something is free); whether it went back. */
     const handBack = (entry: LeaseEntry) =>
       Effect.suspend(() => {
-        const { lease, returned } = SpendLease.handBack(entry.state)
-        if (returned === 0n) return Effect.void
-        entry.state = lease
+        const { lease, returned } = SpendLease.handBack(entry.held.lease)
+        if (returned === 0n) return Effect.succeed(true)
+        entry.held = { ...entry.held, lease }
         return sql`SELECT switchyard_lease_return(${entry.id}, ${returned.toString()}::bigint)`.pipe(
           noDiskWait,
           fromSqlError("accounting.lease_return"),
-          // Not handed back: the room stays held until the lease expires or the process's sweep.
-          Effect.catchTag("StoreUnavailable", (e) => Effect.logWarning("accounting: could not hand back a lease", e.cause)),
-          Effect.asVoid
+          Effect.as(true),
+          // Not handed back (or not known to be): the row is read again before the lease is used.
+          Effect.catchTag("StoreUnavailable", (e) =>
+            Effect.sync(() => markUncertain(entry)).pipe(
+              Effect.andThen(Effect.logWarning("accounting: could not hand back a lease", e.cause)),
+              Effect.as(false)
+            ))
         )
       })
 
-    /** Ends an unused lease: its row goes from the store. */
+    /** Ends an unused lease: its row goes from the store; whether it went. */
     const returnAll = (entry: LeaseEntry) =>
-      sql`SELECT switchyard_lease_return(${entry.id}, ${entry.state.amount.toString()}::bigint)`.pipe(
-        noDiskWait,
-        fromSqlError("accounting.lease_return"),
-        Effect.catchTag("StoreUnavailable", (e) => Effect.logWarning("accounting: could not hand back a lease", e.cause)),
-        Effect.asVoid
-      )
+      Effect.suspend(() => {
+        const fence = entry.held.fence
+        if (fence === null) return Effect.succeed(true)
+        return sql`DELETE FROM holds WHERE id = ${entry.id} AND fence = ${fence}::bigint`.pipe(
+          noDiskWait,
+          fromSqlError("accounting.lease_return"),
+          Effect.as(true),
+          Effect.catchTag("StoreUnavailable", (e) => Effect.as(Effect.logWarning("accounting: could not hand back a lease", e.cause), false))
+        )
+      })
 
     /** Asks the store to grant the lease more; the refusal (for a request of `worst`), or nothing. */
     const grant = (entry: LeaseEntry, request: SpendLease.Ask, worst: bigint, nowMs: number) =>
       Effect.gen(function*() {
+        // Measured before the statement: the store cannot take the lease sooner than a stale time after this.
+        const askedAt = yield* Clock.monotonicTimeNanos
         const rows = yield* sql`SELECT * FROM switchyard_lease(${entry.id}, ${owner}, ${entry.keyId}, ${entry.workspaceId},
             ${entry.byok}, ${request.need.toString()}::bigint, ${request.desired.toString()}::bigint, ${request.unit.toString()}::bigint,
             ${request.edge.toString()}::bigint, ${request.divisor.toString()}::bigint, ${new Date(nowMs)}, ${expiresAt(nowMs)})`.pipe(
           noDiskWait,
           fromSqlError("accounting.lease"),
+          Effect.tapError(() => Effect.sync(() => markUncertain(entry))),
           Effect.flatMap((out) => decodeLease(out).pipe(Effect.orDie)) // the function's own shape: a mismatch is a bug
         )
         const row = rows[0]!
         if (row.o_outcome === "ok") {
-          entry.state = SpendLease.granted(entry.state, BigInt(row.o_granted!))
+          entry.held = FencedLease.granted(entry.held, { amount: BigInt(row.o_granted!), fence: row.o_fence }, askedAt, term)
           return undefined
         }
         if (row.o_outcome === "wrong_workspace") {
           return yield* Effect.die(new Error(`accounting: key ${entry.keyId} is not in workspace ${entry.workspaceId}`))
         }
         // What the refusing scope has left, as this process sees it: the store's room plus what its lease has free.
-        const remaining = row.o_room === null ? undefined : BigInt(row.o_room) + SpendLease.free(entry.state)
+        const remaining = row.o_room === null ? undefined : BigInt(row.o_room) + SpendLease.free(entry.held.lease)
         return new Refused({
           reason: row.o_outcome satisfies RefusalReason,
           requiredNanos: worst,
@@ -228,30 +300,46 @@ export const make = (options: AccountingOptions = {}) =>
         })
       })
 
-    /** Admits `worst` from the key's lease, asking the store when it does not fit. */
+    /** Under the lease's lock: hands back what was granted under other facts before the lease serves new ones. */
+    const adopt = (entry: LeaseEntry, signature: string) =>
+      Effect.gen(function*() {
+        if (entry.signature === signature) return
+        if (!(yield* handBack(entry))) return yield* Effect.fail(new StoreUnavailable({ operation: "accounting.lease_return", cause: "hand-back failed" }))
+        entry.signature = signature
+      })
+
+    /**
+     * Admits `worst` from the key's lease while it is valid, asking the store when it is not or
+     * when `worst` does not fit; the lease's fencing token it was admitted under.
+     */
     const admitFrom = (entry: LeaseEntry, worst: bigint, signature: string, nowMs: number) =>
       Effect.gen(function*() {
         entry.lastUsedMs = nowMs
         entry.demand = SpendLease.observe(entry.demand, worst, nowMs)
-        const fast = entry.signature === signature ? SpendLease.admit(entry.state, worst) : undefined
+        const fast = entry.signature === signature && !entry.reread
+          ? FencedLease.admit(entry.held, worst, yield* Clock.monotonicTimeNanos)
+          : undefined
         if (fast !== undefined) {
-          entry.state = fast
-          return
+          entry.held = fast
+          return fast.fence!
         }
-        yield* entry.lock.withPermits(1)(Effect.gen(function*() {
-          if (entry.signature !== signature) {
-            yield* handBack(entry)
-            entry.signature = signature
+        return yield* locked(entry, Effect.gen(function*() {
+          yield* adopt(entry, signature)
+          // Read before the grants: each renews validity from a later moment. Two asks at most: a
+          // grant that finds the lease taken holds only what it granted afresh.
+          const now = yield* Clock.monotonicTimeNanos
+          for (let asks = 0;; asks++) {
+            // Right after the grant, with no yield between: no other request takes what it granted.
+            const admitted = FencedLease.admit(entry.held, worst, now)
+            if (admitted !== undefined) {
+              entry.held = admitted
+              return admitted.fence!
+            }
+            if (asks === 2) return yield* Effect.fail(leaseTaken())
+            const asked = SpendLease.ask({ lease: entry.held.lease, worst, demandPerSecond: entry.demand.perSecond, liveProcesses, policy })
+            const refused = yield* grant(entry, asked, worst, nowMs)
+            if (refused !== undefined) return yield* Effect.fail(refused)
           }
-          const admitted = SpendLease.admit(entry.state, worst)
-          if (admitted !== undefined) {
-            entry.state = admitted
-            return
-          }
-          const asked = SpendLease.ask({ lease: entry.state, worst, demandPerSecond: entry.demand.perSecond, liveProcesses, policy })
-          const refused = yield* grant(entry, asked, worst, nowMs)
-          if (refused !== undefined) return yield* Effect.fail(refused)
-          entry.state = SpendLease.admit(entry.state, worst)!
         }))
       })
 
@@ -268,8 +356,8 @@ export const make = (options: AccountingOptions = {}) =>
       if (request.amountNanos === 0n || !MoneyFacts.limited(f, request.byok)) return { ...base, lease: null } satisfies Reservation
       const signature = windowed(f, nowMs)
       const entry = leaseFor(request.keyId, request.workspaceId, request.byok, signature, nowMs)
-      yield* admitFrom(entry, request.amountNanos, signature, nowMs)
-      entry.open.set(base.id, { worst: request.amountNanos, signature })
+      const fence = yield* admitFrom(entry, request.amountNanos, signature, nowMs)
+      entry.open.set(base.id, { worst: request.amountNanos, signature, fence })
       return { ...base, lease: entry.id } satisfies Reservation
     })
 
@@ -278,7 +366,7 @@ export const make = (options: AccountingOptions = {}) =>
       workspaceId: string,
       request: Omit<SettleRequest, "costNanos">,
       cost: bigint,
-      lease: string | null,
+      lease: { readonly id: string; readonly fence: string | null } | null,
       nowMs: number
     ): LedgerBatch.LedgerRow => ({
       generation: request.generationId,
@@ -294,7 +382,8 @@ export const make = (options: AccountingOptions = {}) =>
       latency_ms: request.latencyMs === undefined ? null : Math.max(0, Math.round(request.latencyMs)),
       cached_items: request.cachedItems ?? 0,
       cached_tokens: request.cachedTokens ?? 0,
-      lease
+      lease: lease?.id ?? null,
+      fence: lease?.fence ?? null
     })
 
     /** Runs a settlement once per generation id in this process; a second call waits for the first. */
@@ -324,37 +413,46 @@ export const make = (options: AccountingOptions = {}) =>
           const nowMs = yield* Clock.currentTimeMillis
           const entry = reservation.lease === null ? undefined : byId.get(reservation.lease)
           let charged = request.costNanos
+          let fence: string | null = null
           if (entry !== undefined) {
             const open = entry.open.get(reservation.id)
             entry.open.delete(reservation.id)
+            // Admitted under a lease the store has taken since: no row, no charge.
+            if (open !== undefined && open.fence !== entry.held.fence) return yield* Effect.fail(leaseTaken())
+            fence = entry.held.fence
             if (open === undefined) {
               // Settled or released before: it holds nothing any more, and may take only what is free.
-              const settled = SpendLease.settle(entry.state, 0n, request.costNanos)
-              entry.state = settled.lease
+              const settled = SpendLease.settle(entry.held.lease, 0n, request.costNanos)
+              entry.held = { ...entry.held, lease: settled.lease }
               charged = settled.charged
             } else if (open.signature === entry.signature) {
               // A cost above the worst case takes what the lease has free, then what the store still allows.
-              const beyond = request.costNanos - open.worst - SpendLease.free(entry.state)
+              const beyond = request.costNanos - open.worst - SpendLease.free(entry.held.lease)
               if (beyond > 0n) {
-                yield* entry.lock.withPermits(1)(grant(entry, SpendLease.upTo(beyond), open.worst, nowMs)).pipe(
+                yield* locked(entry, grant(entry, SpendLease.upTo(beyond), open.worst, nowMs)).pipe(
                   Effect.catchTag("StoreUnavailable", () => Effect.void)
                 )
+                if (open.fence !== entry.held.fence) return yield* Effect.fail(leaseTaken())
               }
-              const settled = SpendLease.settle(entry.state, open.worst, request.costNanos)
-              entry.state = settled.lease
+              const settled = SpendLease.settle(entry.held.lease, open.worst, request.costNanos)
+              entry.held = { ...entry.held, lease: settled.lease }
               charged = settled.charged
             } else {
               // The lease has moved on to another window (or other facts) since the request was
               // admitted: what is free now is not that window's, so the request takes its own worst case at most.
               charged = request.costNanos < open.worst ? request.costNanos : open.worst
-              entry.state = { ...entry.state, reserved: entry.state.reserved - open.worst, pending: entry.state.pending + charged }
+              const lease = entry.held.lease
+              entry.held = { ...entry.held, lease: { ...lease, reserved: lease.reserved - open.worst, pending: lease.pending + charged } }
             }
             entry.lastUsedMs = nowMs
           }
           const written = yield* write(
-            ledgerRow(reservation.keyId, reservation.workspaceId, request, charged, entry?.id ?? null, nowMs),
-            (written) => {
-              if (entry !== undefined) entry.state = SpendLease.flushed(entry.state, charged, written?.written === true)
+            ledgerRow(reservation.keyId, reservation.workspaceId, request, charged, entry === undefined ? null : { id: entry.id, fence }, nowMs),
+            (written, uncertain) => {
+              // A lease taken meanwhile holds nothing of this row any more.
+              if (entry === undefined || entry.held.fence !== fence) return
+              entry.held = { ...entry.held, lease: SpendLease.flushed(entry.held.lease, charged, written?.written === true) }
+              if (uncertain) markUncertain(entry)
             }
           )
           return {
@@ -373,12 +471,9 @@ export const make = (options: AccountingOptions = {}) =>
           // The checks of a reservation at amount 0: a scope already spent beyond its limit refuses.
           const signature = windowed(f, nowMs)
           const entry = leaseFor(request.keyId, request.workspaceId, request.isByok, signature, nowMs)
-          if (entry.signature !== signature || !SpendLease.inUse(entry.state) && entry.state.amount === 0n) {
-            const refused = yield* entry.lock.withPermits(1)(Effect.gen(function*() {
-              if (entry.signature !== signature) {
-                yield* handBack(entry)
-                entry.signature = signature
-              }
+          if (entry.signature !== signature || !SpendLease.inUse(entry.held.lease) && entry.held.lease.amount === 0n) {
+            const refused = yield* locked(entry, Effect.gen(function*() {
+              yield* adopt(entry, signature)
               return yield* grant(entry, SpendLease.upTo(0n), 0n, nowMs)
             }))
             if (refused !== undefined) return yield* Effect.fail(refused)
@@ -394,7 +489,8 @@ export const make = (options: AccountingOptions = {}) =>
         const open = entry?.open.get(reservation.id)
         if (entry === undefined || open === undefined) return
         entry.open.delete(reservation.id)
-        entry.state = SpendLease.release(entry.state, open.worst)
+        // A lease taken since holds nothing of it any more.
+        if (open.fence === entry.held.fence) entry.held = { ...entry.held, lease: SpendLease.release(entry.held.lease, open.worst) }
       })
 
     const credits = (workspaceId: string) =>
@@ -436,17 +532,35 @@ export const make = (options: AccountingOptions = {}) =>
         return yield* credits(request.workspaceId)
       })
 
-    // Upkeep every second: idle leases hand back what is free; every ten seconds on PostgreSQL the
-    // number of live processes (which sizes slices) is read again.
+    /** Renews a lease in use before its validity runs out, so that admissions need not wait for it. */
+    const renew = (entry: LeaseEntry, nowMs: number) =>
+      // A refusal leaves the lease to expire by its clock; the next admission asks (and is refused) itself.
+      locked(entry, grant(entry, SpendLease.upTo(0n), 0n, nowMs)).pipe(
+        Effect.asVoid,
+        Effect.catchTag("StoreUnavailable", (e) => Effect.logDebug("accounting: could not renew a lease", e.cause))
+      )
+
+    // Upkeep every second: idle leases hand back what is free (and those not handed back yet are
+    // tried again), leases in use are renewed ahead of their validity's end, and every ten seconds
+    // on PostgreSQL the number of live processes (which sizes slices) is read again.
     let ticks = 0
     const upkeep = Effect.gen(function*() {
       const nowMs = yield* Clock.currentTimeMillis
+      const nowNanos = yield* Clock.monotonicTimeNanos
       for (const [name, entry] of leases) {
-        if (SpendLease.isIdle(entry.state, entry.lastUsedMs, nowMs, idleReturnMs)) {
+        if (SpendLease.isIdle(entry.held.lease, entry.lastUsedMs, nowMs, idleReturnMs)) {
           // Nothing counts on it: the whole lease goes back, and its row with it.
           leases.delete(name)
+          returning.add(entry)
+        } else if (entry.reread || FencedLease.renewDue(entry.held, nowNanos, term)) {
+          yield* renew(entry, nowMs)
+        }
+      }
+      for (const entry of returning) {
+        const returned = yield* locked(entry, returnAll(entry)).pipe(Effect.catchTag("StoreUnavailable", () => Effect.succeed(false)))
+        if (returned) {
+          returning.delete(entry)
           byId.delete(entry.id)
-          yield* entry.lock.withPermits(1)(returnAll(entry))
         }
       }
       ticks++

@@ -17,9 +17,11 @@ import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/Stor
  *
  * **Gotchas**
  *
- * - A live process that cannot reach PostgreSQL for more than thirty seconds loses its holds;
- *   its settlements still work, like those of a hold that expired, but are no longer
- *   guaranteed room.
+ * - A live process that cannot reach PostgreSQL (or is frozen) for more than thirty seconds
+ *   loses its holds. Its spend leases stop being valid by its own clock before that, and a ledger
+ *   row settled against a lease that was swept is not written (the lease's fencing token, see
+ *   `AccountingRepo`): the request is answered 503 and not charged.
+ * - A spend-lease grant also refreshes the process's `seen_at` (`switchyard_lease`).
  * - Holds without an owner (taken before the owner column existed, or through
  *   `AccountingRepo.make()` without one) are left to their expiry.
  */
@@ -80,6 +82,8 @@ export const register = (
     )
     if (sql.driver === "pglite") {
       yield* sql`DELETE FROM holds WHERE owner IS DISTINCT FROM ${id}`.pipe(fromSqlError("gateway_processes"))
+      // Rows a lease grant left for a process that is gone (grants refresh their owner's row).
+      yield* sql`DELETE FROM gateway_processes WHERE id <> ${id}`.pipe(fromSqlError("gateway_processes"))
       return id
     }
     const heartbeat = sql`INSERT INTO gateway_processes (id, started_at, seen_at) VALUES (${id}, now(), now())

@@ -10,11 +10,21 @@
  * it lingers (at most `lingerMs`) while some admitted request has not settled yet (`busy`), so
  * that under load one flush carries the rows of many requests; a lone request, with nothing else
  * in flight, waits for nothing but its own statement. A flush that fails is
- * tried again (three times, 50 ms apart, then 200 ms); its rows fail with `StoreUnavailable` only
- * after that. Closing the scope writes what is waiting before it returns.
+ * tried again (three times, 50 ms apart). Closing the scope writes what is waiting before it returns.
+ *
+ * An answer iff a row: a statement that failed may still have committed (the connection broke
+ * after the store received it), so once the tries are spent the batch's outcome is read back
+ * before any caller resumes: under the locks the flush takes (its keys), so a flush still running
+ * in the store finishes first, the generation ids are looked up in the ledger. A row found is
+ * written; a row not found is not, and never will be (its statement is over), and fails with
+ * `StoreUnavailable`. The read-back is tried again (100 ms, doubling to 1 s) for at most
+ * `resolveWithinMs`; past that the rows fail as unknown, logged. A row whose lease was taken
+ * (swept, or found with another fencing token) is not written and fails with `StoreUnavailable`.
+ * Every row of a batch that saw a failure is reported `uncertain`, so the lease it moved is read
+ * again from the store.
  */
 import { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
-import { Clock, Context, Deferred, Duration, Effect, Latch, Schedule, Schema, Tracer } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Latch, Schedule, Schema, Semaphore, Tracer } from "effect"
 import type { Scope } from "effect"
 import type { SqlClient } from "effect/sql"
 import * as Span from "../observability/Span.ts"
@@ -37,6 +47,8 @@ export interface LedgerRow {
   readonly cached_tokens: number
   /** The lease whose amount the charge leaves, if the request was admitted from one. */
   readonly lease: string | null
+  /** The lease row's fencing token the request was admitted under; the row is written only under it. */
+  readonly fence: string | null
 }
 
 /** What became of a row: written now, or found written before with this cost. */
@@ -45,14 +57,29 @@ export interface Written {
   readonly written: boolean
 }
 
-const FlushRow = Schema.Struct({ o_generation: Schema.String, o_cost: Schema.String, o_written: Schema.Boolean })
+const FlushRow = Schema.Struct({
+  o_generation: Schema.String,
+  o_cost: Schema.NullOr(Schema.String),
+  o_written: Schema.Boolean,
+  o_fenced: Schema.Boolean
+})
 const decodeRows = Schema.decodeUnknownEffect(Schema.Array(FlushRow))
+
+const ReadBackRow = Schema.Struct({ generation_id: Schema.String, cost: Schema.String })
+const decodeReadBack = Schema.decodeUnknownEffect(Schema.Array(ReadBackRow))
+
+/**
+ * What became of a row's batch, for whoever keeps the lease: the row as written (`undefined`: not
+ * written), and whether the batch saw a failure (the store's lease amounts may differ from what
+ * the caller expects, and must be read again).
+ */
+export type After = (written: Written | undefined, uncertain: boolean) => void
 
 interface Waiting {
   readonly row: LedgerRow
   readonly done: Deferred.Deferred<Written, StoreUnavailable>
-  /** Runs when the row's batch ended, whoever still waits for it: `undefined` when it failed. */
-  readonly after: (written: Written | undefined) => void
+  /** Runs when the row's batch ended, whoever still waits for it. */
+  readonly after: After
   /** The span of the request the row belongs to, which the flush's span links to. */
   readonly span: Tracer.AnySpan | undefined
 }
@@ -66,13 +93,17 @@ export interface LedgerBatchOptions {
   readonly busy: () => boolean
   /** How long a lease counts after a flush used it. */
   readonly leaseTtl: Duration.Duration
+  /** How long a failed flush's outcome is read back for while the store does not answer; default 30 s. */
+  readonly resolveWithinMs?: number
 }
 
 export interface LedgerBatch {
   /** Writes the row with the next batch; `after` runs once that batch ended, even if the caller left. */
-  readonly write: (row: LedgerRow, after: (written: Written | undefined) => void) => Effect.Effect<Written, StoreUnavailable>
+  readonly write: (row: LedgerRow, after: After) => Effect.Effect<Written, StoreUnavailable>
   /** Tells a lingering flush that `busy` may have changed. */
   readonly nudge: () => void
+  /** Runs `effect` while no batch is being written (to read a lease's row as the last flush left it). */
+  readonly exclusive: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
 
 /** A real-time wait: the linger is a matter of the machine's time, whatever clock the caller runs on. */
@@ -90,22 +121,55 @@ export const make = (
   Effect.gen(function*() {
     let waiting: Array<Waiting> = []
     const wake = Latch.makeUnsafe(false)
+    const writing = Semaphore.makeUnsafe(1)
+    const resolveWithinMs = options.resolveWithinMs ?? 30_000
 
-    const statement = (rows: ReadonlyArray<LedgerRow>) =>
+    const statement = (rows: ReadonlyArray<LedgerRow>, failed: { count: number }) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const expires = new Date(now + Duration.toMillis(options.leaseTtl))
-        const out = yield* sql`SELECT o_generation, o_cost, o_written FROM switchyard_flush(${JSON.stringify(rows)}::jsonb, ${expires})`
+        const out = yield* sql`SELECT o_generation, o_cost, o_written, o_fenced
+          FROM switchyard_flush(${JSON.stringify(rows)}::jsonb, ${expires})`.pipe(Effect.tapError(() => Effect.sync(() => failed.count++)))
         return yield* decodeRows(out).pipe(Effect.orDie) // the function's own result type: a mismatch is a bug
-      }).pipe(
-        Effect.retry({ times: 3, schedule: Schedule.spaced(Duration.millis(50)) }),
-        Effect.mapError((cause) => new StoreUnavailable({ operation: "ledger.flush", cause }))
-      )
+      }).pipe(Effect.retry({ times: 3, schedule: Schedule.spaced(Duration.millis(50)) }))
+
+    /**
+     * The generation ids of `rows` found in the ledger, with their cost, read once every flush
+     * holding the rows' keys has ended.
+     */
+    const readBack = (rows: ReadonlyArray<LedgerRow>) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const keys = [...new Set(rows.map((r) => r.key))].sort()
+        yield* sql`SELECT 1 FROM api_keys WHERE id IN ${sql.in(keys)} ORDER BY id FOR NO KEY UPDATE`
+        const found = yield* sql`SELECT generation_id, cost_nanos::text AS cost FROM ledger
+          WHERE generation_id IN ${sql.in(rows.map((r) => r.generation))}`
+        return new Map((yield* decodeReadBack(found).pipe(Effect.orDie)).map((r) => [r.generation_id, BigInt(r.cost)]))
+      }))
+
+    /** The read-back, tried again while the store does not answer, for at most `resolveWithinMs`. */
+    const resolve = (rows: ReadonlyArray<LedgerRow>) =>
+      Effect.gen(function*() {
+        const deadline = Date.now() + resolveWithinMs
+        for (let wait = 100;; wait = Math.min(1000, wait * 2)) {
+          const exit = yield* Effect.exit(readBack(rows))
+          if (exit._tag === "Success") return exit.value
+          if (Date.now() + wait > deadline) {
+            yield* Effect.logWarning("ledger: the outcome of a failed write could not be read back; its requests are answered 503", exit.cause)
+            return undefined
+          }
+          yield* pause(wait)
+        }
+      })
+
+    const finish = (w: Waiting, written: Written | undefined, uncertain: boolean, failure?: StoreUnavailable) => {
+      w.after(written, uncertain)
+      Deferred.doneUnsafe(w.done, written === undefined ? Effect.fail(failure!) : Effect.succeed(written))
+    }
 
     // Background work under a span of its own, named for what it does and linked to the requests
     // whose rows it carries; its SQL statement is the span's child.
-    const traced = (batch: ReadonlyArray<Waiting>) =>
-      statement(batch.map((w) => w.row)).pipe(Effect.withSpan("ledger.flush", {
+    const traced = (batch: ReadonlyArray<Waiting>, failed: { count: number }) =>
+      statement(batch.map((w) => w.row), failed).pipe(Effect.withSpan("ledger.flush", {
         root: true,
         attributes: { "switchyard.ledger.rows": batch.length },
         links: batch.flatMap((w) => w.span === undefined ? [] : [{ span: w.span, attributes: {} }])
@@ -114,22 +178,30 @@ export const make = (
     const flush = (batch: ReadonlyArray<Waiting>) =>
       Effect.gen(function*() {
         statements.batchRows(batch.length)
-        const exit = yield* Effect.exit(traced(batch))
+        const failed = { count: 0 }
+        const exit = yield* Effect.exit(traced(batch, failed))
+        const uncertain = failed.count > 0
         if (exit._tag === "Failure") {
+          const found = yield* resolve(batch.map((w) => w.row))
           for (const w of batch) {
-            w.after(undefined)
-            Deferred.doneUnsafe(w.done, Effect.failCause(exit.cause))
+            const cost = found?.get(w.row.generation)
+            const failure = new StoreUnavailable({ operation: "ledger.flush", cause: exit.cause })
+            finish(w, cost === undefined ? undefined : { costNanos: cost, written: true }, true, failure)
           }
           return
         }
         const byGeneration = new Map(exit.value.map((r) => [r.o_generation, r]))
         for (const w of batch) {
           const r = byGeneration.get(w.row.generation)!
-          const written: Written = { costNanos: BigInt(r.o_cost), written: r.o_written }
-          w.after(written)
-          Deferred.doneUnsafe(w.done, Effect.succeed(written))
+          if (r.o_cost === null) {
+            // Its lease was taken before the row could be written: no row, no charge.
+            finish(w, undefined, true, new StoreUnavailable({ operation: "ledger.lease_taken", cause: "the spend lease was taken before the row was written" }))
+          } else {
+            // After a failed try, a row found written was written by that try.
+            finish(w, { costNanos: BigInt(r.o_cost), written: r.o_written || uncertain }, uncertain || r.o_fenced)
+          }
         }
-      })
+      }).pipe(writing.withPermits(1))
 
     const drain = Effect.gen(function*() {
       while (waiting.length > 0) {
@@ -159,6 +231,7 @@ export const make = (
     yield* Effect.addFinalizer(() => drain)
 
     return {
+      exclusive: (effect) => writing.withPermits(1)(effect),
       write: (row, after) =>
         Effect.withFiber((fiber) => {
           const done = Deferred.makeUnsafe<Written, StoreUnavailable>()

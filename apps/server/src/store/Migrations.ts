@@ -3,9 +3,11 @@ import { Migrator, SqlClient } from "effect/sql"
 import { accountingBatch } from "./migrations/AccountingBatch.ts"
 import { cachedTokens } from "./migrations/CachedTokens.ts"
 import { currentMoneyFunctions } from "./migrations/CurrentMoneyFunctions.ts"
+import { fencedLeases } from "./migrations/FencedLeases.ts"
 import { interns } from "./migrations/Interns.ts"
 import { ledgerRetention } from "./migrations/LedgerRetention.ts"
 import { money } from "./migrations/Money.ts"
+import * as MoneyFunctions from "./MoneyFunctions.ts"
 import { prepaidCredits } from "./migrations/PrepaidCredits.ts"
 import { spendCounters } from "./migrations/SpendCounters.ts"
 import { spendLeases } from "./migrations/SpendLeases.ts"
@@ -81,17 +83,23 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0009_workspace_cache": workspaceCache,
   "0010_spend_leases": spendLeases,
   "0011_money_functions": currentMoneyFunctions,
-  "0012_ledger_retention": ledgerRetention
+  "0012_ledger_retention": ledgerRetention,
+  "0013_fenced_leases": fencedLeases
 }
 
 const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })
 
 /**
- * Runs the migrations not run yet; when any ran, gathers the planner's statistics of every table
- * (a backfill or a new index changes them, and PL/pgSQL keeps the plans it makes first). After
- * that, PostgreSQL's autovacuum keeps them, and on PGlite `StoreUpkeep`.
+ * Runs the migrations not run yet. When any ran, the money functions are created again from their
+ * current definitions (`MoneyFunctions.replace`: a migration changes the tables, the functions are
+ * defined in one place and follow the version that migrated), and the planner's statistics of
+ * every table are gathered (a backfill or a new index changes them, and PL/pgSQL keeps the plans it
+ * makes first). After that, PostgreSQL's autovacuum keeps them, and on PGlite `StoreUpkeep`.
  */
 export const migrate = Effect.gen(function*() {
   const applied = yield* run
-  if (applied.length > 0) yield* (yield* SqlClient.SqlClient)`ANALYZE`
+  if (applied.length === 0) return
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.withTransaction(MoneyFunctions.replace)
+  yield* sql`ANALYZE`
 })

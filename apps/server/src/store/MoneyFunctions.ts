@@ -11,8 +11,8 @@
  *   in its prepaid credits, and the lock of a workspace's credit account.
  * - Locks: every writer takes the key rows first, then the credit accounts, each in sorted order,
  *   so processes sharing one PostgreSQL never wait on each other in a cycle.
- * - {@link apply} creates or replaces all of them. It runs from the migrations: `0011_money_functions`
- *   and any later migration that changes one. Older migrations create no function any more.
+ * - {@link replace} creates all of them from these definitions whenever a migration ran
+ *   (`Migrations.migrate`): migrations change tables, never functions.
  * - Every statement on a large table (`ledger`, `holds`, `key_spend`, `workspace_spend`) finds its
  *   rows through an index whatever the statistics say: equality on a key's leading columns, a
  *   correlated primary-key lookup, or `= ANY (ARRAY(...))` on a primary key; never a join the planner
@@ -20,9 +20,9 @@
  *
  * **Changing one**
  *
- * Edit it here, then add a migration that runs {@link apply} (after it drops the old signature, if
- * the signature changes), and update {@link digest}'s expected value in the plan test, which fails
- * until both are done.
+ * Edit it here, and ship it with a migration (a version whose stores run no migration keeps the
+ * functions they have), then update {@link digest}'s expected value in `MoneyFunctions.test.ts`,
+ * which fails until it is done.
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -210,9 +210,14 @@ const lease = {
         FROM api_keys k WHERE k.id = p_key FOR NO KEY UPDATE`,
   sweep: `DELETE FROM holds WHERE key_id = p_key AND expires_at <= p_now AND id <> p_id`,
   held: `SELECT h.amount_nanos FROM holds h WHERE h.id = p_id`,
+  alive: `INSERT INTO gateway_processes (id, started_at, seen_at) VALUES (p_owner, now(), now())
+          ON CONFLICT (id) DO UPDATE SET seen_at = now()`,
   grant: `INSERT INTO holds (id, key_id, workspace_id, amount_nanos, is_byok, created_at, expires_at, owner)
           VALUES (p_id, p_key, p_workspace, v_grant, p_byok, p_now, p_expires, p_owner)
-          ON CONFLICT (id) DO UPDATE SET amount_nanos = holds.amount_nanos + EXCLUDED.amount_nanos, expires_at = EXCLUDED.expires_at`
+          ON CONFLICT (id) DO UPDATE SET amount_nanos = holds.amount_nanos + EXCLUDED.amount_nanos,
+            expires_at = GREATEST(holds.expires_at, EXCLUDED.expires_at)
+          RETURNING fence`,
+  renew: `UPDATE holds SET expires_at = GREATEST(expires_at, p_expires) WHERE id = p_id RETURNING fence`
 }
 
 /**
@@ -226,14 +231,17 @@ const lease = {
  * this lease's amount — then a grant of at least `need`, sized as core's `SpendLease.grantFrom`
  * sizes it: exactly `need` within `edge` of what remains, else the smaller of `desired` and what
  * remains divided by `divisor`, in multiples of `unit` beyond `need`. Expired holds of the key go
- * first. `o_outcome` is `ok` (with `o_granted` and the room left) or the refusing scope (with its
- * limit, window and room).
+ * first. `o_outcome` is `ok` (with `o_granted`, the room left and the lease row's fencing token
+ * `o_fence`, `NULL` when no row holds anything) or the refusing scope (with its limit, window and
+ * room). A grant is a sign of life: it refreshes the owner's `seen_at`, so no sweep takes the
+ * owner's leases for the stale time from then; and it pushes the row's expiry back even when it
+ * grants nothing (a renewal).
  */
 export const switchyardLease: MoneyFunction = {
   name: "switchyard_lease",
   parameters: "p_id text, p_owner text, p_key text, p_workspace text, p_byok boolean, p_need bigint, p_desired bigint, " +
     "p_unit bigint, p_edge bigint, p_divisor bigint, p_now timestamptz, p_expires timestamptz, " +
-    "OUT o_outcome text, OUT o_granted text, OUT o_limit text, OUT o_reset text, OUT o_room text",
+    "OUT o_outcome text, OUT o_granted text, OUT o_limit text, OUT o_reset text, OUT o_room text, OUT o_fence text",
   returns: "",
   declare: `      v_key record;
       v_held bigint;
@@ -241,7 +249,8 @@ export const switchyardLease: MoneyFunction = {
       v_room bigint;
       v_budget record;
       v_target bigint;
-      v_grant bigint;`,
+      v_grant bigint;
+      v_fence bigint;`,
   statements: lease,
   body: `
       ${lease.key} INTO v_key;
@@ -283,9 +292,13 @@ export const switchyardLease: MoneyFunction = {
         v_target := LEAST(p_desired, v_avail / p_divisor);
         v_grant := CASE WHEN v_target <= p_need THEN p_need ELSE p_need + ((v_target - p_need) / p_unit) * p_unit END;
       END IF;
+      ${lease.alive};
       IF v_grant > 0 THEN
-        ${lease.grant};
+        ${lease.grant} INTO v_fence;
+      ELSE
+        ${lease.renew} INTO v_fence;
       END IF;
+      o_fence := v_fence::text;
       o_outcome := 'ok';
       o_granted := v_grant::text;
       o_room := (v_avail - v_grant)::text;`
@@ -322,16 +335,21 @@ const flush = {
         ORDER BY id FOR NO KEY UPDATE`,
   accounts: `SELECT switchyard_lock_account(ws.w) FROM (
           SELECT DISTINCT e->>'workspace' AS w FROM jsonb_array_elements(p_rows) e ORDER BY 1) ws`,
+  leases: `SELECT 1 FROM holds WHERE id = ANY (ARRAY(SELECT DISTINCT e->>'lease' FROM jsonb_array_elements(p_rows) e))
+        ORDER BY id FOR UPDATE`,
   write: `WITH input AS (
         SELECT * FROM jsonb_to_recordset(p_rows) AS r(generation text, key text, workspace text, model text, provider text,
           prompt_tokens integer, total_tokens integer, cost bigint, byok boolean, created timestamptz, latency_ms integer,
-          cached_items integer, cached_tokens integer, lease text)
+          cached_items integer, cached_tokens integer, lease text, fence bigint)
+      ), admitted AS (
+        SELECT i.* FROM input i
+          WHERE i.lease IS NULL OR (SELECT h.fence FROM holds h WHERE h.id = i.lease) = i.fence
       ), written AS (
         INSERT INTO ledger (generation_id, key_id, workspace_id, model, provider, prompt_tokens, total_tokens, cost_nanos,
             is_byok, created_at, latency_ms, cached_items, cached_tokens)
           SELECT i.generation, i.key, i.workspace, i.model, i.provider, i.prompt_tokens, i.total_tokens, i.cost, i.byok, i.created,
               i.latency_ms, COALESCE(i.cached_items, 0), COALESCE(i.cached_tokens, 0)
-            FROM input i
+            FROM admitted i
           ON CONFLICT (generation_id) DO NOTHING
           RETURNING generation_id, key_id, workspace_id, cost_nanos, is_byok, created_at
       ), charged AS (
@@ -371,7 +389,8 @@ const flush = {
       )
       SELECT i.generation,
           COALESCE(w.cost_nanos, (SELECT e.cost_nanos FROM ledger e WHERE e.generation_id = i.generation))::text,
-          w.generation_id IS NOT NULL
+          w.generation_id IS NOT NULL,
+          NOT EXISTS (SELECT 1 FROM admitted a WHERE a.generation = i.generation)
         FROM input i
         LEFT JOIN written w ON w.generation_id = i.generation`
 }
@@ -385,18 +404,23 @@ const flush = {
  * (`o_written` false). For the rows written, the per-day and all-time spend counters of each key and
  * workspace, the workspace's usage (non-BYOK) and each lease's amount move by the same sums, in the
  * same transaction, so what a limit counts never changes; each lease used lives until at least
- * `expires`. Keys, then credit accounts, are locked in sorted order first. The cost of a row
- * written before is read by its primary key: with a join, the planner would read the whole ledger.
+ * `expires`. Keys, then credit accounts, then the leases' rows are locked in sorted order first
+ * (a sweep, `SKIP LOCKED`, leaves a locked lease to this write). Fencing: each row carries the
+ * `fence` of its lease, and a row whose lease is gone or has another token is not written: it is
+ * answered `o_fenced` (with the cost of a row already written under that generation id, if any).
+ * The cost of a row written before is read by its primary key: with a join, the planner would
+ * read the whole ledger.
  */
 export const switchyardFlush: MoneyFunction = {
   name: "switchyard_flush",
   parameters: "p_rows jsonb, p_expires timestamptz",
-  returns: "RETURNS TABLE (o_generation text, o_cost text, o_written boolean)",
+  returns: "RETURNS TABLE (o_generation text, o_cost text, o_written boolean, o_fenced boolean)",
   declare: "",
   statements: flush,
   body: `
       ${perform(flush.keys)};
       ${perform(flush.accounts)};
+      ${perform(flush.leases)};
       RETURN QUERY ${flush.write};`
 }
 
@@ -423,9 +447,21 @@ export const retired: ReadonlyArray<string> = [
 ]
 
 /** Creates or replaces every function with its current definition. */
-export const apply: Effect.Effect<void, unknown, SqlClient.SqlClient> = Effect.gen(function*() {
+const apply: Effect.Effect<void, unknown, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   for (const f of all) yield* sql.unsafe(definition(f))
+})
+
+/**
+ * Drops every money function, current or retired, in whatever signature an earlier version
+ * created it (by name: each exists in one signature), then creates each from its current
+ * definition: a signature may change from one version to the next, which `CREATE OR REPLACE`
+ * cannot do. Runs after migrations (`Migrations.migrate`), in one transaction.
+ */
+export const replace: Effect.Effect<void, unknown, SqlClient.SqlClient> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  for (const name of [...all.map((f) => f.name), ...retired]) yield* sql.unsafe(`DROP FUNCTION IF EXISTS ${name}`)
+  yield* apply
 })
 
 /** A digest of every current definition: the plan test pins it, so a change cannot skip its migration. */

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { relay } from "../support/TcpRelay.ts"
+import { startStoreRelay } from "../support/StoreRelay.ts"
 import { dropDatabase, freshDatabase, type RunningServer, startServer } from "../support/TestServer.ts"
 
 const health = async (server: RunningServer) => {
@@ -10,7 +10,7 @@ const health = async (server: RunningServer) => {
 describe("GET /api/v1/health with the store down", () => {
   it("answers 503 in the error envelope while PostgreSQL is unreachable, and 200 again once it is back", async () => {
     const database = await freshDatabase()
-    const link = await relay(new URL(database))
+    const link = await startStoreRelay(database)
     const server = await startServer({ databaseUrl: link.url })
     try {
       assert.deepStrictEqual(await health(server), { status: 200, body: { status: "ok" } })
@@ -39,7 +39,7 @@ describe("GET /api/v1/health with the store down", () => {
 describe("GET /api/v1/health with the store silent", () => {
   it("answers 503 within 3 s while PostgreSQL accepts connections and answers nothing, and 200 once it speaks again", async () => {
     const database = await freshDatabase()
-    const link = await relay(new URL(database))
+    const link = await startStoreRelay(database)
     const server = await startServer({ databaseUrl: link.url })
     try {
       assert.deepStrictEqual(await health(server), { status: 200, body: { status: "ok" } })
@@ -80,7 +80,7 @@ describe("GET /api/v1/health with the store silent", () => {
 describe("requests with the store down", () => {
   it("get 503 in the envelope with Retry-After while PostgreSQL is unreachable, never a 500 or a hang, and 200 once it is back", async () => {
     const database = await freshDatabase()
-    const link = await relay(new URL(database))
+    const link = await startStoreRelay(database)
     const server = await startServer({ databaseUrl: link.url })
     const call = async (method: string, path: string, key: string, body?: unknown) => {
       const response = await fetch(`${server.baseUrl}${path}`, {

@@ -5,7 +5,7 @@ import * as NodePath from "node:path"
 import * as KeySecret from "../../src/auth/KeySecret.ts"
 import { type BundleProcess, healthy, launch } from "../support/BundleProcess.ts"
 import { freePort } from "../support/ServerProcess.ts"
-import { relay } from "../support/TcpRelay.ts"
+import { startStoreRelay } from "../support/StoreRelay.ts"
 import { dropDatabase, freshDatabase, postgresUrl, tempDir } from "../support/TestServer.ts"
 import { dataDirWithStore, type Memory, memoryProbeFlags, memoryReader } from "./GatewayProcess.ts"
 import { postJson, sendBytes } from "./RawHttp.ts"
@@ -211,7 +211,7 @@ describe.skipIf(level !== "full" || (!reachable && process.env.CI !== "true"))(
   () => {
     it("/health answers 503 within 3 s for the whole 10 s blackhole under load, and 200 once the store speaks again", async () => {
       const database = await freshDatabase()
-      const link = await relay(new URL(database))
+      const link = await startStoreRelay(database)
       const port = await freePort()
       const origin = `http://127.0.0.1:${port}`
       const gateway = launch({
