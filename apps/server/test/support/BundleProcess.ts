@@ -4,8 +4,8 @@ import * as NodePath from "node:path"
 /** The production bundle, built by the global setup (`BuildBundle.ts`). */
 const bundle = NodePath.join(import.meta.dirname, "..", "..", "dist", "main.mjs")
 
-/** The production command: `node <flags> dist/main.mjs`, exactly as the start script runs it. */
-const productionCommand = (): ReadonlyArray<string> => [process.execPath, "--max-semi-space-size=8", bundle]
+/** The production command: `node <flags> dist/main.mjs`, exactly as the start script runs it, under `node`. */
+export const productionCommand = (node = process.execPath): ReadonlyArray<string> => [node, "--max-semi-space-size=8", bundle]
 
 export interface BundleProcess {
   readonly child: ChildProcess.ChildProcess
@@ -17,11 +17,12 @@ export interface BundleProcess {
 }
 
 /**
- * Runs the production command (optionally under `prefix`, e.g. `unshare ...`) with the given
- * environment on top of this process's.
+ * Runs the production command (optionally under `prefix`, e.g. `unshare ...`, and with `args`, a
+ * server command such as `mint-management-key`) with the given environment on top of this
+ * process's.
  */
-export const launch = (env: Record<string, string>, prefix: ReadonlyArray<string> = []): BundleProcess => {
-  const [command, ...args] = [...prefix, ...productionCommand()]
+export const launch = (env: Record<string, string>, prefix: ReadonlyArray<string> = [], extra: ReadonlyArray<string> = []): BundleProcess => {
+  const [command, ...args] = [...prefix, ...productionCommand(), ...extra]
   const child = ChildProcess.spawn(command!, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
   let stdout = ""
   let stderr = ""
