@@ -140,8 +140,8 @@ export const ServerLive = Layer.unwrap(Effect.gen(function*() {
   const Ready = Layer.effectDiscard(Effect.gen(function*() {
     yield* (yield* ServedRequests).ready
   }))
-  return StartupReport.layer(config.consoleDir).pipe(
-    Layer.provideMerge(Ready),
+  return Ready.pipe(
+    Layer.provideMerge(StartupReport.layer(config.consoleDir)),
     Layer.provideMerge(BootstrapLive),
     Layer.provideMerge(serve),
     Layer.provideMerge(App),

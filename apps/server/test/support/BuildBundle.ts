@@ -1,6 +1,5 @@
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
-import * as Os from "node:os"
 import * as NodePath from "node:path"
 
 const root = NodePath.resolve(import.meta.dirname, "..", "..", "..", "..")
@@ -17,17 +16,19 @@ export const startBuild = (): string => {
 
 /**
  * turbo runs each package's script with pnpm, which `npx -y pnpm@10 test` puts on PATH; a file run
- * alone (`npx vitest run ...`) may have none, and gets the README's `npx -y pnpm@10` under that name.
+ * alone (`npx vitest run ...`) may have none, and gets the README's `npx -y pnpm@10` on it.
  */
 const pnpmOnPath = (path: string): string => {
-  if (ChildProcess.spawnSync("sh", ["-c", "command -v pnpm"], { env: { ...process.env, PATH: path } }).status === 0) return path
-  const dir = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "switchyard-pnpm-"))
-  Fs.writeFileSync(NodePath.join(dir, "pnpm"), "#!/bin/sh\nexec npx -y pnpm@10 \"$@\"\n", { mode: 0o755 })
-  return `${dir}${NodePath.delimiter}${path}`
+  const env = { ...process.env, PATH: path }
+  if (ChildProcess.spawnSync("sh", ["-c", "command -v pnpm"], { env }).status === 0) return path
+  const found = ChildProcess.execFileSync("npx", ["-y", "-p", "pnpm@10", "sh", "-c", "command -v pnpm"], { env, encoding: "utf8" }).trim()
+  return `${NodePath.dirname(found)}${NodePath.delimiter}${path}`
 }
 
 /** Vitest global setup: builds what the start command builds (turbo replays it when nothing changed). */
 export default function setup() {
   const path = pnpmOnPath(`${NodePath.join(root, "node_modules", ".bin")}${NodePath.delimiter}${process.env.PATH ?? ""}`)
-  ChildProcess.execSync(startBuild(), { cwd: root, stdio: ["ignore", "inherit", "inherit"], env: { ...process.env, PATH: path } })
+  // Quiet unless it fails: turbo's summary would stand between the test lines.
+  const build = ChildProcess.spawnSync("sh", ["-c", startBuild()], { cwd: root, encoding: "utf8", env: { ...process.env, PATH: path } })
+  if (build.status !== 0) throw new Error(`the start command's build failed:\n${build.stdout}${build.stderr}`)
 }
