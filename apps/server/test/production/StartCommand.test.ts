@@ -5,7 +5,7 @@ import * as NodePath from "node:path"
 import * as NodeVersion from "../../src/NodeVersion.ts"
 import { dataDirWithStore } from "../reliability/GatewayProcess.ts"
 import { healthy, launch, productionCommand } from "../support/BundleProcess.ts"
-import { startBuild } from "../support/BuildBundle.ts"
+import { scriptPath, startBuild } from "../support/BuildBundle.ts"
 import { freePort } from "../support/ServerProcess.ts"
 
 const root = NodePath.resolve(import.meta.dirname, "..", "..", "..", "..")
@@ -36,6 +36,47 @@ describe("the start command (root package.json `start`)", () => {
       assert.include(gateway.stdout(), `"console: ${origin}/ui/"`)
     } finally {
       await gateway.stop()
+    }
+  }, 300_000)
+
+  it("Ctrl-C (SIGINT to the terminal's whole process group: pnpm, the shells between, node) stops it gracefully with exit code 0 and no error from pnpm", async () => {
+    const port = await freePort()
+    const origin = `http://127.0.0.1:${port}`
+    const path = scriptPath()
+    // `npx -y pnpm@10 start` runs pnpm's script on a real node binary (no shell between); here in a
+    // process group of its own, as a terminal runs it.
+    const pnpm = Fs.realpathSync(ChildProcess.execFileSync("sh", ["-c", "command -v pnpm"], { env: { ...process.env, PATH: path }, encoding: "utf8" }).trim())
+    const command = /\.[cm]?js$/u.test(pnpm) ? [process.execPath, pnpm] : [pnpm]
+    const run = ChildProcess.spawn(command[0]!, [...command.slice(1), "start"], {
+      cwd: root,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, PATH: path, SWITCHYARD_PORT: String(port), SWITCHYARD_HOST: "127.0.0.1", SWITCHYARD_DATA_DIR: dataDirWithStore(), DATABASE_URL: "", SWITCHYARD_LOG_FORMAT: "json" }
+    })
+    let output = ""
+    run.stdout.on("data", (chunk) => (output += String(chunk)))
+    run.stderr.on("data", (chunk) => (output += String(chunk)))
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => run.once("exit", (code, signal) => resolve({ code, signal })))
+    try {
+      const deadline = Date.now() + 240_000
+      for (;;) {
+        assert.isNull(run.exitCode, output)
+        assert.isBelow(Date.now(), deadline, output)
+        const ok = await fetch(`${origin}/api/v1/health`).then((r) => r.ok, () => false)
+        if (ok) break
+        await new Promise((resolve) => setTimeout(resolve, 200))
+      }
+      process.kill(-run.pid!, "SIGINT")
+      assert.deepStrictEqual(await exited, { code: 0, signal: null }, output)
+      assert.notMatch(output, /ELIFECYCLE|ERR_PNPM|Command failed/u)
+      assert.include(output, "Switchyard is shutting down (SIGINT)")
+      assert.include(output, "Switchyard stopped")
+    } finally {
+      try {
+        process.kill(-run.pid!, "SIGKILL")
+      } catch {
+        // The whole group is gone.
+      }
     }
   }, 300_000)
 

@@ -18,16 +18,19 @@ export const startBuild = (): string => {
  * turbo runs each package's script with pnpm, which `npx -y pnpm@10 test` puts on PATH; a file run
  * alone (`npx vitest run ...`) may have none, and gets the README's `npx -y pnpm@10` on it.
  */
-const pnpmOnPath = (path: string): string => {
+export const pnpmOnPath = (path: string): string => {
   const env = { ...process.env, PATH: path }
   if (ChildProcess.spawnSync("sh", ["-c", "command -v pnpm"], { env }).status === 0) return path
   const found = ChildProcess.execFileSync("npx", ["-y", "-p", "pnpm@10", "sh", "-c", "command -v pnpm"], { env, encoding: "utf8" }).trim()
   return `${NodePath.dirname(found)}${NodePath.delimiter}${path}`
 }
 
+/** PATH as `npx -y pnpm@10 <script>` sets it up at the repository's root. */
+export const scriptPath = () => pnpmOnPath(`${NodePath.join(root, "node_modules", ".bin")}${NodePath.delimiter}${process.env.PATH ?? ""}`)
+
 /** Vitest global setup: builds what the start command builds (turbo replays it when nothing changed). */
 export default function setup() {
-  const path = pnpmOnPath(`${NodePath.join(root, "node_modules", ".bin")}${NodePath.delimiter}${process.env.PATH ?? ""}`)
+  const path = scriptPath()
   // Quiet unless it fails: turbo's summary would stand between the test lines.
   const build = ChildProcess.spawnSync("sh", ["-c", startBuild()], { cwd: root, encoding: "utf8", env: { ...process.env, PATH: path } })
   if (build.status !== 0) throw new Error(`the start command's build failed:\n${build.stdout}${build.stderr}`)
