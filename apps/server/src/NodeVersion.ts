@@ -1,7 +1,7 @@
 /**
  * The Node.js versions the gateway runs on: 22.19.0 and later (what undici 8, its HTTP client,
- * needs; on older ones it fails at load inside its zstd support). Also `engines` in the root's and
- * this package's package.json. Imports nothing, so that the entry point can check the version
+ * needs; on older ones it fails at load inside its zstd support), as the published package's
+ * `engines` says (apps/server/package.json, `publishConfig`). Imports nothing, so that the entry point can check the version
  * before loading any module that would crash.
  */
 export const required = { major: 22, minor: 19, patch: 0 } as const
