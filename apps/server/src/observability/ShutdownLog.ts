@@ -23,10 +23,12 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
     ))
   }
   yield* Effect.acquireRelease(
-    Effect.sync(() => signals.forEach((signal) => process.on(signal, listener))),
+    Effect.sync(() => {
+      for (const signal of signals) process.on(signal, listener)
+    }),
     () =>
       Effect.gen(function*() {
-        signals.forEach((signal) => process.off(signal, listener))
+        for (const signal of signals) process.off(signal, listener)
         if (since === undefined) return
         const took = (yield* Clock.currentTimeMillis) - since
         yield* Effect.logInfo(`Switchyard stopped: shutdown took ${(took / 1000).toFixed(1)} s`)
