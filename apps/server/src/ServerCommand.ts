@@ -5,7 +5,7 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Cause, Effect, Exit, Layer, Runtime } from "effect"
-import { Command, Flag } from "effect/cli"
+import { CliConfig, Command, Flag, GlobalFlag } from "effect/cli"
 import packageJson from "../package.json" with { type: "json" }
 import * as MintManagementKey from "./auth/MintManagementKey.ts"
 import * as GatewayLogger from "./observability/GatewayLogger.ts"
@@ -64,6 +64,8 @@ const teardown: Runtime.Teardown = (exit, onExit) =>
 /** Runs the command line `args` (the process's arguments after the script) to the process's exit. */
 export const main = (args: ReadonlyArray<string>) =>
   Command.runWith(root, { version: packageJson.version })(args).pipe(
+    // Settings are environment variables (SWITCHYARD_LOG_LEVEL...): no flag competes with them.
+    Effect.provideService(CliConfig.CliConfig, CliConfig.make({ builtIns: [GlobalFlag.Help, GlobalFlag.Version] })),
     Effect.provide(Layer.mergeAll(GatewayLogger.layer, Tracing.layer, NodeServices.layer)),
     NodeRuntime.runMain({ disableErrorReporting: true, teardown })
   )
