@@ -1,5 +1,6 @@
 # The gateway as a container: `docker build -t switchyard .`
-# Build stage: install the workspace, bundle the server, and keep only its production files.
+# Build stage: install the workspace, bundle the server, build the web console, and keep only the
+# server's production files and the console's static ones.
 ARG NODE_VERSION=24.21.0
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /src
@@ -7,18 +8,22 @@ RUN npm install --global --no-audit --no-fund pnpm@10.34.9
 COPY . .
 RUN pnpm install --frozen-lockfile \
  && pnpm --filter @switchyard/server build \
+ && pnpm --filter @switchyard/console build \
  && pnpm --filter @switchyard/server deploy --prod --legacy /out
 
-# Run stage: Node, the bundle and the server's npm dependencies; no sources, no build tools.
+# Run stage: Node, the bundle, the server's npm dependencies and the built console (served at
+# /ui/); no sources, no build tools.
 FROM node:${NODE_VERSION}-bookworm-slim
 ENV NODE_ENV=production \
     SWITCHYARD_HOST=0.0.0.0 \
     SWITCHYARD_PORT=8080 \
-    SWITCHYARD_DATA_DIR=/data
+    SWITCHYARD_DATA_DIR=/data \
+    SWITCHYARD_CONSOLE_DIR=/app/console
 WORKDIR /app
 COPY --from=build /out/package.json ./package.json
 COPY --from=build /out/node_modules ./node_modules
 COPY --from=build /out/dist ./dist
+COPY --from=build /src/apps/console/dist ./console
 RUN mkdir -p /data && chown node:node /data
 USER node
 # PGlite's database, the generated secret key and the interns' disks (unused with DATABASE_URL).

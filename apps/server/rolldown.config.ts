@@ -7,7 +7,7 @@ const source = (path: string) => new URL(path, import.meta.url).pathname
  * by `node dist/main.mjs`. npm dependencies stay imports (PGlite loads its WebAssembly and data
  * files next to its own module); the intern program is a second entry, started as its own process.
  */
-export const options = {
+const options = {
   input: {
     main: source("src/main.ts"),
     "runtime/InternProcess": source("src/interns/runtime/InternProcess.ts")
@@ -16,6 +16,8 @@ export const options = {
   external: (id: string) => !id.startsWith(".") && !id.startsWith("/") && !id.startsWith("@switchyard/"),
   output: {
     dir: source("dist"),
+    // Chunk names carry a content hash: the chunks of earlier builds go.
+    cleanDir: true,
     format: "esm",
     // `dist/main.mjs` is also the package's `switchyard-server` command.
     banner: (chunk) => (chunk.name === "main" ? "#!/usr/bin/env node" : ""),

@@ -28,11 +28,14 @@ import * as ConsoleRoute from "./http/ConsoleRoute.ts"
 import * as Policies from "./http/Policies.ts"
 import * as RateLimit from "./http/RateLimit.ts"
 import * as SchemaErrorsLive from "./http/SchemaErrorsLive.ts"
+import { ServedRequests } from "./http/ServedRequests.ts"
 import * as InternsLive from "./interns/InternsLive.ts"
 import * as AccessLog from "./observability/AccessLog.ts"
 import { GatewayMetrics } from "./observability/GatewayMetrics.ts"
 import { RecentFailures } from "./observability/RecentFailures.ts"
 import * as MetricsEndpoint from "./observability/MetricsEndpoint.ts"
+import * as ShutdownLog from "./observability/ShutdownLog.ts"
+import * as StartupReport from "./observability/StartupReport.ts"
 import * as AccountingRepo from "./store/AccountingRepo.ts"
 import * as ApiKeyRepo from "./store/ApiKeyRepo.ts"
 import * as ByokRepo from "./store/ByokRepo.ts"
@@ -122,7 +125,8 @@ export const Routes = BootstrapLive.pipe(Layer.provideMerge(App))
  * route is built (store migrated, catalog loaded, stores ready): a connection accepted earlier
  * would wait for an answer that nothing could give yet. The first-start keys are made (and their
  * secrets printed) only once the socket is open, so that a start that fails (a busy port, a bad
- * setting) never leaves keys behind whose secrets were shown by a process that then exited.
+ * setting) never leaves keys behind whose secrets were shown by a process that then exited;
+ * requests taken meanwhile wait for them. Then it says what it runs with (StartupReport.ts).
  */
 export const ServerLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* ServerConfig
@@ -135,11 +139,21 @@ export const ServerLive = Layer.unwrap(Effect.gen(function*() {
   })
   const serve = Layer.unwrap(Effect.gen(function*() {
     const router = yield* HttpRouter.HttpRouter
-    return HttpServer.serve(router.asHttpEffect()).pipe(Layer.provideMerge(listening))
+    const served = yield* ServedRequests
+    return HttpServer.serve(served.serve(router.asHttpEffect())).pipe(Layer.provideMerge(listening))
   }))
-  return BootstrapLive.pipe(
+  // Requests taken meanwhile wait for the first-start keys (ServedRequests.ts).
+  const Ready = Layer.effectDiscard(Effect.gen(function*() {
+    yield* (yield* ServedRequests).ready
+  }))
+  return Ready.pipe(
+    Layer.provideMerge(StartupReport.layer(config.consoleDir)),
+    Layer.provideMerge(BootstrapLive),
     Layer.provideMerge(serve),
     Layer.provideMerge(App),
-    Layer.provideMerge(Layer.merge(HttpRouter.layer, NodeHttpServer.layerHttpServices))
+    Layer.provideMerge(Layer.merge(HttpRouter.layer, NodeHttpServer.layerHttpServices)),
+    // Built first and released last: its "stopped" line follows everything else's shutdown.
+    Layer.provideMerge(ShutdownLog.layer),
+    Layer.provideMerge(ServedRequests.layer)
   )
 }))

@@ -70,13 +70,13 @@ const debugLevels = new Set(["debug", "trace", "all"])
 
 /**
  * Reports a failure of `self` (not an interruption: SIGTERM is a normal stop) as one line on
- * standard error, with the full cause at debug level. Run with error reporting off, so that the
+ * standard error (`switchyard: <what>: <cause>`), with the full cause at debug level. Run with error reporting off, so that the
  * line is all an operator sees.
  */
-export const report = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+export const report = (what: string) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.tapCause(self, (cause) =>
     Effect.sync(() => {
       if (Cause.hasInterruptsOnly(cause)) return
-      process.stderr.write(`switchyard: cannot start: ${describe(cause)}\n`)
+      process.stderr.write(`switchyard: ${what}: ${describe(cause)}\n`)
       if (debugLevels.has((process.env.SWITCHYARD_LOG_LEVEL ?? "").toLowerCase())) process.stderr.write(`${Cause.pretty(cause)}\n`)
     }))

@@ -1,29 +1,14 @@
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, Effect, Exit, Layer, Runtime } from "effect"
-import { HttpServer } from "effect/http"
-import * as GatewayLogger from "./observability/GatewayLogger.ts"
-import * as Tracing from "./observability/Tracing.ts"
-import { ServerLive } from "./Server.ts"
-import * as StartupFailure from "./StartupFailure.ts"
+import * as NodeVersion from "./NodeVersion.ts"
 
-const Announce = Layer.effectDiscard(Effect.gen(function*() {
-  const server = yield* HttpServer.HttpServer
-  yield* Effect.logInfo(`Switchyard listening on ${HttpServer.formatAddress(server.address)}/api/v1`)
-}))
-
-// Production runs the bundle: `node --max-semi-space-size=8 dist/main.mjs` (what `pnpm start`
-// runs after building it). The flag keeps V8's young generation from growing to 64 MB and staying
-// resident (docs/decisions.md, Performance); set from here it would come too late.
-// Without an OTLP endpoint tracing is off: every named effect would build a span, capture a stack
-// trace for it and drop it (about a third of the CPU of a request, measured with pnpm bench).
-// A failure to start is one line on standard error (StartupFailure.ts) and exit code 1; SIGTERM
-// and SIGINT stop the server gracefully (in-flight requests finish) with exit code 0, not the
-// default 130.
-const teardown: Runtime.Teardown = (exit, onExit) =>
-  Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
-
-Layer.launch(Announce.pipe(Layer.provideMerge(ServerLive))).pipe(
-  Effect.provide(Layer.mergeAll(GatewayLogger.layer, Tracing.layer)),
-  StartupFailure.report,
-  NodeRuntime.runMain({ disableErrorReporting: true, teardown })
-)
+// The entry point of `node dist/main.mjs` and `node src/main.ts`. An older Node gets one line
+// naming the version it needs and this one, not a stack from deep inside a dependency: this module
+// imports nothing else, and ESM evaluates every static import before the importing module's body,
+// so the rest is loaded by a dynamic import once the version passed.
+const unsupported = NodeVersion.problem(process.versions.node)
+if (unsupported === undefined) {
+  const { main } = await import("./ServerCommand.ts")
+  main(process.argv.slice(2))
+} else {
+  process.stderr.write(`switchyard: cannot start: ${unsupported}\n`)
+  process.exitCode = 1
+}

@@ -2,6 +2,7 @@ import { Config, Console, Data, Effect, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import * as KeySecret from "./KeySecret.ts"
+import * as MintManagementKey from "./MintManagementKey.ts"
 
 const variables = {
   managementKey: "SWITCHYARD_BOOTSTRAP_MANAGEMENT_KEY",
@@ -56,6 +57,27 @@ export interface Bootstrapped {
 }
 
 /**
+ * A bootstrap secret given to a store that already has its keys is not used: one warning line per
+ * variable says so and names the way to a new management key. A secret that already is one of the
+ * store's keys (a deployment that sets the variable on every start) is in effect and says nothing.
+ */
+const warnIgnored = (sql: SqlClient.SqlClient, given: Effect.Success<typeof givenSecrets>) =>
+  Effect.forEach(["managementKey", "apiKey"] as const, (name) =>
+    Effect.gen(function*() {
+      const secret = given[name]
+      if (Option.isNone(secret)) return
+      const known = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM api_keys
+        WHERE hash = ${KeySecret.hash(Redacted.value(secret.value))} AND deleted_at IS NULL`
+      if ((known[0]?.n ?? 0) > 0) return
+      yield* Effect.logWarning(
+        `${variables[name]} is ignored: it applies only to the first start, on an empty store, and this store already has its workspace and keys. ` +
+          (name === "managementKey"
+            ? `To get a new management key, stop the gateway and run \`${MintManagementKey.command}\` (with PostgreSQL it may keep running).`
+            : "Make an API key with a management key instead (POST /api/v1/keys).")
+      )
+    }), { discard: true })
+
+/**
  * On an empty store: the workspace `default`, its first user, one management key and one standard
  * key. Runs under a transaction-scoped advisory lock, so replicas starting together create them
  * once. Returns `None` when the store already had a workspace.
@@ -66,7 +88,10 @@ export const bootstrap = Effect.fn("Bootstrap.bootstrap")(function*() {
   return yield* sql.withTransaction(Effect.gen(function*() {
     yield* sql`SELECT pg_advisory_xact_lock(7031)`
     const existing = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM workspaces`
-    if ((existing[0]?.n ?? 0) > 0) return Option.none<Bootstrapped>()
+    if ((existing[0]?.n ?? 0) > 0) {
+      yield* warnIgnored(sql, given)
+      return Option.none<Bootstrapped>()
+    }
     const workspaceId = Crypto.randomUUID()
     const userId = Crypto.randomUUID()
     const generate = () => Redacted.make(KeySecret.generate())
@@ -78,18 +103,13 @@ export const bootstrap = Effect.fn("Bootstrap.bootstrap")(function*() {
     const insertKey = (kind: "management" | "standard", name: string, secret: Redacted.Redacted<string>) =>
       sql`INSERT INTO api_keys (id, hash, kind, name, label, user_id, workspace_id)
         VALUES (${Crypto.randomUUID()}, ${KeySecret.hash(Redacted.value(secret))}, ${kind}, ${name},
-          ${label(Redacted.value(secret))}, ${userId}, ${workspaceId})`
+          ${KeySecret.label(Redacted.value(secret))}, ${userId}, ${workspaceId})`
     yield* insertKey("management", "Bootstrap management key", managementKey)
     yield* insertKey("standard", "Bootstrap API key", apiKey)
     const generated = { managementKey: Option.isNone(given.managementKey), apiKey: Option.isNone(given.apiKey) }
     return Option.some<Bootstrapped>({ workspaceId, userId, managementKey, apiKey, generated })
   }))
 })
-
-/**
- * A key's label: enough of the secret to recognise it, never enough to use it.
- */
-export const label = (secret: string): string => `${secret.slice(0, 12)}...${secret.slice(-3)}`
 
 /**
  * Prints the first-start keys the gateway generated once, on standard output (never through the

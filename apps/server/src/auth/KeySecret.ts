@@ -8,6 +8,11 @@ export const prefix = "sk-sy-v1-"
 
 export const generate = (): string => prefix + Crypto.randomBytes(32).toString("hex")
 
+/**
+ * A key's label: enough of the secret to recognise it, never enough to use it.
+ */
+export const label = (secret: string): string => `${secret.slice(0, 12)}...${secret.slice(-3)}`
+
 export const hash = (secret: string): string => Crypto.createHash("sha256").update(secret, "utf8").digest("hex")
 
 /**

@@ -8,7 +8,6 @@ import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import type { KeyPatch } from "@switchyard/core/store/ApiKeyStore"
 import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { label } from "../auth/Bootstrap.ts"
 import * as KeySecret from "../auth/KeySecret.ts"
 import { refuseNul } from "../http/NulCharacters.ts"
 import { KeyRateLimit } from "../http/RateLimit.ts"
@@ -90,7 +89,7 @@ export const KeysHandlers = HttpApiBuilder.group(
             userId: owner,
             workspaceId,
             hash: KeySecret.hash(secret),
-            label: label(secret),
+            label: KeySecret.label(secret),
             name: payload.name,
             limitNanos: yield* limitNanos(payload.limit ?? null),
             limitReset: payload.limit_reset ?? null,

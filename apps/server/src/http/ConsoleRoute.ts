@@ -2,7 +2,7 @@ import { Config, Effect, FileSystem, Layer, Path } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse, HttpServerRespondable, HttpStaticServer } from "effect/http"
 
 /**
- * The web console at `/ui/`: the static files `pnpm build` writes to `apps/console/dist`,
+ * The web console at `/ui/`: the static files `npx -y pnpm@10 build` (and the start command) writes to `apps/console/dist`,
  * served by the gateway itself. Paths without a file extension fall back to `index.html` (the
  * console routes in the browser); a missing asset is a 404. Before the console is built, every
  * `/ui/` path answers 404 with a message saying so.
@@ -29,15 +29,22 @@ const notBuilt = (dir: string) =>
   HttpServerResponse.jsonUnsafe({
     error: {
       code: 404,
-      message: `The web console is not built: run \`pnpm build\` (it writes ${dir}), or set SWITCHYARD_CONSOLE_DIR to a built console`
+      message: `The web console is not built: run \`npx -y pnpm@10 build\` (it writes ${dir}), or set SWITCHYARD_CONSOLE_DIR to a built console`
     }
   }, { status: 404 })
 
-export const layer = (dir: string) =>
-  Layer.unwrap(Effect.gen(function*() {
+/** Whether `dir` holds a built console (its `index.html`). */
+export const isBuilt = (dir: string) =>
+  Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    const root = path.resolve(dir)
+    return yield* fs.exists(path.join(path.resolve(dir), "index.html")).pipe(Effect.orElseSucceed(() => false))
+  })
+
+export const layer = (dir: string) =>
+  Layer.unwrap(Effect.gen(function*() {
+    const root = (yield* Path.Path).resolve(dir)
+    const built = Effect.provide(isBuilt(root), yield* Effect.context<FileSystem.FileSystem | Path.Path>())
     const files = (yield* HttpStaticServer.make({ root, spa: true, index: "index.html" })).pipe(
       Effect.catch(HttpServerRespondable.toResponse)
     )
@@ -45,8 +52,7 @@ export const layer = (dir: string) =>
       const request = yield* HttpServerRequest.HttpServerRequest
       const url = request.url.slice(prefix.length)
       if (url === "" || url.startsWith("?")) return HttpServerResponse.redirect(`${prefix}/${url}`, { status: 301 })
-      const built = yield* fs.exists(path.join(root, "index.html")).pipe(Effect.orElseSucceed(() => false))
-      if (!built) return notBuilt(root)
+      if (!(yield* built)) return notBuilt(root)
       const response = yield* Effect.provideService(files, HttpServerRequest.HttpServerRequest, request.modify({ url }))
       return HttpServerResponse.setHeaders(response, { ...securityHeaders, "cache-control": cacheControlFor(url) })
     })

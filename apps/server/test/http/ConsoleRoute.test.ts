@@ -90,7 +90,7 @@ describe("the web console at /ui/", () => {
       const response = await get(empty, path)
       assert.strictEqual(response.status, 404)
       const body = await response.json() as { error: { code: number; message: string } }
-      assert.match(body.error.message, /The web console is not built: run `pnpm build`/)
+      assert.match(body.error.message, /The web console is not built: run `npx -y pnpm@10 build`/)
     }
   })
 

@@ -59,7 +59,7 @@ const canUnshare = (() => {
 })()
 
 describe.skipIf(!canUnshare)("stopping the production command as PID 1 of its own PID namespace (as in a container)", () => {
-  it("SIGTERM while a request is in flight: the request finishes with 200, new connections are refused, exit code 0", async () => {
+  it("SIGTERM while a request is in flight: a line counts it, the request finishes with 200, new connections are refused, a line says the stop ended, exit code 0", async () => {
     const upstream = await heldUpstream()
     const configPath = NodePath.join(tempDir("config"), "switchyard.json")
     Fs.writeFileSync(configPath, JSON.stringify({
@@ -113,6 +113,10 @@ describe.skipIf(!canUnshare)("stopping the production command as PID 1 of its ow
       assert.strictEqual(refused, "ECONNREFUSED")
       const exit = await gateway.exited
       assert.deepStrictEqual(exit, { code: 0, signal: null }, gateway.stderr())
+      // One line when the shutdown began, counting the held request; one when it ended, last.
+      const messages = gateway.stdout().split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line).message as string)
+      assert.include(messages, "Switchyard is shutting down (SIGTERM): 1 request in flight, which may finish; new connections are refused")
+      assert.match(messages.at(-1)!, /^Switchyard stopped: shutdown took \d+\.\d s$/u)
     } finally {
       upstream.release()
       await gateway.stop()

@@ -1,8 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as Fs from "node:fs"
 import * as Net from "node:net"
+import * as NodePath from "node:path"
+import { shownUrl } from "../../src/observability/StartupReport.ts"
+import { endpoint, provider } from "../embeddings/Gateway.ts"
 import { dataDirWithStore } from "../reliability/GatewayProcess.ts"
+import { healthy, launch } from "../support/BundleProcess.ts"
 import { freePort } from "../support/ServerProcess.ts"
-import { launch } from "../support/BundleProcess.ts"
+import { tempDir } from "../support/TestServer.ts"
 
 type Outcome = "answered" | "refused" | "hung" | "other"
 
@@ -118,4 +123,82 @@ describe("start-up failures are one line on standard error and a non-zero exit",
     assert.match(debug.stderr, /^switchyard: cannot start: /u)
     assert.match(debug.stderr, /\n\s+at /u)
   }, 150_000)
+})
+
+/** The messages of the JSON log lines the gateway wrote to standard output. */
+const logMessages = (stdout: string): Array<{ readonly level: string; readonly message: string }> =>
+  stdout.split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line))
+
+describe("what the production bundle says at start and stop", () => {
+  it("the start-up log names the store, the config file, the providers and endpoints, the console, tracing, the cache and the rate limit; SIGINT writes a line when the shutdown begins and one when it ends, and exits 0", async () => {
+    const port = await freePort()
+    const origin = `http://127.0.0.1:${port}`
+    const dataDir = dataDirWithStore()
+    const configPath = NodePath.join(tempDir("config"), "switchyard.json")
+    Fs.writeFileSync(configPath, JSON.stringify({
+      providers: [provider("alpha", "http://127.0.0.1:9/v1", {}, [
+        endpoint("acme/embed", { upstream_model: "embed" }),
+        endpoint("acme/embed-large", { upstream_model: "embed-large" })
+      ])]
+    }))
+    const notBuilt = tempDir("console")
+    const gateway = launch({
+      SWITCHYARD_PORT: String(port),
+      SWITCHYARD_HOST: "127.0.0.1",
+      SWITCHYARD_DATA_DIR: dataDir,
+      DATABASE_URL: "",
+      SWITCHYARD_CONFIG: configPath,
+      ALPHA_API_KEY: "sk-alpha-secret-value",
+      SWITCHYARD_CONSOLE_DIR: notBuilt,
+      SWITCHYARD_RATE_LIMIT: "120/1m",
+      SWITCHYARD_CACHE_TTL_SECONDS: "3600",
+      SWITCHYARD_CACHE_MEMORY_ENTRIES: "0",
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://collector:otlp-password@127.0.0.1:9/otlp/v1/traces?token=otlp-token",
+      OTEL_BSP_SCHEDULE_DELAY: "600000",
+      SWITCHYARD_LOG_FORMAT: "json"
+    })
+    try {
+      await healthy(gateway, origin)
+      const messages = logMessages(gateway.stdout()).map((line) => line.message)
+      const at = messages.indexOf(`Switchyard listening on ${origin}/api/v1`)
+      assert.isAtLeast(at, 0, gateway.stdout())
+      const report = messages.slice(at + 1, at + 10)
+      assert.match(report[2]!, /^providers: 2 active providers with 4 endpoints; \d+ more providers become active once their key is set \(OPENAI_API_KEY, /u)
+      assert.deepStrictEqual(report, [
+        `store: PGlite (embedded) in ${NodePath.join(dataDir, "pglite")} (SWITCHYARD_DATA_DIR)`,
+        `config: ${configPath} (SWITCHYARD_CONFIG), merged over the built-in catalog`,
+        report[2]!,
+        "  local: switchyard/local-embed (embeddings), switchyard/local-rerank (rerank)",
+        "  alpha: acme/embed (embeddings), acme/embed-large (embeddings)",
+        `console: off, not built in ${notBuilt} (\`npx -y pnpm@10 build\` builds it; SWITCHYARD_CONSOLE_DIR names another place)`,
+        "tracing: on, OTLP to http://collector:***@127.0.0.1:9/otlp/v1/traces as service switchyard",
+        "cache: in the store, entries live 1 hour, at most 100,000 entries, 0 entries also in memory (on for a workspace with `cache: true`)",
+        "rate limit: 120 requests per 1m per key, in this process"
+      ])
+      assert.notInclude(gateway.stdout(), "otlp-password")
+      assert.notInclude(gateway.stdout(), "otlp-token")
+      assert.notInclude(gateway.stdout(), "sk-alpha-secret-value")
+    } finally {
+      gateway.child.kill("SIGINT")
+    }
+    const exit = await gateway.exited
+    assert.deepStrictEqual(exit, { code: 0, signal: null }, gateway.stderr())
+    const lines = logMessages(gateway.stdout())
+    const stopping = lines.findIndex((line) => line.message.startsWith("Switchyard is shutting down"))
+    assert.strictEqual(lines[stopping]?.message, "Switchyard is shutting down (SIGINT): 0 requests in flight, which may finish; new connections are refused")
+    assert.match(lines.at(-1)!.message, /^Switchyard stopped: shutdown took \d+\.\d s$/u)
+    assert.strictEqual(gateway.stderr(), "")
+  }, 360_000)
+})
+
+describe("URLs in the start-up log", () => {
+  it("keep the scheme, user, host, port and path; never the password or the query", () => {
+    assert.strictEqual(
+      shownUrl("postgres://switchyard:hunter2@db.internal:5432/switchyard?sslmode=require&password=x"),
+      "postgres://switchyard:***@db.internal:5432/switchyard"
+    )
+    assert.strictEqual(shownUrl("redis://:secret@cache:6379"), "redis://cache:6379")
+    assert.strictEqual(shownUrl("redis://cache:6379/0"), "redis://cache:6379/0")
+    assert.strictEqual(shownUrl("not a url"), "(not a valid URL)")
+  })
 })

@@ -54,7 +54,7 @@ describe.skipIf(level !== "full")("reliability: stalled request bodies against t
       SWITCHYARD_BODY_TIMEOUT_MS: String(bodyTimeoutMs),
       SWITCHYARD_LOG_LEVEL: "info",
       SWITCHYARD_TEST_MEMORY_FILE: memoryFile
-    }, [], memoryProbeFlags)
+    }, [], { nodeFlags: memoryProbeFlags })
     started.push(gateway)
     await healthy(gateway, origin)
     const memory = memoryReader(() => gateway.child.kill("SIGUSR2"), memoryFile, () => gateway.stderr())

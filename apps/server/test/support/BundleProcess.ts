@@ -5,13 +5,13 @@ import * as NodePath from "node:path"
 const bundle = NodePath.join(import.meta.dirname, "..", "..", "dist", "main.mjs")
 
 /**
- * The production command: `node <flags> dist/main.mjs`, exactly as the start script runs it, with
- * `extraFlags` for Node (a memory probe) when a test needs them.
+ * The production command: `node <flags> dist/main.mjs`, exactly as the start script runs it, under
+ * `node`, with `nodeFlags` for Node (a memory probe) when a test needs them.
  */
-const productionCommand = (extraFlags: ReadonlyArray<string>): ReadonlyArray<string> => [
-  process.execPath,
+export const productionCommand = (node = process.execPath, nodeFlags: ReadonlyArray<string> = []): ReadonlyArray<string> => [
+  node,
   "--max-semi-space-size=8",
-  ...extraFlags,
+  ...nodeFlags,
   bundle
 ]
 
@@ -25,15 +25,16 @@ export interface BundleProcess {
 }
 
 /**
- * Runs the production command (optionally under `prefix`, e.g. `unshare ...`) with the given
+ * Runs the production command (optionally under `prefix`, e.g. `unshare ...`, with `args`, a
+ * server command such as `mint-management-key`, and `nodeFlags` for Node) with the given
  * environment on top of this process's.
  */
 export const launch = (
   env: Record<string, string>,
   prefix: ReadonlyArray<string> = [],
-  extraFlags: ReadonlyArray<string> = []
+  options: { readonly args?: ReadonlyArray<string>; readonly nodeFlags?: ReadonlyArray<string> } = {}
 ): BundleProcess => {
-  const [command, ...args] = [...prefix, ...productionCommand(extraFlags)]
+  const [command, ...args] = [...prefix, ...productionCommand(process.execPath, options.nodeFlags), ...(options.args ?? [])]
   const child = ChildProcess.spawn(command!, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
   let stdout = ""
   let stderr = ""

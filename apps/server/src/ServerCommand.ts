@@ -1,0 +1,71 @@
+/**
+ * The server's command line, `switchyard-server` (`node dist/main.mjs`): with no command it runs
+ * the gateway; `mint-management-key` makes a management key in the store and prints it once.
+ */
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import { Cause, Effect, Exit, Layer, Runtime } from "effect"
+import { CliConfig, Command, Flag, GlobalFlag } from "effect/cli"
+import packageJson from "../package.json" with { type: "json" }
+import * as MintManagementKey from "./auth/MintManagementKey.ts"
+import * as GatewayLogger from "./observability/GatewayLogger.ts"
+import * as Tracing from "./observability/Tracing.ts"
+import { ServerLive } from "./Server.ts"
+import * as StartupFailure from "./StartupFailure.ts"
+import * as ApiKeyRepo from "./store/ApiKeyRepo.ts"
+import * as Database from "./store/Database.ts"
+
+// Production runs the bundle: `node --max-semi-space-size=8 dist/main.mjs` (what `pnpm start`
+// runs after building it). The flag keeps V8's young generation from growing to 64 MB and staying
+// resident (docs/decisions.md, Performance); set from here it would come too late.
+// Without an OTLP endpoint tracing is off: every named effect would build a span, capture a stack
+// trace for it and drop it (about a third of the CPU of a request, measured with pnpm bench).
+// A failure to start is one line on standard error (StartupFailure.ts) and exit code 1; SIGTERM
+// and SIGINT stop the server gracefully (in-flight requests finish) with exit code 0, not the
+// default 130.
+const gateway = Command.make("switchyard-server", {}, () =>
+  Layer.launch(ServerLive).pipe(StartupFailure.report("cannot start"))
+).pipe(
+  Command.withDescription("The Switchyard gateway. With no command it serves; its settings are environment variables (README, Configuration).")
+)
+
+const mintManagementKey = Command.make(
+  "mint-management-key",
+  {
+    workspace: Flag.String("workspace").pipe(
+      Flag.withDescription("The workspace (by slug) whose first administrator owns the key"),
+      Flag.withDefault("default")
+    ),
+    name: Flag.String("name").pipe(Flag.withDescription("The key's name"), Flag.withDefault("Recovery management key"))
+  },
+  (options) =>
+    MintManagementKey.mint(options).pipe(
+      Effect.flatMap(MintManagementKey.announce),
+      Effect.provide(ApiKeyRepo.layer.pipe(Layer.provideMerge(Database.layer))),
+      MintManagementKey.refuseWhileLocked,
+      StartupFailure.report("cannot make a management key")
+    )
+).pipe(
+  Command.withDescription(
+    "Make a management key in the gateway's store (SWITCHYARD_DATA_DIR, or DATABASE_URL) and print its secret once: " +
+      "the way back from a lost management key. On PGlite stop the gateway first; on PostgreSQL it may keep running."
+  ),
+  Command.withExamples([
+    { command: "switchyard-server mint-management-key", description: "A management key for the workspace `default`" },
+    { command: "switchyard-server mint-management-key --workspace research --name \"Ops laptop\"", description: "For another workspace" }
+  ])
+)
+
+const root = gateway.pipe(Command.withSubcommands([mintManagementKey]))
+
+const teardown: Runtime.Teardown = (exit, onExit) =>
+  Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
+
+/** Runs the command line `args` (the process's arguments after the script) to the process's exit. */
+export const main = (args: ReadonlyArray<string>) =>
+  Command.runWith(root, { version: packageJson.version })(args).pipe(
+    // Settings are environment variables (SWITCHYARD_LOG_LEVEL...): no flag competes with them.
+    Effect.provideService(CliConfig.CliConfig, CliConfig.make({ builtIns: [GlobalFlag.Help, GlobalFlag.Version] })),
+    Effect.provide(Layer.mergeAll(GatewayLogger.layer, Tracing.layer, NodeServices.layer)),
+    NodeRuntime.runMain({ disableErrorReporting: true, teardown })
+  )

@@ -1,0 +1,82 @@
+/**
+ * The way back from a lost management key: `switchyard-server mint-management-key`, run against
+ * the gateway's store (the PGlite data directory or `DATABASE_URL`), makes a new management key
+ * for a workspace's first administrator and prints its secret once. It needs no key: whoever can
+ * open the store already holds everything a key guards. On PGlite it runs only while no gateway
+ * holds the data directory (the lock, DataDirLock.ts); on PostgreSQL it works beside running
+ * gateways, which accept the new key at once (unknown hashes are never kept, ApiKeyRepo.ts).
+ */
+import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
+import { Clock, Console, Data, Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { DataDirLocked } from "../store/DataDirLock.ts"
+import * as KeySecret from "./KeySecret.ts"
+
+/** The command an operator runs, as the README and the start-up warnings spell it. */
+export const command = "npx -y pnpm@10 mint-management-key"
+
+export class MintRefused extends Data.TaggedError("MintRefused")<{ readonly message: string }> {}
+
+export interface Minted {
+  readonly workspace: string
+  readonly secret: string
+  readonly hash: string
+}
+
+/** Makes a management key in the workspace `slug`, owned by its first administrator. */
+export const mint = Effect.fn("MintManagementKey.mint")(function*(options: { readonly workspace: string; readonly name: string }) {
+  const sql = yield* SqlClient.SqlClient
+  const keys = yield* ApiKeyStore
+  const owners = yield* sql<{ workspace_id: string; user_id: string }>`SELECT w.id AS workspace_id, m.user_id
+    FROM workspaces w JOIN memberships m ON m.workspace_id = w.id AND m.role <> 'member'
+    WHERE w.slug = ${options.workspace} AND w.deleted_at IS NULL
+    ORDER BY m.created_at, m.user_id LIMIT 1`
+  const owner = owners[0]
+  if (owner === undefined) {
+    const any = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM workspaces WHERE deleted_at IS NULL`
+    return yield* new MintRefused({
+      message: (any[0]?.n ?? 0) === 0
+        ? "the store has no workspace yet: start the gateway once, it creates the workspace `default` and prints its first keys"
+        : `no workspace \`${options.workspace}\` with an administrator in this store (--workspace names a workspace by its slug)`
+    })
+  }
+  const secret = KeySecret.generate()
+  const hash = KeySecret.hash(secret)
+  yield* keys.create({
+    hash,
+    kind: "management",
+    name: options.name,
+    label: KeySecret.label(secret),
+    userId: owner.user_id,
+    workspaceId: owner.workspace_id,
+    limitNanos: null,
+    limitReset: null,
+    includeByokInLimit: false,
+    expiresAt: null,
+    externalUser: null,
+    now: new Date(yield* Clock.currentTimeMillis)
+  })
+  return { workspace: options.workspace, secret, hash } satisfies Minted
+})
+
+/** Prints the minted secret once, on standard output (never through the logger). */
+export const announce = (minted: Minted) =>
+  Console.log([
+    `Switchyard made a management key for the workspace \`${minted.workspace}\`. It is shown only this once:`,
+    `  management key: ${minted.secret}`
+  ].join("\n"))
+
+/**
+ * A running gateway holds the PGlite data directory: the command says so and leaves the store
+ * alone (two processes on one PGlite directory overwrite each other's files).
+ */
+export const refuseWhileLocked = <A, R>(self: Effect.Effect<A, unknown, R>): Effect.Effect<A, unknown, R> =>
+  Effect.catch(self, (error) =>
+    Effect.fail(
+      error instanceof DataDirLocked
+        ? new MintRefused({
+          message: `a gateway is running on ${error.dataDir} (${error.holder}); PGlite admits one process per data directory: ` +
+            "stop the gateway, run this again, then start it (on PostgreSQL this works while gateways run)"
+        })
+        : error
+    ))
