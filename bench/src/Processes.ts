@@ -260,6 +260,8 @@ export const startSwitchyard = async (options: {
   readonly secretKey?: string
   /** Node flags before the entry point (a `--import` preload). */
   readonly nodeFlags?: ReadonlyArray<string>
+  /** More environment variables (for such a preload). */
+  readonly env?: Readonly<Record<string, string>>
 }): Promise<Switchyard> => {
   const port = await freePort()
   Fs.mkdirSync(options.dataDir, { recursive: true })
@@ -284,7 +286,8 @@ export const startSwitchyard = async (options: {
     // PostgreSQL needs the key every replica encrypts stored credentials with: a fresh one per run.
     ...(options.databaseUrl !== undefined
       ? { DATABASE_URL: options.databaseUrl, SWITCHYARD_SECRET_KEY: options.secretKey ?? Crypto.randomBytes(32).toString("base64") }
-      : {})
+      : {}),
+    ...options.env
   })
   const profile = options.cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`]
   const child = spawnNode({ name: options.name, port, args: [...switchyardStartFlags(), ...profile, ...(options.nodeFlags ?? []), options.main ?? switchyardMain], env, logDir: options.logDir })

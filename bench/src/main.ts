@@ -13,6 +13,7 @@ import * as ProcStats from "./ProcStats.ts"
 import { repoRoot } from "./Processes.ts"
 import * as Report from "./Report.ts"
 import * as Soak from "./Soak.ts"
+import * as StageBench from "./StageBench.ts"
 import * as SoakReport from "./SoakReport.ts"
 
 const { values } = parseArgs({
@@ -172,7 +173,7 @@ if (values.soak || values.rounds) {
       Os.loadavg().map((x) => x.toFixed(2)).join(" / ")
     } at the end. CPU ms/req is the gateway process's user + system time over its successful requests; on PostgreSQL the second figure adds every server process working for its database (its connections, autovacuum on it, and the shared checkpointer, writers and postmaster). Data is the PGlite directory on disk or \`pg_database_size\`.`,
     "",
-    ...series.map((s) => SoakReport.markdown(s, kind) + "\n"),
+    ...series.map((s) => `${SoakReport.markdown(s, kind)}\n`),
     ...comparisons
   ].join("\n")
   Fs.mkdirSync(outDir, { recursive: true })
@@ -181,6 +182,26 @@ if (values.soak || values.rounds) {
   Fs.writeFileSync(NodePath.join(outDir, `${kind}-${stamp}.md`), `${text}\n`)
   if (values.summary !== undefined && values.summary !== "none") Fs.writeFileSync(resolvePath(values.summary), `${text}\n`)
   console.log(`\n${text}`)
+  process.exit(0)
+}
+
+if (values.stages) {
+  const results: Array<StageBench.StageResult> = []
+  for (const store of stores) {
+    results.push(await StageBench.run({ store, serverUrl: databaseUrl, seconds: number("seconds", values.seconds, 10, 1, 600), outDir, serverMain, log }))
+  }
+  const text = [
+    "## Switchyard stage by stage: priced small c=16",
+    "",
+    `\`${command}\` on ${new Date().toISOString().slice(0, 10)}, load average ${Os.loadavg().map((x) => x.toFixed(2)).join(" / ")} at the end. CPU µs per request of each stage: its share of the main thread's samples in a V8 CPU profile (\`--cpu-prof\`) under load, each sample given to the stage of the innermost frame on its stack that tells one (bench/src/Stages.ts), times the main thread's CPU time per request read from /proc (the profile's times are wall time). The profiler and the Effect counters (a \`--import\` preload, bench/src/effectCounters.ts) cost some CPU themselves: compare runs of this mode with each other, not with \`pnpm bench\`.`,
+    "",
+    StageBench.markdown(results)
+  ].join("\n")
+  Fs.mkdirSync(outDir, { recursive: true })
+  Fs.writeFileSync(NodePath.join(outDir, "stages.md"), `${text}\n`)
+  Fs.writeFileSync(NodePath.join(outDir, "stages.json"), `${JSON.stringify({ command, results }, null, 2)}\n`)
+  if (values.summary !== undefined && values.summary !== "none") Fs.writeFileSync(resolvePath(values.summary), `${text}\n`)
+  console.log(text)
   process.exit(0)
 }
 
