@@ -137,7 +137,7 @@ if (values.soak || values.rounds) {
   const kind = soak ? "soak" : "rounds"
   const rows = Math.round(number("rows", values.rows, soak ? 1_000_000 : 0, 0, 100_000_000))
   const periods = soak ? Math.round(number("minutes", values.minutes, 30, 1, 24 * 60)) : Math.round(number("runs", values.runs, 6, 2, 100))
-  const periodSeconds = soak ? 60 : number("seconds", values.seconds, 20, 1, 600)
+  const periodSeconds = soak ? 60 : number("seconds", values.seconds, 20, 0.5, 600)
   if (values["vs-empty"] && (soak || rows === 0)) fail("--vs-empty compares --rounds on a seeded ledger (--rows N) with an empty one")
   const unit = soak ? "minute" : "round"
   const series: Array<SoakReport.Series> = []
