@@ -148,8 +148,12 @@ export const seedWith = (options: SeedOptions) =>
     const sql = yield* SqlClient.SqlClient
     const started = performance.now()
     const target = yield* findTarget(sql)
+    // The rows reference only keys and workspaces that exist (the seed's own and the store's):
+    // a superuser skips the per-row foreign-key triggers, about 40 % of the ledger insert's CPU.
+    const superuser = yield* sql<{ yes: boolean }>`SELECT rolsuper AS yes FROM pg_roles WHERE rolname = current_user`
+    const setup = superuser[0]?.yes === true ? ["SET LOCAL session_replication_role = replica"] : []
     const statementMs: Array<number> = []
-    yield* sql.withTransaction(Effect.forEach(statements(options, target), (text) =>
+    yield* sql.withTransaction(Effect.forEach([...setup, ...statements(options, target)], (text) =>
       Effect.suspend(() => {
         const at = performance.now()
         return sql.unsafe(text).pipe(Effect.tap(() => Effect.sync(() => statementMs.push(performance.now() - at))))
@@ -164,7 +168,7 @@ export const seedWith = (options: SeedOptions) =>
       keys: fillerKeys,
       workspaces: options.fillerWorkspaces ?? 20,
       milliseconds,
-      statementMs,
+      statementMs: statementMs.slice(setup.length),
       ledgerBytes: Number(size[0]?.bytes ?? 0)
     } satisfies Seeded
   })

@@ -49,6 +49,12 @@ describe("Seed", () => {
           WHERE s.spent_nanos IS DISTINCT FROM COALESCE(l.spent, 0) OR s.byok_nanos IS DISTINCT FROM COALESCE(l.byok, 0)`)
         assert.strictEqual(Number(mismatched.n), 0, table)
       }
+      // Every row's key and workspace exist, though the seed skips the foreign-key triggers.
+      const orphans = yield* one(sql<{ n: string }>`
+        SELECT count(*)::text AS n FROM ledger l
+          WHERE NOT EXISTS (SELECT 1 FROM api_keys k WHERE k.id = l.key_id AND k.workspace_id = l.workspace_id)
+            OR NOT EXISTS (SELECT 1 FROM workspaces w WHERE w.id = l.workspace_id)`)
+      assert.strictEqual(Number(orphans.n), 0)
       const usage = yield* one(sql<{ n: string }>`
         SELECT count(*)::text AS n FROM credit_accounts a
           LEFT JOIN (SELECT workspace_id, SUM(cost_nanos) AS total FROM ledger WHERE NOT is_byok GROUP BY 1) u ON u.workspace_id = a.workspace_id

@@ -49,6 +49,9 @@ describe("SoakReport", () => {
     const one = SoakReport.summarise(series([period(1, 60, 100, 100, 230)]))!
     assert.strictEqual(one.rssWindowSeconds, 60)
     assert.strictEqual(one.rssGrowthMb, 30)
+    const shown = SoakReport.soakBars(one)[0]!
+    assert.isUndefined(shown.holds)
+    assert.include(SoakReport.barsTable([shown]).join("\n"), "| 30.000 | ≤ 10 | not judged")
     assert.isUndefined(SoakReport.summarise(series([])))
   })
 
