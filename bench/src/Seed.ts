@@ -40,7 +40,7 @@ export interface Seeded {
   readonly keys: number
   readonly workspaces: number
   readonly milliseconds: number
-  /** Milliseconds of each statement, in order (workspaces, accounts, keys, ledger, key_spend, workspace_spend, usage, holds). */
+  /** Milliseconds of each statement, in order (workspaces, accounts, keys, ledger with its counters and usage, holds). */
   readonly statementMs: ReadonlyArray<number>
   /** The ledger's size on disk (table, indexes, TOAST) after the seed, in bytes. */
   readonly ledgerBytes: number
@@ -79,15 +79,13 @@ export const statements = (options: SeedOptions, target: Target): ReadonlyArray<
   const slots = slotKeys.length
   const holds = Math.max(10, Math.floor(rows / 1000))
   const spanSeconds = Math.round(days * 86_400)
-  const seeded = `generation_id LIKE ${literal(`gen-${prefix}-%`)}`
   const spendOf = (column: "key_id" | "workspace_id", table: "key_spend" | "workspace_spend") =>
     `INSERT INTO ${table} AS s (${column}, day, spent_nanos, byok_nanos)
-      SELECT l.${column}, d.day, SUM(CASE WHEN l.is_byok THEN 0 ELSE l.cost_nanos END), SUM(CASE WHEN l.is_byok THEN l.cost_nanos ELSE 0 END)
-        FROM ledger l CROSS JOIN LATERAL (VALUES ((l.created_at AT TIME ZONE 'UTC')::date), ('-infinity'::date)) AS d(day)
-        WHERE ${seeded} AND l.cost_nanos > 0
-        GROUP BY l.${column}, d.day
-      ON CONFLICT (${column}, day) DO UPDATE
-        SET spent_nanos = s.spent_nanos + EXCLUDED.spent_nanos, byok_nanos = s.byok_nanos + EXCLUDED.byok_nanos`
+        SELECT c.${column}, c.day, SUM(CASE WHEN c.is_byok THEN 0 ELSE c.cost_nanos END), SUM(CASE WHEN c.is_byok THEN c.cost_nanos ELSE 0 END)
+          FROM charged c GROUP BY c.${column}, c.day
+        ON CONFLICT (${column}, day) DO UPDATE
+          SET spent_nanos = s.spent_nanos + EXCLUDED.spent_nanos, byok_nanos = s.byok_nanos + EXCLUDED.byok_nanos
+        RETURNING 1`
   return [
     `INSERT INTO workspaces (id, slug, name)
       SELECT w, w, 'Seeded workspace ' || n FROM unnest(${arrayOf(workspaceIds)}) WITH ORDINALITY AS t(w, n)`,
@@ -96,21 +94,34 @@ export const statements = (options: SeedOptions, target: Target): ReadonlyArray<
     `INSERT INTO api_keys (id, hash, kind, name, label, user_id, workspace_id)
       SELECT k, ${literal(`${prefix}-hash-`)} || n, 'standard', 'Seeded key ' || n, 'sk-sy-v1-see...' || n, ${literal(target.userId)}, w
         FROM unnest(${arrayOf(keys.map((k) => k.id))}, ${arrayOf(keys.map((k) => k.workspace))}) WITH ORDINALITY AS t(k, w, n)`,
-    // One row per request: ids in order (as a clock-prefixed id grows), times spread evenly up to now.
-    `INSERT INTO ledger (generation_id, key_id, workspace_id, model, provider, prompt_tokens, total_tokens, cost_nanos,
-        is_byok, created_at, latency_ms, cached_items, cached_tokens)
-      SELECT ${literal(`gen-${prefix}-`)} || lpad(g::text, 12, '0'), s.key_id, s.workspace_id,
-          'bench/text-embedding-3-small', 'bench-upstream', 24 + g % 9, 24 + g % 9, (24 + g % 9) * 20,
-          g % 50 = 0, now() - make_interval(secs => ${spanSeconds}::double precision * (${rows} - g) / ${rows} + 1), 2 + g % 17,
-          CASE WHEN g % 20 = 0 THEN 1 ELSE 0 END, CASE WHEN g % 20 = 0 THEN 24 + g % 9 ELSE 0 END
-        FROM generate_series(1, ${rows}) AS g
-          JOIN ${slotTable(slotKeys, slotWorkspaces)} ON s.slot = g % ${slots}
-        ORDER BY g`,
-    spendOf("key_id", "key_spend"),
-    spendOf("workspace_id", "workspace_spend"),
-    `UPDATE credit_accounts a SET usage_nanos = a.usage_nanos + u.total, updated_at = now()
-      FROM (SELECT workspace_id, SUM(cost_nanos) AS total FROM ledger WHERE ${seeded} AND NOT is_byok GROUP BY workspace_id) u
-      WHERE a.workspace_id = u.workspace_id`,
+    // One row per request: ids in order (as a clock-prefixed id grows), times spread evenly up to
+    // now; the counters and usage from the rows written, in the same statement (as switchyard_flush
+    // does), so the ledger is read once.
+    `WITH written AS (
+        INSERT INTO ledger (generation_id, key_id, workspace_id, model, provider, prompt_tokens, total_tokens, cost_nanos,
+            is_byok, created_at, latency_ms, cached_items, cached_tokens)
+          SELECT ${literal(`gen-${prefix}-`)} || lpad(g::text, 12, '0'), s.key_id, s.workspace_id,
+              'bench/text-embedding-3-small', 'bench-upstream', 24 + g % 9, 24 + g % 9, (24 + g % 9) * 20,
+              g % 50 = 0, now() - make_interval(secs => ${spanSeconds}::double precision * (${rows} - g) / ${rows} + 1), 2 + g % 17,
+              CASE WHEN g % 20 = 0 THEN 1 ELSE 0 END, CASE WHEN g % 20 = 0 THEN 24 + g % 9 ELSE 0 END
+            FROM generate_series(1, ${rows}) AS g
+              JOIN ${slotTable(slotKeys, slotWorkspaces)} ON s.slot = g % ${slots}
+            ORDER BY g
+          RETURNING key_id, workspace_id, cost_nanos, is_byok, created_at
+      ), charged AS (
+        SELECT w.key_id, w.workspace_id, w.cost_nanos, w.is_byok, d.day FROM written w
+          CROSS JOIN LATERAL (VALUES ((w.created_at AT TIME ZONE 'UTC')::date), ('-infinity'::date)) AS d(day)
+          WHERE w.cost_nanos > 0
+      ), key_days AS (${spendOf("key_id", "key_spend")}
+      ), workspace_days AS (${spendOf("workspace_id", "workspace_spend")}
+      ), usage AS (
+        UPDATE credit_accounts a SET usage_nanos = a.usage_nanos + u.total, updated_at = now()
+          FROM (SELECT workspace_id, SUM(cost_nanos) AS total FROM written WHERE NOT is_byok GROUP BY workspace_id) u
+          WHERE a.workspace_id = u.workspace_id
+          RETURNING 1
+      )
+      SELECT (SELECT count(*) FROM written) AS rows, (SELECT count(*) FROM key_days) AS key_days,
+        (SELECT count(*) FROM workspace_days) AS workspace_days, (SELECT count(*) FROM usage) AS accounts`,
     // Holds of the filler keys: every other one expired (left for the upkeep), the rest live for a day.
     `INSERT INTO holds (id, key_id, workspace_id, amount_nanos, is_byok, created_at, expires_at)
       SELECT ${literal(`${prefix}-hold-`)} || g, s.key_id, s.workspace_id, 1000 + g % 1000, false,

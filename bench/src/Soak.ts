@@ -69,6 +69,16 @@ export const run = async (options: SoakOptions): Promise<SoakReport.Series> => {
   const children: Array<Child> = []
   const cleanups: Array<() => Promise<unknown>> = []
   let failed = true
+  // Stopped from outside (Ctrl-C, a timeout): no gateway or throw-away database outlives the run.
+  const stopAll = async () => {
+    await Promise.all(children.reverse().map((c) => c.stop().catch(() => undefined)))
+    for (const cleanup of cleanups) await cleanup().catch(() => undefined)
+  }
+  const onSignal = () => {
+    void stopAll().finally(() => process.exit(130))
+  }
+  process.once("SIGINT", onSignal)
+  process.once("SIGTERM", onSignal)
   try {
     const upstream = await startUpstream(logDir, { width, delays: {}, maxInputs: 64 })
     children.push(upstream)
@@ -150,8 +160,9 @@ export const run = async (options: SoakOptions): Promise<SoakReport.Series> => {
     failed = false
     return { store: options.store, seededRows: options.rows, seedMs, startRssMb, startDataBytes, periods }
   } finally {
-    await Promise.all(children.reverse().map((c) => c.stop().catch(() => undefined)))
-    for (const cleanup of cleanups) await cleanup().catch(() => undefined)
+    process.removeListener("SIGINT", onSignal)
+    process.removeListener("SIGTERM", onSignal)
+    await stopAll()
     if (failed) {
       Fs.rmSync(dataDir, { recursive: true, force: true })
       options.log(`logs of the processes are kept in ${logDir}`)

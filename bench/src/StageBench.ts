@@ -77,6 +77,16 @@ export const run = async (options: {
   const countersPath = NodePath.join(workDir, "effect-counters.json")
   const children: Array<Child> = []
   const cleanups: Array<() => Promise<unknown>> = []
+  // Stopped from outside (Ctrl-C, a timeout): no gateway or throw-away database outlives the run.
+  const stopAll = async () => {
+    await Promise.all(children.reverse().map((c) => c.stop().catch(() => undefined)))
+    for (const cleanup of cleanups) await cleanup().catch(() => undefined)
+  }
+  const onSignal = () => {
+    void stopAll().finally(() => process.exit(130))
+  }
+  process.once("SIGINT", onSignal)
+  process.once("SIGTERM", onSignal)
   try {
     const upstream = await startUpstream(logDir, { width, delays: {}, maxInputs: 64 })
     children.push(upstream)
@@ -153,8 +163,9 @@ export const run = async (options: {
       profilePath
     }
   } finally {
-    await Promise.all(children.reverse().map((c) => c.stop().catch(() => undefined)))
-    for (const cleanup of cleanups) await cleanup().catch(() => undefined)
+    process.removeListener("SIGINT", onSignal)
+    process.removeListener("SIGTERM", onSignal)
+    await stopAll()
     Fs.rmSync(workDir, { recursive: true, force: true })
   }
 }
