@@ -38,7 +38,7 @@ export interface Analysis {
   readonly modules: ReadonlyArray<Row>
 }
 
-export const special = new Set(["(idle)", "(program)", "(garbage collector)", "(root)"])
+const special = new Set(["(idle)", "(program)", "(garbage collector)", "(root)"])
 
 /** Where a function lives, without this machine's paths: the package path or the repository path. */
 export const shortPath = (url: string, repoRoot: string): string => {

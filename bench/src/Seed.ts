@@ -47,7 +47,7 @@ export interface Seeded {
 }
 
 /** Every seeded id starts with this, so seeded rows are told apart from served ones. */
-export const prefix = "bench-seed"
+const prefix = "bench-seed"
 
 /** Slots of the key draw taken by the benchmark's own key, per filler key (one each). */
 const benchSlots = 50

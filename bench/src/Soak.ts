@@ -39,7 +39,7 @@ export interface SoakOptions {
 }
 
 /** Bytes a directory takes on disk (allocated blocks, as `du` counts them). */
-export const diskBytes = (path: string): number => {
+const diskBytes = (path: string): number => {
   let total = 0
   const visit = (at: string) => {
     let entries: Array<Fs.Dirent>

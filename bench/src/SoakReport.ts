@@ -38,10 +38,10 @@ export interface Series {
 export const storeLabel = (store: Series["store"]) => store === "pglite" ? "PGlite" : "PostgreSQL"
 
 /** Gateway CPU ms per request in the period. */
-export const gatewayCpuPerRequest = (p: Period): number => p.requests === 0 ? Number.NaN : p.gatewayCpuMs / p.requests
+const gatewayCpuPerRequest = (p: Period): number => p.requests === 0 ? Number.NaN : p.gatewayCpuMs / p.requests
 
 /** CPU ms per request counted against the bars: the gateway, plus the database server on PostgreSQL. */
-export const cpuPerRequest = (p: Period): number =>
+const cpuPerRequest = (p: Period): number =>
   p.requests === 0 ? Number.NaN : (p.gatewayCpuMs + (p.databaseCpuMs ?? 0)) / p.requests
 
 export interface Summary {

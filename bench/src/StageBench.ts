@@ -18,7 +18,7 @@ import * as Stages from "./Stages.ts"
  * first window of load are attributed to stages (Stages.ts), scaled to the main thread's CPU per
  * request; the counters count in a second window (their methods are in place only then).
  */
-export interface EffectCounts {
+interface EffectCounts {
   readonly runLoopSteps: number
   readonly runLoops: number
   readonly contextChanges: number

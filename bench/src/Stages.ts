@@ -55,7 +55,7 @@ const server = (path: string) => `apps/server/src/${path}`
 const core = (path: string) => `packages/core/src/${path}`
 
 /** The project's modules by stage; the first rule that matches a frame decides. */
-export const projectRules: ReadonlyArray<Rule> = [
+const projectRules: ReadonlyArray<Rule> = [
   // Several stages in one module: by function name first.
   { path: server("handlers/ModelCall.ts"), name: /^requireStandardKey/u, stage: "accept and auth" },
   { path: server("handlers/ModelCall.ts"), name: /^(seedOf|truthy)/u, stage: "decode" },
@@ -146,7 +146,7 @@ export const projectRules: ReadonlyArray<Rule> = [
  * when no project frame nearer the leaf decided. The first rule matching any frame up the stack
  * (in this order) decides: the HTTP client's frames beat Node's outgoing-message frames it calls.
  */
-export const libraryRules: ReadonlyArray<Rule> = [
+const libraryRules: ReadonlyArray<Rule> = [
   { path: "@electric-sql/pglite", stage: "store: SQL engine and driver" },
   { path: "@effect/sql-pg", stage: "store: SQL engine and driver" },
   { path: "pg/", stage: "store: SQL engine and driver" },
@@ -221,7 +221,7 @@ export const stageOf = (stack: ReadonlyArray<Frame>): Stage => {
   return leaf === undefined ? "other" : fallback(leaf.location, leaf.name)
 }
 
-export interface StageRow {
+interface StageRow {
   readonly stage: Stage
   readonly selfMs: number
   readonly share: number
