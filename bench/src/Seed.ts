@@ -40,6 +40,8 @@ export interface Seeded {
   readonly keys: number
   readonly workspaces: number
   readonly milliseconds: number
+  /** CPU milliseconds this process used meanwhile: the whole seed's on PGlite (it runs in-process). */
+  readonly cpuMs: number
   /** Milliseconds of each statement, in order (workspaces, accounts, keys, ledger with its counters and usage, holds). */
   readonly statementMs: ReadonlyArray<number>
   /** The ledger's size on disk (table, indexes, TOAST) after the seed, in bytes. */
@@ -158,6 +160,7 @@ export const seedWith = (options: SeedOptions) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const started = performance.now()
+    const cpuBefore = process.cpuUsage()
     const target = yield* findTarget(sql)
     // The rows reference only keys and workspaces that exist (the seed's own and the store's):
     // a superuser skips the per-row foreign-key triggers, about 40 % of the ledger insert's CPU.
@@ -170,6 +173,7 @@ export const seedWith = (options: SeedOptions) =>
         return sql.unsafe(text).pipe(Effect.tap(() => Effect.sync(() => statementMs.push(performance.now() - at))))
       }), { discard: true }))
     const milliseconds = performance.now() - started
+    const cpu = process.cpuUsage(cpuBefore)
     const size = yield* sql<{ bytes: string }>`SELECT pg_total_relation_size('ledger')::text AS bytes`
     const fillerKeys = options.fillerKeys ?? 200
     return {
@@ -179,6 +183,7 @@ export const seedWith = (options: SeedOptions) =>
       keys: fillerKeys,
       workspaces: options.fillerWorkspaces ?? 20,
       milliseconds,
+      cpuMs: (cpu.user + cpu.system) / 1000,
       statementMs: statementMs.slice(setup.length),
       ledgerBytes: Number(size[0]?.bytes ?? 0)
     } satisfies Seeded

@@ -114,7 +114,9 @@ export const run = async (options: SoakOptions): Promise<SoakReport.Series> => {
         : await Seed.seedPglite(NodePath.join(dataDir, "pglite"), { rows: options.rows })
       seedMs = seeded.milliseconds
       options.log(
-        `seeded in ${(seeded.milliseconds / 1000).toFixed(1)} s (${seeded.statementMs.map((ms) => (ms / 1000).toFixed(1)).join(" + ")} s by statement; ` +
+        `seeded in ${(seeded.milliseconds / 1000).toFixed(1)} s${
+          databaseUrl === undefined ? ` (${(seeded.cpuMs / 1000).toFixed(1)} s of CPU)` : ""
+        } (${seeded.statementMs.map((ms) => (ms / 1000).toFixed(1)).join(" + ")} s by statement; ` +
           `${seeded.benchKeyRows.toLocaleString("en")} rows on the benchmark's key, ${seeded.holds} holds); the ledger takes ${
             (seeded.ledgerBytes / 2 ** 20).toFixed(0)
           } MB, ${(seeded.ledgerBytes / options.rows).toFixed(0)} bytes per row`
