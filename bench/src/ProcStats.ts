@@ -19,8 +19,13 @@ const clockTicks = (): number => {
 }
 
 /** User plus system CPU time the process has used so far, in milliseconds. */
-export const cpuMillis = (pid: number): number => {
-  const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+export const cpuMillis = (pid: number): number => cpuOf(`/proc/${pid}/stat`)
+
+/** The same for one thread of the process (its main thread: `tid` = `pid`). */
+export const threadCpuMillis = (pid: number, tid: number): number => cpuOf(`/proc/${pid}/task/${tid}/stat`)
+
+const cpuOf = (path: string): number => {
+  const stat = Fs.readFileSync(path, "utf8")
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
   const utime = Number(fields[11])
   const stime = Number(fields[12])

@@ -224,6 +224,7 @@ const switchyardConfig = (upstreamPort: number, width: number) => {
 
 export interface Switchyard extends Child {
   readonly apiKey: string
+  readonly managementKey: string
   readonly store: "pglite" | "postgres"
 }
 
@@ -250,13 +251,24 @@ export const startSwitchyard = async (options: {
    * access line for an answer under 500). Either way the log is JSON into the process's log file.
    */
   readonly logLevel?: "info" | "warn"
+  /**
+   * The key secrets of a store this harness started a gateway on before (bootstrap creates keys on
+   * an empty store only); fresh ones otherwise.
+   */
+  readonly secrets?: { readonly managementKey: string; readonly apiKey: string }
+  /** The PostgreSQL secret key of that earlier start (the store's credentials are encrypted with it). */
+  readonly secretKey?: string
+  /** Node flags before the entry point (a `--import` preload). */
+  readonly nodeFlags?: ReadonlyArray<string>
+  /** More environment variables (for such a preload). */
+  readonly env?: Readonly<Record<string, string>>
 }): Promise<Switchyard> => {
   const port = await freePort()
   Fs.mkdirSync(options.dataDir, { recursive: true })
   const configPath = NodePath.join(options.dataDir, "switchyard.json")
   Fs.writeFileSync(configPath, JSON.stringify(switchyardConfig(options.upstreamPort, options.width), null, 2))
-  const managementKey = newSecret()
-  const apiKey = newSecret()
+  const managementKey = options.secrets?.managementKey ?? newSecret()
+  const apiKey = options.secrets?.apiKey ?? newSecret()
   const env = baseEnv()
   delete env.DATABASE_URL
   delete env.REDIS_URL
@@ -273,23 +285,32 @@ export const startSwitchyard = async (options: {
     BENCH_UPSTREAM_API_KEY: upstreamApiKey,
     // PostgreSQL needs the key every replica encrypts stored credentials with: a fresh one per run.
     ...(options.databaseUrl !== undefined
-      ? { DATABASE_URL: options.databaseUrl, SWITCHYARD_SECRET_KEY: Crypto.randomBytes(32).toString("base64") }
-      : {})
+      ? { DATABASE_URL: options.databaseUrl, SWITCHYARD_SECRET_KEY: options.secretKey ?? Crypto.randomBytes(32).toString("base64") }
+      : {}),
+    ...options.env
   })
   const profile = options.cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`]
-  const child = spawnNode({ name: options.name, port, args: [...switchyardStartFlags(), ...profile, options.main ?? switchyardMain], env, logDir: options.logDir })
+  const child = spawnNode({ name: options.name, port, args: [...switchyardStartFlags(), ...profile, ...(options.nodeFlags ?? []), options.main ?? switchyardMain], env, logDir: options.logDir })
   const base = `http://127.0.0.1:${port}/api/v1`
   try {
     await waitReady(child, async () => (await fetch(`${base}/openapi.json`, { signal: AbortSignal.timeout(2_000) })).ok, 300_000)
-    const granted = await fetch(`${base}/credits`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${managementKey}`, "content-type": "application/json" },
-      body: JSON.stringify({ amount: 1_000_000, note: "benchmark" })
-    })
+    // The first-start keys are made once the socket is open (Server.ts): until then a key is unknown.
+    const grant = () =>
+      fetch(`${base}/credits`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${managementKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ amount: 1_000_000, note: "benchmark" })
+      })
+    let granted = await grant()
+    for (const deadline = Date.now() + 30_000; granted.status === 401 && Date.now() < deadline && !child.exited();) {
+      await granted.arrayBuffer()
+      await sleep(100)
+      granted = await grant()
+    }
     if (!granted.ok) throw new Error(`${options.name}: adding credits answered ${granted.status}: ${await granted.text()}`)
   } catch (error) {
     await child.stop()
     throw error
   }
-  return { ...child, apiKey, store: options.databaseUrl === undefined ? "pglite" : "postgres" }
+  return { ...child, apiKey, managementKey, store: options.databaseUrl === undefined ? "pglite" : "postgres" }
 }

@@ -5,16 +5,18 @@ import { fileURLToPath } from "node:url"
 /**
  * Self time per function from a V8 `.cpuprofile` (what `node --cpu-prof` writes), and per module.
  */
-interface ProfileNode {
+export interface ProfileNode {
   readonly id: number
   readonly callFrame: {
     readonly functionName: string
     readonly url: string
     readonly lineNumber: number
   }
+  /** The ids of the functions this one called (V8 writes them; the call tree's edges). */
+  readonly children?: ReadonlyArray<number>
 }
 
-interface CpuProfile {
+export interface CpuProfile {
   readonly startTime: number
   readonly endTime: number
   readonly nodes: ReadonlyArray<ProfileNode>
@@ -39,7 +41,7 @@ export interface Analysis {
 const special = new Set(["(idle)", "(program)", "(garbage collector)", "(root)"])
 
 /** Where a function lives, without this machine's paths: the package path or the repository path. */
-const shortPath = (url: string, repoRoot: string): string => {
+export const shortPath = (url: string, repoRoot: string): string => {
   if (url === "") return ""
   let path = url
   if (url.startsWith("file://")) {

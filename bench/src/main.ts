@@ -1,6 +1,10 @@
 // `pnpm bench [--quick] [--seconds N] [--runs N] [--warmup N] [--cells a,b] [--targets a,b]
 //   [--cli-runs N] [--out DIR] [--summary FILE|none] [--no-pg] [--strict] [--profile]`
+// `pnpm bench --soak [--minutes N] [--rows N] [--store pglite,postgres]`
+// `pnpm bench --rounds [--runs N] [--seconds N] [--rows N [--vs-empty]] [--store pglite,postgres]`
+// `pnpm bench --stages [--seconds N] [--store pglite,postgres]`
 import * as Fs from "node:fs"
+import * as Os from "node:os"
 import * as NodePath from "node:path"
 import { parseArgs } from "node:util"
 import * as Bench from "./Bench.ts"
@@ -8,6 +12,9 @@ import { type CellId, cells, type TargetId, targetLabels } from "./Cells.ts"
 import * as ProcStats from "./ProcStats.ts"
 import { repoRoot } from "./Processes.ts"
 import * as Report from "./Report.ts"
+import * as Soak from "./Soak.ts"
+import * as StageBench from "./StageBench.ts"
+import * as SoakReport from "./SoakReport.ts"
 
 const { values } = parseArgs({
   options: {
@@ -23,6 +30,13 @@ const { values } = parseArgs({
     "no-pg": { type: "boolean", default: false },
     strict: { type: "boolean", default: false },
     profile: { type: "boolean", default: false },
+    soak: { type: "boolean", default: false },
+    rounds: { type: "boolean", default: false },
+    stages: { type: "boolean", default: false },
+    minutes: { type: "string" },
+    rows: { type: "string" },
+    store: { type: "string" },
+    "vs-empty": { type: "boolean", default: false },
     server: { type: "string" },
     render: { type: "string" },
     help: { type: "boolean", default: false }
@@ -53,6 +67,16 @@ if (values.help) {
   --strict           exit 1 when a target of the issue is missed
   --profile          profile Switchyard (node --cpu-prof) under small c=16 instead (or the first of
                      --cells, with --targets switchyard-cached: every item cached)
+  --soak             Switchyard alone under priced small c=16 for --minutes N (default 30) on a ledger
+                     seeded with --rows N rows (default 1000000; 0: empty); prints CPU/req, req/s,
+                     RSS and data size each minute, then first vs last minute and the RSS growth
+  --rounds           the same load in --runs N rounds (default 6) of --seconds N (default 20), from
+                     an empty store (or --rows N seeded); checks round N against round 1
+  --vs-empty         with --rounds and --rows: also run the rounds on an empty store and compare
+  --stages           CPU µs per request of each stage of a priced embeddings request (V8 profile of
+                     the gateway under small c=16 for --seconds N, default 10) and the Effect
+                     runtime's counters per request
+  --store a,b        the stores of --soak, --rounds, --stages: pglite (default), postgres (DATABASE_URL)
   --server FILE      run this Switchyard entry point instead of apps/server/src/main.ts (compare a change)
   --render FILE      print (and with --summary, write) the Markdown of an earlier JSON result`)
   process.exit(0)
@@ -104,6 +128,82 @@ const serverMain = values.server === undefined ? undefined : resolvePath(values.
 if (serverMain !== undefined && !Fs.existsSync(serverMain)) fail(`--server: no file ${serverMain}`)
 const command = [...(databaseUrl !== undefined ? ["DATABASE_URL=postgres://…"] : []), "pnpm bench", ...process.argv.slice(2)].join(" ")
 const log = (line: string) => console.error(`[bench] ${line}`)
+
+const stores = (list("store", values.store, ["pglite", "postgres"] as const) ?? ["pglite"]) as ReadonlyArray<"pglite" | "postgres">
+if (stores.includes("postgres") && databaseUrl === undefined) fail("--store postgres needs DATABASE_URL (and no --no-pg)")
+
+if (values.soak || values.rounds) {
+  const soak = values.soak
+  const kind = soak ? "soak" : "rounds"
+  const rows = Math.round(number("rows", values.rows, soak ? 1_000_000 : 0, 0, 100_000_000))
+  const periods = soak ? Math.round(number("minutes", values.minutes, 30, 1, 24 * 60)) : Math.round(number("runs", values.runs, 6, 2, 100))
+  const periodSeconds = soak ? 60 : number("seconds", values.seconds, 20, 0.5, 600)
+  if (values["vs-empty"] && (soak || rows === 0)) fail("--vs-empty compares --rounds on a seeded ledger (--rows N) with an empty one")
+  const unit = soak ? "minute" : "round"
+  const series: Array<SoakReport.Series> = []
+  const comparisons: Array<string> = []
+  for (const store of stores) {
+    const once = (seeded: number) =>
+      Soak.run({
+        store,
+        serverUrl: databaseUrl,
+        rows: seeded,
+        periodSeconds,
+        periods,
+        warmupSeconds: values.warmup === undefined ? (soak ? 5 : 1) : warmupSeconds,
+        serverMain,
+        unit,
+        log,
+        onPeriod: (period) => console.log(SoakReport.periodLine({ store }, period, unit))
+      })
+    const measured = await once(rows)
+    series.push(measured)
+    if (values["vs-empty"]) {
+      const empty = await once(0)
+      series.push(empty)
+      const comparison = SoakReport.compare(measured, empty)
+      comparisons.push(`### ${SoakReport.storeLabel(store)}: seeded against empty`, "", ...SoakReport.barsTable(comparison.bars), "")
+    }
+  }
+  const load = soak ? `${periods} min` : `${periods} rounds of ${periodSeconds} s`
+  const text = [
+    `## Switchyard ${kind}: priced small c=16, ${load}`,
+    "",
+    `\`${command}\` on ${new Date().toISOString().slice(0, 10)}, ${Os.cpus().length} × ${Os.cpus()[0]?.model.trim() ?? "unknown"}, load average ${
+      Os.loadavg().map((x) => x.toFixed(2)).join(" / ")
+    } at the end. CPU ms/req is the gateway process's user + system time over its successful requests; on PostgreSQL the second figure adds every server process working for its database (its connections, autovacuum on it, and the shared checkpointer, writers and postmaster). Data is the PGlite directory on disk or \`pg_database_size\`.`,
+    "",
+    ...series.map((s) => `${SoakReport.markdown(s, kind)}\n`),
+    ...comparisons
+  ].join("\n")
+  Fs.mkdirSync(outDir, { recursive: true })
+  const stamp = new Date().toISOString().replace(/[:.]/gu, "-")
+  Fs.writeFileSync(NodePath.join(outDir, `${kind}-${stamp}.json`), `${JSON.stringify({ command, series }, null, 2)}\n`)
+  Fs.writeFileSync(NodePath.join(outDir, `${kind}-${stamp}.md`), `${text}\n`)
+  if (values.summary !== undefined && values.summary !== "none") Fs.writeFileSync(resolvePath(values.summary), `${text}\n`)
+  console.log(`\n${text}`)
+  process.exit(0)
+}
+
+if (values.stages) {
+  const results: Array<StageBench.StageResult> = []
+  for (const store of stores) {
+    results.push(await StageBench.run({ store, serverUrl: databaseUrl, seconds: number("seconds", values.seconds, 10, 1, 600), outDir, serverMain, log }))
+  }
+  const text = [
+    "## Switchyard stage by stage: priced small c=16",
+    "",
+    `\`${command}\` on ${new Date().toISOString().slice(0, 10)}, load average ${Os.loadavg().map((x) => x.toFixed(2)).join(" / ")} at the end. CPU µs per request of each stage: its share of the main thread's samples in a V8 CPU profile (\`--cpu-prof\`) under load, each sample given to the stage of the innermost frame on its stack that tells one (bench/src/Stages.ts), times the main thread's CPU time per request read from /proc (the profile's times are wall time). The profiler and the Effect counters (a \`--import\` preload, bench/src/effectCounters.ts) cost some CPU themselves: compare runs of this mode with each other, not with \`pnpm bench\`.`,
+    "",
+    StageBench.markdown(results)
+  ].join("\n")
+  Fs.mkdirSync(outDir, { recursive: true })
+  Fs.writeFileSync(NodePath.join(outDir, "stages.md"), `${text}\n`)
+  Fs.writeFileSync(NodePath.join(outDir, "stages.json"), `${JSON.stringify({ command, results }, null, 2)}\n`)
+  if (values.summary !== undefined && values.summary !== "none") Fs.writeFileSync(resolvePath(values.summary), `${text}\n`)
+  console.log(text)
+  process.exit(0)
+}
 
 if (values.profile) {
   // The first cell and Switchyard target named, if any: `--cells large-c16 --targets switchyard-cached`.

@@ -10,6 +10,7 @@ import * as PassThrough from "../src/PassThrough.ts"
 import * as Profile from "../src/Profile.ts"
 import { repoRoot } from "../src/Processes.ts"
 import * as Report from "../src/Report.ts"
+import type * as SoakReport from "../src/SoakReport.ts"
 
 const sample = (target: Report.Sample["target"], run: number, rps: number, p50: number): Report.Sample => ({
   cell: "small-c16",
@@ -228,6 +229,39 @@ describe("pnpm bench", () => {
       const markdown = Fs.readFileSync(NodePath.join(out, "latest.md"), "utf8")
       assert.include(markdown, "| target | req/s (min–max) |")
       assert.include(output, "## Targets")
+    } finally {
+      Fs.rmSync(out, { recursive: true, force: true })
+    }
+  })
+})
+
+describe("pnpm bench --rounds", () => {
+  it("seeds a ledger into a store the gateway made, restarts it on the same keys and measures each round", async () => {
+    const out = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "switchyard-bench-test-"))
+    try {
+      const args = ["src/main.ts", "--rounds", "--runs", "2", "--seconds", "0.5", "--warmup", "0", "--rows", "500", "--out", out, "--no-pg"]
+      const child = spawn(process.execPath, args, { cwd: NodePath.join(repoRoot, "bench"), stdio: ["ignore", "pipe", "pipe"] })
+      let output = ""
+      child.stdout.on("data", (chunk) => (output += chunk))
+      child.stderr.on("data", (chunk) => (output += chunk))
+      const code = await new Promise<number | null>((resolve) => child.once("exit", resolve))
+      assert.strictEqual(code, 0, output)
+      const file = Fs.readdirSync(out).find((f) => f.startsWith("rounds-") && f.endsWith(".json"))!
+      const { series } = JSON.parse(Fs.readFileSync(NodePath.join(out, file), "utf8")) as { series: ReadonlyArray<SoakReport.Series> }
+      assert.strictEqual(series.length, 1)
+      const [pglite] = series
+      assert.strictEqual(pglite!.store, "pglite")
+      assert.strictEqual(pglite!.seededRows, 500)
+      assert.isAbove(pglite!.seedMs!, 0)
+      assert.deepStrictEqual(pglite!.periods.map((p) => p.index), [1, 2])
+      for (const period of pglite!.periods) {
+        assert.isAbove(period.requests, 0)
+        assert.strictEqual(period.failures, 0)
+        assert.isAbove(period.gatewayCpuMs, 0)
+        assert.isAbove(period.dataBytes, 0)
+      }
+      assert.match(output, /PGlite round 2: \d+ req\/s, gateway [\d.]+ ms\/req/u)
+      assert.include(output, "| last round's req/s ÷ the first's |")
     } finally {
       Fs.rmSync(out, { recursive: true, force: true })
     }
