@@ -239,7 +239,8 @@ describe("pnpm bench --rounds", () => {
   it("seeds a ledger into a store the gateway made, restarts it on the same keys and measures each round", async () => {
     const out = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "switchyard-bench-test-"))
     try {
-      const args = ["src/main.ts", "--rounds", "--runs", "2", "--seconds", "0.5", "--warmup", "0", "--rows", "500", "--out", out, "--no-pg"]
+      // Rounds long enough, after a warm-up, to complete requests on a loaded machine (CI runs the packages side by side).
+      const args = ["src/main.ts", "--rounds", "--runs", "2", "--seconds", "2", "--warmup", "1", "--rows", "500", "--out", out, "--no-pg"]
       const child = spawn(process.execPath, args, { cwd: NodePath.join(repoRoot, "bench"), stdio: ["ignore", "pipe", "pipe"] })
       let output = ""
       child.stdout.on("data", (chunk) => (output += chunk))
