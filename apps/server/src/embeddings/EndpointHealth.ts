@@ -116,6 +116,8 @@ export class EndpointHealth extends Context.Service<EndpointHealth, {
     return EndpointHealth.of({
       success: (id, sample) => {
         const s = of(id)
+        // It answered again: its outage window ends (a circuit breaker's success closes it).
+        if (s.lastFailureAt !== undefined && sample.at >= s.lastFailureAt) s.lastFailureAt = undefined
         s.uptime.add(sample.at, true)
         s.samples.push(sample)
         if (s.samples.length > maxSamples) s.samples.splice(0, s.samples.length - maxSamples)
