@@ -9,8 +9,9 @@
  * every request waits. So the upkeep is a series of short steps, one statement on one table each,
  * with the store free for requests between them:
  *
- * - Every `every` (ten seconds) it reads how many rows each table gained, changed or left dead since
- *   its last ANALYZE or VACUUM (`pg_stat_user_tables`) and runs the one step that is most overdue.
+ * - It reads how many rows each table gained, changed or left dead since its last ANALYZE or VACUUM
+ *   (`pg_stat_user_tables`) and runs the one step that is most overdue; it looks again five seconds
+ *   after a step, a minute after a look that found nothing due.
  * - `VACUUM` once the dead or the inserted rows reach autovacuum's default threshold (50 + 20 %
  *   dead, 1,000 + 20 % inserted) or {@link maxChanges}, whichever is less: a VACUUM reads only the
  *   pages not yet all-visible, so on a large table it stays a few milliseconds (the pages of
@@ -27,16 +28,15 @@
  * On PostgreSQL this does nothing: autovacuum does it, and the migrations ANALYZE after they
  * changed anything.
  */
-import { Duration, Effect, Layer, Schedule } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import type { Scope } from "effect"
 import { SqlClient } from "effect/sql"
 
-export interface UpkeepOptions {
-  /** How often one step may run. */
-  readonly every?: Duration.Input
-}
+/** How long after a look that found nothing due the tables are looked at again. */
+export const idleEvery = Duration.minutes(1)
 
-export const defaultEvery = Duration.seconds(10)
+/** How long after a step the tables are looked at again: the store is the requests' in between. */
+export const stepEvery = Duration.seconds(5)
 
 /** A table is vacuumed at the latest once this many rows were inserted, or left dead, since the last VACUUM. */
 export const maxChanges = 10_000
@@ -157,33 +157,37 @@ export const catchUp = (sql: SqlClient.SqlClient): Effect.Effect<ReadonlyArray<D
     return done
   })
 
-const logged = (message: string) => (done: ReadonlyArray<Done>) =>
-  done.length === 0 ? Effect.void : Effect.logDebug(message).pipe(
+const logged = (log: (message: string) => Effect.Effect<void>, message: string) => (done: ReadonlyArray<Done>) =>
+  done.length === 0 ? Effect.void : log(message).pipe(
     Effect.annotateLogs({ done: done.map((d) => `${d.statement} ${d.table} ${d.millis.toFixed(1)} ms`).join(", ") })
   )
 
 /**
- * On PGlite: {@link catchUp} now, then {@link next} every `every` for as long as the scope is open
+ * On PGlite: {@link catchUp} now, then {@link next} a minute later and again {@link stepEvery} after
+ * a step or {@link idleEvery} after a look that found nothing due, for as long as the scope is open
  * (on `Clock`: a test drives it with `TestClock`); nothing on PostgreSQL. A step that fails is
- * logged and the next tick tries again.
+ * logged and the next look tries again.
  */
-export const start = (options: UpkeepOptions = {}): Effect.Effect<void, never, SqlClient.SqlClient | Scope.Scope> =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    if (sql.driver !== "pglite") return
-    const every = options.every ?? defaultEvery
-    yield* catchUp(sql).pipe(
-      Effect.tap(logged("store upkeep caught up")),
-      Effect.catchCause((cause) => Effect.logWarning("store upkeep failed", cause))
-    )
-    yield* next(sql).pipe(
-      Effect.tap(logged("store upkeep")),
-      Effect.catchCause((cause) => Effect.logWarning("store upkeep failed", cause)),
-      Effect.repeat(Schedule.spaced(every)),
-      Effect.delay(every),
-      Effect.forkScoped
-    )
-  })
+export const start: Effect.Effect<void, never, SqlClient.SqlClient | Scope.Scope> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  if (sql.driver !== "pglite") return
+  yield* catchUp(sql).pipe(
+    // Said at start: it is why this start took longer.
+    Effect.tap(logged(Effect.logInfo, "store upkeep: tables never vacuumed were vacuumed before serving")),
+    Effect.catchCause((cause) => Effect.logWarning("store upkeep failed", cause))
+  )
+  const step = next(sql).pipe(
+    Effect.tap(logged(Effect.logDebug, "store upkeep")),
+    Effect.catchCause((cause) => Effect.as(Effect.logWarning("store upkeep failed", cause), []))
+  )
+  yield* Effect.gen(function*() {
+    let wait = idleEvery
+    for (;;) {
+      yield* Effect.sleep(wait)
+      wait = (yield* step).length > 0 ? stepEvery : idleEvery
+    }
+  }).pipe(Effect.forkScoped)
+})
 
 /** The upkeep of the gateway's store (see {@link start}): its catch-up is done before the gateway serves. */
-export const layer: Layer.Layer<never, never, SqlClient.SqlClient> = Layer.effectDiscard(start())
+export const layer: Layer.Layer<never, never, SqlClient.SqlClient> = Layer.effectDiscard(start)

@@ -46,7 +46,7 @@ const histogramBuckets = Effect.gen(function*() {
 
 layer(sqlLayer(), { timeout: 120_000 })(`store upkeep (${storeKind})`, (it) => {
   it.effect.skipIf(storeKind !== "pglite")(
-    "on PGlite: a large never-vacuumed table vacuumed at start, then one statement every ten seconds, the most overdue first",
+    "on PGlite: a large never-vacuumed table vacuumed at start, then one statement a look, the most overdue first; a look a minute when idle, five seconds after a step",
     () =>
       Effect.scoped(Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
@@ -57,15 +57,15 @@ layer(sqlLayer(), { timeout: 120_000 })(`store upkeep (${storeKind})`, (it) => {
         const { analyzed, vacuumed } = yield* ledgerStats
         assert.deepStrictEqual(yield* ledgerStats, { reltuples: 0, analyzed, vacuumed })
 
-        // The catch-up is done when start returns, before any tick.
-        yield* StoreUpkeep.start()
+        // The catch-up is done when start returns, before any look.
+        yield* StoreUpkeep.start
         assert.deepStrictEqual(yield* ledgerStats, { reltuples: 50_000, analyzed, vacuumed: vacuumed + 1 })
 
-        yield* TestClock.adjust("9 seconds")
+        yield* TestClock.adjust("59 seconds")
         yield* realWait(200)
         assert.deepStrictEqual(yield* ledgerStats, { reltuples: 50_000, analyzed, vacuumed: vacuumed + 1 })
 
-        // 50,000 rows changed since the last ANALYZE: analyzed at the tick, on a sample of 3,000 rows.
+        // 50,000 rows changed since the last ANALYZE: analyzed at the first look, on a sample of 3,000 rows.
         yield* TestClock.adjust("1 second")
         const first = yield* settled((s) => s.analyzed === analyzed + 1)
         assert.deepStrictEqual(first, { reltuples: 50_000, analyzed: analyzed + 1, vacuumed: vacuumed + 1 })
@@ -73,15 +73,20 @@ layer(sqlLayer(), { timeout: 120_000 })(`store upkeep (${storeKind})`, (it) => {
         // The smaller target was the ANALYZE's alone.
         assert.deepStrictEqual(yield* sql`SHOW default_statistics_target`, [{ default_statistics_target: "100" }])
 
-        // Nothing more is due: the next ticks do nothing.
-        yield* TestClock.adjust("20 seconds")
+        // Five seconds after the step, a look finds nothing due; the next is a minute later.
+        yield* realWait(200)
+        yield* TestClock.adjust("5 seconds")
         yield* realWait(300)
         assert.deepStrictEqual(yield* ledgerStats, first)
 
         // 10,000 rows more: a VACUUM is due (at most 10,000 inserted rows, where autovacuum waits for
-        // 1,000 + 20 % = 11,000) and an ANALYZE more so (10,000 of 50 + 10 %): the ANALYZE at this tick...
+        // 1,000 + 20 % = 11,000) and an ANALYZE more so (10,000 of 50 + 10 %)...
         yield* insert(key, 50_001, 60_000)
-        yield* TestClock.adjust("10 seconds")
+        yield* TestClock.adjust("59 seconds")
+        yield* realWait(300)
+        assert.deepStrictEqual(yield* ledgerStats, first)
+        // ...the ANALYZE at the look a minute after the last...
+        yield* TestClock.adjust("1 second")
         const second = yield* settled((s) => s.analyzed === analyzed + 2)
         // The row count is estimated from the sample's pages.
         assert.closeTo(second.reltuples, 60_000, 600)
@@ -89,8 +94,8 @@ layer(sqlLayer(), { timeout: 120_000 })(`store upkeep (${storeKind})`, (it) => {
         yield* realWait(300)
         assert.deepStrictEqual(yield* ledgerStats, second)
 
-        // ...and the VACUUM at the next.
-        yield* TestClock.adjust("10 seconds")
+        // ...and the VACUUM five seconds later.
+        yield* TestClock.adjust("5 seconds")
         const third = yield* settled((s) => s.vacuumed === vacuumed + 2)
         assert.deepStrictEqual(third, { reltuples: third.reltuples, analyzed: analyzed + 2, vacuumed: vacuumed + 2 })
       }))
@@ -101,7 +106,7 @@ layer(sqlLayer(), { timeout: 120_000 })(`store upkeep (${storeKind})`, (it) => {
       const key = yield* seedKey()
       yield* insert(key, 1, 50_000)
       const before = yield* ledgerStats
-      yield* StoreUpkeep.start()
+      yield* StoreUpkeep.start
       yield* TestClock.adjust("10 minutes")
       yield* realWait(300)
       const after = yield* ledgerStats

@@ -70,7 +70,7 @@ const program = Effect.gen(function*() {
         `longest pause of the stream ${longest.toFixed(0)} ms`)
       return done
     })
-  /** The steps a tick would run, one at a time with 200 ms between them, until none is due. */
+  /** The steps the upkeep would run, one at a time with 200 ms between them (5 s in the gateway), until none is due. */
   const untilDone = Effect.gen(function*() {
     const all: Array<StoreUpkeep.Done> = []
     for (;;) {
