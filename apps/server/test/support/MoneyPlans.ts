@@ -6,6 +6,7 @@ import { EmbeddingCache } from "../../src/cache/EmbeddingCache.ts"
 import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
 import { LedgerReports } from "../../src/store/LedgerReports.ts"
 import * as MoneyFunctions from "../../src/store/MoneyFunctions.ts"
+import * as StoreUpkeep from "../../src/store/StoreUpkeep.ts"
 import * as VectorEncoding from "../../src/providers/VectorEncoding.ts"
 import { sqlLayer } from "./MoneyStore.ts"
 import { storeKind } from "./TestServer.ts"
@@ -19,6 +20,16 @@ const keys = workspaces * keysPerWorkspace
 const days = 60
 
 /**
+ * Rows written in one transaction without the foreign keys' check of each row (the seed's rows
+ * refer to rows it made): about half the time of a load.
+ */
+const bulkLoad = <A, E, R>(load: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql.withTransaction(Effect.andThen(sql`SET LOCAL session_replication_role = replica`, load))
+  })
+
+/**
  * A store as a busy gateway leaves it, in set-based statements, but for its ledger ({@link grow}):
  * 2,000 keys in 200 workspaces, the per-day (60 days) and all-time counters of every key and
  * workspace, one live and one expired hold per key, prepaid credits and a daily budget per
@@ -27,26 +38,28 @@ const days = 60
 const seed =
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    yield* sql`INSERT INTO workspaces (id, slug, name) SELECT 'ws-' || g, 'ws-' || g, 'W' FROM generate_series(0, ${workspaces - 1}) g`
-    yield* sql`INSERT INTO users (id, name, default_workspace_id) SELECT 'user-' || g, 'U', 'ws-' || g FROM generate_series(0, ${workspaces - 1}) g`
-    yield* sql`INSERT INTO api_keys (id, hash, kind, name, label, user_id, workspace_id, limit_nanos, limit_reset)
-      SELECT 'key-' || g, 'hash-' || g, 'standard', 'k', 'sk-sy-v1-...', 'user-' || (g / ${keysPerWorkspace}),
-          'ws-' || (g / ${keysPerWorkspace}), 1000000000000000, CASE WHEN g % 2 = 0 THEN 'daily' END
-        FROM generate_series(0, ${keys - 1}) g`
-    yield* sql`INSERT INTO credit_accounts (workspace_id, credits_nanos, usage_nanos, prepaid)
-      SELECT 'ws-' || g, 1000000000000000000, 0, true FROM generate_series(0, ${workspaces - 1}) g`
-    yield* sql`INSERT INTO workspace_budgets (id, workspace_id, interval, limit_nanos, created_at, updated_at)
-      SELECT 'budget-' || g, 'ws-' || g, 'daily', 1000000000000000, now(), now() FROM generate_series(0, ${workspaces - 1}) g`
-    yield* sql`INSERT INTO key_spend (key_id, day, spent_nanos, byok_nanos)
-      SELECT 'key-' || k, CASE WHEN d = 0 THEN '-infinity'::date ELSE current_date - d + 1 END, 1000, 0
-        FROM generate_series(0, ${keys - 1}) k, generate_series(0, ${days}) d`
-    yield* sql`INSERT INTO workspace_spend (workspace_id, day, spent_nanos, byok_nanos)
-      SELECT 'ws-' || w, CASE WHEN d = 0 THEN '-infinity'::date ELSE current_date - d + 1 END, 1000, 0
-        FROM generate_series(0, ${workspaces - 1}) w, generate_series(0, ${days}) d`
-    yield* sql`INSERT INTO holds (id, key_id, workspace_id, amount_nanos, is_byok, created_at, expires_at, owner)
-      SELECT 'hold-' || g, 'key-' || (g % ${keys}), 'ws-' || ((g % ${keys}) / ${keysPerWorkspace}), 1000, false, now(),
-          now() + CASE WHEN g < ${keys} THEN interval '10 minutes' ELSE interval '-1 hour' END, 'gone'
-        FROM generate_series(0, ${2 * keys - 1}) g`
+    yield* bulkLoad(Effect.gen(function*() {
+      yield* sql`INSERT INTO workspaces (id, slug, name) SELECT 'ws-' || g, 'ws-' || g, 'W' FROM generate_series(0, ${workspaces - 1}) g`
+      yield* sql`INSERT INTO users (id, name, default_workspace_id) SELECT 'user-' || g, 'U', 'ws-' || g FROM generate_series(0, ${workspaces - 1}) g`
+      yield* sql`INSERT INTO api_keys (id, hash, kind, name, label, user_id, workspace_id, limit_nanos, limit_reset)
+        SELECT 'key-' || g, 'hash-' || g, 'standard', 'k', 'sk-sy-v1-...', 'user-' || (g / ${keysPerWorkspace}),
+            'ws-' || (g / ${keysPerWorkspace}), 1000000000000000, CASE WHEN g % 2 = 0 THEN 'daily' END
+          FROM generate_series(0, ${keys - 1}) g`
+      yield* sql`INSERT INTO credit_accounts (workspace_id, credits_nanos, usage_nanos, prepaid)
+        SELECT 'ws-' || g, 1000000000000000000, 0, true FROM generate_series(0, ${workspaces - 1}) g`
+      yield* sql`INSERT INTO workspace_budgets (id, workspace_id, interval, limit_nanos, created_at, updated_at)
+        SELECT 'budget-' || g, 'ws-' || g, 'daily', 1000000000000000, now(), now() FROM generate_series(0, ${workspaces - 1}) g`
+      yield* sql`INSERT INTO key_spend (key_id, day, spent_nanos, byok_nanos)
+        SELECT 'key-' || k, CASE WHEN d = 0 THEN '-infinity'::date ELSE current_date - d + 1 END, 1000, 0
+          FROM generate_series(0, ${keys - 1}) k, generate_series(0, ${days}) d`
+      yield* sql`INSERT INTO workspace_spend (workspace_id, day, spent_nanos, byok_nanos)
+        SELECT 'ws-' || w, CASE WHEN d = 0 THEN '-infinity'::date ELSE current_date - d + 1 END, 1000, 0
+          FROM generate_series(0, ${workspaces - 1}) w, generate_series(0, ${days}) d`
+      yield* sql`INSERT INTO holds (id, key_id, workspace_id, amount_nanos, is_byok, created_at, expires_at, owner)
+        SELECT 'hold-' || g, 'key-' || (g % ${keys}), 'ws-' || ((g % ${keys}) / ${keysPerWorkspace}), 1000, false, now(),
+            now() + CASE WHEN g < ${keys} THEN interval '10 minutes' ELSE interval '-1 hour' END, 'gone'
+          FROM generate_series(0, ${2 * keys - 1}) g`
+    }))
     // The cache's table is made by its store when the cache starts.
     yield* Effect.gen(function*() {
       const cache = yield* EmbeddingCache
@@ -56,7 +69,7 @@ const seed =
 
 /** The ledger grown from `from` rows to `to`, and the cache with it (a tenth as many entries). */
 const grow = (from: number, to: number) =>
-  Effect.gen(function*() {
+  bulkLoad(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql`INSERT INTO ledger (generation_id, key_id, workspace_id, model, provider, prompt_tokens, total_tokens, cost_nanos,
         is_byok, created_at, latency_ms)
@@ -67,7 +80,7 @@ const grow = (from: number, to: number) =>
       SELECT 'entry-' || g, '{"vector":{"text":"[0]","width":1,"encoding":"float"},"tokens":1}',
           (extract(epoch FROM now()) * 1000)::bigint + 86400000
         FROM generate_series(${Math.floor(from / 10) + 1}::int, ${Math.floor(to / 10)}::int) g`
-  })
+  }))
 
 /** Every scan of a large table whole in an EXPLAIN (FORMAT JSON) plan. */
 const fullScans = (plan: unknown): ReadonlyArray<string> => {
@@ -246,6 +259,16 @@ const assertIndexed = (explained: ReadonlyArray<Explained>) => {
   assert.deepStrictEqual(scans, [])
 }
 
+/**
+ * The statistics a running store has: on PostgreSQL autovacuum's ANALYZE, on PGlite the upkeep's
+ * (a smaller sample, `StoreUpkeep`).
+ */
+const upkeepAnalyze = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  if (sql.driver !== "pglite") return yield* sql`ANALYZE`
+  for (const { table } of yield* StoreUpkeep.look(sql)) yield* StoreUpkeep.run(sql, { table, statement: "ANALYZE" })
+})
+
 /** Where the flush's former join of the ledger was planned as a hash join over a full scan. */
 const small = 20_000
 
@@ -281,12 +304,11 @@ export const suite = (ledgerRows: number, timeout: number) => {
         assert.isTrue(plans.some((e) => e.fullScans.includes("ledger")), JSON.stringify(plans))
       }), timeout)
 
-    it.effect(`on ${ledgerRows} ledger rows, every money function statement finds its rows by index, with the statistics of 20,000 and after ANALYZE`, () =>
+    it.effect(`on ${ledgerRows} ledger rows, every money function statement finds its rows by index, with the statistics of 20,000 and after the store's ANALYZE`, () =>
       Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
         yield* grow(small, ledgerRows)
         assertIndexed(yield* explainFunctions)
-        yield* sql`ANALYZE`
+        yield* upkeepAnalyze
         assertIndexed(yield* explainFunctions)
       }), timeout)
 
