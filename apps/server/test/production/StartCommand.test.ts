@@ -131,5 +131,30 @@ describe("the production command on an older Node", () => {
     assert.deepStrictEqual(lines, [`switchyard: cannot start: ${NodeVersion.problem(oldNode!.version)}`])
     assert.include(lines[0], `this is Node.js ${oldNode!.version.replace(/^v/u, "")}`)
     assert.strictEqual(run.stdout, "")
+
+// The production command lives in two places an operator runs: the start script
+// (`apps/server/package.json`, which `pnpm start`, the bench and the bundle tests use) and the
+// Dockerfile's CMD. Its V8 flags are not part of Node's stable interface: a Node that no longer
+// knows one refuses to start ("bad option").
+const startScript = (() => {
+  const words = (packageJson("apps/server") as { readonly scripts: { readonly start: string } }).scripts.start.trim().split(/\s+/u)
+  // What follows the shell's set-up (`trap '' INT && `): the command itself.
+  return words.slice(words.indexOf("node"))
+})()
+
+describe("the production command", () => {
+  it("the Dockerfile runs the start script's command", () => {
+    const dockerfile = Fs.readFileSync(NodePath.join(root, "Dockerfile"), "utf8")
+    const cmd = /^CMD (\[.*\])$/mu.exec(dockerfile)
+    assert.isNotNull(cmd, "the Dockerfile has an exec-form CMD")
+    assert.deepStrictEqual(JSON.parse(cmd![1]!), startScript)
+  })
+
+  it("Node accepts the start script's flags", () => {
+    const flags = startScript.filter((word) => word.startsWith("--"))
+    const run = ChildProcess.spawnSync(process.execPath, [...flags, "-e", "0"], { encoding: "utf8" })
+    assert.strictEqual(run.status, 0, run.stderr)
+  })
+})
   })
 })

@@ -34,11 +34,13 @@ export const memoryProbeFlags: ReadonlyArray<string> = ["--expose-gc", "--import
 
 /**
  * Asks a gateway process running the memory probe for its memory (`signal` sends it SIGUSR2) and
- * reads the answer from `memoryFile`.
+ * reads the answer from `memoryFile`: after two full collections, or `plain` (what the process
+ * holds at that moment, garbage V8 has not collected yet included; no collection is forced).
  */
 export const memoryReader = (signal: () => void, memoryFile: string, output: () => string) => {
   let lastSequence = 0
-  return async (): Promise<Memory> => {
+  return async (reading: "collected" | "plain" = "collected"): Promise<Memory> => {
+    Fs.writeFileSync(`${memoryFile}.request`, reading)
     signal()
     const deadline = Date.now() + 10_000
     while (Date.now() < deadline) {

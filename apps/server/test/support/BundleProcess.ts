@@ -1,8 +1,17 @@
 import * as ChildProcess from "node:child_process"
+import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 
 /** The production bundle, built by the global setup (`BuildBundle.ts`). */
 const bundle = NodePath.join(import.meta.dirname, "..", "..", "dist", "main.mjs")
+
+/** Node's flags in the start script (`node <flags> dist/main.mjs`), read from package.json. */
+const startFlags = (): ReadonlyArray<string> => {
+  const pkg = JSON.parse(Fs.readFileSync(NodePath.join(import.meta.dirname, "..", "..", "package.json"), "utf8")) as {
+    readonly scripts: { readonly start: string }
+  }
+  return pkg.scripts.start.trim().split(/\s+/u).filter((word) => word.startsWith("--"))
+}
 
 /**
  * The production command: `node <flags> dist/main.mjs`, exactly as the start script runs it, under
@@ -10,7 +19,7 @@ const bundle = NodePath.join(import.meta.dirname, "..", "..", "dist", "main.mjs"
  */
 export const productionCommand = (node = process.execPath, nodeFlags: ReadonlyArray<string> = []): ReadonlyArray<string> => [
   node,
-  "--max-semi-space-size=8",
+  ...startFlags(),
   ...nodeFlags,
   bundle
 ]
