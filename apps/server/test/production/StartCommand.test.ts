@@ -131,6 +131,8 @@ describe("the production command on an older Node", () => {
     assert.deepStrictEqual(lines, [`switchyard: cannot start: ${NodeVersion.problem(oldNode!.version)}`])
     assert.include(lines[0], `this is Node.js ${oldNode!.version.replace(/^v/u, "")}`)
     assert.strictEqual(run.stdout, "")
+  })
+})
 
 // The production command lives in two places an operator runs: the start script
 // (`apps/server/package.json`, which `pnpm start`, the bench and the bundle tests use) and the
@@ -154,7 +156,5 @@ describe("the production command", () => {
     const flags = startScript.filter((word) => word.startsWith("--"))
     const run = ChildProcess.spawnSync(process.execPath, [...flags, "-e", "0"], { encoding: "utf8" })
     assert.strictEqual(run.status, 0, run.stderr)
-  })
-})
   })
 })
