@@ -78,7 +78,7 @@ const serveWith = (embeddings: Embeddings["Service"], broadcast: Broadcast["Serv
           "x-switchyard-provider": served.provider,
           [CachePolicy.header]: served.cache.outcome,
           "x-switchyard-cached-items": String(served.cache.items),
-          [seedHeader]: String(served.plan.explanation.seed)
+          [seedHeader]: String(served.plan.seed)
         }
       }
     }).pipe(TraceContext.within(TraceContext.annotationsOf(payload, sessionId)))

@@ -91,7 +91,7 @@ export const RerankHandlers = HttpApiBuilder.group(
           headers: {
             "x-generation-id": served.id,
             "x-switchyard-provider": served.provider,
-            [seedHeader]: String(served.plan.explanation.seed)
+            [seedHeader]: String(served.plan.seed)
           }
         }) as never
       })

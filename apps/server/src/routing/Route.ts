@@ -88,7 +88,7 @@ export const make = (services: Services) => {
       sentParameters: query.sentParameters,
       inputModalities: query.inputModalities,
       isActive: (p) => loaded.active.has(p.slug) || own.has(p.slug),
-      stats: health.stats(now),
+      stats: (id) => health.statsOf(id, now),
       now,
       seed: query.seed ?? RandomPool.uint32()
     }).pipe(Effect.withSpan("RoutePlan.plan", undefined, Span.perRequest))
