@@ -91,7 +91,7 @@ export const make = (services: Services) => {
       stats: (id) => health.statsOf(id, now),
       now,
       seed: query.seed ?? RandomPool.uint32()
-    }).pipe(Effect.withSpan("RoutePlan.plan", undefined, Span.perRequest))
+    }).pipe(Span.within("RoutePlan.plan"))
     return {
       plan,
       attempts: plan.attempts.map((candidate) => ({ candidate, byok: own.has(candidate.provider.slug) })),
