@@ -11,9 +11,10 @@ const Announce = Layer.effectDiscard(Effect.gen(function*() {
   yield* Effect.logInfo(`Switchyard listening on ${HttpServer.formatAddress(server.address)}/api/v1`)
 }))
 
-// Production runs the bundle: `node --max-semi-space-size=8 dist/main.mjs` (what `pnpm start`
-// runs after building it). The flag keeps V8's young generation from growing to 64 MB and staying
-// resident (docs/decisions.md, Performance); set from here it would come too late.
+// Production runs the bundle: `node --max-semi-space-size=8 --v8-pool-size=1 dist/main.mjs` (what `pnpm start`
+// runs after building it). The flags keep V8's young generation from growing to 64 MB and staying
+// resident, and V8 to one background thread, whose compile memory (PGlite's WebAssembly tier-up)
+// stays resident per thread (docs/decisions.md, Performance); set from here they would come too late.
 // Without an OTLP endpoint tracing is off: every named effect would build a span, capture a stack
 // trace for it and drop it (about a third of the CPU of a request, measured with pnpm bench).
 // A failure to start is one line on standard error (StartupFailure.ts) and exit code 1; SIGTERM

@@ -5,7 +5,7 @@ import * as NodePath from "node:path"
 const bundle = NodePath.join(import.meta.dirname, "..", "..", "dist", "main.mjs")
 
 /** The production command: `node <flags> dist/main.mjs`, exactly as the start script runs it. */
-const productionCommand = (): ReadonlyArray<string> => [process.execPath, "--max-semi-space-size=8", bundle]
+const productionCommand = (): ReadonlyArray<string> => [process.execPath, "--max-semi-space-size=8", "--v8-pool-size=1", bundle]
 
 export interface BundleProcess {
   readonly child: ChildProcess.ChildProcess
