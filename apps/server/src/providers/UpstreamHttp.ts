@@ -24,9 +24,15 @@ const joined = new Map<string, Map<string, string>>()
 
 export const joinUrl = (baseUrl: string, path: string): string => {
   let paths = joined.get(baseUrl)
-  if (paths === undefined) joined.set(baseUrl, paths = new Map())
+  if (paths === undefined) {
+    paths = new Map()
+    joined.set(baseUrl, paths)
+  }
   let url = paths.get(path)
-  if (url === undefined) paths.set(path, url = baseUrl.replace(/\/+$/u, "") + path)
+  if (url === undefined) {
+    url = baseUrl.replace(/\/+$/u, "") + path
+    paths.set(path, url)
+  }
   return url
 }
 

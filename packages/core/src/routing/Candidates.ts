@@ -62,7 +62,10 @@ const indexOf = (catalog: Catalog): ReadonlyMap<string, ReadonlyArray<Candidate>
     for (const endpoint of provider.endpoints) {
       const model = endpoint.model.toLowerCase()
       let list = index.get(model)
-      if (list === undefined) index.set(model, list = [])
+      if (list === undefined) {
+        list = []
+        index.set(model, list)
+      }
       list.push({ id: endpointId(provider, endpoint), provider, endpoint })
     }
   }

@@ -309,7 +309,8 @@ export const compute = (input: PlanInput): Result.Result<Plan, RoutingError> => 
     preferences: prefs,
     seed: input.seed,
     get explanation() {
-      return explanation ??= explain()
+      if (explanation === undefined) explanation = explain()
+      return explanation
     }
   })
 }

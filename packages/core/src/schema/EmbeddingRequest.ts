@@ -227,7 +227,10 @@ const partModality: Record<ContentPart["type"], InputModality> = {
  */
 export const inputModalities = (request: Pick<EmbeddingRequest, "input">): ReadonlyArray<InputModality> => {
   let known = modalities.get(request)
-  if (known === undefined) modalities.set(request, known = modalitiesOf(request))
+  if (known === undefined) {
+    known = modalitiesOf(request)
+    modalities.set(request, known)
+  }
   return known
 }
 
@@ -267,6 +270,9 @@ export const inputCount = (request: Pick<EmbeddingRequest, "input">): number => 
  */
 export const sentParameters = (request: EmbeddingRequest): ReadonlyArray<ProviderParameter> => {
   let known = sent.get(request)
-  if (known === undefined) sent.set(request, known = providerParameters.filter((key) => request[key] !== undefined))
+  if (known === undefined) {
+    known = providerParameters.filter((key) => request[key] !== undefined)
+    sent.set(request, known)
+  }
   return known
 }
