@@ -23,6 +23,7 @@ import { Workspaces } from "./Workspaces.ts"
 import { InFlight } from "../store/InFlight.ts"
 import * as AttemptObserver from "../routing/AttemptObserver.ts"
 import * as HeldAttempts from "../routing/HeldAttempts.ts"
+import * as Span from "../observability/Span.ts"
 
 export type { CallOptions } from "./Preparation.ts"
 export type { AttemptReport, Served, VectorSpaceChange } from "./Settlement.ts"
@@ -134,7 +135,7 @@ export class Embeddings extends Context.Service<Embeddings, {
         return RequestFacts.note({ cache: cache.outcome })
       }
 
-      const create = Effect.fn("Embeddings.create")(function*(
+      const create = Effect.fnUntraced(function*(
         caller: CallerShape,
         request: EmbeddingRequest.EmbeddingRequest,
         options: Preparation.CallOptions
@@ -142,9 +143,9 @@ export class Embeddings extends Context.Service<Embeddings, {
         const startedAt = yield* Clock.currentTimeMillis
         const prepared = yield* prepare(caller, request, options)
         return yield* serve(caller, request, prepared, startedAt).pipe(Effect.onExit((exit) => counted(prepared, exit)))
-      })
+      }, Span.within("Embeddings.create"))
 
-      const dryRun = Effect.fn("Embeddings.dryRun")(function*(
+      const dryRun = Effect.fnUntraced(function*(
         caller: CallerShape,
         request: EmbeddingRequest.EmbeddingRequest,
         options: Preparation.CallOptions
@@ -160,7 +161,7 @@ export class Embeddings extends Context.Service<Embeddings, {
           estimatedPromptTokens: prepared.bound.tokens,
           estimatedCostNanos: Settlement.nanosOf(estimate)
         } satisfies DryRun
-      })
+      }, Span.within("Embeddings.dryRun"))
 
       // Counted until settled: the ledger batch waits a moment for the rows of requests in flight.
       return Embeddings.of({ create: (caller, request, options) => inFlight.track(create(caller, request, options)), dryRun })

@@ -99,7 +99,8 @@ const percentiles = (values: Array<number>): Percentiles => {
 export class EndpointHealth extends Context.Service<EndpointHealth, {
   readonly success: (id: string, sample: Sample) => void
   readonly failure: (id: string, at: number) => void
-  readonly stats: (now: number) => ReadonlyMap<string, EndpointStats>
+  /** One endpoint's statistics, `undefined` before its first call. */
+  readonly statsOf: (id: string, now: number) => EndpointStats | undefined
   /** Percent of this process's calls to the endpoint in the last `windowMs` that did not fail against it. */
   readonly uptime: (id: string, now: number, windowMs: number) => number | null
 }>()("@switchyard/server/embeddings/EndpointHealth") {
@@ -129,11 +130,7 @@ export class EndpointHealth extends Context.Service<EndpointHealth, {
         s.uptime.add(at, false)
       },
       uptime: (id, now, windowMs) => series.get(id)?.uptime.percent(now, windowMs) ?? null,
-      stats: (now) => {
-        const out = new Map<string, EndpointStats>()
-        for (const [id, s] of series) out.set(id, s.stats(now))
-        return out
-      }
+      statsOf: (id, now) => series.get(id)?.stats(now)
     })
   })
 }

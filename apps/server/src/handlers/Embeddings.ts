@@ -1,4 +1,5 @@
 import { Api } from "@switchyard/core/api/Api"
+import type { CallerShape } from "@switchyard/core/api/Authorization"
 import * as CachePolicy from "@switchyard/core/cache/CachePolicy"
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import * as ModelListing from "@switchyard/core/catalog/ModelListing"
@@ -13,6 +14,7 @@ import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { type CallOptions, Embeddings, type Served } from "../embeddings/Embeddings.ts"
 import { Broadcast } from "../embeddings/Broadcast.ts"
 import * as TraceContext from "../embeddings/TraceContext.ts"
+import * as GatewayLogger from "../observability/GatewayLogger.ts"
 import { ForwardedVector } from "../providers/VectorEncoding.ts"
 import {
   answerCall,
@@ -54,15 +56,14 @@ const requestOptions = (payload: EmbeddingRequest, headers: RequestHeaders) =>
  * the services it uses once: the one place the route's logic lives, whatever HTTP layer carries it.
  */
 const serveWith = (embeddings: Embeddings["Service"], broadcast: Broadcast["Service"]) =>
-  Effect.fnUntraced(function*(payload: EmbeddingRequest, headers: RequestHeaders) {
-    const caller = yield* requireStandardKey
+  Effect.fnUntraced(function*(caller: CallerShape, payload: EmbeddingRequest, headers: RequestHeaders) {
     const { options, explain, sessionId } = yield* requestOptions(payload, headers)
     yield* noteSession(sessionId, payload.user)
     return yield* Effect.gen(function*() {
       const served = yield* embeddings.create(caller, payload, options).pipe(answerCall("embeddings", payload.model))
       const parent = Option.getOrUndefined(yield* Effect.serviceOption(Tracer.ParentSpan))
       yield* broadcast.publish({ request: payload, served, caller, sessionId, parent })
-      yield* Effect.logDebug("embeddings served").pipe(Effect.annotateLogs({
+      yield* GatewayLogger.debug("embeddings served", () => ({
         generation_id: served.id,
         endpoint: served.endpoint,
         prompt_tokens: served.promptTokens,
@@ -75,7 +76,7 @@ const serveWith = (embeddings: Embeddings["Service"], broadcast: Broadcast["Serv
           "x-switchyard-provider": served.provider,
           [CachePolicy.header]: served.cache.outcome,
           "x-switchyard-cached-items": String(served.cache.items),
-          [seedHeader]: String(served.plan.explanation.seed)
+          [seedHeader]: String(served.plan.seed)
         }
       }
     }).pipe(TraceContext.within(TraceContext.annotationsOf(payload, sessionId)))
@@ -164,12 +165,12 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
     // A model named without its vendor becomes the one served model of that name (after the key
     // check, so a management key still gets its 403 first).
     const resolved = resolveModel(loaded)
-    const withModel = (payload: EmbeddingRequest) => requireStandardKey.pipe(Effect.andThen(resolved(payload)))
     return handlers
       .handle("create", ({ payload }) =>
         Effect.gen(function*() {
+          const caller = yield* requireStandardKey
           const request = yield* HttpServerRequest.HttpServerRequest
-          const answer = yield* serve(yield* withModel(payload), request.headers)
+          const answer = yield* serve(caller, yield* resolved(payload), request.headers)
           return HttpServerResponse.uint8Array(answer.body, { contentType: "application/json", headers: answer.headers }) as never
         })
       )
@@ -177,7 +178,7 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
         Effect.gen(function*() {
           const caller = yield* requireStandardKey
           const { options } = yield* requestOptions(payload, (yield* HttpServerRequest.HttpServerRequest).headers)
-          const dry = yield* embeddings.dryRun(caller, yield* withModel(payload), options).pipe(answerPlan)
+          const dry = yield* embeddings.dryRun(caller, yield* resolved(payload), options).pipe(answerPlan)
           return planReport("embeddings", dry.plan, { tokens: dry.estimatedPromptTokens, worstNanos: dry.estimatedCostNanos })
         })
       )

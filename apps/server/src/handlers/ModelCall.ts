@@ -12,6 +12,7 @@ import { Cause, Effect, Exit } from "effect"
 import type { LoadedCatalog } from "../catalog/CatalogLoader.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 import * as RequestFacts from "../observability/RequestFacts.ts"
+import * as Span from "../observability/Span.ts"
 import * as SpanAttributes from "../observability/SpanAttributes.ts"
 
 /**
@@ -123,7 +124,7 @@ const noteOutcome = (task: Catalog.Task, model: string) => <A extends ServedCall
   if (Exit.isSuccess(exit)) {
     const served = exit.value
     const cost = creditsFromNanos(served.costNanos)
-    return Effect.annotateCurrentSpan(SpanAttributes.served({ ...served, task, cost })).pipe(Effect.andThen(RequestFacts.note({
+    return Span.annotate(() => SpanAttributes.served({ ...served, task, cost })).pipe(Effect.andThen(RequestFacts.note({
       generation_id: served.id,
       task,
       model: served.model,
@@ -137,7 +138,7 @@ const noteOutcome = (task: Catalog.Task, model: string) => <A extends ServedCall
   const error = exit.cause.reasons.find(Cause.isFailReason)?.error
   const tried = error?.metadata?.attempts
   const attempts = Array.isArray(tried) ? tried as ServedCall["attempts"] : []
-  return Effect.annotateCurrentSpan({ "gen_ai.operation.name": task, "gen_ai.request.model": model }).pipe(
+  return Span.annotate(() => ({ "gen_ai.operation.name": task, "gen_ai.request.model": model })).pipe(
     Effect.andThen(RequestFacts.note({ task, model, attempts, ...(attempts.length > 0 ? { provider: attempts.at(-1)!.provider } : {}) }))
   )
 }

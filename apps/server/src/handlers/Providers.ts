@@ -37,7 +37,7 @@ export const ProvidersHandlers = HttpApiBuilder.group(
 
     const endpointRecord = (provider: Provider, endpoint: Endpoint, active: boolean, now: number): EndpointRecord => {
       const id = endpointId(provider, endpoint)
-      const stats = health.stats(now).get(id) ?? {}
+      const stats = health.statsOf(id, now) ?? {}
       return {
         name: `${provider.name} | ${endpoint.model}`,
         model_id: endpoint.model,

@@ -84,7 +84,7 @@ const serveWith = (rerank: Rerank["Service"], loaded: LoadedCatalog) => {
       headers: {
         "x-generation-id": served.id,
         "x-switchyard-provider": served.provider,
-        [seedHeader]: String(served.plan.explanation.seed)
+        [seedHeader]: String(served.plan.seed)
       }
     }
   })

@@ -1,4 +1,4 @@
-import { Config, Context, Effect, type Fiber, Layer, Logger, type LogLevel, Option, References, Tracer } from "effect"
+import { Config, Context, Effect, type Fiber, Layer, Logger, LogLevel, Option, References, Tracer } from "effect"
 
 /**
  * How the gateway logs: `SWITCHYARD_LOG_FORMAT` (`json`, one event per line, or `pretty`; by
@@ -57,6 +57,17 @@ export const json = Logger.make<unknown, void>((options) => {
   }
   process.stdout.write(`${JSON.stringify(line, replacer)}\n`)
 })
+
+/**
+ * A debug line with its annotations, both made only when the minimum level lets debug lines
+ * through: a filtered line costs no allocation.
+ */
+export const debug = (message: string, annotations: () => Record<string, unknown>): Effect.Effect<void> =>
+  Effect.withFiber((fiber) =>
+    LogLevel.isGreaterThan(fiber.getRef(References.MinimumLogLevel), "Debug")
+      ? Effect.void
+      : Effect.logDebug(message).pipe(Effect.annotateLogs(annotations()))
+  )
 
 /**
  * The gateway's logger and minimum level, from `SWITCHYARD_LOG_FORMAT` and `SWITCHYARD_LOG_LEVEL`.

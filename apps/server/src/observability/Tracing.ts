@@ -1,7 +1,8 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Config, Duration, Effect, Layer, Option, References, Tracer } from "effect"
-import { HttpMiddleware } from "effect/http"
+import { Headers, HttpMiddleware } from "effect/http"
 import { OtlpSerialization, OtlpTracer } from "effect/observability"
+import { redactedHeaders } from "../providers/UpstreamHttp.ts"
 import * as RouteTemplates from "./RouteTemplates.ts"
 
 /**
@@ -81,6 +82,7 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
       exportInterval: Duration.millis(config.scheduleDelayMs)
     }).pipe(Layer.provide([serialization, NodeHttpClient.layerUndici])),
     Layer.succeed(HttpMiddleware.SpanNameGenerator, (request) => `${request.method} ${routes.of(request.method, request.url)}`),
-    Layer.succeed(HttpMiddleware.TracerDisabledWhen, (request) => untraced(request.url))
+    Layer.succeed(HttpMiddleware.TracerDisabledWhen, (request) => untraced(request.url)),
+    Layer.succeed(Headers.CurrentRedactedNames, redactedHeaders)
   )
 }))

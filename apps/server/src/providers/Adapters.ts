@@ -67,6 +67,10 @@ export interface ProviderAccess {
   readonly headers?: Readonly<Record<string, string>> | null | undefined
 }
 
+// The last connection made for each provider: its credential and time limit rarely change, so
+// an attempt reuses it instead of building one.
+const connections = new WeakMap<ProviderAccess, EmbeddingProvider.Connection>()
+
 /**
  * How to reach a provider with a credential already in hand.
  */
@@ -74,13 +78,19 @@ export const connectionOf = (
   provider: ProviderAccess,
   apiKey: Redacted.Redacted<string> | undefined,
   timeoutMs: number
-): EmbeddingProvider.Connection => ({
-  baseUrl: provider.base_url ?? defaultBaseUrls[provider.adapter],
-  apiKey,
-  ...(provider.headers ? { headers: provider.headers } : {}),
-  ...(provider.dialect !== undefined ? { dialect: provider.dialect } : {}),
-  timeoutMs
-})
+): EmbeddingProvider.Connection => {
+  const known = connections.get(provider)
+  if (known !== undefined && known.apiKey === apiKey && known.timeoutMs === timeoutMs) return known
+  const connection: EmbeddingProvider.Connection = {
+    baseUrl: provider.base_url ?? defaultBaseUrls[provider.adapter],
+    apiKey,
+    ...(provider.headers ? { headers: provider.headers } : {}),
+    ...(provider.dialect !== undefined ? { dialect: provider.dialect } : {}),
+    timeoutMs
+  }
+  connections.set(provider, connection)
+  return connection
+}
 
 const secretHeader = /auth|key|token|secret|signature|cookie|password/iu
 

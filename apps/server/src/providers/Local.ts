@@ -7,6 +7,7 @@ import * as MediaData from "./MediaData.ts"
 import * as TokenEstimate from "./TokenEstimate.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
 import * as WireFormat from "./WireFormat.ts"
+import * as Span from "../observability/Span.ts"
 
 export const defaultDimensions = 256
 export const maxDimensions = 8192
@@ -62,7 +63,7 @@ export const embedTokens = (tokens: ReadonlyArray<number>, dimensions: number): 
 const unsupported = WireFormat.unsupported
 
 export const make = (options?: { readonly dimensions?: number }) => {
-  const embed = Effect.fn("Local.embed")(function*(
+  const embed = Effect.fnUntraced(function*(
     _connection: EmbeddingProvider.Connection,
     request: EmbeddingProvider.UpstreamRequest
   ) {
@@ -102,7 +103,7 @@ export const make = (options?: { readonly dimensions?: number }) => {
     }
     const embeddings = yield* VectorEncoding.finish(request, vectors.map((value, index) => ({ index, value })))
     return { embeddings, promptTokens: tokens, totalTokens: tokens } satisfies EmbeddingProvider.EmbeddingResult
-  })
+  }, Span.within("Local.embed"))
   return EmbeddingProvider.EmbeddingProvider.of({ embed })
 }
 
@@ -125,7 +126,7 @@ const firstTokens = (text: string, limit: number | undefined) =>
  * document.
  */
 export const makeRerank = (): RerankProvider.RerankProvider => ({
-  rerank: Effect.fn("Local.rerank")(function*(
+  rerank: Effect.fnUntraced(function*(
     _connection: EmbeddingProvider.Connection,
     request: RerankProvider.UpstreamRerank
   ) {
@@ -139,5 +140,5 @@ export const makeRerank = (): RerankProvider.RerankProvider => ({
     })
     const totalTokens = SearchUnits.tokensOfCall(TokenEstimate.ofText(request.query), texts.map(TokenEstimate.ofText))
     return { scores, searchUnits: undefined, totalTokens } satisfies RerankProvider.RerankResult
-  })
+  }, Span.within("Local.rerank"))
 })

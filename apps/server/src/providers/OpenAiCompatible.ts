@@ -9,6 +9,7 @@ import * as TokenEstimate from "./TokenEstimate.ts"
 import * as UpstreamHttp from "./UpstreamHttp.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
 import * as WireFormat from "./WireFormat.ts"
+import * as Span from "../observability/Span.ts"
 
 export type DialectId = Catalog.Dialect
 
@@ -276,7 +277,7 @@ export interface ForwardedResult extends Omit<EmbeddingProvider.EmbeddingResult,
 
 export const make = Effect.fnUntraced(function*() {
   const client = yield* HttpClient.HttpClient
-  const forward = Effect.fn("OpenAiCompatible.embed")(function*(
+  const forward = Effect.fnUntraced(function*(
     connection: EmbeddingProvider.Connection,
     request: EmbeddingProvider.UpstreamRequest
   ) {
@@ -300,7 +301,7 @@ export const make = Effect.fnUntraced(function*() {
       ...(modality !== undefined ? { modalityTokens: modality } : {}),
       ...(answer.id !== undefined && answer.id !== null ? { upstreamId: answer.id } : {})
     } satisfies ForwardedResult
-  })
+  }, Span.within("OpenAiCompatible.embed"))
   const embed = (connection: EmbeddingProvider.Connection, request: EmbeddingProvider.UpstreamRequest) =>
     forward(connection, request).pipe(Effect.map((result): EmbeddingProvider.EmbeddingResult => ({
       ...result,

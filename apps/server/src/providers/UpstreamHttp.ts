@@ -2,7 +2,7 @@ import type { EmbeddingProvider } from "@switchyard/core"
 import * as UpstreamAnswer from "@switchyard/core/upstream/UpstreamAnswer"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Clock, Duration, Effect, Schema } from "effect"
-import { Headers, type HttpClient, type HttpClientError, HttpClientRequest } from "effect/http"
+import { type HttpClient, type HttpClientError, HttpClientRequest } from "effect/http"
 
 export interface PostOptions {
   readonly connection: EmbeddingProvider.Connection
@@ -13,9 +13,28 @@ export interface PostOptions {
 
 const maxBodyChars = 8192
 
-const redactedHeaders = ["authorization", "cookie", "set-cookie", "x-api-key", "x-goog-api-key"]
+/**
+ * The headers that carry upstream credentials, never written into a trace (the tracing layer
+ * provides the list once, for every client span).
+ */
+export const redactedHeaders = ["authorization", "cookie", "set-cookie", "x-api-key", "x-goog-api-key"]
 
-export const joinUrl = (baseUrl: string, path: string): string => baseUrl.replace(/\/+$/u, "") + path
+// A provider's base URL and an API path make a handful of URLs: each is joined once.
+const joined = new Map<string, Map<string, string>>()
+
+export const joinUrl = (baseUrl: string, path: string): string => {
+  let paths = joined.get(baseUrl)
+  if (paths === undefined) {
+    paths = new Map()
+    joined.set(baseUrl, paths)
+  }
+  let url = paths.get(path)
+  if (url === undefined) {
+    url = baseUrl.replace(/\/+$/u, "") + path
+    paths.set(path, url)
+  }
+  return url
+}
 
 // Sends one JSON POST within the connection's time limit and returns the raw 2xx body.
 export const postBytes = Effect.fnUntraced(function*(client: HttpClient.HttpClient, options: PostOptions) {
@@ -39,8 +58,7 @@ export const postBytes = Effect.fnUntraced(function*(client: HttpClient.HttpClie
     Effect.timeoutOrElse({
       duration: Duration.millis(connection.timeoutMs),
       orElse: () => Effect.fail(UpstreamError.timeout(connection.timeoutMs))
-    }),
-    Effect.provideService(Headers.CurrentRedactedNames, redactedHeaders)
+    })
   )
 })
 

@@ -25,6 +25,7 @@ import * as AttemptObserver from "../routing/AttemptObserver.ts"
 import * as Route from "../routing/Route.ts"
 import { InFlight } from "../store/InFlight.ts"
 import * as HeldAttempts from "../routing/HeldAttempts.ts"
+import * as Span from "../observability/Span.ts"
 
 /**
  * A rerank request served and settled: the scores best first (cut to `top_n`), what was billed,
@@ -201,7 +202,7 @@ export class Rerank extends Context.Service<Rerank, {
         return { routed, measured }
       })
 
-      const create = Effect.fn("Rerank.create")(function*(
+      const create = Effect.fnUntraced(function*(
         caller: CallerShape,
         request: RerankRequest.RerankRequest,
         options: { readonly seed?: number | undefined }
@@ -254,9 +255,9 @@ export class Rerank extends Context.Service<Rerank, {
           plan: routed.plan,
           attempts: outcome.reports
         } satisfies Reranked
-      })
+      }, Span.within("Rerank.create"))
 
-      const dryRun = Effect.fn("Rerank.dryRun")(function*(
+      const dryRun = Effect.fnUntraced(function*(
         caller: CallerShape,
         request: RerankRequest.RerankRequest,
         options: { readonly seed?: number | undefined }
@@ -268,7 +269,7 @@ export class Rerank extends Context.Service<Rerank, {
           tokenBound: SearchUnits.tokensOfCall(measured.queryBytes, measured.documentBytes),
           worstNanos: Money.toUnits(worstCase(primary.endpoint, measured), 9, "up")
         }
-      })
+      }, Span.within("Rerank.dryRun"))
 
       // Counted until settled: the ledger batch waits a moment for the rows of requests in flight.
       return Rerank.of({ create: (caller, request, options) => inFlight.track(create(caller, request, options)), dryRun })

@@ -28,10 +28,8 @@ export const run = <A>(options: {
     return options.call(a).pipe(
       // The failure names its provider, so the span's error does too.
       Effect.mapError(UpstreamError.atProvider(slug)),
-      Effect.tap((value) => Effect.annotateCurrentSpan(SpanAttributes.usage(options.tokensOf(value)))),
-      Effect.withSpan(options.span, {
-        attributes: SpanAttributes.attempt(a)
-      }, Span.perRequest)
+      Effect.tap((value) => Span.annotate(() => SpanAttributes.usage(options.tokensOf(value)))),
+      Span.within(options.span, () => SpanAttributes.attempt(a))
     )
   }
   return Fallback.run(options.attempts, traced, options.observe).pipe(

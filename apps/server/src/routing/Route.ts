@@ -88,10 +88,10 @@ export const make = (services: Services) => {
       sentParameters: query.sentParameters,
       inputModalities: query.inputModalities,
       isActive: (p) => loaded.active.has(p.slug) || own.has(p.slug),
-      stats: health.stats(now),
+      stats: (id) => health.statsOf(id, now),
       now,
       seed: query.seed ?? RandomPool.uint32()
-    }).pipe(Effect.withSpan("RoutePlan.plan", undefined, Span.perRequest))
+    }).pipe(Span.within("RoutePlan.plan"))
     return {
       plan,
       attempts: plan.attempts.map((candidate) => ({ candidate, byok: own.has(candidate.provider.slug) })),

@@ -577,9 +577,9 @@ export const make = (options: AccountingOptions = {}) =>
     )
 
     return Accounting.of({
-      reserve: (request) => Effect.withSpan(reserve(request), "Accounting.reserve", Span.perRequest),
-      settle: (reservation, request) => Effect.withSpan(settle(reservation, request), "Accounting.settle", Span.perRequest),
-      record: (request) => Effect.withSpan(record(request), "Accounting.record", Span.perRequest),
+      reserve: (request) => reserve(request).pipe(Span.within("Accounting.reserve")),
+      settle: (reservation, request) => settle(reservation, request).pipe(Span.within("Accounting.settle")),
+      record: (request) => record(request).pipe(Span.within("Accounting.record")),
       release,
       credits,
       addCredits

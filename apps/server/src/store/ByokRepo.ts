@@ -112,7 +112,7 @@ export const layer = Layer.effect(
 
     return ByokStore.of({
       credentialFor: (workspaceId, providerSlug) =>
-        Cache.get(credentials, `${workspaceId}|${providerSlug}`).pipe(Effect.withSpan("ByokStore.credentialFor", undefined, Span.perRequest)),
+        Cache.get(credentials, `${workspaceId}|${providerSlug}`).pipe(Span.within("ByokStore.credentialFor")),
       list: (request) =>
         Effect.gen(function*() {
           const provider = request.provider === undefined ? sql`TRUE` : sql`provider = ${request.provider}`

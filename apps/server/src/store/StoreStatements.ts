@@ -47,6 +47,28 @@ export const kindOf = (text: string): string => {
   return firstWord.exec(text)?.[1]?.toLowerCase() ?? "other"
 }
 
+// Kinds by the statement's literal text: the gateway's statements are a few dozen fixed texts.
+const kinds = new Map<string, string>()
+const maxKinds = 512
+
+/**
+ * The kind of a statement, read from its literal SQL text: the driver compiles the statement, so
+ * counting it does not compile it a second time.
+ */
+export const kindOfStatement = (statement: Statement.Statement<unknown>): string => {
+  let text = ""
+  for (const segment of statement.segments) {
+    if (segment._tag === "Literal") text += segment.value
+    else text += " ? "
+  }
+  let kind = kinds.get(text)
+  if (kind === undefined) {
+    kind = kindOf(text)
+    if (kinds.size < maxKinds) kinds.set(text, kind)
+  }
+  return kind
+}
+
 /**
  * The statement hook that counts every statement run in its context (`Statement.CurrentTransformer`).
  */
@@ -54,7 +76,7 @@ export const counting: Layer.Layer<never, never, StoreStatements> = Layer.effect
   Effect.gen(function*() {
     const counter = yield* StoreStatements
     return Context.make(Statement.CurrentTransformer, (self) => {
-      counter.count(kindOf(self.compile()[0]))
+      counter.count(kindOfStatement(self))
       return Effect.succeed(self)
     })
   })

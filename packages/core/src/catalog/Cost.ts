@@ -55,6 +55,38 @@ const count = (name: string, n: number | undefined, fallback: number): bigint =>
 }
 
 /**
+ * A pricing's prices in atto-dollars, by kind.
+ *
+ * @since 0.5.0
+ */
+export type AttoPricing = { readonly [K in keyof Pricing]: bigint }
+
+// Parsed once per pricing object: a catalog's pricings are immutable, and every request prices
+// each of its candidates more than once.
+const parsed = new WeakMap<Pricing, AttoPricing>()
+
+/**
+ * The prices of `pricing` in atto-dollars, parsed the first time they are asked for.
+ *
+ * @since 0.5.0
+ */
+export const attoPrices = (pricing: Pricing): AttoPricing => {
+  let atto = parsed.get(pricing)
+  if (atto === undefined) {
+    atto = {
+      prompt: Money.toAtto(pricing.prompt),
+      search: Money.toAtto(pricing.search),
+      completion: Money.toAtto(pricing.completion),
+      request: Money.toAtto(pricing.request),
+      image: Money.toAtto(pricing.image),
+      audio: Money.toAtto(pricing.audio)
+    }
+    parsed.set(pricing, atto)
+  }
+  return atto
+}
+
+/**
  * Computes the exact cost of a consumption at a price.
  *
  * **Gotchas**
@@ -65,13 +97,13 @@ const count = (name: string, n: number | undefined, fallback: number): bigint =>
  * @since 0.1.0
  */
 export const compute = (pricing: Pricing, usage: Consumption): Cost => {
-  const perMillion = (tokens: bigint, price: string) => (tokens * Money.toAtto(price)) / MILLION
-  const prompt = perMillion(count("prompt_tokens", usage.prompt_tokens, 0), pricing.prompt)
-  const completion = perMillion(count("completion_tokens", usage.completion_tokens, 0), pricing.completion)
-  const request = count("requests", usage.requests, 1) * Money.toAtto(pricing.request)
-  const image = count("images", usage.images, 0) * Money.toAtto(pricing.image)
-  const audio = count("audio_units", usage.audio_units, 0) * Money.toAtto(pricing.audio)
-  const search = (count("search_units", usage.search_units, 0) * Money.toAtto(pricing.search)) / THOUSAND
+  const atto = attoPrices(pricing)
+  const prompt = (count("prompt_tokens", usage.prompt_tokens, 0) * atto.prompt) / MILLION
+  const completion = (count("completion_tokens", usage.completion_tokens, 0) * atto.completion) / MILLION
+  const request = count("requests", usage.requests, 1) * atto.request
+  const image = count("images", usage.images, 0) * atto.image
+  const audio = count("audio_units", usage.audio_units, 0) * atto.audio
+  const search = (count("search_units", usage.search_units, 0) * atto.search) / THOUSAND
   return { prompt, completion, request, image, audio, search, total: prompt + completion + request + image + audio + search }
 }
 

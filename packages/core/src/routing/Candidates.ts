@@ -50,9 +50,37 @@ export interface CandidateSet {
   readonly otherTask?: Task
 }
 
+// A catalog's endpoints by lower-case model id, in catalog order: built once per catalog (a
+// catalog is immutable), so routing a request reads one list instead of scanning every endpoint.
+const indexes = new WeakMap<Catalog, ReadonlyMap<string, ReadonlyArray<Candidate>>>()
+
+const indexOf = (catalog: Catalog): ReadonlyMap<string, ReadonlyArray<Candidate>> => {
+  const known = indexes.get(catalog)
+  if (known !== undefined) return known
+  const index = new Map<string, Array<Candidate>>()
+  for (const provider of catalog.providers) {
+    for (const endpoint of provider.endpoints) {
+      const model = endpoint.model.toLowerCase()
+      let list = index.get(model)
+      if (list === undefined) {
+        list = []
+        index.set(model, list)
+      }
+      list.push({ id: endpointId(provider, endpoint), provider, endpoint })
+    }
+  }
+  indexes.set(catalog, index)
+  return index
+}
+
 /**
  * Every endpoint serving `model` for `task` (default `embeddings`), in catalog order. Both
  * lists empty means the model is unknown, or, with `otherTask` set, serves another task.
+ *
+ * **Details**
+ *
+ * The catalog's endpoints are indexed by model the first time it is asked about (a catalog is
+ * immutable), and the same candidate objects are returned on every call.
  *
  * @since 0.1.0
  */
@@ -66,18 +94,20 @@ export const forModel = (
   const active: Array<Candidate> = []
   const inactive: Array<Candidate> = []
   let otherTask: Task | undefined
-  for (const provider of catalog.providers) {
-    const on = isActive(provider)
-    for (const endpoint of provider.endpoints) {
-      if (endpoint.model.toLowerCase() !== wanted) continue
-      if (endpoint.task !== task) {
-        otherTask = endpoint.task
-        continue
-      }
-      const candidate = { id: endpointId(provider, endpoint), provider, endpoint }
-      if (on) active.push(candidate)
-      else inactive.push(candidate)
+  let provider: Provider | undefined
+  let on = false
+  for (const candidate of indexOf(catalog).get(wanted) ?? []) {
+    if (candidate.endpoint.task !== task) {
+      otherTask = candidate.endpoint.task
+      continue
     }
+    // A provider's endpoints are consecutive: whether it is active is asked once.
+    if (candidate.provider !== provider) {
+      provider = candidate.provider
+      on = isActive(provider)
+    }
+    if (on) active.push(candidate)
+    else inactive.push(candidate)
   }
   return active.length === 0 && inactive.length === 0 && otherTask !== undefined
     ? { model: wanted, active, inactive, otherTask }

@@ -34,11 +34,15 @@ export interface EndpointStats {
 }
 
 /**
- * Statistics by candidate id (`Candidates.endpointId`).
+ * Statistics by candidate id (`Candidates.endpointId`): a map, a record, or a function that
+ * reads one endpoint's (so a plan reads only its candidates').
  *
  * @since 0.1.0
  */
-export type StatsById = ReadonlyMap<string, EndpointStats> | { readonly [id: string]: EndpointStats | undefined }
+export type StatsById =
+  | ReadonlyMap<string, EndpointStats>
+  | { readonly [id: string]: EndpointStats | undefined }
+  | ((id: string) => EndpointStats | undefined)
 
 /**
  * The statistics of one candidate, `{}` when none are known.
@@ -46,7 +50,9 @@ export type StatsById = ReadonlyMap<string, EndpointStats> | { readonly [id: str
  * @since 0.1.0
  */
 export const lookup = (stats: StatsById, candidate: Candidate): EndpointStats => {
-  const found = stats instanceof Map
+  const found = typeof stats === "function"
+    ? stats(candidate.id)
+    : stats instanceof Map
     ? stats.get(candidate.id)
     : (stats as { readonly [id: string]: EndpointStats | undefined })[candidate.id]
   return found ?? {}

@@ -24,6 +24,7 @@
  * @since 0.1.0
  */
 import { inputModalitiesOf } from "../catalog/Catalog.ts"
+import * as Cost from "../catalog/Cost.ts"
 import * as Money from "../catalog/Money.ts"
 import type { InputModality } from "../schema/EmbeddingRequest.ts"
 import type { Candidate } from "./Candidates.ts"
@@ -183,7 +184,7 @@ export const maxPrice: Filter = ({ preferences }, c) => {
   for (const kind of limitedPrices) {
     const limit = preferences.max_price[kind]
     if (limit === undefined) continue
-    const price = Money.toAtto(c.endpoint.pricing[kind])
+    const price = Cost.attoPrices(c.endpoint.pricing)[kind]
     if (price > limit) return `${kind} price ${c.endpoint.pricing[kind]} exceeds max_price.${kind} ${Money.toDecimal(limit)}`
   }
   return undefined

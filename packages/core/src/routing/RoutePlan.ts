@@ -40,7 +40,6 @@ import { Effect, Result } from "effect"
 import type { Catalog, Provider, Task, Workspace } from "../catalog/Catalog.ts"
 import type * as Cost from "../catalog/Cost.ts"
 import { inputModalitiesOf, openWorkspace } from "../catalog/Catalog.ts"
-import * as Money from "../catalog/Money.ts"
 import { InputNotAccepted, ModelNotFound, NoEligibleProvider, type RoutingError, WrongTask } from "../errors/EmbeddingsError.ts"
 import type { CandidateReport } from "./CandidateReport.ts"
 import type { InputModality } from "../schema/EmbeddingRequest.ts"
@@ -126,6 +125,9 @@ export interface Plan {
   readonly model: string
   readonly attempts: ReadonlyArray<Candidate>
   readonly preferences: Effective
+  /** The seed the draw used (the explanation's `seed`). */
+  readonly seed: number
+  /** Built the first time it is read: most requests never ask why. */
   readonly explanation: Explanation
 }
 
@@ -204,7 +206,7 @@ const decide = (
     ]
   })
   const pool = tiers.find((t) => t.length > 0)!
-  const weights = WeightedDraw.inverseSquareWeights(pool.map((c) => Money.toAtto(Sorts.priceKeyOf(c, input.consumption))))
+  const weights = WeightedDraw.inverseSquareWeights(pool.map((c) => Sorts.priceOf(c, input.consumption)))
   pool.forEach((c, i) => {
     note(c, { weight: weights[i]! })
   })
@@ -266,7 +268,7 @@ export const compute = (input: PlanInput): Result.Result<Plan, RoutingError> => 
     sentParameters: input.sentParameters ?? [],
     inputModalities: inputs
   }, set.active)
-  const excludedReports = [
+  const excludedReports = () => [
     ...set.inactive.map((c) =>
       excludedReport(c, {
         filter: "inactive",
@@ -280,33 +282,45 @@ export const compute = (input: PlanInput): Result.Result<Plan, RoutingError> => 
     : decide(eligible, prefs, input)
   if (typeof decision === "string") {
     const unused = eligible.map((c) => report(c, "unused", {}))
-    return Result.fail(new NoEligibleProvider({ model: set.model, reason: decision, candidates: [...excludedReports, ...unused] }))
+    return Result.fail(new NoEligibleProvider({ model: set.model, reason: decision, candidates: [...excludedReports(), ...unused] }))
   }
-  const stats = input.stats ?? {}
-  const rank = new Map(decision.attempts.map((c, i) => [c.id, i]))
-  const eligibleReports = eligible.map((c) => {
-    const s = lookup(stats, c)
-    const r = rank.get(c.id)
-    const missing = EndpointParameters.missing(input.sentParameters ?? [], c.endpoint)
-    return report(c, r === undefined ? "unused" : "attempt", {
-      ...(r === undefined ? {} : { rank: r }),
-      ...decision.notes.get(c.id),
-      meets_cutoffs: meetsCutoffs(prefs, s),
-      recent_failure: recentlyFailed(s, input.now),
-      ...(missing.length > 0 ? { missing_parameters: missing } : {})
-    })
-  }).sort((a, b) => (a.rank ?? eligible.length) - (b.rank ?? eligible.length))
-  const explanation: Explanation = {
+  const explain = (): Explanation => {
+    const stats = input.stats ?? {}
+    const rank = new Map(decision.attempts.map((c, i) => [c.id, i]))
+    const eligibleReports = eligible.map((c) => {
+      const s = lookup(stats, c)
+      const r = rank.get(c.id)
+      const missing = EndpointParameters.missing(input.sentParameters ?? [], c.endpoint)
+      return report(c, r === undefined ? "unused" : "attempt", {
+        ...(r === undefined ? {} : { rank: r }),
+        ...decision.notes.get(c.id),
+        meets_cutoffs: meetsCutoffs(prefs, s),
+        recent_failure: recentlyFailed(s, input.now),
+        ...(missing.length > 0 ? { missing_parameters: missing } : {})
+      })
+    }).sort((a, b) => (a.rank ?? eligible.length) - (b.rank ?? eligible.length))
+    return {
+      model: set.model,
+      mode: decision.mode,
+      seed: input.seed,
+      allow_fallbacks: prefs.allow_fallbacks,
+      order: prefs.order,
+      sort: prefs.sort,
+      ...(decision.draw === undefined ? {} : { draw: decision.draw }),
+      candidates: [...eligibleReports, ...excludedReports()]
+    }
+  }
+  let explanation: Explanation | undefined
+  return Result.succeed({
     model: set.model,
-    mode: decision.mode,
+    attempts: decision.attempts,
+    preferences: prefs,
     seed: input.seed,
-    allow_fallbacks: prefs.allow_fallbacks,
-    order: prefs.order,
-    sort: prefs.sort,
-    ...(decision.draw === undefined ? {} : { draw: decision.draw }),
-    candidates: [...eligibleReports, ...excludedReports]
-  }
-  return Result.succeed({ model: set.model, attempts: decision.attempts, preferences: prefs, explanation })
+    get explanation() {
+      if (explanation === undefined) explanation = explain()
+      return explanation
+    }
+  })
 }
 
 /**

@@ -52,10 +52,18 @@ export const quantizationBits: Record<Quantization, number> = {
 export const priceKeyOf = (candidate: Candidate, consumption?: Cost.Consumption | undefined): string =>
   consumption === undefined ? candidate.endpoint.pricing.prompt : Money.toDecimal(costAt(candidate, consumption))
 
+/**
+ * {@link priceKeyOf} in atto-dollars: what the default mode's draw weighs.
+ *
+ * @since 0.5.0
+ */
+export const priceOf = (candidate: Candidate, consumption?: Cost.Consumption | undefined): bigint =>
+  consumption === undefined ? Cost.attoPrices(candidate.endpoint.pricing).prompt : costAt(candidate, consumption)
+
 const byId: Order.Order<Candidate> = Order.mapInput(Order.String, (c: Candidate) => c.id)
 
 const price = (kind: "prompt" | "search" | "request" | "image" | "audio") =>
-  Order.mapInput(Order.BigInt, (c: Candidate) => Money.toAtto(c.endpoint.pricing[kind]))
+  Order.mapInput(Order.BigInt, (c: Candidate) => Cost.attoPrices(c.endpoint.pricing)[kind])
 
 /**
  * Cheapest first.

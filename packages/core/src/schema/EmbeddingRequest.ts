@@ -226,6 +226,19 @@ const partModality: Record<ContentPart["type"], InputModality> = {
  * @since 0.1.0
  */
 export const inputModalities = (request: Pick<EmbeddingRequest, "input">): ReadonlyArray<InputModality> => {
+  let known = modalities.get(request)
+  if (known === undefined) {
+    known = modalitiesOf(request)
+    modalities.set(request, known)
+  }
+  return known
+}
+
+// Read by routing and again by the response: worked out once per request object.
+const modalities = new WeakMap<object, ReadonlyArray<InputModality>>()
+const sent = new WeakMap<object, ReadonlyArray<ProviderParameter>>()
+
+const modalitiesOf = (request: Pick<EmbeddingRequest, "input">): ReadonlyArray<InputModality> => {
   const input = request.input
   if (typeof input === "string") return ["text"]
   const first = input[0]
@@ -255,5 +268,11 @@ export const inputCount = (request: Pick<EmbeddingRequest, "input">): number => 
  *
  * @since 0.1.0
  */
-export const sentParameters = (request: EmbeddingRequest): ReadonlyArray<ProviderParameter> =>
-  providerParameters.filter((key) => request[key] !== undefined)
+export const sentParameters = (request: EmbeddingRequest): ReadonlyArray<ProviderParameter> => {
+  let known = sent.get(request)
+  if (known === undefined) {
+    known = providerParameters.filter((key) => request[key] !== undefined)
+    sent.set(request, known)
+  }
+  return known
+}
