@@ -6,22 +6,9 @@ import * as Net from "node:net"
 import * as KeySecret from "../../src/auth/KeySecret.ts"
 import { launch } from "../support/BundleProcess.ts"
 import { freePort } from "../support/ServerProcess.ts"
-import { dropDatabase, freshDatabase, postgresUrl, tempDir } from "../support/TestServer.ts"
+import { dropDatabase, freshDatabase, postgresReachable, tempDir } from "../support/TestServer.ts"
 
-const reachable = await new Promise<boolean>((resolve) => {
-  const url = new URL(postgresUrl)
-  const socket = Net.connect(Number(url.port || 5432), url.hostname)
-  socket.setTimeout(2000)
-  socket.once("connect", () => {
-    socket.destroy()
-    resolve(true)
-  })
-  socket.once("error", () => resolve(false))
-  socket.once("timeout", () => {
-    socket.destroy()
-    resolve(false)
-  })
-})
+const reachable = await postgresReachable()
 
 /**
  * Holds, from its own session, the advisory lock under which the gateway makes the first-start

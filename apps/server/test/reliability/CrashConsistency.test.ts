@@ -4,32 +4,18 @@ import { nanosFromCredits } from "@switchyard/core/accounting/UsageWindow"
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Fs from "node:fs"
-import * as Net from "node:net"
 import * as NodePath from "node:path"
 import * as KeySecret from "../../src/auth/KeySecret.ts"
 import * as PgliteClient from "../../src/store/PgliteClient.ts"
 import { endpoint, provider } from "../embeddings/Gateway.ts"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import type * as FakeUpstream from "../fakes/FakeUpstream.ts"
-import { dropDatabase, freshDatabase, postgresUrl, tempDir } from "../support/TestServer.ts"
+import { dropDatabase, freshDatabase, postgresReachable, postgresUrl, tempDir } from "../support/TestServer.ts"
 import { type GatewayProcess, startGatewayProcess } from "./GatewayProcess.ts"
 import { isAnswer, postJson, send } from "./RawHttp.ts"
 import { level, record, size, sleep } from "./Reliability.ts"
 
-const reachable = await new Promise<boolean>((resolve) => {
-  const url = new URL(postgresUrl)
-  const socket = Net.connect(Number(url.port || 5432), url.hostname)
-  socket.setTimeout(2000)
-  socket.once("connect", () => {
-    socket.destroy()
-    resolve(true)
-  })
-  socket.once("error", () => resolve(false))
-  socket.once("timeout", () => {
-    socket.destroy()
-    resolve(false)
-  })
-})
+const reachable = await postgresReachable()
 
 // Under CI an unreachable PostgreSQL is a failure, not a reason to skip.
 const mustRun = reachable || process.env.CI === "true"

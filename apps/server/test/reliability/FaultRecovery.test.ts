@@ -1,12 +1,11 @@
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Fs from "node:fs"
-import * as Net from "node:net"
 import * as NodePath from "node:path"
 import * as KeySecret from "../../src/auth/KeySecret.ts"
 import { type BundleProcess, healthy, launch } from "../support/BundleProcess.ts"
 import { freePort } from "../support/ServerProcess.ts"
 import { startStoreRelay } from "../support/StoreRelay.ts"
-import { dropDatabase, freshDatabase, postgresUrl, tempDir } from "../support/TestServer.ts"
+import { dropDatabase, freshDatabase, postgresReachable, tempDir } from "../support/TestServer.ts"
 import { dataDirWithStore, type Memory, memoryProbeFlags, memoryReader } from "./GatewayProcess.ts"
 import { postJson, sendBytes } from "./RawHttp.ts"
 import { level, record, sleep } from "./Reliability.ts"
@@ -213,20 +212,7 @@ describe.skipIf(level !== "full")("reliability: PGlite restart right after kill 
   }, 900_000)
 })
 
-const reachable = await new Promise<boolean>((resolve) => {
-  const url = new URL(postgresUrl)
-  const socket = Net.connect(Number(url.port || 5432), url.hostname)
-  socket.setTimeout(2000)
-  socket.once("connect", () => {
-    socket.destroy()
-    resolve(true)
-  })
-  socket.once("error", () => resolve(false))
-  socket.once("timeout", () => {
-    socket.destroy()
-    resolve(false)
-  })
-})
+const reachable = await postgresReachable()
 
 describe.skipIf(level !== "full" || (!reachable && process.env.CI !== "true"))(
   "reliability: a silent PostgreSQL (blackhole), against the built server",

@@ -6,6 +6,7 @@ import { SqlClient } from "effect/sql"
 import { HttpRouter, HttpServer } from "effect/http"
 import * as Fs from "node:fs"
 import { createServer } from "node:http"
+import * as Net from "node:net"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
 import * as KeySecret from "../../src/auth/KeySecret.ts"
@@ -31,6 +32,26 @@ export interface RunningServer {
 export const storeKind = process.env.SWITCHYARD_TEST_STORE === "postgres" ? "postgres" : "pglite"
 
 export const postgresUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
+
+/**
+ * Whether PostgreSQL at {@link postgresUrl} accepts a TCP connection within 2 s: the suites that
+ * need it skip without it, except under CI, where its absence is a failure.
+ */
+export const postgresReachable = (): Promise<boolean> =>
+  new Promise<boolean>((resolve) => {
+    const url = new URL(postgresUrl)
+    const socket = Net.connect(Number(url.port || 5432), url.hostname)
+    socket.setTimeout(2000)
+    socket.once("connect", () => {
+      socket.destroy()
+      resolve(true)
+    })
+    socket.once("error", () => resolve(false))
+    socket.once("timeout", () => {
+      socket.destroy()
+      resolve(false)
+    })
+  })
 
 export const tempDir = (prefix: string) => Fs.mkdtempSync(NodePath.join(Os.tmpdir(), `switchyard-${prefix}-`))
 
