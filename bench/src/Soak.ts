@@ -5,10 +5,10 @@ import * as NodePath from "node:path"
 import { validate } from "./Bench.ts"
 import { cells, requestFor, width } from "./Cells.ts"
 import * as Load from "./Load.ts"
-import * as PgDatabase from "./PgDatabase.ts"
+import * as Harness from "./Harness.ts"
 import * as PgServer from "./PgServer.ts"
 import * as ProcStats from "./ProcStats.ts"
-import { type Child, startSwitchyard, startUpstream, upstreamApiKey } from "./Processes.ts"
+import { startSwitchyard, upstreamApiKey } from "./Processes.ts"
 import * as Seed from "./Seed.ts"
 import type * as SoakReport from "./SoakReport.ts"
 
@@ -66,105 +66,82 @@ export const run = async (options: SoakOptions): Promise<SoakReport.Series> => {
   const workDir = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "switchyard-soak-"))
   const logDir = NodePath.join(workDir, "logs")
   const dataDir = NodePath.join(workDir, "switchyard")
-  const children: Array<Child> = []
-  const cleanups: Array<() => Promise<unknown>> = []
   let failed = true
-  // Stopped from outside (Ctrl-C, a timeout): no gateway or throw-away database outlives the run.
-  const stopAll = async () => {
-    await Promise.all(children.reverse().map((c) => c.stop().catch(() => undefined)))
-    for (const cleanup of cleanups) await cleanup().catch(() => undefined)
-  }
-  const onSignal = () => {
-    void stopAll().finally(() => process.exit(130))
-  }
-  process.once("SIGINT", onSignal)
-  process.once("SIGTERM", onSignal)
   try {
-    const upstream = await startUpstream(logDir, { width, delays: {}, maxInputs: 64 })
-    children.push(upstream)
-    let databaseUrl: string | undefined
-    if (options.store === "postgres") {
-      if (options.serverUrl === undefined) throw new Error("the PostgreSQL store needs DATABASE_URL")
-      const serverUrl = options.serverUrl
-      const url = await PgDatabase.create(serverUrl)
-      databaseUrl = url
-      cleanups.push(() => PgDatabase.drop(serverUrl, url))
-    }
-    const secretKey = Crypto.randomBytes(32).toString("base64")
-    const start = (secrets?: { managementKey: string; apiKey: string }) =>
-      startSwitchyard({
-        name: "switchyard",
-        logDir,
-        dataDir,
-        upstreamPort: upstream.port,
-        width,
-        ...(databaseUrl !== undefined ? { databaseUrl, secretKey } : {}),
-        ...(options.serverMain !== undefined ? { main: options.serverMain } : {}),
-        ...(secrets !== undefined ? { secrets } : {})
-      })
-    let sy = await start()
-    children.push(sy)
-    let seedMs: number | undefined
-    if (options.rows > 0) {
-      await sy.stop()
-      children.pop()
-      options.log(`seeding ${options.rows.toLocaleString("en")} ledger rows (${options.store})`)
-      const seeded = databaseUrl !== undefined
-        ? await Seed.seedPostgres(databaseUrl, { rows: options.rows })
-        : await Seed.seedPglite(NodePath.join(dataDir, "pglite"), { rows: options.rows })
-      seedMs = seeded.milliseconds
-      options.log(
-        `seeded in ${(seeded.milliseconds / 1000).toFixed(1)} s${
-          databaseUrl === undefined ? ` (${(seeded.cpuMs / 1000).toFixed(1)} s of CPU)` : ""
-        } (${seeded.statementMs.map((ms) => (ms / 1000).toFixed(1)).join(" + ")} s by statement; ` +
-          `${seeded.benchKeyRows.toLocaleString("en")} rows on the benchmark's key, ${seeded.holds} holds); the ledger takes ${
-            (seeded.ledgerBytes / 2 ** 20).toFixed(0)
-          } MB, ${(seeded.ledgerBytes / options.rows).toFixed(0)} bytes per row`
-      )
-      sy = await start({ managementKey: sy.managementKey, apiKey: sy.apiKey })
+    return await Harness.run({ logDir, store: options.store, serverUrl: options.serverUrl }, async ({ upstream, databaseUrl, children, cleanups }) => {
+      const secretKey = Crypto.randomBytes(32).toString("base64")
+      const start = (secrets?: { managementKey: string; apiKey: string }) =>
+        startSwitchyard({
+          name: "switchyard",
+          logDir,
+          dataDir,
+          upstreamPort: upstream.port,
+          width,
+          ...(databaseUrl !== undefined ? { databaseUrl, secretKey } : {}),
+          ...(options.serverMain !== undefined ? { main: options.serverMain } : {}),
+          ...(secrets !== undefined ? { secrets } : {})
+        })
+      let sy = await start()
       children.push(sy)
-    }
-    options.log(`Switchyard (${options.store}) on 127.0.0.1:${sy.port}`)
-    const cell = cells.find((c) => c.id === "small-c16")!
-    const request = requestFor(cell, "switchyard", { upstreamPort: upstream.port, ports: { switchyard: sy.port }, apiKeys: { switchyard: sy.apiKey }, upstreamApiKey })
-    const problem = await validate(cell, request, "bypass")
-    if (problem !== undefined) throw new Error(`Switchyard ${problem}`)
-    const server = databaseUrl !== undefined && options.serverUrl !== undefined ? await PgServer.connect(options.serverUrl, databaseUrl) : undefined
-    if (server !== undefined) cleanups.unshift(() => server.close())
-    else if (databaseUrl !== undefined) options.log("the PostgreSQL server's processes are not visible in /proc here: its CPU is not counted")
-    const dataBytes = () => server !== undefined ? server.size() : Promise.resolve(diskBytes(NodePath.join(dataDir, "pglite")))
-    if (options.warmupSeconds > 0) await Load.run({ ...request, connections: cell.connections, seconds: options.warmupSeconds })
-    const startRssMb = ProcStats.rssBytes(sy.pid) / 2 ** 20
-    const startDataBytes = await dataBytes()
-    const periods: Array<SoakReport.Period> = []
-    for (let index = 1; index <= options.periods; index++) {
-      const gatewayBefore = ProcStats.cpuMillis(sy.pid)
-      const databaseBefore = server === undefined ? undefined : await server.cpu()
-      const result = await Load.run({ ...request, connections: cell.connections, seconds: options.periodSeconds })
-      const gatewayCpuMs = ProcStats.cpuMillis(sy.pid) - gatewayBefore
-      const databaseCpuMs = server === undefined || databaseBefore === undefined ? undefined : PgServer.cpuBetween(databaseBefore, await server.cpu())
-      const period: SoakReport.Period = {
-        index,
-        seconds: result.seconds + Math.min(options.periodSeconds / 5, 1),
-        requests: result.okTotal,
-        rps: result.rps,
-        p50: result.p50,
-        failures: result.non2xx + result.errors + result.timeouts,
-        gatewayCpuMs,
-        databaseCpuMs,
-        rssMb: ProcStats.rssBytes(sy.pid) / 2 ** 20,
-        dataBytes: await dataBytes()
+      let seedMs: number | undefined
+      if (options.rows > 0) {
+        await sy.stop()
+        children.pop()
+        options.log(`seeding ${options.rows.toLocaleString("en")} ledger rows (${options.store})`)
+        const seeded = databaseUrl !== undefined
+          ? await Seed.seedPostgres(databaseUrl, { rows: options.rows })
+          : await Seed.seedPglite(NodePath.join(dataDir, "pglite"), { rows: options.rows })
+        seedMs = seeded.milliseconds
+        options.log(
+          `seeded in ${(seeded.milliseconds / 1000).toFixed(1)} s${
+            databaseUrl === undefined ? ` (${(seeded.cpuMs / 1000).toFixed(1)} s of CPU)` : ""
+          } (${seeded.statementMs.map((ms) => (ms / 1000).toFixed(1)).join(" + ")} s by statement; ` +
+            `${seeded.benchKeyRows.toLocaleString("en")} rows on the benchmark's key, ${seeded.holds} holds); the ledger takes ${
+              (seeded.ledgerBytes / 2 ** 20).toFixed(0)
+            } MB, ${(seeded.ledgerBytes / options.rows).toFixed(0)} bytes per row`
+        )
+        sy = await start({ managementKey: sy.managementKey, apiKey: sy.apiKey })
+        children.push(sy)
       }
-      periods.push(period)
-      options.onPeriod?.(period)
-      if (sy.exited()) throw new Error("Switchyard exited during the load")
-    }
-    failed = false
-    return { store: options.store, seededRows: options.rows, seedMs, startRssMb, startDataBytes, periods }
+      options.log(`Switchyard (${options.store}) on 127.0.0.1:${sy.port}`)
+      const cell = cells.find((c) => c.id === "small-c16")!
+      const request = requestFor(cell, "switchyard", { upstreamPort: upstream.port, ports: { switchyard: sy.port }, apiKeys: { switchyard: sy.apiKey }, upstreamApiKey })
+      const problem = await validate(cell, request, "bypass")
+      if (problem !== undefined) throw new Error(`Switchyard ${problem}`)
+      const server = databaseUrl !== undefined && options.serverUrl !== undefined ? await PgServer.connect(options.serverUrl, databaseUrl) : undefined
+      if (server !== undefined) cleanups.unshift(() => server.close())
+      else if (databaseUrl !== undefined) options.log("the PostgreSQL server's processes are not visible in /proc here: its CPU is not counted")
+      const dataBytes = () => server !== undefined ? server.size() : Promise.resolve(diskBytes(NodePath.join(dataDir, "pglite")))
+      if (options.warmupSeconds > 0) await Load.run({ ...request, connections: cell.connections, seconds: options.warmupSeconds })
+      const startRssMb = ProcStats.rssBytes(sy.pid) / 2 ** 20
+      const startDataBytes = await dataBytes()
+      const periods: Array<SoakReport.Period> = []
+      for (let index = 1; index <= options.periods; index++) {
+        const gatewayBefore = ProcStats.cpuMillis(sy.pid)
+        const databaseBefore = server === undefined ? undefined : await server.cpu()
+        const result = await Load.run({ ...request, connections: cell.connections, seconds: options.periodSeconds })
+        const gatewayCpuMs = ProcStats.cpuMillis(sy.pid) - gatewayBefore
+        const databaseCpuMs = server === undefined || databaseBefore === undefined ? undefined : PgServer.cpuBetween(databaseBefore, await server.cpu())
+        const period: SoakReport.Period = {
+          index,
+          seconds: result.seconds + Math.min(options.periodSeconds / 5, 1),
+          requests: result.okTotal,
+          rps: result.rps,
+          p50: result.p50,
+          failures: result.non2xx + result.errors + result.timeouts,
+          gatewayCpuMs,
+          databaseCpuMs,
+          rssMb: ProcStats.rssBytes(sy.pid) / 2 ** 20,
+          dataBytes: await dataBytes()
+        }
+        periods.push(period)
+        options.onPeriod?.(period)
+        if (sy.exited()) throw new Error("Switchyard exited during the load")
+      }
+      failed = false
+      return { store: options.store, seededRows: options.rows, seedMs, startRssMb, startDataBytes, periods }
+    })
   } finally {
-    process.removeListener("SIGINT", onSignal)
-    process.removeListener("SIGTERM", onSignal)
-    await stopAll()
     if (failed) {
       Fs.rmSync(dataDir, { recursive: true, force: true })
       options.log(`logs of the processes are kept in ${logDir}`)

@@ -5,10 +5,10 @@ import * as NodePath from "node:path"
 import { validate } from "./Bench.ts"
 import { cells, requestFor, width } from "./Cells.ts"
 import * as Load from "./Load.ts"
-import * as PgDatabase from "./PgDatabase.ts"
+import * as Harness from "./Harness.ts"
 import * as PgServer from "./PgServer.ts"
 import * as ProcStats from "./ProcStats.ts"
-import { type Child, repoRoot, sleep, startSwitchyard, startUpstream, upstreamApiKey } from "./Processes.ts"
+import { repoRoot, sleep, startSwitchyard, upstreamApiKey } from "./Processes.ts"
 import * as Profile from "./Profile.ts"
 import * as Stages from "./Stages.ts"
 
@@ -75,97 +75,74 @@ export const run = async (options: {
   const logDir = NodePath.join(workDir, "logs")
   const profileDir = NodePath.join(workDir, "cpu")
   const countersPath = NodePath.join(workDir, "effect-counters.json")
-  const children: Array<Child> = []
-  const cleanups: Array<() => Promise<unknown>> = []
-  // Stopped from outside (Ctrl-C, a timeout): no gateway or throw-away database outlives the run.
-  const stopAll = async () => {
-    await Promise.all(children.reverse().map((c) => c.stop().catch(() => undefined)))
-    for (const cleanup of cleanups) await cleanup().catch(() => undefined)
-  }
-  const onSignal = () => {
-    void stopAll().finally(() => process.exit(130))
-  }
-  process.once("SIGINT", onSignal)
-  process.once("SIGTERM", onSignal)
   try {
-    const upstream = await startUpstream(logDir, { width, delays: {}, maxInputs: 64 })
-    children.push(upstream)
-    let databaseUrl: string | undefined
-    if (options.store === "postgres") {
-      if (options.serverUrl === undefined) throw new Error("the PostgreSQL store needs DATABASE_URL")
-      const serverUrl = options.serverUrl
-      const url = await PgDatabase.create(serverUrl)
-      databaseUrl = url
-      cleanups.push(() => PgDatabase.drop(serverUrl, url))
-    }
-    const sy = await startSwitchyard({
-      name: "switchyard",
-      logDir,
-      dataDir: NodePath.join(workDir, "switchyard"),
-      upstreamPort: upstream.port,
-      width,
-      cpuProfileDir: profileDir,
-      nodeFlags: ["--import", preload],
-      env: {
-        BENCH_EFFECT_COUNTERS: countersPath,
-        ...(options.serverMain !== undefined ? { BENCH_EFFECT_FROM: options.serverMain } : {})
-      },
-      ...(databaseUrl !== undefined ? { databaseUrl, secretKey: Crypto.randomBytes(32).toString("base64") } : {}),
-      ...(options.serverMain !== undefined ? { main: options.serverMain } : {})
+    return await Harness.run({ logDir, store: options.store, serverUrl: options.serverUrl }, async ({ upstream, databaseUrl, children, cleanups }) => {
+      const sy = await startSwitchyard({
+        name: "switchyard",
+        logDir,
+        dataDir: NodePath.join(workDir, "switchyard"),
+        upstreamPort: upstream.port,
+        width,
+        cpuProfileDir: profileDir,
+        nodeFlags: ["--import", preload],
+        env: {
+          BENCH_EFFECT_COUNTERS: countersPath,
+          ...(options.serverMain !== undefined ? { BENCH_EFFECT_FROM: options.serverMain } : {})
+        },
+        ...(databaseUrl !== undefined ? { databaseUrl, secretKey: Crypto.randomBytes(32).toString("base64") } : {}),
+        ...(options.serverMain !== undefined ? { main: options.serverMain } : {})
+      })
+      children.push(sy)
+      const cell = cells.find((c) => c.id === "small-c16")!
+      const request = requestFor(cell, "switchyard", { upstreamPort: upstream.port, ports: { switchyard: sy.port }, apiKeys: { switchyard: sy.apiKey }, upstreamApiKey })
+      const problem = await validate(cell, request, "bypass")
+      if (problem !== undefined) throw new Error(`Switchyard ${problem}`)
+      const server = databaseUrl !== undefined && options.serverUrl !== undefined ? await PgServer.connect(options.serverUrl, databaseUrl) : undefined
+      if (server !== undefined) cleanups.unshift(() => server.close())
+      await Load.run({ ...request, connections: cell.connections, seconds: Math.min(3, options.seconds) })
+      options.log(`profiling Switchyard (${options.store}) for ${options.seconds} s under ${cell.label}`)
+      const fromUs = Number(process.hrtime.bigint() / 1000n)
+      const cpuBefore = ProcStats.cpuMillis(sy.pid)
+      const mainBefore = ProcStats.threadCpuMillis(sy.pid, sy.pid)
+      const databaseBefore = server === undefined ? undefined : await server.cpu()
+      const result = await Load.run({ ...request, connections: cell.connections, seconds: options.seconds })
+      const cpuMs = ProcStats.cpuMillis(sy.pid) - cpuBefore
+      const mainMs = ProcStats.threadCpuMillis(sy.pid, sy.pid) - mainBefore
+      const databaseMs = server === undefined || databaseBefore === undefined ? undefined : PgServer.cpuBetween(databaseBefore, await server.cpu())
+      const toUs = Number(process.hrtime.bigint() / 1000n)
+      options.log(`${Math.round(result.rps)} req/s, ${result.okTotal} requests (with the profiler on)`)
+      // A second window, outside the profiled one, with the Effect counters on.
+      const countSeconds = Math.min(options.seconds, 5)
+      process.kill(sy.pid, "SIGUSR2")
+      await waitFor(countersPath, "started")
+      const counted = await Load.run({ ...request, connections: cell.connections, seconds: countSeconds })
+      process.kill(sy.pid, "SIGUSR2")
+      const ended = await waitFor(countersPath, "ended")
+      await sy.stop()
+      children.pop()
+      const files = Fs.existsSync(profileDir) ? Fs.readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile")) : []
+      if (files.length === 0) throw new Error("Switchyard wrote no CPU profile")
+      const recorded = Profile.read(NodePath.join(profileDir, files.sort().at(-1)!))
+      if (!(recorded.startTime <= fromUs && fromUs <= recorded.endTime)) throw new Error("the profile's clock is not this process's: the load's samples cannot be told apart")
+      Fs.mkdirSync(options.outDir, { recursive: true })
+      const profilePath = NodePath.join(options.outDir, `stages-${options.store}.cpuprofile`)
+      Fs.copyFileSync(NodePath.join(profileDir, files.sort().at(-1)!), profilePath)
+      const requests = result.okTotal
+      const counters = { ...ended, requests: counted.okTotal } as unknown as EffectCounts
+      return {
+        store: options.store,
+        requests,
+        rps: result.rps,
+        seconds: (toUs - fromUs) / 1e6,
+        processUsPerRequest: (cpuMs * 1000) / requests,
+        mainThreadUsPerRequest: (mainMs * 1000) / requests,
+        databaseUsPerRequest: databaseMs === undefined ? undefined : (databaseMs * 1000) / requests,
+        attribution: Stages.attribute(recorded, repoRoot, { requests, mainThreadUsPerRequest: (mainMs * 1000) / requests, window: { fromUs, toUs } }),
+        counters,
+        profilePath
+      }
     })
-    children.push(sy)
-    const cell = cells.find((c) => c.id === "small-c16")!
-    const request = requestFor(cell, "switchyard", { upstreamPort: upstream.port, ports: { switchyard: sy.port }, apiKeys: { switchyard: sy.apiKey }, upstreamApiKey })
-    const problem = await validate(cell, request, "bypass")
-    if (problem !== undefined) throw new Error(`Switchyard ${problem}`)
-    const server = databaseUrl !== undefined && options.serverUrl !== undefined ? await PgServer.connect(options.serverUrl, databaseUrl) : undefined
-    if (server !== undefined) cleanups.unshift(() => server.close())
-    await Load.run({ ...request, connections: cell.connections, seconds: Math.min(3, options.seconds) })
-    options.log(`profiling Switchyard (${options.store}) for ${options.seconds} s under ${cell.label}`)
-    const fromUs = Number(process.hrtime.bigint() / 1000n)
-    const cpuBefore = ProcStats.cpuMillis(sy.pid)
-    const mainBefore = ProcStats.threadCpuMillis(sy.pid, sy.pid)
-    const databaseBefore = server === undefined ? undefined : await server.cpu()
-    const result = await Load.run({ ...request, connections: cell.connections, seconds: options.seconds })
-    const cpuMs = ProcStats.cpuMillis(sy.pid) - cpuBefore
-    const mainMs = ProcStats.threadCpuMillis(sy.pid, sy.pid) - mainBefore
-    const databaseMs = server === undefined || databaseBefore === undefined ? undefined : PgServer.cpuBetween(databaseBefore, await server.cpu())
-    const toUs = Number(process.hrtime.bigint() / 1000n)
-    options.log(`${Math.round(result.rps)} req/s, ${result.okTotal} requests (with the profiler on)`)
-    // A second window, outside the profiled one, with the Effect counters on.
-    const countSeconds = Math.min(options.seconds, 5)
-    process.kill(sy.pid, "SIGUSR2")
-    await waitFor(countersPath, "started")
-    const counted = await Load.run({ ...request, connections: cell.connections, seconds: countSeconds })
-    process.kill(sy.pid, "SIGUSR2")
-    const ended = await waitFor(countersPath, "ended")
-    await sy.stop()
-    children.pop()
-    const files = Fs.existsSync(profileDir) ? Fs.readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile")) : []
-    if (files.length === 0) throw new Error("Switchyard wrote no CPU profile")
-    const recorded = Profile.read(NodePath.join(profileDir, files.sort().at(-1)!))
-    if (!(recorded.startTime <= fromUs && fromUs <= recorded.endTime)) throw new Error("the profile's clock is not this process's: the load's samples cannot be told apart")
-    Fs.mkdirSync(options.outDir, { recursive: true })
-    const profilePath = NodePath.join(options.outDir, `stages-${options.store}.cpuprofile`)
-    Fs.copyFileSync(NodePath.join(profileDir, files.sort().at(-1)!), profilePath)
-    const requests = result.okTotal
-    const counters = { ...ended, requests: counted.okTotal } as unknown as EffectCounts
-    return {
-      store: options.store,
-      requests,
-      rps: result.rps,
-      seconds: (toUs - fromUs) / 1e6,
-      processUsPerRequest: (cpuMs * 1000) / requests,
-      mainThreadUsPerRequest: (mainMs * 1000) / requests,
-      databaseUsPerRequest: databaseMs === undefined ? undefined : (databaseMs * 1000) / requests,
-      attribution: Stages.attribute(recorded, repoRoot, { requests, mainThreadUsPerRequest: (mainMs * 1000) / requests, window: { fromUs, toUs } }),
-      counters,
-      profilePath
-    }
   } finally {
-    process.removeListener("SIGINT", onSignal)
-    process.removeListener("SIGTERM", onSignal)
-    await stopAll()
     Fs.rmSync(workDir, { recursive: true, force: true })
   }
 }

@@ -1,0 +1,53 @@
+import { width } from "./Cells.ts"
+import * as PgDatabase from "./PgDatabase.ts"
+import { type Child, startUpstream } from "./Processes.ts"
+
+/**
+ * What a single-gateway mode (`--soak`, `--rounds`, `--stages`) runs beside the gateway: the fake
+ * upstream and, on PostgreSQL, a throw-away database. The processes it and the mode start are
+ * stopped, and the database dropped, when the mode ends and also when the bench is stopped from
+ * outside (Ctrl-C, a timeout), so none outlives the run.
+ */
+export interface Harness {
+  readonly upstream: Awaited<ReturnType<typeof startUpstream>>
+  /** The throw-away database on PostgreSQL, `undefined` on PGlite. */
+  readonly databaseUrl: string | undefined
+  /** Stopped (last started first) when the harness closes. */
+  readonly children: Array<Child>
+  /** Run after the processes stopped, first added first. */
+  readonly cleanups: Array<() => Promise<unknown>>
+}
+
+export const run = async <A>(
+  options: { readonly logDir: string; readonly store: "pglite" | "postgres"; readonly serverUrl: string | undefined },
+  body: (harness: Harness) => Promise<A>
+): Promise<A> => {
+  const children: Array<Child> = []
+  const cleanups: Array<() => Promise<unknown>> = []
+  const stopAll = async () => {
+    await Promise.all(children.reverse().map((c) => c.stop().catch(() => undefined)))
+    for (const cleanup of cleanups) await cleanup().catch(() => undefined)
+  }
+  const onSignal = () => {
+    void stopAll().finally(() => process.exit(130))
+  }
+  process.once("SIGINT", onSignal)
+  process.once("SIGTERM", onSignal)
+  try {
+    const upstream = await startUpstream(options.logDir, { width, delays: {}, maxInputs: 64 })
+    children.push(upstream)
+    let databaseUrl: string | undefined
+    if (options.store === "postgres") {
+      if (options.serverUrl === undefined) throw new Error("the PostgreSQL store needs DATABASE_URL")
+      const serverUrl = options.serverUrl
+      const url = await PgDatabase.create(serverUrl)
+      databaseUrl = url
+      cleanups.push(() => PgDatabase.drop(serverUrl, url))
+    }
+    return await body({ upstream, databaseUrl, children, cleanups })
+  } finally {
+    process.removeListener("SIGINT", onSignal)
+    process.removeListener("SIGTERM", onSignal)
+    await stopAll()
+  }
+}
