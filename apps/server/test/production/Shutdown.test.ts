@@ -93,13 +93,18 @@ describe.skipIf(!canUnshare)("stopping the production command as PID 1 of its ow
       await upstream.arrival
       process.kill(init, "SIGTERM")
       // The answer is held until the signal was sent; the server must still deliver it. Meanwhile
-      // it stops taking connections: asked until it refuses one (or 10 s have passed). An idle
-      // keep-alive connection the client reuses meanwhile is closed by the server (UND_ERR_SOCKET).
+      // it stops taking connections: asked, each time on a new connection, until it refuses one
+      // (or 10 s have passed). A pooled keep-alive connection would be one the server accepted
+      // before the signal, which it may still serve.
       const ask = () =>
-        fetch(`${origin}/api/v1/health`, { signal: AbortSignal.timeout(10_000) }).then(
-          () => "answered",
-          (e: Error & { cause?: { code?: string } }) => e.cause?.code ?? e.name
-        )
+        new Promise<string>((resolve) => {
+          const request = Http.get(`${origin}/api/v1/health`, { agent: false, timeout: 10_000 }, (response) => {
+            response.resume()
+            resolve("answered")
+          })
+          request.once("timeout", () => request.destroy(new Error("timeout")))
+          request.once("error", (e: Error & { code?: string }) => resolve(e.code ?? e.message))
+        })
       const deadline = Date.now() + 10_000
       let refused = await ask()
       while (refused !== "ECONNREFUSED" && Date.now() < deadline) {
