@@ -4,7 +4,7 @@
  * @since 0.4.0
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { wire } from "../errors/ApiError.ts"
+import { modelCallErrors } from "../errors/ApiError.ts"
 import { CohereRerankRequest, CohereRerankResponse } from "../schema/CohereRerank.ts"
 import { Authorization } from "./Authorization.ts"
 
@@ -21,20 +21,7 @@ export class CohereApi extends HttpApiGroup.make("cohere")
     HttpApiEndpoint.post("rerank", "/v2/rerank", {
       payload: CohereRerankRequest,
       success: CohereRerankResponse,
-      error: [
-        wire[400],
-        wire[402],
-        wire[403],
-        wire[404],
-        wire[408],
-        wire[413],
-        wire[429],
-        wire[500],
-        wire[502],
-        wire[503],
-        wire[524],
-        wire[529]
-      ]
+      error: modelCallErrors
     }).annotate(OpenApi.Identifier, "cohereRerankV2")
   )
   .middleware(Authorization)

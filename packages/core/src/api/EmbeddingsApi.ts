@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { wire } from "../errors/ApiError.ts"
+import { modelCallErrors, wire } from "../errors/ApiError.ts"
 import { EmbeddingRequest } from "../schema/EmbeddingRequest.ts"
 import { EmbeddingModelList, EmbeddingResponse, ListModelsQuery } from "../schema/EmbeddingResponse.ts"
 import { RoutePlanReport } from "../schema/RoutePlanReport.ts"
@@ -29,20 +29,7 @@ export class EmbeddingsApi extends HttpApiGroup.make("embeddings")
     HttpApiEndpoint.post("create", "/embeddings", {
       payload: EmbeddingRequest,
       success: EmbeddingResponse,
-      error: [
-        wire[400],
-        wire[402],
-        wire[403],
-        wire[404],
-        wire[408],
-        wire[413],
-        wire[429],
-        wire[500],
-        wire[502],
-        wire[503],
-        wire[524],
-        wire[529]
-      ]
+      error: modelCallErrors
     }).annotate(OpenApi.Identifier, "createEmbeddings"),
     HttpApiEndpoint.get("listModels", "/embeddings/models", {
       query: ListModelsQuery,

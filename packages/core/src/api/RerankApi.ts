@@ -4,7 +4,7 @@
  * @since 0.4.0
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { wire } from "../errors/ApiError.ts"
+import { modelCallErrors, wire } from "../errors/ApiError.ts"
 import { EmbeddingModelList, ListModelsQuery } from "../schema/EmbeddingResponse.ts"
 import { RerankRequest } from "../schema/RerankRequest.ts"
 import { RerankResponse } from "../schema/RerankResponse.ts"
@@ -31,20 +31,7 @@ export class RerankApi extends HttpApiGroup.make("rerank")
     HttpApiEndpoint.post("create", "/rerank", {
       payload: RerankRequest,
       success: RerankResponse,
-      error: [
-        wire[400],
-        wire[402],
-        wire[403],
-        wire[404],
-        wire[408],
-        wire[413],
-        wire[429],
-        wire[500],
-        wire[502],
-        wire[503],
-        wire[524],
-        wire[529]
-      ]
+      error: modelCallErrors
     }).annotate(OpenApi.Identifier, "createRerank"),
     HttpApiEndpoint.post("plan", "/rerank/plan", {
       payload: RerankRequest,

@@ -183,3 +183,25 @@ export const fromStatus = (status: keyof typeof wire, message: string, metadata?
     case 529: return new UpstreamOverloaded(props)
   }
 }
+
+/**
+ * The errors of a model call (`POST /embeddings`, `POST /rerank`, Cohere's `POST /v2/rerank`):
+ * bad input, money, access, an unknown model, time limits, size, rate limits, and the upstream
+ * failures `UpstreamError.toApiError` maps.
+ *
+ * @since 0.4.0
+ */
+export const modelCallErrors = [
+  wire[400],
+  wire[402],
+  wire[403],
+  wire[404],
+  wire[408],
+  wire[413],
+  wire[429],
+  wire[500],
+  wire[502],
+  wire[503],
+  wire[524],
+  wire[529]
+] as const
