@@ -75,7 +75,6 @@ export class Embeddings extends Context.Service<Embeddings, {
         loaded,
         cache: yield* EmbeddingCache,
         metrics,
-        attemptTimeoutMs: config.attemptTimeoutMs,
         batchConcurrency: config.batchConcurrency
       })
 
@@ -114,7 +113,8 @@ export class Embeddings extends Context.Service<Embeddings, {
           observe: observe(caller),
           span: "Embeddings.attempt",
           tokensOf: (value) => value.promptTokens,
-          timeoutMs: config.requestTimeoutMs
+          timeoutMs: config.requestTimeoutMs,
+          attemptTimeoutMs: config.attemptTimeoutMs
         })
         const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
         return yield* Settlement.settle(accounting, reservation, request, prepared, outcome, latencyMs)

@@ -4,6 +4,7 @@ import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters
 import type * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest"
 import type * as Fallback from "@switchyard/core/upstream/Fallback"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
+import type { RequestTimedOut } from "@switchyard/core/errors/EmbeddingsError"
 import { Effect } from "effect"
 import type { LoadedCatalog } from "../catalog/CatalogLoader.ts"
 import { type AdapterTable, scrub } from "../providers/Adapters.ts"
@@ -13,6 +14,7 @@ import type { EmbeddingCache } from "../cache/EmbeddingCache.ts"
 import * as VectorEncoding from "../providers/VectorEncoding.ts"
 import type { Prepared } from "./Preparation.ts"
 import * as UpstreamInput from "./UpstreamInput.ts"
+import type * as HeldAttempts from "../routing/HeldAttempts.ts"
 import * as Route from "../routing/Route.ts"
 
 const isCount = (n: number) => Number.isSafeInteger(n) && n >= 0
@@ -37,7 +39,6 @@ export const make = (services: {
   readonly loaded: LoadedCatalog
   readonly cache: EmbeddingCache["Service"]
   readonly metrics: CachedEmbed.CacheMetrics
-  readonly attemptTimeoutMs: number
   readonly batchConcurrency: number
 }) =>
 (request: EmbeddingRequest.EmbeddingRequest, prepared: Prepared) => {
@@ -69,13 +70,14 @@ export const make = (services: {
     }).pipe(Effect.map((found) => new Map(found.map((one, i) => [attempts[i]!.candidate.id, one]))))
 
   const call = (found?: ReadonlyMap<string, CachedEmbed.Lookup>) =>
-  ({ candidate }: Fallback.Attempt): Effect.Effect<CachedEmbed.CachedResult, UpstreamError.UpstreamError> => {
+  ({ candidate }: Fallback.Attempt, limit: HeldAttempts.Limit): Effect.Effect<CachedEmbed.CachedResult, UpstreamError.UpstreamError | RequestTimedOut> => {
     const { endpoint, provider } = candidate
     const { expected, asked, input, space } = shapeFor(candidate)
     const base: Omit<EmbeddingProvider.UpstreamRequest, "input"> = { upstreamModel: endpoint.upstream_model, encodingFormat: encoding, ...asked }
-    const connection = Route.connectionFor(prepared, services.loaded, provider, services.attemptTimeoutMs)
+    const connection = Route.connectionFor(prepared, services.loaded, provider)
     const adapter = services.adapters[provider.adapter]
-    const embed = adapter.forward ?? adapter.embed
+    const forward = adapter.forward ?? adapter.embed
+    const embed = (connection: EmbeddingProvider.Connection, request: EmbeddingProvider.UpstreamRequest) => limit(forward(connection, request))
     const send = (input: EmbeddingProvider.EmbeddingInput) => {
       const parts = UpstreamInput.batches(input, Catalog.batchSizeOf(endpoint))
       return parts.length === 1
@@ -97,7 +99,7 @@ export const make = (services: {
       )
     }
     const checked = (input: EmbeddingProvider.EmbeddingInput) => send(input).pipe(
-      Effect.mapError((error) => scrub(error, connection)),
+      Effect.mapError((error) => error._tag === "UpstreamError" ? scrub(error, connection) : error),
       Effect.flatMap((result) => {
         const got = wrongWidth(result.embeddings, expected)
         if (got !== undefined) return Effect.fail(UpstreamError.widthMismatch(expected, got))

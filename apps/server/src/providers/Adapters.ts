@@ -67,8 +67,8 @@ export interface ProviderAccess {
   readonly headers?: Readonly<Record<string, string>> | null | undefined
 }
 
-// The last connection made for each provider: its credential and time limit rarely change, so
-// an attempt reuses it instead of building one.
+// The last connection made for each provider: its credential rarely changes, so an attempt
+// reuses it instead of building one.
 const connections = new WeakMap<ProviderAccess, EmbeddingProvider.Connection>()
 
 /**
@@ -76,17 +76,15 @@ const connections = new WeakMap<ProviderAccess, EmbeddingProvider.Connection>()
  */
 export const connectionOf = (
   provider: ProviderAccess,
-  apiKey: Redacted.Redacted<string> | undefined,
-  timeoutMs: number
+  apiKey: Redacted.Redacted<string> | undefined
 ): EmbeddingProvider.Connection => {
   const known = connections.get(provider)
-  if (known !== undefined && known.apiKey === apiKey && known.timeoutMs === timeoutMs) return known
+  if (known !== undefined && known.apiKey === apiKey) return known
   const connection: EmbeddingProvider.Connection = {
     baseUrl: provider.base_url ?? defaultBaseUrls[provider.adapter],
     apiKey,
     ...(provider.headers ? { headers: provider.headers } : {}),
-    ...(provider.dialect !== undefined ? { dialect: provider.dialect } : {}),
-    timeoutMs
+    ...(provider.dialect !== undefined ? { dialect: provider.dialect } : {})
   }
   connections.set(provider, connection)
   return connection

@@ -1,7 +1,7 @@
 import type { EmbeddingProvider } from "@switchyard/core"
 import * as UpstreamAnswer from "@switchyard/core/upstream/UpstreamAnswer"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
-import { Clock, Duration, Effect, Schema } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import { type HttpClient, type HttpClientError, HttpClientRequest } from "effect/http"
 
 export interface PostOptions {
@@ -36,7 +36,7 @@ export const joinUrl = (baseUrl: string, path: string): string => {
   return url
 }
 
-// Sends one JSON POST within the connection's time limit and returns the raw 2xx body.
+// Sends one JSON POST and returns the raw 2xx body (the attempt around it keeps the time limit).
 export const postBytes = Effect.fnUntraced(function*(client: HttpClient.HttpClient, options: PostOptions) {
   const { connection } = options
   const request = HttpClientRequest.post(joinUrl(connection.baseUrl, options.path)).pipe(
@@ -44,23 +44,15 @@ export const postBytes = Effect.fnUntraced(function*(client: HttpClient.HttpClie
     HttpClientRequest.acceptJson,
     HttpClientRequest.bodyText(JSON.stringify(options.body), "application/json")
   )
-  const attempt = Effect.gen(function*() {
-    const response = yield* client.execute(request)
-    if (response.status >= 200 && response.status < 300) return new Uint8Array(yield* response.arrayBuffer)
-    const text = yield* Effect.orElseSucceed(response.text, () => "")
-    return yield* UpstreamAnswer.fromResponse({
-      status: response.status,
-      headers: response.headers,
-      body: text.length > maxBodyChars ? text.slice(0, maxBodyChars) : text
-    }, yield* Clock.currentTimeMillis)
-  }).pipe(Effect.catchTag("HttpClientError", (error) => Effect.fail(fromHttpClientError(error))))
-  return yield* attempt.pipe(
-    Effect.timeoutOrElse({
-      duration: Duration.millis(connection.timeoutMs),
-      orElse: () => Effect.fail(UpstreamError.timeout(connection.timeoutMs))
-    })
-  )
-})
+  const response = yield* client.execute(request)
+  if (response.status >= 200 && response.status < 300) return new Uint8Array(yield* response.arrayBuffer)
+  const text = yield* Effect.orElseSucceed(response.text, () => "")
+  return yield* UpstreamAnswer.fromResponse({
+    status: response.status,
+    headers: response.headers,
+    body: text.length > maxBodyChars ? text.slice(0, maxBodyChars) : text
+  }, yield* Clock.currentTimeMillis)
+}, Effect.catchTag("HttpClientError", (error) => Effect.fail(fromHttpClientError(error))))
 
 const utf8 = new TextDecoder()
 
@@ -73,7 +65,7 @@ export const parseJson = (body: Uint8Array): Effect.Effect<unknown, UpstreamErro
   }
 }
 
-// Sends one JSON POST within the connection's time limit and returns the parsed 2xx body.
+// Sends one JSON POST and returns the parsed 2xx body.
 export const post = (client: HttpClient.HttpClient, options: PostOptions) =>
   postBytes(client, options).pipe(Effect.flatMap(parseJson))
 

@@ -3,7 +3,7 @@ import * as Catalog from "@switchyard/core/catalog/Catalog"
 import * as Cost from "@switchyard/core/catalog/Cost"
 import * as Money from "@switchyard/core/catalog/Money"
 import * as SearchUnits from "@switchyard/core/catalog/SearchUnits"
-import type { EmbeddingsError, PreparationError } from "@switchyard/core/errors/EmbeddingsError"
+import type { EmbeddingsError, PreparationError, RequestTimedOut } from "@switchyard/core/errors/EmbeddingsError"
 import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import type * as RerankProvider from "@switchyard/core/providers/RerankProvider"
 import type * as RoutePlan from "@switchyard/core/routing/RoutePlan"
@@ -145,22 +145,22 @@ export class Rerank extends Context.Service<Rerank, {
       const observe = AttemptObserver.make(health, (billed: Billed) => billed.totalTokens)
 
       const call = (request: RerankRequest.RerankRequest, measured: Measured, own: Route.Route["own"]) =>
-      ({ candidate }: Fallback.Attempt): Effect.Effect<Billed, UpstreamError.UpstreamError> => {
+      ({ candidate }: Fallback.Attempt, limit: HeldAttempts.Limit): Effect.Effect<Billed, UpstreamError.UpstreamError | RequestTimedOut> => {
         const { provider, endpoint } = candidate
         const rerank = adapters[provider.adapter].rerank
         if (rerank === undefined) return Effect.fail(UpstreamError.unsupportedInput(`adapter ${provider.adapter} has no rerank API`))
-        const connection = Route.connectionFor({ own }, loaded, provider, config.attemptTimeoutMs)
+        const connection = Route.connectionFor({ own }, loaded, provider)
         const maxTokensPerDoc = request.max_tokens_per_doc !== undefined && endpoint.supported_parameters.includes("max_tokens_per_doc")
           ? request.max_tokens_per_doc
           : undefined
         const { documents, queryTokens, documentTokens } = measured
         return Effect.forEach(calls(documents.length, Catalog.batchSizeOf(endpoint)), ({ start, end }) =>
-          rerank(connection, {
+          limit(rerank(connection, {
             upstreamModel: endpoint.upstream_model,
             query: request.query,
             documents: documents.slice(start, end),
             ...(maxTokensPerDoc !== undefined ? { maxTokensPerDoc } : {})
-          }).pipe(Effect.map((result): Billed => {
+          })).pipe(Effect.map((result): Billed => {
             // A provider that reports no usage is billed on the gateway's own count.
             const estimated = documentTokens.slice(start, end)
             return {
@@ -175,7 +175,7 @@ export class Rerank extends Context.Service<Rerank, {
             searchUnits: parts.reduce((n, p) => n + p.searchUnits, 0),
             totalTokens: parts.reduce((n, p) => n + p.totalTokens, 0)
           })),
-          Effect.mapError((error) => scrub(error, connection))
+          Effect.mapError((error) => error._tag === "UpstreamError" ? scrub(error, connection) : error)
         )
       }
 
@@ -223,7 +223,8 @@ export class Rerank extends Context.Service<Rerank, {
           observe: observe(caller),
           span: "Rerank.attempt",
           tokensOf: (billed) => billed.totalTokens,
-          timeoutMs: config.requestTimeoutMs
+          timeoutMs: config.requestTimeoutMs,
+          attemptTimeoutMs: config.attemptTimeoutMs
         })
         const { attempt: { candidate, byok: isByok }, value: billed } = outcome
         const upstreamAtto = Cost.compute(candidate.endpoint.pricing, {

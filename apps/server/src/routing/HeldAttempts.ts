@@ -2,41 +2,82 @@ import { RequestTimedOut } from "@switchyard/core/errors/EmbeddingsError"
 import type { Accounting, Reservation } from "@switchyard/core/store/Accounting"
 import * as Fallback from "@switchyard/core/upstream/Fallback"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
-import { Duration, Effect, Exit } from "effect"
+import { Clock, Duration, Effect, Exit } from "effect"
 import * as Span from "../observability/Span.ts"
 import * as SpanAttributes from "../observability/SpanAttributes.ts"
+import * as Route from "./Route.ts"
+
+/**
+ * One upstream call under one timer: it ends at `limitMs`, its provider's limit, with the
+ * upstream's `Timeout` (which falls back), or when the request's time runs out first
+ * (`request.leftMs`), with `RequestTimedOut` (which ends the request).
+ */
+export function bounded<A, E>(attempt: Effect.Effect<A, E>, limitMs: number): Effect.Effect<A, E | UpstreamError.UpstreamError>
+export function bounded<A, E>(
+  attempt: Effect.Effect<A, E>,
+  limitMs: number,
+  request: { readonly leftMs: number; readonly timedOut: RequestTimedOut }
+): Effect.Effect<A, E | UpstreamError.UpstreamError | RequestTimedOut>
+export function bounded<A, E>(
+  attempt: Effect.Effect<A, E>,
+  limitMs: number,
+  request?: { readonly leftMs: number; readonly timedOut: RequestTimedOut }
+): Effect.Effect<A, E | UpstreamError.UpstreamError | RequestTimedOut> {
+  if (request !== undefined && request.leftMs <= 0) return Effect.fail(request.timedOut)
+  const requestEnds = request !== undefined && request.leftMs <= limitMs
+  return Effect.timeoutOrElse(attempt, {
+    duration: Duration.millis(requestEnds ? request.leftMs : limitMs),
+    orElse: (): Effect.Effect<never, UpstreamError.UpstreamError | RequestTimedOut> =>
+      requestEnds ? Effect.fail(request.timedOut) : Effect.fail(UpstreamError.timeout(limitMs))
+  })
+}
+
+/**
+ * Bounds one upstream call of an attempt: at its provider's time limit, or at the request's
+ * deadline when that comes first, with one timer.
+ */
+export type Limit = <X, E>(upstreamCall: Effect.Effect<X, E>) => Effect.Effect<X, E | UpstreamError.UpstreamError | RequestTimedOut>
 
 /**
  * A request's attempts run under its hold, whatever the task: each attempt in its own span, in the
- * plan's fallback order, all within the request's time limit; when none succeeds (or the time runs
- * out), the hold is released.
+ * plan's fallback order; when none succeeds (or the time runs out), the hold is released.
+ *
+ * Time: each upstream call of an attempt (one per batch) runs under `limit`, one timer that ends
+ * it at its provider's limit (`timeout_ms`, else `attemptTimeoutMs`) with the upstream's
+ * `Timeout`, which falls back, or at the request's deadline (`timeoutMs` after the first attempt
+ * started) when that comes first, with `RequestTimedOut`, which ends the request.
  */
 export const run = <A>(options: {
   readonly accounting: Accounting["Service"]
   readonly reservation: Reservation
   readonly attempts: ReadonlyArray<Fallback.Attempt>
-  readonly call: (attempt: Fallback.Attempt) => Effect.Effect<A, UpstreamError.UpstreamError>
+  readonly call: (attempt: Fallback.Attempt, limit: Limit) => Effect.Effect<A, UpstreamError.UpstreamError | RequestTimedOut>
   readonly observe: (observed: Fallback.Observed<A>) => Effect.Effect<void>
   /** The attempt span's name (`Embeddings.attempt`). */
   readonly span: string
   /** The upstream's input tokens of a successful attempt, for its span. */
   readonly tokensOf: (value: A) => number
+  /** The request's time limit. */
   readonly timeoutMs: number
-}) => {
-  const traced = (a: Fallback.Attempt) => {
-    const slug = a.candidate.provider.slug
-    return options.call(a).pipe(
-      // The failure names its provider, so the span's error does too.
-      Effect.mapError(UpstreamError.atProvider(slug)),
-      Effect.tap((value) => Span.annotate(() => SpanAttributes.usage(options.tokensOf(value)))),
-      Span.within(options.span, () => SpanAttributes.attempt(a))
+  /** The time limit of an upstream call at a provider that sets none. */
+  readonly attemptTimeoutMs: number
+}) =>
+  Effect.flatMap(Clock.currentTimeMillis, (startedAt) => {
+    const deadline = startedAt + options.timeoutMs
+    const timedOut = new RequestTimedOut({ timeoutMs: options.timeoutMs })
+    const traced = (a: Fallback.Attempt) => {
+      const slug = a.candidate.provider.slug
+      const limitMs = Route.attemptLimitMs(a.candidate.provider, options.attemptTimeoutMs)
+      const limit: Limit = (upstreamCall) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => bounded(upstreamCall, limitMs, { leftMs: deadline - now, timedOut }))
+      return options.call(a, limit).pipe(
+        // The failure names its provider, so the span's error does too.
+        Effect.mapError((error) => error._tag === "UpstreamError" ? UpstreamError.atProvider(slug)(error) : error),
+        Effect.tap((value) => Span.annotate(() => SpanAttributes.usage(options.tokensOf(value)))),
+        Span.within(options.span, () => SpanAttributes.attempt(a))
+      )
+    }
+    return Fallback.run(options.attempts, traced, options.observe).pipe(
+      Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : options.accounting.release(options.reservation))
     )
-  }
-  return Fallback.run(options.attempts, traced, options.observe).pipe(
-    Effect.timeoutOrElse({
-      duration: Duration.millis(options.timeoutMs),
-      orElse: () => Effect.fail(new RequestTimedOut({ timeoutMs: options.timeoutMs }))
-    }),
-    Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : options.accounting.release(options.reservation))
-  )
-}
+  })

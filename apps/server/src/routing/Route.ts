@@ -112,13 +112,12 @@ export const worstOf = (plan: RoutePlan.Plan, costAt: (endpoint: Catalog.Endpoin
     return cost > max ? cost : max
   }, 0n)
 
+/** An attempt's time limit at `provider`: the provider's own, else `defaultTimeoutMs`. */
+export const attemptLimitMs = (provider: Catalog.Provider, defaultTimeoutMs: number) => provider.timeout_ms ?? defaultTimeoutMs
+
 /**
  * How an attempt reaches its provider: with the workspace's own credential where the route found
- * one, else the gateway's, within the provider's time limit or `defaultTimeoutMs`.
+ * one, else the gateway's.
  */
-export const connectionFor = (
-  route: Pick<Route, "own">,
-  loaded: LoadedCatalog,
-  provider: Catalog.Provider,
-  defaultTimeoutMs: number
-) => connectionOf(provider, route.own.get(provider.slug) ?? loaded.credentials.get(provider.slug), provider.timeout_ms ?? defaultTimeoutMs)
+export const connectionFor = (route: Pick<Route, "own">, loaded: LoadedCatalog, provider: Catalog.Provider) =>
+  connectionOf(provider, route.own.get(provider.slug) ?? loaded.credentials.get(provider.slug))

@@ -10,6 +10,7 @@ import * as Os from "node:os"
 import * as NodePath from "node:path"
 import * as CatalogLoader from "../../src/catalog/CatalogLoader.ts"
 import * as Adapters from "../../src/providers/Adapters.ts"
+import * as Route from "../../src/routing/Route.ts"
 import { fixture, httpClient, request, texts } from "./ProviderHarness.ts"
 
 const env = (vars: Record<string, string>) =>
@@ -41,6 +42,7 @@ describe("Adapters", () => {
           provider("alpha", {
             adapter: "openai",
             dialect: "mistral",
+            timeout_ms: 1234,
             base_url: "http://127.0.0.1:18080/v1",
             api_key_env: "ALPHA_API_KEY",
             headers: { "x-org": "o" }
@@ -54,11 +56,13 @@ describe("Adapters", () => {
         Effect.ensuring(Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true })))
       )
       const alpha = loaded.catalog.providers.find((p) => p.slug === "alpha")!
-      const conn = Adapters.connectionOf(alpha, loaded.credentials.get("alpha"), 1234)
+      const conn = Adapters.connectionOf(alpha, loaded.credentials.get("alpha"))
       assert.strictEqual(conn.baseUrl, "http://127.0.0.1:18080/v1")
       assert.strictEqual(Redacted.value(conn.apiKey!), "sk-alpha")
       assert.deepStrictEqual(conn.headers, { "x-org": "o" })
-      assert.strictEqual(conn.timeoutMs, 1234)
+      // An attempt's time limit: the provider's own, else the gateway's.
+      assert.strictEqual(Route.attemptLimitMs(alpha, 15_000), 1234)
+      assert.strictEqual(Route.attemptLimitMs(loaded.catalog.providers.find((p) => p.slug === "beta")!, 15_000), 15_000)
       assert.strictEqual(conn.dialect, "mistral")
       assert.notInclude(String(conn.apiKey), "sk-alpha")
       // An unset or empty key leaves the provider without a credential, and inactive.
@@ -69,9 +73,9 @@ describe("Adapters", () => {
     }))
 
   it("defaults the base URL per adapter", () => {
-    assert.strictEqual(Adapters.connectionOf({ adapter: "cohere" }, undefined, 1).baseUrl, "https://api.cohere.com/v2")
-    assert.strictEqual(Adapters.connectionOf({ adapter: "gemini" }, undefined, 1).baseUrl, "https://generativelanguage.googleapis.com/v1beta")
-    assert.isUndefined(Adapters.connectionOf({ adapter: "local", api_key_env: null }, undefined, 1).apiKey)
+    assert.strictEqual(Adapters.connectionOf({ adapter: "cohere" }, undefined).baseUrl, "https://api.cohere.com/v2")
+    assert.strictEqual(Adapters.connectionOf({ adapter: "gemini" }, undefined).baseUrl, "https://generativelanguage.googleapis.com/v1beta")
+    assert.isUndefined(Adapters.connectionOf({ adapter: "local", api_key_env: null }, undefined).apiKey)
     assert.strictEqual(Adapters.defaultBaseUrls.voyage, "https://api.voyageai.com/v1")
     assert.strictEqual(Adapters.defaultBaseUrls.openai, "https://api.openai.com/v1")
   })
@@ -87,13 +91,13 @@ describe("Adapters", () => {
       ] as const
       for (const c of cases) {
         const server = yield* FakeUpstream.scoped(c.start)
-        const conn = Adapters.connectionOf({ adapter: c.id, base_url: server.url }, Redacted.make(c.key), 5_000)
+        const conn = Adapters.connectionOf({ adapter: c.id, base_url: server.url }, Redacted.make(c.key))
         const result = yield* table[c.id].embed(conn, request(c.model, texts("a b c"), { dimensions: 4 }))
         assert.strictEqual(result.embeddings.length, 1, c.id)
         assert.strictEqual(server.requests.length, 1, c.id)
       }
       const local = yield* table.local.embed(
-        Adapters.connectionOf({ adapter: "local" }, undefined, 5_000),
+        Adapters.connectionOf({ adapter: "local" }, undefined),
         request("local-hash", texts("a b c"))
       )
       assert.strictEqual((local.embeddings[0]!.embedding as ReadonlyArray<number>).length, 256)
@@ -104,7 +108,7 @@ describe("Adapters", () => {
       const table = yield* Adapters.Adapters
       const server = yield* FakeUpstream.scoped(() => FakeOpenAi.start())
       server.setBehaviour({ _tag: "Status", status: 200, body: fixture("jina/embeddings-base64.json") })
-      const conn = Adapters.connectionOf({ adapter: "openai", base_url: server.url }, Redacted.make("sk-fake"), 5_000)
+      const conn = Adapters.connectionOf({ adapter: "openai", base_url: server.url }, Redacted.make("sk-fake"))
       const result = yield* table.openai.embed(conn, request("jina-embeddings-v3", texts("a", "b"), { encodingFormat: "base64", dimensions: 3 }))
       assert.deepStrictEqual(result.embeddings, [
         { index: 0, embedding: "AAAAPwAAgL4AAMA/" },

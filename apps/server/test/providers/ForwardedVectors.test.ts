@@ -117,7 +117,7 @@ describe("OpenAiCompatible.forward", () => {
         }
       }
       // Together answers floats only: the client's base64 is made by the gateway.
-      const converted = yield* provider.forward(connection(server.url, "sk-fake", 5_000, "together"), request(model, texts("a"), { encodingFormat: "base64", dimensions: 6 }))
+      const converted = yield* provider.forward(connection(server.url, "sk-fake", "together"), request(model, texts("a"), { encodingFormat: "base64", dimensions: 6 }))
       assert.strictEqual(converted.embeddings[0]!.embedding, FakeUpstream.float32Base64(FakeUpstream.vectorFor(`${model}|a`, 6)))
     }).pipe(Effect.scoped, Effect.provide(httpClient)))
 

@@ -159,9 +159,9 @@ describe("OpenAiCompatible", () => {
         deepinfra: "deepinfra"
       })
       for (const provider of builtin.providers.filter((p) => p.adapter === "openai")) {
-        assert.strictEqual(connectionOf(provider, undefined, 1_000).dialect, provider.dialect)
+        assert.strictEqual(connectionOf(provider, undefined).dialect, provider.dialect)
       }
-      assert.isUndefined(connectionOf({ adapter: "openai", base_url: "https://api.mistral.ai/v1" }, undefined, 1_000).dialect)
+      assert.isUndefined(connectionOf({ adapter: "openai", base_url: "https://api.mistral.ai/v1" }, undefined).dialect)
       // Jina has its own adapter (for its rerank API); its embeddings are this wire format in its dialect.
       assert.strictEqual(builtin.providers.find((p) => p.slug === "jina")?.adapter, "jina")
     })

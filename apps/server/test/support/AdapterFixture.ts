@@ -4,6 +4,7 @@ import type * as Catalog from "@switchyard/core/catalog/Catalog"
 import type * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Effect, Redacted, type Scope } from "effect"
 import type { HttpClient } from "effect/http"
+import * as HeldAttempts from "../../src/routing/HeldAttempts.ts"
 import * as FakeUpstream from "../fakes/FakeUpstream.ts"
 
 /**
@@ -21,12 +22,10 @@ export const overHttp = <A, E>(effect: Effect.Effect<A, E, HttpClient.HttpClient
 export const connection = (
   baseUrl: string,
   apiKey: string | undefined,
-  timeoutMs = 5_000,
   dialect?: Catalog.Dialect
 ): EmbeddingProvider.Connection => ({
   baseUrl,
   apiKey: apiKey === undefined ? undefined : Redacted.make(apiKey),
-  timeoutMs,
   ...(dialect !== undefined ? { dialect } : {})
 })
 
@@ -75,6 +74,9 @@ export const make = <FakeOptions>(subject: Subject<FakeOptions>) =>
   Effect.gen(function*() {
     const server = yield* FakeUpstream.scoped(() => subject.start(options.fake))
     const provider = yield* (options.make ?? subject.make)
-    const conn = connection(server.url, options.apiKey ?? subject.apiKey, options.timeoutMs, options.dialect)
-    return { server, provider, connection: conn, embed: (request) => provider.embed(conn, request) }
+    const conn = connection(server.url, options.apiKey ?? subject.apiKey, options.dialect)
+    // Within the time limit, as the gateway runs every upstream call.
+    const embed = (request: EmbeddingProvider.UpstreamRequest) =>
+      HeldAttempts.bounded(provider.embed(conn, request), options.timeoutMs ?? 5_000)
+    return { server, provider, connection: conn, embed }
   })

@@ -180,9 +180,9 @@ export type UpstreamRequest = typeof UpstreamRequest.Type
  * `baseUrl` includes the API's version segment (`https://api.openai.com/v1`,
  * `https://api.cohere.com/v2`, `https://api.voyageai.com/v1`,
  * `https://generativelanguage.googleapis.com/v1beta`); each adapter appends its own path.
- * `headers` are sent with every request, after the adapter's own. `timeoutMs` bounds one attempt
- * from the first byte sent to the last byte of the answer read. `dialect` is the catalog's flavour
- * of an OpenAI-compatible API (`generic` when absent); other adapters ignore it.
+ * `headers` are sent with every request, after the adapter's own. `dialect` is the catalog's
+ * flavour of an OpenAI-compatible API (`generic` when absent); other adapters ignore it. An
+ * attempt's time limit is kept around the adapter's call by the gateway, not by the adapter.
  *
  * @since 0.1.0
  */
@@ -190,7 +190,6 @@ export interface Connection {
   readonly baseUrl: string
   readonly apiKey: Redacted.Redacted<string> | undefined
   readonly headers?: Readonly<Record<string, string>>
-  readonly timeoutMs: number
   readonly dialect?: Dialect
 }
 

@@ -8,7 +8,9 @@
  * outcome, its latency on the `Clock`, and for a failure the reason, the status the caller would
  * get and the provider's redacted message. An {@link UpstreamError} whose class is
  * `next_provider` moves on; `stop` ends the run. When no attempt succeeds the run fails with
- * {@link UpstreamFailed}, which carries the last failure and every report.
+ * {@link UpstreamFailed}, which carries the last failure and every report. An attempt that fails
+ * with an error of another kind (the request's own time limit, say) ends the run with that error,
+ * unreported.
  *
  * `observe` sees every finished attempt as it ends (the gateway records endpoint health there),
  * so a run cut short by a time limit has still reported what it tried.
@@ -20,7 +22,7 @@
 import { Clock, Data, Effect, Exit, Option } from "effect"
 import type { ApiError } from "../errors/ApiError.ts"
 import type { Candidate } from "../routing/Candidates.ts"
-import { type AttemptContext, describe, toApiError, type UpstreamError } from "./UpstreamError.ts"
+import { type AttemptContext, describe, toApiError, UpstreamError } from "./UpstreamError.ts"
 
 /**
  * One attempt of a request, for the routing explanation.
@@ -102,11 +104,11 @@ const contextOf = (attempt: Attempt): AttemptContext => ({ provider: attempt.can
  *
  * @since 0.1.0
  */
-export const run = <A, R, R2 = never>(
+export const run = <A, R, R2 = never, E = never>(
   attempts: ReadonlyArray<Attempt>,
-  call: (attempt: Attempt) => Effect.Effect<A, UpstreamError, R>,
+  call: (attempt: Attempt) => Effect.Effect<A, UpstreamError | E, R>,
   observe: (observed: Observed<A>) => Effect.Effect<void, never, R2> = () => Effect.void
-): Effect.Effect<Served<A>, UpstreamFailed, R | R2> =>
+): Effect.Effect<Served<A>, UpstreamFailed | E, R | R2> =>
   Effect.gen(function*() {
     const reports: Array<AttemptReport> = []
     let last: { readonly attempt: Attempt; readonly error: UpstreamError } | undefined
@@ -123,6 +125,8 @@ export const run = <A, R, R2 = never>(
       }
       const error = Option.getOrUndefined(Exit.findErrorOption(exit))
       if (error === undefined) return yield* Effect.die(Exit.isFailure(exit) ? exit.cause : "attempt ended without a result")
+      // Not the upstream's failure (the request's own time ran out): the run ends with it, unreported.
+      if (!(error instanceof UpstreamError)) return yield* Effect.fail(error)
       yield* observe({ _tag: "Failure", attempt, error, at, latencyMs })
       reports.push({
         endpoint: candidate.id,

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber } from "effect"
+import { Data, Effect, Exit, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import { builtin } from "../../src/catalog/BuiltinCatalog.ts"
 import { type Candidate, endpointId } from "../../src/routing/Candidates.ts"
@@ -108,5 +108,25 @@ describe("Fallback.run", () => {
       }))
       assert.isTrue(Exit.isFailure(exit))
       assert.strictEqual(calls.length, 1)
+    }))
+
+  it.effect("an error of another kind than the upstream's ends the run with it, unreported", () =>
+    Effect.gen(function*() {
+      class Deadline extends Data.TaggedError("Deadline")<{}> {}
+      const calls: Array<string> = []
+      const observed: Array<string> = []
+      const exit = yield* Effect.exit(Fallback.run(
+        attempts,
+        (a) => {
+          calls.push(a.candidate.id)
+          return calls.length === 1 ? UpstreamError.timeout(100) : Effect.fail(new Deadline())
+        },
+        (o) => Effect.sync(() => observed.push(o._tag))
+      ))
+      assert.isTrue(Exit.isFailure(exit))
+      assert.strictEqual(Exit.isFailure(exit) ? (exit.cause.reasons[0] as { readonly error: unknown }).error instanceof Deadline : false, true)
+      // The first attempt timed out and was reported; the second ended the run; the third never ran.
+      assert.deepStrictEqual(calls, [candidates[0]!.id, candidates[1]!.id])
+      assert.deepStrictEqual(observed, ["Failure"])
     }))
 })
