@@ -125,6 +125,26 @@ export const record = Effect.fnUntraced(function*(
   return shape(request, prepared, outcome, { id, costNanos: 0n, upstreamAtto: 0n })
 })
 
+// The primary's width is worked out only when a fallback served: the attempt sent it already.
+const spaceChange = (
+  request: EmbeddingRequest.EmbeddingRequest,
+  primary: RoutePlan.Plan["attempts"][number],
+  served: RoutePlan.Plan["attempts"][number],
+  dimensions: number
+): VectorSpaceChange | undefined => {
+  if (primary.id === served.id) return undefined
+  const primaryDimensions = EndpointParameters.forEndpoint(request, primary.endpoint).width
+  if (primaryDimensions === dimensions && primary.endpoint.quantization === served.endpoint.quantization) return undefined
+  return {
+    primary: primary.id,
+    primary_dimensions: primaryDimensions,
+    primary_quantization: primary.endpoint.quantization,
+    served_by: served.id,
+    dimensions,
+    quantization: served.endpoint.quantization
+  }
+}
+
 const shape = (
   request: EmbeddingRequest.EmbeddingRequest,
   prepared: Prepared,
@@ -134,10 +154,6 @@ const shape = (
   const { attempt: { candidate, byok: isByok }, value: result } = outcome
   const { id, upstreamAtto } = charged
   const dimensions = widthOf(result.embeddings)
-  const primary = prepared.plan.attempts[0]!
-  const primaryDimensions = EndpointParameters.forEndpoint(request, primary.endpoint).width
-  const changed = primary.id !== candidate.id &&
-    (primaryDimensions !== dimensions || primary.endpoint.quantization !== candidate.endpoint.quantization)
   const sorted = [...result.embeddings].sort((a, b) => a.index - b.index)
   return {
     id,
@@ -155,16 +171,7 @@ const shape = (
     isByok,
     plan: prepared.plan,
     attempts: outcome.reports,
-    vectorSpaceChange: changed
-      ? {
-        primary: primary.id,
-        primary_dimensions: primaryDimensions,
-        primary_quantization: primary.endpoint.quantization,
-        served_by: candidate.id,
-        dimensions,
-        quantization: candidate.endpoint.quantization
-      }
-      : undefined,
+    vectorSpaceChange: spaceChange(request, prepared.plan.attempts[0]!, candidate, dimensions),
     cache: {
       outcome: CachePolicy.outcome(prepared.cachePolicy, UpstreamInput.count(prepared.input), result.cachedItems),
       items: result.cachedItems,
