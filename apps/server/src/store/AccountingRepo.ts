@@ -152,8 +152,9 @@ export const make = (options: AccountingOptions = {}) =>
     /** Idle leases on their way back to the store: kept (and tried again) until a hand-back succeeds. */
     const returning = new Set<LeaseEntry>()
     let liveProcesses = 1
-    // Settlements under way in this process, by generation id: a second settle waits for the first.
-    const settling = new Map<string, Deferred.Deferred<Settlement, StoreUnavailable>>()
+    // Settlements under way in this process, by generation id: a second settle waits for the first,
+    // on a deferred made only then (ids are fresh, so almost every settlement is alone: `null`).
+    const settling = new Map<string, Deferred.Deferred<Settlement, StoreUnavailable> | null>()
 
     const noDiskWait = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.provideService(self, PgliteDurability.NoDiskWait, true)
 
@@ -389,17 +390,21 @@ export const make = (options: AccountingOptions = {}) =>
     /** Runs a settlement once per generation id in this process; a second call waits for the first. */
     const once = (generationId: string, run: Effect.Effect<Settlement, StoreUnavailable>) =>
       Effect.suspend(() => {
-        const earlier = settling.get(generationId)
+        let earlier = settling.get(generationId)
         if (earlier !== undefined) {
+          if (earlier === null) {
+            earlier = Deferred.makeUnsafe<Settlement, StoreUnavailable>()
+            settling.set(generationId, earlier)
+          }
           return Effect.map(Deferred.await(earlier), (s): Settlement => ({ ...s, capped: false, duplicate: true }))
         }
-        const done = Deferred.makeUnsafe<Settlement, StoreUnavailable>()
-        settling.set(generationId, done)
+        settling.set(generationId, null)
         return run.pipe(
           Effect.onExit((exit) =>
             Effect.sync(() => {
-              Deferred.doneUnsafe(done, exit)
+              const waiting = settling.get(generationId)
               settling.delete(generationId)
+              if (waiting != null) Deferred.doneUnsafe(waiting, exit)
             })
           )
         )

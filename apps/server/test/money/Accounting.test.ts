@@ -134,6 +134,25 @@ layer(Live, { timeout: 120_000, excludeTestServices: true })(`accounting under c
       assert.strictEqual((yield* accounting.credits(key.workspaceId)).totalUsageNanos, 60n)
     }))
 
+  it.effect("settling one generation id twice at once writes one row; the later call waits for the first and says duplicate", () =>
+    Effect.gen(function*() {
+      const accounting = yield* Accounting
+      const key = yield* seedKey({ limitNanos: 1000n })
+      yield* accounting.addCredits({ workspaceId: key.workspaceId, amountNanos: 1000n, note: null, grantedByKeyId: null })
+      const reservation = yield* accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 100n, byok: false })
+      const generationId = gen()
+      const [first, second, third] = yield* Effect.all([
+        settle(reservation, 60n, { generationId }),
+        settle(reservation, 90n, { generationId }),
+        settle(reservation, 30n, { generationId })
+      ], { concurrency: "unbounded" })
+      assert.deepStrictEqual([first!.costNanos, first!.duplicate], [60n, false])
+      assert.deepStrictEqual([second!.costNanos, second!.duplicate, third!.costNanos, third!.duplicate], [60n, true, 60n, true])
+      const sums = yield* ledgerSums(key.keyId)
+      assert.deepStrictEqual([sums.rows, sums.total], [1, 60n])
+      assert.strictEqual((yield* usage(key)).limit_remaining, 940e-9)
+    }))
+
   it.effect("a cost above the hold is charged only up to the hold plus the room left, and says so", () =>
     Effect.gen(function*() {
       const accounting = yield* Accounting
