@@ -1,4 +1,3 @@
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Api } from "@switchyard/core/api/Api"
 import { Config, Effect, Layer, Option } from "effect"
@@ -14,6 +13,7 @@ import { Embeddings } from "./embeddings/Embeddings.ts"
 import { EndpointHealth } from "./embeddings/EndpointHealth.ts"
 import { Workspaces } from "./embeddings/Workspaces.ts"
 import { Adapters } from "./providers/Adapters.ts"
+import * as UpstreamHttp from "./providers/UpstreamHttp.ts"
 import { ByokHandlers } from "./handlers/Byok.ts"
 import { CreditsHandlers } from "./handlers/Credits.ts"
 import { EmbeddingsHandlers } from "./handlers/Embeddings.ts"
@@ -76,7 +76,7 @@ const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Rerank.layer, Broadcast.
   Layer.provideMerge(Workspaces.layer),
   Layer.provideMerge(EndpointHealth.layer),
   Layer.provideMerge(CatalogLoader.layer),
-  Layer.provide(NodeHttpClient.layerUndici)
+  Layer.provide(UpstreamHttp.clientLayer)
 )
 
 const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive.layer, EmbeddingsHandlers, RerankHandlers, CohereHandlers, ModelsHandlers,

@@ -1,8 +1,9 @@
 import type { EmbeddingProvider } from "@switchyard/core"
 import * as UpstreamAnswer from "@switchyard/core/upstream/UpstreamAnswer"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
-import { Clock, Effect, Schema } from "effect"
-import { type HttpClient, type HttpClientError, HttpClientRequest } from "effect/http"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { Clock, Effect, Layer, Schema } from "effect"
+import { HttpClient, type HttpClientError, HttpClientRequest } from "effect/http"
 
 export interface PostOptions {
   readonly connection: EmbeddingProvider.Connection
@@ -12,6 +13,16 @@ export interface PostOptions {
 }
 
 const maxBodyChars = 8192
+
+/**
+ * The HTTP client of every upstream call (and of broadcast deliveries): undici over one
+ * dispatcher. Built without `NodeHttpClient.layerUndici`'s merged context, which copies every
+ * service of the layer's context into each response's context (a new Map of all of them per
+ * call): the client takes its dispatcher when made and needs nothing else.
+ */
+export const clientLayer: Layer.Layer<HttpClient.HttpClient> = Layer.effect(HttpClient.HttpClient, NodeHttpClient.makeUndici).pipe(
+  Layer.provide(NodeHttpClient.layerDispatcher)
+)
 
 /**
  * The headers that carry upstream credentials, never written into a trace (the tracing layer

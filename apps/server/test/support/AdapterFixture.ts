@@ -1,16 +1,16 @@
-import { NodeHttpClient } from "@effect/platform-node"
 import type { EmbeddingProvider } from "@switchyard/core"
 import type * as Catalog from "@switchyard/core/catalog/Catalog"
 import type * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Effect, Redacted, type Scope } from "effect"
 import type { HttpClient } from "effect/http"
+import * as UpstreamHttp from "../../src/providers/UpstreamHttp.ts"
 import * as HeldAttempts from "../../src/routing/HeldAttempts.ts"
 import * as FakeUpstream from "../fakes/FakeUpstream.ts"
 
 /**
  * The real HTTP client the adapters use in production, over undici.
  */
-export const httpClient = NodeHttpClient.layerUndici
+export const httpClient = UpstreamHttp.clientLayer
 
 /**
  * Runs a test's effect the way every adapter test needs it: in its own scope (the fake upstream
