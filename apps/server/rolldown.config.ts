@@ -2,10 +2,16 @@ import { type BuildOptions, defineConfig } from "rolldown"
 
 const source = (path: string) => new URL(path, import.meta.url).pathname
 
+const inBundle = /^(effect|@effect\/)/u
+
 /**
  * The production bundle: the server's and core's TypeScript as plain JavaScript in `dist/`, run
- * by `node dist/main.mjs`. npm dependencies stay imports (PGlite loads its WebAssembly and data
- * files next to its own module); the intern program is a second entry, started as its own process.
+ * by `node dist/main.mjs`, with Effect (`effect`, `@effect/*`) inside it and its doc comments left
+ * out: the process then holds the code it uses instead of every Effect module's source, about 16 MB
+ * less heap at idle. The other npm dependencies stay imports (PGlite loads its WebAssembly and data
+ * files next to its own module; undici and ws are CommonJS packages that do not survive bundling,
+ * so they are dependencies of this package). The intern program is a second entry, started as its
+ * own process.
  */
 const options = {
   input: {
@@ -13,7 +19,7 @@ const options = {
     "runtime/InternProcess": source("src/interns/runtime/InternProcess.ts")
   },
   platform: "node",
-  external: (id: string) => !id.startsWith(".") && !id.startsWith("/") && !id.startsWith("@switchyard/"),
+  external: (id: string) => !id.startsWith(".") && !id.startsWith("/") && !id.startsWith("@switchyard/") && !inBundle.test(id),
   output: {
     dir: source("dist"),
     // Chunk names carry a content hash: the chunks of earlier builds go.
@@ -23,7 +29,8 @@ const options = {
     banner: (chunk) => (chunk.name === "main" ? "#!/usr/bin/env node" : ""),
     entryFileNames: "[name].mjs",
     chunkFileNames: "[name]-[hash].mjs",
-    sourcemap: true
+    sourcemap: true,
+    comments: { jsdoc: false, legal: false, annotation: false }
   }
 } satisfies BuildOptions
 
