@@ -25,6 +25,8 @@ export interface BenchOptions {
   readonly serverMain: string | undefined
   /** Runs of `switchyard --help` to time from the installed CLI bundle (0: none). */
   readonly cliRuns: number
+  /** Seconds every started process stays idle (after it went quiet) before the idle RSS is read. */
+  readonly idleWaitSeconds: number
   readonly log: (line: string) => void
 }
 
@@ -279,14 +281,16 @@ export const run = async (options: BenchOptions): Promise<Report.Report> => {
     // Before any other benchmark process starts: the command's launch has the machine to itself.
     const cliHelpMs = options.cliRuns > 0 ? await CliHelp.measure(options.cliRuns, options.log) : undefined
     await startAll(options, targets, started)
-    // Idle after start: every process started and quiet, before any request.
+    // Idle after start: every process started, quiet, and left idle a while (V8 gives back the
+    // heap start-up grew once it has been idle for some seconds), before any request.
     await quiesce(started.children.map((c) => c.pid))
+    await sleep(options.idleWaitSeconds * 1000)
     const idleRssMb: Partial<Record<TargetId, number>> = {}
     for (const target of ["switchyard", "switchyard-pg"] as const) {
       const pid = started.pids[target]
       if (pid !== undefined) idleRssMb[target] = ProcStats.rssBytes(pid) / 2 ** 20
     }
-    options.log(`idle RSS after start: ${Object.entries(idleRssMb).map(([t, mb]) => `${t} ${mb.toFixed(0)} MB`).join(", ")}`)
+    options.log(`idle RSS ${options.idleWaitSeconds} s after start: ${Object.entries(idleRssMb).map(([t, mb]) => `${t} ${mb.toFixed(0)} MB`).join(", ")}`)
     const samples: Array<Report.Sample> = []
     const summaries: Array<Report.CellSummary> = []
     let peakPerCell = true
@@ -364,6 +368,7 @@ export const run = async (options: BenchOptions): Promise<Report.Report> => {
       },
       cells: summaries,
       idleRssMb,
+      idleWaitSeconds: options.idleWaitSeconds,
       ...(cliHelpMs !== undefined ? { cliHelpMs } : {}),
       checks: Report.checks(summaries, samples, idleRssMb, cliHelpMs),
       samples

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
@@ -13,7 +13,24 @@ import * as PeerInstall from "./PeerInstall.ts"
 export const repoRoot = NodePath.resolve(NodePath.dirname(fileURLToPath(import.meta.url)), "..", "..")
 
 const serveScript = NodePath.join(repoRoot, "bench", "src", "serve.ts")
-const switchyardMain = NodePath.join(repoRoot, "apps", "server", "src", "main.ts")
+const serverDir = NodePath.join(repoRoot, "apps", "server")
+let bundle: string | undefined
+
+/**
+ * The server as `pnpm start` runs it: its production bundle (`dist/main.mjs`), built here with the
+ * server's own rolldown config into a folder of the bench's (under the server's
+ * `node_modules/.cache`, where its dependencies resolve), so that a build of `dist/` running at
+ * the same time, as the server's tests do, is neither disturbed nor disturbing.
+ */
+const switchyardBundle = (): string => {
+  if (bundle !== undefined) return bundle
+  const out = NodePath.join(serverDir, "node_modules", ".cache", "switchyard-bench", "dist")
+  const cli = NodePath.join(serverDir, "node_modules", "rolldown", "bin", "cli.mjs")
+  const built = spawnSync(process.execPath, [cli, "-c", "rolldown.config.ts", "-d", out], { cwd: serverDir, encoding: "utf8" })
+  if (built.status !== 0) throw new Error(`building the server's bundle failed:\n${built.stdout}${built.stderr}`)
+  bundle = NodePath.join(out, "main.mjs")
+  return bundle
+}
 
 /**
  * The Node flags of the server's `start` script (`node <flags> src/main.ts`), so that the bench
@@ -231,8 +248,8 @@ export interface Switchyard extends Child {
 const newSecret = () => `sk-sy-v1-${Crypto.randomBytes(32).toString("hex")}`
 
 /**
- * Switchyard as an operator runs it (`pnpm start`: node with the start script's flags on
- * `apps/server/src/main.ts`), on the embedded store in a
+ * Switchyard as an operator runs it (`pnpm start`: node with the start script's flags on the
+ * production bundle), on the embedded store in a
  * fresh data directory, or on the PostgreSQL database given; its workspace gets credits so that
  * priced requests are reserved and settled.
  */
@@ -244,7 +261,7 @@ export const startSwitchyard = async (options: {
   readonly width: number
   readonly databaseUrl?: string
   readonly cpuProfileDir?: string
-  /** Another entry point than this checkout's `apps/server/src/main.ts` (to compare a change). */
+  /** Another entry point than this checkout's production bundle (to compare a change). */
   readonly main?: string
   /**
    * `SWITCHYARD_LOG_LEVEL`: `info` (the default: one access line per request) or `warn` (no
@@ -290,7 +307,7 @@ export const startSwitchyard = async (options: {
     ...options.env
   })
   const profile = options.cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`]
-  const child = spawnNode({ name: options.name, port, args: [...switchyardStartFlags(), ...profile, ...(options.nodeFlags ?? []), options.main ?? switchyardMain], env, logDir: options.logDir })
+  const child = spawnNode({ name: options.name, port, args: [...switchyardStartFlags(), ...profile, ...(options.nodeFlags ?? []), options.main ?? switchyardBundle()], env, logDir: options.logDir })
   const base = `http://127.0.0.1:${port}/api/v1`
   try {
     await waitReady(child, async () => (await fetch(`${base}/openapi.json`, { signal: AbortSignal.timeout(2_000) })).ok, 300_000)

@@ -72,6 +72,8 @@ export interface Report {
   readonly cells: ReadonlyArray<CellSummary>
   /** Each Switchyard process's RSS once started and idle, before any load, in MB. */
   readonly idleRssMb?: Partial<Record<TargetId, number>>
+  /** How long the processes stayed idle after going quiet before that RSS was read, in seconds. */
+  readonly idleWaitSeconds?: number
   /** Each timed run of `switchyard --help` from the installed CLI bundle, in ms (none with `--no-cli`). */
   readonly cliHelpMs?: ReadonlyArray<number>
   readonly checks: ReadonlyArray<Check>
@@ -154,9 +156,11 @@ const check = (
 })
 
 /**
- * The issue's bar, each a ratio within this one run, for Switchyard on PGlite and (when measured)
- * on PostgreSQL: small c=16 against the floor and the peer, large c=16 against the floor, the
- * added p50 at c=1 against the floor's, peak RSS under load and RSS idle after start.
+ * The bars of issue 31 ("the request path, lean"), each a ratio within this one run, for
+ * Switchyard on PGlite and (when measured) on PostgreSQL: small c=16 req/s against the floor's
+ * and the peer's, small c=16 CPU per request against the floor's, large c=16 req/s against the
+ * floor's, the added p50 at c=1 against the floor's, RSS idle after start, and the RSS growth
+ * under load (highest peak less idle) against the floor's highest peak.
  */
 export const checks = (
   cells: ReadonlyArray<CellSummary>,
@@ -174,14 +178,14 @@ export const checks = (
         `small-c1-added-p50-${target}`,
         `small c=1 (${label}): Switchyard's added p50 ÷ the floor's added p50`,
         floor !== undefined && floor > 0 ? sy / floor : undefined,
-        4,
+        3,
         "max",
         floor !== undefined ? `${ms(sy)} ms vs ${ms(floor)} ms over direct` : undefined
       ))
     }
     const bars: ReadonlyArray<readonly [CellId, "vsFloor" | "vsPeer", number]> = [
-      ["small-c16", "vsFloor", 0.2],
-      ["small-c16", "vsPeer", 2],
+      ["small-c16", "vsFloor", 0.25],
+      ["small-c16", "vsPeer", 3],
       ["large-c16", "vsFloor", 0.6]
     ]
     for (const [cell, against, limit] of bars) {
@@ -195,12 +199,36 @@ export const checks = (
         "min"
       ))
     }
-    const peaks = cells.flatMap((c) => c.targets.filter((t) => t.target === target).flatMap((t) => t.peakRssMb === undefined ? [] : [t.peakRssMb]))
-    if (peaks.length > 0) {
-      out.push(check(`peak-rss-${target}`, `Switchyard (${label}) peak RSS under load, MB (highest cell)`, Math.max(...peaks), 250, "max"))
+    const cpu = find(cells, "small-c16", target)?.cpuMsPerRequest?.median
+    const floorCpu = find(cells, "small-c16", "floor")?.cpuMsPerRequest?.median
+    if (cpu !== undefined) {
+      out.push(check(
+        `small-c16-cpu-${target}`,
+        `small-c16 (${label}): Switchyard CPU per request ÷ the floor's`,
+        floorCpu !== undefined && floorCpu > 0 ? cpu / floorCpu : undefined,
+        4,
+        "max",
+        floorCpu !== undefined ? `${cpu.toFixed(3)} ms vs ${floorCpu.toFixed(3)} ms` : undefined
+      ))
     }
     const idle = idleRssMb[target]
     if (idle !== undefined) out.push(check(`idle-rss-${target}`, `Switchyard (${label}) RSS idle after start, MB`, idle, 200, "max"))
+    const peakOf = (t: TargetId) => {
+      const peaks = cells.flatMap((c) => c.targets.filter((s) => s.target === t).flatMap((s) => s.peakRssMb === undefined ? [] : [s.peakRssMb]))
+      return peaks.length === 0 ? undefined : Math.max(...peaks)
+    }
+    const peak = peakOf(target)
+    const floorPeak = peakOf("floor")
+    if (peak !== undefined && idle !== undefined) {
+      out.push(check(
+        `rss-growth-${target}`,
+        `Switchyard (${label}) RSS growth under load (highest peak − idle) ÷ the floor's highest peak`,
+        floorPeak !== undefined && floorPeak > 0 ? (peak - idle) / floorPeak : undefined,
+        2,
+        "max",
+        floorPeak !== undefined ? `${(peak - idle).toFixed(0)} MB (peak ${peak.toFixed(0)} − idle ${idle.toFixed(0)}) vs ${floorPeak.toFixed(0)} MB` : undefined
+      ))
+    }
   }
   for (const target of ["switchyard", "switchyard-pg"] as const) {
     const statements = find(cells, "small-c16", target)?.statementsPerRequest
@@ -377,7 +405,7 @@ export const markdown = (report: Report): string =>
       report.machine.peakRssPerCell ? "" : " (here the lifetime high-water mark: this kernel does not reset it)"
     }.`,
     "",
-    `Switchyard runs as an operator runs it (\`pnpm start\`: \`node\` with the start script's flags on \`apps/server/src/main.ts\`): on embedded PGlite in a fresh data directory, serving a priced model from a workspace with credits (every request holds and settles), with \`SWITCHYARD_RATE_LIMIT=999999999/1s\` so the limiter runs without refusing. The workspace has the embeddings cache on, and every Switchyard row but the cached one sends \`x-switchyard-cache: bypass\`, so it goes upstream each time. The zero-priced rows use a model priced 0 on the same process: no hold, but the ledger row is still written. The rows with every item cached send the same priced requests to the same process without that header, after the validation request and the warm-up wrote every item to the cache (validation checks the answer says \`hit\`): no hold and no upstream call, but the ledger row (cost 0) is still written. The row with the access log off is a second Switchyard process, the same in every other way, started with \`SWITCHYARD_LOG_LEVEL=warn\` (access lines are \`info\`; validation checks that it writes none and the other process does); it only runs in ${accessLogCell}. Each Switchyard process logs JSON (\`SWITCHYARD_LOG_FORMAT=json\`) to standard output redirected to a file, as \`node … > switchyard.log\` would: Node writes to a file synchronously, one write(2) into the page cache per line, a real sink that costs about what a drained pipe does. The PostgreSQL rows (only when \`DATABASE_URL\` is set) use a throw-away database on that server; the database server's own CPU is not in CPU ms/req. The floor is a bare node:http pass-through; the peer is \`@portkey-ai/gateway\` 1.15.2 (headless, on 127.0.0.1) sent to the same upstream with its custom-host header. Every answer is first checked to carry exactly the upstream's vectors.`,
+    `Switchyard runs as an operator runs it (\`pnpm start\`: \`node\` with the start script's flags on the production bundle, built with the server's rolldown config): its idle RSS is read once every process has started, gone quiet and stayed idle ${report.idleWaitSeconds ?? 0} s more. It runs on embedded PGlite in a fresh data directory, serving a priced model from a workspace with credits (every request holds and settles), with \`SWITCHYARD_RATE_LIMIT=999999999/1s\` so the limiter runs without refusing. The workspace has the embeddings cache on, and every Switchyard row but the cached one sends \`x-switchyard-cache: bypass\`, so it goes upstream each time. The zero-priced rows use a model priced 0 on the same process: no hold, but the ledger row is still written. The rows with every item cached send the same priced requests to the same process without that header, after the validation request and the warm-up wrote every item to the cache (validation checks the answer says \`hit\`): no hold and no upstream call, but the ledger row (cost 0) is still written. The row with the access log off is a second Switchyard process, the same in every other way, started with \`SWITCHYARD_LOG_LEVEL=warn\` (access lines are \`info\`; validation checks that it writes none and the other process does); it only runs in ${accessLogCell}. Each Switchyard process logs JSON (\`SWITCHYARD_LOG_FORMAT=json\`) to standard output redirected to a file, as \`node … > switchyard.log\` would: Node writes to a file synchronously, one write(2) into the page cache per line, a real sink that costs about what a drained pipe does. The PostgreSQL rows (only when \`DATABASE_URL\` is set) use a throw-away database on that server; the database server's own CPU is not in CPU ms/req. The floor is a bare node:http pass-through; the peer is \`@portkey-ai/gateway\` 1.15.2 (headless, on 127.0.0.1) sent to the same upstream with its custom-host header. Every answer is first checked to carry exactly the upstream's vectors.`,
     "",
     "## Targets",
     "",

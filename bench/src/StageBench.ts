@@ -90,7 +90,8 @@ export const run = async (options: {
           ...(options.serverMain !== undefined ? { BENCH_EFFECT_FROM: options.serverMain } : {})
         },
         ...(databaseUrl !== undefined ? { databaseUrl, secretKey: Crypto.randomBytes(32).toString("base64") } : {}),
-        ...(options.serverMain !== undefined ? { main: options.serverMain } : {})
+        // The sources, not the bundle: stages are told apart by the files their frames come from.
+        main: options.serverMain ?? NodePath.join(repoRoot, "apps", "server", "src", "main.ts")
       })
       children.push(sy)
       const cell = cells.find((c) => c.id === "small-c16")!

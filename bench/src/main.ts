@@ -25,6 +25,7 @@ const { values } = parseArgs({
     cells: { type: "string" },
     targets: { type: "string" },
     "cli-runs": { type: "string" },
+    "idle-wait": { type: "string" },
     out: { type: "string" },
     summary: { type: "string" },
     "no-pg": { type: "boolean", default: false },
@@ -61,6 +62,7 @@ if (values.help) {
   --cells a,b        among ${cells.map((c) => c.id).join(", ")}
   --targets a,b      among ${Object.keys(targetLabels).join(", ")} (direct and floor always run)
   --cli-runs N       runs of \`switchyard --help\` from the installed CLI bundle (default 10, 3 with --quick; 0: none)
+  --idle-wait N      seconds the started processes stay idle before their idle RSS is read (default 30, 0 with --quick)
   --out DIR          where the JSON and Markdown go (default bench/results)
   --summary FILE     also write the Markdown there (default bench/RESULTS.md for a full run; "none" to skip)
   --no-pg            ignore DATABASE_URL (otherwise Switchyard also runs on that PostgreSQL server)
@@ -110,6 +112,7 @@ const seconds = number("seconds", values.seconds, values.profile ? 10 : quick ? 
 const runs = Math.round(number("runs", values.runs, quick ? 1 : 3, 1, 20))
 const warmupSeconds = number("warmup", values.warmup, quick ? 0.5 : 1, 0, 60)
 const cliRuns = Math.round(number("cli-runs", values["cli-runs"], quick ? 3 : 10, 0, 100))
+const idleWaitSeconds = number("idle-wait", values["idle-wait"], quick ? 0 : 30, 0, 600)
 const cellIds = list("cells", values.cells, cells.map((c) => c.id)) ?? cells.map((c) => c.id)
 const targets = list("targets", values.targets, Object.keys(targetLabels) as Array<TargetId>)
 const outDir = values.out === undefined ? NodePath.join(repoRoot, "bench", "results") : resolvePath(values.out)
@@ -214,7 +217,7 @@ if (values.profile) {
 }
 
 const perCell = cells.filter((c) => cellIds.includes(c.id)).reduce((n, c) => n + c.targets.length, 0)
-const budgetSeconds = perCell * (runs * (seconds + 1.5) + warmupSeconds + 2) + 300 + cliRuns * 5
+const budgetSeconds = perCell * (runs * (seconds + 1.5) + warmupSeconds + 2) + 300 + cliRuns * 5 + idleWaitSeconds
 const watchdog = setTimeout(() => {
   log(`the benchmark ran past its ${Math.round(budgetSeconds)} s budget: stopping`)
   process.kill(process.pid, "SIGTERM")
@@ -232,6 +235,7 @@ const report = await Bench.run({
   mode,
   serverMain,
   cliRuns,
+  idleWaitSeconds,
   log
 })
 clearTimeout(watchdog)

@@ -49,6 +49,22 @@ describe("Report", () => {
     const idle = checks.find((c) => c.id === "idle-rss-switchyard")!
     assert.strictEqual(idle.value, 210)
     assert.isFalse(idle.holds)
+    // CPU per request against the floor's: 0.5 ms each here.
+    const cpu = checks.find((c) => c.id === "small-c16-cpu-switchyard")!
+    assert.strictEqual(cpu.value, 1)
+    assert.isTrue(cpu.holds)
+  })
+
+  it("checks the RSS growth under load (highest peak less idle) against the floor's highest peak", () => {
+    const samples = [sample("direct", 0, 1000, 1), sample("floor", 0, 800, 1.5), sample("switchyard", 0, 400, 3)]
+    const cell = Report.summarise({ id: "small-c16", label: "small", connections: 16 }, ["direct", "floor", "switchyard"], samples, {
+      floor: 100 * 2 ** 20,
+      switchyard: 380 * 2 ** 20
+    }, [])
+    const growth = (idle: number) => Report.checks([cell], samples, { switchyard: idle }).find((c) => c.id === "rss-growth-switchyard")!
+    assert.strictEqual(growth(190).value, 1.9)
+    assert.isTrue(growth(190).holds)
+    assert.isFalse(growth(170).holds)
   })
 
   it("says a target was not measured rather than inventing a value", () => {
@@ -225,7 +241,7 @@ describe("pnpm bench", () => {
       const runs = report.samples.filter((s) => s.target === "switchyard")
       assert.strictEqual(runs.length, 2)
       assert.isAbove(runs.reduce((n, s) => n + s.okTotal, 0), 0)
-      assert.includeMembers(report.checks.map((c) => c.id), ["small-c1-added-p50-switchyard", "peak-rss-switchyard", "idle-rss-switchyard"])
+      assert.includeMembers(report.checks.map((c) => c.id), ["small-c1-added-p50-switchyard", "rss-growth-switchyard", "idle-rss-switchyard"])
       const markdown = Fs.readFileSync(NodePath.join(out, "latest.md"), "utf8")
       assert.include(markdown, "| target | req/s (min–max) |")
       assert.include(output, "## Targets")
