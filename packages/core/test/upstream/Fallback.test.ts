@@ -112,7 +112,7 @@ describe("Fallback.run", () => {
 
   it.effect("an error of another kind than the upstream's ends the run with it, unreported", () =>
     Effect.gen(function*() {
-      class Deadline extends Data.TaggedError("Deadline")<{}> {}
+      class Deadline extends Data.TaggedError("Deadline") {}
       const calls: Array<string> = []
       const observed: Array<string> = []
       const exit = yield* Effect.exit(Fallback.run(
