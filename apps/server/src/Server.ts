@@ -17,7 +17,7 @@ import { Adapters } from "./providers/Adapters.ts"
 import { ByokHandlers } from "./handlers/Byok.ts"
 import { CreditsHandlers } from "./handlers/Credits.ts"
 import { EmbeddingsHandlers, EmbeddingsRoute } from "./handlers/Embeddings.ts"
-import { CohereHandlers, RerankHandlers } from "./handlers/Rerank.ts"
+import { CohereHandlers, RerankHandlers, RerankRoute } from "./handlers/Rerank.ts"
 import { Rerank } from "./rerank/Rerank.ts"
 import { KeysHandlers } from "./handlers/Keys.ts"
 import { ModelsHandlers } from "./handlers/Models.ts"
@@ -87,7 +87,7 @@ const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, B
 /**
  * The model endpoints served by routes of their own, ahead of their HttpApi routes (DedicatedRoute.ts).
  */
-const DedicatedRoutes = EmbeddingsRoute.pipe(
+const DedicatedRoutes = Layer.mergeAll(EmbeddingsRoute, RerankRoute).pipe(
   Layer.provide(EmbeddingsLive),
   Layer.provide([AuthorizationLive.layer, SchemaErrorsLive.layer])
 )
