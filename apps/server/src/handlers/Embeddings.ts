@@ -1,15 +1,16 @@
 import { Api } from "@switchyard/core/api/Api"
-import type { CallerShape } from "@switchyard/core/api/Authorization"
+import type { Caller, CallerShape } from "@switchyard/core/api/Authorization"
 import * as CachePolicy from "@switchyard/core/cache/CachePolicy"
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import * as ModelListing from "@switchyard/core/catalog/ModelListing"
 import * as Money from "@switchyard/core/catalog/Money"
-import { BadRequest } from "@switchyard/core/errors/ApiError"
+import { type ApiError, BadRequest } from "@switchyard/core/errors/ApiError"
 import type { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
 import * as EmbeddingRequestSchema from "@switchyard/core/schema/EmbeddingRequest"
 import { Effect, Option, Result, Tracer } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
+import * as DedicatedRoute from "../http/DedicatedRoute.ts"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { type CallOptions, Embeddings, type Served } from "../embeddings/Embeddings.ts"
 import { Broadcast } from "../embeddings/Broadcast.ts"
@@ -155,25 +156,32 @@ const envelope = (served: Served, request: EmbeddingRequest, explain: boolean) =
 
 const multiModal = (request: EmbeddingRequest) => EmbeddingRequestSchema.inputModalities(request).length >= 2
 
+/**
+ * `POST /embeddings` from a decoded request of an authenticated caller to its answer: what the
+ * HttpApi route and the dedicated route (`EmbeddingsRoute`) both run.
+ */
+const create = Effect.gen(function*() {
+  const serve = serveWith(yield* Embeddings, yield* Broadcast)
+  // A model named without its vendor becomes the one served model of that name (after the key
+  // check, so a management key still gets its 403 first).
+  const resolved = resolveModel(yield* CurrentCatalog)
+  return Effect.fnUntraced(function*(payload: EmbeddingRequest, request: HttpServerRequest.HttpServerRequest) {
+    const caller = yield* requireStandardKey
+    const answer = yield* serve(caller, yield* resolved(payload), request.headers)
+    return HttpServerResponse.uint8Array(answer.body, { contentType: "application/json", headers: answer.headers })
+  })
+})
+
 export const EmbeddingsHandlers = HttpApiBuilder.group(
   Api,
   "embeddings",
   Effect.fn(function*(handlers) {
     const embeddings = yield* Embeddings
     const loaded = yield* CurrentCatalog
-    const serve = serveWith(embeddings, yield* Broadcast)
-    // A model named without its vendor becomes the one served model of that name (after the key
-    // check, so a management key still gets its 403 first).
+    const serve = yield* create
     const resolved = resolveModel(loaded)
     return handlers
-      .handle("create", ({ payload }) =>
-        Effect.gen(function*() {
-          const caller = yield* requireStandardKey
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const answer = yield* serve(caller, yield* resolved(payload), request.headers)
-          return HttpServerResponse.uint8Array(answer.body, { contentType: "application/json", headers: answer.headers }) as never
-        })
-      )
+      .handle("create", ({ payload, request }) => serve(payload, request) as Effect.Effect<never, ApiError, Caller>)
       .handle("plan", ({ payload }) =>
         Effect.gen(function*() {
           const caller = yield* requireStandardKey
@@ -193,3 +201,13 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
       )
   })
 )
+
+/**
+ * `POST /api/v1/embeddings` on a route of its own, ahead of the HttpApi route (DedicatedRoute.ts).
+ */
+export const EmbeddingsRoute = DedicatedRoute.layer({
+  api: Api,
+  group: Api.groups.embeddings,
+  endpoint: Api.groups.embeddings.endpoints.create,
+  handler: create
+})

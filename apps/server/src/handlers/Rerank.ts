@@ -1,4 +1,6 @@
 import { Api } from "@switchyard/core/api/Api"
+import type { Caller } from "@switchyard/core/api/Authorization"
+import type { ApiError } from "@switchyard/core/errors/ApiError"
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import * as ModelListing from "@switchyard/core/catalog/ModelListing"
 import * as RerankRequest from "@switchyard/core/schema/RerankRequest"
@@ -7,6 +9,7 @@ import type { RerankResponse } from "@switchyard/core/schema/RerankResponse"
 import { Effect } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
+import * as DedicatedRoute from "../http/DedicatedRoute.ts"
 import { CurrentCatalog, type LoadedCatalog } from "../catalog/CatalogLoader.ts"
 import * as TraceContext from "../embeddings/TraceContext.ts"
 import { Rerank, type Reranked } from "../rerank/Rerank.ts"
@@ -90,6 +93,20 @@ const serveWith = (rerank: Rerank["Service"], loaded: LoadedCatalog) => {
   })
 }
 
+/**
+ * `POST /rerank` from a decoded request to its answer (the key is checked first): what the HttpApi
+ * route and the dedicated route (`RerankRoute`) both run.
+ */
+const create = Effect.gen(function*() {
+  const serve = serveWith(yield* Rerank, yield* CurrentCatalog)
+  return Effect.fnUntraced(function*(payload: RerankRequest.RerankRequest, request: HttpServerRequest.HttpServerRequest) {
+    const answer = yield* serve(payload, request.headers)
+    return HttpServerResponse.jsonUnsafe(body(answer.served, answer.request, truthy(request.headers[explainHeader])), {
+      headers: answer.headers
+    })
+  })
+})
+
 export const RerankHandlers = HttpApiBuilder.group(
   Api,
   "rerank",
@@ -97,7 +114,7 @@ export const RerankHandlers = HttpApiBuilder.group(
     const rerank = yield* Rerank
     const loaded = yield* CurrentCatalog
     const resolved = resolveModel(loaded)
-    const serve = serveWith(rerank, loaded)
+    const serve = yield* create
     return handlers.handle("listModels", ({ query }) =>
       Effect.succeed(ModelListing.list(loaded.catalog, {
         tasks: ["rerank"],
@@ -115,17 +132,19 @@ export const RerankHandlers = HttpApiBuilder.group(
         const dry = yield* rerank.dryRun(caller, yield* resolved(payload), { seed }).pipe(answerPlan)
         return planReport("rerank", dry.plan, { tokens: dry.tokenBound, worstNanos: dry.worstNanos })
       })
-    ).handle("create", ({ payload }) =>
-      Effect.gen(function*() {
-        const headers = (yield* HttpServerRequest.HttpServerRequest).headers
-        const answer = yield* serve(payload, headers)
-        return HttpServerResponse.jsonUnsafe(body(answer.served, answer.request, truthy(headers[explainHeader])), {
-          headers: answer.headers
-        }) as never
-      })
-    )
+    ).handle("create", ({ payload, request }) => serve(payload, request) as Effect.Effect<never, ApiError, Caller>)
   })
 )
+
+/**
+ * `POST /api/v1/rerank` on a route of its own, ahead of the HttpApi route (DedicatedRoute.ts).
+ */
+export const RerankRoute = DedicatedRoute.layer({
+  api: Api,
+  group: Api.groups.rerank,
+  endpoint: Api.groups.rerank.endpoints.create,
+  handler: create
+})
 
 /**
  * Cohere's v2 rerank (`POST /api/v2/rerank`): the request read as a `POST /rerank` whose

@@ -2,7 +2,7 @@ import { SchemaErrors } from "@switchyard/core/api/SchemaErrors"
 import * as DecodeIssue from "@switchyard/core/schema/DecodeIssue"
 import { BadRequest } from "@switchyard/core/errors/ApiError"
 import { Effect } from "effect"
-import { HttpApiMiddleware } from "effect/http-api"
+import { type HttpApiError, HttpApiMiddleware } from "effect/http-api"
 
 const what = {
   Params: "path parameter",
@@ -15,9 +15,10 @@ const what = {
  * A request that fails its schema answers 400 with the envelope: the message names each field and
  * the rule it broke (`Invalid request body: model: Missing key; input[2]: ...`) and
  * `metadata.issues` lists them as `{ path, message }`. A response that fails its own schema is the
- * gateway's bug: 500, logged, with nothing of the value in the answer.
+ * gateway's bug: 500, logged, with nothing of the value in the answer. The API's middleware and
+ * the dedicated model routes (DedicatedRoute.ts) both answer through it.
  */
-export const layer = HttpApiMiddleware.layerSchemaErrorTransform(SchemaErrors, (error) => {
+export const transform = (error: HttpApiError.HttpApiSchemaError): Effect.Effect<never, BadRequest> => {
   if (error.kind === "Body" || error.kind === "ResponseHeaders") {
     return Effect.logError("A response failed its own schema", error.cause.message).pipe(
       Effect.andThen(Effect.die(error))
@@ -35,4 +36,6 @@ export const layer = HttpApiMiddleware.layerSchemaErrorTransform(SchemaErrors, (
       metadata: { kind: error.kind.toLowerCase(), issues }
     })
   )
-})
+}
+
+export const layer = HttpApiMiddleware.layerSchemaErrorTransform(SchemaErrors, transform)
