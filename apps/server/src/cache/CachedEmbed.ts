@@ -122,13 +122,8 @@ export const lookupAll = (options: {
       return items.map((digest) => keyOf(space, digest))
     })
     if (!policy.read) return keyed.map((keys) => ({ keys, hits: keys.map(() => undefined) }))
-    const found = yield* cache.getMany(keyed.flat())
-    let at = 0
-    return keyed.map((keys) => {
-      const hits = found.slice(at, at + keys.length)
-      at += keys.length
-      return { keys, hits }
-    })
+    const found = yield* cache.getMany(keyed)
+    return keyed.map((keys, i) => ({ keys, hits: found[i]! }))
   })
 
 const served = (found: Lookup, encoding: "float" | "base64") => {

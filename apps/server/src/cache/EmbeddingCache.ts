@@ -35,7 +35,13 @@ const memoryTtl = Duration.minutes(5)
  * fails a request.
  */
 export class EmbeddingCache extends Context.Service<EmbeddingCache, {
-  readonly getMany: (keys: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Entry | undefined>>
+  /**
+   * The entries of groups of keys (a group: the items of a request at one endpoint), in one read of
+   * the store. Memory is read first; the store is read only for the groups before the first group
+   * memory holds whole: that group serves its request, so the groups after it are given as memory
+   * has them.
+   */
+  readonly getMany: (groups: ReadonlyArray<ReadonlyArray<string>>) => Effect.Effect<ReadonlyArray<ReadonlyArray<Entry | undefined>>>
   /** `true` when the store took the entries; `false` (logged) when it failed. */
   readonly setMany: (entries: ReadonlyArray<readonly [key: string, entry: Entry]>) => Effect.Effect<boolean>
 }>()("@switchyard/server/cache/EmbeddingCache") {
@@ -152,21 +158,32 @@ const layerWith = <R>(evict: Evict<R>) =>
             Effect.catch((cause) => Effect.as(warn("reading")(cause), keys.map(() => undefined)))
           )
 
-      const getMany = (keys: ReadonlyArray<string>) =>
+      const getMany = (groups: ReadonlyArray<ReadonlyArray<string>>) =>
         Effect.gen(function*() {
-          const found: Array<Entry | undefined> = []
-          const absent: Array<number> = []
-          for (const [i, key] of keys.entries()) {
-            const entry = Option.getOrUndefined(yield* Cache.getOption(memory, key))
-            found.push(entry)
-            if (entry === undefined) absent.push(i)
+          const found: Array<Array<Entry | undefined>> = []
+          // Where each key memory lacks sits, in the groups that need the store.
+          const absent: Array<readonly [group: number, item: number]> = []
+          let whole = false
+          for (const [g, keys] of groups.entries()) {
+            const entries: Array<Entry | undefined> = []
+            const missing: Array<readonly [number, number]> = []
+            for (const [i, key] of keys.entries()) {
+              const entry = Option.getOrUndefined(yield* Cache.getOption(memory, key))
+              entries.push(entry)
+              if (entry === undefined) missing.push([g, i])
+            }
+            found.push(entries)
+            if (whole) continue
+            if (missing.length === 0 && keys.length > 0) whole = true
+            else absent.push(...missing)
           }
           if (absent.length === 0) return found
-          const stored = yield* fromStore(absent.map((i) => keys[i]!))
+          const stored = yield* fromStore(absent.map(([g, i]) => groups[g]![i]!))
           for (const [j, entry] of stored.entries()) {
             if (entry === undefined) continue
-            found[absent[j]!] = entry
-            yield* remember(keys[absent[j]!]!, entry)
+            const [g, i] = absent[j]!
+            found[g]![i] = entry
+            yield* remember(groups[g]![i]!, entry)
           }
           return found
         })

@@ -23,9 +23,9 @@ describe(`embeddings cache store (${storeKind})`, () => {
       yield* cache.setMany([["a", entry(1)], ["b", entry(2)]])
       yield* TestClock.adjust("30 seconds")
       yield* cache.setMany([["c", entry(3)]])
-      assert.deepStrictEqual(yield* cache.getMany(["a", "b", "c", "d"]), [entry(1), entry(2), entry(3), undefined])
+      assert.deepStrictEqual(yield* cache.getMany([["a", "b", "c", "d"]]), [[entry(1), entry(2), entry(3), undefined]])
       yield* TestClock.adjust("31 seconds")
-      assert.deepStrictEqual(yield* cache.getMany(["a", "b", "c"]), [undefined, undefined, entry(3)])
+      assert.deepStrictEqual(yield* cache.getMany([["a", "b", "c"]]), [[undefined, undefined, entry(3)]])
     }).pipe(Effect.provide(cacheLayer({ SWITCHYARD_CACHE_TTL_SECONDS: "60" }))), 180_000)
 
   it.effect("keeps at most the configured number of entries, evicting the oldest", () =>
@@ -35,7 +35,7 @@ describe(`embeddings cache store (${storeKind})`, () => {
         yield* cache.setMany([[`k${n}`, entry(n)]])
         yield* TestClock.adjust("1 second")
       }
-      assert.deepStrictEqual(yield* cache.getMany(["k1", "k2", "k3", "k4", "k5"]), [undefined, undefined, entry(3), entry(4), entry(5)])
+      assert.deepStrictEqual(yield* cache.getMany([["k1", "k2", "k3", "k4", "k5"]]), [[undefined, undefined, entry(3), entry(4), entry(5)]])
     }).pipe(Effect.provide(cacheLayer({ SWITCHYARD_CACHE_MAX_ENTRIES: "3", SWITCHYARD_CACHE_MEMORY_ENTRIES: "0" }))), 180_000)
 
   it.effect("expired entries leave the table on the schedule, with nothing written since", () =>
@@ -58,8 +58,22 @@ describe("embeddings cache in memory", () => {
       const sql = yield* SqlClient.SqlClient
       yield* cache.setMany([["m1", entry(1)]])
       yield* sql`DELETE FROM effect_persistence_embedding_cache`
-      assert.deepStrictEqual(yield* cache.getMany(["m1"]), [entry(1)])
+      assert.deepStrictEqual(yield* cache.getMany([["m1"]]), [[entry(1)]])
       yield* TestClock.adjust("6 minutes")
-      assert.deepStrictEqual(yield* cache.getMany(["m1"]), [undefined])
+      assert.deepStrictEqual(yield* cache.getMany([["m1"]]), [[undefined]])
     }).pipe(Effect.provide(cacheLayer({}))), 180_000)
+
+  it.effect("reads the store only for the groups before the first one memory holds whole", () =>
+    Effect.gen(function*() {
+      const cache = yield* EmbeddingCache
+      // In the store only (memory forgets after its 5 minutes; the store keeps them for the hour).
+      yield* cache.setMany([["s1", entry(1)], ["s2", entry(2)]])
+      yield* TestClock.adjust("6 minutes")
+      // In memory (and the store).
+      yield* cache.setMany([["w1", entry(3)]])
+      // A group memory holds whole comes first: the store, which holds s1 and s2, is not read.
+      assert.deepStrictEqual(yield* cache.getMany([["w1"], ["s1", "s2"]]), [[entry(3)], [undefined, undefined]])
+      // A group before it that memory lacks is read from the store.
+      assert.deepStrictEqual(yield* cache.getMany([["s1", "s2"], ["w1"]]), [[entry(1), entry(2)], [entry(3)]])
+    }).pipe(Effect.provide(cacheLayer({ SWITCHYARD_CACHE_TTL_SECONDS: "3600" }))), 180_000)
 })

@@ -61,7 +61,7 @@ describe.skipIf(redisUrl === undefined)("embeddings cache store in Redis", () =>
       for (const [n, key] of keys.entries()) {
         yield* cache.setMany([[key, entry(n)]])
       }
-      const found = yield* cache.getMany(keys)
-      assert.deepStrictEqual(found.map((e) => e?.tokens), [undefined, undefined, 2, 3, 4])
+      const [found] = yield* cache.getMany([keys])
+      assert.deepStrictEqual(found!.map((e) => e?.tokens), [undefined, undefined, 2, 3, 4])
     }).pipe(Effect.provide(Layer.merge(EmbeddingCache.layerRedis, RedisConnection.layer).pipe(Layer.provide(env)))), 60_000)
 })

@@ -63,7 +63,7 @@ const seed =
     // The cache's table is made by its store when the cache starts.
     yield* Effect.gen(function*() {
       const cache = yield* EmbeddingCache
-      yield* cache.getMany(["warm"])
+      yield* cache.getMany([["warm"]])
     }).pipe(Effect.provide(EmbeddingCache.layerSql))
   })
 
@@ -233,7 +233,7 @@ const explainRequestPath = Effect.gen(function*() {
       totalTokens: 0, isByok: false
     })
     yield* reports.generation("gen-3", ["ws-0"])
-    yield* cache.getMany(["entry-1", "entry-2", "absent"])
+    yield* cache.getMany([["entry-1", "entry-2", "absent"]])
     yield* cache.setMany([["entry-new", { vector: VectorEncoding.fromStored({ text: "[0]", width: 1, encoding: "float" }), tokens: 1 }]])
   }), Statement.CurrentTransformer, recording)
   assert.isAbove(sent.length, 4)
