@@ -1,7 +1,8 @@
 import { Authorization, type Caller } from "@switchyard/core/api/Authorization"
 import { SchemaErrors } from "@switchyard/core/api/SchemaErrors"
 import type { ApiError } from "@switchyard/core/errors/ApiError"
-import { Context, Effect, Schema, SchemaAST, SchemaIssue, Scope, Tracer } from "effect"
+import { Context, Effect, Schema, SchemaAST, SchemaIssue, Tracer } from "effect"
+import { Statement } from "effect/sql"
 import { HttpRouter, HttpServerRequest, HttpServerRespondable, HttpServerResponse } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiError, type HttpApiEndpoint, type HttpApiGroup } from "effect/http-api"
 import type { unhandled } from "effect/Types"
@@ -22,7 +23,8 @@ import * as SchemaErrorsLive from "./SchemaErrorsLive.ts"
  * read, the body read and decoded with the endpoint's own payload schema and parse options, a
  * schema failure answered by the schema-error middleware's own transform, the handler run with
  * the caller provided, its failures encoded with the endpoint's error schemas into their envelope
- * and status, the route's build context provided as a group's is, and the route interruptible (the body deadline interrupts it), as the router makes
+ * and status, the store's statement hook of the route's build context provided, and the route
+ * interruptible (the body deadline interrupts it), as the router makes
  * its routes. The endpoint stays in the contract, so the client and `/api/v1/openapi.json` are
  * unchanged; the handler is the one the HttpApi route runs. Only endpoints whose middleware is
  * exactly the bearer security and the schema errors can be served so; anything else stops the
@@ -60,9 +62,11 @@ export const layer = <Endpoint extends HttpApiEndpoint.ConstraintRequest, R>(opt
         return yield* Effect.die(new Error(`A dedicated route serves only JSON bodies; ${endpoint.path} takes none`))
       }
       const handle = yield* options.handler
-      // What the route's layer was built with, provided to every request as HttpApiBuilder provides
-      // a group's: references such as the store's statement hook are read from the request's fiber.
-      const services = Context.omit(Scope.Scope)(yield* Effect.context<never>())
+      // The one reference of the route's build context that a request reads from its own fiber:
+      // the store's statement hook (`StoreStatements.counting`), which counts each statement run.
+      // Provided alone, as one overlay, not by merging the whole build context into every
+      // request's (a copy of every service per request, as HttpApiBuilder does for a group).
+      const statementHook = yield* Statement.CurrentTransformer
       const authorization = yield* Authorization
       const bearer = authorization.bearer
       const credential = HttpApiBuilder.securityDecode(Authorization.security.bearer)
@@ -137,7 +141,7 @@ export const layer = <Endpoint extends HttpApiEndpoint.ConstraintRequest, R>(opt
               })
           ),
           errorResponse
-        ).pipe(Effect.provideContext(services))
+        ).pipe(Effect.provideService(Statement.CurrentTransformer, statementHook))
       )
 
       const { method, path } = endpoint
