@@ -1,6 +1,8 @@
-import { width } from "./Cells.ts"
+import { validate } from "./Bench.ts"
+import { cells, requestFor, width } from "./Cells.ts"
 import * as PgDatabase from "./PgDatabase.ts"
-import { type Child, startUpstream } from "./Processes.ts"
+import * as PgServer from "./PgServer.ts"
+import { type Child, startUpstream, upstreamApiKey } from "./Processes.ts"
 
 /**
  * What a single-gateway mode (`--soak`, `--rounds`, `--stages`) runs beside the gateway: the fake
@@ -50,4 +52,35 @@ export const run = async <A>(
     process.removeListener("SIGTERM", onSignal)
     await stopAll()
   }
+}
+
+/**
+ * Priced small c=16 at the gateway `sy` (the cache bypassed), its first answer checked to carry
+ * exactly the upstream's vectors: the load every single-gateway mode runs.
+ */
+export const pricedSmall = async (
+  harness: Harness,
+  sy: { readonly port: number; readonly apiKey: string }
+) => {
+  const cell = cells.find((c) => c.id === "small-c16")!
+  const request = requestFor(cell, "switchyard", {
+    upstreamPort: harness.upstream.port,
+    ports: { switchyard: sy.port },
+    apiKeys: { switchyard: sy.apiKey },
+    upstreamApiKey
+  })
+  const problem = await validate(cell, request, "bypass")
+  if (problem !== undefined) throw new Error(`Switchyard ${problem}`)
+  return { cell, request }
+}
+
+/**
+ * On PostgreSQL, the server's processes working for this run's database (their CPU, its size),
+ * closed with the harness; `undefined` on PGlite, or when those processes are not visible here.
+ */
+export const pgServer = async (harness: Harness, serverUrl: string | undefined) => {
+  if (harness.databaseUrl === undefined || serverUrl === undefined) return undefined
+  const server = await PgServer.connect(serverUrl, harness.databaseUrl)
+  if (server !== undefined) harness.cleanups.unshift(() => server.close())
+  return server
 }

@@ -2,13 +2,12 @@ import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
-import { validate } from "./Bench.ts"
-import { cells, requestFor, width } from "./Cells.ts"
+import { width } from "./Cells.ts"
 import * as Load from "./Load.ts"
 import * as Harness from "./Harness.ts"
 import * as PgServer from "./PgServer.ts"
 import * as ProcStats from "./ProcStats.ts"
-import { startSwitchyard, upstreamApiKey } from "./Processes.ts"
+import { startSwitchyard } from "./Processes.ts"
 import * as Seed from "./Seed.ts"
 import type * as SoakReport from "./SoakReport.ts"
 
@@ -68,7 +67,8 @@ export const run = async (options: SoakOptions): Promise<SoakReport.Series> => {
   const dataDir = NodePath.join(workDir, "switchyard")
   let failed = true
   try {
-    return await Harness.run({ logDir, store: options.store, serverUrl: options.serverUrl }, async ({ upstream, databaseUrl, children, cleanups }) => {
+    return await Harness.run({ logDir, store: options.store, serverUrl: options.serverUrl }, async (harness) => {
+      const { upstream, databaseUrl, children } = harness
       const secretKey = Crypto.randomBytes(32).toString("base64")
       const start = (secrets?: { managementKey: string; apiKey: string }) =>
         startSwitchyard({
@@ -104,13 +104,9 @@ export const run = async (options: SoakOptions): Promise<SoakReport.Series> => {
         children.push(sy)
       }
       options.log(`Switchyard (${options.store}) on 127.0.0.1:${sy.port}`)
-      const cell = cells.find((c) => c.id === "small-c16")!
-      const request = requestFor(cell, "switchyard", { upstreamPort: upstream.port, ports: { switchyard: sy.port }, apiKeys: { switchyard: sy.apiKey }, upstreamApiKey })
-      const problem = await validate(cell, request, "bypass")
-      if (problem !== undefined) throw new Error(`Switchyard ${problem}`)
-      const server = databaseUrl !== undefined && options.serverUrl !== undefined ? await PgServer.connect(options.serverUrl, databaseUrl) : undefined
-      if (server !== undefined) cleanups.unshift(() => server.close())
-      else if (databaseUrl !== undefined) options.log("the PostgreSQL server's processes are not visible in /proc here: its CPU is not counted")
+      const { cell, request } = await Harness.pricedSmall(harness, sy)
+      const server = await Harness.pgServer(harness, options.serverUrl)
+      if (server === undefined && databaseUrl !== undefined) options.log("the PostgreSQL server's processes are not visible in /proc here: its CPU is not counted")
       const dataBytes = () => server !== undefined ? server.size() : Promise.resolve(diskBytes(NodePath.join(dataDir, "pglite")))
       if (options.warmupSeconds > 0) await Load.run({ ...request, connections: cell.connections, seconds: options.warmupSeconds })
       const startRssMb = ProcStats.rssBytes(sy.pid) / 2 ** 20

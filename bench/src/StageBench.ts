@@ -2,13 +2,12 @@ import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
-import { validate } from "./Bench.ts"
-import { cells, requestFor, width } from "./Cells.ts"
+import { width } from "./Cells.ts"
 import * as Load from "./Load.ts"
 import * as Harness from "./Harness.ts"
 import * as PgServer from "./PgServer.ts"
 import * as ProcStats from "./ProcStats.ts"
-import { repoRoot, sleep, startSwitchyard, upstreamApiKey } from "./Processes.ts"
+import { repoRoot, sleep, startSwitchyard } from "./Processes.ts"
 import * as Profile from "./Profile.ts"
 import * as Stages from "./Stages.ts"
 
@@ -76,7 +75,8 @@ export const run = async (options: {
   const profileDir = NodePath.join(workDir, "cpu")
   const countersPath = NodePath.join(workDir, "effect-counters.json")
   try {
-    return await Harness.run({ logDir, store: options.store, serverUrl: options.serverUrl }, async ({ upstream, databaseUrl, children, cleanups }) => {
+    return await Harness.run({ logDir, store: options.store, serverUrl: options.serverUrl }, async (harness) => {
+      const { upstream, databaseUrl, children } = harness
       const sy = await startSwitchyard({
         name: "switchyard",
         logDir,
@@ -94,12 +94,8 @@ export const run = async (options: {
         main: options.serverMain ?? NodePath.join(repoRoot, "apps", "server", "src", "main.ts")
       })
       children.push(sy)
-      const cell = cells.find((c) => c.id === "small-c16")!
-      const request = requestFor(cell, "switchyard", { upstreamPort: upstream.port, ports: { switchyard: sy.port }, apiKeys: { switchyard: sy.apiKey }, upstreamApiKey })
-      const problem = await validate(cell, request, "bypass")
-      if (problem !== undefined) throw new Error(`Switchyard ${problem}`)
-      const server = databaseUrl !== undefined && options.serverUrl !== undefined ? await PgServer.connect(options.serverUrl, databaseUrl) : undefined
-      if (server !== undefined) cleanups.unshift(() => server.close())
+      const { cell, request } = await Harness.pricedSmall(harness, sy)
+      const server = await Harness.pgServer(harness, options.serverUrl)
       await Load.run({ ...request, connections: cell.connections, seconds: Math.min(3, options.seconds) })
       options.log(`profiling Switchyard (${options.store}) for ${options.seconds} s under ${cell.label}`)
       const fromUs = Number(process.hrtime.bigint() / 1000n)
