@@ -167,6 +167,34 @@ export const startUpstream = async (logDir: string, options: {
   return child
 }
 
+/** The bearer token the Effect floor accepts. */
+export const effectFloorApiKey = "sk-bench-effect-floor"
+
+/**
+ * The minimal Effect 4 gateway (EffectFloor.ts), started with the same Node flags as Switchyard's
+ * production command, so its CPU per request is the floor of Switchyard's own stack.
+ */
+export const startEffectFloor = async (logDir: string, upstreamPort: number) => {
+  const port = await freePort()
+  const options = {
+    upstreamPort,
+    upstreamApiKey,
+    apiKey: effectFloorApiKey,
+    models: { [benchModels.priced]: upstreamModels.fast, [benchModels.slow]: upstreamModels.slow },
+    promptPrice: "0.02",
+    port
+  }
+  const child = spawnNode({
+    name: "effect-floor",
+    port,
+    args: [...switchyardStartFlags(), serveScript, "effect-floor", JSON.stringify(options)],
+    env: baseEnv(),
+    logDir
+  })
+  await waitReady(child, answers(`http://127.0.0.1:${port}/`), 30_000)
+  return child
+}
+
 export const startFloor = async (logDir: string, upstreamPort: number) => {
   const port = await freePort()
   const child = spawnNode({
