@@ -35,13 +35,13 @@ import * as SpendLease from "@switchyard/core/accounting/SpendLease"
 import { Accounting, Refused } from "@switchyard/core/store/Accounting"
 import type { AddCreditsRequest, CreditTotals, RecordRequest, RefusalReason, Reservation, ReserveRequest, SettleRequest, Settlement } from "@switchyard/core/store/Accounting"
 import { fromSqlError, StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
-import { Clock, Config, Deferred, Duration, Effect, Layer, Option, Schedule, Schema, Semaphore } from "effect"
+import { Clock, Config, Deferred, Duration, Effect, Layer, Option, Schedule, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import * as GatewayProcesses from "./GatewayProcesses.ts"
 import * as LedgerBatch from "./LedgerBatch.ts"
 import * as MoneyFacts from "./MoneyFacts.ts"
-import * as PgliteDurability from "./PgliteDurability.ts"
+import * as MoneyStore from "./MoneyStore.ts"
 import { InFlight } from "./InFlight.ts"
 import { StoreChanges } from "./StoreChanges.ts"
 import { StoreStatements } from "./StoreStatements.ts"
@@ -72,22 +72,6 @@ export const defaultIdleReturn = Duration.seconds(5)
 export const defaultFactsTtl = Duration.seconds(1)
 export const defaultLingerMs = 10
 
-const LeaseRow = Schema.Struct({
-  o_outcome: Schema.Literals(["ok", "key_deleted", "key_disabled", "key_expired", "wrong_workspace", "key_limit", "workspace_budget", "workspace_credits"]),
-  o_granted: Schema.NullOr(Schema.String),
-  o_limit: Schema.NullOr(Schema.String),
-  o_reset: Schema.NullOr(Schema.String),
-  o_room: Schema.NullOr(Schema.String),
-  o_fence: Schema.NullOr(Schema.String)
-})
-const decodeLease = Schema.decodeUnknownEffect(Schema.Array(LeaseRow))
-
-const StoredLease = Schema.Struct({ amount: Schema.String, fence: Schema.String })
-const decodeStoredLease = Schema.decodeUnknownEffect(Schema.Array(StoredLease))
-
-const CreditRow = Schema.Struct({ credits: Schema.String, usage: Schema.String, held: Schema.String })
-const decodeCredits = Schema.decodeUnknownEffect(Schema.Array(CreditRow))
-
 interface LeaseEntry {
   readonly id: string
   readonly keyId: string
@@ -116,7 +100,9 @@ export const make = (options: AccountingOptions = {}) =>
     const statements = yield* StoreStatements
     const changes = yield* StoreChanges
     const inFlight = yield* InFlight
-    const owner = yield* GatewayProcesses.register(options.process)
+    const store = yield* MoneyStore.make
+    // The embedded store with one worker belongs to this process alone.
+    const owner = yield* GatewayProcesses.register(store, { sole: store.dialect === "sqlite", ...options.process })
     const leaseTtl = Duration.fromInputUnsafe(options.leaseTtl ?? defaultLeaseTtl)
     const idleReturnMs = Duration.toMillis(Duration.fromInputUnsafe(options.idleReturn ?? defaultIdleReturn))
     const policy = options.policy ?? SpendLease.defaultPolicy
@@ -124,7 +110,7 @@ export const make = (options: AccountingOptions = {}) =>
     yield* changes.listen((change) => (change._tag === "Key" ? facts.forget(change.keyId) : facts.forgetAll))
     // Rows waiting for the next batch; the requests in flight beyond them will write theirs soon.
     let waitingRows = 0
-    const batch = yield* LedgerBatch.make(sql, statements, {
+    const batch = yield* LedgerBatch.make(store, statements, {
       maxRows: options.maxRows ?? 256,
       lingerMs: options.lingerMs ?? defaultLingerMs,
       busy: () => inFlight.count() > waitingRows,
@@ -156,9 +142,7 @@ export const make = (options: AccountingOptions = {}) =>
     // on a deferred made only then (ids are fresh, so almost every settlement is alone: `null`).
     const settling = new Map<string, Deferred.Deferred<Settlement, StoreUnavailable> | null>()
 
-    const noDiskWait = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.provideService(self, PgliteDurability.NoDiskWait, true)
-
-    const expiresAt = (nowMs: number) => new Date(nowMs + Duration.toMillis(leaseTtl))
+    const expiresAt = (nowMs: number) => nowMs + Duration.toMillis(leaseTtl)
 
     /**
      * The facts a lease is granted under, and the window it counts in: a slice of one day's room is
@@ -222,13 +206,8 @@ export const make = (options: AccountingOptions = {}) =>
       Effect.suspend(() => {
         if (!entry.reread) return Effect.void
         return batch.exclusive(Effect.gen(function*() {
-          const rows = yield* sql`SELECT amount_nanos::text AS amount, fence::text AS fence FROM holds WHERE id = ${entry.id}`.pipe(
-            noDiskWait,
-            fromSqlError("accounting.lease_read"),
-            Effect.flatMap((out) => decodeStoredLease(out).pipe(Effect.orDie)) // the query's own shape: a mismatch is a bug
-          )
-          const row = rows[0]
-          entry.held = FencedLease.reread(entry.held, row === undefined ? undefined : { amount: BigInt(row.amount), fence: row.fence })
+          const row = yield* store.readLease(entry.id).pipe(fromSqlError("accounting.lease_read"))
+          entry.held = FencedLease.reread(entry.held, row)
           entry.reread = false
         }))
       })
@@ -243,8 +222,7 @@ export const make = (options: AccountingOptions = {}) =>
         const { lease, returned } = SpendLease.handBack(entry.held.lease)
         if (returned === 0n) return Effect.succeed(true)
         entry.held = { ...entry.held, lease }
-        return sql`SELECT switchyard_lease_return(${entry.id}, ${returned.toString()}::bigint)`.pipe(
-          noDiskWait,
+        return store.handBack(entry.id, returned).pipe(
           fromSqlError("accounting.lease_return"),
           Effect.as(true),
           // Not handed back (or not known to be): the row is read again before the lease is used.
@@ -261,8 +239,7 @@ export const make = (options: AccountingOptions = {}) =>
       Effect.suspend(() => {
         const fence = entry.held.fence
         if (fence === null) return Effect.succeed(true)
-        return sql`DELETE FROM holds WHERE id = ${entry.id} AND fence = ${fence}::bigint`.pipe(
-          noDiskWait,
+        return store.end(entry.id, fence).pipe(
           fromSqlError("accounting.lease_return"),
           Effect.as(true),
           Effect.catchTag("StoreUnavailable", (e) => Effect.as(Effect.logWarning("accounting: could not hand back a lease", e.cause), false))
@@ -274,30 +251,34 @@ export const make = (options: AccountingOptions = {}) =>
       Effect.gen(function*() {
         // Measured before the statement: the store cannot take the lease sooner than a stale time after this.
         const askedAt = yield* Clock.monotonicTimeNanos
-        const rows = yield* sql`SELECT * FROM switchyard_lease(${entry.id}, ${owner}, ${entry.keyId}, ${entry.workspaceId},
-            ${entry.byok}, ${request.need.toString()}::bigint, ${request.desired.toString()}::bigint, ${request.unit.toString()}::bigint,
-            ${request.edge.toString()}::bigint, ${request.divisor.toString()}::bigint, ${new Date(nowMs)}, ${expiresAt(nowMs)})`.pipe(
-          noDiskWait,
+        const row = yield* store.grant({
+          id: entry.id,
+          owner,
+          keyId: entry.keyId,
+          workspaceId: entry.workspaceId,
+          byok: entry.byok,
+          ask: request,
+          nowMs,
+          expiresAtMs: expiresAt(nowMs)
+        }).pipe(
           fromSqlError("accounting.lease"),
-          Effect.tapError(() => Effect.sync(() => markUncertain(entry))),
-          Effect.flatMap((out) => decodeLease(out).pipe(Effect.orDie)) // the function's own shape: a mismatch is a bug
+          Effect.tapError(() => Effect.sync(() => markUncertain(entry)))
         )
-        const row = rows[0]!
-        if (row.o_outcome === "ok") {
-          entry.held = FencedLease.granted(entry.held, { amount: BigInt(row.o_granted!), fence: row.o_fence }, askedAt, term)
+        if (row.outcome === "ok") {
+          entry.held = FencedLease.granted(entry.held, { amount: row.granted!, fence: row.fence }, askedAt, term)
           return undefined
         }
-        if (row.o_outcome === "wrong_workspace") {
+        if (row.outcome === "wrong_workspace") {
           return yield* Effect.die(new Error(`accounting: key ${entry.keyId} is not in workspace ${entry.workspaceId}`))
         }
         // What the refusing scope has left, as this process sees it: the store's room plus what its lease has free.
-        const remaining = row.o_room === null ? undefined : BigInt(row.o_room) + SpendLease.free(entry.held.lease)
+        const remaining = row.room === null ? undefined : row.room + SpendLease.free(entry.held.lease)
         return new Refused({
-          reason: row.o_outcome satisfies RefusalReason,
+          reason: row.outcome satisfies RefusalReason,
           requiredNanos: worst,
-          limitNanos: row.o_limit === null ? undefined : BigInt(row.o_limit),
+          limitNanos: row.limit === null ? undefined : row.limit,
           remainingNanos: remaining,
-          window: row.o_reset
+          window: row.reset
         })
       })
 
@@ -500,39 +481,26 @@ export const make = (options: AccountingOptions = {}) =>
 
     const credits = (workspaceId: string) =>
       Effect.gen(function*() {
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const rows = yield* sql`SELECT
-            COALESCE((SELECT credits_nanos FROM credit_accounts WHERE workspace_id = ${workspaceId}), 0)::text AS credits,
-            COALESCE((SELECT usage_nanos FROM credit_accounts WHERE workspace_id = ${workspaceId}), 0)::text AS usage,
-            (SELECT COALESCE(SUM(amount_nanos), 0) FROM holds
-              WHERE workspace_id = ${workspaceId} AND expires_at > ${now} AND NOT is_byok)::text AS held`.pipe(
-          fromSqlError("credits.read"),
-          Effect.flatMap((out) => decodeCredits(out).pipe(Effect.orDie)) // the query's own shape: a mismatch is a bug
-        )
-        const row = rows[0]!
+        const read = yield* store.credits(workspaceId, yield* Clock.currentTimeMillis).pipe(fromSqlError("credits.read"))
         return {
           workspaceId,
-          totalCreditsNanos: BigInt(row.credits),
-          totalUsageNanos: BigInt(row.usage),
-          heldNanos: BigInt(row.held)
+          totalCreditsNanos: read.credits,
+          totalUsageNanos: read.usage,
+          heldNanos: read.held
         } satisfies CreditTotals
       })
 
     const addCredits = (request: AddCreditsRequest) =>
       Effect.gen(function*() {
         if (request.amountNanos <= 0n) return yield* Effect.die(new RangeError("addCredits: amount must be positive"))
-        const now = new Date(yield* Clock.currentTimeMillis)
-        yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`INSERT INTO credit_grants (id, workspace_id, amount_nanos, note, granted_by_key_id, created_at)
-            VALUES (${Crypto.randomUUID()}, ${request.workspaceId}, ${request.amountNanos.toString()}::bigint, ${request.note},
-              ${request.grantedByKeyId}, ${now})`
-          // A grant turns the workspace's prepaid credits on (migration `0006_prepaid_credits`).
-          yield* sql`INSERT INTO credit_accounts (workspace_id, credits_nanos, updated_at, prepaid)
-            VALUES (${request.workspaceId}, ${request.amountNanos.toString()}::bigint, ${now}, true)
-            ON CONFLICT (workspace_id) DO UPDATE
-              SET credits_nanos = credit_accounts.credits_nanos + EXCLUDED.credits_nanos, updated_at = EXCLUDED.updated_at,
-                prepaid = true`
-        })).pipe(fromSqlError("credits.add"))
+        yield* store.addCredits({
+          id: Crypto.randomUUID(),
+          workspaceId: request.workspaceId,
+          amountNanos: request.amountNanos,
+          note: request.note,
+          grantedByKeyId: request.grantedByKeyId,
+          nowMs: yield* Clock.currentTimeMillis
+        }).pipe(fromSqlError("credits.add"))
         yield* changes.changed({ _tag: "Workspace", workspaceId: request.workspaceId })
         return yield* credits(request.workspaceId)
       })
@@ -569,10 +537,9 @@ export const make = (options: AccountingOptions = {}) =>
         }
       }
       ticks++
-      if (sql.driver !== "pglite" && ticks % 10 === 0) {
-        const live = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM gateway_processes
-          WHERE seen_at >= now() - interval '30 seconds'`.pipe(fromSqlError("accounting.processes"))
-        liveProcesses = Math.max(1, live[0]?.n ?? 1)
+      if (ticks % 10 === 0) {
+        const live = yield* store.processes.live(Duration.millis(term.sweepAfterMs)).pipe(fromSqlError("accounting.processes"))
+        liveProcesses = Math.max(1, live)
       }
     })
     yield* upkeep.pipe(
@@ -599,11 +566,17 @@ export const layerWith = (options: AccountingOptions) => Layer.effect(Accounting
 
 /**
  * `SWITCHYARD_LEASE_IDLE_MS`: how long an unused lease keeps its slice before it hands it back
- * (default 5000).
+ * (default 5000). `SWITCHYARD_WORKERS` other than 1: the embedded store is shared by several
+ * processes, so dead ones are found by their heartbeats, as replicas on PostgreSQL are.
  */
 export const layer = Layer.unwrap(
-  Effect.map(
-    Config.Int("SWITCHYARD_LEASE_IDLE_MS").pipe(Config.withDefault(Duration.toMillis(defaultIdleReturn))),
-    (idleMs) => layerWith({ idleReturn: Duration.millis(Math.max(1, idleMs)) })
-  )
+  Effect.gen(function*() {
+    const idleMs = yield* Config.Int("SWITCHYARD_LEASE_IDLE_MS").pipe(Config.withDefault(Duration.toMillis(defaultIdleReturn)))
+    // Several worker processes share the embedded store: none of them owns it alone.
+    const workers = yield* Config.String("SWITCHYARD_WORKERS").pipe(Config.withDefault("1"))
+    return layerWith({
+      idleReturn: Duration.millis(Math.max(1, idleMs)),
+      ...(workers.trim() === "1" ? {} : { process: { sole: false } })
+    })
+  })
 )
