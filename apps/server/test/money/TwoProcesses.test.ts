@@ -38,7 +38,9 @@ const shared = async (kind: "postgres" | "sqlite"): Promise<Shared> => {
     return {
       env: { DATABASE_URL: url },
       client: PgClient.layer({ url: Redacted.make(url), maxConnections: 4 }) as Shared["client"],
-      close: () => dropDatabase(url)
+      close: async () => {
+        await dropDatabase(url)
+      }
     }
   }
   const dir = tempDir("workers")
