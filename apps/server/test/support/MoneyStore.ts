@@ -15,19 +15,32 @@ import { migrate } from "../../src/store/Migrations.ts"
 import * as SqliteClient from "../../src/store/SqliteClient.ts"
 import { dropDatabase, freshDatabase, storeKind } from "./TestServer.ts"
 
+/** The stores a money suite can run on: the suites' default (`storeKind`) or SQLite. */
+export type MoneyStoreKind = typeof storeKind | "sqlite"
+
 /**
- * A migrated, empty store for one suite: in-memory SQLite, or a fresh PostgreSQL database
- * (dropped afterwards) under `SWITCHYARD_TEST_STORE=postgres`.
+ * The stores the money suites run on, each once: SQLite (the default), and PostgreSQL beside it
+ * under `SWITCHYARD_TEST_STORE=postgres`.
  */
-export const sqlLayer = (): Layer.Layer<Database.StoreServices, unknown> => {
-  const driver = storeKind === "postgres"
+export const moneyStores: ReadonlyArray<MoneyStoreKind> = storeKind === "postgres" ? ["postgres", "sqlite"] : ["sqlite"]
+
+/**
+ * A migrated, empty store for one suite: in-memory SQLite, or a fresh PostgreSQL database (dropped
+ * afterwards) under `SWITCHYARD_TEST_STORE=postgres`, or a SQLite file (`file`: several clients on
+ * one file stand for several worker processes).
+ */
+export const sqlLayer = (kind: MoneyStoreKind = storeKind, file?: string): Layer.Layer<Database.StoreServices, unknown> => {
+  const driver = kind === "postgres"
     ? Layer.unwrap(Effect.gen(function*() {
       const url = yield* Effect.acquireRelease(Effect.promise(() => freshDatabase()), (url) => Effect.promise(() => dropDatabase(url)))
       return PgClient.layer({ url: Redacted.make(url), maxConnections: 16 }) as Layer.Layer<SqlClient.SqlClient, unknown>
     }))
-    : SqliteClient.layer(":memory:") as Layer.Layer<SqlClient.SqlClient, unknown>
+    : SqliteClient.layer(file ?? ":memory:") as Layer.Layer<SqlClient.SqlClient, unknown>
   return Database.support(Layer.effectDiscard(migrate).pipe(Layer.provideMerge(driver)))
 }
+
+/** Which store the client of a test runs on. */
+export const dialect = Effect.map(SqlClient.SqlClient, (sql) => sql.onDialectOrElse({ sqlite: () => "sqlite" as const, orElse: () => "pg" as const }))
 
 interface SeededKey {
   readonly workspaceId: string
@@ -75,7 +88,7 @@ export const ledgerSums = (keyId: string) =>
     const rows = yield* sql<{ total: string; paid: string; n: number }>`SELECT CAST(COALESCE(SUM(cost_nanos), 0) AS text) AS total,
         CAST(COALESCE(SUM(CASE WHEN is_byok THEN 0 ELSE cost_nanos END), 0) AS text) AS paid, CAST(count(*) AS integer) AS n
       FROM ledger WHERE key_id = ${keyId}`
-    return { total: BigInt(rows[0]!.total), paid: BigInt(rows[0]!.paid), rows: rows[0]!.n }
+    return { total: BigInt(rows[0]!.total), paid: BigInt(rows[0]!.paid), rows: Number(rows[0]!.n) }
   }).pipe(Effect.orDie)
 
 export const nanos = (credits: string): bigint => {
