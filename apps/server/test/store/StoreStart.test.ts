@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Layer } from "effect"
+import { type Cause, Effect, Exit, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import * as Database from "../../src/store/Database.ts"
