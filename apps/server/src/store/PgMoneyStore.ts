@@ -6,7 +6,7 @@
  */
 import { Duration, Effect, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
-import type { CreditGrant, Flushed, GrantOutcome, GrantRequest, LedgerRow, MoneyStore } from "./MoneyStore.ts"
+import type { CreditGrant, Flushed, GrantOutcome, GrantRequest, LedgerRow, MoneyStore } from "./MoneyStorePort.ts"
 import * as PgliteDurability from "./PgliteDurability.ts"
 
 const LeaseRow = Schema.Struct({

@@ -24,7 +24,7 @@
 import * as SpendLease from "@switchyard/core/accounting/SpendLease"
 import { Clock, Duration, Effect } from "effect"
 import type { SqlClient } from "effect/sql"
-import type { CreditGrant, Flushed, GrantOutcome, GrantRequest, LedgerRow, MoneyStore } from "./MoneyStore.ts"
+import type { CreditGrant, Flushed, GrantOutcome, GrantRequest, LedgerRow, MoneyStore } from "./MoneyStorePort.ts"
 
 const maxBig = 9223372036854775807n
 
