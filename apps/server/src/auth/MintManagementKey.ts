@@ -33,7 +33,7 @@ export const mint = Effect.fn("MintManagementKey.mint")(function*(options: { rea
     ORDER BY m.created_at, m.user_id LIMIT 1`
   const owner = owners[0]
   if (owner === undefined) {
-    const any = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM workspaces WHERE deleted_at IS NULL`
+    const any = yield* sql<{ n: number }>`SELECT CAST(count(*) AS integer) AS n FROM workspaces WHERE deleted_at IS NULL`
     return yield* new MintRefused({
       message: (any[0]?.n ?? 0) === 0
         ? "the store has no workspace yet: start the gateway once, it creates the workspace `default` and prints its first keys"

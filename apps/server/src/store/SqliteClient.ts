@@ -5,7 +5,7 @@
  *
  * **Details**
  *
- * - Journal: WAL, `synchronous = FULL` (a commit is on disk before its statement returns, so an
+ * - Journal: WAL (its size bounded, see `StoreUpkeep`), `auto_vacuum = INCREMENTAL`, `synchronous = FULL` (a commit is on disk before its statement returns, so an
  *   answer sent after it survives a power cut), foreign keys on, a busy timeout so several processes
  *   (`SWITCHYARD_WORKERS`) on one file wait for each other's write lock instead of failing.
  * - Transactions begin with `BEGIN IMMEDIATE`: the write lock is taken at the start, so a
@@ -23,6 +23,7 @@ import type { SqlConnection } from "effect/sql"
 import * as SqlError from "effect/sql/SqlError"
 import { DatabaseSync } from "node:sqlite"
 import type { SQLInputValue, StatementSync } from "node:sqlite"
+import * as StoreUpkeep from "./StoreUpkeep.ts"
 
 export interface SqliteOptions {
   /** How long a statement waits for another process's write lock before failing as busy. */
@@ -94,11 +95,12 @@ class Prepared {
   }
 }
 
+// Stepped to completion with `all` whether or not it has columns: `run` steps once, and a pragma
+// such as `incremental_vacuum` does one page of its work per step.
 const rowsOf = (statement: StatementSync, params: ReadonlyArray<unknown>, arrays: boolean): ReadonlyArray<any> => {
   statement.setReturnArrays(arrays)
-  if (statement.columns().length > 0) return statement.all(...bindAll(params))
-  statement.run(...bindAll(params))
-  return []
+  const rows = statement.all(...bindAll(params))
+  return statement.columns().length > 0 ? rows : []
 }
 
 const connectionOf = (db: DatabaseSync, prepared: Prepared): SqlConnection.Connection => {
@@ -152,7 +154,10 @@ export const make = (
         try: () => {
           const db = new DatabaseSync(filename, { timeout: options.busyTimeoutMs ?? 5000 })
           try {
+            // Before the first table: freed pages wait on a free list that upkeep gives back in steps.
+            db.exec("PRAGMA auto_vacuum = INCREMENTAL")
             if (filename !== ":memory:") db.exec("PRAGMA journal_mode = WAL")
+            for (const setting of StoreUpkeep.settings) db.exec(setting)
             db.exec(`PRAGMA synchronous = ${options.synchronous ?? "FULL"}`)
             db.exec("PRAGMA foreign_keys = ON")
           } catch (cause) {

@@ -64,7 +64,7 @@ describe(`BYOK credentials (${storeKind})`, () => {
     await call(server, "PATCH", `/byok/${id}`, server.managementKey, { disabled: true })
     const disabled = await server.run(withByok((byok) => byok.credentialFor(workspace_id, "voyageai")))
     assert.isTrue(Option.isNone(disabled))
-    if (storeKind === "pglite") {
+    if (storeKind === "sqlite") {
       for (const file of walk(server.dataDir)) assert.strictEqual(Fs.readFileSync(file).indexOf(secret), -1, file)
     }
   })

@@ -12,7 +12,6 @@ import { InFlight } from "../../src/store/InFlight.ts"
 import { StoreChanges } from "../../src/store/StoreChanges.ts"
 import { StoreStatements } from "../../src/store/StoreStatements.ts"
 import { migrate } from "../../src/store/Migrations.ts"
-import * as PgliteClient from "../../src/store/PgliteClient.ts"
 import * as SqliteClient from "../../src/store/SqliteClient.ts"
 import { dropDatabase, freshDatabase, storeKind } from "./TestServer.ts"
 
@@ -20,16 +19,15 @@ import { dropDatabase, freshDatabase, storeKind } from "./TestServer.ts"
 export type MoneyStoreKind = typeof storeKind | "sqlite"
 
 /**
- * The stores the money suites run on, each once: the suites' default store and SQLite (the
- * embedded store; until every repository runs on it, the suites that need only the money port run
- * there too).
+ * The stores the money suites run on, each once: SQLite (the default), and PostgreSQL beside it
+ * under `SWITCHYARD_TEST_STORE=postgres`.
  */
-export const moneyStores: ReadonlyArray<MoneyStoreKind> = storeKind === "postgres" ? ["postgres", "sqlite"] : ["sqlite", storeKind]
+export const moneyStores: ReadonlyArray<MoneyStoreKind> = storeKind === "postgres" ? ["postgres", "sqlite"] : ["sqlite"]
 
 /**
- * A migrated, empty store for one suite: in-memory SQLite (`kind` `sqlite`), in-memory PGlite, or
- * a fresh PostgreSQL database (dropped afterwards) under `SWITCHYARD_TEST_STORE=postgres`, or a
- * SQLite file (`file`: several clients on one file stand for several worker processes).
+ * A migrated, empty store for one suite: in-memory SQLite, or a fresh PostgreSQL database (dropped
+ * afterwards) under `SWITCHYARD_TEST_STORE=postgres`, or a SQLite file (`file`: several clients on
+ * one file stand for several worker processes).
  */
 export const sqlLayer = (kind: MoneyStoreKind = storeKind, file?: string): Layer.Layer<Database.StoreServices, unknown> => {
   const driver = kind === "postgres"
@@ -37,9 +35,7 @@ export const sqlLayer = (kind: MoneyStoreKind = storeKind, file?: string): Layer
       const url = yield* Effect.acquireRelease(Effect.promise(() => freshDatabase()), (url) => Effect.promise(() => dropDatabase(url)))
       return PgClient.layer({ url: Redacted.make(url), maxConnections: 16 }) as Layer.Layer<SqlClient.SqlClient, unknown>
     }))
-    : kind === "sqlite"
-    ? SqliteClient.layer(file ?? ":memory:") as Layer.Layer<SqlClient.SqlClient, unknown>
-    : PgliteClient.layer(undefined) as Layer.Layer<SqlClient.SqlClient, unknown>
+    : SqliteClient.layer(file ?? ":memory:") as Layer.Layer<SqlClient.SqlClient, unknown>
   return Database.support(Layer.effectDiscard(migrate).pipe(Layer.provideMerge(driver)))
 }
 

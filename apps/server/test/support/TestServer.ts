@@ -1,5 +1,4 @@
 import { NodeHttpServer } from "@effect/platform-node"
-import { PGlite } from "@electric-sql/pglite"
 import { PgClient } from "@effect/sql-pg"
 import { ConfigProvider, Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { SqlClient } from "effect/sql"
@@ -25,11 +24,12 @@ export interface RunningServer {
 }
 
 /**
- * Which store a test suite runs on: PGlite in a fresh directory by default; PostgreSQL when
- * `SWITCHYARD_TEST_STORE=postgres` (then `DATABASE_URL`, default the machine's `test` database),
- * in a fresh schema per server so suites never see each other's rows.
+ * Which store a test suite runs on: SQLite in a fresh data directory (removed when the server
+ * closes) by default; PostgreSQL when `SWITCHYARD_TEST_STORE=postgres` (then `DATABASE_URL`,
+ * default the machine's `test` database), in a fresh database per server so suites never see each
+ * other's rows.
  */
-export const storeKind = process.env.SWITCHYARD_TEST_STORE === "postgres" ? "postgres" : "pglite"
+export const storeKind: "sqlite" | "postgres" = process.env.SWITCHYARD_TEST_STORE === "postgres" ? "postgres" : "sqlite"
 
 export const postgresUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
 
@@ -55,30 +55,6 @@ export const postgresReachable = (): Promise<boolean> =>
 
 export const tempDir = (prefix: string) => Fs.mkdtempSync(NodePath.join(Os.tmpdir(), `switchyard-${prefix}-`))
 
-let template: Promise<string> | undefined
-
-/**
- * An initialised, empty PGlite directory, made once per run by the global setup (or once per
- * process outside vitest): copying it takes milliseconds where a fresh `initdb` takes seconds.
- */
-const pgliteTemplate = () =>
-  template ??= process.env.SWITCHYARD_TEST_PGLITE_TEMPLATE !== undefined
-    ? Promise.resolve(process.env.SWITCHYARD_TEST_PGLITE_TEMPLATE)
-    : (async () => {
-    const dir = NodePath.join(tempDir("template"), "pglite")
-    const db = new PGlite(dir)
-    await db.waitReady
-    await db.close()
-    return dir
-  })()
-
-/** A new PGlite data directory (a copy of the initialised template) under a temporary directory. */
-export const freshPgliteDir = async (prefix: string): Promise<string> => {
-  const dir = NodePath.join(tempDir(prefix), "pglite")
-  Fs.cpSync(await pgliteTemplate(), dir, { recursive: true })
-  return dir
-}
-
 /**
  * Starts the real gateway on 127.0.0.1 (a free port) with its own store and known bootstrap keys.
  */
@@ -88,9 +64,6 @@ export const startServer = async (options: {
   readonly databaseUrl?: string
 } = {}): Promise<RunningServer> => {
   const dataDir = options.dataDir ?? tempDir("data")
-  if (storeKind === "pglite" && !Fs.existsSync(NodePath.join(dataDir, "pglite"))) {
-    Fs.cpSync(await pgliteTemplate(), NodePath.join(dataDir, "pglite"), { recursive: true })
-  }
   const databaseUrl = options.databaseUrl ?? (storeKind === "postgres" ? await freshDatabase() : undefined)
   const managementKey = options.env?.SWITCHYARD_BOOTSTRAP_MANAGEMENT_KEY ?? KeySecret.generate()
   const apiKey = options.env?.SWITCHYARD_BOOTSTRAP_API_KEY ?? KeySecret.generate()
@@ -123,6 +96,8 @@ export const startServer = async (options: {
     close: async () => {
       await Effect.runPromise(Scope.close(scope, Exit.void))
       if (databaseUrl !== undefined && options.databaseUrl === undefined) await dropDatabase(databaseUrl)
+      // A data directory this call made goes with the server; one the test gave stays for it.
+      if (options.dataDir === undefined) Fs.rmSync(dataDir, { recursive: true, force: true })
     }
   }
 }
