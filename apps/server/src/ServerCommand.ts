@@ -50,7 +50,7 @@ const mintManagementKey = Command.make(
 ).pipe(
   Command.withDescription(
     "Make a management key in the gateway's store (SWITCHYARD_DATA_DIR, or DATABASE_URL) and print its secret once: " +
-      "the way back from a lost management key. On PGlite stop the gateway first; on PostgreSQL it may keep running."
+      "the way back from a lost management key. On the embedded store (SQLite) stop the gateway first; on PostgreSQL it may keep running."
   ),
   Command.withExamples([
     { command: "switchyard-server mint-management-key", description: "A management key for the workspace `default`" },

@@ -7,7 +7,6 @@
 import { Duration, Effect, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { CreditGrant, Flushed, GrantOutcome, GrantRequest, LedgerRow, MoneyStore } from "./MoneyStorePort.ts"
-import * as PgliteDurability from "./PgliteDurability.ts"
 
 const LeaseRow = Schema.Struct({
   o_outcome: Schema.Literals(["ok", "key_deleted", "key_disabled", "key_expired", "wrong_workspace", "key_limit", "workspace_budget", "workspace_credits"]),
@@ -38,16 +37,12 @@ const decodeReadBack = Schema.decodeUnknownEffect(Schema.Array(ReadBackRow))
 
 const bigOrNull = (text: string | null) => (text === null ? null : BigInt(text))
 
-/** A statement of the request path: PGlite need not wait for the disk (its durability is the flush's). */
-const noDiskWait = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.provideService(self, PgliteDurability.NoDiskWait, true)
-
 export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
   Effect.sync(() => {
     const grant = (r: GrantRequest) =>
       sql`SELECT * FROM switchyard_lease(${r.id}, ${r.owner}, ${r.keyId}, ${r.workspaceId},
           ${r.byok}, ${r.ask.need.toString()}::bigint, ${r.ask.desired.toString()}::bigint, ${r.ask.unit.toString()}::bigint,
           ${r.ask.edge.toString()}::bigint, ${r.ask.divisor.toString()}::bigint, ${new Date(r.nowMs)}, ${new Date(r.expiresAtMs)})`.pipe(
-        noDiskWait,
         Effect.flatMap((out) => decodeLease(out).pipe(Effect.orDie)), // the function's own shape: a mismatch is a bug
         Effect.map((rows): GrantOutcome => {
           const row = rows[0]!
@@ -63,13 +58,12 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
       )
 
     const handBack = (id: string, amount: bigint) =>
-      sql`SELECT switchyard_lease_return(${id}, ${amount.toString()}::bigint)`.pipe(noDiskWait, Effect.asVoid)
+      sql`SELECT switchyard_lease_return(${id}, ${amount.toString()}::bigint)`.pipe(Effect.asVoid)
 
-    const end = (id: string, fence: string) => sql`DELETE FROM holds WHERE id = ${id} AND fence = ${fence}::bigint`.pipe(noDiskWait, Effect.asVoid)
+    const end = (id: string, fence: string) => sql`DELETE FROM holds WHERE id = ${id} AND fence = ${fence}::bigint`.pipe(Effect.asVoid)
 
     const readLease = (id: string) =>
       sql`SELECT amount_nanos::text AS amount, fence::text AS fence FROM holds WHERE id = ${id}`.pipe(
-        noDiskWait,
         Effect.flatMap((out) => decodeStoredLease(out).pipe(Effect.orDie)), // the query's own shape: a mismatch is a bug
         Effect.map((rows) => {
           const row = rows[0]

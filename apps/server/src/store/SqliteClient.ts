@@ -103,26 +103,79 @@ const rowsOf = (statement: StatementSync, params: ReadonlyArray<unknown>, arrays
   return statement.columns().length > 0 ? rows : []
 }
 
-const connectionOf = (db: DatabaseSync, prepared: Prepared): SqlConnection.Connection => {
-  const run = <A>(operation: string, f: () => A) => Effect.try({ try: f, catch: classify(operation) })
+/** SQLITE_FULL (13) and SQLITE_IOERR (10, with its extended codes): the disk refused a write. */
+export const isDiskFailure = (cause: unknown): boolean => {
+  const code = resultCode(cause)
+  return code !== undefined && ((code & 0xff) === 13 || (code & 0xff) === 10)
+}
+
+const writes = /^\s*(insert|update|delete|commit|with|replace)\b/i
+
+/**
+ * Says once that the disk refused a write (where, and that writes answer 503 until space
+ * returns), and once that writes succeed again: not a line per refused request. Small commits may
+ * still fit in the log's allocated space while larger ones fail, so "again" waits for
+ * {@link quietMs} without a refusal.
+ */
+class DiskWatch {
+  private refused = false
+  private lastFailure = 0
+  private readonly filename: string
+  constructor(filename: string) {
+    this.filename = filename
+  }
+
+  failed(cause: unknown): Effect.Effect<void> {
+    if (!isDiskFailure(cause)) return Effect.void
+    this.lastFailure = Date.now()
+    if (this.refused) return Effect.void
+    this.refused = true
+    const message = cause instanceof Error ? cause.message : String(cause)
+    return Effect.logError(
+      `store: the disk is full or failing: SQLite cannot write ${this.filename} (${message}); ` +
+        "writes answer 503 with Retry-After until space returns"
+    )
+  }
+
+  /** A statement succeeded; `committed` when it left no transaction open (its writes are on disk). */
+  succeeded(sql: string, committed: boolean): Effect.Effect<void> {
+    if (!this.refused || !committed || !writes.test(sql) || Date.now() - this.lastFailure < quietMs) return Effect.void
+    this.refused = false
+    return Effect.logInfo(`store: ${this.filename} is written again`)
+  }
+}
+
+/** How long writes succeed without a refusal before the disk counts as writable again. */
+const quietMs = 10_000
+
+const connectionOf = (db: DatabaseSync, prepared: Prepared, disk: DiskWatch): SqlConnection.Connection => {
+  const run = <A>(sql: string, f: () => A) =>
+    Effect.suspend(() => {
+      try {
+        const result = f()
+        return Effect.as(disk.succeeded(sql, !db.isTransaction), result)
+      } catch (cause) {
+        return Effect.andThen(disk.failed(cause), Effect.fail(classify("execute")(cause)))
+      }
+    })
   return {
     execute: (sql, params, transformRows) =>
-      run("execute", () => {
+      run(sql, () => {
         const rows = rowsOf(prepared.get(sql), params, false)
         return transformRows === undefined ? rows : transformRows(rows)
       }),
     executeRaw: (sql, params) =>
-      run("execute", () => {
+      run(sql, () => {
         const statement = prepared.get(sql)
         statement.setReturnArrays(false)
         if (statement.columns().length > 0) return statement.all(...bindAll(params))
         const result = statement.run(...bindAll(params))
         return { changes: result.changes, lastInsertRowid: result.lastInsertRowid }
       }),
-    executeValues: (sql, params) => run("execute", () => rowsOf(prepared.get(sql), params, true)),
-    executeValuesUnprepared: (sql, params) => run("execute", () => rowsOf(db.prepare(sql), params, true)),
+    executeValues: (sql, params) => run(sql, () => rowsOf(prepared.get(sql), params, true)),
+    executeValuesUnprepared: (sql, params) => run(sql, () => rowsOf(db.prepare(sql), params, true)),
     executeUnprepared: (sql, params, transformRows) =>
-      run("execute", () => {
+      run(sql, () => {
         // Schema changes and multi-statement text run once: not kept prepared.
         if (params.length === 0 && !/^\s*(select|with|insert|update|delete)\b/i.test(sql)) {
           db.exec(sql)
@@ -133,7 +186,7 @@ const connectionOf = (db: DatabaseSync, prepared: Prepared): SqlConnection.Conne
         return transformRows === undefined ? rows : transformRows(rows)
       }),
     executeStream: (sql, params, transformRows) =>
-      Stream.fromIterableEffect(run("execute", () => {
+      Stream.fromIterableEffect(run(sql, () => {
         const rows = rowsOf(prepared.get(sql), params, false)
         return transformRows === undefined ? rows : transformRows(rows)
       }))
@@ -173,7 +226,7 @@ export const make = (
       })
     )
     const prepared = new Prepared(db, options.preparedCapacity ?? 256)
-    const connection = connectionOf(db, prepared)
+    const connection = connectionOf(db, prepared, new DiskWatch(filename))
     const acquirers = SqlClient.makeSqliteAcquirers({
       connection: Effect.succeed(connection),
       semaphore: Semaphore.makeUnsafe(1),

@@ -115,7 +115,7 @@ describe("the credential key", () => {
     }
   })
 
-  it.skipIf(storeKind === "postgres")("on PGlite, is generated once into the data dir with mode 0600 and reused after a restart", async () => {
+  it.skipIf(storeKind === "postgres")("on the embedded store, is generated once into the data dir with mode 0600 and reused after a restart", async () => {
     const dataDir = tempDir("secret")
     const options = { dataDir }
     {
