@@ -28,7 +28,7 @@ import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/Stor
 import { Duration, Effect, Schedule } from "effect"
 import type { Scope } from "effect"
 import * as Crypto from "node:crypto"
-import type { MoneyStore } from "./MoneyStore.ts"
+import type { MoneyStore } from "./MoneyStorePort.ts"
 
 export interface GatewayProcessOptions {
   /** How often the process says it is alive; default ten seconds. */

@@ -31,7 +31,7 @@ import { Clock, Duration, Effect, Schedule, Semaphore } from "effect"
 import type { Scope } from "effect"
 import * as Crypto from "node:crypto"
 import type { After, Written } from "./LedgerBatch.ts"
-import type { MoneyStore } from "./MoneyStore.ts"
+import type { MoneyStore } from "./MoneyStorePort.ts"
 
 export interface LeaseBookOptions {
   /** How long a lease counts after its last use if its process never hands it back. */

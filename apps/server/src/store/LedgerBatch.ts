@@ -1,8 +1,9 @@
 /**
  * Ledger rows written in batches: settled and recorded requests put their row here, and one
- * flush of the money store (`MoneyStore.flush`: one transaction) writes every row waiting, with the spend counters, the workspace's
- * usage and the leases' amounts it moves. A caller resumes once the statement carrying its row
- * committed (on PGlite: on disk), so an answer that reports a cost is never ahead of its row.
+ * flush of the money store (`MoneyStore.flush`: one transaction, on PostgreSQL one statement)
+ * writes every row waiting, with the spend counters, the workspace's usage and the leases'
+ * amounts it moves. A caller resumes once the transaction carrying its row committed (on disk),
+ * so an answer that reports a cost is never ahead of its row.
  *
  * **Details**
  *
@@ -27,7 +28,7 @@ import { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Clock, Context, Deferred, Duration, Effect, Latch, Schedule, Semaphore, Tracer } from "effect"
 import type { Scope } from "effect"
 import * as Span from "../observability/Span.ts"
-import type * as MoneyStore from "./MoneyStore.ts"
+import type * as MoneyStore from "./MoneyStorePort.ts"
 import type { StoreStatements } from "./StoreStatements.ts"
 
 /** A ledger row, as the money store's flush writes it (money and times as strings). */

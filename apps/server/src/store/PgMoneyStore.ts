@@ -6,7 +6,7 @@
  */
 import { Duration, Effect, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
-import type { CreditGrant, Flushed, GrantOutcome, GrantRequest, LedgerRow, MoneyStore } from "./MoneyStore.ts"
+import type { CreditGrant, Flushed, GrantOutcome, GrantRequest, LedgerRow, MoneyStore } from "./MoneyStorePort.ts"
 
 const LeaseRow = Schema.Struct({
   o_outcome: Schema.Literals(["ok", "key_deleted", "key_disabled", "key_expired", "wrong_workspace", "key_limit", "workspace_budget", "workspace_credits"]),

@@ -22,9 +22,10 @@
  * - Process liveness is dated by the `Clock` of the layer that made the store.
  */
 import * as SpendLease from "@switchyard/core/accounting/SpendLease"
-import { Clock, Duration, Effect } from "effect"
+import { Clock, Duration, Effect, Option } from "effect"
 import type { SqlClient } from "effect/sql"
-import type { CreditGrant, Flushed, GrantOutcome, GrantRequest, LedgerRow, MoneyStore } from "./MoneyStore.ts"
+import { StoreStatements, Uncounted } from "./StoreStatements.ts"
+import type { CreditGrant, Flushed, GrantOutcome, GrantRequest, LedgerRow, MoneyStore } from "./MoneyStorePort.ts"
 
 const maxBig = 9223372036854775807n
 
@@ -81,6 +82,16 @@ const ledgerColumns = [
 export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
   Effect.gen(function*() {
     const clock = yield* Clock.Clock
+    const counter = yield* Effect.serviceOption(StoreStatements)
+    /**
+     * An operation counted once, under the kind of the PostgreSQL function it stands for, and its
+     * statements not one by one: the store's figures mean the same on both dialects.
+     */
+    const operation = (kind: string) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
+      Effect.suspend(() => {
+        if (Option.isSome(counter)) counter.value.count(kind)
+        return Effect.provideService(self, Uncounted, true)
+      })
     const nowMs = () => clock.currentTimeMillisUnsafe()
 
     const insertLedger = sql.unsafe.bind(sql)
@@ -165,7 +176,7 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
     })
 
     const grant = (r: GrantRequest) =>
-      sql.withTransaction(Effect.gen(function*() {
+      operation("lease")(sql.withTransaction(Effect.gen(function*() {
         const now = r.nowMs
         const keys = yield* sql<Record<string, unknown>>`SELECT workspace_id, CAST(limit_nanos AS text) AS limit_nanos, limit_reset,
             include_byok_in_limit, disabled, deleted_at, expires_at
@@ -221,13 +232,13 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
           fence = rows[0] === undefined ? null : String(rows[0].fence)
         }
         return { outcome: "ok", granted, limit: null, reset: null, room: avail - granted, fence } satisfies GrantOutcome
-      }))
+      })))
 
     const handBack = (id: string, amount: bigint) =>
-      sql.withTransaction(Effect.gen(function*() {
+      operation("lease_return")(sql.withTransaction(Effect.gen(function*() {
         const ended = yield* sql`DELETE FROM holds WHERE id = ${id} AND amount_nanos <= ${amount} RETURNING id`
         if (ended.length === 0) yield* sql`UPDATE holds SET amount_nanos = amount_nanos - ${amount} WHERE id = ${id}`
-      }))
+      })))
 
     const end = (id: string, fence: string) => sql`DELETE FROM holds WHERE id = ${id} AND fence = ${BigInt(fence)}`.pipe(Effect.asVoid)
 
@@ -246,7 +257,7 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
       )
 
     const flush = (rows: ReadonlyArray<LedgerRow>, expiresAtMs: number) =>
-      sql.withTransaction(Effect.gen(function*() {
+      operation("flush")(sql.withTransaction(Effect.gen(function*() {
         // Each lease's token as the store has it now (`null`: gone).
         const fences = new Map<string, string | null>()
         for (const row of rows) {
@@ -312,7 +323,7 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
             WHERE id = ${lease}`
         }
         return out
-      }))
+      })))
 
     // In a transaction: its write lock waits for any flush under way, in this process or another.
     const written = (rows: ReadonlyArray<LedgerRow>) =>

@@ -7,19 +7,14 @@ import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
 import * as ApiKeyRepo from "../../src/store/ApiKeyRepo.ts"
-import { dialect, ledgerSums, moneyStores, nanos, onClock, refusal, edge, seedKey, sqlLayer } from "../support/MoneyStore.ts"
+import { ledgerSums, moneyStores, nanos, onClock, refusal, edge, seedKey, sqlLayer } from "../support/MoneyStore.ts"
 import type { MoneyStoreKind } from "../support/MoneyStore.ts"
 
 const gen = () => `gen-${Crypto.randomUUID()}`
 
-/**
- * The key's record as the key store lists it (usage and limit remaining, from the spend counters
- * the money store moves); `undefined` where the key store does not run on the store yet (SQLite,
- * until its repositories land), and the test checks the money only.
- */
+/** The key's record as the key store lists it (usage and limit remaining, from the spend counters the money store moves). */
 const usage = (key: { keyId: string; userId: string; workspaceId: string }, now = new Date()) =>
   Effect.gen(function*() {
-    if ((yield* dialect) === "sqlite") return undefined
     const keys = yield* ApiKeyStore
     const list = yield* keys.list({ userId: key.userId, workspaceId: key.workspaceId, includeDisabled: true, offset: 0, limit: 100, now })
     return list[0]!
@@ -71,10 +66,8 @@ function suite(kind: MoneyStoreKind) {
         assert.strictEqual(sums.rows, 50)
         assert.strictEqual(sums.total, 50n * cost)
         const record = yield* usage(key)
-        if (record !== undefined) {
-          assert.strictEqual(record.usage, Number(sums.total) / 1e9)
-          assert.strictEqual(record.limit_remaining, 0)
-        }
+        assert.strictEqual(record.usage, Number(sums.total) / 1e9)
+        assert.strictEqual(record.limit_remaining, 0)
         const credits = yield* accounting.credits(key.workspaceId)
         assert.strictEqual(credits.totalUsageNanos, sums.paid)
         assert.strictEqual(credits.heldNanos, 0n)
@@ -123,10 +116,8 @@ function suite(kind: MoneyStoreKind) {
         const again = yield* reserve
         yield* settle(again, 7n)
         const record = yield* usage(key)
-        if (record !== undefined) {
-          assert.strictEqual(record.usage, 7e-9)
-          assert.strictEqual(record.limit_remaining, 23e-9)
-        }
+        assert.strictEqual(record.usage, 7e-9)
+        assert.strictEqual(record.limit_remaining, 23e-9)
         const fifth = yield* refusal(accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 4n, byok: false }))
         assert.strictEqual(fifth.metadata?.reason, "key_limit")
       }))
@@ -164,7 +155,7 @@ function suite(kind: MoneyStoreKind) {
         const sums = yield* ledgerSums(key.keyId)
         assert.deepStrictEqual([sums.rows, sums.total], [1, 60n])
         const record = yield* usage(key)
-        if (record !== undefined) assert.strictEqual(record.limit_remaining, 940e-9)
+        assert.strictEqual(record.limit_remaining, 940e-9)
       }))
 
     it.effect("a cost above the hold is charged only up to the hold plus the room left, and says so", () =>
@@ -179,10 +170,8 @@ function suite(kind: MoneyStoreKind) {
         const rest = yield* settle(big, 80n)
         assert.deepStrictEqual([rest.costNanos, rest.capped], [60n, true])
         const record = yield* usage(key)
-        if (record !== undefined) {
-          assert.strictEqual(record.usage, 100e-9)
-          assert.strictEqual(record.limit_remaining, 0)
-        }
+        assert.strictEqual(record.usage, 100e-9)
+        assert.strictEqual(record.limit_remaining, 0)
       }))
 
     it.effect("BYOK requests skip the credit balance and count toward the limit only with include_byok_in_limit", () =>
@@ -193,7 +182,7 @@ function suite(kind: MoneyStoreKind) {
         yield* settle(yield* accounting.reserve(byok), 8n, { isByok: true })
         yield* settle(yield* accounting.reserve(byok), 8n, { isByok: true })
         const record = yield* usage(excluded)
-        if (record !== undefined) assert.deepStrictEqual([record.usage, record.byok_usage, record.limit_remaining], [0, 16e-9, 10e-9])
+        assert.deepStrictEqual([record.usage, record.byok_usage, record.limit_remaining], [0, 16e-9, 10e-9])
         assert.strictEqual((yield* accounting.credits(excluded.workspaceId)).totalUsageNanos, 0n)
 
         const included = yield* seedKey({ limitNanos: 10n, includeByokInLimit: true })
@@ -330,15 +319,13 @@ function suite(kind: MoneyStoreKind) {
             const refused = yield* refusal(accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 1n, byok: false }))
             assert.include(refused.message, "key limit", at)
             const record = yield* usage(key, new Date(at))
-            if (record !== undefined) assert.strictEqual(record.limit_remaining, 0, at)
+            assert.strictEqual(record.limit_remaining, 0, at)
           }
           const next = new Date(w.nextWindow)
           yield* setTime(next.getTime())
           const record = yield* usage(key, next)
-          if (record !== undefined) {
-            assert.strictEqual(record.limit_remaining, 100e-9)
-            assert.strictEqual(record.usage, 100e-9)
-          }
+          assert.strictEqual(record.limit_remaining, 100e-9)
+          assert.strictEqual(record.usage, 100e-9)
           const admitted = yield* accounting.reserve({ keyId: key.keyId, workspaceId: key.workspaceId, amountNanos: 100n, byok: false })
           yield* accounting.release(admitted)
         })))
@@ -360,12 +347,10 @@ function suite(kind: MoneyStoreKind) {
         yield* spend("2030-05-06T00:00:00Z", 100n)
         yield* spend("2030-05-08T08:00:00Z", 1000n)
         const record = yield* usage(key, new Date("2030-05-08T20:00:00Z"))
-        if (record !== undefined) {
-          assert.strictEqual(record.usage, 1111e-9)
-          assert.strictEqual(record.usage_monthly, 1110e-9)
-          assert.strictEqual(record.usage_weekly, 1100e-9)
-          assert.strictEqual(record.usage_daily, 1000e-9)
-        }
+        assert.strictEqual(record.usage, 1111e-9)
+        assert.strictEqual(record.usage_monthly, 1110e-9)
+        assert.strictEqual(record.usage_weekly, 1100e-9)
+        assert.strictEqual(record.usage_daily, 1000e-9)
       })))
 
     it.effect("the repository follows the Effect clock: a daily limit spent at 23:00 UTC is free again an hour later", () =>

@@ -13,7 +13,6 @@ const keys = workspaces * keysPerWorkspace
 const days = 60
 const ledgerRows = 200_000
 const t0 = Date.parse("2030-05-14T10:00:00Z")
-const dayMs = 86_400_000
 
 /**
  * A SQLite store as a busy gateway leaves it: 2,000 keys in 200 workspaces with limits, the
