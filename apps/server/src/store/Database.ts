@@ -44,7 +44,7 @@ export const importCommand = (dataDir: string) => `pnpm store:import-pglite --da
 export class PgliteDataDir extends Data.TaggedError("PgliteDataDir")<{ readonly dataDir: string }> {
   override get message() {
     return `the data directory ${this.dataDir} holds a PGlite store of an earlier version (pglite/) and no SQLite store; ` +
-      `stop here and copy it with: ${importCommand(this.dataDir)} (see docs/configuration.md, "Moving from PGlite")`
+      `stop here and copy it with: ${importCommand(this.dataDir)} (see docs/configuration.md, "The store")`
   }
 }
 
