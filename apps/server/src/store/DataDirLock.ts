@@ -27,6 +27,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
 import { DatabaseSync } from "node:sqlite"
+import * as Workers from "../Workers.ts"
 
 export class DataDirLocked extends Data.TaggedError("DataDirLocked")<{
   readonly dataDir: string
@@ -94,7 +95,8 @@ const take = (dataDir: string): DatabaseSync => {
  * live process holds it.
  */
 export const acquire = (dataDir: string): Effect.Effect<void, DataDirLocked | DataDirLockFailed, Scope.Scope> =>
-  Effect.acquireRelease(
+  // A worker of `SWITCHYARD_WORKERS`: its primary holds the lock for the whole gateway.
+  Workers.lockHeldByPrimary() ? Effect.void : Effect.acquireRelease(
     Effect.try({
       try: () => take(dataDir),
       catch: (error) =>

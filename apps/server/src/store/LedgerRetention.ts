@@ -24,6 +24,7 @@ import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/Stor
 import { Clock, Config, Context, Duration, Effect, Layer, Option, Schedule, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import { type Instant, instant } from "./Columns.ts"
+import * as Workers from "../Workers.ts"
 
 export const RetentionConfig = Config.schema(
   Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 36_500 })),
@@ -39,6 +40,8 @@ export interface RetentionOptions {
   readonly pauseMs?: number
   /** Time between two runs. */
   readonly interval?: Duration.Input
+  /** Whether this process prunes on its schedule (`false`: another worker of the gateway does). */
+  readonly scheduled?: boolean
 }
 
 /**
@@ -72,8 +75,11 @@ export class LedgerRetention extends Context.Service<LedgerRetention, {
   static readonly layerWith = (options: RetentionOptions) =>
     Layer.effect(LedgerRetention, make(options))
 
-  /** Days from `SWITCHYARD_LEDGER_RETENTION_DAYS` (default 62). */
-  static readonly layer = Layer.unwrap(Effect.map(RetentionConfig, (days) => LedgerRetention.layerWith({ days })))
+  /**
+   * Days from `SWITCHYARD_LEDGER_RETENTION_DAYS` (default 62); pruning on its schedule in one
+   * process of the gateway (`Workers.upkeepHere`).
+   */
+  static readonly layer = Layer.unwrap(Effect.map(RetentionConfig, (days) => LedgerRetention.layerWith({ days, scheduled: Workers.upkeepHere() })))
 }
 
 const make = (options: RetentionOptions) =>
@@ -156,12 +162,14 @@ const make = (options: RetentionOptions) =>
       Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), (r) => instant(r.before)))
     )
 
-    yield* prune.pipe(
-      Effect.tap((pruned) => pruned > 0 ? Effect.logInfo(`ledger retention: pruned ${pruned} rows older than ${options.days} days`) : Effect.void),
-      Effect.catchCause((cause) => Effect.logWarning("ledger retention: pruning failed; the next run tries again", cause)),
-      Effect.repeat(Schedule.spaced(options.interval ?? Duration.minutes(10))),
-      Effect.forkScoped
-    )
+    if (options.scheduled !== false) {
+      yield* prune.pipe(
+        Effect.tap((pruned) => pruned > 0 ? Effect.logInfo(`ledger retention: pruned ${pruned} rows older than ${options.days} days`) : Effect.void),
+        Effect.catchCause((cause) => Effect.logWarning("ledger retention: pruning failed; the next run tries again", cause)),
+        Effect.repeat(Schedule.spaced(options.interval ?? Duration.minutes(10))),
+        Effect.forkScoped
+      )
+    }
 
     return LedgerRetention.of({ days: options.days, prune, prunedBefore })
   })

@@ -271,7 +271,9 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
         const usage = new Map<string, { nanos: bigint; updatedMs: number }>()
         const leases = new Map<string, bigint>()
         for (const row of rows) {
-          if (row.lease !== null && fences.get(row.lease) !== row.fence) {
+          // Written only under its lease's current token (a row without one, like a lease gone, is not: PostgreSQL's NULL = NULL).
+          const stored = row.lease === null ? undefined : fences.get(row.lease)
+          if (row.lease !== null && (stored === null || stored !== row.fence)) {
             out.push({ generation: row.generation, cost: yield* costOf(row.generation), written: false, fenced: true })
             continue
           }

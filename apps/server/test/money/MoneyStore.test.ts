@@ -101,6 +101,9 @@ for (const kind of moneyStores) {
         const stale = row(key, 5n, held)
         const fenced = yield* store.flush([stale], t0 + 900_000)
         assert.deepStrictEqual(fenced.map((r) => [r.cost, r.written, r.fenced]), [[null, false, true]])
+        // A row naming a lease but no token (its lease was lost before it settled) is not written either, lease row or not.
+        const tokenless = yield* store.flush([row(key, 5n, { id: lease, fence: null }), row(key, 5n, { id: "lease-gone", fence: null })], t0 + 900_000)
+        assert.deepStrictEqual(tokenless.map((r) => [r.cost, r.written, r.fenced]), [[null, false, true], [null, false, true]])
         assert.deepStrictEqual(yield* ledgerSums(key.keyId), { total: 130n, paid: 123n, rows: 3 })
         const written = yield* store.written([first, stale, byok])
         assert.deepStrictEqual([...written.entries()].sort(), [[byok.generation, 7n], [first.generation, 123n]].sort())
