@@ -53,7 +53,23 @@ export const postgresReachable = (): Promise<boolean> =>
     })
   })
 
-export const tempDir = (prefix: string) => Fs.mkdtempSync(NodePath.join(Os.tmpdir(), `switchyard-${prefix}-`))
+/** Every temporary directory this test process made: removed when it exits, whatever a test did with it. */
+const made = new Set<string>()
+process.once("exit", () => {
+  for (const dir of made) {
+    try {
+      Fs.rmSync(dir, { recursive: true, force: true })
+    } catch {
+      // A directory still mounted over (the full-disk test's tmpfs, when it could not unmount) stays.
+    }
+  }
+})
+
+export const tempDir = (prefix: string) => {
+  const dir = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), `switchyard-${prefix}-`))
+  made.add(dir)
+  return dir
+}
 
 /**
  * Starts the real gateway on 127.0.0.1 (a free port) with its own store and known bootstrap keys.
