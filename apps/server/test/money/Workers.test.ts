@@ -77,8 +77,9 @@ describe("SWITCHYARD_WORKERS", () => {
         const replies = await Promise.all(Array.from({ length: 200 }, () =>
           call("/embeddings", { model: "acme/embed", input: tokens(1000) }, secret)
         ))
-        assert.strictEqual(replies.filter((r) => r.status === 200).length, 50)
-        assert.strictEqual(replies.filter((r) => r.status === 402).length, 150)
+        const statuses = JSON.stringify(replies.reduce<Record<number, number>>((n, r) => ({ ...n, [r.status]: (n[r.status] ?? 0) + 1 }), {}))
+        assert.strictEqual(replies.filter((r) => r.status === 200).length, 50, statuses)
+        assert.strictEqual(replies.filter((r) => r.status === 402).length, 150, statuses)
         // Both workers admitted requests on the key: each from its own lease (a hold it owns).
         const file = new DatabaseSync(NodePath.join(dataDir, "switchyard.db"), { readOnly: true })
         const owners = (file.prepare("SELECT COUNT(DISTINCT owner) AS n FROM holds").get() as { n: number }).n
