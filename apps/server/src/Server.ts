@@ -48,6 +48,7 @@ import { WorkspaceRepo } from "./store/WorkspaceRepo.ts"
 import { ActivityHandlers } from "./handlers/Activity.ts"
 import { ProvidersHandlers } from "./handlers/Providers.ts"
 import { WorkspacesHandlers } from "./handlers/Workspaces.ts"
+import * as Workers from "./Workers.ts"
 
 export const ServerConfig = Config.all({
   host: Config.String("SWITCHYARD_HOST").pipe(Config.withDefault("127.0.0.1")),
@@ -62,7 +63,8 @@ const Stores = Layer.mergeAll(
   AccountingRepo.layer,
   WorkspaceRepo.layer,
   LedgerReports.layer,
-  StoreUpkeep.layer,
+  // One process of the gateway keeps the store (`SWITCHYARD_WORKERS`: worker 1).
+  Workers.upkeepHere() ? StoreUpkeep.layer : Layer.empty,
   ByokRepo.layer.pipe(Layer.provide(CredentialCipher.layer))
 )
 
