@@ -17,7 +17,7 @@ import * as Load from "./Load.ts"
 import * as ProcStats from "./ProcStats.ts"
 import { sleep, startSwitchyard, upstreamApiKey } from "./Processes.ts"
 
-export interface MemoryCgroup {
+interface MemoryCgroup {
   readonly version: 1 | 2
   readonly dir: string
   readonly procs: string
@@ -60,7 +60,7 @@ const ownPath = (controller: string): string | undefined => {
 /**
  * Makes a memory cgroup limited to `limitBytes` (no swap), or answers why it cannot.
  */
-export const make = (name: string, limitBytes: number): MemoryCgroup | string => {
+const make = (name: string, limitBytes: number): MemoryCgroup | string => {
   const v1Root = "/sys/fs/cgroup/memory"
   if (Fs.existsSync(NodePath.join(v1Root, "memory.limit_in_bytes"))) {
     const dir = NodePath.join(v1Root, ownPath("memory") ?? "/", name)
@@ -103,7 +103,7 @@ export const make = (name: string, limitBytes: number): MemoryCgroup | string =>
   return "no memory cgroup hierarchy on this machine"
 }
 
-export interface CellOutcome {
+interface CellOutcome {
   readonly cell: CellId
   readonly ok: number
   readonly non2xx: number

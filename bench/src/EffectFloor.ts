@@ -49,7 +49,7 @@ const nanosPerToken = (usdPerMillion: string): bigint => {
 const error = (status: number, message: string) =>
   HttpServerResponse.jsonUnsafe({ error: { code: status, message } }, { status })
 
-export const layer = (options: EffectFloorOptions) => {
+const layer = (options: EffectFloorOptions) => {
   const perToken = nanosPerToken(options.promptPrice)
   const ledger: Array<{ readonly model: string; readonly tokens: number; readonly costNanos: bigint }> = []
   const upstreamUrl = `http://127.0.0.1:${options.upstreamPort}/v1/embeddings`
