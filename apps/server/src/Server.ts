@@ -25,6 +25,7 @@ import { SystemHandlers } from "./handlers/System.ts"
 import * as AuthorizationLive from "./http/AuthorizationLive.ts"
 import * as ClientErrors from "./http/ClientErrors.ts"
 import * as ConsoleRoute from "./http/ConsoleRoute.ts"
+import * as Drain from "./http/Drain.ts"
 import * as Policies from "./http/Policies.ts"
 import * as RateLimit from "./http/RateLimit.ts"
 import * as SchemaErrorsLive from "./http/SchemaErrorsLive.ts"
@@ -143,11 +144,16 @@ export const ServerLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* ServerConfig
   // A bad bootstrap secret stops the start before the store is opened or created.
   yield* Bootstrap.givenSecrets
-  const listening = NodeHttpServer.layerServer(() => ClientErrors.install(createServer()), {
-    host: config.host,
-    port: config.port,
-    gracefulShutdownTimeout: "25 seconds"
-  })
+  // On SIGTERM the server drains (Drain.ts): answers close their connections, idle ones close at
+  // once; the grace period bounds only requests still running.
+  const listening = Layer.unwrap(Effect.gen(function*() {
+    const served = yield* ServedRequests
+    return NodeHttpServer.layerServer(() => Drain.install(ClientErrors.install(createServer()), served), {
+      host: config.host,
+      port: config.port,
+      gracefulShutdownTimeout: "25 seconds"
+    })
+  }))
   const serve = Layer.unwrap(Effect.gen(function*() {
     const router = yield* HttpRouter.HttpRouter
     const served = yield* ServedRequests
