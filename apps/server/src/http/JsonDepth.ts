@@ -15,25 +15,37 @@ const openCurly = 0x7b
 const closeCurly = 0x7d
 
 /**
- * The index of the first byte at which `bytes` nests deeper than `limit` (arrays and objects,
- * outside strings), or `-1` when it never does. Malformed JSON is left to the parser: only the
- * depth is checked, in one pass with no allocation.
+ * A depth check fed chunk by chunk, as a body arrives: `push` returns the index (counted from the
+ * first byte of the first chunk) of the first byte at which the text nests deeper than `limit`
+ * (arrays and objects, outside strings), or `-1` while it has not. Malformed JSON is left to the
+ * parser: only the depth is checked, in one pass with no allocation.
  */
-export const firstTooDeep = (bytes: Uint8Array, limit: number = maxDepth): number => {
+export const scanner = (limit: number = maxDepth) => {
   let depth = 0
   let inString = false
-  for (let i = 0; i < bytes.length; i++) {
-    const byte = bytes[i]!
-    if (inString) {
-      if (byte === backslash) i++
-      else if (byte === quote) inString = false
-    } else if (byte === quote) {
-      inString = true
-    } else if (byte === openSquare || byte === openCurly) {
-      if (++depth > limit) return i
-    } else if (byte === closeSquare || byte === closeCurly) {
-      depth--
+  let escaped = false
+  let offset = 0
+  return {
+    push: (bytes: Uint8Array): number => {
+      for (let i = 0; i < bytes.length; i++) {
+        const byte = bytes[i]!
+        if (inString) {
+          if (escaped) escaped = false
+          else if (byte === backslash) escaped = true
+          else if (byte === quote) inString = false
+        } else if (byte === quote) {
+          inString = true
+        } else if (byte === openSquare || byte === openCurly) {
+          if (++depth > limit) return offset + i
+        } else if (byte === closeSquare || byte === closeCurly) {
+          depth--
+        }
+      }
+      offset += bytes.length
+      return -1
     }
   }
-  return -1
 }
+
+/** The index of the first byte at which `bytes` nests deeper than `limit`, or `-1`. */
+export const firstTooDeep = (bytes: Uint8Array, limit: number = maxDepth): number => scanner(limit).push(bytes)

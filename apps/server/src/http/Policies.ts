@@ -5,6 +5,7 @@ import { Config, Effect, Layer } from "effect"
 import * as ByteSize from "effect/ByteSize"
 import { HttpEffect, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type * as Http from "node:http"
+import * as Stream from "node:stream"
 import * as JsonDepth from "./JsonDepth.ts"
 import { MemoryBudget } from "./MemoryBudget.ts"
 import * as MemoryBudgetModule from "./MemoryBudget.ts"
@@ -135,18 +136,43 @@ const bodyDeadline = (
   })
 }
 
-// A body nested deeper than JsonDepth.maxDepth is refused from its bytes, before it becomes
-// objects; the route then reads the same bytes (the request keeps them).
+class TooDeep extends Error {
+  constructor(at: number) {
+    super(`the JSON body nests deeper than ${JsonDepth.maxDepth} levels (at byte ${at})`)
+  }
+}
+
+// A body nested deeper than JsonDepth.maxDepth is refused from its bytes as they arrive, before
+// they become objects and without reading the rest: the request's body is read through a depth
+// check (the readable `NodeHttpIncomingMessage` reads a body from, `bodySource`, is replaced by
+// one that passes the bytes on after checking them), and read here first; the route then reads
+// the same bytes (the request keeps them). Refused, the rest of the body is left unread and the
+// answer closes the connection.
 const depthChecked = <E, R>(
   request: HttpServerRequest.HttpServerRequest,
   route: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ) =>
-  Effect.flatMap(Effect.result(request.arrayBuffer), (read) => {
-    if (read._tag === "Failure") return route
-    const at = JsonDepth.firstTooDeep(new Uint8Array(read.success))
-    return at === -1 ? route : Effect.succeed(
-      envelopeFor(request.url, 400, `Invalid request: the JSON body nests deeper than ${JsonDepth.maxDepth} levels (at byte ${at})`)
-    )
+  Effect.suspend(() => {
+    const source = request.source as Partial<Http.IncomingMessage>
+    if (typeof source.pipe !== "function" || source.readableFlowing !== null || !("bodySource" in request)) return route
+    const scan = JsonDepth.scanner()
+    const checked: Stream.Transform = new Stream.Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        const at = scan.push(chunk)
+        if (at === -1) return done(null, chunk)
+        source.unpipe!(checked)
+        source.pause!()
+        done(new TooDeep(at))
+      }
+    })
+    source.pipe(checked)
+    Object.defineProperty(request, "bodySource", { value: checked, configurable: true })
+    return Effect.flatMap(Effect.result(request.arrayBuffer), (read) => {
+      const cause: unknown = read._tag === "Failure" ? (read.failure as { readonly cause?: unknown }).cause : undefined
+      return cause instanceof TooDeep
+        ? Effect.succeed(envelopeFor(request.url, 400, `Invalid request: ${cause.message}`).pipe(HttpServerResponse.setHeader("connection", "close")))
+        : route
+    })
   })
 
 const overBudget = (path: string) =>

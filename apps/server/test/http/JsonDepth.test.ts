@@ -22,4 +22,16 @@ describe("JsonDepth.firstTooDeep", () => {
     assert.strictEqual(JsonDepth.firstTooDeep(bytes(`]]]]${"[".repeat(10)}`), 10), -1)
     assert.strictEqual(JsonDepth.firstTooDeep(bytes("[".repeat(11)), 10), 10)
   })
+
+  it("fed chunk by chunk, finds the same byte, escapes and strings split across chunks included", () => {
+    const text = bytes(`{"a":"x\\\"[[[","b":[[[[1]]]]}`)
+    const whole = JsonDepth.firstTooDeep(text, 3)
+    assert.strictEqual(whole, 20)
+    for (let cut = 1; cut < text.length; cut++) {
+      const scan = JsonDepth.scanner(3)
+      const first = scan.push(text.subarray(0, cut))
+      const at = first !== -1 ? first : scan.push(text.subarray(cut))
+      assert.strictEqual(at, whole, `cut at ${cut}`)
+    }
+  })
 })
