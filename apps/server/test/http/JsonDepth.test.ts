@@ -24,7 +24,7 @@ describe("JsonDepth.firstTooDeep", () => {
   })
 
   it("fed chunk by chunk, finds the same byte, escapes and strings split across chunks included", () => {
-    const text = bytes(String.raw`{"a":"x"[[[","b":[[[[1]]]]}`)
+    const text = bytes(String.raw`{"a":"x\"[[[","b":[[[[1]]]]}`)
     const whole = JsonDepth.firstTooDeep(text, 3)
     assert.strictEqual(whole, 20)
     for (let cut = 1; cut < text.length; cut++) {
