@@ -143,36 +143,47 @@ class TooDeep extends Error {
 }
 
 // A body nested deeper than JsonDepth.maxDepth is refused from its bytes as they arrive, before
-// they become objects and without reading the rest: the request's body is read through a depth
-// check (the readable `NodeHttpIncomingMessage` reads a body from, `bodySource`, is replaced by
-// one that passes the bytes on after checking them), and read here first; the route then reads
-// the same bytes (the request keeps them). Refused, the rest of the body is left unread and the
-// answer closes the connection.
+// they become objects and without reading the rest. The readable `NodeHttpIncomingMessage` reads
+// a body from (`bodySource`, read only when the route reads the body: after authentication) is
+// replaced by one that passes the bytes on after checking them. Refused, the read fails, the rest
+// of the body is left unread, and whatever the route made of the failure (a 400 of the HttpApi
+// routes, a defect of a dedicated route that cannot read its body) becomes this 400, which closes
+// the connection.
 const depthChecked = <E, R>(
   request: HttpServerRequest.HttpServerRequest,
   route: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ) =>
   Effect.suspend(() => {
-    const source = request.source as Partial<Http.IncomingMessage>
+    const source = request.source as Http.IncomingMessage
     if (typeof source.pipe !== "function" || source.readableFlowing !== null || !("bodySource" in request)) return route
-    const scan = JsonDepth.scanner()
-    const checked: Stream.Transform = new Stream.Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        const at = scan.push(chunk)
-        if (at === -1) return done(null, chunk)
-        source.unpipe!(checked)
-        source.pause!()
-        done(new TooDeep(at))
+    let refusal: TooDeep | undefined
+    let checked: Stream.Transform | undefined
+    Object.defineProperty(request, "bodySource", {
+      configurable: true,
+      get: () => {
+        if (checked !== undefined) return checked
+        const scan = JsonDepth.scanner()
+        const through: Stream.Transform = new Stream.Transform({
+          transform(chunk: Buffer, _encoding, done) {
+            const at = scan.push(chunk)
+            if (at === -1) return done(null, chunk)
+            source.unpipe(through)
+            source.pause()
+            refusal = new TooDeep(at)
+            done(refusal)
+          }
+        })
+        checked = through
+        source.pipe(through)
+        return through
       }
     })
-    source.pipe(checked)
-    Object.defineProperty(request, "bodySource", { value: checked, configurable: true })
-    return Effect.flatMap(Effect.result(request.arrayBuffer), (read) => {
-      const cause: unknown = read._tag === "Failure" ? (read.failure as { readonly cause?: unknown }).cause : undefined
-      return cause instanceof TooDeep
-        ? Effect.succeed(envelopeFor(request.url, 400, `Invalid request: ${cause.message}`).pipe(HttpServerResponse.setHeader("connection", "close")))
-        : route
-    })
+    const refused = () =>
+      envelopeFor(request.url, 400, `Invalid request: ${refusal!.message}`).pipe(HttpServerResponse.setHeader("connection", "close"))
+    return route.pipe(
+      Effect.map((response) => (refusal === undefined ? response : refused())),
+      Effect.catchCause((cause) => (refusal === undefined ? Effect.failCause(cause) : Effect.succeed(refused())))
+    )
   })
 
 const overBudget = (path: string) =>
