@@ -1,6 +1,6 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Api } from "@switchyard/core/api/Api"
-import { Config, Effect, Layer, Option } from "effect"
+import { Config, Duration, Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { createServer } from "node:http"
@@ -159,6 +159,19 @@ export const ServerLive = Layer.unwrap(Effect.gen(function*() {
     const served = yield* ServedRequests
     return HttpServer.serve(served.serve(router.asHttpEffect())).pipe(Layer.provideMerge(listening))
   }))
+  // Released before the server closes (layers are released in reverse): on a drain, the server
+  // keeps its connections a moment longer, so a request already sent on a kept-alive connection
+  // is answered (with `Connection: close`) rather than reset by the close (Drain.ts).
+  const Linger = Layer.effectDiscard(Effect.gen(function*() {
+    const served = yield* ServedRequests
+    // The runtime's own signal listener (which starts this release) runs before the one that
+    // marks the drain (ShutdownLog.ts), in the same turn: the drain is read after a yield.
+    yield* Effect.addFinalizer(() =>
+      Effect.yieldNow.pipe(
+        Effect.andThen(Effect.suspend(() => (served.draining() ? Effect.sleep(Duration.millis(Drain.lingerMillis)) : Effect.void)))
+      )
+    )
+  }))
   // Requests taken meanwhile wait for the first-start keys (ServedRequests.ts).
   const Ready = Layer.effectDiscard(Effect.gen(function*() {
     yield* (yield* ServedRequests).ready
@@ -166,6 +179,7 @@ export const ServerLive = Layer.unwrap(Effect.gen(function*() {
   return Ready.pipe(
     Layer.provideMerge(StartupReport.layer(config.consoleDir)),
     Layer.provideMerge(BootstrapLive),
+    Layer.provideMerge(Linger),
     Layer.provideMerge(serve),
     Layer.provideMerge(App),
     Layer.provideMerge(Layer.merge(HttpRouter.layer, NodeHttpServer.layerHttpServices)),

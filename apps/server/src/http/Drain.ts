@@ -5,13 +5,20 @@ import type * as Http from "node:http"
  *
  * - every answer not yet begun carries `Connection: close` (Node then closes the connection once
  *   it is sent), so a kept-alive client opens its next request elsewhere;
- * - idle kept-alive connections are closed at once, and each connection that becomes idle later
- *   (an answer whose headers had left before the drain began) as soon as it does;
  * - a request that still arrives on an old connection is answered, with `Connection: close`.
  *
- * `onDrain` registers what runs when the drain begins. Nothing is reset: a connection is closed
- * only between requests, never under one.
+ * Idle kept-alive connections are not closed at once: a client may be sending its next request on
+ * one at that very moment, and closing it would reset that request. They are closed when the
+ * server closes, after the linger (`lingerMillis`, Server.ts), by which time a client that was
+ * about to send has sent and been answered with `Connection: close`.
  */
+/**
+ * How long a draining server keeps listening and its idle connections open before it closes
+ * them: long enough for a request already on its way over a kept-alive connection to arrive (and
+ * be answered with `Connection: close`), short beside any grace period.
+ */
+export const lingerMillis = 500
+
 export const install = <S extends Http.Server>(
   server: S,
   drain: { readonly draining: () => boolean; readonly onDrain: (f: () => void) => void }
@@ -24,14 +31,9 @@ export const install = <S extends Http.Server>(
     if (drain.draining()) return closeAfter(response)
     open.add(response)
     response.once("close", () => open.delete(response))
-    response.once("finish", () => {
-      open.delete(response)
-      if (drain.draining()) setImmediate(() => server.closeIdleConnections())
-    })
   })
   drain.onDrain(() => {
     for (const response of open) closeAfter(response)
-    server.closeIdleConnections()
   })
   return server
 }
