@@ -67,7 +67,10 @@ export const SystemHandlers = HttpApiBuilder.group(
         Cause.hasInterruptsOnly(cause)
           ? Effect.interrupt
           : Effect.logWarning("health: the store failed a write", cause).pipe(Effect.andThen(Effect.fail("is not taking writes")))
-      )
+      ),
+      // A probe every few seconds makes no trace: the request's own span is off for /health
+      // (Tracing.ts), and so are the store's spans of its write.
+      Effect.withTracerEnabled(false)
     )
     const storeCheck = Effect.forkIn(write, scope).pipe(
       Effect.flatMap((fiber) =>
