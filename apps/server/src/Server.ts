@@ -1,6 +1,6 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Api } from "@switchyard/core/api/Api"
-import { Config, Effect, Layer, Option } from "effect"
+import { Config, Duration, Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { createServer } from "node:http"
@@ -25,6 +25,7 @@ import { SystemHandlers } from "./handlers/System.ts"
 import * as AuthorizationLive from "./http/AuthorizationLive.ts"
 import * as ClientErrors from "./http/ClientErrors.ts"
 import * as ConsoleRoute from "./http/ConsoleRoute.ts"
+import * as Drain from "./http/Drain.ts"
 import * as Policies from "./http/Policies.ts"
 import * as RateLimit from "./http/RateLimit.ts"
 import * as SchemaErrorsLive from "./http/SchemaErrorsLive.ts"
@@ -145,15 +146,33 @@ export const ServerLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* ServerConfig
   // A bad bootstrap secret stops the start before the store is opened or created.
   yield* Bootstrap.givenSecrets
-  const listening = NodeHttpServer.layerServer(() => ClientErrors.install(createServer()), {
-    host: config.host,
-    port: config.port,
-    gracefulShutdownTimeout: "25 seconds"
-  })
+  // On SIGTERM the server drains (Drain.ts): answers close their connections, idle ones close at
+  // once; the grace period bounds only requests still running.
+  const listening = Layer.unwrap(Effect.gen(function*() {
+    const served = yield* ServedRequests
+    return NodeHttpServer.layerServer(() => Drain.install(ClientErrors.install(createServer()), served), {
+      host: config.host,
+      port: config.port,
+      gracefulShutdownTimeout: "25 seconds"
+    })
+  }))
   const serve = Layer.unwrap(Effect.gen(function*() {
     const router = yield* HttpRouter.HttpRouter
     const served = yield* ServedRequests
     return HttpServer.serve(served.serve(router.asHttpEffect())).pipe(Layer.provideMerge(listening))
+  }))
+  // Released before the server closes (layers are released in reverse): on a drain, the server
+  // keeps its connections a moment longer, so a request already sent on a kept-alive connection
+  // is answered (with `Connection: close`) rather than reset by the close (Drain.ts).
+  const Linger = Layer.effectDiscard(Effect.gen(function*() {
+    const served = yield* ServedRequests
+    // The runtime's own signal listener (which starts this release) runs before the one that
+    // marks the drain (ShutdownLog.ts), in the same turn: the drain is read after a yield.
+    yield* Effect.addFinalizer(() =>
+      Effect.yieldNow.pipe(
+        Effect.andThen(Effect.suspend(() => (served.draining() ? Effect.sleep(Duration.millis(Drain.lingerMillis)) : Effect.void)))
+      )
+    )
   }))
   // Requests taken meanwhile wait for the first-start keys (ServedRequests.ts).
   const Ready = Layer.effectDiscard(Effect.gen(function*() {
@@ -162,6 +181,7 @@ export const ServerLive = Layer.unwrap(Effect.gen(function*() {
   return Ready.pipe(
     Layer.provideMerge(StartupReport.layer(config.consoleDir)),
     Layer.provideMerge(BootstrapLive),
+    Layer.provideMerge(Linger),
     Layer.provideMerge(serve),
     Layer.provideMerge(App),
     Layer.provideMerge(Layer.merge(HttpRouter.layer, NodeHttpServer.layerHttpServices)),

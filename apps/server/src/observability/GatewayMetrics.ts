@@ -1,6 +1,8 @@
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Prometheus from "prom-client"
+import { RedisStatus } from "../store/RedisConnection.ts"
+import * as RedisConnection from "../store/RedisConnection.ts"
 import { StoreStatements } from "../store/StoreStatements.ts"
 import type { RequestFacts } from "./RequestFacts.ts"
 
@@ -138,6 +140,19 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
       cacheBytes.inc({ direction: "read" }, 0)
       cacheBytes.inc({ direction: "write" }, 0)
 
+      // 1 while a configured dependency answers, 0 during its outage (Redis: RedisConnection.ts).
+      const redis = Option.getOrUndefined(yield* Effect.serviceOption(RedisStatus))
+      new Prometheus.Gauge({
+        name: "switchyard_dependency_up",
+        help: "Whether an optional dependency answers (1) or is in an outage (0), by dependency; absent when not configured",
+        labelNames: ["dependency"] as const,
+        registers: [registry],
+        collect() {
+          const state = redis?.state() ?? "off"
+          if (state !== "off") this.set({ dependency: "redis" }, state === "up" ? 1 : 0)
+        }
+      })
+
       const readHolds = Effect.flatMap(Clock.currentTimeMillis, (now) =>
         sql<{ n: number; nanos: string }>`SELECT CAST(count(*) AS integer) AS n, CAST(COALESCE(SUM(amount_nanos), 0) AS text) AS nanos
           FROM holds WHERE expires_at > ${new Date(now)}`).pipe(
@@ -192,5 +207,5 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
         )
       })
     })
-  )
+  ).pipe(Layer.provide(RedisConnection.statusLayer))
 }
