@@ -46,6 +46,9 @@ import { LedgerRetention } from "./store/LedgerRetention.ts"
 import * as StoreUpkeep from "./store/StoreUpkeep.ts"
 import { WorkspaceRepo } from "./store/WorkspaceRepo.ts"
 import { ActivityHandlers } from "./handlers/Activity.ts"
+import { AuditHandlers } from "./handlers/Audit.ts"
+import { Administrators } from "./auth/Administrators.ts"
+import { AuditLog } from "./store/AuditRepo.ts"
 import { ProvidersHandlers } from "./handlers/Providers.ts"
 import { WorkspacesHandlers } from "./handlers/Workspaces.ts"
 
@@ -63,6 +66,8 @@ const Stores = Layer.mergeAll(
   WorkspaceRepo.layer,
   LedgerReports.layer,
   StoreUpkeep.layer,
+  AuditLog.layer,
+  Administrators.layer,
   ByokRepo.layer.pipe(Layer.provide(CredentialCipher.layer))
 )
 
@@ -80,7 +85,7 @@ const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Rerank.layer, Broadcast.
 )
 
 const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive.layer, EmbeddingsHandlers, RerankHandlers, CohereHandlers, ModelsHandlers,
-  WorkspacesHandlers, ActivityHandlers, ProvidersHandlers).pipe(
+  WorkspacesHandlers, ActivityHandlers, ProvidersHandlers, AuditHandlers).pipe(
   Layer.provide(EmbeddingsLive)
 )
 
