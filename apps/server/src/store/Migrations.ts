@@ -6,6 +6,7 @@ import { cachedTokens } from "./migrations/CachedTokens.ts"
 import { currentMoneyFunctions } from "./migrations/CurrentMoneyFunctions.ts"
 import { fencedLeases } from "./migrations/FencedLeases.ts"
 import { interns } from "./migrations/Interns.ts"
+import { managedProviders } from "./migrations/ManagedProviders.ts"
 import { ledgerRetention } from "./migrations/LedgerRetention.ts"
 import { money } from "./migrations/Money.ts"
 import * as MoneyFunctions from "./MoneyFunctions.ts"
@@ -86,6 +87,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0011_money_functions": currentMoneyFunctions,
   "0012_ledger_retention": ledgerRetention,
   "0013_fenced_leases": fencedLeases,
+  "0015_providers": managedProviders,
   "0016_audit_log": auditLog
 }
 
