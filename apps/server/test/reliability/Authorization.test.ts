@@ -404,6 +404,16 @@ describe("reliability: authorization matrix", () => {
       expect: management(200)
     },
     {
+      name: "GET /providers/alpha",
+      request: async () => ({ method: "GET", path: "/providers/alpha" }),
+      expect: { standard: 403, management: 200, "other standard": 403, "other management": 403 }
+    },
+    {
+      name: "PATCH /providers/alpha (a config-file provider)",
+      request: async () => ({ method: "PATCH", path: "/providers/alpha", body: { name: "renamed" } }),
+      expect: { standard: 403, management: 409, "other standard": 403, "other management": 403 }
+    },
+    {
       name: "GET /audit-log/verify",
       request: async () => ({ method: "GET", path: "/audit-log/verify" }),
       expect: { standard: 403, management: 200, "other standard": 403, "other management": 403 }
