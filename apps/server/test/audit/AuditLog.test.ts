@@ -81,6 +81,13 @@ describe(`the audit log of management actions (${storeKind})`, () => {
         action: "byok.update" },
       { route: "DELETE /byok/{id}", run: () => call(server, "DELETE", `/byok/${state.byok}`, operator), status: 200, action: "byok.delete" },
       { route: "DELETE /byok/{id} again", run: () => call(server, "DELETE", `/byok/${state.byok}`, operator), status: 404 },
+      { route: "POST /interns", run: () => call(server, "POST", "/interns", server.apiKey, { name: "audited-intern" }), status: 201, action: "intern.create",
+        after: (body) => (state.intern = body.id) },
+      { route: "POST /interns (bad name)", run: () => call(server, "POST", "/interns", server.apiKey, { name: "" }), status: 400 },
+      { route: "PATCH /interns/{id}", run: () => call(server, "PATCH", `/interns/${state.intern}`, server.apiKey, { description: "audited" }), status: 200,
+        action: "intern.update" },
+      { route: "PATCH /interns/{unknown}", run: () => call(server, "PATCH", "/interns/00000000-0000-7000-8000-000000000000", server.apiKey, { description: "x" }),
+        status: 404 },
       { route: "DELETE /workspaces/{id}", run: () => call(server, "DELETE", `/workspaces/${state.workspace}`, operator), status: 200, action: "workspace.delete" }
     ]
     for (const c of cases) {
