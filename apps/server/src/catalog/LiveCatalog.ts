@@ -1,5 +1,5 @@
 import type * as Catalog from "@switchyard/core/catalog/Catalog"
-import { Config, Context, Effect, Layer, Option, Redacted, Schedule } from "effect"
+import { Clock, Config, Context, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { type StoredProvider, ProviderRepo } from "../store/ProviderRepo.ts"
 import * as CatalogLoader from "./CatalogLoader.ts"
 
@@ -68,10 +68,14 @@ export const layer = Layer.effectContext(Effect.gen(function*() {
     snapshot = next
   })
   const refresh = reload.pipe(Effect.catchCause((cause) => Effect.logWarning("providers: could not reload the catalog", cause)))
+  // The poll keeps step with the other processes, so it runs on the wall clock even where the
+  // gateway runs on a test's clock: a test moving its clock by a day must not make it poll 172,800
+  // times.
   yield* repo.version.pipe(
     Effect.flatMap((seen) => (seen === version ? Effect.void : reload)),
     Effect.catchCause((cause) => Effect.logDebug("providers: could not poll the store", cause)),
     Effect.repeat(Schedule.spaced(pollInterval)),
+    Effect.provideService(Clock.Clock, Clock.Clock.defaultValue()),
     Effect.forkScoped
   )
   const live: CatalogLoader.LoadedCatalog = {
