@@ -53,6 +53,7 @@ import { Administrators } from "./auth/Administrators.ts"
 import { AuditLog } from "./store/AuditRepo.ts"
 import { ProvidersHandlers } from "./handlers/Providers.ts"
 import { WorkspacesHandlers } from "./handlers/Workspaces.ts"
+import * as Workers from "./Workers.ts"
 
 export const ServerConfig = Config.all({
   host: Config.String("SWITCHYARD_HOST").pipe(Config.withDefault("127.0.0.1")),
@@ -67,7 +68,8 @@ const Stores = Layer.mergeAll(
   AccountingRepo.layer,
   WorkspaceRepo.layer,
   LedgerReports.layer,
-  StoreUpkeep.layer,
+  // One process of the gateway keeps the store (`SWITCHYARD_WORKERS`: worker 1).
+  Workers.upkeepHere() ? StoreUpkeep.layer : Layer.empty,
   AuditLog.layer,
   Administrators.layer,
   ByokRepo.layer,
