@@ -7,7 +7,7 @@ import { createServer } from "node:http"
 import { fileURLToPath } from "node:url"
 import * as Bootstrap from "./auth/Bootstrap.ts"
 import { EmbeddingCache } from "./cache/EmbeddingCache.ts"
-import * as CatalogLoader from "./catalog/CatalogLoader.ts"
+import * as LiveCatalog from "./catalog/LiveCatalog.ts"
 import { Broadcast } from "./embeddings/Broadcast.ts"
 import { Embeddings } from "./embeddings/Embeddings.ts"
 import { EndpointHealth } from "./embeddings/EndpointHealth.ts"
@@ -47,6 +47,11 @@ import { LedgerRetention } from "./store/LedgerRetention.ts"
 import * as StoreUpkeep from "./store/StoreUpkeep.ts"
 import { WorkspaceRepo } from "./store/WorkspaceRepo.ts"
 import { ActivityHandlers } from "./handlers/Activity.ts"
+import { AuditHandlers } from "./handlers/Audit.ts"
+import { ProviderAdminHandlers } from "./handlers/ProviderAdmin.ts"
+import { ProviderRepo } from "./store/ProviderRepo.ts"
+import { Administrators } from "./auth/Administrators.ts"
+import { AuditLog } from "./store/AuditRepo.ts"
 import { ProvidersHandlers } from "./handlers/Providers.ts"
 import { WorkspacesHandlers } from "./handlers/Workspaces.ts"
 import * as Workers from "./Workers.ts"
@@ -66,24 +71,30 @@ const Stores = Layer.mergeAll(
   LedgerReports.layer,
   // One process of the gateway keeps the store (`SWITCHYARD_WORKERS`: worker 1).
   Workers.upkeepHere() ? StoreUpkeep.layer : Layer.empty,
-  ByokRepo.layer.pipe(Layer.provide(CredentialCipher.layer))
-)
+  AuditLog.layer,
+  Administrators.layer,
+  ByokRepo.layer,
+  ProviderRepo.layer
+).pipe(Layer.provide(CredentialCipher.layer))
 
 /**
  * The model paths (embeddings and rerank): catalog, adapters over one HTTP client, live endpoint
  * health, the embeddings cache, broadcast.
  */
 const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Rerank.layer, Broadcast.layer).pipe(
-  Layer.provide([Adapters.layer, EmbeddingCache.layer]),
+  Layer.provide(EmbeddingCache.layer),
+  // The providers' test action calls the adapters too.
+  Layer.provideMerge(Adapters.layer),
   // The workspace handlers drop a workspace's kept settings when they change them.
   Layer.provideMerge(Workspaces.layer),
   Layer.provideMerge(EndpointHealth.layer),
-  Layer.provideMerge(CatalogLoader.layer),
+  // The built-in catalog and the config file, with the providers managed at runtime over them.
+  Layer.provideMerge(LiveCatalog.layer),
   Layer.provide(UpstreamHttp.clientLayer)
 )
 
 const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive.layer, EmbeddingsHandlers, RerankHandlers, CohereHandlers, ModelsHandlers,
-  WorkspacesHandlers, ActivityHandlers, ProvidersHandlers).pipe(
+  WorkspacesHandlers, ActivityHandlers, ProvidersHandlers, ProviderAdminHandlers, AuditHandlers).pipe(
   Layer.provide(EmbeddingsLive)
 )
 
