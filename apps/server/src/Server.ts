@@ -48,6 +48,11 @@ import { WorkspaceRepo } from "./store/WorkspaceRepo.ts"
 import { ActivityHandlers } from "./handlers/Activity.ts"
 import { ProvidersHandlers } from "./handlers/Providers.ts"
 import { WorkspacesHandlers } from "./handlers/Workspaces.ts"
+import { BatchesHandlers } from "./handlers/Batches.ts"
+import { FilesHandlers } from "./handlers/Files.ts"
+import { BatchStore } from "./batches/BatchStore.ts"
+import * as BatchRunner from "./batches/BatchRunner.ts"
+import { LineRunner } from "./batches/LineRunner.ts"
 
 export const ServerConfig = Config.all({
   host: Config.String("SWITCHYARD_HOST").pipe(Config.withDefault("127.0.0.1")),
@@ -63,7 +68,8 @@ const Stores = Layer.mergeAll(
   WorkspaceRepo.layer,
   LedgerReports.layer,
   StoreUpkeep.layer,
-  ByokRepo.layer.pipe(Layer.provide(CredentialCipher.layer))
+  ByokRepo.layer.pipe(Layer.provide(CredentialCipher.layer)),
+  BatchStore.layer
 )
 
 /**
@@ -80,9 +86,14 @@ const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Rerank.layer, Broadcast.
 )
 
 const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive.layer, EmbeddingsHandlers, RerankHandlers, CohereHandlers, ModelsHandlers,
-  WorkspacesHandlers, ActivityHandlers, ProvidersHandlers).pipe(
+  WorkspacesHandlers, ActivityHandlers, ProvidersHandlers, FilesHandlers, BatchesHandlers).pipe(
   Layer.provide(EmbeddingsLive)
 )
+
+/**
+ * The batches' background work (BatchRunner.ts): each line through the same model path.
+ */
+const BatchesLive = BatchRunner.layer.pipe(Layer.provide(LineRunner.layer), Layer.provide(EmbeddingsLive))
 
 /**
  * The model endpoints served by routes of their own, ahead of their HttpApi routes (DedicatedRoute.ts).
@@ -110,6 +121,7 @@ const App = Layer.unwrap(Effect.gen(function*() {
       Layer.provide([AuthorizationLive.layer, SchemaErrorsLive.layer])
     ),
     MetricsEndpoint.layer,
+    BatchesLive,
     ConsoleRoute.layer(config.consoleDir),
     // The access log goes in first, so it wraps the policies and sees their refusals too; the
     // dedicated model routes last, inside both, where the router runs.

@@ -84,7 +84,8 @@ export class Embeddings extends Context.Service<Embeddings, {
         caller: CallerShape,
         request: EmbeddingRequest.EmbeddingRequest,
         prepared: Preparation.Prepared,
-        startedAt: number
+        startedAt: number,
+        givenId: string | undefined
       ) {
         const attempts = attempt(request, prepared)
         // Every endpoint of the plan is looked up before any hold, in one read: when the cache
@@ -97,7 +98,7 @@ export class Embeddings extends Context.Service<Embeddings, {
         if (served !== undefined) {
           const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
           // No upstream took part: the answer has no attempt.
-          return yield* Settlement.record(accounting, caller, request, prepared, { ...served, reports: [] }, latencyMs)
+          return yield* Settlement.record(accounting, caller, request, prepared, { ...served, reports: [] }, latencyMs, givenId)
         }
         const reservation = yield* accounting.reserve({
           keyId: caller.keyId,
@@ -117,7 +118,7 @@ export class Embeddings extends Context.Service<Embeddings, {
           attemptTimeoutMs: config.attemptTimeoutMs
         })
         const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
-        return yield* Settlement.settle(accounting, reservation, request, prepared, outcome, latencyMs)
+        return yield* Settlement.settle(accounting, reservation, request, prepared, outcome, latencyMs, givenId)
       })
 
       // What the cache did for a request, counted once whatever number of endpoints it was looked
@@ -142,7 +143,7 @@ export class Embeddings extends Context.Service<Embeddings, {
       ) {
         const startedAt = yield* Clock.currentTimeMillis
         const prepared = yield* prepare(caller, request, options)
-        return yield* serve(caller, request, prepared, startedAt).pipe(Effect.onExit((exit) => counted(prepared, exit)))
+        return yield* serve(caller, request, prepared, startedAt, options.generationId).pipe(Effect.onExit((exit) => counted(prepared, exit)))
       }, Span.within("Embeddings.create"))
 
       const dryRun = Effect.fnUntraced(function*(

@@ -1,5 +1,6 @@
 import { codes } from "@switchyard/core/errors/InternError"
 import { limits } from "@switchyard/core/schema/Intern"
+import * as Batch from "@switchyard/core/schema/Batch"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Config, Effect, Layer } from "effect"
 import * as ByteSize from "effect/ByteSize"
@@ -29,6 +30,11 @@ export const InternRequestTimeoutConfig = Config.Int("SWITCHYARD_INTERN_REQUEST_
 export const internBodyLimit = limits.body
 
 const internPath = /^\/api\/v1\/interns(\/|$|\?)/u
+
+// A batch input file (200 MB, OpenAI's limit) and its form's other parts.
+const fileUploadLimit = Batch.limits.bytes + 1024 * 1024
+const isFileUpload = (request: HttpServerRequest.HttpServerRequest) =>
+  request.method === "POST" && /^\/api\/v1\/files\/?(\?|$)/u.test(request.url)
 
 const internCodes: Record<number, string | number> = {
   400: codes.InvalidBody.code,
@@ -119,7 +125,11 @@ export const layer = (options: PolicyOptions) =>
     return HttpRouter.middleware((app) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const limit = internPath.test(request.url) ? internBodyLimit : options.maxBodyBytes
+        const limit = internPath.test(request.url)
+          ? internBodyLimit
+          : isFileUpload(request)
+          ? Math.max(fileUploadLimit, options.maxBodyBytes)
+          : options.maxBodyBytes
         if (/%00/u.test(request.url)) {
           const code = internPath.test(request.url) ? codes.InvalidRequest.code : 400
           return HttpServerResponse.jsonUnsafe(

@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import { accountingBatch } from "./migrations/AccountingBatch.ts"
+import { batches } from "./migrations/Batches.ts"
 import { cachedTokens } from "./migrations/CachedTokens.ts"
 import { currentMoneyFunctions } from "./migrations/CurrentMoneyFunctions.ts"
 import { fencedLeases } from "./migrations/FencedLeases.ts"
@@ -84,7 +85,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0010_spend_leases": spendLeases,
   "0011_money_functions": currentMoneyFunctions,
   "0012_ledger_retention": ledgerRetention,
-  "0013_fenced_leases": fencedLeases
+  "0013_fenced_leases": fencedLeases,
+  "0017_batches": batches
 }
 
 const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })
