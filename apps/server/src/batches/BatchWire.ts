@@ -42,6 +42,6 @@ export const batch = (row: BatchRow): Batch.BatchObject => ({
   expired_at: secondsOrNull(row.expired_at),
   cancelling_at: secondsOrNull(row.cancelling_at),
   cancelled_at: secondsOrNull(row.cancelled_at),
-  request_counts: { total: row.total, completed: row.completed, failed: row.failed },
+  request_counts: { total: Number(row.total), completed: Number(row.completed), failed: Number(row.failed) },
   metadata: row.metadata === null ? null : JSON.parse(row.metadata)
 })
