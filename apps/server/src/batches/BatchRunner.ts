@@ -8,11 +8,11 @@ import { type BatchIdentity, type LineOutcome, LineRunner, requestId } from "./L
 
 export const BatchRunnerConfig = Config.all({
   /** Units a replica runs at once. */
-  workers: Config.Int("SWITCHYARD_BATCH_WORKERS").pipe(Config.withDefault(2)),
+  workers: Config.Int("SWITCHYARD_BATCH_WORKERS").pipe(Config.withDefault(4)),
   /** Lines of one unit run at once. */
   lineConcurrency: Config.Int("SWITCHYARD_BATCH_LINE_CONCURRENCY").pipe(Config.withDefault(16)),
   /** Lines per unit: the claimable, checkpointed part of a batch. */
-  unitLines: Config.Int("SWITCHYARD_BATCH_UNIT_LINES").pipe(Config.withDefault(64)),
+  unitLines: Config.Int("SWITCHYARD_BATCH_UNIT_LINES").pipe(Config.withDefault(256)),
   /** How long a claim lasts without renewal: a dead replica's unit is claimed again after it. */
   leaseMs: Config.Int("SWITCHYARD_BATCH_LEASE_MS").pipe(Config.withDefault(30_000)),
   /** How often an idle replica looks for work, and a running unit for a cancel. */
@@ -124,14 +124,27 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
         ? FileChunks.linesOf(chunk.value.data).slice(unit.line_offset, unit.line_offset + unit.line_count)
         : []
       const results: Array<LineOutcome | undefined> = Array.from({ length: unit.line_count })
-      const work = Effect.forEach(texts.keys(), (i) => {
-        const text = texts[i]!
-        if (text.trim().length === 0) return Effect.void
-        return Effect.tap(runLine(batch, unit.first_line + i, text), (outcome) =>
-          Effect.sync(() => {
-            results[i] = outcome
-          }))
-      }, { concurrency: config.lineConcurrency, discard: true })
+      const work = Effect.gen(function*() {
+        const wanted = texts.flatMap((text, i) => (text.trim().length === 0 ? [] : [{ i, line: unit.first_line + i, text }]))
+        const wait = (yield* Ref.get(pausedUntil)) - (yield* Clock.currentTimeMillis)
+        if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
+        const outcomes = yield* lines.runMany(batch, wanted, config.lineConcurrency)
+        const again: Array<(typeof wanted)[number]> = []
+        for (const [k, outcome] of outcomes.entries()) {
+          if (!outcome.served && retryable(outcome.status)) again.push(wanted[k]!)
+          else results[wanted[k]!.i] = outcome
+        }
+        if (again.length > 0) {
+          // A busy upstream: those lines again, one by one, paced.
+          const now = yield* Clock.currentTimeMillis
+          yield* Ref.update(pausedUntil, (until) => Math.max(until, now + 1_000))
+          yield* Effect.forEach(again, ({ i, line, text }) =>
+            Effect.flatMap(runLine(batch, line, text), (outcome) =>
+              Effect.sync(() => {
+                results[i] = outcome
+              })), { concurrency: config.lineConcurrency, discard: true })
+        }
+      })
       if (Option.isNone(chunk)) {
         // The input file was deleted under the batch: its lines cannot run.
         for (let i = 0; i < unit.line_count; i++) {

@@ -3,7 +3,8 @@ import * as EmbeddingsError from "@switchyard/core/errors/EmbeddingsError"
 import type { ApiError } from "@switchyard/core/errors/ApiError"
 import type * as Batch from "@switchyard/core/schema/Batch"
 import * as BatchLine from "@switchyard/core/schema/BatchLine"
-import { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
+import * as EmbeddingRequestSchema from "@switchyard/core/schema/EmbeddingRequest"
+type EmbeddingRequest = EmbeddingRequestSchema.EmbeddingRequest
 import { RerankRequest } from "@switchyard/core/schema/RerankRequest"
 import { Context, Effect, Layer, Schema } from "effect"
 import { HttpApiError } from "effect/http-api"
@@ -56,6 +57,16 @@ export const requestId = (batch: BatchIdentity, line: number) => `batch_req_${di
  */
 export class LineRunner extends Context.Service<LineRunner, {
   readonly run: (batch: BatchIdentity, line: number, text: string) => Effect.Effect<LineOutcome>
+  /**
+   * Runs lines together: embeddings lines of text input that differ only in their input share
+   * upstream calls (`Embeddings.createMany`), each still its own generation; the others run one
+   * by one. The outcomes are in the lines' order.
+   */
+  readonly runMany: (
+    batch: BatchIdentity,
+    lines: ReadonlyArray<{ readonly line: number; readonly text: string }>,
+    concurrency: number
+  ) => Effect.Effect<ReadonlyArray<LineOutcome>>
 }>()("@switchyard/server/batches/LineRunner") {
   static readonly layer = Layer.effect(
     LineRunner,
@@ -63,7 +74,7 @@ export class LineRunner extends Context.Service<LineRunner, {
       const embeddings = yield* Embeddings
       const rerank = yield* Rerank
       const resolved = resolveModel(yield* CurrentCatalog)
-      const decodeEmbeddings = Schema.decodeUnknownEffect(EmbeddingRequest, { errors: "all" })
+      const decodeEmbeddings = Schema.decodeUnknownEffect(EmbeddingRequestSchema.EmbeddingRequest, { errors: "all" })
       const decodeRerank = Schema.decodeUnknownEffect(RerankRequest, { errors: "all" })
       const invalidBody = (cause: Schema.SchemaError) =>
         SchemaErrorsLive.transform(new HttpApiError.HttpApiSchemaError({ kind: "Payload", cause }))
@@ -109,7 +120,81 @@ export class LineRunner extends Context.Service<LineRunner, {
           })
         )
       }
-      return LineRunner.of({ run })
+      const served = (batch: BatchIdentity, line: number, customId: string, json: string): LineOutcome => ({
+        served: true,
+        status: 200,
+        line: BatchLine.outputLine(requestId(batch, line), customId, generationId(batch, line), json)
+      })
+      const failed = (batch: BatchIdentity, line: number, customId: string | null, error: ApiError): LineOutcome => {
+        const status = statusOf(error)
+        return { served: false, status, line: BatchLine.errorLine(requestId(batch, line), customId, status, error.message) }
+      }
+
+      const runMany = (
+        batch: BatchIdentity,
+        lines: ReadonlyArray<{ readonly line: number; readonly text: string }>,
+        concurrency: number
+      ): Effect.Effect<ReadonlyArray<LineOutcome>> =>
+        Effect.gen(function*() {
+          const outcomes: Array<LineOutcome | undefined> = lines.map(() => undefined)
+          const single: Array<number> = []
+          const groups = new Map<string, Array<{ readonly index: number; readonly customId: string; readonly request: EmbeddingRequest }>>()
+          if (batch.endpoint !== "/v1/embeddings") single.push(...lines.keys())
+          else {
+            for (const [index, { line, text }] of lines.entries()) {
+              const parsed = BatchLine.parse(text, line, batch.endpoint)
+              if (parsed._tag === "Invalid") {
+                outcomes[index] = {
+                  served: false,
+                  status: 400,
+                  line: BatchLine.errorLine(requestId(batch, line), parsed.invalid.customId, 400, parsed.invalid.message)
+                }
+                continue
+              }
+              const { customId, body } = parsed.request
+              const decoded = yield* Effect.result(
+                Effect.flatMap(Effect.catch(decodeEmbeddings(body), invalidBody), (payload) => resolved(payload))
+              )
+              if (decoded._tag === "Failure") {
+                outcomes[index] = failed(batch, line, customId, decoded.failure)
+                continue
+              }
+              const request = decoded.success
+              const { input, ...rest } = request
+              if (!isText(input)) {
+                single.push(index)
+                continue
+              }
+              const key = JSON.stringify(rest)
+              const group = groups.get(key) ?? []
+              group.push({ index, customId, request })
+              groups.set(key, group)
+            }
+          }
+          const many = Effect.forEach(groups.values(), (group) =>
+            Effect.flatMap(
+              embeddings.createMany(batch.caller, group.map(({ index, request }) => ({ request, generationId: generationId(batch, lines[index]!.line) }))),
+              (results) =>
+                Effect.sync(() => {
+                  for (const [k, { index, customId, request }] of group.entries()) {
+                    const result = results[k]!
+                    const line = lines[index]!.line
+                    outcomes[index] = result._tag === "Success"
+                      ? served(batch, line, customId, Buffer.from(EmbeddingsBody.body(result.success, request, false)).toString("utf8"))
+                      : failed(batch, line, customId, EmbeddingsError.toApiError(result.failure))
+                  }
+                })
+            ), { concurrency, discard: true })
+          const each = Effect.forEach(single, (index) =>
+            Effect.flatMap(run(batch, lines[index]!.line, lines[index]!.text), (outcome) =>
+              Effect.sync(() => {
+                outcomes[index] = outcome
+              })), { concurrency, discard: true })
+          yield* Effect.all([many, each], { concurrency: 2, discard: true })
+          return outcomes.map((o) => o!)
+        })
+
+      return LineRunner.of({ run, runMany })
     })
   )
 }
@@ -131,3 +216,6 @@ const statuses: Record<ApiError["_tag"], number> = {
 }
 
 const statusOf = (error: ApiError): number => statuses[error._tag]
+
+const isText = (input: EmbeddingRequest["input"]): boolean =>
+  typeof input === "string" || (Array.isArray(input) && input.length > 0 && input.every((item) => typeof item === "string"))

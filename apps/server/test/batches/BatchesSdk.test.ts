@@ -5,7 +5,7 @@ import * as Http from "node:http"
 import OpenAI, { toFile } from "openai"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import * as FakeUpstream from "../fakes/FakeUpstream.ts"
-import { endpoint, type Gateway, provider, startGateway } from "../embeddings/Gateway.ts"
+import { costOf, endpoint, type Gateway, provider, startGateway } from "../embeddings/Gateway.ts"
 
 const texts = ["the quick brown fox", "jumps over", "the lazy dog", "again and again", "one", "two words"]
 
@@ -41,12 +41,13 @@ describe("openai SDK against Switchyard: files and batches", () => {
       config: {
         providers: [
           provider("alpha", alpha.url, {}, [
-            endpoint("acme/embed", { upstream_model: "embed", pricing: { prompt: "0.1" }, supported_parameters: ["dimensions", "encoding_format"] })
+            endpoint("acme/embed", { upstream_model: "embed", pricing: { prompt: "0.1" }, supported_parameters: ["dimensions", "encoding_format"] }),
+            endpoint("acme/pricey", { upstream_model: "pricey", pricing: { prompt: "100000" } })
           ])
         ]
       },
       credits: 10,
-      env: { SWITCHYARD_BATCH_POLL_MS: "100", SWITCHYARD_BATCH_UNIT_LINES: "2" }
+      env: { SWITCHYARD_BATCH_POLL_MS: "100", SWITCHYARD_BATCH_UNIT_LINES: "16" }
     })
     client = new OpenAI({ apiKey: gateway.server.apiKey, baseURL: gateway.server.baseUrl, maxRetries: 0 })
     const operator = gateway.server.managementKey
@@ -76,6 +77,7 @@ describe("openai SDK against Switchyard: files and batches", () => {
     assert.strictEqual((await client.files.retrieve(file.id)).id, file.id)
     assert.strictEqual(await (await client.files.content(file.id)).text(), `${input}\n`)
 
+    const calls = alpha.requests.length
     const created = await client.batches.create({
       input_file_id: file.id,
       endpoint: "/v1/embeddings",
@@ -90,6 +92,9 @@ describe("openai SDK against Switchyard: files and batches", () => {
     assert.isNumber(batch.completed_at)
     assert.isNumber(batch.in_progress_at)
 
+    // The six lines differ only in their input: one upstream call serves them all.
+    assert.strictEqual(alpha.requests.length - calls, 1)
+    assert.deepStrictEqual((alpha.requests.at(-1)!.body as { input: Array<string> }).input, texts)
     const output = jsonLines(await (await client.files.content(batch.output_file_id!)).text())
     assert.sameMembers(output.map((o) => o.custom_id), texts.map((_, i) => `req-${i}`))
     for (const o of output) {
@@ -98,7 +103,9 @@ describe("openai SDK against Switchyard: files and batches", () => {
       assert.isNull(o.error)
       assert.match(o.response.request_id, /^gen-emb-/u)
       assert.strictEqual(o.response.body.id, o.response.request_id)
+      assert.deepStrictEqual(o.response.body.data.map((d: { index: number }) => d.index), [0])
       assert.deepStrictEqual(o.response.body.data[0].embedding, FakeUpstream.vectorFor(`embed|${texts[i]}`, 16))
+      assert.strictEqual(o.response.body.usage.cost, costOf(o.response.body.usage.prompt_tokens, "0.1"))
     }
     const errors = jsonLines(await (await client.files.content(batch.error_file_id!)).text())
     assert.sameMembers(errors.map((e) => e.custom_id), [null, "wrong-url", "bad-body"])
@@ -190,5 +197,31 @@ describe("openai SDK against Switchyard: files and batches", () => {
     const deleted = await client.files.delete(notJsonl.id)
     assert.isTrue(deleted.deleted)
     assert.instanceOf(await client.files.retrieve(notJsonl.id).then(() => undefined, (e: unknown) => e), OpenAI.NotFoundError)
+  })
+
+  it("a key limit's refusals are error lines with the live status and message; the other lines are served and charged", async () => {
+    const limited = await gateway.call("/keys", { name: "limited", limit: 2 }, { key: gateway.server.managementKey })
+    assert.isBelow(limited.status, 300, limited.text)
+    const keyed = new OpenAI({ apiKey: limited.json.key, baseURL: gateway.server.baseUrl, maxRetries: 0 })
+    const input = Array.from({ length: 10 }, (_, i) => line(`p${i}`, { model: "acme/pricey", input: "one two three" })).join("\n")
+    const file = await keyed.files.create({ file: await toFile(Buffer.from(input), "pricey.jsonl"), purpose: "batch" })
+    const created = await keyed.batches.create({ input_file_id: file.id, endpoint: "/v1/embeddings", completion_window: "24h" })
+    const batch = await waitForStatus(keyed, created.id, ["completed", "failed"])
+    assert.strictEqual(batch.status, "completed")
+    const counts = batch.request_counts!
+    assert.strictEqual(counts.total, 10)
+    assert.strictEqual(counts.completed + counts.failed, 10)
+    assert.isAbove(counts.completed, 0)
+    assert.isAbove(counts.failed, 0)
+    const errors = jsonLines(await (await keyed.files.content(batch.error_file_id!)).text())
+    for (const e of errors) {
+      assert.strictEqual(e.error.code, 402)
+      assert.match(e.error.message, /limit/iu)
+    }
+    const output = jsonLines(await (await keyed.files.content(batch.output_file_id!)).text())
+    const spent = output.reduce((n, o) => n + o.response.body.usage.cost, 0)
+    assert.isAtMost(spent, 2)
+    const key = await gateway.call("/key", undefined, { key: limited.json.key })
+    assert.strictEqual(Math.round(key.json.data.usage * 1e9), Math.round(spent * 1e9))
   })
 })
