@@ -2,6 +2,7 @@ import * as Batch from "@switchyard/core/schema/Batch"
 import * as BatchLine from "@switchyard/core/schema/BatchLine"
 import { Cause, Clock, Config, Duration, Effect, Layer, Option, Ref, Schedule, Stream } from "effect"
 import * as Crypto from "node:crypto"
+import { GatewayMetrics } from "../observability/GatewayMetrics.ts"
 import { BatchStore, type NewUnit, type UnitRow } from "./BatchStore.ts"
 import * as FileChunks from "./FileChunks.ts"
 import { type BatchIdentity, type LineOutcome, LineRunner, requestId } from "./LineRunner.ts"
@@ -33,6 +34,7 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
   const config = yield* BatchRunnerConfig
   const store = yield* BatchStore
   const lines = yield* LineRunner
+  const metrics = yield* GatewayMetrics
   const owner = `runner-${Crypto.randomBytes(8).toString("hex")}`
   // Until when every line waits: set by an answer that says the upstream is busy.
   const pausedUntil = yield* Ref.make(0)
@@ -160,12 +162,13 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
       if (ended === "lost") return
       const served = results.filter((r): r is LineOutcome => r !== undefined && r.served)
       const failed = results.filter((r): r is LineOutcome => r !== undefined && !r.served)
-      yield* store.complete(unit, owner, {
+      const checkpointed = yield* store.complete(unit, owner, {
         output: served.map((r) => `${r.line}\n`).join(""),
         errors: failed.map((r) => `${r.line}\n`).join(""),
         completed: served.length,
         failed: failed.length
       })
+      if (checkpointed) metrics.batchLines({ endpoint: row.endpoint, served: served.length, failed: failed.length })
     })
 
   const step = Effect.gen(function*() {

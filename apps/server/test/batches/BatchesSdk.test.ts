@@ -129,6 +129,10 @@ describe("openai SDK against Switchyard: files and batches", () => {
     const generation = await gateway.call(`/generation?id=${output[0].response.request_id}`)
     assert.strictEqual(generation.status, 200, generation.text)
 
+    const metrics = await (await fetch(`${gateway.server.origin}/metrics`)).text()
+    assert.include(metrics, `switchyard_batch_lines_total{endpoint="/v1/embeddings",outcome="served"} 6`)
+    assert.include(metrics, `switchyard_batch_lines_total{endpoint="/v1/embeddings",outcome="failed"} 3`)
+
     const listed = await client.batches.list({ limit: 10 })
     assert.include(listed.data.map((b) => b.id), batch.id)
     assert.include((await client.files.list()).data.map((f) => f.id), batch.output_file_id)

@@ -27,6 +27,12 @@ export const batches = Effect.gen(function*() {
     data text NOT NULL,
     PRIMARY KEY (file_id, seq)
   )`
+  // A chunk is a few hundred KB of text written once and read once: PostgreSQL's default
+  // compression of large values costs more CPU than the space it saves here.
+  yield* sql.onDialectOrElse({
+    pg: () => sql`ALTER TABLE batch_file_chunks ALTER COLUMN data SET STORAGE EXTERNAL`,
+    orElse: () => Effect.void
+  })
   yield* sql`CREATE TABLE batches (
     id text PRIMARY KEY,
     workspace_id text NOT NULL REFERENCES workspaces(id),
