@@ -31,7 +31,7 @@ await Harness.run({ logDir, store: "pglite", serverUrl: undefined }, async (harn
     cache: false,
     // The fake upstream takes at most 64 inputs a call (the catalog says 2048): a unit of 64
     // lines is one call.
-    env: { SWITCHYARD_BATCH_UNIT_LINES: "64" },
+    env: { SWITCHYARD_BATCH_UNIT_LINES: "64", ...(process.env.BATCH_BENCH_WORKERS !== undefined ? { SWITCHYARD_BATCH_WORKERS: process.env.BATCH_BENCH_WORKERS } : {}) },
     ...(process.env.BATCH_BENCH_PROFILE !== undefined ? { cpuProfileDir: process.env.BATCH_BENCH_PROFILE } : {})
   })
   harness.children.push(sy)
