@@ -17,7 +17,9 @@ export const BatchRunnerConfig = Config.all({
   /** How long a claim lasts without renewal: a dead replica's unit is claimed again after it. */
   leaseMs: Config.Int("SWITCHYARD_BATCH_LEASE_MS").pipe(Config.withDefault(30_000)),
   /** How often an idle replica looks for work, and a running unit for a cancel. */
-  pollMs: Config.Int("SWITCHYARD_BATCH_POLL_MS").pipe(Config.withDefault(1_000))
+  pollMs: Config.Int("SWITCHYARD_BATCH_POLL_MS").pipe(Config.withDefault(1_000)),
+  /** How long files (uploads, outputs and errors) are kept after they were made. */
+  retention: Config.Duration("SWITCHYARD_BATCH_RETENTION").pipe(Config.withDefault(Duration.days(30)))
 })
 
 // Worth another try, later: the upstream or the gateway was busy, not the request wrong.
@@ -192,4 +194,16 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
     Effect.forever
   )
   for (let i = 0; i < config.workers; i++) yield* Effect.forkScoped(worker)
+
+  // Expired files go once a minute at most, and at least as often as they expire.
+  const retentionMs = Duration.toMillis(config.retention)
+  const sweepMs = Math.max(config.pollMs, Math.min(60_000, retentionMs / 2))
+  yield* Effect.forkScoped(
+    Clock.currentTimeMillis.pipe(
+      Effect.flatMap((now) => store.expire(now - retentionMs)),
+      Effect.catchCause((cause) => Effect.logError("batch file retention failed", Cause.pretty(cause))),
+      Effect.andThen(Effect.sleep(Duration.millis(sweepMs))),
+      Effect.forever
+    )
+  )
 }))

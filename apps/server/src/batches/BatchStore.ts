@@ -115,6 +115,11 @@ export class BatchStore extends Context.Service<BatchStore, {
   /** Batches whose every unit is done (or dropped), finished: `completed` or `cancelled`. */
   readonly finalize: (now: number) => Op<void>
   readonly status: (id: string) => Op<Option.Option<Batch.Status>>
+  /**
+   * Files made before `cutoff` expire: their bytes go, their row stays (`status` `expired`) so
+   * that asking for one says so. An input file of a batch still running stays.
+   */
+  readonly expire: (cutoff: number) => Op<number>
 }>()("@switchyard/server/batches/BatchStore") {
   static readonly layer = Layer.effect(
     BatchStore,
@@ -175,7 +180,7 @@ export class BatchStore extends Context.Service<BatchStore, {
             const cursor = after === undefined
               ? undefined
               : (yield* sql<FileRow>`SELECT * FROM batch_files WHERE id = ${after} AND workspace_id = ${workspaceId}`)[0]
-            const rows = yield* sql<FileRow>`SELECT * FROM batch_files WHERE workspace_id = ${workspaceId}
+            const rows = yield* sql<FileRow>`SELECT * FROM batch_files WHERE workspace_id = ${workspaceId} AND status = 'processed'
               ${purpose === undefined ? sql`` : sql`AND purpose = ${purpose}`}
               ${
               cursor === undefined
@@ -330,6 +335,15 @@ export class BatchStore extends Context.Service<BatchStore, {
               }))
             }
           }).pipe(op("batches.finalize")),
+        expire: (cutoff) =>
+          sql.withTransaction(Effect.gen(function*() {
+            const expired = yield* sql<{ readonly id: string }>`UPDATE batch_files SET status = 'expired'
+              WHERE status = 'processed' AND created_at < ${cutoff}
+                AND id NOT IN (SELECT input_file_id FROM batches WHERE status IN ('validating', 'in_progress', 'cancelling'))
+              RETURNING id`
+            for (const { id } of expired) yield* sql`DELETE FROM batch_file_chunks WHERE file_id = ${id}`
+            return expired.length
+          })).pipe(op("files.expire")),
         status: (id) =>
           sql<{ readonly status: Batch.Status }>`SELECT status FROM batches WHERE id = ${id}`.pipe(
             Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), (r) => r.status)),

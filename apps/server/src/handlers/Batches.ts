@@ -27,7 +27,7 @@ export const BatchesHandlers = HttpApiBuilder.group(
         StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* requireStandardKey
           const input = yield* store.file(caller.workspaceId, payload.input_file_id)
-          if (Option.isNone(input)) return yield* noSuchFile(payload.input_file_id)
+          if (Option.isNone(input) || input.value.status !== "processed") return yield* noSuchFile(payload.input_file_id)
           if (input.value.purpose !== "batch") {
             return yield* new BadRequest({
               message: `The input file ${payload.input_file_id} was not uploaded with purpose 'batch'`,

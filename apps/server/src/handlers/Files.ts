@@ -5,7 +5,7 @@ import { Clock, Effect, Option, Stream } from "effect"
 import { Multipart } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import * as Crypto from "node:crypto"
-import { BatchStore } from "../batches/BatchStore.ts"
+import { BatchStore, type FileRow } from "../batches/BatchStore.ts"
 import * as BatchWire from "../batches/BatchWire.ts"
 import * as FileChunks from "../batches/FileChunks.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
@@ -19,6 +19,12 @@ const tooLarge = () =>
 
 export const noSuchFile = (id: string) => new NotFound({ message: `No such File object: ${id}`, metadata: { file_id: id } })
 
+const expiredFile = (row: FileRow) =>
+  new NotFound({
+    message: `File ${row.id} has expired: files are kept for a while after they are made (SWITCHYARD_BATCH_RETENTION), then deleted`,
+    metadata: { file_id: row.id, expired: true }
+  })
+
 const fromMultipart = (error: Multipart.MultipartError) =>
   error.reason._tag === "BodyTooLarge" || error.reason._tag === "FileTooLarge"
     ? tooLarge()
@@ -30,7 +36,10 @@ export const FilesHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const store = yield* BatchStore
     const owned = (workspaceId: string, id: string) =>
-      Effect.flatMap(store.file(workspaceId, id), Option.match({ onNone: () => Effect.fail(noSuchFile(id)), onSome: Effect.succeed }))
+      Effect.flatMap(store.file(workspaceId, id), Option.match({
+        onNone: () => Effect.fail(noSuchFile(id)),
+        onSome: (row) => (row.status === "expired" ? Effect.fail(expiredFile(row)) : Effect.succeed(row))
+      }))
     return handlers
       .handle("upload", ({ payload }) =>
         StoreFailure.answer(Effect.gen(function*() {

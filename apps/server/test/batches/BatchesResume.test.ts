@@ -141,4 +141,31 @@ describe("batches across a restart and a cancel", () => {
       await gateway.close()
     }
   })
+
+  it("files expire after the retention: their content answers 404 saying so, and the listing leaves them out", async () => {
+    const gateway = await startGateway({ config: config(alpha.url), credits: 10, env: { ...env, SWITCHYARD_BATCH_RETENTION: "2 seconds" } })
+    try {
+      const client = new OpenAI({ apiKey: gateway.server.apiKey, baseURL: gateway.server.baseUrl, maxRetries: 0 })
+      const file = await client.files.create({ file: await toFile(Buffer.from(input(3)), "small.jsonl"), purpose: "batch" })
+      const batch = await client.batches.create({ input_file_id: file.id, endpoint: "/v1/embeddings", completion_window: "24h" })
+      const done = await until(() => client.batches.retrieve(batch.id), (b) => b.status === "completed")
+      assert.strictEqual((await (await client.files.content(done.output_file_id!)).text()).trim().split("\n").length, 3)
+      const expired = await until(
+        () => client.files.content(done.output_file_id!).then(() => undefined, (e: unknown) => e),
+        (e) => e !== undefined,
+        10_000
+      )
+      assert.instanceOf(expired, OpenAI.NotFoundError)
+      assert.include((expired as Error).message, "expired")
+      assert.instanceOf(await client.files.retrieve(file.id).then(() => undefined, (e: unknown) => e), OpenAI.NotFoundError)
+      assert.notInclude((await client.files.list()).data.map((f) => f.id), done.output_file_id)
+      const rows = await gateway.server.run(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql<{ readonly n: number | string }>`SELECT COUNT(*) AS n FROM batch_file_chunks`
+      }))
+      assert.strictEqual(Number(rows[0]!.n), 0)
+    } finally {
+      await gateway.close()
+    }
+  })
 })
