@@ -193,17 +193,20 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
     Effect.flatMap((worked) => (worked ? Effect.void : Effect.sleep(Duration.millis(config.pollMs)))),
     Effect.forever
   )
-  for (let i = 0; i < config.workers; i++) yield* Effect.forkScoped(worker)
+  // The runner's polls and leases run on the system clock: a test that moves its TestClock by
+  // days (the ledger's retention) would otherwise run every poll of those days.
+  const systemClock = Effect.provideService(Clock.Clock, Clock.Clock.defaultValue())
+  for (let i = 0; i < config.workers; i++) yield* Effect.forkScoped(systemClock(worker))
 
   // Expired files go once a minute at most, and at least as often as they expire.
   const retentionMs = Duration.toMillis(config.retention)
   const sweepMs = Math.max(config.pollMs, Math.min(60_000, retentionMs / 2))
-  yield* Effect.forkScoped(
+  yield* Effect.forkScoped(systemClock(
     Clock.currentTimeMillis.pipe(
       Effect.flatMap((now) => store.expire(now - retentionMs)),
       Effect.catchCause((cause) => Effect.logError("batch file retention failed", Cause.pretty(cause))),
       Effect.andThen(Effect.sleep(Duration.millis(sweepMs))),
       Effect.forever
     )
-  )
+  ))
 }))
