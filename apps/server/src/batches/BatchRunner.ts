@@ -1,6 +1,6 @@
 import * as Batch from "@switchyard/core/schema/Batch"
 import * as BatchLine from "@switchyard/core/schema/BatchLine"
-import { Cause, Clock, Config, Duration, Effect, Layer, Option, Ref, Schedule, Stream } from "effect"
+import { Cause, Clock, Config, Duration, Effect, Fiber, Layer, Option, Ref, Schedule, Stream } from "effect"
 import * as Crypto from "node:crypto"
 import { GatewayMetrics } from "../observability/GatewayMetrics.ts"
 import { BatchStore, type NewUnit, type UnitRow } from "./BatchStore.ts"
@@ -80,7 +80,7 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
       yield* store.start(id, units, total, now)
     })
 
-  const runLine = (batch: BatchIdentity, line: number, text: string): Effect.Effect<LineOutcome> =>
+  const runLine = (batch: BatchIdentity, line: number, text: string, stopped: () => boolean): Effect.Effect<LineOutcome> =>
     Effect.gen(function*() {
       const wait = (yield* Ref.get(pausedUntil)) - (yield* Clock.currentTimeMillis)
       if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
@@ -92,7 +92,7 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
       }
       return outcome
     }).pipe(
-      Effect.retry({ schedule: Schedule.exponential(Duration.seconds(1)), times: 3 }),
+      Effect.retry({ schedule: Schedule.exponential(Duration.seconds(1)), times: 3, while: () => !stopped() }),
       Effect.catch((outcome) => Effect.succeed(outcome))
     )
 
@@ -128,13 +128,18 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
         ? FileChunks.linesOf(chunk.value.data).slice(unit.line_offset, unit.line_offset + unit.line_count)
         : []
       const results: Array<LineOutcome | undefined> = Array.from({ length: unit.line_count })
+      // A cancel stops new lines from starting; the lines in flight finish and are written, so
+      // that every line charged is in the output.
+      let stopping = false
+      const stopped = () => stopping
       const work = Effect.gen(function*() {
         const wanted = texts.flatMap((text, i) => (text.trim().length === 0 ? [] : [{ i, line: unit.first_line + i, text }]))
         const wait = (yield* Ref.get(pausedUntil)) - (yield* Clock.currentTimeMillis)
         if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
-        const outcomes = yield* lines.runMany(batch, wanted, config.lineConcurrency)
+        const outcomes = yield* lines.runMany(batch, wanted, { concurrency: config.lineConcurrency, stopped })
         const again: Array<(typeof wanted)[number]> = []
         for (const [k, outcome] of outcomes.entries()) {
+          if (outcome === undefined) continue
           if (!outcome.served && retryable(outcome.status)) again.push(wanted[k]!)
           else results[wanted[k]!.i] = outcome
         }
@@ -143,7 +148,7 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
           const now = yield* Clock.currentTimeMillis
           yield* Ref.update(pausedUntil, (until) => Math.max(until, now + 1_000))
           yield* Effect.forEach(again, ({ i, line, text }) =>
-            Effect.flatMap(runLine(batch, line, text), (outcome) =>
+            stopping ? Effect.void : Effect.flatMap(runLine(batch, line, text, stopped), (outcome) =>
               Effect.sync(() => {
                 results[i] = outcome
               })), { concurrency: config.lineConcurrency, discard: true })
@@ -160,8 +165,13 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
           }
         }
       }
-      const ended = yield* Effect.raceFirst(Effect.as(work, "done" as const), watch(unit))
-      if (ended === "lost") return
+      const running = yield* Effect.forkChild(work)
+      const ended = yield* Effect.raceFirst(Effect.as(Fiber.join(running), "done" as const), watch(unit))
+      if (ended === "lost") return yield* Fiber.interrupt(running)
+      if (ended === "cancelled") {
+        stopping = true
+        yield* Fiber.join(running)
+      }
       const served = results.filter((r): r is LineOutcome => r !== undefined && r.served)
       const failed = results.filter((r): r is LineOutcome => r !== undefined && !r.served)
       const checkpointed = yield* store.complete(unit, owner, {

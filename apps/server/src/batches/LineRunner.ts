@@ -65,8 +65,12 @@ export class LineRunner extends Context.Service<LineRunner, {
   readonly runMany: (
     batch: BatchIdentity,
     lines: ReadonlyArray<{ readonly line: number; readonly text: string }>,
-    concurrency: number
-  ) => Effect.Effect<ReadonlyArray<LineOutcome>>
+    options: {
+      readonly concurrency: number
+      /** Once true, no further line or group starts (those started finish); theirs is no outcome. */
+      readonly stopped: () => boolean
+    }
+  ) => Effect.Effect<ReadonlyArray<LineOutcome | undefined>>
 }>()("@switchyard/server/batches/LineRunner") {
   static readonly layer = Layer.effect(
     LineRunner,
@@ -133,8 +137,8 @@ export class LineRunner extends Context.Service<LineRunner, {
       const runMany = (
         batch: BatchIdentity,
         lines: ReadonlyArray<{ readonly line: number; readonly text: string }>,
-        concurrency: number
-      ): Effect.Effect<ReadonlyArray<LineOutcome>> =>
+        { concurrency, stopped }: { readonly concurrency: number; readonly stopped: () => boolean }
+      ): Effect.Effect<ReadonlyArray<LineOutcome | undefined>> =>
         Effect.gen(function*() {
           const outcomes: Array<LineOutcome | undefined> = lines.map(() => undefined)
           const single: Array<number> = []
@@ -172,7 +176,7 @@ export class LineRunner extends Context.Service<LineRunner, {
             }
           }
           const many = Effect.forEach(groups.values(), (group) =>
-            Effect.flatMap(
+            stopped() ? Effect.void : Effect.flatMap(
               embeddings.createMany(batch.caller, group.map(({ index, request }) => ({ request, generationId: generationId(batch, lines[index]!.line) }))),
               (results) =>
                 Effect.sync(() => {
@@ -186,12 +190,12 @@ export class LineRunner extends Context.Service<LineRunner, {
                 })
             ), { concurrency, discard: true })
           const each = Effect.forEach(single, (index) =>
-            Effect.flatMap(run(batch, lines[index]!.line, lines[index]!.text), (outcome) =>
+            stopped() ? Effect.void : Effect.flatMap(run(batch, lines[index]!.line, lines[index]!.text), (outcome) =>
               Effect.sync(() => {
                 outcomes[index] = outcome
               })), { concurrency, discard: true })
           yield* Effect.all([many, each], { concurrency: 2, discard: true })
-          return outcomes.map((o) => o!)
+          return outcomes
         })
 
       return LineRunner.of({ run, runMany })
