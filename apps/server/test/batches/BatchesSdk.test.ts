@@ -228,4 +228,26 @@ describe("openai SDK against Switchyard: files and batches", () => {
     const key = await gateway.call("/key", undefined, { key: limited.json.key })
     assert.strictEqual(Math.round(key.json.data.usage * 1e9), Math.round(spent * 1e9))
   })
+
+  it("a /v1/rerank batch runs each line as POST /rerank and answers with its scores", async () => {
+    const documents = ["The train leaves at nine.", "Plants use sunlight to make sugar.", "Flour, butter, eggs."]
+    const input = [
+      line("r0", { model: "switchyard/local-rerank", query: "how do plants make sugar", documents }, "/v1/rerank"),
+      line("r1", { model: "switchyard/local-rerank", query: "when does the train leave", documents, top_n: 1 }, "/api/v1/rerank"),
+      line("r2", { model: "switchyard/local-rerank", query: "x", documents }, "/v1/embeddings")
+    ].join("\n")
+    const file = await client.files.create({ file: await toFile(Buffer.from(input), "rerank.jsonl"), purpose: "batch" })
+    const created = await client.batches.create({ input_file_id: file.id, endpoint: "/v1/rerank" as "/v1/embeddings", completion_window: "24h" })
+    assert.strictEqual(created.endpoint, "/v1/rerank")
+    const batch = await waitForStatus(client, created.id, ["completed", "failed"])
+    assert.deepStrictEqual(batch.request_counts, { total: 3, completed: 2, failed: 1 })
+    const output = jsonLines(await (await client.files.content(batch.output_file_id!)).text())
+    const byId = new Map(output.map((o) => [o.custom_id, o]))
+    assert.strictEqual(byId.get("r0").response.body.results[0].index, 1)
+    assert.match(byId.get("r0").response.request_id, /^gen-rr-/u)
+    assert.deepStrictEqual(byId.get("r1").response.body.results.map((r: { index: number }) => r.index), [0])
+    const errors = jsonLines(await (await client.files.content(batch.error_file_id!)).text())
+    assert.strictEqual(errors[0].custom_id, "r2")
+    assert.include(errors[0].error.message, "/v1/rerank")
+  })
 })
