@@ -33,6 +33,8 @@ const internPath = /^\/api\/v1\/interns(\/|$|\?)/u
 
 // A batch input file (200 MB, OpenAI's limit) and its form's other parts.
 const fileUploadLimit = Batch.limits.bytes + 1024 * 1024
+// 200 MB at about 3 Mbit/s: a batch input file is large, and only a body that stalls is refused.
+const fileUploadTimeoutMs = 10 * 60 * 1000
 const isFileUpload = (request: HttpServerRequest.HttpServerRequest) =>
   request.method === "POST" && /^\/api\/v1\/files\/?(\?|$)/u.test(request.url)
 
@@ -151,7 +153,14 @@ export const layer = (options: PolicyOptions) =>
           )
         )
         const route = Effect.provideService(app, HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit))
-        const deadline = bodyDeadline(request, internPath.test(request.url) ? internBodyTimeoutMs : bodyTimeoutMs)
+        const deadline = bodyDeadline(
+          request,
+          internPath.test(request.url)
+            ? internBodyTimeoutMs
+            : isFileUpload(request)
+            ? Math.max(bodyTimeoutMs, fileUploadTimeoutMs)
+            : bodyTimeoutMs
+        )
         return yield* deadline === undefined ? route : Effect.raceFirst(route, deadline)
       }), { global: true })
   }))
