@@ -26,7 +26,7 @@ COPY --from=build /out/dist ./dist
 COPY --from=build /src/apps/console/dist ./console
 RUN mkdir -p /data && chown node:node /data
 USER node
-# PGlite's database, the generated secret key and the interns' disks (unused with DATABASE_URL).
+# The SQLite store (switchyard.db and its write-ahead log), the generated secret key and the interns' disks (the store unused with DATABASE_URL).
 VOLUME ["/data"]
 EXPOSE 8080
 # Ready means the port is open (every route built) and the store answers.

@@ -86,11 +86,17 @@ const spawnNode = (options: {
   readonly args: ReadonlyArray<string>
   readonly env: NodeJS.ProcessEnv
   readonly logDir: string
+  /** A cgroup's `cgroup.procs`: the process joins that cgroup before Node starts (a container's limit). */
+  readonly cgroupProcs?: string
 }): Child => {
   Fs.mkdirSync(options.logDir, { recursive: true })
   const logPath = NodePath.join(options.logDir, `${options.name}.log`)
   const log = Fs.openSync(logPath, "a")
-  const child: ChildProcess = spawn(process.execPath, [...options.args], {
+  // In a cgroup: a shell writes its own pid into the cgroup, then becomes Node (same pid).
+  const [command, args] = options.cgroupProcs === undefined
+    ? [process.execPath, [...options.args]]
+    : ["/bin/sh", ["-c", `echo $$ > "$0" && exec "$@"`, options.cgroupProcs, process.execPath, ...options.args]]
+  const child: ChildProcess = spawn(command, args, {
     cwd: repoRoot,
     env: options.env,
     stdio: ["ignore", log, log]
@@ -160,6 +166,34 @@ export const startUpstream = async (logDir: string, options: {
     name: "upstream",
     port,
     args: [serveScript, "upstream", JSON.stringify({ ...options, apiKey: upstreamApiKey, port })],
+    env: baseEnv(),
+    logDir
+  })
+  await waitReady(child, answers(`http://127.0.0.1:${port}/`), 30_000)
+  return child
+}
+
+/** The bearer token the Effect floor accepts. */
+export const effectFloorApiKey = "sk-bench-effect-floor"
+
+/**
+ * The minimal Effect 4 gateway (EffectFloor.ts), started with the same Node flags as Switchyard's
+ * production command, so its CPU per request is the floor of Switchyard's own stack.
+ */
+export const startEffectFloor = async (logDir: string, upstreamPort: number) => {
+  const port = await freePort()
+  const options = {
+    upstreamPort,
+    upstreamApiKey,
+    apiKey: effectFloorApiKey,
+    models: { [benchModels.priced]: upstreamModels.fast, [benchModels.slow]: upstreamModels.slow },
+    promptPrice: "0.02",
+    port
+  }
+  const child = spawnNode({
+    name: "effect-floor",
+    port,
+    args: [...switchyardStartFlags(), serveScript, "effect-floor", JSON.stringify(options)],
     env: baseEnv(),
     logDir
   })
@@ -281,6 +315,8 @@ export const startSwitchyard = async (options: {
   readonly nodeFlags?: ReadonlyArray<string>
   /** More environment variables (for such a preload). */
   readonly env?: Readonly<Record<string, string>>
+  /** Start it inside this cgroup (its `cgroup.procs` file). */
+  readonly cgroupProcs?: string
 }): Promise<Switchyard> => {
   const port = await freePort()
   Fs.mkdirSync(options.dataDir, { recursive: true })
@@ -309,7 +345,7 @@ export const startSwitchyard = async (options: {
     ...options.env
   })
   const profile = options.cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`]
-  const child = spawnNode({ name: options.name, port, args: [...switchyardStartFlags(), ...profile, ...(options.nodeFlags ?? []), options.main ?? switchyardBundle()], env, logDir: options.logDir })
+  const child = spawnNode({ name: options.name, port, args: [...switchyardStartFlags(), ...profile, ...(options.nodeFlags ?? []), options.main ?? switchyardBundle()], env, logDir: options.logDir, ...(options.cgroupProcs !== undefined ? { cgroupProcs: options.cgroupProcs } : {}) })
   const base = `http://127.0.0.1:${port}/api/v1`
   try {
     await waitReady(child, async () => (await fetch(`${base}/openapi.json`, { signal: AbortSignal.timeout(2_000) })).ok, 300_000)

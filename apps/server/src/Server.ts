@@ -53,6 +53,7 @@ import { FilesHandlers } from "./handlers/Files.ts"
 import { BatchStore } from "./batches/BatchStore.ts"
 import * as BatchRunner from "./batches/BatchRunner.ts"
 import { LineRunner } from "./batches/LineRunner.ts"
+import * as Workers from "./Workers.ts"
 
 export const ServerConfig = Config.all({
   host: Config.String("SWITCHYARD_HOST").pipe(Config.withDefault("127.0.0.1")),
@@ -67,7 +68,8 @@ const Stores = Layer.mergeAll(
   AccountingRepo.layer,
   WorkspaceRepo.layer,
   LedgerReports.layer,
-  StoreUpkeep.layer,
+  // One process of the gateway keeps the store (`SWITCHYARD_WORKERS`: worker 1).
+  Workers.upkeepHere() ? StoreUpkeep.layer : Layer.empty,
   ByokRepo.layer.pipe(Layer.provide(CredentialCipher.layer)),
   BatchStore.layer
 )

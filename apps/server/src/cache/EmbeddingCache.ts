@@ -89,20 +89,19 @@ const evictSql: Evict<SqlClient.SqlClient> = Effect.gen(function*() {
   const deleteUpTo = (where: Statement.Fragment) =>
     Effect.gen(function*() {
       while (true) {
-        const gone = yield* sql<{ n: number }>`WITH gone AS (
-            DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE ${where} ORDER BY expires, id LIMIT ${evictBatch})
-            RETURNING 1)
-          SELECT count(*)::int AS n FROM gone`
-        if ((gone[0]?.n ?? 0) < evictBatch) return
+        const gone = yield* sql`DELETE FROM ${table}
+          WHERE id IN (SELECT id FROM ${table} WHERE ${where} ORDER BY expires, id LIMIT ${evictBatch})
+          RETURNING 1 AS n`
+        if (gone.length < evictBatch) return
       }
     })
   return (_store, bound, _written, now) =>
     Effect.gen(function*() {
       yield* deleteUpTo(sql`expires <= ${now}`)
-      const edge = yield* sql<{ expires: string; id: string }>`SELECT expires::text AS expires, id FROM ${table}
-        ORDER BY expires DESC, id DESC OFFSET ${bound.maxEntries} LIMIT 1`
+      const edge = yield* sql<{ expires: string; id: string }>`SELECT CAST(expires AS text) AS expires, id FROM ${table}
+        ORDER BY expires DESC, id DESC LIMIT 1 OFFSET ${bound.maxEntries}`
       const first = edge[0]
-      if (first !== undefined) yield* deleteUpTo(sql`(expires, id) <= (${first.expires}::bigint, ${first.id})`)
+      if (first !== undefined) yield* deleteUpTo(sql`(expires, id) <= (CAST(${first.expires} AS bigint), ${first.id})`)
     })
 })
 

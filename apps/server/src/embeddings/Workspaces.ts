@@ -2,6 +2,7 @@ import * as Catalog from "@switchyard/core/catalog/Catalog"
 import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Cache, Context, Duration, Effect, Exit, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { type Flag, flagOrNull } from "../store/Columns.ts"
 
 /**
  * What the embeddings path needs of a workspace: its name (the catalog's workspace settings are
@@ -38,9 +39,9 @@ export class Workspaces extends Context.Service<Workspaces, {
       const sql = yield* SqlClient.SqlClient
       const settings = yield* Cache.makeWith(
         (workspaceId: string) =>
-          sql<WorkspaceSettings>`SELECT slug, cache FROM workspaces WHERE id = ${workspaceId}`.pipe(
+          sql<{ slug: string; cache: Flag | null }>`SELECT slug, cache FROM workspaces WHERE id = ${workspaceId}`.pipe(
             fromSqlError("workspaces.settings"),
-            Effect.map((rows): WorkspaceSettings => ({ slug: rows[0]?.slug ?? "", cache: rows[0]?.cache ?? null }))
+            Effect.map((rows): WorkspaceSettings => ({ slug: rows[0]?.slug ?? "", cache: flagOrNull(rows[0]?.cache ?? null) }))
           ),
         {
           capacity: 10_000,

@@ -17,7 +17,7 @@ const unavailable = (why: string) =>
 
 /**
  * `GET /health`: 200 while the store answers a query; 503 in the error envelope, with the cause
- * in the log, when it fails (PostgreSQL unreachable, PGlite closed) or does not answer in time.
+ * in the log, when it fails (PostgreSQL unreachable, SQLite closed) or does not answer in time.
  *
  * The query runs in a fiber of its own that the answer never waits for: against a store that
  * accepts and then goes silent, taking a connection from the pool (its connect runs to its own

@@ -1,4 +1,4 @@
-import { Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Prometheus from "prom-client"
 import { StoreStatements } from "../store/StoreStatements.ts"
@@ -146,8 +146,9 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
       cacheBytes.inc({ direction: "read" }, 0)
       cacheBytes.inc({ direction: "write" }, 0)
 
-      const readHolds = sql<{ n: number; nanos: string }>`SELECT count(*)::int AS n, COALESCE(SUM(amount_nanos), 0)::text AS nanos
-        FROM holds WHERE expires_at > now()`.pipe(
+      const readHolds = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        sql<{ n: number; nanos: string }>`SELECT CAST(count(*) AS integer) AS n, CAST(COALESCE(SUM(amount_nanos), 0) AS text) AS nanos
+          FROM holds WHERE expires_at > ${new Date(now)}`).pipe(
         Effect.tap((rows) =>
           Effect.sync(() => {
             holds.set(Number(rows[0]?.n ?? 0))

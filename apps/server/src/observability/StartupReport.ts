@@ -11,7 +11,7 @@ import { CacheConfig } from "../cache/EmbeddingCache.ts"
 import * as CatalogLoader from "../catalog/CatalogLoader.ts"
 import * as ConsoleRoute from "../http/ConsoleRoute.ts"
 import * as RateLimit from "../http/RateLimit.ts"
-import { StoreConfig, type StoreChoice } from "../store/Database.ts"
+import { sqliteFile, StoreConfig, type StoreChoice } from "../store/Database.ts"
 import * as RedisConnection from "../store/RedisConnection.ts"
 import { TracingConfig, tracesUrl } from "./Tracing.ts"
 
@@ -32,7 +32,7 @@ const count = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString(
 const storeLine = (store: StoreChoice) =>
   store.kind === "postgres"
     ? `store: PostgreSQL at ${shownUrl(Redacted.value(store.url!))} (DATABASE_URL)`
-    : `store: PGlite (embedded) in ${NodePath.join(store.dataDir, "pglite")} (SWITCHYARD_DATA_DIR)`
+    : `store: SQLite (embedded) in ${sqliteFile(store.dataDir)} (SWITCHYARD_DATA_DIR)`
 
 const duration = (seconds: number) =>
   seconds % 86_400 === 0 ? count(seconds / 86_400, "day") : seconds % 3600 === 0 ? count(seconds / 3600, "hour") : count(seconds, "second")

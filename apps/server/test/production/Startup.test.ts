@@ -165,7 +165,7 @@ describe("what the production bundle says at start and stop", () => {
       const report = messages.slice(at + 1, at + 10)
       assert.match(report[2]!, /^providers: 2 active providers with 4 endpoints; \d+ more providers become active once their key is set \(OPENAI_API_KEY, /u)
       assert.deepStrictEqual(report, [
-        `store: PGlite (embedded) in ${NodePath.join(dataDir, "pglite")} (SWITCHYARD_DATA_DIR)`,
+        `store: SQLite (embedded) in ${NodePath.join(dataDir, "switchyard.db")} (SWITCHYARD_DATA_DIR)`,
         `config: ${configPath} (SWITCHYARD_CONFIG), merged over the built-in catalog`,
         report[2]!,
         "  local: switchyard/local-embed (embeddings), switchyard/local-rerank (rerank)",

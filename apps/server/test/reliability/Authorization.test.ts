@@ -155,7 +155,7 @@ describe("reliability: authorization matrix", () => {
     expiredKey = (await as(a.management, "POST", "/keys", { name: "to expire", expires_at: new Date(Date.now() + 3_600_000).toISOString() })).key
     await gateway.server.run(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      yield* sql`UPDATE api_keys SET expires_at = now() - interval '1 minute' WHERE hash = ${KeySecret.hash(expiredKey)}`
+      yield* sql`UPDATE api_keys SET expires_at = ${new Date(Date.now() - 60_000)} WHERE hash = ${KeySecret.hash(expiredKey)}`
       for (const [secret, disabled, expires] of [[disabledManagement, true, null], [expiredManagement, false, new Date(Date.now() - 60_000)]] as const) {
         yield* sql`INSERT INTO api_keys (id, hash, kind, name, label, user_id, workspace_id, disabled, expires_at)
           VALUES (${Crypto.randomUUID()}, ${KeySecret.hash(secret)}, 'management', 'matrix', ${secret.slice(0, 12)}, ${a.userId}, ${a.id},

@@ -173,7 +173,7 @@ const launchUnreaped = async (env: Record<string, string>) => {
   return { gateway, pid, kill9, dead, ready }
 }
 
-describe.skipIf(level !== "full")("reliability: PGlite restart right after kill -9, against the built server", () => {
+describe.skipIf(level !== "full")("reliability: embedded-store restart right after kill -9, against the built server", () => {
   it("a restart started the moment the killed process is dead (still a zombie) starts on the first try, and keeps what was written", async () => {
     const rounds = 5
     const port = await freePort()

@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { rmSync } from "node:fs"
 import * as KeySecret from "../../src/auth/KeySecret.ts"
 import { freshDatabase, startServer, storeKind, tempDir, dropDatabase } from "../support/TestServer.ts"
 
@@ -29,11 +30,13 @@ describe(`store (${storeKind})`, () => {
     } finally {
       await second.close()
       if (databaseUrl !== undefined) await dropDatabase(databaseUrl)
+      rmSync(dataDir, { recursive: true, force: true })
     }
   })
 
   it("stores only hashes of key secrets", async () => {
-    const server = await startServer()
+    const dataDir = tempDir("hashes")
+    const server = await startServer({ dataDir })
     try {
       const listed = await listNames(server.baseUrl, server.managementKey)
       const hashes = listed.body.data!.map((k) => k.hash).sort()
@@ -41,7 +44,7 @@ describe(`store (${storeKind})`, () => {
     } finally {
       await server.close()
     }
-    if (storeKind === "pglite") {
+    if (storeKind === "sqlite") {
       const { readdirSync, readFileSync, statSync } = await import("node:fs")
       const { join } = await import("node:path")
       const walk = (dir: string): Array<string> =>
@@ -55,5 +58,6 @@ describe(`store (${storeKind})`, () => {
         assert.strictEqual(content.indexOf(server.apiKey), -1, file)
       }
     }
+    rmSync(dataDir, { recursive: true, force: true })
   })
 })
