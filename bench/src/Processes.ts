@@ -244,7 +244,7 @@ export const upstreamModels = {
  * serving the same model at a list price, at no price, and slowly; the workspace's embeddings
  * cache is on (the targets that must go upstream bypass it per request).
  */
-const switchyardConfig = (upstreamPort: number, width: number) => {
+const switchyardConfig = (upstreamPort: number, width: number, cache: boolean) => {
   const endpoint = (model: string, upstreamModel: string, prompt: string) => ({
     model,
     upstream_model: upstreamModel,
@@ -269,7 +269,7 @@ const switchyardConfig = (upstreamPort: number, width: number) => {
         endpoint(benchModels.slow, upstreamModels.slow, "0.02")
       ]
     }],
-    workspaces: { default: { cache: true } }
+    workspaces: { default: { cache } }
   }
 }
 
@@ -309,6 +309,8 @@ export const startSwitchyard = async (options: {
   readonly secrets?: { readonly managementKey: string; readonly apiKey: string }
   /** The PostgreSQL secret key of that earlier start (the store's credentials are encrypted with it). */
   readonly secretKey?: string
+  /** The default workspace's embeddings cache (on unless `false`). */
+  readonly cache?: boolean
   /** Node flags before the entry point (a `--import` preload). */
   readonly nodeFlags?: ReadonlyArray<string>
   /** More environment variables (for such a preload). */
@@ -319,7 +321,7 @@ export const startSwitchyard = async (options: {
   const port = await freePort()
   Fs.mkdirSync(options.dataDir, { recursive: true })
   const configPath = NodePath.join(options.dataDir, "switchyard.json")
-  Fs.writeFileSync(configPath, JSON.stringify(switchyardConfig(options.upstreamPort, options.width), null, 2))
+  Fs.writeFileSync(configPath, JSON.stringify(switchyardConfig(options.upstreamPort, options.width, options.cache ?? true), null, 2))
   const managementKey = options.secrets?.managementKey ?? newSecret()
   const apiKey = options.secrets?.apiKey ?? newSecret()
   const env = baseEnv()

@@ -54,6 +54,11 @@ import { Administrators } from "./auth/Administrators.ts"
 import { AuditLog } from "./store/AuditRepo.ts"
 import { ProvidersHandlers } from "./handlers/Providers.ts"
 import { WorkspacesHandlers } from "./handlers/Workspaces.ts"
+import { BatchesHandlers } from "./handlers/Batches.ts"
+import { FilesHandlers } from "./handlers/Files.ts"
+import { BatchStore } from "./batches/BatchStore.ts"
+import * as BatchRunner from "./batches/BatchRunner.ts"
+import { LineRunner } from "./batches/LineRunner.ts"
 import * as Workers from "./Workers.ts"
 
 export const ServerConfig = Config.all({
@@ -74,7 +79,8 @@ const Stores = Layer.mergeAll(
   AuditLog.layer,
   Administrators.layer,
   ByokRepo.layer,
-  ProviderRepo.layer
+  ProviderRepo.layer,
+  BatchStore.layer
 ).pipe(Layer.provide(CredentialCipher.layer))
 
 /**
@@ -94,9 +100,14 @@ const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Rerank.layer, Broadcast.
 )
 
 const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive.layer, EmbeddingsHandlers, RerankHandlers, CohereHandlers, ModelsHandlers,
-  WorkspacesHandlers, ActivityHandlers, ProvidersHandlers, ProviderAdminHandlers, AuditHandlers).pipe(
+  WorkspacesHandlers, ActivityHandlers, ProvidersHandlers, ProviderAdminHandlers, AuditHandlers, FilesHandlers, BatchesHandlers).pipe(
   Layer.provide(EmbeddingsLive)
 )
+
+/**
+ * The batches' background work (BatchRunner.ts): each line through the same model path.
+ */
+const BatchesLive = BatchRunner.layer.pipe(Layer.provide(LineRunner.layer), Layer.provide(EmbeddingsLive))
 
 /**
  * The model endpoints served by routes of their own, ahead of their HttpApi routes (DedicatedRoute.ts).
@@ -124,6 +135,7 @@ const App = Layer.unwrap(Effect.gen(function*() {
       Layer.provide([AuthorizationLive.layer, SchemaErrorsLive.layer])
     ),
     MetricsEndpoint.layer,
+    BatchesLive,
     ConsoleRoute.layer(config.consoleDir),
     // The access log goes in first, so it wraps the policies and sees their refusals too; the
     // dedicated model routes last, inside both, where the router runs.

@@ -1,5 +1,6 @@
 import { codes } from "@switchyard/core/errors/InternError"
 import { limits } from "@switchyard/core/schema/Intern"
+import * as Batch from "@switchyard/core/schema/Batch"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Config, Effect, Layer } from "effect"
 import * as ByteSize from "effect/ByteSize"
@@ -53,6 +54,14 @@ const isJsonBody = (headers: Readonly<Record<string, string | undefined>>) => {
   const media = type.toLowerCase().split(";")[0]!.trim()
   return media === "application/json" || media.endsWith("+json")
 }
+// A batch input file (200 MB, OpenAI's limit) and its form's other parts.
+const fileUploadLimit = Batch.limits.bytes + 1024 * 1024
+// 200 MB at about 3 Mbit/s: a batch input file is large, and only a body that stalls is refused.
+const fileUploadTimeoutMs = 10 * 60 * 1000
+// What an upload holds in memory at once: about one chunk of whole lines (batches/FileChunks.ts).
+const uploadChunkBytes = 1024 * 1024
+const isFileUpload = (request: HttpServerRequest.HttpServerRequest) =>
+  request.method === "POST" && /^\/api\/v1\/files\/?(\?|$)/u.test(request.url)
 
 const internCodes: Record<number, string | number> = {
   400: codes.InvalidBody.code,
@@ -203,7 +212,7 @@ export const layer = (options: PolicyOptions) =>
     return HttpRouter.middleware((app) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const limit = bodyLimitFor(request.url, options.maxBodyBytes)
+        const limit = isFileUpload(request) ? Math.max(fileUploadLimit, options.maxBodyBytes) : bodyLimitFor(request.url, options.maxBodyBytes)
         if (/%00/u.test(request.url)) {
           const code = internPath.test(request.url) ? codes.InvalidRequest.code : 400
           return HttpServerResponse.jsonUnsafe(
@@ -226,11 +235,20 @@ export const layer = (options: PolicyOptions) =>
         )
         const hasBody = declaresBody(request.headers)
         // What the request may hold: its declared body (the limit when it streams one undeclared).
-        const charge = hasBody ? MemoryBudgetModule.chargeFor(declared !== undefined ? Number(declared) : limit) : 0
+        // A file upload is streamed into the store a chunk at a time: it holds about one chunk.
+        const held = isFileUpload(request) ? uploadChunkBytes : declared !== undefined ? Number(declared) : limit
+        const charge = hasBody ? MemoryBudgetModule.chargeFor(held) : 0
         if (charge > 0 && !budget.take(charge)) return overBudget(request.url)
         const served = hasBody && isJsonBody(request.headers) ? depthChecked(request, app) : app
         const route = Effect.provideService(served, HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit))
-        const deadline = bodyDeadline(request, internPath.test(request.url) ? internBodyTimeoutMs : bodyTimeoutMs)
+        const deadline = bodyDeadline(
+          request,
+          internPath.test(request.url)
+            ? internBodyTimeoutMs
+            : isFileUpload(request)
+            ? Math.max(bodyTimeoutMs, fileUploadTimeoutMs)
+            : bodyTimeoutMs
+        )
         const answered = deadline === undefined ? route : Effect.raceFirst(route, deadline)
         if (charge === 0) return yield* answered
         return yield* answered.pipe(

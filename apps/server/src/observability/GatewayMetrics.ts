@@ -26,6 +26,8 @@ export interface GatewayMetricsShape {
   readonly cacheRead: (read: { readonly model: string; readonly hits: number; readonly misses: number; readonly bytes: number }) => void
   /** Counts the bytes of vectors the embeddings cache stored. */
   readonly cacheWrite: (bytes: number) => void
+  /** Lines of batches checkpointed, by endpoint and outcome (`served`, or `failed`: an error line). */
+  readonly batchLines: (lines: { readonly endpoint: string; readonly served: number; readonly failed: number }) => void
   /** The Prometheus text exposition of every metric, process metrics included. */
   readonly render: Effect.Effect<string>
   readonly contentType: string
@@ -136,6 +138,12 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
         labelNames: ["direction"] as const,
         registers: [registry]
       })
+      const batchLines = new Prometheus.Counter({
+        name: "switchyard_batch_lines_total",
+        help: "Lines of batches run and checkpointed, by endpoint and outcome (served, or failed: an error line)",
+        labelNames: ["endpoint", "outcome"] as const,
+        registers: [registry]
+      })
       // Both series exist from the start, so a rate over them is 0 rather than absent.
       cacheBytes.inc({ direction: "read" }, 0)
       cacheBytes.inc({ direction: "write" }, 0)
@@ -173,6 +181,10 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
           cacheBytes.inc({ direction: "read" }, bytes)
         },
         cacheWrite: (bytes) => cacheBytes.inc({ direction: "write" }, bytes),
+        batchLines: ({ endpoint, served, failed }) => {
+          batchLines.inc({ endpoint, outcome: "served" }, served)
+          batchLines.inc({ endpoint, outcome: "failed" }, failed)
+        },
         record: ({ facts, method, route, seconds, status }) => {
           const labels = { method, route, status: String(status) }
           requests.inc(labels)

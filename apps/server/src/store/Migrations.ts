@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import { accountingBatch } from "./migrations/AccountingBatch.ts"
 import { auditLog } from "./migrations/AuditLog.ts"
+import { batches } from "./migrations/Batches.ts"
 import { cachedTokens } from "./migrations/CachedTokens.ts"
 import { currentMoneyFunctions } from "./migrations/CurrentMoneyFunctions.ts"
 import { fencedLeases } from "./migrations/FencedLeases.ts"
@@ -105,7 +106,8 @@ export const migrations: Record<string, Migration> = {
   "0012_ledger_retention": postgresOnly(ledgerRetention),
   "0013_fenced_leases": postgresOnly(fencedLeases),
   "0015_providers": managedProviders,
-  "0016_audit_log": auditLog
+  "0016_audit_log": auditLog,
+  "0017_batches": batches
 }
 
 const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })
