@@ -107,8 +107,8 @@ const startAll = async (options: BenchOptions, targets: ReadonlySet<TargetId>, s
     }
     options.log(`Switchyard (${store}) on 127.0.0.1:${sy.port}`)
   }
-  if (targets.has("switchyard") || targets.has("switchyard-free") || targets.has("switchyard-cached")) await addSwitchyard("switchyard", "PGlite")
-  if (targets.has("switchyard-quiet")) await addSwitchyard("switchyard-quiet", "PGlite, SWITCHYARD_LOG_LEVEL=warn")
+  if (targets.has("switchyard") || targets.has("switchyard-free") || targets.has("switchyard-cached")) await addSwitchyard("switchyard", "SQLite")
+  if (targets.has("switchyard-quiet")) await addSwitchyard("switchyard-quiet", "SQLite, SWITCHYARD_LOG_LEVEL=warn")
   if ((targets.has("switchyard-pg") || targets.has("switchyard-pg-free")) && options.databaseUrl !== undefined) {
     const serverUrl = options.databaseUrl
     const databaseUrl = await PgDatabase.create(serverUrl)

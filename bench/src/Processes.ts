@@ -276,7 +276,7 @@ const switchyardConfig = (upstreamPort: number, width: number) => {
 export interface Switchyard extends Child {
   readonly apiKey: string
   readonly managementKey: string
-  readonly store: "pglite" | "postgres"
+  readonly store: "sqlite" | "postgres"
 }
 
 const newSecret = () => `sk-sy-v1-${Crypto.randomBytes(32).toString("hex")}`
@@ -365,5 +365,5 @@ export const startSwitchyard = async (options: {
     await child.stop()
     throw error
   }
-  return { ...child, apiKey, managementKey, store: options.databaseUrl === undefined ? "pglite" : "postgres" }
+  return { ...child, apiKey, managementKey, store: options.databaseUrl === undefined ? "sqlite" : "postgres" }
 }

@@ -1,8 +1,8 @@
 // `pnpm bench [--quick] [--seconds N] [--runs N] [--warmup N] [--cells a,b] [--targets a,b]
 //   [--cli-runs N] [--out DIR] [--summary FILE|none] [--no-pg] [--strict] [--profile]`
-// `pnpm bench --soak [--minutes N] [--rows N] [--store pglite,postgres]`
-// `pnpm bench --rounds [--runs N] [--seconds N] [--rows N [--vs-empty]] [--store pglite,postgres]`
-// `pnpm bench --stages [--seconds N] [--store pglite,postgres]`
+// `pnpm bench --soak [--minutes N] [--rows N] [--store sqlite,postgres]`
+// `pnpm bench --rounds [--runs N] [--seconds N] [--rows N [--vs-empty]] [--store sqlite,postgres]`
+// `pnpm bench --stages [--seconds N] [--store sqlite,postgres]`
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
@@ -85,7 +85,7 @@ if (values.help) {
                      root): first start on an empty data dir and restart (ms to the first answer),
                      idle RSS after --idle-wait N s (default 30), then small, large and base64 c=16
                      for --seconds N each (default 10): statuses, alive or killed, the cgroup's peak
-  --store a,b        the stores of --soak, --rounds, --stages: pglite (default), postgres (DATABASE_URL)
+  --store a,b        the stores of --soak, --rounds, --stages: sqlite (default), postgres (DATABASE_URL)
   --server FILE      run this Switchyard entry point instead of apps/server/src/main.ts (compare a change)
   --render FILE      print (and with --summary, write) the Markdown of an earlier JSON result`)
   process.exit(0)
@@ -139,7 +139,7 @@ if (serverMain !== undefined && !Fs.existsSync(serverMain)) fail(`--server: no f
 const command = [...(databaseUrl !== undefined ? ["DATABASE_URL=postgres://…"] : []), "pnpm bench", ...process.argv.slice(2)].join(" ")
 const log = (line: string) => console.error(`[bench] ${line}`)
 
-const stores = (list("store", values.store, ["pglite", "postgres"] as const) ?? ["pglite"]) as ReadonlyArray<"pglite" | "postgres">
+const stores = (list("store", values.store, ["sqlite", "postgres"] as const) ?? ["sqlite"]) as ReadonlyArray<"sqlite" | "postgres">
 if (stores.includes("postgres") && databaseUrl === undefined) fail("--store postgres needs DATABASE_URL (and no --no-pg)")
 
 if (values.soak || values.rounds) {
@@ -181,7 +181,7 @@ if (values.soak || values.rounds) {
     "",
     `\`${command}\` on ${new Date().toISOString().slice(0, 10)}, ${Os.cpus().length} × ${Os.cpus()[0]?.model.trim() ?? "unknown"}, load average ${
       Os.loadavg().map((x) => x.toFixed(2)).join(" / ")
-    } at the end. CPU ms/req is the gateway process's user + system time over its successful requests; on PostgreSQL the second figure adds every server process working for its database (its connections, autovacuum on it, and the shared checkpointer, writers and postmaster). Data is the PGlite directory on disk or \`pg_database_size\`.`,
+    } at the end. CPU ms/req is the gateway process's user + system time over its successful requests; on PostgreSQL the second figure adds every server process working for its database (its connections, autovacuum on it, and the shared checkpointer, writers and postmaster). Data is the SQLite file and its WAL or \`pg_database_size\`.`,
     "",
     ...series.map((s) => `${SoakReport.markdown(s, kind)}\n`),
     ...comparisons

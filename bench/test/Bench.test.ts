@@ -302,18 +302,18 @@ describe("pnpm bench --rounds", () => {
       const file = Fs.readdirSync(out).find((f) => f.startsWith("rounds-") && f.endsWith(".json"))!
       const { series } = JSON.parse(Fs.readFileSync(NodePath.join(out, file), "utf8")) as { series: ReadonlyArray<SoakReport.Series> }
       assert.strictEqual(series.length, 1)
-      const [pglite] = series
-      assert.strictEqual(pglite!.store, "pglite")
-      assert.strictEqual(pglite!.seededRows, 500)
-      assert.isAbove(pglite!.seedMs!, 0)
-      assert.deepStrictEqual(pglite!.periods.map((p) => p.index), [1, 2])
-      for (const period of pglite!.periods) {
+      const [sqlite] = series
+      assert.strictEqual(sqlite!.store, "sqlite")
+      assert.strictEqual(sqlite!.seededRows, 500)
+      assert.isAbove(sqlite!.seedMs!, 0)
+      assert.deepStrictEqual(sqlite!.periods.map((p) => p.index), [1, 2])
+      for (const period of sqlite!.periods) {
         assert.isAbove(period.requests, 0)
         assert.strictEqual(period.failures, 0)
         assert.isAbove(period.gatewayCpuMs, 0)
         assert.isAbove(period.dataBytes, 0)
       }
-      assert.match(output, /PGlite round 2: \d+ req\/s, gateway [\d.]+ ms\/req/u)
+      assert.match(output, /SQLite round 2: \d+ req\/s, gateway [\d.]+ ms\/req/u)
       assert.include(output, "| last round's req/s ÷ the first's |")
     } finally {
       Fs.rmSync(out, { recursive: true, force: true })
