@@ -33,15 +33,19 @@ const switchyardBundle = (): string => {
 }
 
 /**
- * The Node flags of the server's `start` script (`node <flags> src/main.ts`), so that the bench
- * runs Switchyard exactly as `pnpm start` does.
+ * The Node flags of the `start` script (`node <flags> dist/main.mjs`) of the server package in
+ * `dir`, so that the bench runs Switchyard exactly as `pnpm start` does.
  */
-const switchyardStartFlags = (): ReadonlyArray<string> => {
-  const pkg = JSON.parse(Fs.readFileSync(NodePath.join(repoRoot, "apps", "server", "package.json"), "utf8")) as {
+export const startFlagsOf = (dir: string): ReadonlyArray<string> => {
+  const pkg = JSON.parse(Fs.readFileSync(NodePath.join(dir, "package.json"), "utf8")) as {
     readonly scripts: { readonly start: string }
   }
-  return pkg.scripts.start.trim().split(/\s+/u).slice(1).filter((word) => word.startsWith("--"))
+  const words = pkg.scripts.start.trim().split(/\s+/u)
+  // What follows `node` (a `trap '' INT && ` before it is the shell's).
+  return words.slice(words.indexOf("node") + 1).filter((word) => word.startsWith("--"))
 }
+
+const switchyardStartFlags = (): ReadonlyArray<string> => startFlagsOf(serverDir)
 
 const living = new Set<ChildProcess>()
 
@@ -309,6 +313,8 @@ export const startSwitchyard = async (options: {
   readonly secrets?: { readonly managementKey: string; readonly apiKey: string }
   /** The PostgreSQL secret key of that earlier start (the store's credentials are encrypted with it). */
   readonly secretKey?: string
+  /** The Node flags of another build's start script, in place of this checkout's (with `main`). */
+  readonly startFlags?: ReadonlyArray<string>
   /** Node flags before the entry point (a `--import` preload). */
   readonly nodeFlags?: ReadonlyArray<string>
   /** More environment variables (for such a preload). */
@@ -343,7 +349,7 @@ export const startSwitchyard = async (options: {
     ...options.env
   })
   const profile = options.cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`]
-  const child = spawnNode({ name: options.name, port, args: [...switchyardStartFlags(), ...profile, ...(options.nodeFlags ?? []), options.main ?? switchyardBundle()], env, logDir: options.logDir, ...(options.cgroupProcs !== undefined ? { cgroupProcs: options.cgroupProcs } : {}) })
+  const child = spawnNode({ name: options.name, port, args: [...(options.startFlags ?? switchyardStartFlags()), ...profile, ...(options.nodeFlags ?? []), options.main ?? switchyardBundle()], env, logDir: options.logDir, ...(options.cgroupProcs !== undefined ? { cgroupProcs: options.cgroupProcs } : {}) })
   const base = `http://127.0.0.1:${port}/api/v1`
   try {
     await waitReady(child, async () => (await fetch(`${base}/openapi.json`, { signal: AbortSignal.timeout(2_000) })).ok, 300_000)

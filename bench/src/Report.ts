@@ -1,5 +1,5 @@
 import type { CellId, TargetId } from "./Cells.ts"
-import { accessLogCell, cachedCells, targetLabels } from "./Cells.ts"
+import { accessLogCell, cachedCells, targetLabel, targetLabels } from "./Cells.ts"
 import type { LoadResult } from "./Load.ts"
 
 /**
@@ -70,6 +70,8 @@ export interface Report {
     readonly peakRssPerCell: boolean
   }
   readonly cells: ReadonlyArray<CellSummary>
+  /** The earlier commit run as `switchyard-old` (`--old-server REF`). */
+  readonly oldServer?: { readonly ref: string; readonly commit: string }
   /** Each Switchyard process's RSS once started and idle, before any load, in MB. */
   readonly idleRssMb?: Partial<Record<TargetId, number>>
   /** How long the processes stayed idle after going quiet before that RSS was read, in seconds. */
@@ -169,8 +171,8 @@ export const checks = (
   cliHelpMs: ReadonlyArray<number> = []
 ): ReadonlyArray<Check> => {
   const out: Array<Check> = []
-  for (const target of ["switchyard", "switchyard-pg"] as const) {
-    const label = target === "switchyard" ? "SQLite" : "PostgreSQL"
+  for (const target of ["switchyard", "switchyard-pg", "switchyard-old"] as const) {
+    const label = target === "switchyard" ? "SQLite" : target === "switchyard-pg" ? "PostgreSQL" : "old build"
     const sy = find(cells, "small-c1", target)?.addedP50?.median
     const floor = find(cells, "small-c1", "floor")?.addedP50?.median
     if (sy !== undefined) {
@@ -278,6 +280,30 @@ export const checks = (
       `${sqlite.toFixed(3)} vs ${postgres.toFixed(3)} ms/req`
     ))
   }
+  // Issue 36's before/after: the default against the earlier build (`--old-server REF`) in this run.
+  const old = cpuOn("switchyard-old")
+  if (sqlite !== undefined && old !== undefined && old > 0) {
+    out.push(check(
+      "small-c16-cpu-vs-old-build",
+      "small-c16 (priced): Switchyard's CPU ms/req on the default ÷ the old build's",
+      sqlite / old,
+      1,
+      "max",
+      `${sqlite.toFixed(3)} vs ${old.toFixed(3)} ms/req`
+    ))
+  }
+  const idleNew = idleRssMb.switchyard
+  const idleOld = idleRssMb["switchyard-old"]
+  if (idleNew !== undefined && idleOld !== undefined && idleOld > 0) {
+    out.push(check(
+      "idle-rss-vs-old-build",
+      "Switchyard's idle RSS on the default ÷ the old build's",
+      idleNew / idleOld,
+      1,
+      "max",
+      `${idleNew.toFixed(0)} vs ${idleOld.toFixed(0)} MB`
+    ))
+  }
   for (const [priced, free, cell] of [["switchyard", "switchyard-free", "small-c16"], ["switchyard-pg", "switchyard-pg-free", "small-c16"]] as const) {
     const ratio = pairwise(samples.filter((s) => s.cell === cell), priced, free, (a, b) => a.rps / b.rps)
     if (ratio === undefined) continue
@@ -368,9 +394,9 @@ const ratio = (value: Spread | undefined) =>
 const count = (value: Spread) =>
   !Number.isFinite(value.median) ? "–" : `${Math.round(value.median)} (${Math.round(value.min)}–${Math.round(value.max)})`
 
-const cellTable = (cell: CellSummary): string => {
+const cellTable = (cell: CellSummary, oldRef: string | undefined): string => {
   const rows = cell.targets.map((t) =>
-    `| ${targetLabels[t.target]} | ${count(t.rps)} | ${ms(t.p50.median)} | ${ms(t.p90.median)} | ${ms(t.p99.median)} | ${
+    `| ${targetLabel(t.target, oldRef)} | ${count(t.rps)} | ${ms(t.p50.median)} | ${ms(t.p90.median)} | ${ms(t.p99.median)} | ${
       t.addedP50 === undefined ? "–" : `${ms(t.addedP50.median)} (${ms(t.addedP50.min)}–${ms(t.addedP50.max)})`
     } | ${ratio(t.vsFloor)} | ${ratio(t.vsPeer)} | ${t.cpuMsPerRequest === undefined ? "–" : t.cpuMsPerRequest.median.toFixed(3)} | ${
       t.statementsPerRequest === undefined ? "–" : t.statementsPerRequest.median.toFixed(3)
@@ -378,7 +404,7 @@ const cellTable = (cell: CellSummary): string => {
       t.peakRssMb === undefined ? "–" : t.peakRssMb.toFixed(0)
     } |${t.failures > 0 ? ` ${t.failures} failed |` : ""}`
   )
-  const skipped = cell.skipped.map((s) => `\n${targetLabels[s.target]} was not measured: ${s.reason}`)
+  const skipped = cell.skipped.map((s) => `\n${targetLabel(s.target, oldRef)} was not measured: ${s.reason}`)
   return [
     `### ${cell.label}`,
     "",
@@ -442,5 +468,11 @@ export const markdown = (report: Report): string =>
     "",
     "## Cells",
     "",
-    ...report.cells.flatMap((c) => [cellTable(c), ""])
+    ...(report.oldServer !== undefined
+      ? [
+        `The old build (${report.oldServer.ref}, commit ${report.oldServer.commit.slice(0, 12)}) is that commit's server, built with its own rolldown config in a temporary git worktree and started with its own start script's Node flags, on its own default store in a fresh data directory, under the same load in the same interleaved rounds.`,
+        ""
+      ]
+      : []),
+    ...report.cells.flatMap((c) => [cellTable(c, report.oldServer?.ref), ""])
   ].join("\n")
