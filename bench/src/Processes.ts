@@ -248,7 +248,7 @@ export const upstreamModels = {
  * serving the same model at a list price, at no price, and slowly; the workspace's embeddings
  * cache is on (the targets that must go upstream bypass it per request).
  */
-const switchyardConfig = (upstreamPort: number, width: number) => {
+const switchyardConfig = (upstreamPort: number, width: number, cache: boolean) => {
   const endpoint = (model: string, upstreamModel: string, prompt: string) => ({
     model,
     upstream_model: upstreamModel,
@@ -273,7 +273,7 @@ const switchyardConfig = (upstreamPort: number, width: number) => {
         endpoint(benchModels.slow, upstreamModels.slow, "0.02")
       ]
     }],
-    workspaces: { default: { cache: true } }
+    workspaces: { default: { cache } }
   }
 }
 
@@ -315,6 +315,8 @@ export const startSwitchyard = async (options: {
   readonly secretKey?: string
   /** The Node flags of another build's start script, in place of this checkout's (with `main`). */
   readonly startFlags?: ReadonlyArray<string>
+  /** The default workspace's embeddings cache (on unless `false`). */
+  readonly cache?: boolean
   /** Node flags before the entry point (a `--import` preload). */
   readonly nodeFlags?: ReadonlyArray<string>
   /** More environment variables (for such a preload). */
@@ -325,7 +327,7 @@ export const startSwitchyard = async (options: {
   const port = await freePort()
   Fs.mkdirSync(options.dataDir, { recursive: true })
   const configPath = NodePath.join(options.dataDir, "switchyard.json")
-  Fs.writeFileSync(configPath, JSON.stringify(switchyardConfig(options.upstreamPort, options.width), null, 2))
+  Fs.writeFileSync(configPath, JSON.stringify(switchyardConfig(options.upstreamPort, options.width, options.cache ?? true), null, 2))
   const managementKey = options.secrets?.managementKey ?? newSecret()
   const apiKey = options.secrets?.apiKey ?? newSecret()
   const env = baseEnv()

@@ -17,11 +17,9 @@ import * as Database from "./store/Database.ts"
 import * as DataDirLock from "./store/DataDirLock.ts"
 import * as Workers from "./Workers.ts"
 
-// Production runs the bundle: `node --max-semi-space-size=8 --heap-growing-percent=20
-// dist/main.mjs` (what `pnpm start` runs after building it). The flags keep V8's young generation
-// from growing to 64 MB and staying resident, and its old generation from filling with the garbage
-// of ended slow requests before a full collection (docs/decisions.md, Performance); set from here
-// they would come too late.
+// Production runs the bundle: `node dist/main.mjs` (what `pnpm start` runs after building it),
+// with no V8 flags: memory is bounded by the bytes requests hold against the container's limit
+// (http/MemoryBudget.ts), not by collecting all the time.
 // Without an OTLP endpoint tracing is off: every named effect would build a span, capture a stack
 // trace for it and drop it (about a third of the CPU of a request, measured with pnpm bench).
 // A failure to start is one line on standard error (StartupFailure.ts) and exit code 1; SIGTERM

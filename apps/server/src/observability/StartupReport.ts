@@ -12,6 +12,7 @@ import * as CatalogLoader from "../catalog/CatalogLoader.ts"
 import * as ConsoleRoute from "../http/ConsoleRoute.ts"
 import * as RateLimit from "../http/RateLimit.ts"
 import { sqliteFile, StoreConfig, type StoreChoice } from "../store/Database.ts"
+import * as MemoryBudget from "../http/MemoryBudget.ts"
 import * as RedisConnection from "../store/RedisConnection.ts"
 import { TracingConfig, tracesUrl } from "./Tracing.ts"
 
@@ -78,7 +79,8 @@ export const lines = (options: { readonly origin: string; readonly consoleDir: s
       Option.match(rateLimit.policy, {
         onNone: () => "rate limit: off (SWITCHYARD_RATE_LIMIT=off)",
         onSome: (policy) => `rate limit: ${count(policy.requests, "request")} per ${policy.interval} per key, ${redisShared ? "shared in Redis" : "in this process"}`
-      })
+      }),
+      MemoryBudget.describe(yield* MemoryBudget.MemoryBudget)
     ]
     return out
   })
@@ -92,4 +94,4 @@ export const layer = (consoleDir: string) =>
     const origin = HttpServer.formatAddress(server.address)
     yield* Effect.logInfo(`Switchyard listening on ${origin}/api/v1`)
     for (const line of yield* lines({ origin, consoleDir })) yield* Effect.logInfo(line)
-  })).pipe(Layer.provide([CatalogLoader.layer, RateLimit.layer]))
+  })).pipe(Layer.provide([CatalogLoader.layer, RateLimit.layer, MemoryBudget.MemoryBudget.layer]))

@@ -123,7 +123,7 @@ export class Rerank extends Context.Service<Rerank, {
   readonly create: (
     caller: CallerShape,
     request: RerankRequest.RerankRequest,
-    options: { readonly seed?: number | undefined }
+    options: { readonly seed?: number | undefined; readonly generationId?: string | undefined }
   ) => Effect.Effect<Reranked, EmbeddingsError>
   /** The route and the most the request can cost on its first endpoint; no provider is called. */
   readonly dryRun: (
@@ -205,7 +205,7 @@ export class Rerank extends Context.Service<Rerank, {
       const create = Effect.fnUntraced(function*(
         caller: CallerShape,
         request: RerankRequest.RerankRequest,
-        options: { readonly seed?: number | undefined }
+        options: { readonly seed?: number | undefined; readonly generationId?: string | undefined }
       ) {
         const startedAt = yield* Clock.currentTimeMillis
         const { routed, measured } = yield* prepare(caller, request, options)
@@ -231,7 +231,7 @@ export class Rerank extends Context.Service<Rerank, {
           prompt_tokens: billed.totalTokens,
           search_units: billed.searchUnits
         }).total
-        const id = yield* generationId
+        const id = options.generationId ?? (yield* generationId)
         const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
         const settlement = yield* accounting.settle(reservation, {
           generationId: id,

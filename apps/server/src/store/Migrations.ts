@@ -1,10 +1,13 @@
 import { Effect } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import { accountingBatch } from "./migrations/AccountingBatch.ts"
+import { auditLog } from "./migrations/AuditLog.ts"
+import { batches } from "./migrations/Batches.ts"
 import { cachedTokens } from "./migrations/CachedTokens.ts"
 import { currentMoneyFunctions } from "./migrations/CurrentMoneyFunctions.ts"
 import { fencedLeases } from "./migrations/FencedLeases.ts"
 import { interns } from "./migrations/Interns.ts"
+import { managedProviders } from "./migrations/ManagedProviders.ts"
 import { ledgerRetention } from "./migrations/LedgerRetention.ts"
 import { money } from "./migrations/Money.ts"
 import * as MoneyFunctions from "./MoneyFunctions.ts"
@@ -101,7 +104,10 @@ export const migrations: Record<string, Migration> = {
   "0010_spend_leases": postgresOnly(spendLeases),
   "0011_money_functions": postgresOnly(currentMoneyFunctions),
   "0012_ledger_retention": postgresOnly(ledgerRetention),
-  "0013_fenced_leases": postgresOnly(fencedLeases)
+  "0013_fenced_leases": postgresOnly(fencedLeases),
+  "0015_providers": managedProviders,
+  "0016_audit_log": auditLog,
+  "0017_batches": batches
 }
 
 const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })

@@ -398,6 +398,26 @@ describe("reliability: authorization matrix", () => {
       expect: { standard: 403, management: 200, "other standard": 403, "other management": 200 }
     },
     { name: "GET /activity?workspace_id=A", request: async () => ({ method: "GET", path: `/activity?workspace_id=${a.id}` }), expect: management(200) },
+    {
+      name: "GET /audit-log?workspace_id=A",
+      request: async () => ({ method: "GET", path: `/audit-log?limit=500&workspace_id=${a.id}` }),
+      expect: management(200)
+    },
+    {
+      name: "GET /providers/alpha",
+      request: async () => ({ method: "GET", path: "/providers/alpha" }),
+      expect: { standard: 403, management: 200, "other standard": 403, "other management": 403 }
+    },
+    {
+      name: "PATCH /providers/alpha (a config-file provider)",
+      request: async () => ({ method: "PATCH", path: "/providers/alpha", body: { name: "renamed" } }),
+      expect: { standard: 403, management: 409, "other standard": 403, "other management": 403 }
+    },
+    {
+      name: "GET /audit-log/verify",
+      request: async () => ({ method: "GET", path: "/audit-log/verify" }),
+      expect: { standard: 403, management: 200, "other standard": 403, "other management": 403 }
+    },
     { name: "GET /providers", request: async () => ({ method: "GET", path: "/providers" }), expect: { standard: 200, management: 200, "other standard": 200, "other management": 200 } },
     {
       name: "GET /models/acme/embed/endpoints",
