@@ -6,6 +6,7 @@ import { type Cell, type CellId, cells as allCells, type Endpoints, requestFor, 
 import * as CliHelp from "./CliHelp.ts"
 import * as FastUpstream from "./FastUpstream.ts"
 import * as Load from "./Load.ts"
+import * as OldBuild from "./OldBuild.ts"
 import * as PgDatabase from "./PgDatabase.ts"
 import * as ProcStats from "./ProcStats.ts"
 import { type Child, repoRoot, sleep, startEffectFloor, startFloor, startPeer, startSwitchyard, startUpstream, upstreamApiKey, upstreamModels } from "./Processes.ts"
@@ -23,6 +24,8 @@ export interface BenchOptions {
   readonly command: string
   readonly mode: "quick" | "full" | "custom"
   readonly serverMain: string | undefined
+  /** A git ref whose server runs as the further target `switchyard-old` (built in a temporary worktree). */
+  readonly oldServer: string | undefined
   /** Runs of `switchyard --help` to time from the installed CLI bundle (0: none). */
   readonly cliRuns: number
   /** Seconds every started process stays idle (after it went quiet) before the idle RSS is read. */
@@ -53,11 +56,12 @@ const wanted = (options: BenchOptions): ReadonlySet<TargetId> => {
     const always = target === "direct" || target === "floor"
     if (options.targets !== undefined && !always && !options.targets.includes(target)) set.delete(target)
     if ((target === "switchyard-pg" || target === "switchyard-pg-free") && options.databaseUrl === undefined) set.delete(target)
+    if (target === "switchyard-old" && options.oldServer === undefined) set.delete(target)
   }
   return set
 }
 
-const startAll = async (options: BenchOptions, targets: ReadonlySet<TargetId>, started: Started) => {
+const startAll = async (options: BenchOptions, targets: ReadonlySet<TargetId>, started: Started, old: OldBuild.OldBuild | undefined) => {
   const { children, pids, logs, cleanups, workDir } = started
   const { ports, apiKeys } = started.endpoints
   const logDir = NodePath.join(workDir, "logs")
@@ -82,7 +86,7 @@ const startAll = async (options: BenchOptions, targets: ReadonlySet<TargetId>, s
     pids.peer = peer.pid
   }
   // One Switchyard serves several targets: its priced model, its zero-priced one, its cache.
-  const addSwitchyard = async (name: "switchyard" | "switchyard-pg" | "switchyard-quiet", store: string, databaseUrl?: string) => {
+  const addSwitchyard = async (name: "switchyard" | "switchyard-pg" | "switchyard-quiet" | "switchyard-old", store: string, databaseUrl?: string) => {
     const sy = await startSwitchyard({
       name,
       logDir,
@@ -90,13 +94,17 @@ const startAll = async (options: BenchOptions, targets: ReadonlySet<TargetId>, s
       upstreamPort: upstream.port,
       width,
       ...(databaseUrl !== undefined ? { databaseUrl } : {}),
-      ...(options.serverMain !== undefined ? { main: options.serverMain } : {}),
+      ...(name === "switchyard-old" && old !== undefined
+        ? { main: old.main, startFlags: old.startFlags }
+        : options.serverMain !== undefined
+        ? { main: options.serverMain }
+        : {}),
       logLevel: name === "switchyard-quiet" ? "warn" : "info"
     })
     children.push(sy)
     const served = name === "switchyard"
       ? ["switchyard", "switchyard-free", "switchyard-cached"] as const
-      : name === "switchyard-quiet"
+      : name === "switchyard-quiet" || name === "switchyard-old"
       ? [name] as const
       : [name, `${name}-free`] as const
     for (const t of served) {
@@ -107,8 +115,9 @@ const startAll = async (options: BenchOptions, targets: ReadonlySet<TargetId>, s
     }
     options.log(`Switchyard (${store}) on 127.0.0.1:${sy.port}`)
   }
-  if (targets.has("switchyard") || targets.has("switchyard-free") || targets.has("switchyard-cached")) await addSwitchyard("switchyard", "PGlite")
-  if (targets.has("switchyard-quiet")) await addSwitchyard("switchyard-quiet", "PGlite, SWITCHYARD_LOG_LEVEL=warn")
+  if (targets.has("switchyard") || targets.has("switchyard-free") || targets.has("switchyard-cached")) await addSwitchyard("switchyard", "SQLite")
+  if (targets.has("switchyard-quiet")) await addSwitchyard("switchyard-quiet", "SQLite, SWITCHYARD_LOG_LEVEL=warn")
+  if (targets.has("switchyard-old") && old !== undefined) await addSwitchyard("switchyard-old", `old build ${old.ref}, its own default store`)
   if ((targets.has("switchyard-pg") || targets.has("switchyard-pg-free")) && options.databaseUrl !== undefined) {
     const serverUrl = options.databaseUrl
     const databaseUrl = await PgDatabase.create(serverUrl)
@@ -286,13 +295,16 @@ export const run = async (options: BenchOptions): Promise<Report.Report> => {
   try {
     // Before any other benchmark process starts: the command's launch has the machine to itself.
     const cliHelpMs = options.cliRuns > 0 ? await CliHelp.measure(options.cliRuns, options.log) : undefined
-    await startAll(options, targets, started)
+    // Built before any benchmark process starts; its worktree goes when they have stopped.
+    const old = targets.has("switchyard-old") && options.oldServer !== undefined ? OldBuild.prepare(options.oldServer, options.log) : undefined
+    if (old !== undefined) started.cleanups.push(async () => old.remove())
+    await startAll(options, targets, started, old)
     // Idle after start: every process started, quiet, and left idle a while (V8 gives back the
     // heap start-up grew once it has been idle for some seconds), before any request.
     await quiesce(started.children.map((c) => c.pid))
     await sleep(options.idleWaitSeconds * 1000)
     const idleRssMb: Partial<Record<TargetId, number>> = {}
-    for (const target of ["switchyard", "switchyard-pg"] as const) {
+    for (const target of ["switchyard", "switchyard-pg", "switchyard-old"] as const) {
       const pid = started.pids[target]
       if (pid !== undefined) idleRssMb[target] = ProcStats.rssBytes(pid) / 2 ** 20
     }
@@ -373,6 +385,7 @@ export const run = async (options: BenchOptions): Promise<Report.Report> => {
         peakRssPerCell: peakPerCell
       },
       cells: summaries,
+      ...(old !== undefined ? { oldServer: { ref: old.ref, commit: old.commit } } : {}),
       idleRssMb,
       idleWaitSeconds: options.idleWaitSeconds,
       ...(cliHelpMs !== undefined ? { cliHelpMs } : {}),

@@ -11,6 +11,7 @@ export type TargetId =
   | "switchyard-free"
   | "switchyard-cached"
   | "switchyard-quiet"
+  | "switchyard-old"
   | "peer"
   | "switchyard-pg"
   | "switchyard-pg-free"
@@ -19,10 +20,11 @@ export const targetLabels: Record<TargetId, string> = {
   direct: "upstream, direct",
   floor: "node:http pass-through (floor)",
   "effect-floor": "minimal Effect 4 gateway (the stack's floor)",
-  switchyard: "Switchyard (PGlite, accounting on)",
-  "switchyard-free": "Switchyard (PGlite, zero-priced model)",
-  "switchyard-cached": "Switchyard (PGlite, every item cached)",
-  "switchyard-quiet": "Switchyard (PGlite, accounting on, access log off)",
+  switchyard: "Switchyard (SQLite, accounting on)",
+  "switchyard-free": "Switchyard (SQLite, zero-priced model)",
+  "switchyard-cached": "Switchyard (SQLite, every item cached)",
+  "switchyard-quiet": "Switchyard (SQLite, accounting on, access log off)",
+  "switchyard-old": "Switchyard, old build",
   peer: "Portkey gateway 1.15.2 (peer)",
   "switchyard-pg": "Switchyard (PostgreSQL, accounting on)",
   "switchyard-pg-free": "Switchyard (PostgreSQL, zero-priced model)"
@@ -40,7 +42,8 @@ export interface Cell {
   readonly targets: ReadonlyArray<TargetId>
 }
 
-const core: ReadonlyArray<TargetId> = ["direct", "floor", "effect-floor", "switchyard", "peer"]
+/** `switchyard-old` runs only with `--old-server REF` (an earlier commit's build, for the before/after). */
+const core: ReadonlyArray<TargetId> = ["direct", "floor", "effect-floor", "switchyard", "switchyard-old", "peer"]
 /** The cells of the issue's bar also measure Switchyard on PostgreSQL (when `DATABASE_URL` is set). */
 const withPg: ReadonlyArray<TargetId> = [...core, "switchyard-pg"]
 const withAccounting: ReadonlyArray<TargetId> = [...core, "switchyard-free", "switchyard-pg", "switchyard-pg-free"]
@@ -65,6 +68,10 @@ export const cells: ReadonlyArray<Cell> = [
   { id: "base64-c16", label: "base64 (1 input), c=16", inputs: 1, encoding: "base64", delayed: false, connections: 16, targets: core },
   { id: "delay20-c64", label: "20 ms upstream delay (1 input), c=64", inputs: 1, encoding: "float", delayed: true, connections: 64, targets: core }
 ]
+
+/** A target's label; the old build's names its ref. */
+export const targetLabel = (target: TargetId, oldRef?: string): string =>
+  target === "switchyard-old" && oldRef !== undefined ? `${targetLabels[target]} (${oldRef})` : targetLabels[target]
 
 export const width = 1536
 

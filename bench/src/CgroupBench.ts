@@ -143,7 +143,7 @@ export const run = async (options: {
       continue
     }
     try {
-      outcomes.push(await Harness.run({ logDir: NodePath.join(options.workDir, `logs-${limitMb}`), store: "pglite", serverUrl: undefined }, async (harness) => {
+      outcomes.push(await Harness.run({ logDir: NodePath.join(options.workDir, `logs-${limitMb}`), store: "sqlite", serverUrl: undefined }, async (harness) => {
         const dataDir = NodePath.join(options.workDir, `data-${limitMb}`)
         const start = async (name: string, secrets?: { readonly managementKey: string; readonly apiKey: string }) => {
           const started = Date.now()

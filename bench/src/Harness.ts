@@ -12,7 +12,7 @@ import { type Child, startUpstream, upstreamApiKey } from "./Processes.ts"
  */
 export interface Harness {
   readonly upstream: Awaited<ReturnType<typeof startUpstream>>
-  /** The throw-away database on PostgreSQL, `undefined` on PGlite. */
+  /** The throw-away database on PostgreSQL, `undefined` on SQLite. */
   readonly databaseUrl: string | undefined
   /** Stopped (last started first) when the harness closes. */
   readonly children: Array<Child>
@@ -21,7 +21,7 @@ export interface Harness {
 }
 
 export const run = async <A>(
-  options: { readonly logDir: string; readonly store: "pglite" | "postgres"; readonly serverUrl: string | undefined },
+  options: { readonly logDir: string; readonly store: "sqlite" | "postgres"; readonly serverUrl: string | undefined },
   body: (harness: Harness) => Promise<A>
 ): Promise<A> => {
   const children: Array<Child> = []
@@ -76,7 +76,7 @@ export const pricedSmall = async (
 
 /**
  * On PostgreSQL, the server's processes working for this run's database (their CPU, its size),
- * closed with the harness; `undefined` on PGlite, or when those processes are not visible here.
+ * closed with the harness; `undefined` on SQLite, or when those processes are not visible here.
  */
 export const pgServer = async (harness: Harness, serverUrl: string | undefined) => {
   if (harness.databaseUrl === undefined || serverUrl === undefined) return undefined

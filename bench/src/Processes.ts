@@ -33,15 +33,19 @@ const switchyardBundle = (): string => {
 }
 
 /**
- * The Node flags of the server's `start` script (`node <flags> src/main.ts`), so that the bench
- * runs Switchyard exactly as `pnpm start` does.
+ * The Node flags of the `start` script (`node <flags> dist/main.mjs`) of the server package in
+ * `dir`, so that the bench runs Switchyard exactly as `pnpm start` does.
  */
-const switchyardStartFlags = (): ReadonlyArray<string> => {
-  const pkg = JSON.parse(Fs.readFileSync(NodePath.join(repoRoot, "apps", "server", "package.json"), "utf8")) as {
+export const startFlagsOf = (dir: string): ReadonlyArray<string> => {
+  const pkg = JSON.parse(Fs.readFileSync(NodePath.join(dir, "package.json"), "utf8")) as {
     readonly scripts: { readonly start: string }
   }
-  return pkg.scripts.start.trim().split(/\s+/u).slice(1).filter((word) => word.startsWith("--"))
+  const words = pkg.scripts.start.trim().split(/\s+/u)
+  // What follows `node` (a `trap '' INT && ` before it is the shell's).
+  return words.slice(words.indexOf("node") + 1).filter((word) => word.startsWith("--"))
 }
+
+const switchyardStartFlags = (): ReadonlyArray<string> => startFlagsOf(serverDir)
 
 const living = new Set<ChildProcess>()
 
@@ -276,7 +280,7 @@ const switchyardConfig = (upstreamPort: number, width: number, cache: boolean) =
 export interface Switchyard extends Child {
   readonly apiKey: string
   readonly managementKey: string
-  readonly store: "pglite" | "postgres"
+  readonly store: "sqlite" | "postgres"
 }
 
 const newSecret = () => `sk-sy-v1-${Crypto.randomBytes(32).toString("hex")}`
@@ -309,6 +313,8 @@ export const startSwitchyard = async (options: {
   readonly secrets?: { readonly managementKey: string; readonly apiKey: string }
   /** The PostgreSQL secret key of that earlier start (the store's credentials are encrypted with it). */
   readonly secretKey?: string
+  /** The Node flags of another build's start script, in place of this checkout's (with `main`). */
+  readonly startFlags?: ReadonlyArray<string>
   /** The default workspace's embeddings cache (on unless `false`). */
   readonly cache?: boolean
   /** Node flags before the entry point (a `--import` preload). */
@@ -345,7 +351,7 @@ export const startSwitchyard = async (options: {
     ...options.env
   })
   const profile = options.cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`]
-  const child = spawnNode({ name: options.name, port, args: [...switchyardStartFlags(), ...profile, ...(options.nodeFlags ?? []), options.main ?? switchyardBundle()], env, logDir: options.logDir, ...(options.cgroupProcs !== undefined ? { cgroupProcs: options.cgroupProcs } : {}) })
+  const child = spawnNode({ name: options.name, port, args: [...(options.startFlags ?? switchyardStartFlags()), ...profile, ...(options.nodeFlags ?? []), options.main ?? switchyardBundle()], env, logDir: options.logDir, ...(options.cgroupProcs !== undefined ? { cgroupProcs: options.cgroupProcs } : {}) })
   const base = `http://127.0.0.1:${port}/api/v1`
   try {
     await waitReady(child, async () => (await fetch(`${base}/openapi.json`, { signal: AbortSignal.timeout(2_000) })).ok, 300_000)
@@ -367,5 +373,5 @@ export const startSwitchyard = async (options: {
     await child.stop()
     throw error
   }
-  return { ...child, apiKey, managementKey, store: options.databaseUrl === undefined ? "pglite" : "postgres" }
+  return { ...child, apiKey, managementKey, store: options.databaseUrl === undefined ? "sqlite" : "postgres" }
 }

@@ -1,5 +1,5 @@
 import type { CellId, TargetId } from "./Cells.ts"
-import { accessLogCell, cachedCells, targetLabels } from "./Cells.ts"
+import { accessLogCell, cachedCells, targetLabel, targetLabels } from "./Cells.ts"
 import type { LoadResult } from "./Load.ts"
 
 /**
@@ -70,6 +70,8 @@ export interface Report {
     readonly peakRssPerCell: boolean
   }
   readonly cells: ReadonlyArray<CellSummary>
+  /** The earlier commit run as `switchyard-old` (`--old-server REF`). */
+  readonly oldServer?: { readonly ref: string; readonly commit: string }
   /** Each Switchyard process's RSS once started and idle, before any load, in MB. */
   readonly idleRssMb?: Partial<Record<TargetId, number>>
   /** How long the processes stayed idle after going quiet before that RSS was read, in seconds. */
@@ -157,7 +159,7 @@ const check = (
 
 /**
  * The bars of issue 31 ("the request path, lean"), each a ratio within this one run, for
- * Switchyard on PGlite and (when measured) on PostgreSQL: small c=16 req/s against the floor's
+ * Switchyard on SQLite and (when measured) on PostgreSQL: small c=16 req/s against the floor's
  * and the peer's, small c=16 CPU per request against the floor's, large c=16 req/s against the
  * floor's, the added p50 at c=1 against the floor's, RSS idle after start, and the RSS growth
  * under load (highest peak less idle) against the floor's highest peak.
@@ -169,8 +171,8 @@ export const checks = (
   cliHelpMs: ReadonlyArray<number> = []
 ): ReadonlyArray<Check> => {
   const out: Array<Check> = []
-  for (const target of ["switchyard", "switchyard-pg"] as const) {
-    const label = target === "switchyard" ? "PGlite" : "PostgreSQL"
+  for (const target of ["switchyard", "switchyard-pg", "switchyard-old"] as const) {
+    const label = target === "switchyard" ? "SQLite" : target === "switchyard-pg" ? "PostgreSQL" : "old build"
     const sy = find(cells, "small-c1", target)?.addedP50?.median
     const floor = find(cells, "small-c1", "floor")?.addedP50?.median
     if (sy !== undefined) {
@@ -258,7 +260,7 @@ export const checks = (
     if (statements === undefined) continue
     out.push(check(
       `small-c16-store-statements-${target}`,
-      `small-c16 (${target === "switchyard" ? "PGlite" : "PostgreSQL"}, priced): store statements per answered request, from /metrics`,
+      `small-c16 (${target === "switchyard" ? "SQLite" : "PostgreSQL"}, priced): store statements per answered request, from /metrics`,
       statements.median,
       0.1,
       "max",
@@ -266,16 +268,40 @@ export const checks = (
     ))
   }
   const cpuOn = (target: TargetId) => find(cells, "small-c16", target)?.cpuMsPerRequest?.median
-  const pglite = cpuOn("switchyard")
+  const sqlite = cpuOn("switchyard")
   const postgres = cpuOn("switchyard-pg")
-  if (pglite !== undefined && postgres !== undefined) {
+  if (sqlite !== undefined && postgres !== undefined) {
     out.push(check(
-      "small-c16-pglite-vs-postgres-cpu",
-      "small-c16 (priced): Switchyard's CPU ms/req on PGlite ÷ on PostgreSQL (the PostgreSQL server's own CPU not counted)",
-      pglite / postgres,
+      "small-c16-sqlite-vs-postgres-cpu",
+      "small-c16 (priced): Switchyard's CPU ms/req on SQLite ÷ on PostgreSQL (the PostgreSQL server's own CPU not counted)",
+      sqlite / postgres,
       1.2,
       "max",
-      `${pglite.toFixed(3)} vs ${postgres.toFixed(3)} ms/req`
+      `${sqlite.toFixed(3)} vs ${postgres.toFixed(3)} ms/req`
+    ))
+  }
+  // Issue 36's before/after: the default against the earlier build (`--old-server REF`) in this run.
+  const old = cpuOn("switchyard-old")
+  if (sqlite !== undefined && old !== undefined && old > 0) {
+    out.push(check(
+      "small-c16-cpu-vs-old-build",
+      "small-c16 (priced): Switchyard's CPU ms/req on the default ÷ the old build's",
+      sqlite / old,
+      1,
+      "max",
+      `${sqlite.toFixed(3)} vs ${old.toFixed(3)} ms/req`
+    ))
+  }
+  const idleNew = idleRssMb.switchyard
+  const idleOld = idleRssMb["switchyard-old"]
+  if (idleNew !== undefined && idleOld !== undefined && idleOld > 0) {
+    out.push(check(
+      "idle-rss-vs-old-build",
+      "Switchyard's idle RSS on the default ÷ the old build's",
+      idleNew / idleOld,
+      1,
+      "max",
+      `${idleNew.toFixed(0)} vs ${idleOld.toFixed(0)} MB`
     ))
   }
   for (const [priced, free, cell] of [["switchyard", "switchyard-free", "small-c16"], ["switchyard-pg", "switchyard-pg-free", "small-c16"]] as const) {
@@ -295,7 +321,7 @@ export const checks = (
     if (ratio === undefined) continue
     out.push(check(
       `${cell}-cache-hits`,
-      `${cell}: Switchyard req/s with every item cached ÷ the same requests going upstream (PGlite, cache bypassed)`,
+      `${cell}: Switchyard req/s with every item cached ÷ the same requests going upstream (SQLite, cache bypassed)`,
       ratio.median,
       2,
       "min"
@@ -306,7 +332,7 @@ export const checks = (
     const { cpuPercent, rpsPercent, cpuWith, cpuWithout } = accessLog
     out.push(check(
       `${accessLogCell}-access-log`,
-      `${accessLogCell} (PGlite): the access log's cost, % of CPU ms/req, (with − without) ÷ without (off: \`SWITCHYARD_LOG_LEVEL=warn\`)`,
+      `${accessLogCell} (SQLite): the access log's cost, % of CPU ms/req, (with − without) ÷ without (off: \`SWITCHYARD_LOG_LEVEL=warn\`)`,
       cpuPercent?.median,
       5,
       "max",
@@ -368,9 +394,9 @@ const ratio = (value: Spread | undefined) =>
 const count = (value: Spread) =>
   !Number.isFinite(value.median) ? "–" : `${Math.round(value.median)} (${Math.round(value.min)}–${Math.round(value.max)})`
 
-const cellTable = (cell: CellSummary): string => {
+const cellTable = (cell: CellSummary, oldRef: string | undefined): string => {
   const rows = cell.targets.map((t) =>
-    `| ${targetLabels[t.target]} | ${count(t.rps)} | ${ms(t.p50.median)} | ${ms(t.p90.median)} | ${ms(t.p99.median)} | ${
+    `| ${targetLabel(t.target, oldRef)} | ${count(t.rps)} | ${ms(t.p50.median)} | ${ms(t.p90.median)} | ${ms(t.p99.median)} | ${
       t.addedP50 === undefined ? "–" : `${ms(t.addedP50.median)} (${ms(t.addedP50.min)}–${ms(t.addedP50.max)})`
     } | ${ratio(t.vsFloor)} | ${ratio(t.vsPeer)} | ${t.cpuMsPerRequest === undefined ? "–" : t.cpuMsPerRequest.median.toFixed(3)} | ${
       t.statementsPerRequest === undefined ? "–" : t.statementsPerRequest.median.toFixed(3)
@@ -378,7 +404,7 @@ const cellTable = (cell: CellSummary): string => {
       t.peakRssMb === undefined ? "–" : t.peakRssMb.toFixed(0)
     } |${t.failures > 0 ? ` ${t.failures} failed |` : ""}`
   )
-  const skipped = cell.skipped.map((s) => `\n${targetLabels[s.target]} was not measured: ${s.reason}`)
+  const skipped = cell.skipped.map((s) => `\n${targetLabel(s.target, oldRef)} was not measured: ${s.reason}`)
   return [
     `### ${cell.label}`,
     "",
@@ -428,7 +454,7 @@ export const markdown = (report: Report): string =>
       report.machine.peakRssPerCell ? "" : " (here the lifetime high-water mark: this kernel does not reset it)"
     }.`,
     "",
-    `Switchyard runs as an operator runs it (\`pnpm start\`: \`node\` with the start script's flags on the production bundle, built with the server's rolldown config): its idle RSS is read once every process has started, gone quiet and stayed idle ${report.idleWaitSeconds ?? 0} s more. It runs on embedded PGlite in a fresh data directory, serving a priced model from a workspace with credits (every request holds and settles), with \`SWITCHYARD_RATE_LIMIT=999999999/1s\` so the limiter runs without refusing. The workspace has the embeddings cache on, and every Switchyard row but the cached one sends \`x-switchyard-cache: bypass\`, so it goes upstream each time. The zero-priced rows use a model priced 0 on the same process: no hold, but the ledger row is still written. The rows with every item cached send the same priced requests to the same process without that header, after the validation request and the warm-up wrote every item to the cache (validation checks the answer says \`hit\`): no hold and no upstream call, but the ledger row (cost 0) is still written. The row with the access log off is a second Switchyard process, the same in every other way, started with \`SWITCHYARD_LOG_LEVEL=warn\` (access lines are \`info\`; validation checks that it writes none and the other process does); it only runs in ${accessLogCell}. Each Switchyard process logs JSON (\`SWITCHYARD_LOG_FORMAT=json\`) to standard output redirected to a file, as \`node … > switchyard.log\` would: Node writes to a file synchronously, one write(2) into the page cache per line, a real sink that costs about what a drained pipe does. The PostgreSQL rows (only when \`DATABASE_URL\` is set) use a throw-away database on that server; the database server's own CPU is not in CPU ms/req. The floor is a bare node:http pass-through; the peer is \`@portkey-ai/gateway\` 1.15.2 (headless, on 127.0.0.1) sent to the same upstream with its custom-host header. Every answer is first checked to carry exactly the upstream's vectors.`,
+    `Switchyard runs as an operator runs it (\`pnpm start\`: \`node\` with the start script's flags on the production bundle, built with the server's rolldown config): its idle RSS is read once every process has started, gone quiet and stayed idle ${report.idleWaitSeconds ?? 0} s more. It runs on the embedded store (SQLite, \`<data dir>/switchyard.db\`) in a fresh data directory, serving a priced model from a workspace with credits (every request holds and settles), with \`SWITCHYARD_RATE_LIMIT=999999999/1s\` so the limiter runs without refusing. The workspace has the embeddings cache on, and every Switchyard row but the cached one sends \`x-switchyard-cache: bypass\`, so it goes upstream each time. The zero-priced rows use a model priced 0 on the same process: no hold, but the ledger row is still written. The rows with every item cached send the same priced requests to the same process without that header, after the validation request and the warm-up wrote every item to the cache (validation checks the answer says \`hit\`): no hold and no upstream call, but the ledger row (cost 0) is still written. The row with the access log off is a second Switchyard process, the same in every other way, started with \`SWITCHYARD_LOG_LEVEL=warn\` (access lines are \`info\`; validation checks that it writes none and the other process does); it only runs in ${accessLogCell}. Each Switchyard process logs JSON (\`SWITCHYARD_LOG_FORMAT=json\`) to standard output redirected to a file, as \`node … > switchyard.log\` would: Node writes to a file synchronously, one write(2) into the page cache per line, a real sink that costs about what a drained pipe does. The PostgreSQL rows (only when \`DATABASE_URL\` is set) use a throw-away database on that server; the database server's own CPU is not in CPU ms/req. The floor is a bare node:http pass-through; the peer is \`@portkey-ai/gateway\` 1.15.2 (headless, on 127.0.0.1) sent to the same upstream with its custom-host header. Every answer is first checked to carry exactly the upstream's vectors.`,
     "",
     "## Targets",
     "",
@@ -442,5 +468,11 @@ export const markdown = (report: Report): string =>
     "",
     "## Cells",
     "",
-    ...report.cells.flatMap((c) => [cellTable(c), ""])
+    ...(report.oldServer !== undefined
+      ? [
+        `The old build (${report.oldServer.ref}, commit ${report.oldServer.commit.slice(0, 12)}) is that commit's server, built with its own rolldown config in a temporary git worktree and started with its own start script's Node flags, on its own default store in a fresh data directory, under the same load in the same interleaved rounds.`,
+        ""
+      ]
+      : []),
+    ...report.cells.flatMap((c) => [cellTable(c, report.oldServer?.ref), ""])
   ].join("\n")

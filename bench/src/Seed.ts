@@ -1,7 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Redacted } from "effect"
+import { Clock, Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
-import * as PgliteClient from "../../apps/store-import/src/pglite/PgliteClient.ts"
+import * as SqliteClient from "../../apps/server/src/store/SqliteClient.ts"
 
 /**
  * A ledger of many rows written into a migrated Switchyard store, set-based (one `generate_series`
@@ -11,6 +11,11 @@ import * as PgliteClient from "../../apps/store-import/src/pglite/PgliteClient.t
  * live and expired. A share of the rows belongs to the benchmark's own key (the store's first
  * standard key), the rest to filler keys in its workspace and in filler workspaces, so that its
  * queries run on a table of realistic size and spread.
+ *
+ * Two statement sets, one per dialect: PostgreSQL's writes the ledger with one `generate_series`
+ * statement and its counters in the same statement; SQLite's (the gateway's embedded store, in the
+ * baseline's types: epoch-millisecond times, 0/1 booleans, `YYYY-MM-DD` days with `-infinity` for
+ * all time) counts with a recursive CTE and sums the counters from the seeded rows after them.
  *
  * The store is not analysed afterwards: keeping its statistics current is the gateway's upkeep, which
  * is what a soak measures.
@@ -40,11 +45,14 @@ export interface Seeded {
   readonly keys: number
   readonly workspaces: number
   readonly milliseconds: number
-  /** CPU milliseconds this process used meanwhile: the whole seed's on PGlite (it runs in-process). */
+  /** CPU milliseconds this process used meanwhile: the whole seed's on SQLite (it runs in-process). */
   readonly cpuMs: number
-  /** Milliseconds of each statement, in order (workspaces, accounts, keys, ledger with its counters and usage, holds). */
+  /**
+   * Milliseconds of each statement, in order (workspaces, accounts, keys, ledger with its counters and
+   * usage, holds; on SQLite the counters, usage and the holds' fence each a statement of their own).
+   */
   readonly statementMs: ReadonlyArray<number>
-  /** The ledger's size on disk (table, indexes, TOAST) after the seed, in bytes. */
+  /** The ledger's size on disk (table and indexes; TOAST on PostgreSQL) after the seed, in bytes. */
   readonly ledgerBytes: number
 }
 
@@ -63,8 +71,8 @@ const slotTable = (keyIds: ReadonlyArray<string>, workspaceIds: ReadonlyArray<st
   `(SELECT (n - 1)::int AS slot, k AS key_id, w AS workspace_id
       FROM unnest(${arrayOf(keyIds)}, ${arrayOf(workspaceIds)}) WITH ORDINALITY AS t(k, w, n)) AS s`
 
-/** The statements of a seed, in order; `target` is the benchmark's key as the store holds it. */
-export const statements = (options: SeedOptions, target: Target): ReadonlyArray<string> => {
+/** What both dialects' statements draw from: the filler workspaces and keys and the key draw's slots. */
+const plan = (options: SeedOptions, target: Target) => {
   const rows = Math.floor(options.rows)
   const fillerKeys = options.fillerKeys ?? 200
   const fillerWorkspaces = Math.max(1, options.fillerWorkspaces ?? 20)
@@ -78,9 +86,22 @@ export const statements = (options: SeedOptions, target: Target): ReadonlyArray<
   }))
   const slotKeys = [...Array.from({ length: benchSlots }, () => target.keyId), ...keys.map((k) => k.id)]
   const slotWorkspaces = [...Array.from({ length: benchSlots }, () => target.workspaceId), ...keys.map((k) => k.workspace)]
-  const slots = slotKeys.length
-  const holds = Math.max(10, Math.floor(rows / 1000))
-  const spanSeconds = Math.round(days * 86_400)
+  return {
+    rows,
+    fillerKeys,
+    workspaceIds,
+    keys,
+    slotKeys,
+    slotWorkspaces,
+    slots: slotKeys.length,
+    holds: Math.max(10, Math.floor(rows / 1000)),
+    spanSeconds: Math.round(days * 86_400)
+  }
+}
+
+/** The statements of a seed on PostgreSQL, in order; `target` is the benchmark's key as the store holds it. */
+export const statements = (options: SeedOptions, target: Target): ReadonlyArray<string> => {
+  const { holds, keys, rows, slotKeys, slotWorkspaces, slots, spanSeconds, workspaceIds, fillerKeys } = plan(options, target)
   const spendOf = (column: "key_id" | "workspace_id", table: "key_spend" | "workspace_spend") =>
     `INSERT INTO ${table} AS s (${column}, day, spent_nanos, byok_nanos)
         SELECT c.${column}, c.day, SUM(CASE WHEN c.is_byok THEN 0 ELSE c.cost_nanos END), SUM(CASE WHEN c.is_byok THEN c.cost_nanos ELSE 0 END)
@@ -133,6 +154,67 @@ export const statements = (options: SeedOptions, target: Target): ReadonlyArray<
   ]
 }
 
+/** A `VALUES` table of literal rows. */
+const valuesOf = (rows: ReadonlyArray<ReadonlyArray<string | number>>): string =>
+  rows.map((row) => `(${row.map((v) => typeof v === "number" ? String(v) : literal(v)).join(", ")})`).join(",\n        ")
+
+/** The seeded ledger rows, by their ids' range (the primary key's index finds them). */
+const seededLedger = `generation_id BETWEEN ${literal(`gen-${prefix}-`)} AND ${literal(`gen-${prefix}-~`)}`
+
+/**
+ * The statements of a seed on SQLite, in order, with `nowMs` as the present; the same rows as
+ * {@link statements} writes on PostgreSQL.
+ */
+export const sqliteStatements = (options: SeedOptions, target: Target, nowMs: number): ReadonlyArray<string> => {
+  const { holds, keys, rows, slotKeys, slotWorkspaces, slots, spanSeconds, workspaceIds, fillerKeys } = plan(options, target)
+  const spanMs = spanSeconds * 1000
+  const series = (n: number) => `g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < ${n})`
+  const slotCte = (ks: ReadonlyArray<string>, ws: ReadonlyArray<string>) =>
+    `s(slot, key_id, workspace_id) AS (VALUES ${valuesOf(ks.map((k, i) => [i, k, ws[i]!]))})`
+  // Per day (UTC) and all time, from the seeded rows that cost something, added to what is there.
+  const spendOf = (column: "key_id" | "workspace_id", table: "key_spend" | "workspace_spend") =>
+    `INSERT INTO ${table} (${column}, day, spent_nanos, byok_nanos)
+      SELECT c.${column}, c.day, SUM(CASE WHEN c.is_byok = 1 THEN 0 ELSE c.cost_nanos END), SUM(CASE WHEN c.is_byok = 1 THEN c.cost_nanos ELSE 0 END)
+        FROM (SELECT ${column}, date(created_at / 1000, 'unixepoch') AS day, cost_nanos, is_byok FROM ledger WHERE ${seededLedger} AND cost_nanos > 0
+          UNION ALL
+          SELECT ${column}, '-infinity', cost_nanos, is_byok FROM ledger WHERE ${seededLedger} AND cost_nanos > 0) AS c
+        WHERE true
+        GROUP BY c.${column}, c.day
+      ON CONFLICT (${column}, day) DO UPDATE
+        SET spent_nanos = spent_nanos + excluded.spent_nanos, byok_nanos = byok_nanos + excluded.byok_nanos`
+  return [
+    `INSERT INTO workspaces (id, slug, name, created_at) VALUES ${valuesOf(workspaceIds.map((w, i) => [w, w, `Seeded workspace ${i + 1}`, nowMs]))}`,
+    `INSERT INTO credit_accounts (workspace_id, credits_nanos, usage_nanos) VALUES ${valuesOf(workspaceIds.map((w) => [w, 1_000_000_000_000_000, 0]))}`,
+    `INSERT INTO api_keys (id, hash, kind, name, label, user_id, workspace_id, created_at) VALUES ${
+      valuesOf(keys.map((k, i) => [k.id, `${prefix}-hash-${i + 1}`, "standard", `Seeded key ${i + 1}`, `sk-sy-v1-see...${i + 1}`, target.userId, k.workspace, nowMs]))
+    }`,
+    // One row per request: ids in order (as a clock-prefixed id grows), times spread evenly up to now.
+    `WITH RECURSIVE ${series(rows)}, ${slotCte(slotKeys, slotWorkspaces)}
+      INSERT INTO ledger (generation_id, key_id, workspace_id, model, provider, prompt_tokens, total_tokens, cost_nanos,
+          is_byok, created_at, latency_ms, cached_items, cached_tokens)
+        SELECT printf('gen-${prefix}-%012d', g.n), s.key_id, s.workspace_id,
+            'bench/text-embedding-3-small', 'bench-upstream', 24 + g.n % 9, 24 + g.n % 9, (24 + g.n % 9) * 20,
+            CASE WHEN g.n % 50 = 0 THEN 1 ELSE 0 END, ${nowMs} - ${spanMs} * (${rows} - g.n) / ${rows} - 1000, 2 + g.n % 17,
+            CASE WHEN g.n % 20 = 0 THEN 1 ELSE 0 END, CASE WHEN g.n % 20 = 0 THEN 24 + g.n % 9 ELSE 0 END
+          FROM g JOIN s ON s.slot = g.n % ${slots}
+          ORDER BY g.n`,
+    spendOf("key_id", "key_spend"),
+    spendOf("workspace_id", "workspace_spend"),
+    `UPDATE credit_accounts AS a SET usage_nanos = a.usage_nanos + u.total, updated_at = ${nowMs}
+      FROM (SELECT workspace_id, SUM(cost_nanos) AS total FROM ledger WHERE ${seededLedger} AND is_byok = 0 GROUP BY workspace_id) AS u
+      WHERE a.workspace_id = u.workspace_id`,
+    // Holds of the filler keys: every other one expired (left for the upkeep), the rest live for a
+    // day; their fencing tokens the next values of the store's counter, which moves past them.
+    `WITH RECURSIVE ${series(holds)}, ${slotCte(keys.map((k) => k.id), keys.map((k) => k.workspace))}
+      INSERT INTO holds (id, key_id, workspace_id, amount_nanos, is_byok, created_at, expires_at, fence)
+        SELECT ${literal(`${prefix}-hold-`)} || g.n, s.key_id, s.workspace_id, 1000 + g.n % 1000, 0,
+            ${nowMs - 3_600_000}, CASE WHEN g.n % 2 = 0 THEN ${nowMs - 600_000} ELSE ${nowMs + 86_400_000} END,
+            (SELECT value FROM holds_fence) + g.n
+          FROM g JOIN s ON s.slot = g.n % ${fillerKeys}`,
+    `UPDATE holds_fence SET value = value + ${holds}`
+  ]
+}
+
 /** How many of `rows` seeded rows belong to the benchmark's key (the draw gives it `benchSlots` slots). */
 export const benchKeyRows = (rows: number, fillerKeys = 200): number => {
   const slots = benchSlots + fillerKeys
@@ -161,20 +243,32 @@ export const seedWith = (options: SeedOptions) =>
     const sql = yield* SqlClient.SqlClient
     const started = performance.now()
     const cpuBefore = process.cpuUsage()
+    const nowMs = yield* Clock.currentTimeMillis
     const target = yield* findTarget(sql)
-    // The rows reference only keys and workspaces that exist (the seed's own and the store's):
-    // a superuser skips the per-row foreign-key triggers, about 40 % of the ledger insert's CPU.
-    const superuser = yield* sql<{ yes: boolean }>`SELECT rolsuper AS yes FROM pg_roles WHERE rolname = current_user`
-    const setup = superuser[0]?.yes === true ? ["SET LOCAL session_replication_role = replica"] : []
+    const { setup, texts } = yield* sql.onDialectOrElse({
+      sqlite: () => Effect.succeed({ setup: [] as ReadonlyArray<string>, texts: sqliteStatements(options, target, nowMs) }),
+      orElse: () =>
+        Effect.map(
+          sql<{ yes: boolean }>`SELECT rolsuper AS yes FROM pg_roles WHERE rolname = current_user`,
+          // The rows reference only keys and workspaces that exist (the seed's own and the store's):
+          // a superuser skips the per-row foreign-key triggers, about 40 % of the ledger insert's CPU.
+          (superuser) => ({ setup: superuser[0]?.yes === true ? ["SET LOCAL session_replication_role = replica"] : [], texts: statements(options, target) })
+        )
+    })
     const statementMs: Array<number> = []
-    yield* sql.withTransaction(Effect.forEach([...setup, ...statements(options, target)], (text) =>
+    yield* sql.withTransaction(Effect.forEach([...setup, ...texts], (text) =>
       Effect.suspend(() => {
         const at = performance.now()
         return sql.unsafe(text).pipe(Effect.tap(() => Effect.sync(() => statementMs.push(performance.now() - at))))
       }), { discard: true }))
     const milliseconds = performance.now() - started
     const cpu = process.cpuUsage(cpuBefore)
-    const size = yield* sql<{ bytes: string }>`SELECT pg_total_relation_size('ledger')::text AS bytes`
+    const size = yield* sql.onDialectOrElse({
+      sqlite: () =>
+        sql<{ bytes: unknown }>`SELECT CAST(SUM(pgsize) AS text) AS bytes FROM dbstat
+          WHERE name IN (SELECT name FROM sqlite_schema WHERE tbl_name = 'ledger')`,
+      orElse: () => sql<{ bytes: unknown }>`SELECT pg_total_relation_size('ledger')::text AS bytes`
+    })
     const fillerKeys = options.fillerKeys ?? 200
     return {
       rows: options.rows,
@@ -189,9 +283,12 @@ export const seedWith = (options: SeedOptions) =>
     } satisfies Seeded
   })
 
-/** Seeds a PGlite data directory no process has open (the gateway's `<data dir>/pglite`). */
-export const seedPglite = (dataDir: string, options: SeedOptions): Promise<Seeded> =>
-  Effect.runPromise(seedWith(options).pipe(Effect.provide(PgliteClient.layer(dataDir, { fsync: false }))))
+/**
+ * Seeds the gateway's SQLite file (`<data dir>/switchyard.db`) no process has open, through the
+ * server's own client; its commit checkpoints the log into the file when the client closes.
+ */
+export const seedSqlite = (file: string, options: SeedOptions): Promise<Seeded> =>
+  Effect.runPromise(seedWith(options).pipe(Effect.provide(SqliteClient.layer(file))))
 
 /** Seeds the PostgreSQL database of `url`. */
 export const seedPostgres = (url: string, options: SeedOptions): Promise<Seeded> =>

@@ -2,6 +2,7 @@ import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
+import { sqliteFile } from "../../apps/server/src/store/Database.ts"
 import { width } from "./Cells.ts"
 import * as Load from "./Load.ts"
 import * as Harness from "./Harness.ts"
@@ -23,7 +24,7 @@ import type * as SoakReport from "./SoakReport.ts"
  * the measured process never ran the seed.
  */
 export interface SoakOptions {
-  readonly store: "pglite" | "postgres"
+  readonly store: "sqlite" | "postgres"
   /** The PostgreSQL server (`DATABASE_URL`); a throw-away database is made on it. */
   readonly serverUrl: string | undefined
   readonly rows: number
@@ -37,27 +38,17 @@ export interface SoakOptions {
   readonly onPeriod?: (period: SoakReport.Period) => void
 }
 
-/** Bytes a directory takes on disk (allocated blocks, as `du` counts them). */
-const diskBytes = (path: string): number => {
+/** Bytes the embedded store takes on disk: its SQLite file and write-ahead log (allocated blocks, as `du` counts them). */
+const sqliteBytes = (dataDir: string): number => {
+  const file = sqliteFile(dataDir)
   let total = 0
-  const visit = (at: string) => {
-    let entries: Array<Fs.Dirent>
+  for (const path of [file, `${file}-wal`]) {
     try {
-      entries = Fs.readdirSync(at, { withFileTypes: true })
+      total += Fs.statSync(path).blocks * 512
     } catch {
-      return
-    }
-    for (const entry of entries) {
-      const full = NodePath.join(at, entry.name)
-      try {
-        if (entry.isDirectory()) visit(full)
-        else total += Fs.lstatSync(full).blocks * 512
-      } catch {
-        // removed meanwhile (a WAL segment recycled)
-      }
+      // no log (yet, or checkpointed away)
     }
   }
-  visit(path)
   return total
 }
 
@@ -90,7 +81,7 @@ export const run = async (options: SoakOptions): Promise<SoakReport.Series> => {
         options.log(`seeding ${options.rows.toLocaleString("en")} ledger rows (${options.store})`)
         const seeded = databaseUrl !== undefined
           ? await Seed.seedPostgres(databaseUrl, { rows: options.rows })
-          : await Seed.seedPglite(NodePath.join(dataDir, "pglite"), { rows: options.rows })
+          : await Seed.seedSqlite(sqliteFile(dataDir), { rows: options.rows })
         seedMs = seeded.milliseconds
         options.log(
           `seeded in ${(seeded.milliseconds / 1000).toFixed(1)} s${
@@ -107,7 +98,7 @@ export const run = async (options: SoakOptions): Promise<SoakReport.Series> => {
       const { cell, request } = await Harness.pricedSmall(harness, sy)
       const server = await Harness.pgServer(harness, options.serverUrl)
       if (server === undefined && databaseUrl !== undefined) options.log("the PostgreSQL server's processes are not visible in /proc here: its CPU is not counted")
-      const dataBytes = () => server !== undefined ? server.size() : Promise.resolve(diskBytes(NodePath.join(dataDir, "pglite")))
+      const dataBytes = () => server !== undefined ? server.size() : Promise.resolve(sqliteBytes(dataDir))
       if (options.warmupSeconds > 0) await Load.run({ ...request, connections: cell.connections, seconds: options.warmupSeconds })
       const startRssMb = ProcStats.rssBytes(sy.pid) / 2 ** 20
       const startDataBytes = await dataBytes()

@@ -20,12 +20,12 @@ export interface Period {
   readonly databaseCpuMs: number | undefined
   /** The gateway's RSS at the end of the period, MB. */
   readonly rssMb: number
-  /** The data directory (PGlite) or the database (PostgreSQL) at the end of the period, bytes. */
+  /** The data directory (SQLite: the file and its WAL) or the database (PostgreSQL) at the end of the period, bytes. */
   readonly dataBytes: number
 }
 
 export interface Series {
-  readonly store: "pglite" | "postgres"
+  readonly store: "sqlite" | "postgres"
   /** Ledger rows seeded before the load (0: none). */
   readonly seededRows: number
   readonly seedMs: number | undefined
@@ -35,7 +35,7 @@ export interface Series {
   readonly periods: ReadonlyArray<Period>
 }
 
-export const storeLabel = (store: Series["store"]) => store === "pglite" ? "PGlite" : "PostgreSQL"
+export const storeLabel = (store: Series["store"]) => store === "sqlite" ? "SQLite" : "PostgreSQL"
 
 /** Gateway CPU ms per request in the period. */
 const gatewayCpuPerRequest = (p: Period): number => p.requests === 0 ? Number.NaN : p.gatewayCpuMs / p.requests

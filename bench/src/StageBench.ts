@@ -30,7 +30,7 @@ interface EffectCounts {
 }
 
 export interface StageResult {
-  readonly store: "pglite" | "postgres"
+  readonly store: "sqlite" | "postgres"
   readonly requests: number
   readonly rps: number
   readonly seconds: number
@@ -63,7 +63,7 @@ const waitFor = async (path: string, phase: string): Promise<Record<string, unkn
 }
 
 export const run = async (options: {
-  readonly store: "pglite" | "postgres"
+  readonly store: "sqlite" | "postgres"
   readonly serverUrl: string | undefined
   readonly seconds: number
   readonly outDir: string
@@ -149,7 +149,7 @@ const per = (n: number, requests: number, digits = 1) => requests === 0 ? "–" 
 
 /** The stage table, a column per store, then each store's totals, counters and attribution check. */
 export const markdown = (results: ReadonlyArray<StageResult>): string => {
-  const label = (r: StageResult) => r.store === "pglite" ? "PGlite" : "PostgreSQL"
+  const label = (r: StageResult) => r.store === "sqlite" ? "SQLite" : "PostgreSQL"
   const used = Stages.stages.filter((stage) => results.some((r) => r.attribution.rows.some((row) => row.stage === stage)))
   const cell = (r: StageResult, stage: Stages.Stage) => {
     const row = r.attribution.rows.find((x) => x.stage === stage)

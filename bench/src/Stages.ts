@@ -7,7 +7,7 @@ import { shortPath } from "./Profile.ts"
  * stage it is, looking no further than the innermost Effect run loop (see `stageOf`). A project
  * frame (apps/server/src, packages/core/src) says so by its module (and, for modules that serve
  * several stages, its function name); a library frame only when it does one thing (Schema decodes,
- * PGlite runs SQL, the HTTP client calls upstream). Frames that say nothing (Node's streams, helpers
+ * node:sqlite's client runs SQL, the HTTP client calls upstream). Frames that say nothing (Node's streams, helpers
  * shared by several stages) are passed over. A sample with no telling frame goes to a row named
  * after its innermost frame's package: the Effect runtime (a step of the run loop itself), Node's
  * HTTP and net, V8's GC and compiler.
@@ -105,6 +105,7 @@ const projectRules: ReadonlyArray<Rule> = [
   // hold
   { path: server("store/AccountingRepo.ts"), stage: "hold" },
   { path: server("store/MoneyFacts.ts"), stage: "hold" },
+  { path: server("store/LeaseBook.ts"), stage: "hold" },
   { path: server("store/InFlight.ts"), stage: "hold" },
   { path: server("store/GatewayProcesses.ts"), stage: "hold" },
   { path: server("routing/HeldAttempts.ts"), stage: "hold" },
@@ -125,7 +126,11 @@ const projectRules: ReadonlyArray<Rule> = [
   // flush share
   { path: server("store/LedgerBatch.ts"), stage: "flush share" },
   // the store's client, whichever statement it runs
-  { path: server("store/Pglite"), stage: "store: SQL engine and driver" },
+  { path: server("store/SqliteClient.ts"), stage: "store: SQL engine and driver" },
+  // the money store's steps (grant, hand back, flush): statements on either store
+  { path: server("store/SqliteMoneyStore.ts"), stage: "store: SQL engine and driver" },
+  { path: server("store/PgMoneyStore.ts"), stage: "store: SQL engine and driver" },
+  { path: server("store/MoneyStore"), stage: "store: SQL engine and driver" },
   { path: server("store/Database.ts"), stage: "store: SQL engine and driver" },
   { path: server("store/StoreStatements.ts"), stage: "log and metrics" },
   { path: server("store/StoreChanges.ts"), stage: "store: SQL engine and driver" },
@@ -147,7 +152,6 @@ const projectRules: ReadonlyArray<Rule> = [
  * (in this order) decides: the HTTP client's frames beat Node's outgoing-message frames it calls.
  */
 const libraryRules: ReadonlyArray<Rule> = [
-  { path: "@electric-sql/pglite", stage: "store: SQL engine and driver" },
   { path: "@effect/sql-pg", stage: "store: SQL engine and driver" },
   { path: "pg/", stage: "store: SQL engine and driver" },
   { path: "pg-protocol/", stage: "store: SQL engine and driver" },

@@ -20,7 +20,7 @@ const root = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "switchyard-batch-bench-"
 const logDir = NodePath.join(root, "logs")
 Fs.mkdirSync(logDir, { recursive: true })
 
-await Harness.run({ logDir, store: "pglite", serverUrl: undefined }, async (harness) => {
+await Harness.run({ logDir, store: "sqlite", serverUrl: undefined }, async (harness) => {
   const sy = await startSwitchyard({
     name: "switchyard",
     logDir,

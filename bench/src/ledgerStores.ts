@@ -4,10 +4,12 @@
 // flush carries at small c=16) written in one transaction, into the gateway's ledger table (its
 // columns and indexes, `apps/server/src/store/migrations`), on a file in a fresh temporary
 // directory:
-//   - pglite: the gateway's own PGlite client (`PgliteClient.ts`: its settings, its wire protocol,
-//     commits synced to disk), one multi-row INSERT per batch;
+//   - pglite: the PGlite client the gateway had before its SQLite store (now the store copier's,
+//     `apps/store-import/src/pglite/PgliteClient.ts`: its settings, its wire protocol, commits
+//     synced to disk), one multi-row INSERT per batch;
 //   - sqlite: `node:sqlite` (built into Node 24), WAL with `synchronous=FULL` (commits on disk, as
-//     the gateway's PGlite), one prepared multi-row INSERT per batch.
+//     the gateway's SQLite store), one prepared multi-row INSERT per batch.
+// It is the measurement behind docs/decisions.md "Default store" (kept to re-check that record).
 // Run each store in its own process (the default runs both, one after the other, as children):
 // it prints CPU µs per row (median over the rounds) and the process's RSS after the writes.
 import { execFileSync } from "node:child_process"

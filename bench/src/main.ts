@@ -1,8 +1,8 @@
 // `pnpm bench [--quick] [--seconds N] [--runs N] [--warmup N] [--cells a,b] [--targets a,b]
-//   [--cli-runs N] [--out DIR] [--summary FILE|none] [--no-pg] [--strict] [--profile]`
-// `pnpm bench --soak [--minutes N] [--rows N] [--store pglite,postgres]`
-// `pnpm bench --rounds [--runs N] [--seconds N] [--rows N [--vs-empty]] [--store pglite,postgres]`
-// `pnpm bench --stages [--seconds N] [--store pglite,postgres]`
+//   [--cli-runs N] [--out DIR] [--summary FILE|none] [--no-pg] [--strict] [--profile] [--old-server REF]`
+// `pnpm bench --soak [--minutes N] [--rows N] [--store sqlite,postgres]`
+// `pnpm bench --rounds [--runs N] [--seconds N] [--rows N [--vs-empty]] [--store sqlite,postgres]`
+// `pnpm bench --stages [--seconds N] [--store sqlite,postgres]`
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
@@ -11,6 +11,7 @@ import * as Bench from "./Bench.ts"
 import * as CgroupBench from "./CgroupBench.ts"
 import { type CellId, cells, type TargetId, targetLabels } from "./Cells.ts"
 import * as ProcStats from "./ProcStats.ts"
+import * as OldBuild from "./OldBuild.ts"
 import { repoRoot } from "./Processes.ts"
 import * as Report from "./Report.ts"
 import * as Soak from "./Soak.ts"
@@ -42,6 +43,7 @@ const { values } = parseArgs({
     store: { type: "string" },
     "vs-empty": { type: "boolean", default: false },
     server: { type: "string" },
+    "old-server": { type: "string" },
     render: { type: "string" },
     help: { type: "boolean", default: false }
   },
@@ -85,8 +87,12 @@ if (values.help) {
                      root): first start on an empty data dir and restart (ms to the first answer),
                      idle RSS after --idle-wait N s (default 30), then small, large and base64 c=16
                      for --seconds N each (default 10): statuses, alive or killed, the cgroup's peak
-  --store a,b        the stores of --soak, --rounds, --stages: pglite (default), postgres (DATABASE_URL)
+  --store a,b        the stores of --soak, --rounds, --stages: sqlite (default), postgres (DATABASE_URL)
   --server FILE      run this Switchyard entry point instead of apps/server/src/main.ts (compare a change)
+  --old-server REF   side by side: also run the server of git ref REF (e.g. the last commit before the
+                     SQLite store) as the target switchyard-old, built in a temporary git worktree
+                     (packages from the local pnpm store where it has them) and started with that
+                     build's own start flags, in the same interleaved rounds; the worktree is removed after
   --render FILE      print (and with --summary, write) the Markdown of an earlier JSON result`)
   process.exit(0)
 }
@@ -136,10 +142,19 @@ const summaryPath = values.summary === "none"
   : undefined
 const serverMain = values.server === undefined ? undefined : resolvePath(values.server)
 if (serverMain !== undefined && !Fs.existsSync(serverMain)) fail(`--server: no file ${serverMain}`)
+const oldServer = values["old-server"]
+if (oldServer !== undefined) {
+  if (values.soak || values.rounds || values.stages || values.cgroup || values.profile) fail("--old-server is for the side-by-side mode (no --soak, --rounds, --stages, --cgroup or --profile)")
+  try {
+    OldBuild.resolveRef(oldServer)
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error))
+  }
+}
 const command = [...(databaseUrl !== undefined ? ["DATABASE_URL=postgres://…"] : []), "pnpm bench", ...process.argv.slice(2)].join(" ")
 const log = (line: string) => console.error(`[bench] ${line}`)
 
-const stores = (list("store", values.store, ["pglite", "postgres"] as const) ?? ["pglite"]) as ReadonlyArray<"pglite" | "postgres">
+const stores = (list("store", values.store, ["sqlite", "postgres"] as const) ?? ["sqlite"]) as ReadonlyArray<"sqlite" | "postgres">
 if (stores.includes("postgres") && databaseUrl === undefined) fail("--store postgres needs DATABASE_URL (and no --no-pg)")
 
 if (values.soak || values.rounds) {
@@ -181,7 +196,7 @@ if (values.soak || values.rounds) {
     "",
     `\`${command}\` on ${new Date().toISOString().slice(0, 10)}, ${Os.cpus().length} × ${Os.cpus()[0]?.model.trim() ?? "unknown"}, load average ${
       Os.loadavg().map((x) => x.toFixed(2)).join(" / ")
-    } at the end. CPU ms/req is the gateway process's user + system time over its successful requests; on PostgreSQL the second figure adds every server process working for its database (its connections, autovacuum on it, and the shared checkpointer, writers and postmaster). Data is the PGlite directory on disk or \`pg_database_size\`.`,
+    } at the end. CPU ms/req is the gateway process's user + system time over its successful requests; on PostgreSQL the second figure adds every server process working for its database (its connections, autovacuum on it, and the shared checkpointer, writers and postmaster). Data is the SQLite file and its WAL or \`pg_database_size\`.`,
     "",
     ...series.map((s) => `${SoakReport.markdown(s, kind)}\n`),
     ...comparisons
@@ -255,7 +270,8 @@ if (values.profile) {
 }
 
 const perCell = cells.filter((c) => cellIds.includes(c.id)).reduce((n, c) => n + c.targets.length, 0)
-const budgetSeconds = perCell * (runs * (seconds + 1.5) + warmupSeconds + 2) + 300 + cliRuns * 5 + idleWaitSeconds
+// An old build is checked out, installed and built first (minutes when its packages come online).
+const budgetSeconds = perCell * (runs * (seconds + 1.5) + warmupSeconds + 2) + 300 + cliRuns * 5 + idleWaitSeconds + (oldServer !== undefined ? 900 : 0)
 const watchdog = setTimeout(() => {
   log(`the benchmark ran past its ${Math.round(budgetSeconds)} s budget: stopping`)
   process.kill(process.pid, "SIGTERM")
@@ -272,6 +288,7 @@ const report = await Bench.run({
   command,
   mode,
   serverMain,
+  oldServer,
   cliRuns,
   idleWaitSeconds,
   log

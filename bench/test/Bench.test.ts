@@ -9,7 +9,8 @@ import * as EffectFloor from "../src/EffectFloor.ts"
 import * as FastUpstream from "../src/FastUpstream.ts"
 import * as PassThrough from "../src/PassThrough.ts"
 import * as Profile from "../src/Profile.ts"
-import { benchModels, effectFloorApiKey, repoRoot, upstreamModels } from "../src/Processes.ts"
+import * as OldBuild from "../src/OldBuild.ts"
+import { benchModels, effectFloorApiKey, repoRoot, startFlagsOf, upstreamModels } from "../src/Processes.ts"
 import * as Report from "../src/Report.ts"
 import type * as SoakReport from "../src/SoakReport.ts"
 
@@ -78,6 +79,64 @@ describe("Report", () => {
     assert.isUndefined(check.value)
     assert.isUndefined(check.holds)
     assert.include(Report.checksTable([check]), "not measured")
+  })
+})
+
+describe("the old build (--old-server REF)", () => {
+  it("compares the default's CPU per request and idle RSS with the old build's in the same run, and names its ref", () => {
+    const samples = [
+      sample("direct", 0, 1000, 1), sample("floor", 0, 800, 1.5),
+      { ...sample("switchyard", 0, 400, 3), cpuMsPerRequest: 0.6 }, { ...sample("switchyard-old", 0, 300, 4), cpuMsPerRequest: 1.2 }
+    ]
+    const cell = Report.summarise({ id: "small-c16", label: "small", connections: 16 }, ["direct", "floor", "switchyard", "switchyard-old"], samples, {}, [])
+    const checks = Report.checks([cell], samples, { switchyard: 90, "switchyard-old": 250 })
+    const cpu = checks.find((c) => c.id === "small-c16-cpu-vs-old-build")!
+    assert.strictEqual(cpu.value, 0.5)
+    assert.isTrue(cpu.holds)
+    assert.strictEqual(checks.find((c) => c.id === "idle-rss-vs-old-build")!.value, 90 / 250)
+    assert.isFalse(checks.find((c) => c.id === "idle-rss-switchyard-old")!.holds)
+    const worse = Report.checks([cell], samples, { switchyard: 300, "switchyard-old": 250 }).find((c) => c.id === "idle-rss-vs-old-build")!
+    assert.isFalse(worse.holds)
+    // Without the old build, no before/after.
+    const alone = Report.summarise({ id: "small-c16", label: "small", connections: 16 }, ["direct", "floor", "switchyard"], samples.slice(0, 3), {}, [])
+    assert.isUndefined(Report.checks([alone], samples.slice(0, 3)).find((c) => c.id === "small-c16-cpu-vs-old-build"))
+    const report: Report.Report = {
+      startedAt: "2026-11-27T00:00:00Z",
+      finishedAt: "2026-11-27T00:01:00Z",
+      command: "pnpm bench --old-server v0.1.0",
+      mode: "custom",
+      settings: { seconds: 1, runs: 1, warmupSeconds: 0 },
+      machine: { cpus: 2, cpuModel: "x", node: "24", loadAverageAtStart: [0, 0, 0], peakRssPerCell: true },
+      cells: [cell],
+      oldServer: { ref: "v0.1.0", commit: "0123456789abcdef0123456789abcdef01234567" },
+      checks,
+      samples
+    }
+    assert.include(Report.markdown(report), "| Switchyard, old build (v0.1.0) |")
+    assert.include(Report.markdown(report), "commit 0123456789ab")
+  })
+
+  it("runs the old build with the Node flags of its own start script", () => {
+    const dir = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "switchyard-bench-flags-"))
+    try {
+      Fs.writeFileSync(NodePath.join(dir, "package.json"), JSON.stringify({ scripts: { start: "trap '' INT && node --max-semi-space-size=8 --v8-pool-size=1 dist/main.mjs" } }))
+      assert.deepStrictEqual(startFlagsOf(dir), ["--max-semi-space-size=8", "--v8-pool-size=1"])
+      Fs.writeFileSync(NodePath.join(dir, "package.json"), JSON.stringify({ scripts: { start: "node dist/main.mjs" } }))
+      assert.deepStrictEqual(startFlagsOf(dir), [])
+    } finally {
+      Fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("refuses a ref that names no commit, before anything starts", async () => {
+    assert.throws(() => OldBuild.resolveRef("no-such-ref-anywhere"), /names no commit/)
+    assert.match(OldBuild.resolveRef("HEAD"), /^[0-9a-f]{40}$/u)
+    const child = spawn(process.execPath, ["src/main.ts", "--old-server", "no-such-ref-anywhere"], { cwd: NodePath.join(repoRoot, "bench"), stdio: ["ignore", "pipe", "pipe"] })
+    let output = ""
+    child.stderr.on("data", (chunk) => (output += chunk))
+    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve))
+    assert.strictEqual(code, 2)
+    assert.include(output, "names no commit")
   })
 })
 
@@ -302,18 +361,18 @@ describe("pnpm bench --rounds", () => {
       const file = Fs.readdirSync(out).find((f) => f.startsWith("rounds-") && f.endsWith(".json"))!
       const { series } = JSON.parse(Fs.readFileSync(NodePath.join(out, file), "utf8")) as { series: ReadonlyArray<SoakReport.Series> }
       assert.strictEqual(series.length, 1)
-      const [pglite] = series
-      assert.strictEqual(pglite!.store, "pglite")
-      assert.strictEqual(pglite!.seededRows, 500)
-      assert.isAbove(pglite!.seedMs!, 0)
-      assert.deepStrictEqual(pglite!.periods.map((p) => p.index), [1, 2])
-      for (const period of pglite!.periods) {
+      const [sqlite] = series
+      assert.strictEqual(sqlite!.store, "sqlite")
+      assert.strictEqual(sqlite!.seededRows, 500)
+      assert.isAbove(sqlite!.seedMs!, 0)
+      assert.deepStrictEqual(sqlite!.periods.map((p) => p.index), [1, 2])
+      for (const period of sqlite!.periods) {
         assert.isAbove(period.requests, 0)
         assert.strictEqual(period.failures, 0)
         assert.isAbove(period.gatewayCpuMs, 0)
         assert.isAbove(period.dataBytes, 0)
       }
-      assert.match(output, /PGlite round 2: \d+ req\/s, gateway [\d.]+ ms\/req/u)
+      assert.match(output, /SQLite round 2: \d+ req\/s, gateway [\d.]+ ms\/req/u)
       assert.include(output, "| last round's req/s ÷ the first's |")
     } finally {
       Fs.rmSync(out, { recursive: true, force: true })

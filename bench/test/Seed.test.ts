@@ -1,7 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { TestClock } from "effect/testing"
 import { SqlClient } from "effect/sql"
 import { migrate } from "../../apps/server/src/store/Migrations.ts"
+import * as SqliteClient from "../../apps/server/src/store/SqliteClient.ts"
 import * as PgliteClient from "../../apps/store-import/src/pglite/PgliteClient.ts"
 import * as Seed from "../src/Seed.ts"
 
@@ -21,6 +23,7 @@ const store = Effect.gen(function*() {
 })
 
 describe("Seed", () => {
+  // PostgreSQL's statements, on PGlite (a PostgreSQL engine in this process).
   it.effect("writes the ledger rows with spend counters, usage and holds that match them, on the migrated schema", () =>
     Effect.gen(function*() {
       const sql = yield* store
@@ -74,7 +77,67 @@ describe("Seed", () => {
       assert.strictEqual(Number((yield* one(sql<{ n: string }>`SELECT count(*)::text AS n FROM ledger`)).n), rows)
     }).pipe(Effect.provide(PgliteClient.layer(undefined))))
 
+  it.effect("on SQLite, writes the same rows in the baseline's types, with counters, usage and holds that match them", () =>
+    Effect.gen(function*() {
+      const sql = yield* store
+      const rows = 5003
+      // Near midnight UTC, so that three days of rows fall on four days.
+      const now = Date.UTC(2026, 10, 26, 23, 30)
+      yield* TestClock.setTime(now)
+      const seeded = yield* Seed.seedWith({ rows, fillerKeys: 12, fillerWorkspaces: 3, days: 3 })
+      assert.strictEqual(seeded.rows, rows)
+      const one = <A>(q: Effect.Effect<ReadonlyArray<A>, unknown>) => Effect.map(Effect.orDie(q), (r) => r[0]!)
+      const ledger = yield* one(sql<{ n: number; bench: number; future: number; oldest: number; byok: number; types: number }>`
+        SELECT count(*) AS n, SUM(key_id = ${target.keyId}) AS bench, SUM(created_at > ${now}) AS future,
+          MIN(created_at) AS oldest, SUM(is_byok) AS byok,
+          SUM(typeof(created_at) = 'integer' AND typeof(is_byok) = 'integer' AND is_byok IN (0, 1)) AS types FROM ledger`)
+      assert.strictEqual(Number(ledger.n), rows)
+      assert.strictEqual(Number(ledger.bench), Seed.benchKeyRows(rows, 12))
+      assert.strictEqual(seeded.benchKeyRows, Number(ledger.bench))
+      assert.strictEqual(Number(ledger.future), 0)
+      assert.strictEqual(Number(ledger.types), rows)
+      assert.strictEqual(Number(ledger.byok), Math.floor(rows / 50))
+      assert.isAtLeast(Number(ledger.oldest), now - 3 * 86_400_000 - 1000)
+      // Every key's and workspace's counters, per day and all-time, equal its ledger rows' sums.
+      for (const [table, column] of [["key_spend", "key_id"], ["workspace_spend", "workspace_id"]] as const) {
+        const sums = (yield* Effect.orDie(sql<{ owner: string; day: string; spent: number; byok: number }>`
+          SELECT ${sql(column)} AS owner, date(created_at / 1000, 'unixepoch') AS day,
+              SUM(CASE WHEN is_byok = 0 THEN cost_nanos ELSE 0 END) AS spent, SUM(CASE WHEN is_byok = 1 THEN cost_nanos ELSE 0 END) AS byok
+            FROM ledger GROUP BY 1, 2
+          UNION ALL
+          SELECT ${sql(column)}, '-infinity', SUM(CASE WHEN is_byok = 0 THEN cost_nanos ELSE 0 END), SUM(CASE WHEN is_byok = 1 THEN cost_nanos ELSE 0 END)
+            FROM ledger GROUP BY 1`)).map((r) => `${r.owner}|${r.day}|${r.spent}|${r.byok}`).sort()
+        const counters = (yield* Effect.orDie(sql<{ owner: string; day: string; spent: number; byok: number }>`
+          SELECT ${sql(column)} AS owner, day, spent_nanos AS spent, byok_nanos AS byok FROM ${sql(table)}`))
+          .map((r) => `${r.owner}|${r.day}|${r.spent}|${r.byok}`).sort()
+        assert.deepStrictEqual(counters, sums, table)
+        assert.deepStrictEqual([...new Set(counters.map((c) => c.split("|")[1]))].sort(), ["-infinity", "2026-11-23", "2026-11-24", "2026-11-25", "2026-11-26"], table)
+      }
+      const usage = yield* one(sql<{ n: number }>`
+        SELECT count(*) AS n FROM credit_accounts a
+          LEFT JOIN (SELECT workspace_id, SUM(cost_nanos) AS total FROM ledger WHERE is_byok = 0 GROUP BY 1) u ON u.workspace_id = a.workspace_id
+          WHERE a.usage_nanos <> COALESCE(u.total, 0)`)
+      assert.strictEqual(Number(usage.n), 0)
+      const holds = yield* one(sql<{ n: number; live: number; bench: number; fences: number; top: number; counter: number }>`
+        SELECT count(*) AS n, SUM(expires_at > ${now}) AS live, SUM(key_id = ${target.keyId}) AS bench,
+          count(DISTINCT fence) AS fences, MAX(fence) AS top, (SELECT value FROM holds_fence) AS counter FROM holds`)
+      assert.strictEqual(Number(holds.n), seeded.holds)
+      assert.isAbove(Number(holds.live), 0)
+      assert.isBelow(Number(holds.live), Number(holds.n))
+      assert.strictEqual(Number(holds.bench), 0)
+      // Every hold its own fencing token, and the counter past them all.
+      assert.strictEqual(Number(holds.fences), seeded.holds)
+      assert.strictEqual(Number(holds.counter), Number(holds.top))
+      assert.isAbove(seeded.ledgerBytes, 0)
+      // The foreign keys (on in the server's client) hold.
+      assert.strictEqual((yield* Effect.orDie(sql`PRAGMA foreign_key_check`)).length, 0)
+      const again = yield* Effect.exit(Seed.seedWith({ rows: 10, fillerKeys: 12, fillerWorkspaces: 3 }))
+      assert.isTrue(again._tag === "Failure")
+      assert.strictEqual(Number((yield* one(sql<{ n: number }>`SELECT count(*) AS n FROM ledger`)).n), rows)
+    }).pipe(Effect.provide(SqliteClient.layer(":memory:"))))
+
   it("refuses a seed of no rows", () => {
     assert.throws(() => Seed.statements({ rows: 0 }, target), /at least one row/)
+    assert.throws(() => Seed.sqliteStatements({ rows: 0 }, target, 0), /at least one row/)
   })
 })

@@ -16,7 +16,7 @@ const period = (index: number, seconds: number, requests: number, gatewayCpuMs: 
   ...extra
 })
 
-const series = (periods: ReadonlyArray<SoakReport.Period>, store: SoakReport.Series["store"] = "pglite"): SoakReport.Series => ({
+const series = (periods: ReadonlyArray<SoakReport.Period>, store: SoakReport.Series["store"] = "sqlite"): SoakReport.Series => ({
   store,
   seededRows: 0,
   seedMs: undefined,

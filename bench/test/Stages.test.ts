@@ -67,6 +67,11 @@ describe("Stages", () => {
     const frame = (path: string, name: string) => ({ location: path, name, project: !path.startsWith("effect/") })
     assert.strictEqual(Stages.stageOf([frame("apps/server/src/store/AccountingRepo.ts", "ledgerRow")]), "settle")
     assert.strictEqual(Stages.stageOf([frame("apps/server/src/store/AccountingRepo.ts", "grant")]), "hold")
+    // The embedded store's client and the money store's steps are the store's; the lease book (in memory) is the hold's.
+    for (const module of ["SqliteClient.ts", "SqliteMoneyStore.ts", "PgMoneyStore.ts", "MoneyStore.ts"]) {
+      assert.strictEqual(Stages.stageOf([frame(`apps/server/src/store/${module}`, "run")]), "store: SQL engine and driver", module)
+    }
+    assert.strictEqual(Stages.stageOf([frame("apps/server/src/store/LeaseBook.ts", "take")]), "hold")
     assert.strictEqual(
       Stages.stageOf([frame("packages/core/src/catalog/Cost.ts", "compute"), frame("apps/server/src/embeddings/Settlement.ts", "")]),
       "settle"
