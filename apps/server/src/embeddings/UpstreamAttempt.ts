@@ -2,6 +2,7 @@ import type { EmbeddingProvider } from "@switchyard/core"
 import * as Catalog from "@switchyard/core/catalog/Catalog"
 import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters"
 import type * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest"
+import * as AttemptRecord from "@switchyard/core/upstream/AttemptRecord"
 import type * as Fallback from "@switchyard/core/upstream/Fallback"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import type { RequestTimedOut } from "@switchyard/core/errors/EmbeddingsError"
@@ -16,6 +17,8 @@ import type { Prepared } from "./Preparation.ts"
 import * as UpstreamInput from "./UpstreamInput.ts"
 import type * as HeldAttempts from "../routing/HeldAttempts.ts"
 import * as Route from "../routing/Route.ts"
+
+const withId = (upstreamId: string | undefined) => upstreamId === undefined ? {} : { upstreamId }
 
 const isCount = (n: number) => Number.isSafeInteger(n) && n >= 0
 
@@ -93,7 +96,8 @@ export const make = (services: {
           return {
             embeddings,
             promptTokens: results.reduce((n, r) => n + r.promptTokens, 0),
-            totalTokens: results.reduce((n, r) => n + r.totalTokens, 0)
+            totalTokens: results.reduce((n, r) => n + r.totalTokens, 0),
+            ...withId(AttemptRecord.joinIds(results.map((r) => r.upstreamId)))
           }
         })
       )

@@ -35,6 +35,7 @@ import * as SpendLease from "@switchyard/core/accounting/SpendLease"
 import { Accounting, Refused } from "@switchyard/core/store/Accounting"
 import type { AddCreditsRequest, CreditTotals, RecordRequest, RefusalReason, Reservation, ReserveRequest, SettleRequest, Settlement } from "@switchyard/core/store/Accounting"
 import { fromSqlError, StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
+import * as AttemptRecord from "@switchyard/core/upstream/AttemptRecord"
 import { Clock, Config, Deferred, Duration, Effect, Layer, Option, Schedule, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
@@ -383,6 +384,7 @@ export const make = (options: AccountingOptions = {}) =>
       latency_ms: request.latencyMs === undefined ? null : Math.max(0, Math.round(request.latencyMs)),
       cached_items: request.cachedItems ?? 0,
       cached_tokens: request.cachedTokens ?? 0,
+      attempts: request.attempts === undefined ? null : AttemptRecord.encode(request.attempts),
       lease: lease?.id ?? null,
       fence: lease?.fence ?? null
     })

@@ -4,6 +4,7 @@ import { accountingBatch } from "./migrations/AccountingBatch.ts"
 import { cachedTokens } from "./migrations/CachedTokens.ts"
 import { currentMoneyFunctions } from "./migrations/CurrentMoneyFunctions.ts"
 import { fencedLeases } from "./migrations/FencedLeases.ts"
+import { generationAttempts } from "./migrations/GenerationAttempts.ts"
 import { interns } from "./migrations/Interns.ts"
 import { ledgerRetention } from "./migrations/LedgerRetention.ts"
 import { money } from "./migrations/Money.ts"
@@ -84,7 +85,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0010_spend_leases": spendLeases,
   "0011_money_functions": currentMoneyFunctions,
   "0012_ledger_retention": ledgerRetention,
-  "0013_fenced_leases": fencedLeases
+  "0013_fenced_leases": fencedLeases,
+  "0014_generation_attempts": generationAttempts
 }
 
 const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })
