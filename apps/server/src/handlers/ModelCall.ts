@@ -114,6 +114,8 @@ export interface ServedCall {
   readonly totalTokens: number
   readonly costNanos: bigint
   readonly isByok: boolean
+  /** What the embeddings cache answered of `totalTokens` (rerank has no cache). */
+  readonly cache?: { readonly tokens: number }
 }
 
 /**
@@ -131,6 +133,7 @@ const noteOutcome = (task: Catalog.Task, model: string) => <A extends ServedCall
       provider: served.provider,
       attempts: served.attempts,
       tokens: served.totalTokens,
+      ...(served.cache !== undefined && served.cache.tokens > 0 ? { cached_tokens: served.cache.tokens } : {}),
       cost,
       byok: served.isByok
     })))
