@@ -60,6 +60,7 @@ export class Adapters extends Context.Service<Adapters, AdapterTable>()("@switch
 
 // The catalog provider's fields that say how to reach it, under the config file's names.
 export interface ProviderAccess {
+  readonly slug?: string | undefined
   readonly adapter: AdapterId
   readonly dialect?: Catalog.Dialect | undefined
   readonly base_url?: string | null | undefined
@@ -81,6 +82,7 @@ export const connectionOf = (
   const known = connections.get(provider)
   if (known !== undefined && known.apiKey === apiKey) return known
   const connection: EmbeddingProvider.Connection = {
+    ...(provider.slug !== undefined ? { provider: provider.slug } : {}),
     baseUrl: provider.base_url ?? defaultBaseUrls[provider.adapter],
     apiKey,
     ...(provider.headers ? { headers: provider.headers } : {}),

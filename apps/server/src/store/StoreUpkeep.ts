@@ -31,6 +31,7 @@
 import { Duration, Effect, Layer } from "effect"
 import type { Scope } from "effect"
 import { SqlClient } from "effect/sql"
+import * as Span from "../observability/Span.ts"
 
 /** How long after a look that found nothing due the tables are looked at again. */
 export const idleEvery = Duration.minutes(1)
@@ -177,6 +178,7 @@ export const start: Effect.Effect<void, never, SqlClient.SqlClient | Scope.Scope
     Effect.catchCause((cause) => Effect.logWarning("store upkeep failed", cause))
   )
   const step = next(sql).pipe(
+    Span.job("store.upkeep", (done) => done.length === 0 ? undefined : { "switchyard.store.upkeep": done.map((d) => `${d.statement} ${d.table}`).join(", ") }),
     Effect.tap(logged(Effect.logDebug, "store upkeep")),
     Effect.catchCause((cause) => Effect.as(Effect.logWarning("store upkeep failed", cause), []))
   )
