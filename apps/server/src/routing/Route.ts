@@ -10,7 +10,7 @@ import { Clock, Effect, Option, type Redacted } from "effect"
 import type { LoadedCatalog } from "../catalog/CatalogLoader.ts"
 import type { EndpointHealth } from "../embeddings/EndpointHealth.ts"
 import * as RandomPool from "../embeddings/RandomPool.ts"
-import type { Workspaces } from "../embeddings/Workspaces.ts"
+import { routingOf, type Workspaces } from "../embeddings/Workspaces.ts"
 import * as Span from "../observability/Span.ts"
 import { connectionOf } from "../providers/Adapters.ts"
 
@@ -77,7 +77,7 @@ export const make = (services: Services) => {
       const credential = yield* byok.credentialFor(caller.workspaceId, provider.slug)
       if (Option.isSome(credential)) own.set(provider.slug, credential.value)
     }
-    const workspace = Catalog.workspace(loaded.catalog, settings.slug)
+    const workspace = routingOf(loaded.catalog, settings)
     const plan = yield* RoutePlan.plan({
       catalog: loaded.catalog,
       model: query.model,
