@@ -1,11 +1,12 @@
 import { Api } from "@switchyard/core/api/Api"
 import { BadRequest, NotFound } from "@switchyard/core/errors/ApiError"
 import { unsupportedFields } from "@switchyard/core/schema/Byok"
-import type { CreateByokBody, UpdateByokBody } from "@switchyard/core/schema/Byok"
+import type { ByokKey, CreateByokBody, UpdateByokBody } from "@switchyard/core/schema/Byok"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import { ByokStore } from "@switchyard/core/store/ByokStore"
 import { Effect, Option, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { refuseNul } from "../http/NulCharacters.ts"
 import { currentTime, requireManagement, resolveWorkspace } from "./Management.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
@@ -33,6 +34,22 @@ export const ByokHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const store = yield* ByokStore
     const keys = yield* ApiKeyStore
+    const loaded = yield* CurrentCatalog
+    const inCatalog = new Set(loaded.catalog.providers.filter((p) => p.adapter !== "local").map((p) => p.slug))
+    // A credential for a catalog provider the gateway has no credential of its own for turns that
+    // provider on for the workspace's routing: said in the answer and in the log, never silently.
+    const activation = (credential: ByokKey) =>
+      Effect.gen(function*() {
+        const activates = !credential.disabled && inCatalog.has(credential.provider) && !loaded.active.has(credential.provider)
+        if (activates) {
+          yield* Effect.logInfo("BYOK credential activates a provider for the workspace's routing").pipe(Effect.annotateLogs({
+            provider: credential.provider,
+            workspace: credential.workspace_id ?? "",
+            credential: credential.id
+          }))
+        }
+        return { ...credential, activates_provider: activates }
+      })
     const visible = Effect.gen(function*() {
       const caller = yield* requireManagement
       return yield* keys.workspacesOf(caller.userId)
@@ -63,7 +80,7 @@ export const ByokHandlers = HttpApiBuilder.group(
             disabled: payload.disabled ?? false,
             now: yield* currentTime
           })
-          return { data }
+          return { data: yield* activation(data) }
         })))
       .handle("get", ({ params }) =>
         StoreFailure.answer(Effect.gen(function*() {
@@ -82,7 +99,7 @@ export const ByokHandlers = HttpApiBuilder.group(
             now: yield* currentTime
           })
           if (Option.isNone(updated)) return yield* noCredential(params.id)
-          return { data: updated.value }
+          return { data: yield* activation(updated.value) }
         })))
       .handle("delete", ({ params }) =>
         StoreFailure.answer(Effect.gen(function*() {
