@@ -31,6 +31,7 @@ import * as SchemaErrorsLive from "./http/SchemaErrorsLive.ts"
 import { ServedRequests } from "./http/ServedRequests.ts"
 import * as InternsLive from "./interns/InternsLive.ts"
 import * as AccessLog from "./observability/AccessLog.ts"
+import * as MethodNotAllowed from "./http/MethodNotAllowed.ts"
 import { GatewayMetrics } from "./observability/GatewayMetrics.ts"
 import { RecentFailures } from "./observability/RecentFailures.ts"
 import * as MetricsEndpoint from "./observability/MetricsEndpoint.ts"
@@ -111,6 +112,7 @@ const App = Layer.unwrap(Effect.gen(function*() {
     ),
     MetricsEndpoint.layer,
     ConsoleRoute.layer(config.consoleDir),
+    MethodNotAllowed.layer,
     // The access log goes in first, so it wraps the policies and sees their refusals too; the
     // dedicated model routes last, inside both, where the router runs.
     DedicatedRoutes.pipe(
