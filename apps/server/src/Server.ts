@@ -143,8 +143,6 @@ export const Routes = BootstrapLive.pipe(Layer.provideMerge(App))
  */
 export const ServerLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* ServerConfig
-  // A bad bootstrap secret stops the start before the store is opened or created.
-  yield* Bootstrap.givenSecrets
   const listening = NodeHttpServer.layerServer(() => ClientErrors.install(createServer()), {
     host: config.host,
     port: config.port,
