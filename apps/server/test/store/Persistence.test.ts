@@ -33,7 +33,9 @@ describe(`store (${storeKind})`, () => {
   })
 
   it("stores only hashes of key secrets", async () => {
-    const server = await startServer()
+    // A data directory of the test's own, read after the server closed.
+    const dataDir = tempDir("hashes")
+    const server = await startServer({ dataDir })
     try {
       const listed = await listNames(server.baseUrl, server.managementKey)
       const hashes = listed.body.data!.map((k) => k.hash).sort()

@@ -61,16 +61,22 @@ let template: Promise<string> | undefined
  * An initialised, empty PGlite directory, made once per run by the global setup (or once per
  * process outside vitest): copying it takes milliseconds where a fresh `initdb` takes seconds.
  */
-const pgliteTemplate = () =>
-  template ??= process.env.SWITCHYARD_TEST_PGLITE_TEMPLATE !== undefined
-    ? Promise.resolve(process.env.SWITCHYARD_TEST_PGLITE_TEMPLATE)
-    : (async () => {
+const pgliteTemplate = () => {
+  const given = process.env.SWITCHYARD_TEST_PGLITE_TEMPLATE
+  if (given !== undefined) return Promise.resolve(given)
+  // One made here lives in the scratch directory of the file that made it, removed with it: the
+  // next file of this worker makes its own.
+  if (templateDir !== undefined && !Fs.existsSync(templateDir)) template = undefined
+  return template ??= (async () => {
     const dir = NodePath.join(tempDir("template"), "pglite")
+    templateDir = dir
     const db = new PGlite(dir)
     await db.waitReady
     await db.close()
     return dir
   })()
+}
+let templateDir: string | undefined
 
 /** A new PGlite data directory (a copy of the initialised template) under a temporary directory. */
 export const freshPgliteDir = async (prefix: string): Promise<string> => {
@@ -123,6 +129,8 @@ export const startServer = async (options: {
     close: async () => {
       await Effect.runPromise(Scope.close(scope, Exit.void))
       if (databaseUrl !== undefined && options.databaseUrl === undefined) await dropDatabase(databaseUrl)
+      // A data directory it made is its own to remove; one it was given is the caller's.
+      if (options.dataDir === undefined) Fs.rmSync(dataDir, { recursive: true, force: true, maxRetries: 3 })
     }
   }
 }
@@ -150,7 +158,9 @@ export const call = async (server: RunningServer, method: string, path: string, 
  * A new, empty PostgreSQL database on the server of `DATABASE_URL`; its URL.
  */
 export const freshDatabase = async (): Promise<string> => {
-  const name = `switchyard_test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+  // The run's mark first: the global teardown finds what a run left behind by it.
+  const run = process.env.SWITCHYARD_TEST_RUN ?? "adhoc"
+  const name = `switchyard_test_${run}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
   await onMaintenance((sql) => sql.unsafe(`CREATE DATABASE ${name}`))
   const url = new URL(postgresUrl)
   url.pathname = `/${name}`
