@@ -1,6 +1,6 @@
 import { Api } from "@switchyard/core/api/Api"
 import { Caller } from "@switchyard/core/api/Authorization"
-import * as Catalog from "@switchyard/core/catalog/Catalog"
+import type * as Catalog from "@switchyard/core/catalog/Catalog"
 import * as ModelListing from "@switchyard/core/catalog/ModelListing"
 import { NotFound } from "@switchyard/core/errors/ApiError"
 import { endpointId } from "@switchyard/core/routing/Candidates"

@@ -1,5 +1,5 @@
 import type { CallerShape } from "@switchyard/core/api/Authorization"
-import * as Catalog from "@switchyard/core/catalog/Catalog"
+import type * as Catalog from "@switchyard/core/catalog/Catalog"
 import type * as Cost from "@switchyard/core/catalog/Cost"
 import * as RoutePlan from "@switchyard/core/routing/RoutePlan"
 import type { InputModality } from "@switchyard/core/schema/EmbeddingRequest"

@@ -67,14 +67,17 @@ const pgliteTemplate = () => {
   // One made here lives in the scratch directory of the file that made it, removed with it: the
   // next file of this worker makes its own.
   if (templateDir !== undefined && !Fs.existsSync(templateDir)) template = undefined
-  return template ??= (async () => {
+  if (template === undefined) {
     const dir = NodePath.join(tempDir("template"), "pglite")
     templateDir = dir
-    const db = new PGlite(dir)
-    await db.waitReady
-    await db.close()
-    return dir
-  })()
+    template = (async () => {
+      const db = new PGlite(dir)
+      await db.waitReady
+      await db.close()
+      return dir
+    })()
+  }
+  return template
 }
 let templateDir: string | undefined
 
