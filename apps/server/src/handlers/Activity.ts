@@ -111,7 +111,7 @@ export const ActivityHandlers = HttpApiBuilder.group(
     const rerankModels = new Set(
       loaded.catalog.providers.flatMap((p) => p.endpoints.filter((e) => e.task === "rerank").map((e) => e.model.toLowerCase()))
     )
-    const apiTypeOf = (model: string) => (rerankModels.has(model.toLowerCase()) ? "rerank" : "embeddings")
+    const apiTypeOf = (model: string) => (rerankModels.has(model.toLowerCase()) ? "rerank" as const : "embeddings" as const)
     // What cached tokens would cost at each endpoint's current prompt price (no per-request part:
     // a request is charged its request price whether or not the cache answered some of it).
     const promptPrices = new Map(
@@ -186,6 +186,7 @@ export const ActivityHandlers = HttpApiBuilder.group(
             reasoning_tokens: 0,
             cached_tokens: r.cachedTokens,
             cache_savings: savings(r.provider, r.model, r.cachedTokens),
+            task: apiTypeOf(r.model),
             ...(query.group_by === "workspace" ? { workspace_id: r.workspaceId } : {})
           }))
           return { data }

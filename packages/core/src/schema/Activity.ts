@@ -144,7 +144,9 @@ export const ActivityItem = Schema.Struct({
   cached_tokens: Schema.optionalKey(Schema.Int),
   /** Switchyard: what those cached tokens would cost at the endpoint's current prompt price, USD. */
   cache_savings: Schema.optionalKey(Schema.Finite),
-  workspace_id: Schema.optionalKey(Schema.String)
+  workspace_id: Schema.optionalKey(Schema.String),
+  /** Switchyard: the model's task, as `GET /generation`'s `api_type` names it. */
+  task: Schema.optionalKey(Schema.Literals(["embeddings", "rerank"]))
 })
 
 /**
