@@ -8,7 +8,7 @@ import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import type { RequestTimedOut } from "@switchyard/core/errors/EmbeddingsError"
 import { Effect } from "effect"
 import type { LoadedCatalog } from "../catalog/CatalogLoader.ts"
-import { type AdapterTable, scrub } from "../providers/Adapters.ts"
+import { type AdapterTable, scrub, scrubText } from "../providers/Adapters.ts"
 import type { ForwardedResult } from "../providers/OpenAiCompatible.ts"
 import * as CachedEmbed from "../cache/CachedEmbed.ts"
 import type { EmbeddingCache } from "../cache/EmbeddingCache.ts"
@@ -104,6 +104,7 @@ export const make = (services: {
     }
     const checked = (input: EmbeddingProvider.EmbeddingInput) => send(input).pipe(
       Effect.mapError((error) => error._tag === "UpstreamError" ? scrub(error, connection) : error),
+      Effect.map((result) => result.upstreamId === undefined ? result : { ...result, upstreamId: scrubText(result.upstreamId, connection) }),
       Effect.flatMap((result) => {
         const got = wrongWidth(result.embeddings, expected)
         if (got !== undefined) return Effect.fail(UpstreamError.widthMismatch(expected, got))

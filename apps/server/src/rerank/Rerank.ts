@@ -20,7 +20,7 @@ import { EndpointHealth } from "../embeddings/EndpointHealth.ts"
 import { nanosOf } from "../embeddings/Settlement.ts"
 import * as GenerationId from "../embeddings/GenerationId.ts"
 import { Workspaces } from "../embeddings/Workspaces.ts"
-import { Adapters, scrub } from "../providers/Adapters.ts"
+import { Adapters, scrub, scrubText } from "../providers/Adapters.ts"
 import * as TokenEstimate from "../providers/TokenEstimate.ts"
 import * as AttemptObserver from "../routing/AttemptObserver.ts"
 import * as Route from "../routing/Route.ts"
@@ -170,7 +170,7 @@ export class Rerank extends Context.Service<Rerank, {
               scores: result.scores.map((s) => ({ index: s.index + start, relevance_score: s.relevance_score })),
               searchUnits: result.searchUnits ?? SearchUnits.ofCall(queryTokens, estimated),
               totalTokens: result.totalTokens ?? SearchUnits.tokensOfCall(queryTokens, estimated),
-              upstreamId: result.upstreamId
+              upstreamId: result.upstreamId === undefined ? undefined : scrubText(result.upstreamId, connection)
             }
           }))
         , { concurrency: config.batchConcurrency }).pipe(
