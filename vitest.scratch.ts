@@ -18,8 +18,15 @@ export default function setup() {
   return () => {
     if (previous === undefined) delete process.env.TMPDIR
     else process.env.TMPDIR = previous
-    // Node's own compile cache (`module.enableCompileCache`, used by the tools) is not the tests'.
-    const left = Fs.existsSync(root) ? Fs.readdirSync(root).filter((name) => name !== "node-compile-cache") : []
+    // Node's own compile cache (`module.enableCompileCache`, used by the tools) is not the tests';
+    // an empty file directory is a file that made nothing (all its tests skipped: its hooks, the
+    // clean-up included, did not run).
+    const entries = Fs.existsSync(root) ? Fs.readdirSync(root).filter((name) => name !== "node-compile-cache") : []
+    const left = entries.flatMap((name) => {
+      const path = NodePath.join(root, name)
+      if (!name.startsWith("file-") || !Fs.statSync(path).isDirectory()) return [name]
+      return Fs.readdirSync(path).map((inner) => `${name}/${inner}`)
+    })
     Fs.rmSync(root, { recursive: true, force: true })
     if (left.length > 0) {
       throw new Error(`the tests left ${left.length} entries in their scratch directory (removed now): ${left.join(", ")}`)
