@@ -26,12 +26,12 @@ COPY --from=build /out/dist ./dist
 COPY --from=build /src/apps/console/dist ./console
 RUN mkdir -p /data && chown node:node /data
 USER node
-# PGlite's database, the generated secret key and the interns' disks (unused with DATABASE_URL).
+# The SQLite store (switchyard.db and its write-ahead log), the generated secret key and the interns' disks (the store unused with DATABASE_URL).
 VOLUME ["/data"]
 EXPOSE 8080
 # Ready means the port is open (every route built) and the store answers.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=120s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.SWITCHYARD_PORT}/api/v1/health`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # No shell, no package manager: node is PID 1 and receives `docker stop`'s SIGTERM itself.
-# Node's flags are the start script's (apps/server/package.json; docs/decisions.md, Performance).
-CMD ["node", "--max-semi-space-size=8", "--heap-growing-percent=20", "--v8-pool-size=1", "dist/main.mjs"]
+# The production command: Node's defaults, no V8 flags (docs/decisions.md, Memory sized to its container).
+CMD ["node", "dist/main.mjs"]

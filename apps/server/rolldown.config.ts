@@ -8,9 +8,8 @@ const inBundle = /^(effect|@effect\/)/u
  * The production bundle: the server's and core's TypeScript as plain JavaScript in `dist/`, run
  * by `node dist/main.mjs`, with Effect (`effect`, `@effect/*`) inside it and its doc comments left
  * out: the process then holds the code it uses instead of every Effect module's source, about 16 MB
- * less heap at idle. The other npm dependencies stay imports (PGlite loads its WebAssembly and data
- * files next to its own module; undici and ws are CommonJS packages that do not survive bundling,
- * so they are dependencies of this package). The intern program is a second entry, started as its
+ * less heap at idle. The other npm dependencies stay imports (undici and ws are CommonJS packages
+ * that do not survive bundling, so they are dependencies of this package). The intern program is a second entry, started as its
  * own process.
  */
 const options = {

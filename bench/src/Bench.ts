@@ -8,7 +8,7 @@ import * as FastUpstream from "./FastUpstream.ts"
 import * as Load from "./Load.ts"
 import * as PgDatabase from "./PgDatabase.ts"
 import * as ProcStats from "./ProcStats.ts"
-import { type Child, repoRoot, sleep, startFloor, startPeer, startSwitchyard, startUpstream, upstreamApiKey, upstreamModels } from "./Processes.ts"
+import { type Child, repoRoot, sleep, startEffectFloor, startFloor, startPeer, startSwitchyard, startUpstream, upstreamApiKey, upstreamModels } from "./Processes.ts"
 import * as Profile from "./Profile.ts"
 import * as Report from "./Report.ts"
 
@@ -69,6 +69,12 @@ const startAll = async (options: BenchOptions, targets: ReadonlySet<TargetId>, s
   children.push(floor)
   ports.floor = floor.port
   pids.floor = floor.pid
+  if (targets.has("effect-floor")) {
+    const effectFloor = await startEffectFloor(logDir, upstream.port)
+    children.push(effectFloor)
+    ports["effect-floor"] = effectFloor.port
+    pids["effect-floor"] = effectFloor.pid
+  }
   if (targets.has("peer")) {
     const peer = await startPeer(logDir)
     children.push(peer)

@@ -1,4 +1,4 @@
-import { benchModels, upstreamModels } from "./Processes.ts"
+import { benchModels, effectFloorApiKey, upstreamModels } from "./Processes.ts"
 
 /**
  * What is measured: the cells (request shape × concurrency) and the targets each cell loads.
@@ -6,6 +6,7 @@ import { benchModels, upstreamModels } from "./Processes.ts"
 export type TargetId =
   | "direct"
   | "floor"
+  | "effect-floor"
   | "switchyard"
   | "switchyard-free"
   | "switchyard-cached"
@@ -17,6 +18,7 @@ export type TargetId =
 export const targetLabels: Record<TargetId, string> = {
   direct: "upstream, direct",
   floor: "node:http pass-through (floor)",
+  "effect-floor": "minimal Effect 4 gateway (the stack's floor)",
   switchyard: "Switchyard (PGlite, accounting on)",
   "switchyard-free": "Switchyard (PGlite, zero-priced model)",
   "switchyard-cached": "Switchyard (PGlite, every item cached)",
@@ -38,7 +40,7 @@ export interface Cell {
   readonly targets: ReadonlyArray<TargetId>
 }
 
-const core: ReadonlyArray<TargetId> = ["direct", "floor", "switchyard", "peer"]
+const core: ReadonlyArray<TargetId> = ["direct", "floor", "effect-floor", "switchyard", "peer"]
 /** The cells of the issue's bar also measure Switchyard on PostgreSQL (when `DATABASE_URL` is set). */
 const withPg: ReadonlyArray<TargetId> = [...core, "switchyard-pg"]
 const withAccounting: ReadonlyArray<TargetId> = [...core, "switchyard-free", "switchyard-pg", "switchyard-pg-free"]
@@ -107,6 +109,12 @@ export const requestFor = (cell: Cell, target: TargetId, endpoints: Endpoints): 
         url: `http://127.0.0.1:${port}/v1/embeddings`,
         headers: upstreamAuth,
         body: JSON.stringify({ model: upstreamModel, input, ...encoding })
+      }
+    case "effect-floor":
+      return {
+        url: `http://127.0.0.1:${port}/api/v1/embeddings`,
+        headers: { authorization: `Bearer ${effectFloorApiKey}` },
+        body: JSON.stringify({ model: cell.delayed ? benchModels.slow : benchModels.priced, input, ...encoding })
       }
     case "peer":
       return {

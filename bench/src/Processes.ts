@@ -86,11 +86,17 @@ const spawnNode = (options: {
   readonly args: ReadonlyArray<string>
   readonly env: NodeJS.ProcessEnv
   readonly logDir: string
+  /** A cgroup's `cgroup.procs`: the process joins that cgroup before Node starts (a container's limit). */
+  readonly cgroupProcs?: string
 }): Child => {
   Fs.mkdirSync(options.logDir, { recursive: true })
   const logPath = NodePath.join(options.logDir, `${options.name}.log`)
   const log = Fs.openSync(logPath, "a")
-  const child: ChildProcess = spawn(process.execPath, [...options.args], {
+  // In a cgroup: a shell writes its own pid into the cgroup, then becomes Node (same pid).
+  const [command, args] = options.cgroupProcs === undefined
+    ? [process.execPath, [...options.args]]
+    : ["/bin/sh", ["-c", `echo $$ > "$0" && exec "$@"`, options.cgroupProcs, process.execPath, ...options.args]]
+  const child: ChildProcess = spawn(command, args, {
     cwd: repoRoot,
     env: options.env,
     stdio: ["ignore", log, log]
@@ -167,6 +173,34 @@ export const startUpstream = async (logDir: string, options: {
   return child
 }
 
+/** The bearer token the Effect floor accepts. */
+export const effectFloorApiKey = "sk-bench-effect-floor"
+
+/**
+ * The minimal Effect 4 gateway (EffectFloor.ts), started with the same Node flags as Switchyard's
+ * production command, so its CPU per request is the floor of Switchyard's own stack.
+ */
+export const startEffectFloor = async (logDir: string, upstreamPort: number) => {
+  const port = await freePort()
+  const options = {
+    upstreamPort,
+    upstreamApiKey,
+    apiKey: effectFloorApiKey,
+    models: { [benchModels.priced]: upstreamModels.fast, [benchModels.slow]: upstreamModels.slow },
+    promptPrice: "0.02",
+    port
+  }
+  const child = spawnNode({
+    name: "effect-floor",
+    port,
+    args: [...switchyardStartFlags(), serveScript, "effect-floor", JSON.stringify(options)],
+    env: baseEnv(),
+    logDir
+  })
+  await waitReady(child, answers(`http://127.0.0.1:${port}/`), 30_000)
+  return child
+}
+
 export const startFloor = async (logDir: string, upstreamPort: number) => {
   const port = await freePort()
   const child = spawnNode({
@@ -210,7 +244,7 @@ export const upstreamModels = {
  * serving the same model at a list price, at no price, and slowly; the workspace's embeddings
  * cache is on (the targets that must go upstream bypass it per request).
  */
-const switchyardConfig = (upstreamPort: number, width: number) => {
+const switchyardConfig = (upstreamPort: number, width: number, cache: boolean) => {
   const endpoint = (model: string, upstreamModel: string, prompt: string) => ({
     model,
     upstream_model: upstreamModel,
@@ -235,7 +269,7 @@ const switchyardConfig = (upstreamPort: number, width: number) => {
         endpoint(benchModels.slow, upstreamModels.slow, "0.02")
       ]
     }],
-    workspaces: { default: { cache: true } }
+    workspaces: { default: { cache } }
   }
 }
 
@@ -275,15 +309,19 @@ export const startSwitchyard = async (options: {
   readonly secrets?: { readonly managementKey: string; readonly apiKey: string }
   /** The PostgreSQL secret key of that earlier start (the store's credentials are encrypted with it). */
   readonly secretKey?: string
+  /** The default workspace's embeddings cache (on unless `false`). */
+  readonly cache?: boolean
   /** Node flags before the entry point (a `--import` preload). */
   readonly nodeFlags?: ReadonlyArray<string>
   /** More environment variables (for such a preload). */
   readonly env?: Readonly<Record<string, string>>
+  /** Start it inside this cgroup (its `cgroup.procs` file). */
+  readonly cgroupProcs?: string
 }): Promise<Switchyard> => {
   const port = await freePort()
   Fs.mkdirSync(options.dataDir, { recursive: true })
   const configPath = NodePath.join(options.dataDir, "switchyard.json")
-  Fs.writeFileSync(configPath, JSON.stringify(switchyardConfig(options.upstreamPort, options.width), null, 2))
+  Fs.writeFileSync(configPath, JSON.stringify(switchyardConfig(options.upstreamPort, options.width, options.cache ?? true), null, 2))
   const managementKey = options.secrets?.managementKey ?? newSecret()
   const apiKey = options.secrets?.apiKey ?? newSecret()
   const env = baseEnv()
@@ -307,7 +345,7 @@ export const startSwitchyard = async (options: {
     ...options.env
   })
   const profile = options.cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`]
-  const child = spawnNode({ name: options.name, port, args: [...switchyardStartFlags(), ...profile, ...(options.nodeFlags ?? []), options.main ?? switchyardBundle()], env, logDir: options.logDir })
+  const child = spawnNode({ name: options.name, port, args: [...switchyardStartFlags(), ...profile, ...(options.nodeFlags ?? []), options.main ?? switchyardBundle()], env, logDir: options.logDir, ...(options.cgroupProcs !== undefined ? { cgroupProcs: options.cgroupProcs } : {}) })
   const base = `http://127.0.0.1:${port}/api/v1`
   try {
     await waitReady(child, async () => (await fetch(`${base}/openapi.json`, { signal: AbortSignal.timeout(2_000) })).ok, 300_000)

@@ -211,6 +211,29 @@ export const checks = (
         floorCpu !== undefined ? `${cpu.toFixed(3)} ms vs ${floorCpu.toFixed(3)} ms` : undefined
       ))
     }
+    // Issue 36's bars: against the stack's own floor (a minimal Effect 4 gateway) and the peer.
+    const effectFloorCpu = find(cells, "small-c16", "effect-floor")?.cpuMsPerRequest?.median
+    const peerCpu = find(cells, "small-c16", "peer")?.cpuMsPerRequest?.median
+    if (cpu !== undefined && effectFloorCpu !== undefined && effectFloorCpu > 0) {
+      out.push(check(
+        `small-c16-cpu-effect-floor-${target}`,
+        `small-c16 (${label}): Switchyard CPU per request ÷ the minimal Effect gateway's`,
+        cpu / effectFloorCpu,
+        1.5,
+        "max",
+        `${cpu.toFixed(3)} ms vs ${effectFloorCpu.toFixed(3)} ms`
+      ))
+    }
+    if (cpu !== undefined && peerCpu !== undefined && peerCpu > 0) {
+      out.push(check(
+        `small-c16-cpu-peer-${target}`,
+        `small-c16 (${label}): Switchyard CPU per request ÷ the peer's`,
+        cpu / peerCpu,
+        0.6,
+        "max",
+        `${cpu.toFixed(3)} ms vs ${peerCpu.toFixed(3)} ms`
+      ))
+    }
     const idle = idleRssMb[target]
     if (idle !== undefined) out.push(check(`idle-rss-${target}`, `Switchyard (${label}) RSS idle after start, MB`, idle, 200, "max"))
     const peakOf = (t: TargetId) => {

@@ -1,7 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
-import * as PgliteClient from "../../apps/server/src/store/PgliteClient.ts"
+import * as PgliteClient from "../../apps/store-import/src/pglite/PgliteClient.ts"
 
 /**
  * A ledger of many rows written into a migrated Switchyard store, set-based (one `generate_series`

@@ -143,7 +143,7 @@ const sqlite = async () => {
 const pglite = async () => {
   const { Effect, Layer, Context } = await import("effect")
   const { SqlClient } = await import("effect/sql")
-  const PgliteClient = await import("../../apps/server/src/store/PgliteClient.ts")
+  const PgliteClient = await import("../../apps/store-import/src/pglite/PgliteClient.ts")
   const path = dir()
   await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
     const sql = yield* Layer.build(PgliteClient.layer(NodePath.join(path, "pglite"))).pipe(Effect.map(Context.get(SqlClient.SqlClient)))

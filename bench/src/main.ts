@@ -8,6 +8,7 @@ import * as Os from "node:os"
 import * as NodePath from "node:path"
 import { parseArgs } from "node:util"
 import * as Bench from "./Bench.ts"
+import * as CgroupBench from "./CgroupBench.ts"
 import { type CellId, cells, type TargetId, targetLabels } from "./Cells.ts"
 import * as ProcStats from "./ProcStats.ts"
 import { repoRoot } from "./Processes.ts"
@@ -34,6 +35,8 @@ const { values } = parseArgs({
     soak: { type: "boolean", default: false },
     rounds: { type: "boolean", default: false },
     stages: { type: "boolean", default: false },
+    cgroup: { type: "boolean", default: false },
+    limits: { type: "string" },
     minutes: { type: "string" },
     rows: { type: "string" },
     store: { type: "string" },
@@ -78,6 +81,10 @@ if (values.help) {
   --stages           CPU µs per request of each stage of a priced embeddings request (V8 profile of
                      the gateway under small c=16 for --seconds N, default 10) and the Effect
                      runtime's counters per request
+  --cgroup           the gateway inside a memory cgroup of each of --limits MB (default 512,256; as
+                     root): first start on an empty data dir and restart (ms to the first answer),
+                     idle RSS after --idle-wait N s (default 30), then small, large and base64 c=16
+                     for --seconds N each (default 10): statuses, alive or killed, the cgroup's peak
   --store a,b        the stores of --soak, --rounds, --stages: pglite (default), postgres (DATABASE_URL)
   --server FILE      run this Switchyard entry point instead of apps/server/src/main.ts (compare a change)
   --render FILE      print (and with --summary, write) the Markdown of an earlier JSON result`)
@@ -185,6 +192,37 @@ if (values.soak || values.rounds) {
   Fs.writeFileSync(NodePath.join(outDir, `${kind}-${stamp}.md`), `${text}\n`)
   if (values.summary !== undefined && values.summary !== "none") Fs.writeFileSync(resolvePath(values.summary), `${text}\n`)
   console.log(`\n${text}`)
+  process.exit(0)
+}
+
+if (values.cgroup) {
+  const limitsMb = (values.limits ?? "512,256").split(",").map((l) => number("limits", l.trim(), 512, 64, 65536))
+  const workDir = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "switchyard-bench-cgroup-"))
+  try {
+    const outcomes = await CgroupBench.run({
+      limitsMb,
+      seconds: number("seconds", values.seconds, 10, 1, 600),
+      idleWaitSeconds: number("idle-wait", values["idle-wait"], 30, 0, 600),
+      workDir,
+      serverMain,
+      log
+    })
+    const text = [
+      "## Switchyard in a memory cgroup (a container's limit), embedded store",
+      "",
+      `\`${command}\` on ${new Date().toISOString().slice(0, 10)}, load average ${Os.loadavg().map((x) => x.toFixed(2)).join(" / ")} at the end. Each limit is a fresh memory cgroup (no swap) holding only the gateway; the load generator and the fake upstream run outside it. "2xx" and "other status" count every answer of the cell's run.`,
+      "",
+      ...CgroupBench.markdown(outcomes)
+    ].join("\n")
+    Fs.mkdirSync(outDir, { recursive: true })
+    const stamp = new Date().toISOString().replace(/[:.]/gu, "-")
+    Fs.writeFileSync(NodePath.join(outDir, `cgroup-${stamp}.json`), `${JSON.stringify({ command, outcomes }, null, 2)}\n`)
+    Fs.writeFileSync(NodePath.join(outDir, `cgroup-${stamp}.md`), `${text}\n`)
+    if (values.summary !== undefined && values.summary !== "none") Fs.writeFileSync(resolvePath(values.summary), `${text}\n`)
+    console.log(`\n${text}`)
+  } finally {
+    Fs.rmSync(workDir, { recursive: true, force: true })
+  }
   process.exit(0)
 }
 

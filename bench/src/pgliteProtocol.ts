@@ -1,6 +1,6 @@
 // `pnpm --filter @switchyard/bench pglite-protocol [--statements N] [--rounds N]`
 //
-// The proof kept beside the PGlite client (apps/server/src/store/PgliteClient.ts): the same
+// The proof kept beside the PGlite client (apps/store-import/src/pglite/PgliteClient.ts): the same
 // statements through three SqlClients on in-memory PGlite, interleaved round by round:
 //   - hand-written: the gateway's client (named prepared statements, one Bind/Execute/Sync batch
 //     per statement, rows read from the wire bytes: PgliteWire.ts);
@@ -19,7 +19,7 @@ import { SqlClient } from "effect/sql"
 import type { SqlConnection } from "effect/sql"
 import * as SqlError from "effect/sql/SqlError"
 import { parseArgs } from "node:util"
-import * as PgliteClient from "../../apps/server/src/store/PgliteClient.ts"
+import * as PgliteClient from "../../apps/store-import/src/pglite/PgliteClient.ts"
 
 const { values } = parseArgs({
   options: { statements: { type: "string", default: "2000" }, rounds: { type: "string", default: "3" } },

@@ -1,7 +1,8 @@
-// One benchmark process: `node src/serve.ts upstream|floor|peer '<options as JSON>'`. The harness
+// One benchmark process: `node src/serve.ts upstream|floor|effect-floor|peer '<options as JSON>'`. The harness
 // starts each in its own process so that CPU time and memory are measured per process.
 import * as Net from "node:net"
 import * as NodeUrl from "node:url"
+import * as EffectFloor from "./EffectFloor.ts"
 import * as FastUpstream from "./FastUpstream.ts"
 import * as PassThrough from "./PassThrough.ts"
 
@@ -29,6 +30,11 @@ switch (role) {
     onStop(server.close)
     break
   }
+  case "effect-floor": {
+    const server = await EffectFloor.start(options)
+    onStop(server.close)
+    break
+  }
   case "peer": {
     // The peer listens on every interface unless told otherwise, and has no option for it.
     const listen = Net.Server.prototype.listen as (...args: Array<unknown>) => Net.Server
@@ -46,6 +52,6 @@ switch (role) {
     break
   }
   default:
-    console.error(`unknown role ${role}: expected upstream, floor or peer`)
+    console.error(`unknown role ${role}: expected upstream, floor, effect-floor or peer`)
     process.exit(2)
 }

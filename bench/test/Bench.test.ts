@@ -5,10 +5,11 @@ import * as Os from "node:os"
 import * as NodePath from "node:path"
 import { validate } from "../src/Bench.ts"
 import { cells, requestFor } from "../src/Cells.ts"
+import * as EffectFloor from "../src/EffectFloor.ts"
 import * as FastUpstream from "../src/FastUpstream.ts"
 import * as PassThrough from "../src/PassThrough.ts"
 import * as Profile from "../src/Profile.ts"
-import { repoRoot } from "../src/Processes.ts"
+import { benchModels, effectFloorApiKey, repoRoot, upstreamModels } from "../src/Processes.ts"
 import * as Report from "../src/Report.ts"
 import type * as SoakReport from "../src/SoakReport.ts"
 
@@ -205,6 +206,41 @@ describe("fake upstream and floor", () => {
       assert.include(text, `"usage":{"prompt_tokens":3,"total_tokens":3}`)
       const refused = await fetch(`http://127.0.0.1:${upstream.port}/v1/embeddings`, { method: "POST", body: "{}" })
       assert.strictEqual(refused.status, 401)
+    } finally {
+      await floor.close()
+      await upstream.close()
+    }
+  })
+})
+
+describe("the minimal Effect gateway", () => {
+  it("checks the key, forwards under the upstream's model name and prices the usage in nano-dollars", async () => {
+    const upstream = await FastUpstream.start({ apiKey: "k", width: 1536, delays: {}, maxInputs: 64 })
+    const floor = await EffectFloor.start({
+      upstreamPort: upstream.port,
+      upstreamApiKey: "k",
+      apiKey: effectFloorApiKey,
+      models: { [benchModels.priced]: upstreamModels.fast },
+      promptPrice: "0.02"
+    })
+    try {
+      const endpoints = { upstreamPort: upstream.port, ports: { "effect-floor": floor.port }, apiKeys: {}, upstreamApiKey: "k" }
+      for (const cell of cells.filter((c) => !c.delayed)) {
+        assert.isUndefined(await validate(cell, requestFor(cell, "effect-floor", endpoints)), cell.id)
+      }
+      const post = (headers: Record<string, string>, body: unknown) =>
+        fetch(`http://127.0.0.1:${floor.port}/api/v1/embeddings`, { method: "POST", headers, body: JSON.stringify(body) })
+      const auth = { authorization: `Bearer ${effectFloorApiKey}` }
+      const answer = await (await post(auth, { model: benchModels.priced, input: "a b c" })).json() as {
+        model: string
+        usage: { prompt_tokens: number; cost: number }
+      }
+      assert.strictEqual(answer.model, benchModels.priced)
+      // 3 tokens at $0.02 per million: 60 nano-dollars.
+      assert.strictEqual(answer.usage.cost, 6e-8)
+      assert.strictEqual((await post({}, { model: benchModels.priced, input: "a" })).status, 401)
+      assert.strictEqual((await post(auth, { model: "nope", input: "a" })).status, 404)
+      assert.strictEqual((await post(auth, { input: "a" })).status, 400)
     } finally {
       await floor.close()
       await upstream.close()

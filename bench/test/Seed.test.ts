@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { migrate } from "../../apps/server/src/store/Migrations.ts"
-import * as PgliteClient from "../../apps/server/src/store/PgliteClient.ts"
+import * as PgliteClient from "../../apps/store-import/src/pglite/PgliteClient.ts"
 import * as Seed from "../src/Seed.ts"
 
 const target: Seed.Target = { keyId: "key-bench", workspaceId: "ws-bench", userId: "user-bench" }

@@ -2,6 +2,8 @@ import { Effect } from "effect"
 import { CliConfig, Command, GlobalFlag } from "effect/cli"
 import packageJson from "../package.json" with { type: "json" }
 import { activity } from "./commands/activity.ts"
+import { audit } from "./commands/audit.ts"
+import { batch } from "./commands/batch.ts"
 import { budgets } from "./commands/budgets.ts"
 import { credits } from "./commands/credits.ts"
 import { embed } from "./commands/embed.ts"
@@ -10,6 +12,7 @@ import { generation } from "./commands/generation.ts"
 import { interns } from "./commands/interns.ts"
 import { keys } from "./commands/keys.ts"
 import { models } from "./commands/models.ts"
+import { providers } from "./commands/providers.ts"
 import { route } from "./commands/route.ts"
 import { workspaces } from "./commands/workspaces.ts"
 import * as Connection from "./Connection.ts"
@@ -35,7 +38,7 @@ export const root = Command.make("switchyard").pipe(
     { command: "switchyard keys list --json", description: "Your keys, for a script" },
     { command: "switchyard interns suspend support-bot", description: "Suspend an intern" }
   ]),
-  Command.withSubcommands([embed, rerank, route, models, keys, credits, interns, workspaces, budgets, generation, activity]),
+  Command.withSubcommands([embed, rerank, batch, route, models, keys, credits, interns, workspaces, budgets, generation, activity, providers, audit]),
   Command.withGlobalFlags([Connection.BaseUrl, Connection.ApiKey])
 )
 

@@ -47,6 +47,7 @@ const statusByTag: ReadonlyMap<string, number> = new Map([
   ...Object.keys(ApiError.wire).map(Number).map((status) =>
     [ApiError.fromStatus(status as keyof typeof ApiError.wire, "")._tag, status] as const
   ),
+  ["Conflict", 409] as const,
   ...Object.entries(InternError.codes).map(([tag, { status }]) => [tag, status] as const)
 ])
 

@@ -8,7 +8,7 @@ import { startServerProcess } from "../../server/test/support/ServerProcess.ts"
 import * as KeySecret from "../../server/src/auth/KeySecret.ts"
 
 /**
- * The gateway as `pnpm start` runs it (its own process, PGlite in a fresh directory, the built
+ * The gateway as `pnpm start` runs it (its own process, the embedded SQLite store in a fresh directory, the built
  * console), in front of fake OpenAI-compatible upstreams, after real traffic went through it.
  */
 export interface SeededGateway {

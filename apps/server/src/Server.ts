@@ -1,13 +1,13 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Api } from "@switchyard/core/api/Api"
-import { Config, Effect, Layer, Option } from "effect"
+import { Config, Duration, Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { createServer } from "node:http"
 import { fileURLToPath } from "node:url"
 import * as Bootstrap from "./auth/Bootstrap.ts"
 import { EmbeddingCache } from "./cache/EmbeddingCache.ts"
-import * as CatalogLoader from "./catalog/CatalogLoader.ts"
+import * as LiveCatalog from "./catalog/LiveCatalog.ts"
 import { Broadcast } from "./embeddings/Broadcast.ts"
 import { Embeddings } from "./embeddings/Embeddings.ts"
 import { EndpointHealth } from "./embeddings/EndpointHealth.ts"
@@ -25,6 +25,7 @@ import { SystemHandlers } from "./handlers/System.ts"
 import * as AuthorizationLive from "./http/AuthorizationLive.ts"
 import * as ClientErrors from "./http/ClientErrors.ts"
 import * as ConsoleRoute from "./http/ConsoleRoute.ts"
+import * as Drain from "./http/Drain.ts"
 import * as Policies from "./http/Policies.ts"
 import * as RateLimit from "./http/RateLimit.ts"
 import * as SchemaErrorsLive from "./http/SchemaErrorsLive.ts"
@@ -47,8 +48,19 @@ import { LedgerRetention } from "./store/LedgerRetention.ts"
 import * as StoreUpkeep from "./store/StoreUpkeep.ts"
 import { WorkspaceRepo } from "./store/WorkspaceRepo.ts"
 import { ActivityHandlers } from "./handlers/Activity.ts"
+import { AuditHandlers } from "./handlers/Audit.ts"
+import { ProviderAdminHandlers } from "./handlers/ProviderAdmin.ts"
+import { ProviderRepo } from "./store/ProviderRepo.ts"
+import { Administrators } from "./auth/Administrators.ts"
+import { AuditLog } from "./store/AuditRepo.ts"
 import { ProvidersHandlers } from "./handlers/Providers.ts"
 import { WorkspacesHandlers } from "./handlers/Workspaces.ts"
+import { BatchesHandlers } from "./handlers/Batches.ts"
+import { FilesHandlers } from "./handlers/Files.ts"
+import { BatchStore } from "./batches/BatchStore.ts"
+import * as BatchRunner from "./batches/BatchRunner.ts"
+import { LineRunner } from "./batches/LineRunner.ts"
+import * as Workers from "./Workers.ts"
 
 export const ServerConfig = Config.all({
   host: Config.String("SWITCHYARD_HOST").pipe(Config.withDefault("127.0.0.1")),
@@ -63,27 +75,40 @@ const Stores = Layer.mergeAll(
   AccountingRepo.layer,
   WorkspaceRepo.layer,
   LedgerReports.layer,
-  StoreUpkeep.layer,
-  ByokRepo.layer.pipe(Layer.provide(CredentialCipher.layer))
-)
+  // One process of the gateway keeps the store (`SWITCHYARD_WORKERS`: worker 1).
+  Workers.upkeepHere() ? StoreUpkeep.layer : Layer.empty,
+  AuditLog.layer,
+  Administrators.layer,
+  ByokRepo.layer,
+  ProviderRepo.layer,
+  BatchStore.layer
+).pipe(Layer.provide(CredentialCipher.layer))
 
 /**
  * The model paths (embeddings and rerank): catalog, adapters over one HTTP client, live endpoint
  * health, the embeddings cache, broadcast.
  */
 const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Rerank.layer, Broadcast.layer).pipe(
-  Layer.provide([Adapters.layer, EmbeddingCache.layer]),
+  Layer.provide(EmbeddingCache.layer),
+  // The providers' test action calls the adapters too.
+  Layer.provideMerge(Adapters.layer),
   // The workspace handlers drop a workspace's kept settings when they change them.
   Layer.provideMerge(Workspaces.layer),
   Layer.provideMerge(EndpointHealth.layer),
-  Layer.provideMerge(CatalogLoader.layer),
+  // The built-in catalog and the config file, with the providers managed at runtime over them.
+  Layer.provideMerge(LiveCatalog.layer),
   Layer.provide(UpstreamHttp.clientLayer)
 )
 
 const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive.layer, EmbeddingsHandlers, RerankHandlers, CohereHandlers, ModelsHandlers,
-  WorkspacesHandlers, ActivityHandlers, ProvidersHandlers).pipe(
+  WorkspacesHandlers, ActivityHandlers, ProvidersHandlers, ProviderAdminHandlers, AuditHandlers, FilesHandlers, BatchesHandlers).pipe(
   Layer.provide(EmbeddingsLive)
 )
+
+/**
+ * The batches' background work (BatchRunner.ts): each line through the same model path.
+ */
+const BatchesLive = BatchRunner.layer.pipe(Layer.provide(LineRunner.layer), Layer.provide(EmbeddingsLive))
 
 /**
  * The model endpoints served by routes of their own, ahead of their HttpApi routes (DedicatedRoute.ts).
@@ -111,6 +136,7 @@ const App = Layer.unwrap(Effect.gen(function*() {
       Layer.provide([AuthorizationLive.layer, SchemaErrorsLive.layer])
     ),
     MetricsEndpoint.layer,
+    BatchesLive,
     ConsoleRoute.layer(config.consoleDir),
     MethodNotAllowed.layer,
     // The access log goes in first, so it wraps the policies and sees their refusals too; the
@@ -143,15 +169,33 @@ export const Routes = BootstrapLive.pipe(Layer.provideMerge(App))
  */
 export const ServerLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* ServerConfig
-  const listening = NodeHttpServer.layerServer(() => ClientErrors.install(createServer()), {
-    host: config.host,
-    port: config.port,
-    gracefulShutdownTimeout: "25 seconds"
-  })
+  // On SIGTERM the server drains (Drain.ts): answers close their connections, idle ones close at
+  // once; the grace period bounds only requests still running.
+  const listening = Layer.unwrap(Effect.gen(function*() {
+    const served = yield* ServedRequests
+    return NodeHttpServer.layerServer(() => Drain.install(ClientErrors.install(createServer()), served), {
+      host: config.host,
+      port: config.port,
+      gracefulShutdownTimeout: "25 seconds"
+    })
+  }))
   const serve = Layer.unwrap(Effect.gen(function*() {
     const router = yield* HttpRouter.HttpRouter
     const served = yield* ServedRequests
     return HttpServer.serve(served.serve(router.asHttpEffect())).pipe(Layer.provideMerge(listening))
+  }))
+  // Released before the server closes (layers are released in reverse): on a drain, the server
+  // keeps its connections a moment longer, so a request already sent on a kept-alive connection
+  // is answered (with `Connection: close`) rather than reset by the close (Drain.ts).
+  const Linger = Layer.effectDiscard(Effect.gen(function*() {
+    const served = yield* ServedRequests
+    // The runtime's own signal listener (which starts this release) runs before the one that
+    // marks the drain (ShutdownLog.ts), in the same turn: the drain is read after a yield.
+    yield* Effect.addFinalizer(() =>
+      Effect.yieldNow.pipe(
+        Effect.andThen(Effect.suspend(() => (served.draining() ? Effect.sleep(Duration.millis(Drain.lingerMillis)) : Effect.void)))
+      )
+    )
   }))
   // Requests taken meanwhile wait for the first-start keys (ServedRequests.ts).
   const Ready = Layer.effectDiscard(Effect.gen(function*() {
@@ -160,6 +204,7 @@ export const ServerLive = Layer.unwrap(Effect.gen(function*() {
   return Ready.pipe(
     Layer.provideMerge(StartupReport.layer(config.consoleDir)),
     Layer.provideMerge(BootstrapLive),
+    Layer.provideMerge(Linger),
     Layer.provideMerge(serve),
     Layer.provideMerge(App),
     Layer.provideMerge(Layer.merge(HttpRouter.layer, NodeHttpServer.layerHttpServices)),

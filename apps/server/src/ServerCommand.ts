@@ -14,22 +14,43 @@ import { ServerLive } from "./Server.ts"
 import * as StartupFailure from "./StartupFailure.ts"
 import * as ApiKeyRepo from "./store/ApiKeyRepo.ts"
 import * as Database from "./store/Database.ts"
+import * as DataDirLock from "./store/DataDirLock.ts"
+import * as Workers from "./Workers.ts"
 
-// Production runs the bundle: `node --max-semi-space-size=8 --heap-growing-percent=20
-// dist/main.mjs` (what `pnpm start` runs after building it). The flags keep V8's young generation
-// from growing to 64 MB and staying resident, and its old generation from filling with the garbage
-// of ended slow requests before a full collection (docs/decisions.md, Performance); set from here
-// they would come too late.
+// Production runs the bundle: `node dist/main.mjs` (what `pnpm start` runs after building it),
+// with no V8 flags: memory is bounded by the bytes requests hold against the container's limit
+// (http/MemoryBudget.ts), not by collecting all the time.
 // Without an OTLP endpoint tracing is off: every named effect would build a span, capture a stack
 // trace for it and drop it (about a third of the CPU of a request, measured with pnpm bench).
 // A failure to start is one line on standard error (StartupFailure.ts) and exit code 1; SIGTERM
 // and SIGINT stop the server gracefully (in-flight requests finish) with exit code 0, not the
 // default 130.
 const gateway = Command.make("switchyard-server", {}, () =>
-  Layer.launch(ServerLive).pipe(StartupFailure.report("cannot start"))
+  Effect.suspend(() => {
+    const workers = Workers.parse(process.env.SWITCHYARD_WORKERS)
+    if (typeof workers === "string") return Effect.fail(new Workers.WorkersSetting({ message: workers }))
+    return workers === 1 || Workers.index() !== undefined ? Layer.launch(ServerLive) : supervise(workers)
+  }).pipe(StartupFailure.report("cannot start"))
 ).pipe(
   Command.withDescription("The Switchyard gateway. With no command it serves; its settings are environment variables (README, Configuration).")
 )
+
+/**
+ * The primary of `SWITCHYARD_WORKERS` processes: holds the data directory's lock (on the embedded
+ * store) while its workers serve, and stops them gracefully when it is stopped.
+ */
+const supervise = (workers: number) =>
+  Effect.scoped(Effect.gen(function*() {
+    const choice = yield* Database.StoreConfig
+    if (choice.kind === "sqlite") yield* DataDirLock.acquire(choice.dataDir)
+    const running = Workers.primary(workers, (line) => process.stderr.write(`${line}\n`))
+    const code = yield* Effect.callback<number>((resume) => {
+      void running.done.then((code) => resume(Effect.succeed(code)))
+      // Interrupted (SIGTERM, SIGINT): the workers stop gracefully before the lock is let go.
+      return Effect.promise(() => running.stop())
+    })
+    if (code !== 0) process.exitCode = code
+  }))
 
 const mintManagementKey = Command.make(
   "mint-management-key",
@@ -50,7 +71,7 @@ const mintManagementKey = Command.make(
 ).pipe(
   Command.withDescription(
     "Make a management key in the gateway's store (SWITCHYARD_DATA_DIR, or DATABASE_URL) and print its secret once: " +
-      "the way back from a lost management key. On PGlite stop the gateway first; on PostgreSQL it may keep running."
+      "the way back from a lost management key. On the embedded store (SQLite) stop the gateway first; on PostgreSQL it may keep running."
   ),
   Command.withExamples([
     { command: "switchyard-server mint-management-key", description: "A management key for the workspace `default`" },

@@ -59,8 +59,10 @@ export const describe = (cause: Cause.Cause<unknown>): string => {
       return oneLine(listenFailure(error.cause))
     case "ConfigError":
       return oneLine(`bad setting: ${messageOf(error.cause ?? error)}`)
+    case "StoreStartFailed":
+      return oneLine(`cannot use ${String((error as Tagged & { store?: unknown }).store)}: ${messages(error.cause)}`)
     case "SqlError":
-      return oneLine(`cannot use the database (DATABASE_URL): ${messages(error)}`)
+      return oneLine(`cannot use the store: ${messages(error)}`)
     default:
       return oneLine(messages(error) || String(tag ?? "unknown failure"))
   }

@@ -81,10 +81,11 @@ describe("GatewayClient against the gateway on 127.0.0.1", () => {
 
   it.live("answers health without a key, at the origin as well as at the base URL", () =>
     Effect.gen(function*() {
-      assert.deepStrictEqual(yield* run(undefined, (client) => client.health()), { status: "ok" })
+      assert.strictEqual((yield* run(undefined, (client) => client.health())).status, "ok")
       const atOrigin = yield* Effect.flatMap(GatewayClient, (client) => client.health())
         .pipe(Effect.provide(GatewayClient.layerFetch({ baseUrl: server.origin })))
-      assert.deepStrictEqual(atOrigin, { status: "ok" })
+      assert.deepStrictEqual(atOrigin.checks.store, { status: "up" })
+      assert.strictEqual(atOrigin.status, "ok")
     }))
 
   it.live("lists keys with the management key, decoded by the contract", () =>

@@ -1,6 +1,6 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Api } from "@switchyard/core/api/Api"
-import { Forbidden } from "@switchyard/core/errors/ApiError"
+import { Conflict, Forbidden } from "@switchyard/core/errors/ApiError"
 import { HttpApi } from "effect/http-api"
 import { type RunningServer, startServer } from "../../../apps/server/test/support/TestServer.ts"
 import { Switchyard } from "../src/Switchyard.ts"
@@ -32,7 +32,7 @@ describe("Switchyard (promise facade)", () => {
     it("resolves with decoded values", async () => {
       await using switchyard = new Switchyard({ baseUrl: server.baseUrl, apiKey: server.managementKey })
       assert.strictEqual(switchyard.baseUrl, server.baseUrl)
-      assert.deepStrictEqual(await switchyard.health(), { status: "ok" })
+      assert.strictEqual((await switchyard.health()).status, "ok")
       const { data } = await switchyard.keys.list({ query: { include_disabled: true } })
       assert.isAtLeast(data.length, 2)
       assert.isBoolean(data[0]!.disabled)
@@ -75,6 +75,19 @@ describe("Switchyard (promise facade)", () => {
       assert.instanceOf(error, Forbidden)
       assert.strictEqual((error as Forbidden)._tag, "Forbidden")
       assert.include((error as Forbidden).message, "management key")
+    })
+
+    it("manages providers and reads the audit log", async () => {
+      await using switchyard = new Switchyard({ baseUrl: server.baseUrl, apiKey: server.managementKey })
+      const local = await switchyard.providerAdmin.get({ params: { slug: "local" } })
+      assert.strictEqual(local.data.source, "config")
+      const refused = await switchyard.providerAdmin.delete({ params: { slug: "local" } }).then(() => undefined, (e: unknown) => e)
+      assert.instanceOf(refused, Conflict)
+      const created = await switchyard.keys.create({ payload: { name: "audited by the client" } })
+      const { data, next_cursor } = await switchyard.audit.list({ query: { action: "key.create", limit: 1 } })
+      assert.strictEqual(data[0]!.target.id, created.data.hash)
+      assert.isNull(next_cursor)
+      assert.deepStrictEqual(await switchyard.audit.verify(), { ok: true, checked: data[0]!.id })
     })
 
     it("stops a call when its signal aborts", async () => {

@@ -75,7 +75,7 @@ const warnIgnored = (sql: SqlClient.SqlClient, given: Secrets) =>
     Effect.gen(function*() {
       const secret = given[name]
       if (Option.isNone(secret)) return
-      const known = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM api_keys
+      const known = yield* sql<{ n: number }>`SELECT CAST(count(*) AS integer) AS n FROM api_keys
         WHERE hash = ${KeySecret.hash(Redacted.value(secret.value))} AND deleted_at IS NULL`
       if ((known[0]?.n ?? 0) > 0) return
       yield* Effect.logWarning(
@@ -97,8 +97,10 @@ export const bootstrap = Effect.fn("Bootstrap.bootstrap")(function*() {
   const sql = yield* SqlClient.SqlClient
   const given = yield* givenSecrets
   return yield* sql.withTransaction(Effect.gen(function*() {
-    yield* sql`SELECT pg_advisory_xact_lock(7031)`
-    const existing = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM workspaces`
+    // Replicas starting together on PostgreSQL take turns on an advisory lock; on SQLite the
+    // transaction's `BEGIN IMMEDIATE` already holds the file's only write lock.
+    yield* sql.onDialectOrElse({ pg: () => Effect.asVoid(sql`SELECT pg_advisory_xact_lock(7031)`), orElse: () => Effect.void })
+    const existing = yield* sql<{ n: number }>`SELECT CAST(count(*) AS integer) AS n FROM workspaces`
     if ((existing[0]?.n ?? 0) > 0) {
       yield* warnIgnored(sql, given)
       return Option.none<Bootstrapped>()

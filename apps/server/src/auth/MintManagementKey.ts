@@ -1,8 +1,8 @@
 /**
  * The way back from a lost management key: `switchyard-server mint-management-key`, run against
- * the gateway's store (the PGlite data directory or `DATABASE_URL`), makes a new management key
+ * the gateway's store (the SQLite store of the data directory or `DATABASE_URL`), makes a new management key
  * for a workspace's first administrator and prints its secret once. It needs no key: whoever can
- * open the store already holds everything a key guards. On PGlite it runs only while no gateway
+ * open the store already holds everything a key guards. On the embedded store it runs only while no gateway
  * holds the data directory (the lock, DataDirLock.ts); on PostgreSQL it works beside running
  * gateways, which accept the new key at once (unknown hashes are never kept, ApiKeyRepo.ts).
  */
@@ -33,7 +33,7 @@ export const mint = Effect.fn("MintManagementKey.mint")(function*(options: { rea
     ORDER BY m.created_at, m.user_id LIMIT 1`
   const owner = owners[0]
   if (owner === undefined) {
-    const any = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM workspaces WHERE deleted_at IS NULL`
+    const any = yield* sql<{ n: number }>`SELECT CAST(count(*) AS integer) AS n FROM workspaces WHERE deleted_at IS NULL`
     return yield* new MintRefused({
       message: (any[0]?.n ?? 0) === 0
         ? "the store has no workspace yet: start the gateway once, it creates the workspace `default` and prints its first keys"
@@ -67,15 +67,15 @@ export const announce = (minted: Minted) =>
   ].join("\n"))
 
 /**
- * A running gateway holds the PGlite data directory: the command says so and leaves the store
- * alone (two processes on one PGlite directory overwrite each other's files).
+ * A running gateway holds the data directory: the command says so and leaves the store alone (one
+ * gateway per data directory, DataDirLock.ts).
  */
 export const refuseWhileLocked = <A, R>(self: Effect.Effect<A, unknown, R>): Effect.Effect<A, unknown, R> =>
   Effect.catch(self, (error) =>
     Effect.fail(
       error instanceof DataDirLocked
         ? new MintRefused({
-          message: `a gateway is running on ${error.dataDir} (${error.holder}); PGlite admits one process per data directory: ` +
+          message: `a gateway is running on ${error.dataDir} (${error.holder}); one gateway runs per data directory: ` +
             "stop the gateway, run this again, then start it (on PostgreSQL this works while gateways run)"
         })
         : error

@@ -89,20 +89,19 @@ const evictSql: Evict<SqlClient.SqlClient> = Effect.gen(function*() {
   const deleteUpTo = (where: Statement.Fragment) =>
     Effect.gen(function*() {
       while (true) {
-        const gone = yield* sql<{ n: number }>`WITH gone AS (
-            DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE ${where} ORDER BY expires, id LIMIT ${evictBatch})
-            RETURNING 1)
-          SELECT count(*)::int AS n FROM gone`
-        if ((gone[0]?.n ?? 0) < evictBatch) return
+        const gone = yield* sql`DELETE FROM ${table}
+          WHERE id IN (SELECT id FROM ${table} WHERE ${where} ORDER BY expires, id LIMIT ${evictBatch})
+          RETURNING 1 AS n`
+        if (gone.length < evictBatch) return
       }
     })
   return (_store, bound, _written, now) =>
     Effect.gen(function*() {
       yield* deleteUpTo(sql`expires <= ${now}`)
-      const edge = yield* sql<{ expires: string; id: string }>`SELECT expires::text AS expires, id FROM ${table}
-        ORDER BY expires DESC, id DESC OFFSET ${bound.maxEntries} LIMIT 1`
+      const edge = yield* sql<{ expires: string; id: string }>`SELECT CAST(expires AS text) AS expires, id FROM ${table}
+        ORDER BY expires DESC, id DESC LIMIT 1 OFFSET ${bound.maxEntries}`
       const first = edge[0]
-      if (first !== undefined) yield* deleteUpTo(sql`(expires, id) <= (${first.expires}::bigint, ${first.id})`)
+      if (first !== undefined) yield* deleteUpTo(sql`(expires, id) <= (CAST(${first.expires} AS bigint), ${first.id})`)
     })
 })
 
@@ -145,14 +144,18 @@ const layerWith = <R>(evict: Evict<R>) =>
       // The bound is checked after every hundredth of its size in writes, not after each one.
       const evictEvery = Math.max(1, Math.floor(config.maxEntries / 100))
       let pending: Array<string> = []
+      // Redis's outages are announced once by its connection (RedisConnection.ts), not per request:
+      // while it is down the store is not asked at all, and a failure reads as a miss quietly.
+      const redis = Option.getOrUndefined(yield* Effect.serviceOption(RedisConnection.RedisStatus))
+      const storeDown = () => redis?.state() === "down"
       const warn = (what: string) => (cause: unknown) =>
-        Effect.logWarning(`embeddings cache: ${what} failed; the request goes on without it`).pipe(
-          Effect.annotateLogs({ cause: String(cause) })
-        )
+        (redis === undefined ? Effect.logWarning : Effect.logDebug)(
+          `embeddings cache: ${what} failed; the request goes on without it`
+        ).pipe(Effect.annotateLogs({ cause: String(cause) }))
 
       const fromStore = (keys: ReadonlyArray<string>) =>
-        keys.length === 0
-          ? Effect.succeed([])
+        keys.length === 0 || storeDown()
+          ? Effect.succeed(keys.map(() => undefined))
           : store.getMany(keys as [string, ...Array<string>]).pipe(
             Effect.map((values) => values.map(asEntry)),
             Effect.catch((cause) => Effect.as(warn("reading")(cause), keys.map(() => undefined)))
@@ -191,6 +194,7 @@ const layerWith = <R>(evict: Evict<R>) =>
       const evictNow = Effect.gen(function*() {
         const written = pending
         pending = []
+        if (storeDown()) return
         const now = yield* Clock.currentTimeMillis
         yield* evictOverflow(store, { maxEntries: config.maxEntries, ttlMillis: config.ttlSeconds * 1000 }, written, now)
       }).pipe(Effect.catch(warn("evicting")))
@@ -202,6 +206,7 @@ const layerWith = <R>(evict: Evict<R>) =>
         Effect.gen(function*() {
           if (entries.length === 0) return true
           for (const [key, entry] of entries) yield* remember(key, entry)
+          if (storeDown()) return false
           const stored = yield* store.setMany(entries.map(([key, entry]) => [key, toPersisted(entry), ttl] as const) as [
             readonly [string, object, Duration.Duration],
             ...Array<readonly [string, object, Duration.Duration]>

@@ -4,10 +4,13 @@ import type { EmbeddingsError, PreparationError } from "@switchyard/core/errors/
 import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import type * as RoutePlan from "@switchyard/core/routing/RoutePlan"
 import type * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest"
-import { Accounting } from "@switchyard/core/store/Accounting"
+import { Accounting, type Reservation } from "@switchyard/core/store/Accounting"
 import { ByokStore } from "@switchyard/core/store/ByokStore"
 import * as CachePolicy from "@switchyard/core/cache/CachePolicy"
-import { Clock, Config, Context, Effect, Exit, Layer } from "effect"
+import { Clock, Config, Context, Effect, Exit, Layer, Result } from "effect"
+import * as Money from "@switchyard/core/catalog/Money"
+import type { EmbeddingProvider } from "@switchyard/core"
+import * as Route from "../routing/Route.ts"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { Adapters } from "../providers/Adapters.ts"
 import * as CachedEmbed from "../cache/CachedEmbed.ts"
@@ -59,6 +62,18 @@ export class Embeddings extends Context.Service<Embeddings, {
     request: EmbeddingRequest.EmbeddingRequest,
     options: Preparation.CallOptions
   ) => Effect.Effect<DryRun, PreparationError | StoreUnavailable>
+  /**
+   * Requests of text input that differ only in their input (a batch's lines), served by one
+   * route and one run of attempts whose input is all of theirs, each still held, settled and
+   * recorded as its own generation: its share of the upstream's token count (in proportion to
+   * its items' bounds, whole tokens that add up to the count) at the serving endpoint's price.
+   * A request refused by a limit fails alone. A workspace that reads the embeddings cache has
+   * each request served on its own.
+   */
+  readonly createMany: (
+    caller: CallerShape,
+    requests: ReadonlyArray<{ readonly request: EmbeddingRequest.EmbeddingRequest; readonly generationId: string }>
+  ) => Effect.Effect<ReadonlyArray<Result.Result<Settlement.Served, EmbeddingsError>>>
 }>()("@switchyard/server/embeddings/Embeddings") {
   static readonly layer = Layer.effect(
     Embeddings,
@@ -84,7 +99,8 @@ export class Embeddings extends Context.Service<Embeddings, {
         caller: CallerShape,
         request: EmbeddingRequest.EmbeddingRequest,
         prepared: Preparation.Prepared,
-        startedAt: number
+        startedAt: number,
+        givenId: string | undefined
       ) {
         const attempts = attempt(request, prepared)
         // Every endpoint of the plan is looked up before any hold, in one read: when the cache
@@ -97,7 +113,7 @@ export class Embeddings extends Context.Service<Embeddings, {
         if (served !== undefined) {
           const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
           // No upstream took part: the answer has no attempt.
-          return yield* Settlement.record(accounting, caller, request, prepared, { ...served, reports: [] }, latencyMs)
+          return yield* Settlement.record(accounting, caller, request, prepared, { ...served, reports: [] }, latencyMs, givenId)
         }
         const reservation = yield* accounting.reserve({
           keyId: caller.keyId,
@@ -117,7 +133,7 @@ export class Embeddings extends Context.Service<Embeddings, {
           attemptTimeoutMs: config.attemptTimeoutMs
         })
         const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
-        return yield* Settlement.settle(accounting, reservation, request, prepared, outcome, latencyMs)
+        return yield* Settlement.settle(accounting, reservation, request, prepared, outcome, latencyMs, givenId)
       })
 
       // What the cache did for a request, counted once whatever number of endpoints it was looked
@@ -142,7 +158,7 @@ export class Embeddings extends Context.Service<Embeddings, {
       ) {
         const startedAt = yield* Clock.currentTimeMillis
         const prepared = yield* prepare(caller, request, options)
-        return yield* serve(caller, request, prepared, startedAt).pipe(Effect.onExit((exit) => counted(prepared, exit)))
+        return yield* serve(caller, request, prepared, startedAt, options.generationId).pipe(Effect.onExit((exit) => counted(prepared, exit)))
       }, Span.within("Embeddings.create"))
 
       const dryRun = Effect.fnUntraced(function*(
@@ -163,8 +179,119 @@ export class Embeddings extends Context.Service<Embeddings, {
         } satisfies DryRun
       }, Span.within("Embeddings.dryRun"))
 
+      const one = (caller: CallerShape, request: EmbeddingRequest.EmbeddingRequest, generationId: string) =>
+        Effect.result(inFlight.track(create(caller, request, { generationId })))
+
+      const createMany = (
+        caller: CallerShape,
+        requests: ReadonlyArray<{ readonly request: EmbeddingRequest.EmbeddingRequest; readonly generationId: string }>
+      ): Effect.Effect<ReadonlyArray<Result.Result<Settlement.Served, EmbeddingsError>>> =>
+        Effect.gen(function*() {
+          const startedAt = yield* Clock.currentTimeMillis
+          const inputs = requests.map((r) => UpstreamInput.normalize(r.request.input))
+          const texts = (i: number) => {
+            const input = inputs[i]!
+            return input._tag === "Texts" ? input.texts : []
+          }
+          const combined = { ...requests[0]!.request, input: requests.flatMap((_, i) => texts(i)) }
+          const planned = yield* Effect.result(prepare(caller, combined, {}))
+          if (Result.isFailure(planned)) return requests.map(() => Result.fail(planned.failure))
+          const prepared = planned.success
+          if (requests.length === 1 || prepared.cachePolicy.read || inputs.some((input) => input._tag !== "Texts")) {
+            return yield* Effect.forEach(requests, (r) => one(caller, r.request, r.generationId), { concurrency: "unbounded" })
+          }
+          const bounds = inputs.map(UpstreamInput.tokenBound)
+          const byok = prepared.attempts.every((a) => a.byok)
+          const held = yield* Effect.forEach(requests, (_, i) =>
+            Effect.result(accounting.reserve({
+              keyId: caller.keyId,
+              workspaceId: caller.workspaceId,
+              amountNanos: Money.toUnits(
+                Route.worstOf(prepared.plan, (endpoint) => Cost.compute(endpoint.pricing, { prompt_tokens: bounds[i]!.tokens, images: 0 }).total),
+                9,
+                "up"
+              ),
+              byok
+            })), { concurrency: "unbounded" })
+          const results: Array<Result.Result<Settlement.Served, EmbeddingsError> | undefined> = held.map((h) =>
+            Result.isFailure(h) ? Result.fail(h.failure) : undefined
+          )
+          const admitted: Array<number> = []
+          const reservations: Array<Reservation> = []
+          for (const [i, h] of held.entries()) {
+            if (Result.isSuccess(h)) {
+              admitted.push(i)
+              reservations.push(h.success)
+            }
+          }
+          const done = () => results.map((r) => r!)
+          if (admitted.length === 0) return done()
+          const input: EmbeddingProvider.EmbeddingInput = { _tag: "Texts", texts: admitted.flatMap(texts) }
+          const request = { ...combined, input: input.texts }
+          const bound = UpstreamInput.tokenBound(input)
+          const group: Preparation.Prepared = {
+            ...prepared,
+            input,
+            bound,
+            worstNanos: reservations.reduce((n, r) => n + r.amountNanos, 0n)
+          }
+          const outcome = yield* Effect.result(HeldAttempts.run({
+            accounting,
+            reservation: reservations[0]!,
+            attempts: group.attempts,
+            call: attempt(request, group).call(),
+            observe: observe(caller),
+            span: "Embeddings.attempt",
+            tokensOf: (value) => value.promptTokens,
+            timeoutMs: config.requestTimeoutMs,
+            attemptTimeoutMs: config.attemptTimeoutMs
+          }))
+          if (Result.isFailure(outcome)) {
+            yield* Effect.forEach(reservations, accounting.release, { discard: true })
+            for (const i of admitted) results[i] = Result.fail(outcome.failure)
+            return done()
+          }
+          const served = outcome.success
+          const weights = admitted.map((i) => bounds[i]!.tokens)
+          const prompt = CachedEmbed.apportion(served.value.promptTokens, weights)
+          const total = CachedEmbed.apportion(served.value.totalTokens, weights)
+          const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
+          let offset = 0
+          yield* Effect.forEach(admitted, (i, j) => {
+            const count = texts(i).length
+            const from = offset
+            offset += count
+            const own = served.value.embeddings
+              .filter((e) => e.index >= from && e.index < from + count)
+              .map((e) => ({ index: e.index - from, embedding: e.embedding }))
+            const value: CachedEmbed.CachedResult = {
+              embeddings: own,
+              promptTokens: prompt[j]!,
+              totalTokens: total[j]!,
+              cachedItems: 0,
+              cachedTokens: 0,
+              cachedBytes: 0,
+              sent: inputs[i]
+            }
+            const line: Preparation.Prepared = { ...prepared, input: inputs[i]!, bound: bounds[i]!, worstNanos: reservations[j]!.amountNanos }
+            return Settlement.settle(accounting, reservations[j]!, requests[i]!.request, line, { ...served, value }, latencyMs, requests[i]!.generationId).pipe(
+              Effect.result,
+              Effect.flatMap((settled) =>
+                Effect.sync(() => {
+                  results[i] = settled
+                })
+              )
+            )
+          }, { concurrency: "unbounded", discard: true })
+          return done()
+        })
+
       // Counted until settled: the ledger batch waits a moment for the rows of requests in flight.
-      return Embeddings.of({ create: (caller, request, options) => inFlight.track(create(caller, request, options)), dryRun })
+      return Embeddings.of({
+        create: (caller, request, options) => inFlight.track(create(caller, request, options)),
+        dryRun,
+        createMany: (caller, requests) => inFlight.track(createMany(caller, requests))
+      })
     })
   )
 }

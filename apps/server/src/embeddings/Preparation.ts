@@ -14,6 +14,11 @@ export interface CallOptions {
   readonly seed?: number | undefined
   /** The request's `x-switchyard-cache` directive; `default` when absent. */
   readonly cache?: CachePolicy.Directive | undefined
+  /**
+   * The generation id to settle under, instead of a fresh one: a batch line's, derived from its
+   * batch and line so that a line run again is never charged twice (`settle` is idempotent on it).
+   */
+  readonly generationId?: string | undefined
 }
 
 /**

@@ -75,12 +75,13 @@ export const settle = Effect.fnUntraced(function*(
   request: EmbeddingRequest.EmbeddingRequest,
   prepared: Prepared,
   outcome: Fallback.Served<CachedEmbed.CachedResult>,
-  latencyMs?: number
+  latencyMs?: number,
+  givenId?: string
 ) {
   const { attempt: { candidate, byok: isByok }, value: result } = outcome
   const images = result.sent === undefined ? 0 : UpstreamInput.imageCount(result.sent)
   const upstreamAtto = Cost.compute(candidate.endpoint.pricing, { prompt_tokens: result.promptTokens, images }).total
-  const id = yield* generationId
+  const id = givenId ?? (yield* generationId)
   const settlement = yield* accounting.settle(reservation, {
     generationId: id,
     model: candidate.endpoint.model,
@@ -107,10 +108,11 @@ export const record = Effect.fnUntraced(function*(
   request: EmbeddingRequest.EmbeddingRequest,
   prepared: Prepared,
   outcome: Fallback.Served<CachedEmbed.CachedResult>,
-  latencyMs: number
+  latencyMs: number,
+  givenId?: string
 ) {
   const { attempt: { candidate, byok: isByok }, value: result } = outcome
-  const id = yield* generationId
+  const id = givenId ?? (yield* generationId)
   yield* accounting.record({
     keyId: caller.keyId,
     workspaceId: caller.workspaceId,

@@ -3,6 +3,7 @@ import * as Workspace from "@switchyard/core/schema/Workspace"
 import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Cache, Context, Duration, Effect, Exit, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { type Flag, flagOrNull } from "../store/Columns.ts"
 
 /**
  * What the embeddings path needs of a workspace: its name (the catalog's workspace settings are
@@ -48,11 +49,11 @@ export class Workspaces extends Context.Service<Workspaces, {
       const sql = yield* SqlClient.SqlClient
       const settings = yield* Cache.makeWith(
         (workspaceId: string) =>
-          sql<{ slug: string; cache: boolean | null; routing: string | null }>`SELECT slug, cache, routing FROM workspaces WHERE id = ${workspaceId}`.pipe(
+          sql<{ slug: string; cache: Flag | null; routing: string | null }>`SELECT slug, cache, routing FROM workspaces WHERE id = ${workspaceId}`.pipe(
             fromSqlError("workspaces.settings"),
             Effect.map((rows): WorkspaceSettings => ({
               slug: rows[0]?.slug ?? "",
-              cache: rows[0]?.cache ?? null,
+              cache: flagOrNull(rows[0]?.cache ?? null),
               routing: Workspace.decodeRouting(rows[0]?.routing ?? null)
             }))
           ),

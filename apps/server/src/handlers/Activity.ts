@@ -2,6 +2,7 @@ import { Api } from "@switchyard/core/api/Api"
 import { Caller } from "@switchyard/core/api/Authorization"
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import * as Cost from "@switchyard/core/catalog/Cost"
+import type * as Catalog from "@switchyard/core/catalog/Catalog"
 import * as Money from "@switchyard/core/catalog/Money"
 import { BadRequest, NotFound } from "@switchyard/core/errors/ApiError"
 import type { ActivityItem, GenerationRecord } from "@switchyard/core/schema/Activity"
@@ -105,20 +106,28 @@ export const ActivityHandlers = HttpApiBuilder.group(
     const retention = yield* LedgerRetention
     const keys = yield* ApiKeyStore
     const loaded = yield* CurrentCatalog
-    const providerNames = new Map(loaded.catalog.providers.map((p) => [p.slug, p.name]))
-    const nameOf = (slug: string) => providerNames.get(slug) ?? slug
-    // A ledger row's task is its model's: the catalog serves a model for one task.
-    const rerankModels = new Set(
-      loaded.catalog.providers.flatMap((p) => p.endpoints.filter((e) => e.task === "rerank").map((e) => e.model.toLowerCase()))
-    )
-    const apiTypeOf = (model: string) => (rerankModels.has(model.toLowerCase()) ? "rerank" as const : "embeddings" as const)
-    // What cached tokens would cost at each endpoint's current prompt price (no per-request part:
-    // a request is charged its request price whether or not the cache answered some of it).
-    const promptPrices = new Map(
-      loaded.catalog.providers.flatMap((p) => p.endpoints.map((e) => [`${p.slug}@${e.model.toLowerCase()}`, e.pricing] as const))
-    )
+    // Indexed once per catalog snapshot (providers managed at runtime swap it).
+    let indexed:
+      | { readonly catalog: unknown; readonly names: ReadonlyMap<string, string>; readonly rerank: ReadonlySet<string>; readonly prices: ReadonlyMap<string, Catalog.Pricing> }
+      | undefined
+    const indexes = () => {
+      const catalog = loaded.catalog
+      if (indexed?.catalog === catalog) return indexed
+      indexed = {
+        catalog,
+        names: new Map(catalog.providers.map((p) => [p.slug, p.name])),
+        // A ledger row's task is its model's: the catalog serves a model for one task.
+        rerank: new Set(catalog.providers.flatMap((p) => p.endpoints.filter((e) => e.task === "rerank").map((e) => e.model.toLowerCase()))),
+        // What cached tokens would cost at each endpoint's current prompt price (no per-request part:
+        // a request is charged its request price whether or not the cache answered some of it).
+        prices: new Map(catalog.providers.flatMap((p) => p.endpoints.map((e) => [`${p.slug}@${e.model.toLowerCase()}`, e.pricing] as const)))
+      }
+      return indexed
+    }
+    const nameOf = (slug: string) => indexes().names.get(slug) ?? slug
+    const apiTypeOf = (model: string) => (indexes().rerank.has(model.toLowerCase()) ? "rerank" : "embeddings")
     const savings = (provider: string, model: string, cachedTokens: number) => {
-      const pricing = promptPrices.get(`${provider}@${model.toLowerCase()}`)
+      const pricing = indexes().prices.get(`${provider}@${model.toLowerCase()}`)
       return pricing === undefined || cachedTokens === 0
         ? 0
         : Money.toNumber(Cost.compute(pricing, { prompt_tokens: cachedTokens, requests: 0 }).prompt)

@@ -8,7 +8,8 @@ import { Effect, Option, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { refuseNul } from "../http/NulCharacters.ts"
-import { currentTime, requireManagement, resolveWorkspace } from "./Management.ts"
+import { AuditLog } from "../store/AuditRepo.ts"
+import { currentTime, fieldsOf, requireManagement, resolveWorkspace } from "./Management.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 
 const refuseUnsupported = (body: CreateByokBody | UpdateByokBody) => {
@@ -34,13 +35,16 @@ export const ByokHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const store = yield* ByokStore
     const keys = yield* ApiKeyStore
+    const audit = yield* AuditLog
     const loaded = yield* CurrentCatalog
-    const inCatalog = new Set(loaded.catalog.providers.filter((p) => p.adapter !== "local").map((p) => p.slug))
     // A credential for a catalog provider the gateway has no credential of its own for turns that
     // provider on for the workspace's routing: said in the answer and in the log, never silently.
+    // The catalog is read at each call (providers managed at runtime change it).
     const activation = (credential: ByokKey) =>
       Effect.gen(function*() {
-        const activates = !credential.disabled && inCatalog.has(credential.provider) && !loaded.active.has(credential.provider)
+        const provider = loaded.catalog.providers.find((p) => p.slug === credential.provider)
+        const activates = !credential.disabled && provider !== undefined && provider.adapter !== "local" &&
+          !loaded.active.has(credential.provider)
         if (activates) {
           yield* Effect.logInfo("BYOK credential activates a provider for the workspace's routing").pipe(Effect.annotateLogs({
             provider: credential.provider,
@@ -72,14 +76,14 @@ export const ByokHandlers = HttpApiBuilder.group(
           const caller = yield* requireManagement
           yield* refuseUnsupported(payload)
           const workspaceId = yield* resolveWorkspace(keys, payload.workspace_id, caller.workspaceId)
-          const data = yield* store.create({
+          const data = yield* audit.recorded(store.create({
             workspaceId,
             provider: payload.provider,
             secret: Redacted.make(payload.key),
             name: payload.name ?? null,
             disabled: payload.disabled ?? false,
             now: yield* currentTime
-          })
+          }), (created) => ({ action: "byok.create", target: { type: "byok", id: created.id }, workspaceId, after: created }))
           return { data: yield* activation(data) }
         })))
       .handle("get", ({ params }) =>
@@ -92,18 +96,48 @@ export const ByokHandlers = HttpApiBuilder.group(
         StoreFailure.answer(Effect.gen(function*() {
           const workspaceIds = yield* visible
           yield* refuseUnsupported(payload)
-          const updated = yield* store.update(params.id, workspaceIds, {
-            ...(payload.key !== undefined ? { secret: Redacted.make(payload.key) } : {}),
-            ...(payload.name !== undefined ? { name: payload.name } : {}),
-            ...(payload.disabled !== undefined ? { disabled: payload.disabled } : {}),
-            now: yield* currentTime
-          })
+          const now = yield* currentTime
+          // The secret itself is never recorded: its label (first and last characters) says it changed.
+          const changed = Object.keys(payload).map((field) => (field === "key" ? "label" : field))
+          const updated = yield* audit.recorded(
+            Effect.gen(function*() {
+              const before = yield* store.get(params.id, workspaceIds)
+              const after = yield* store.update(params.id, workspaceIds, {
+                ...(payload.key !== undefined ? { secret: Redacted.make(payload.key) } : {}),
+                ...(payload.name !== undefined ? { name: payload.name } : {}),
+                ...(payload.disabled !== undefined ? { disabled: payload.disabled } : {}),
+                now
+              })
+              return Option.all({ before, after })
+            }),
+            Option.match({
+              onNone: () => undefined,
+              onSome: ({ after, before }) => ({
+                action: "byok.update",
+                target: { type: "byok", id: after.id },
+                workspaceId: after.workspace_id,
+                before: fieldsOf(before, changed),
+                after: fieldsOf(after, changed)
+              })
+            })
+          )
           if (Option.isNone(updated)) return yield* noCredential(params.id)
-          return { data: yield* activation(updated.value) }
+          return { data: yield* activation(updated.value.after) }
         })))
       .handle("delete", ({ params }) =>
         StoreFailure.answer(Effect.gen(function*() {
-          if (!(yield* store.remove(params.id, yield* visible))) return yield* noCredential(params.id)
+          const workspaceIds = yield* visible
+          const removed = yield* audit.recorded(
+            Effect.gen(function*() {
+              const before = yield* store.get(params.id, workspaceIds)
+              return (yield* store.remove(params.id, workspaceIds)) ? before : Option.none()
+            }),
+            Option.match({
+              onNone: () => undefined,
+              onSome: (before) => ({ action: "byok.delete", target: { type: "byok", id: before.id }, workspaceId: before.workspace_id, before })
+            })
+          )
+          if (Option.isNone(removed)) return yield* noCredential(params.id)
           return { deleted: true as const }
         })))
   })

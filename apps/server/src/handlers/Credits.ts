@@ -7,6 +7,7 @@ import type { CreditTotals } from "@switchyard/core/store/Accounting"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { refuseNul } from "../http/NulCharacters.ts"
+import { AuditLog } from "../store/AuditRepo.ts"
 import { requireManagement, resolveWorkspace } from "./Management.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 
@@ -25,6 +26,7 @@ export const CreditsHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const accounting = yield* Accounting
     const keys = yield* ApiKeyStore
+    const audit = yield* AuditLog
     return handlers
       .handle("get", ({ query }) =>
         StoreFailure.answer(Effect.gen(function*() {
@@ -44,12 +46,15 @@ export const CreditsHandlers = HttpApiBuilder.group(
               metadata: { field: "amount" }
             })
           }
-          return toWire(yield* accounting.addCredits({
-            workspaceId,
-            amountNanos: amount,
-            note: payload.note ?? null,
-            grantedByKeyId: caller.keyId
-          }))
+          return toWire(yield* audit.recorded(
+            accounting.addCredits({ workspaceId, amountNanos: amount, note: payload.note ?? null, grantedByKeyId: caller.keyId }),
+            (totals) => ({
+              action: "credits.add",
+              target: { type: "workspace", id: workspaceId },
+              workspaceId,
+              after: { amount: creditsFromNanos(amount), note: payload.note ?? null, total_credits: creditsFromNanos(totals.totalCreditsNanos) }
+            })
+          ))
         })))
   })
 )

@@ -11,7 +11,8 @@ import { HttpApiBuilder } from "effect/http-api"
 import * as KeySecret from "../auth/KeySecret.ts"
 import { refuseNul } from "../http/NulCharacters.ts"
 import { KeyRateLimit } from "../http/RateLimit.ts"
-import { currentTime, requireManagement, resolveWorkspace } from "./Management.ts"
+import { AuditLog } from "../store/AuditRepo.ts"
+import { currentTime, fieldsOf, requireManagement, resolveWorkspace } from "./Management.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 
 
@@ -39,6 +40,7 @@ export const KeysHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const keys = yield* ApiKeyStore
     const rateLimit = yield* KeyRateLimit
+    const audit = yield* AuditLog
     const defaultWorkspace = (caller: typeof Caller.Service) =>
       Effect.map(keys.defaultWorkspaceOf(caller.userId), Option.getOrElse(() => caller.workspaceId))
     return handlers
@@ -84,7 +86,7 @@ export const KeysHandlers = HttpApiBuilder.group(
             return yield* new BadRequest({ message: "external.api_key is not supported", metadata: { field: "external.api_key" } })
           }
           const secret = KeySecret.generate()
-          const data = yield* keys.create({
+          const data = yield* audit.recorded(keys.create({
             kind,
             userId: owner,
             workspaceId,
@@ -97,7 +99,12 @@ export const KeysHandlers = HttpApiBuilder.group(
             expiresAt: yield* futureInstant(payload.expires_at ?? null, now),
             externalUser: payload.external?.user ?? null,
             now
-          })
+          }), (created) => ({
+            action: "key.create",
+            target: { type: "key", id: created.hash },
+            workspaceId,
+            after: { ...created, kind }
+          }))
           return { data, key: secret }
         })))
       .handle("get", ({ params }) =>
@@ -123,9 +130,26 @@ export const KeysHandlers = HttpApiBuilder.group(
             ...(payload.include_byok_in_limit !== undefined ? { includeByokInLimit: payload.include_byok_in_limit } : {}),
             ...(payload.expires_at !== undefined ? { expiresAt: yield* futureInstant(payload.expires_at, now) } : {})
           }
-          const updated = yield* keys.update({ userId: caller.userId, hash: params.hash, now, patch })
+          const changed = Object.keys(payload)
+          const updated = yield* audit.recorded(
+            Effect.gen(function*() {
+              const before = yield* keys.get({ userId: caller.userId, hash: params.hash, now })
+              const after = yield* keys.update({ userId: caller.userId, hash: params.hash, now, patch })
+              return Option.all({ before, after })
+            }),
+            Option.match({
+              onNone: () => undefined,
+              onSome: ({ after, before }) => ({
+                action: "key.update",
+                target: { type: "key", id: after.hash },
+                workspaceId: after.workspace_id,
+                before: fieldsOf(before, changed),
+                after: fieldsOf(after, changed)
+              })
+            })
+          )
           if (Option.isNone(updated)) return yield* noKey(params.hash)
-          return { data: updated.value }
+          return { data: updated.value.after }
         })))
       .handle("delete", ({ params }) =>
         StoreFailure.answer(Effect.gen(function*() {
@@ -133,8 +157,24 @@ export const KeysHandlers = HttpApiBuilder.group(
           if (params.hash === caller.keyHash) {
             return yield* new BadRequest({ message: "A key cannot delete itself" })
           }
-          const removed = yield* keys.remove({ userId: caller.userId, hash: params.hash, now: yield* currentTime })
-          if (!removed) return yield* noKey(params.hash)
+          const now = yield* currentTime
+          const removed = yield* audit.recorded(
+            Effect.gen(function*() {
+              const before = yield* keys.get({ userId: caller.userId, hash: params.hash, now })
+              const gone = yield* keys.remove({ userId: caller.userId, hash: params.hash, now })
+              return gone ? before : Option.none()
+            }),
+            Option.match({
+              onNone: () => undefined,
+              onSome: (before) => ({
+                action: "key.delete",
+                target: { type: "key", id: before.hash },
+                workspaceId: before.workspace_id,
+                before
+              })
+            })
+          )
+          if (Option.isNone(removed)) return yield* noKey(params.hash)
           return { deleted: true as const }
         })))
       .handle("current", () =>

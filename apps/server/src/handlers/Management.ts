@@ -44,3 +44,13 @@ export const resolveWorkspace = (keys: ApiKeyStore["Service"], requested: string
 
 /** The current time, as the `Date` the stores take. */
 export const currentTime = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+/**
+ * The named fields of a record, for an audit entry's `before` and `after` (what a change touched,
+ * not the whole record).
+ */
+export const fieldsOf = (record: object, names: ReadonlyArray<string>): Record<string, unknown> => {
+  const out: Record<string, unknown> = {}
+  for (const name of names) if (name in record) out[name] = (record as Record<string, unknown>)[name]
+  return out
+}

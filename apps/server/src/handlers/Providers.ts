@@ -14,6 +14,9 @@ import { HttpApiBuilder } from "effect/http-api"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import * as WorkspaceProviders from "../catalog/WorkspaceProviders.ts"
 import { EndpointHealth } from "../embeddings/EndpointHealth.ts"
+import { Administrators } from "../auth/Administrators.ts"
+import { LiveCatalog } from "../catalog/LiveCatalog.ts"
+import { ProviderRepo } from "../store/ProviderRepo.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 
 const scaled = (p: Percentiles | undefined, factor: number) =>
@@ -30,7 +33,9 @@ export const ProvidersHandlers = HttpApiBuilder.group(
     const loaded = yield* CurrentCatalog
     const health = yield* EndpointHealth
     const byok = yield* ByokStore
-    const providers = loaded.catalog.providers
+    const administrators = yield* Administrators
+    const live = yield* LiveCatalog
+    const repo = yield* ProviderRepo
 
     // Active for this caller: configured with the gateway's own credential, or the workspace's.
     const activeFor = WorkspaceProviders.activeFor(loaded, byok)
@@ -79,7 +84,17 @@ export const ProvidersHandlers = HttpApiBuilder.group(
         StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* Caller
           const data: Array<ProviderRecord> = []
+          // An administrator sees where each provider comes from, the disabled ones too, and whether its credential is set.
+          const administrator = yield* administrators.isAdministrator(caller)
+          const declared = new Set(live.declared.catalog.providers.map((p) => p.slug))
+          const stored = administrator ? yield* repo.all : []
+          const managed = new Map(stored.map((one) => [one.provider.slug, one]))
+          const providers = [
+            ...loaded.catalog.providers,
+            ...stored.filter((one) => !one.provider.enabled && !declared.has(one.provider.slug)).map((one) => one.provider)
+          ]
           for (const provider of providers) {
+            const one = managed.get(provider.slug)
             data.push({
               slug: provider.slug,
               name: provider.name,
@@ -88,7 +103,16 @@ export const ProvidersHandlers = HttpApiBuilder.group(
               status_page_url: null,
               active: yield* activeFor(caller.workspaceId, provider),
               data_collection: provider.data_collection,
-              zdr: provider.zdr
+              zdr: provider.zdr,
+              ...(administrator
+                ? {
+                  source: one === undefined ? "config" as const : "api" as const,
+                  enabled: provider.enabled,
+                  api_key: one === undefined
+                    ? { set: live.declared.credentials.has(provider.slug), last4: null }
+                    : { set: one.credentialSet, last4: one.last4 }
+                }
+                : {})
             })
           }
           return { data }
@@ -101,7 +125,7 @@ export const ProvidersHandlers = HttpApiBuilder.group(
           const endpoints: Array<EndpointRecord> = []
           const served: Array<Endpoint> = []
           const modalities = new Set<string>()
-          for (const provider of providers) {
+          for (const provider of loaded.catalog.providers) {
             const own = provider.endpoints.filter((e) => e.model.toLowerCase() === model)
             if (own.length === 0) continue
             const active = yield* activeFor(caller.workspaceId, provider)

@@ -10,7 +10,8 @@ import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { cacheEnabled, routingOf, Workspaces } from "../embeddings/Workspaces.ts"
 import { refuseNul } from "../http/NulCharacters.ts"
 import { type StoredWorkspace, WorkspaceRepo } from "../store/WorkspaceRepo.ts"
-import { currentTime, requireManagement } from "./Management.ts"
+import { AuditLog } from "../store/AuditRepo.ts"
+import { currentTime, fieldsOf, requireManagement } from "./Management.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 
 
@@ -49,6 +50,9 @@ const refuseUnsupported = (body: CreateWorkspaceBody | UpdateWorkspaceBody) => {
   }))
 }
 
+/** The fields of a workspace's provider settings, stored together as its `routing`. */
+const routingFields: ReadonlySet<string> = new Set(["only", "ignore", "data_collection", "zdr"])
+
 const slugTaken = (slug: string) =>
   new BadRequest({ message: `The slug ${slug} is taken by another workspace`, metadata: { field: "slug" } })
 
@@ -86,6 +90,7 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
     const keys = yield* ApiKeyStore
     const { catalog } = yield* CurrentCatalog
     const workspaces = yield* Workspaces
+    const audit = yield* AuditLog
     // The cache switch and the provider settings as they apply: what a management key set, else
     // the config file's.
     const shown = ({ routing, ...workspace }: StoredWorkspace) => {
@@ -112,7 +117,18 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
           const caller = yield* requireManagement
           yield* refuseNul(payload)
           yield* refuseUnsupported(payload)
-          const created = yield* repo.create(caller.userId, payload, yield* currentTime)
+          const created = yield* audit.recorded(
+            repo.create(caller.userId, payload, yield* currentTime),
+            Option.match({
+              onNone: () => undefined,
+              onSome: (workspace) => ({
+                action: "workspace.create",
+                target: { type: "workspace", id: workspace.id },
+                workspaceId: workspace.id,
+                after: workspace
+              })
+            })
+          )
           if (Option.isNone(created)) return yield* slugTaken(payload.slug)
           return { data: shown(created.value) }
         })))
@@ -122,10 +138,24 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
           yield* refuseNul(payload)
           const found = yield* administered(repo, params.id, "change it")
           yield* refuseUnsupported(payload)
-          const updated = yield* repo.update(found.workspace.id, {
-            ...payload,
-            routing: (current) => patchRouting(current, payload)
-          }, yield* currentTime)
+          // The provider settings are stored together: the audit entry records them as `routing`.
+          const changed = [...new Set(Object.keys(payload).map((field) => (routingFields.has(field) ? "routing" : field)))]
+          const updated = yield* audit.recorded(
+            repo.update(found.workspace.id, {
+              ...payload,
+              routing: (current) => patchRouting(current, payload)
+            }, yield* currentTime),
+            Option.match({
+              onNone: () => undefined,
+              onSome: (workspace) => ({
+                action: "workspace.update",
+                target: { type: "workspace", id: workspace.id },
+                workspaceId: workspace.id,
+                before: fieldsOf(found.workspace, changed),
+                after: fieldsOf(workspace, changed)
+              })
+            })
+          )
           if (Option.isNone(updated)) return yield* slugTaken(payload.slug ?? "")
           yield* workspaces.forget(found.workspace.id)
           return { data: shown(updated.value) }
@@ -143,7 +173,16 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
               metadata: { field: "confirm_default_workspace_deletion" }
             })
           }
-          const blocked = yield* repo.remove(found.workspace.id, yield* currentTime)
+          const blocked = yield* audit.recorded(
+            repo.remove(found.workspace.id, yield* currentTime),
+            (refused) =>
+              Option.isSome(refused) && refused.value._tag !== "LastAdmin" ? undefined : {
+                action: "workspace.delete",
+                target: { type: "workspace", id: found.workspace.id },
+                workspaceId: found.workspace.id,
+                before: found.workspace
+              }
+          )
           if (Option.isSome(blocked) && blocked.value._tag !== "LastAdmin") {
             const interns = blocked.value._tag === "Interns"
             return yield* new BadRequest({
@@ -162,13 +201,34 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
       .handle("addMembers", ({ params, payload }) =>
         StoreFailure.answer(Effect.gen(function*() {
           const found = yield* administered(repo, params.id, "add members")
-          const added = yield* repo.addMembers(found.workspace.id, payload.user_ids, yield* currentTime)
+          const added = yield* audit.recorded(
+            repo.addMembers(found.workspace.id, payload.user_ids, yield* currentTime),
+            (members) =>
+              members.map((member) => ({
+                action: "member.add",
+                target: { type: "member", id: member.user_id },
+                workspaceId: found.workspace.id,
+                after: member
+              }))
+          )
           return { added_count: added.length, data: added }
         })))
       .handle("removeMembers", ({ params, payload }) =>
         StoreFailure.answer(Effect.gen(function*() {
           const found = yield* administered(repo, params.id, "remove members")
-          const result = yield* repo.removeMembers(found.workspace.id, payload.user_ids)
+          const result = yield* audit.recorded(
+            repo.removeMembers(found.workspace.id, payload.user_ids),
+            (outcome) =>
+              "removed" in outcome && outcome.removed > 0
+                ? {
+                  action: "member.remove",
+                  target: { type: "workspace", id: found.workspace.id },
+                  workspaceId: found.workspace.id,
+                  before: { user_ids: [...new Set(payload.user_ids)] },
+                  after: { removed_count: outcome.removed }
+                }
+                : undefined
+          )
           if ("removed" in result) return { removed_count: result.removed }
           if (result._tag === "LastAdmin") {
             return yield* new BadRequest({
@@ -207,14 +267,37 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
           const limits = new Map(yield* repo.budgetLimits(found.workspace.id))
           limits.delete(params.interval)
           yield* checkBudgetOrder(limits, params.interval, limit)
-          const data = yield* repo.setBudget(found.workspace.id, params.interval, limit, payload.include_byok_in_budgets, yield* currentTime)
+          const before = (yield* repo.budgets(found.workspace.id)).data.find((b) => (b.reset_interval ?? "lifetime") === params.interval)
+          const data = yield* audit.recorded(
+            repo.setBudget(found.workspace.id, params.interval, limit, payload.include_byok_in_budgets, yield* currentTime),
+            (budget) => ({
+              action: "budget.set",
+              target: { type: "budget", id: `${found.workspace.id}/${params.interval}` },
+              workspaceId: found.workspace.id,
+              before: before ?? null,
+              after: budget
+            })
+          )
           const budgets = yield* repo.budgets(found.workspace.id)
           return { data, include_byok_in_budgets: budgets.includeByok }
         })))
       .handle("deleteBudget", ({ params }) =>
         StoreFailure.answer(Effect.gen(function*() {
           const found = yield* administered(repo, params.workspace_ref, "delete its budgets")
-          if (!(yield* repo.deleteBudget(found.workspace.id, params.interval))) {
+          const before = (yield* repo.budgets(found.workspace.id)).data.find((b) => (b.reset_interval ?? "lifetime") === params.interval)
+          const deleted = yield* audit.recorded(
+            repo.deleteBudget(found.workspace.id, params.interval),
+            (gone) =>
+              gone
+                ? {
+                  action: "budget.delete",
+                  target: { type: "budget", id: `${found.workspace.id}/${params.interval}` },
+                  workspaceId: found.workspace.id,
+                  before: before ?? null
+                }
+                : undefined
+          )
+          if (!deleted) {
             return yield* new NotFound({ message: `Workspace ${found.workspace.slug} has no ${params.interval} budget` })
           }
           return { deleted: true as const }

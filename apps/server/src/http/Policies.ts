@@ -1,17 +1,24 @@
 import { codes } from "@switchyard/core/errors/InternError"
 import { limits } from "@switchyard/core/schema/Intern"
+import * as Batch from "@switchyard/core/schema/Batch"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Config, Effect, Layer } from "effect"
 import * as ByteSize from "effect/ByteSize"
 import { HttpEffect, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type * as Http from "node:http"
+import * as Stream from "node:stream"
+import * as JsonDepth from "./JsonDepth.ts"
+import { MemoryBudget } from "./MemoryBudget.ts"
+import * as MemoryBudgetModule from "./MemoryBudget.ts"
 
 /**
- * Body limits and envelopes that apply before and after every route: the spec's 1 MiB limit for
- * intern updates, a configurable limit elsewhere, a time limit on receiving the body
- * (`SWITCHYARD_BODY_TIMEOUT_MS`, default 60 s), and the spec's error envelope for the responses
- * the HTTP layer produces without a body (unknown route, body over the limit, unsupported content
- * type...).
+ * Body limits and envelopes that apply before and after every route: a body limit sized to what
+ * the route takes (the configurable one for the model routes, which take batches; the spec's
+ * 1 MiB for interns; 256 KiB for management routes), a bound on JSON nesting checked on the
+ * bytes before they become objects, the memory budget of the bytes in flight (MemoryBudget.ts),
+ * a time limit on receiving the body (`SWITCHYARD_BODY_TIMEOUT_MS`, default 60 s), and the spec's
+ * error envelope for the responses the HTTP layer produces without a body (unknown route, body
+ * over the limit, unsupported content type...).
  */
 export interface PolicyOptions {
   readonly maxBodyBytes: number
@@ -28,7 +35,33 @@ export const InternRequestTimeoutConfig = Config.Int("SWITCHYARD_INTERN_REQUEST_
 
 export const internBodyLimit = limits.body
 
+/** The body limit of management routes (keys, credits, BYOK, workspaces, providers...). */
+export const managementBodyLimit = 256 * 1024
+
 const internPath = /^\/api\/v1\/interns(\/|$|\?)/u
+
+// The routes whose bodies are batches (embeddings, rerank, their plans and the Cohere-shaped
+// rerank): they take the configurable limit.
+const modelPath = /^(\/api)?\/v[12]\/(embeddings|rerank)(\/plan)?\/?(\?|$)/u
+
+/** The body limit of a request's route. */
+export const bodyLimitFor = (url: string, maxBodyBytes: number): number =>
+  internPath.test(url) ? internBodyLimit : modelPath.test(url) ? maxBodyBytes : Math.min(maxBodyBytes, managementBodyLimit)
+
+const isJsonBody = (headers: Readonly<Record<string, string | undefined>>) => {
+  const type = headers["content-type"]
+  if (type === undefined) return true
+  const media = type.toLowerCase().split(";")[0]!.trim()
+  return media === "application/json" || media.endsWith("+json")
+}
+// A batch input file (200 MB, OpenAI's limit) and its form's other parts.
+const fileUploadLimit = Batch.limits.bytes + 1024 * 1024
+// 200 MB at about 3 Mbit/s: a batch input file is large, and only a body that stalls is refused.
+const fileUploadTimeoutMs = 10 * 60 * 1000
+// What an upload holds in memory at once: about one chunk of whole lines (batches/FileChunks.ts).
+const uploadChunkBytes = 1024 * 1024
+const isFileUpload = (request: HttpServerRequest.HttpServerRequest) =>
+  request.method === "POST" && /^\/api\/v1\/files\/?(\?|$)/u.test(request.url)
 
 const internCodes: Record<number, string | number> = {
   400: codes.InvalidBody.code,
@@ -112,14 +145,74 @@ const bodyDeadline = (
   })
 }
 
+class TooDeep extends Error {
+  constructor(at: number) {
+    super(`the JSON body nests deeper than ${JsonDepth.maxDepth} levels (at byte ${at})`)
+  }
+}
+
+// A body nested deeper than JsonDepth.maxDepth is refused from its bytes as they arrive, before
+// they become objects and without reading the rest. The readable `NodeHttpIncomingMessage` reads
+// a body from (`bodySource`, read only when the route reads the body: after authentication) is
+// replaced by one that passes the bytes on after checking them. Refused, the read fails, the rest
+// of the body is left unread, and whatever the route made of the failure (a 400 of the HttpApi
+// routes, a defect of a dedicated route that cannot read its body) becomes this 400, which closes
+// the connection.
+const depthChecked = <E, R>(
+  request: HttpServerRequest.HttpServerRequest,
+  route: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+) =>
+  Effect.suspend(() => {
+    const source = request.source as Http.IncomingMessage
+    if (typeof source.pipe !== "function" || source.readableFlowing !== null || !("bodySource" in request)) return route
+    let refusal: TooDeep | undefined
+    let checked: Stream.Transform | undefined
+    Object.defineProperty(request, "bodySource", {
+      configurable: true,
+      get: () => {
+        if (checked !== undefined) return checked
+        const scan = JsonDepth.scanner()
+        const through: Stream.Transform = new Stream.Transform({
+          transform(chunk: Buffer, _encoding, done) {
+            const at = scan.push(chunk)
+            if (at === -1) return done(null, chunk)
+            source.unpipe(through)
+            source.pause()
+            refusal = new TooDeep(at)
+            done(refusal)
+          }
+        })
+        checked = through
+        source.pipe(through)
+        return through
+      }
+    })
+    const refused = () =>
+      envelopeFor(request.url, 400, `Invalid request: ${refusal!.message}`).pipe(HttpServerResponse.setHeader("connection", "close"))
+    return route.pipe(
+      Effect.map((response) => (refusal === undefined ? response : refused())),
+      Effect.catchCause((cause) => (refusal === undefined ? Effect.failCause(cause) : Effect.succeed(refused())))
+    )
+  })
+
+const overBudget = (path: string) =>
+  envelopeFor(path, 503, "The gateway holds as many request bytes as its memory allows: retry shortly").pipe(
+    HttpServerResponse.setHeader("retry-after", "1")
+  )
+
+// The bytes of an answer body made in memory (streamed answers hold their own chunks briefly).
+const answerBytes = (response: HttpServerResponse.HttpServerResponse) =>
+  response.body._tag === "Uint8Array" ? response.body.body.byteLength : 0
+
 export const layer = (options: PolicyOptions) =>
   Layer.unwrap(Effect.gen(function*() {
     const bodyTimeoutMs = options.bodyTimeoutMs ?? (yield* BodyTimeoutConfig)
     const internBodyTimeoutMs = Math.min(bodyTimeoutMs, yield* InternRequestTimeoutConfig)
+    const budget = yield* MemoryBudget
     return HttpRouter.middleware((app) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const limit = internPath.test(request.url) ? internBodyLimit : options.maxBodyBytes
+        const limit = isFileUpload(request) ? Math.max(fileUploadLimit, options.maxBodyBytes) : bodyLimitFor(request.url, options.maxBodyBytes)
         if (/%00/u.test(request.url)) {
           const code = internPath.test(request.url) ? codes.InvalidRequest.code : 400
           return HttpServerResponse.jsonUnsafe(
@@ -140,8 +233,36 @@ export const layer = (options: PolicyOptions) =>
               : response
           )
         )
-        const route = Effect.provideService(app, HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit))
-        const deadline = bodyDeadline(request, internPath.test(request.url) ? internBodyTimeoutMs : bodyTimeoutMs)
-        return yield* deadline === undefined ? route : Effect.raceFirst(route, deadline)
+        const hasBody = declaresBody(request.headers)
+        // What the request may hold: its declared body (the limit when it streams one undeclared).
+        // A file upload is streamed into the store a chunk at a time: it holds about one chunk.
+        const held = isFileUpload(request) ? uploadChunkBytes : declared !== undefined ? Number(declared) : limit
+        const charge = hasBody ? MemoryBudgetModule.chargeFor(held) : 0
+        if (charge > 0 && !budget.take(charge)) return overBudget(request.url)
+        const served = hasBody && isJsonBody(request.headers) ? depthChecked(request, app) : app
+        const route = Effect.provideService(served, HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit))
+        const deadline = bodyDeadline(
+          request,
+          internPath.test(request.url)
+            ? internBodyTimeoutMs
+            : isFileUpload(request)
+            ? Math.max(bodyTimeoutMs, fileUploadTimeoutMs)
+            : bodyTimeoutMs
+        )
+        const answered = deadline === undefined ? route : Effect.raceFirst(route, deadline)
+        if (charge === 0) return yield* answered
+        return yield* answered.pipe(
+          Effect.tap((response) =>
+            Effect.sync(() => {
+              // The answer's bytes stay charged until the socket has taken them (or closed).
+              const bytes = answerBytes(response)
+              const socketSide = NodeHttpServerRequest.toServerResponse(request) as Http.ServerResponse | undefined
+              if (bytes === 0 || socketSide?.once === undefined || socketSide.writableFinished || socketSide.destroyed) return
+              budget.hold(bytes)
+              socketSide.once("close", () => budget.release(bytes))
+            })
+          ),
+          Effect.ensuring(Effect.sync(() => budget.release(charge)))
+        )
       }), { global: true })
-  }))
+  })).pipe(Layer.provide(MemoryBudget.layer))

@@ -56,9 +56,21 @@ export class KeyRateLimit extends Context.Service<KeyRateLimit, {
   readonly check: (keyHash: string) => Effect.Effect<void, TooManyRequests, HttpServerRequest.HttpServerRequest>
 }>()("@switchyard/server/http/KeyRateLimit") {}
 
-const make = (rate: RatePolicy) =>
+/**
+ * Where the buckets live: `shared` (Redis, every replica) while `sharedUp()`, and this process's
+ * own `local` limiter while the shared one is down or fails (its failure is bounded and logged
+ * once per outage by the Redis connection): a key keeps its limit, counted per replica, and no
+ * request waits for Redis.
+ */
+interface Limiters {
+  readonly shared: RateLimiter.RateLimiter
+  readonly local: RateLimiter.RateLimiter
+  readonly sharedUp: () => boolean
+}
+
+const make = (rate: RatePolicy, limiters: Limiters) =>
   Effect.gen(function*() {
-    const limiter = yield* RateLimiter.RateLimiter
+    const { local, shared, sharedUp } = limiters
     const policy = Option.some(rate)
     const { requests, intervalMillis } = rate
     const refillMillis = intervalMillis / requests
@@ -69,13 +81,17 @@ const make = (rate: RatePolicy) =>
       check: (keyHash) =>
         Effect.gen(function*() {
           const now = yield* Clock.currentTimeMillis
-          const consumed = yield* limiter.consume({
+          const options = {
             algorithm: "token-bucket",
             onExceeded: "fail",
             window: Duration.millis(intervalMillis),
             limit: requests,
             key: keyHash
-          }).pipe(Effect.result)
+          } as const
+          let consumed = yield* (sharedUp() ? shared : local).consume(options).pipe(Effect.result)
+          if (consumed._tag === "Failure" && consumed.failure.reason._tag === "RateLimitStoreError") {
+            consumed = yield* local.consume(options).pipe(Effect.result)
+          }
           if (consumed._tag === "Success") {
             const result = consumed.success
             return yield* setHeaders(headersOf({
@@ -85,9 +101,8 @@ const make = (rate: RatePolicy) =>
             }))
           }
           const reason = consumed.failure.reason
-          if (reason._tag === "RateLimitStoreError") {
-            return yield* Effect.logWarning("Rate limit store unavailable; the request is let through", reason.message)
-          }
+          // This process's own limiter keeps its buckets in memory: it does not fail.
+          if (reason._tag === "RateLimitStoreError") return yield* Effect.die(reason)
           const retryMillis = Math.max(1, Math.ceil(Duration.toMillis(reason.retryAfter)))
           const retrySeconds = Math.max(1, Math.ceil(retryMillis / 1000))
           yield* setHeaders({
@@ -104,8 +119,8 @@ const make = (rate: RatePolicy) =>
 
 /**
  * The per-key request limit: in process by default; in Redis (shared by every replica) when
- * `REDIS_URL` is set. Both use a token bucket refilled continuously (`requests / interval`),
- * atomically (one Lua script in Redis).
+ * `REDIS_URL` is set, with this process's own limiter while Redis is down. Both use a token
+ * bucket refilled continuously (`requests / interval`), atomically (one Lua script in Redis).
  */
 export const layer = Layer.unwrap(Effect.gen(function*() {
   const text = yield* RateLimitConfig
@@ -116,8 +131,17 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
     })
   }
   if (Option.isNone(policy)) return Layer.succeed(KeyRateLimit, KeyRateLimit.of({ policy, check: () => Effect.void }))
-  const store = (yield* RedisConnection.configured)
-    ? RateLimiter.layerStoreRedis({ prefix: "switchyard:ratelimit:" }).pipe(Layer.provide(RedisConnection.layer))
-    : RateLimiter.layerStoreMemory
-  return Layer.effect(KeyRateLimit, make(policy.value)).pipe(Layer.provide(RateLimiter.layer), Layer.provide(store))
+  const rate = policy.value
+  const local = RateLimiter.make.pipe(Effect.provide(RateLimiter.layerStoreMemory))
+  if (!(yield* RedisConnection.configured)) {
+    return Layer.effect(KeyRateLimit, Effect.flatMap(local, (limiter) => make(rate, { shared: limiter, local: limiter, sharedUp: () => true })))
+  }
+  return Layer.effect(
+    KeyRateLimit,
+    Effect.gen(function*() {
+      const status = yield* RedisConnection.RedisStatus
+      const shared = yield* RateLimiter.make.pipe(Effect.provide(RateLimiter.layerStoreRedis({ prefix: "switchyard:ratelimit:" })))
+      return yield* make(rate, { shared, local: yield* local, sharedUp: () => status.state() !== "down" })
+    })
+  ).pipe(Layer.provide(RedisConnection.layer))
 }))

@@ -1,6 +1,8 @@
-import { Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Prometheus from "prom-client"
+import { RedisStatus } from "../store/RedisConnection.ts"
+import * as RedisConnection from "../store/RedisConnection.ts"
 import { StoreStatements } from "../store/StoreStatements.ts"
 import type { RequestFacts } from "./RequestFacts.ts"
 
@@ -24,6 +26,8 @@ export interface GatewayMetricsShape {
   readonly cacheRead: (read: { readonly model: string; readonly hits: number; readonly misses: number; readonly bytes: number }) => void
   /** Counts the bytes of vectors the embeddings cache stored. */
   readonly cacheWrite: (bytes: number) => void
+  /** Lines of batches checkpointed, by endpoint and outcome (`served`, or `failed`: an error line). */
+  readonly batchLines: (lines: { readonly endpoint: string; readonly served: number; readonly failed: number }) => void
   /** The Prometheus text exposition of every metric, process metrics included. */
   readonly render: Effect.Effect<string>
   readonly contentType: string
@@ -140,12 +144,32 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
         labelNames: ["direction"] as const,
         registers: [registry]
       })
+      const batchLines = new Prometheus.Counter({
+        name: "switchyard_batch_lines_total",
+        help: "Lines of batches run and checkpointed, by endpoint and outcome (served, or failed: an error line)",
+        labelNames: ["endpoint", "outcome"] as const,
+        registers: [registry]
+      })
       // Both series exist from the start, so a rate over them is 0 rather than absent.
       cacheBytes.inc({ direction: "read" }, 0)
       cacheBytes.inc({ direction: "write" }, 0)
 
-      const readHolds = sql<{ n: number; nanos: string }>`SELECT count(*)::int AS n, COALESCE(SUM(amount_nanos), 0)::text AS nanos
-        FROM holds WHERE expires_at > now()`.pipe(
+      // 1 while a configured dependency answers, 0 during its outage (Redis: RedisConnection.ts).
+      const redis = Option.getOrUndefined(yield* Effect.serviceOption(RedisStatus))
+      new Prometheus.Gauge({
+        name: "switchyard_dependency_up",
+        help: "Whether an optional dependency answers (1) or is in an outage (0), by dependency; absent when not configured",
+        labelNames: ["dependency"] as const,
+        registers: [registry],
+        collect() {
+          const state = redis?.state() ?? "off"
+          if (state !== "off") this.set({ dependency: "redis" }, state === "up" ? 1 : 0)
+        }
+      })
+
+      const readHolds = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        sql<{ n: number; nanos: string }>`SELECT CAST(count(*) AS integer) AS n, CAST(COALESCE(SUM(amount_nanos), 0) AS text) AS nanos
+          FROM holds WHERE expires_at > ${new Date(now)}`).pipe(
         Effect.tap((rows) =>
           Effect.sync(() => {
             holds.set(Number(rows[0]?.n ?? 0))
@@ -163,6 +187,10 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
           cacheBytes.inc({ direction: "read" }, bytes)
         },
         cacheWrite: (bytes) => cacheBytes.inc({ direction: "write" }, bytes),
+        batchLines: ({ endpoint, served, failed }) => {
+          batchLines.inc({ endpoint, outcome: "served" }, served)
+          batchLines.inc({ endpoint, outcome: "failed" }, failed)
+        },
         record: ({ facts, method, route, seconds, status }) => {
           const labels = { method, route, status: String(status) }
           requests.inc(labels)
@@ -199,5 +227,5 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
         )
       })
     })
-  )
+  ).pipe(Layer.provide(RedisConnection.statusLayer))
 }

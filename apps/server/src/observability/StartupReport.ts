@@ -11,7 +11,8 @@ import { CacheConfig } from "../cache/EmbeddingCache.ts"
 import * as CatalogLoader from "../catalog/CatalogLoader.ts"
 import * as ConsoleRoute from "../http/ConsoleRoute.ts"
 import * as RateLimit from "../http/RateLimit.ts"
-import { StoreConfig, type StoreChoice } from "../store/Database.ts"
+import { sqliteFile, StoreConfig, type StoreChoice } from "../store/Database.ts"
+import * as MemoryBudget from "../http/MemoryBudget.ts"
 import * as RedisConnection from "../store/RedisConnection.ts"
 import { TracingConfig, tracesUrl } from "./Tracing.ts"
 
@@ -32,7 +33,7 @@ const count = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString(
 const storeLine = (store: StoreChoice) =>
   store.kind === "postgres"
     ? `store: PostgreSQL at ${shownUrl(Redacted.value(store.url!))} (DATABASE_URL)`
-    : `store: PGlite (embedded) in ${NodePath.join(store.dataDir, "pglite")} (SWITCHYARD_DATA_DIR)`
+    : `store: SQLite (embedded) in ${sqliteFile(store.dataDir)} (SWITCHYARD_DATA_DIR)`
 
 const duration = (seconds: number) =>
   seconds % 86_400 === 0 ? count(seconds / 86_400, "day") : seconds % 3600 === 0 ? count(seconds / 3600, "hour") : count(seconds, "second")
@@ -78,7 +79,8 @@ export const lines = (options: { readonly origin: string; readonly consoleDir: s
       Option.match(rateLimit.policy, {
         onNone: () => "rate limit: off (SWITCHYARD_RATE_LIMIT=off)",
         onSome: (policy) => `rate limit: ${count(policy.requests, "request")} per ${policy.interval} per key, ${redisShared ? "shared in Redis" : "in this process"}`
-      })
+      }),
+      MemoryBudget.describe(yield* MemoryBudget.MemoryBudget)
     ]
     return out
   })
@@ -92,4 +94,4 @@ export const layer = (consoleDir: string) =>
     const origin = HttpServer.formatAddress(server.address)
     yield* Effect.logInfo(`Switchyard listening on ${origin}/api/v1`)
     for (const line of yield* lines({ origin, consoleDir })) yield* Effect.logInfo(line)
-  })).pipe(Layer.provide([CatalogLoader.layer, RateLimit.layer]))
+  })).pipe(Layer.provide([CatalogLoader.layer, RateLimit.layer, MemoryBudget.MemoryBudget.layer]))

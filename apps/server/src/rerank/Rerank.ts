@@ -126,7 +126,7 @@ export class Rerank extends Context.Service<Rerank, {
   readonly create: (
     caller: CallerShape,
     request: RerankRequest.RerankRequest,
-    options: { readonly seed?: number | undefined }
+    options: { readonly seed?: number | undefined; readonly generationId?: string | undefined }
   ) => Effect.Effect<Reranked, EmbeddingsError>
   /** The route and the most the request can cost on its first endpoint; no provider is called. */
   readonly dryRun: (
@@ -210,7 +210,7 @@ export class Rerank extends Context.Service<Rerank, {
       const create = Effect.fnUntraced(function*(
         caller: CallerShape,
         request: RerankRequest.RerankRequest,
-        options: { readonly seed?: number | undefined }
+        options: { readonly seed?: number | undefined; readonly generationId?: string | undefined }
       ) {
         const startedAt = yield* Clock.currentTimeMillis
         const { routed, measured } = yield* prepare(caller, request, options)
@@ -236,7 +236,7 @@ export class Rerank extends Context.Service<Rerank, {
           prompt_tokens: billed.totalTokens,
           search_units: billed.searchUnits
         }).total
-        const id = yield* generationId
+        const id = options.generationId ?? (yield* generationId)
         const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
         const settlement = yield* accounting.settle(reservation, {
           generationId: id,

@@ -39,6 +39,8 @@ export interface Route {
   readonly own: ReadonlyMap<string, Redacted.Redacted<string>>
   readonly workspace: Catalog.Workspace
   readonly settings: Effect.Success<ReturnType<Workspaces["Service"]["settingsOf"]>>
+  /** The catalog the plan was made from: the request's attempts use its credentials to the end. */
+  readonly snapshot: LoadedCatalog
 }
 
 /**
@@ -58,28 +60,35 @@ export interface Services {
  */
 export const make = (services: Services) => {
   const { loaded, health, byok, workspaces } = services
-  // The catalog is fixed for the life of the process: which providers serve a model is worked
-  // out once, not by scanning every provider on every request.
-  const serving = new Map<string, Array<Catalog.Provider>>()
-  for (const provider of loaded.catalog.providers) {
-    for (const model of new Set(provider.endpoints.map((e) => e.model.toLowerCase()))) {
-      serving.set(model, [...(serving.get(model) ?? []), provider])
+  // Which providers serve a model is worked out once per catalog snapshot (the catalog changes
+  // only when providers are managed at runtime), not by scanning every provider on every request.
+  let indexed: { readonly catalog: Catalog.Catalog; readonly serving: ReadonlyMap<string, ReadonlyArray<Catalog.Provider>> } | undefined
+  const servingIn = (catalog: Catalog.Catalog) => {
+    if (indexed?.catalog === catalog) return indexed.serving
+    const serving = new Map<string, Array<Catalog.Provider>>()
+    for (const provider of catalog.providers) {
+      for (const model of new Set(provider.endpoints.map((e) => e.model.toLowerCase()))) {
+        serving.set(model, [...(serving.get(model) ?? []), provider])
+      }
     }
+    indexed = { catalog, serving }
+    return serving
   }
-  const servingProviders = (model: string) => serving.get(model.toLowerCase()) ?? []
 
   return Effect.fnUntraced(function*(caller: CallerShape, query: RouteQuery) {
+    // One snapshot for the whole request, read at once (the live catalog may swap meanwhile).
+    const snapshot: LoadedCatalog = { catalog: loaded.catalog, credentials: loaded.credentials, active: loaded.active }
     const now = yield* Clock.currentTimeMillis
     const settings = yield* workspaces.settingsOf(caller.workspaceId)
     const own = new Map<string, Redacted.Redacted<string>>()
-    for (const provider of servingProviders(query.model)) {
+    for (const provider of servingIn(snapshot.catalog).get(query.model.toLowerCase()) ?? []) {
       if (provider.adapter === "local") continue
       const credential = yield* byok.credentialFor(caller.workspaceId, provider.slug)
       if (Option.isSome(credential)) own.set(provider.slug, credential.value)
     }
-    const workspace = routingOf(loaded.catalog, settings)
+    const workspace = routingOf(snapshot.catalog, settings)
     const plan = yield* RoutePlan.plan({
-      catalog: loaded.catalog,
+      catalog: snapshot.catalog,
       model: query.model,
       task: query.task,
       consumption: query.consumption,
@@ -87,7 +96,7 @@ export const make = (services: Services) => {
       workspace,
       sentParameters: query.sentParameters,
       inputModalities: query.inputModalities,
-      isActive: (p) => loaded.active.has(p.slug) || own.has(p.slug),
+      isActive: (p) => snapshot.active.has(p.slug) || own.has(p.slug),
       stats: (id) => health.statsOf(id, now),
       now,
       seed: query.seed ?? RandomPool.uint32()
@@ -97,7 +106,8 @@ export const make = (services: Services) => {
       attempts: plan.attempts.map((candidate) => ({ candidate, byok: own.has(candidate.provider.slug) })),
       own,
       workspace,
-      settings
+      settings,
+      snapshot
     } satisfies Route
   })
 }
@@ -119,5 +129,5 @@ export const attemptLimitMs = (provider: Catalog.Provider, defaultTimeoutMs: num
  * How an attempt reaches its provider: with the workspace's own credential where the route found
  * one, else the gateway's.
  */
-export const connectionFor = (route: Pick<Route, "own">, loaded: LoadedCatalog, provider: Catalog.Provider) =>
-  connectionOf(provider, route.own.get(provider.slug) ?? loaded.credentials.get(provider.slug))
+export const connectionFor = (route: Pick<Route, "own"> & { readonly snapshot?: LoadedCatalog }, loaded: LoadedCatalog, provider: Catalog.Provider) =>
+  connectionOf(provider, route.own.get(provider.slug) ?? (route.snapshot ?? loaded).credentials.get(provider.slug))

@@ -7,6 +7,7 @@ import { Cache, Duration, Effect, Exit, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Statement } from "effect/sql"
 import * as Crypto from "node:crypto"
+import { flag, type Flag, type Instant, instant, iso, isoOrNull } from "./Columns.ts"
 import { StoreChanges } from "./StoreChanges.ts"
 
 interface KeyRow {
@@ -17,14 +18,14 @@ interface KeyRow {
   readonly label: string
   readonly user_id: string
   readonly workspace_id: string
-  readonly disabled: boolean
+  readonly disabled: Flag
   readonly limit_nanos: string | null
   readonly limit_reset: LimitReset | null
-  readonly include_byok_in_limit: boolean
-  readonly expires_at: Date | null
+  readonly include_byok_in_limit: Flag
+  readonly expires_at: Instant | null
   readonly external_user: string | null
-  readonly created_at: Date
-  readonly updated_at: Date | null
+  readonly created_at: Instant
+  readonly updated_at: Instant | null
   readonly usage: string
   readonly usage_daily: string
   readonly usage_weekly: string
@@ -37,21 +38,19 @@ interface KeyRow {
   readonly byok_usage_limit_window: string
 }
 
-const iso = (d: Date | null) => (d === null ? null : new Date(d).toISOString())
-
 export const toRecord = (row: KeyRow): ApiKeyRecord => {
   const limit = row.limit_nanos === null ? null : BigInt(row.limit_nanos)
-  const spent = BigInt(row.usage_limit_window) + (row.include_byok_in_limit ? BigInt(row.byok_usage_limit_window) : 0n)
+  const spent = BigInt(row.usage_limit_window) + (flag(row.include_byok_in_limit) ? BigInt(row.byok_usage_limit_window) : 0n)
   const remaining = limit === null ? null : limit - spent > 0n ? limit - spent : 0n
   return {
     hash: row.hash,
     name: row.name,
     label: row.label,
-    disabled: row.disabled,
+    disabled: flag(row.disabled),
     limit: limit === null ? null : creditsFromNanos(limit),
     limit_remaining: remaining === null ? null : creditsFromNanos(remaining),
     limit_reset: row.limit_reset,
-    include_byok_in_limit: row.include_byok_in_limit,
+    include_byok_in_limit: flag(row.include_byok_in_limit),
     usage: creditsFromNanos(BigInt(row.usage)),
     usage_daily: creditsFromNanos(BigInt(row.usage_daily)),
     usage_weekly: creditsFromNanos(BigInt(row.usage_weekly)),
@@ -60,9 +59,9 @@ export const toRecord = (row: KeyRow): ApiKeyRecord => {
     byok_usage_daily: creditsFromNanos(BigInt(row.byok_usage_daily)),
     byok_usage_weekly: creditsFromNanos(BigInt(row.byok_usage_weekly)),
     byok_usage_monthly: creditsFromNanos(BigInt(row.byok_usage_monthly)),
-    created_at: iso(row.created_at)!,
-    updated_at: iso(row.updated_at),
-    expires_at: iso(row.expires_at),
+    created_at: iso(row.created_at),
+    updated_at: isoOrNull(row.updated_at),
+    expires_at: isoOrNull(row.expires_at),
     creator_user_id: row.user_id,
     external_user: row.external_user,
     workspace_id: row.workspace_id
@@ -82,17 +81,17 @@ export const selectKeysWithUsage = (sql: SqlClient.SqlClient, now: Date) => {
   const column = (byok: boolean) => (byok ? sql`s.byok_nanos` : sql`s.spent_nanos`)
   const sum = (byok: boolean, since: Date | undefined) =>
     since === undefined
-      ? sql`COALESCE(SUM(${column(byok)}) FILTER (WHERE s.day = '-infinity'::date), 0)::text`
-      : sql`COALESCE(SUM(${column(byok)}) FILTER (WHERE s.day >= ${day(since)}::date), 0)::text`
+      ? sql`CAST(COALESCE(SUM(CASE WHEN s.day = '-infinity' THEN ${column(byok)} ELSE 0 END), 0) AS text)`
+      : sql`CAST(COALESCE(SUM(CASE WHEN s.day >= ${day(since)} THEN ${column(byok)} ELSE 0 END), 0) AS text)`
   const limitWindow = (byok: boolean) =>
-    sql`COALESCE(SUM(${column(byok)}) FILTER (WHERE
-      (k.limit_reset IS NULL AND s.day = '-infinity'::date)
-      OR (k.limit_reset = 'daily' AND s.day >= ${day(w.day)}::date)
-      OR (k.limit_reset = 'weekly' AND s.day >= ${day(w.week)}::date)
-      OR (k.limit_reset = 'monthly' AND s.day >= ${day(w.month)}::date)), 0)::text`
+    sql`CAST(COALESCE(SUM(CASE WHEN
+      (k.limit_reset IS NULL AND s.day = '-infinity')
+      OR (k.limit_reset = 'daily' AND s.day >= ${day(w.day)})
+      OR (k.limit_reset = 'weekly' AND s.day >= ${day(w.week)})
+      OR (k.limit_reset = 'monthly' AND s.day >= ${day(w.month)}) THEN ${column(byok)} ELSE 0 END), 0) AS text)`
   const earliest = day(w.week < w.month ? w.week : w.month)
   return sql`SELECT k.id, k.hash, k.kind, k.name, k.label, k.user_id, k.workspace_id, k.disabled,
-      k.limit_nanos::text AS limit_nanos, k.limit_reset, k.include_byok_in_limit, k.expires_at,
+      CAST(k.limit_nanos AS text) AS limit_nanos, k.limit_reset, k.include_byok_in_limit, k.expires_at,
       k.external_user, k.created_at, k.updated_at,
       ${sum(false, undefined)} AS usage,
       ${sum(false, w.day)} AS usage_daily,
@@ -104,7 +103,7 @@ export const selectKeysWithUsage = (sql: SqlClient.SqlClient, now: Date) => {
       ${sum(true, w.week)} AS byok_usage_weekly,
       ${sum(true, w.month)} AS byok_usage_monthly,
       ${limitWindow(true)} AS byok_usage_limit_window
-    FROM api_keys k LEFT JOIN key_spend s ON s.key_id = k.id AND (s.day = '-infinity'::date OR s.day >= ${earliest}::date)`
+    FROM api_keys k LEFT JOIN key_spend s ON s.key_id = k.id AND (s.day = '-infinity' OR s.day >= ${earliest})`
 }
 
 
@@ -133,8 +132,8 @@ export const layer = Layer.effect(
         kind: "standard" | "management"
         user_id: string
         workspace_id: string
-        disabled: boolean
-        expires_at: Date | null
+        disabled: Flag
+        expires_at: Instant | null
       }>`SELECT id, hash, kind, user_id, workspace_id, disabled, expires_at FROM api_keys
         WHERE hash = ${hash} AND deleted_at IS NULL`.pipe(
         Effect.map((rows) =>
@@ -144,8 +143,8 @@ export const layer = Layer.effect(
             kind: r.kind,
             userId: r.user_id,
             workspaceId: r.workspace_id,
-            disabled: r.disabled,
-            expiresAt: r.expires_at === null ? null : new Date(r.expires_at)
+            disabled: flag(r.disabled),
+            expiresAt: r.expires_at === null ? null : instant(r.expires_at)
           }))
         ),
         fromSqlError("keys")
@@ -168,7 +167,7 @@ export const layer = Layer.effect(
       findByHash: (hash) => Cache.get(found, hash),
       list: (request) =>
         sql<KeyRow>`${selectKeysWithUsage(sql, request.now)}
-          WHERE (${request.userId}::text IS NULL OR k.user_id = ${request.userId}) AND k.workspace_id = ${request.workspaceId}
+          WHERE (CAST(${request.userId} AS text) IS NULL OR k.user_id = ${request.userId}) AND k.workspace_id = ${request.workspaceId}
             AND (${request.includeDisabled} OR NOT k.disabled) AND k.deleted_at IS NULL
           GROUP BY k.id
           ORDER BY k.seq
@@ -201,7 +200,7 @@ export const layer = Layer.effect(
         Effect.gen(function*() {
           const found = yield* one(now, sql`k.id = ${keyId}`)
           if (Option.isNone(found)) return Option.none()
-          const counted = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ledger
+          const counted = yield* sql<{ n: number }>`SELECT CAST(count(*) AS integer) AS n FROM ledger
             WHERE key_id = ${keyId} AND cost_nanos = 0 AND created_at >= ${startsAt(now).day}`.pipe(fromSqlError("keys"))
           return Option.some({
             record: found.value.record,
@@ -215,7 +214,7 @@ export const layer = Layer.effect(
           yield* sql`INSERT INTO api_keys (id, hash, kind, name, label, user_id, workspace_id, limit_nanos, limit_reset,
               include_byok_in_limit, expires_at, external_user, created_at)
             VALUES (${id}, ${request.hash}, ${request.kind ?? "standard"}, ${request.name}, ${request.label}, ${request.userId}, ${request.workspaceId},
-              ${request.limitNanos === null ? null : request.limitNanos.toString()}::bigint, ${request.limitReset},
+              CAST(${request.limitNanos === null ? null : request.limitNanos.toString()} AS bigint), ${request.limitReset},
               ${request.includeByokInLimit}, ${request.expiresAt}, ${request.externalUser}, ${request.now})`.pipe(fromSqlError("keys"))
           const created = yield* one(request.now, sql`k.id = ${id}`)
           return Option.getOrThrow(created).record

@@ -4,6 +4,7 @@ import { ByokStore, CredentialUnreadable } from "@switchyard/core/store/ByokStor
 import { Cache, Data, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
+import { flag, type Flag, type Instant, iso } from "./Columns.ts"
 import { CredentialCipher } from "./CredentialCipher.ts"
 import * as Span from "../observability/Span.ts"
 
@@ -15,9 +16,9 @@ interface CredentialRow {
   readonly provider: string
   readonly name: string | null
   readonly label: string
-  readonly disabled: boolean
+  readonly disabled: Flag
   readonly sort_order: number
-  readonly created_at: Date | string
+  readonly created_at: Instant
 }
 
 const aad = (id: string, workspaceId: string, provider: string) => `byok:${id}:${workspaceId}:${provider}`
@@ -33,10 +34,10 @@ const toKey = (row: CredentialRow): ByokKey => ({
   provider: row.provider,
   name: row.name,
   label: row.label,
-  disabled: row.disabled,
+  disabled: flag(row.disabled),
   sort_order: Number(row.sort_order),
   workspace_id: row.workspace_id,
-  created_at: new Date(row.created_at).toISOString(),
+  created_at: iso(row.created_at),
   allowed_api_key_hashes: null,
   allowed_models: null,
   allowed_user_ids: null,
@@ -56,7 +57,12 @@ export const layer = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     const cipher = yield* CredentialCipher
 
-    const foreign = yield* sql<{ key_id: string }>`SELECT DISTINCT split_part(secret, '.', 2) AS key_id FROM byok_credentials`.pipe(fromSqlError("byok"))
+    // The key id of each sealed secret (`v1.<key id>.…`).
+    const keyIdOf = sql.onDialectOrElse({
+      pg: () => sql`split_part(secret, '.', 2)`,
+      orElse: () => sql`substr(secret, 4, instr(substr(secret, 4), '.') - 1)`
+    })
+    const foreign = yield* sql<{ key_id: string }>`SELECT DISTINCT ${keyIdOf} AS key_id FROM byok_credentials`.pipe(fromSqlError("byok"))
     if (foreign.some((r) => r.key_id !== cipher.keyId)) {
       return yield* new CredentialKeyMismatch({
         message: "The store holds BYOK credentials sealed with another secret key. Start every replica with the same " +
@@ -120,7 +126,7 @@ export const layer = Layer.effect(
             WHERE ${inWorkspaces(request.workspaceIds)} AND ${provider}
             ORDER BY workspace_id, provider, sort_order, created_at, id
             LIMIT ${request.limit} OFFSET ${request.offset}`.pipe(fromSqlError("byok"))
-          const counted = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM byok_credentials
+          const counted = yield* sql<{ n: number }>`SELECT CAST(count(*) AS integer) AS n FROM byok_credentials
             WHERE ${inWorkspaces(request.workspaceIds)} AND ${provider}`.pipe(fromSqlError("byok"))
           return { data: rows.map(toKey), total: counted[0]?.n ?? 0 }
         }),

@@ -82,7 +82,7 @@ const keyFile = (dataDir: string) =>
 /**
  * The key from `SWITCHYARD_SECRET_KEY` (32 bytes as 64 hex digits or base64). On PostgreSQL
  * (`DATABASE_URL`) it is required: replicas share the store and must all open what any of them
- * sealed, and a key generated per data directory would differ between them. On PGlite (one
+ * sealed, and a key generated per data directory would differ between them. On the embedded store (one
  * process per data directory) it defaults to `<data dir>/secret.key`, created once with mode 0600.
  */
 export const load = Effect.gen(function*() {

@@ -1,15 +1,16 @@
 /**
- * One process per PGlite data directory. PGlite is an embedded database: two processes that open
- * one directory each write their own files over the other's, and what one of them wrote is lost.
+ * One gateway per data directory: the embedded store's upkeep, retention and dead-process sweep
+ * assume they are the only ones at work on its file (SQLite itself keeps concurrent connections
+ * safe; several processes of one gateway share it through `SWITCHYARD_WORKERS`).
  *
  * **Details**
  *
- * The lock is an advisory lock of the operating system on `<data dir>/pglite.lock.sqlite`, taken
+ * The lock is an advisory lock of the operating system on `<data dir>/switchyard.lock`, taken
  * through Node's built-in SQLite (`node:sqlite`: a transaction begun `EXCLUSIVE` and held open,
  * which is `fcntl` on Unix and `LockFileEx` on Windows). The kernel releases it when the process
  * ends, however it ends: after a kill -9 it is free before the parent can see the process exit, so
  * a supervisor's immediate restart takes it on the first try. A second live process finds it held
- * and stops with `DataDirLocked`, naming the holder from `<data dir>/pglite.lock.json` (pid, host,
+ * and stops with `DataDirLocked`, naming the holder from `<data dir>/switchyard.lock.json` (pid, host,
  * start time), which the holder writes once it has the lock. That file only names the holder; the
  * lock alone decides, so a stale file left by a killed process decides nothing.
  *
@@ -26,13 +27,14 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
 import { DatabaseSync } from "node:sqlite"
+import * as Workers from "../Workers.ts"
 
 export class DataDirLocked extends Data.TaggedError("DataDirLocked")<{
   readonly dataDir: string
   readonly holder: string
 }> {
   override get message() {
-    return `the data directory ${this.dataDir} is in use by ${this.holder}; PGlite admits one process per data directory ` +
+    return `the data directory ${this.dataDir} is in use by ${this.holder}; one gateway runs per data directory ` +
       "(stop that process, give this one another SWITCHYARD_DATA_DIR, or share a PostgreSQL server with DATABASE_URL)"
   }
 }
@@ -52,8 +54,8 @@ interface Holder {
   readonly started_at: string
 }
 
-const lockPath = (dataDir: string) => NodePath.join(dataDir, "pglite.lock.sqlite")
-const holderPath = (dataDir: string) => NodePath.join(dataDir, "pglite.lock.json")
+const lockPath = (dataDir: string) => NodePath.join(dataDir, "switchyard.lock")
+const holderPath = (dataDir: string) => NodePath.join(dataDir, "switchyard.lock.json")
 
 const readHolder = (dataDir: string): Holder | undefined => {
   try {
@@ -93,7 +95,8 @@ const take = (dataDir: string): DatabaseSync => {
  * live process holds it.
  */
 export const acquire = (dataDir: string): Effect.Effect<void, DataDirLocked | DataDirLockFailed, Scope.Scope> =>
-  Effect.acquireRelease(
+  // A worker of `SWITCHYARD_WORKERS`: its primary holds the lock for the whole gateway.
+  Workers.lockHeldByPrimary() ? Effect.void : Effect.acquireRelease(
     Effect.try({
       try: () => take(dataDir),
       catch: (error) =>

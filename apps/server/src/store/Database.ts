@@ -1,55 +1,71 @@
 import { PgClient } from "@effect/sql-pg"
-import { Config, Effect, Layer, Option, Redacted } from "effect"
-import type { SqlClient } from "effect/sql"
+import { Cause, Config, Data, Effect, Layer, Option, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import * as DataDirLock from "./DataDirLock.ts"
 import { migrate } from "./Migrations.ts"
-import * as PgliteClient from "./PgliteClient.ts"
 import { InFlight } from "./InFlight.ts"
 import { StoreChanges } from "./StoreChanges.ts"
+import * as SqliteClient from "./SqliteClient.ts"
 import * as StoreStatements from "./StoreStatements.ts"
 
 /**
- * Which store the process uses: PostgreSQL when `DATABASE_URL` is set, otherwise PGlite under
- * `SWITCHYARD_DATA_DIR` (default `./.switchyard`). `SWITCHYARD_PGLITE_BASELINE_CODE=true` keeps
- * PGlite's WebAssembly on V8's baseline code: less memory, more CPU (see PgliteWasm.ts).
- * `SWITCHYARD_PGLITE_FSYNC=false` lets PGlite's commits reach the OS but not the disk (see
- * PgliteDurability.ts); by default they are on disk before their answer.
+ * Which store the process uses: PostgreSQL when `DATABASE_URL` is set (several replicas share
+ * it), otherwise SQLite in `<SWITCHYARD_DATA_DIR>/switchyard.db` (default `./.switchyard`; its
+ * write-ahead log `switchyard.db-wal` beside it), held by this gateway through the data
+ * directory's lock.
  */
 export interface StoreChoice {
-  readonly kind: "postgres" | "pglite"
+  readonly kind: "postgres" | "sqlite"
   readonly url?: Redacted.Redacted<string>
   readonly dataDir: string
-  readonly pgliteBaselineCode?: boolean
-  readonly pgliteFsync?: boolean
 }
 
 export const StoreConfig = Config.all({
   databaseUrl: Config.option(Config.Redacted("DATABASE_URL")),
-  dataDir: Config.String("SWITCHYARD_DATA_DIR").pipe(Config.withDefault(".switchyard")),
-  pgliteBaselineCode: Config.Boolean("SWITCHYARD_PGLITE_BASELINE_CODE").pipe(Config.withDefault(false)),
-  pgliteFsync: Config.Boolean("SWITCHYARD_PGLITE_FSYNC").pipe(Config.withDefault(true))
+  dataDir: Config.String("SWITCHYARD_DATA_DIR").pipe(Config.withDefault(".switchyard"))
 }).pipe(
-  Config.map(({ databaseUrl, dataDir, pgliteBaselineCode, pgliteFsync }): StoreChoice =>
-    Option.match(databaseUrl, {
-      onNone: () => ({ kind: "pglite", dataDir: NodePath.resolve(dataDir), pgliteBaselineCode, pgliteFsync }),
-      onSome: (url) => Redacted.value(url).length === 0
-        ? { kind: "pglite", dataDir: NodePath.resolve(dataDir), pgliteBaselineCode, pgliteFsync }
-        : { kind: "postgres", url, dataDir: NodePath.resolve(dataDir) }
+  Config.map(({ databaseUrl, dataDir }): StoreChoice =>
+    Option.match(Option.filter(databaseUrl, (url) => Redacted.value(url).length > 0), {
+      onNone: () => ({ kind: "sqlite", dataDir: NodePath.resolve(dataDir) }),
+      onSome: (url) => ({ kind: "postgres", url, dataDir: NodePath.resolve(dataDir) })
     })
   )
 )
 
+/** The SQLite file of a data directory. */
+export const sqliteFile = (dataDir: string) => NodePath.join(dataDir, "switchyard.db")
+
+/** How a PGlite data directory of an earlier version is copied into the SQLite store. */
+export const importCommand = (dataDir: string) => `pnpm store:import-pglite --data-dir ${JSON.stringify(dataDir)}`
+
+/** A data directory of an earlier version: a PGlite store and no SQLite one. */
+export class PgliteDataDir extends Data.TaggedError("PgliteDataDir")<{ readonly dataDir: string }> {
+  override get message() {
+    return `the data directory ${this.dataDir} holds a PGlite store of an earlier version (pglite/) and no SQLite store; ` +
+      `stop here and copy it with: ${importCommand(this.dataDir)} (see docs/configuration.md, "The store")`
+  }
+}
+
+const refuseOldStore = (dataDir: string) =>
+  Effect.suspend(() =>
+    Fs.existsSync(NodePath.join(dataDir, "pglite")) && !Fs.existsSync(sqliteFile(dataDir))
+      ? Effect.fail(new PgliteDataDir({ dataDir }))
+      : Effect.void
+  )
+
+/** The store that failed, named in the start error: never `DATABASE_URL` when it is unset. */
+export const storeName = (choice: StoreChoice) =>
+  choice.kind === "postgres" ? "the database (DATABASE_URL)" : `the SQLite store ${sqliteFile(choice.dataDir)} (SWITCHYARD_DATA_DIR)`
+
 const drivers = {
   postgres: (choice: StoreChoice) =>
     PgClient.layer({ url: choice.url!, maxConnections: 16 }) as Layer.Layer<SqlClient.SqlClient, unknown>,
-  pglite: (choice: StoreChoice) =>
-    PgliteClient.layer(NodePath.join(choice.dataDir, "pglite"), {
-      baselineCode: choice.pgliteBaselineCode ?? false,
-      fsync: choice.pgliteFsync ?? true
-    }).pipe(
-      // Held from before PGlite opens until after it has closed.
-      Layer.provide(Layer.effectDiscard(DataDirLock.acquire(choice.dataDir)))
+  sqlite: (choice: StoreChoice) =>
+    SqliteClient.layer(sqliteFile(choice.dataDir)).pipe(
+      // Held from before the file opens until after it has closed; an old PGlite directory is refused first.
+      Layer.provide(Layer.effectDiscard(Effect.andThen(refuseOldStore(choice.dataDir), DataDirLock.acquire(choice.dataDir))))
     ) as Layer.Layer<SqlClient.SqlClient, unknown>
 } as const
 
@@ -68,11 +84,28 @@ export const support = <E, R>(
     Layer.provideMerge(client)
   )
 
+/** The store could not be opened or migrated: names which store (the start error's line). */
+export class StoreStartFailed extends Data.TaggedError("StoreStartFailed")<{ readonly store: string; readonly cause: unknown }> {}
+
+const storeFailures = new Set(["SqlError", "MigrationError"])
+
 /**
  * The SQL client for a store choice, migrated to the latest schema before anything uses it.
  */
 export const layerFor = (choice: StoreChoice): Layer.Layer<StoreServices, unknown> =>
-  support(Layer.effectDiscard(migrate).pipe(Layer.provideMerge(drivers[choice.kind](choice))))
+  support(
+    Layer.effectDiscard(migrate).pipe(
+      Layer.provideMerge(drivers[choice.kind](choice)),
+      Layer.catchCause((cause) => {
+        const error = Cause.squash(cause) as { readonly _tag?: unknown }
+        return Layer.effect(SqlClient.SqlClient, Effect.failCause(
+          typeof error?._tag === "string" && storeFailures.has(error._tag)
+            ? Cause.fail(new StoreStartFailed({ store: storeName(choice), cause: error }))
+            : cause
+        ))
+      })
+    )
+  )
 
 /**
  * The SQL client chosen from the environment.

@@ -4,6 +4,7 @@ import { fromSqlError } from "@switchyard/core/store/StoreUnavailable"
 import type { InternStatus } from "@switchyard/core/schema/Intern"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
+import { type Instant, iso } from "./Columns.ts"
 
 interface InternRow {
   readonly id: string
@@ -22,11 +23,9 @@ interface InternRow {
   readonly vault_id: string | null
   readonly attached_vault_id: string | null
   readonly run_id: string | null
-  readonly created_at: Date | string
-  readonly updated_at: Date | string
+  readonly created_at: Instant
+  readonly updated_at: Instant
 }
-
-const iso = (d: Date | string) => new Date(d).toISOString()
 
 export const fromRow = (row: InternRow): StoredIntern => ({
   id: row.id,

@@ -1,8 +1,9 @@
 /**
  * Ledger rows written in batches: settled and recorded requests put their row here, and one
- * statement (`switchyard_flush`) writes every row waiting, with the spend counters, the workspace's
- * usage and the leases' amounts it moves. A caller resumes once the statement carrying its row
- * committed (on PGlite: on disk), so an answer that reports a cost is never ahead of its row.
+ * flush of the money store (`MoneyStore.flush`: one transaction, on PostgreSQL one statement)
+ * writes every row waiting, with the spend counters, the workspace's usage and the leases'
+ * amounts it moves. A caller resumes once the transaction carrying its row committed (on disk),
+ * so an answer that reports a cost is never ahead of its row.
  *
  * **Details**
  *
@@ -24,51 +25,20 @@
  * again from the store.
  */
 import { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
-import { Clock, Context, Deferred, Duration, Effect, Latch, Schedule, Schema, Semaphore, Tracer } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Latch, Schedule, Semaphore, Tracer } from "effect"
 import type { Scope } from "effect"
-import type { SqlClient } from "effect/sql"
 import * as Span from "../observability/Span.ts"
+import type * as MoneyStore from "./MoneyStorePort.ts"
 import type { StoreStatements } from "./StoreStatements.ts"
 
-/** A ledger row, as `switchyard_flush` reads it (money and times as strings). */
-export interface LedgerRow {
-  readonly generation: string
-  readonly key: string
-  readonly workspace: string
-  readonly model: string
-  readonly provider: string
-  readonly prompt_tokens: number
-  readonly total_tokens: number
-  readonly cost: string
-  readonly byok: boolean
-  readonly created: string
-  readonly latency_ms: number | null
-  readonly cached_items: number
-  readonly cached_tokens: number
-  /** The request's upstream attempts as a JSON array (`AttemptRecord`), or null when unrecorded. */
-  readonly attempts: string | null
-  /** The lease whose amount the charge leaves, if the request was admitted from one. */
-  readonly lease: string | null
-  /** The lease row's fencing token the request was admitted under; the row is written only under it. */
-  readonly fence: string | null
-}
+/** A ledger row, as the money store's flush writes it (money and times as strings). */
+export type LedgerRow = MoneyStore.LedgerRow
 
 /** What became of a row: written now, or found written before with this cost. */
 export interface Written {
   readonly costNanos: bigint
   readonly written: boolean
 }
-
-const FlushRow = Schema.Struct({
-  o_generation: Schema.String,
-  o_cost: Schema.NullOr(Schema.String),
-  o_written: Schema.Boolean,
-  o_fenced: Schema.Boolean
-})
-const decodeRows = Schema.decodeUnknownEffect(Schema.Array(FlushRow))
-
-const ReadBackRow = Schema.Struct({ generation_id: Schema.String, cost: Schema.String })
-const decodeReadBack = Schema.decodeUnknownEffect(Schema.Array(ReadBackRow))
 
 /**
  * What became of a row's batch, for whoever keeps the lease: the row as written (`undefined`: not
@@ -116,7 +86,7 @@ const pause = (ms: number) =>
   })
 
 export const make = (
-  sql: SqlClient.SqlClient,
+  store: MoneyStore.MoneyStore,
   statements: StoreStatements["Service"],
   options: LedgerBatchOptions
 ): Effect.Effect<LedgerBatch, never, Scope.Scope> =>
@@ -129,24 +99,16 @@ export const make = (
     const statement = (rows: ReadonlyArray<LedgerRow>, failed: { count: number }) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const expires = new Date(now + Duration.toMillis(options.leaseTtl))
-        const out = yield* sql`SELECT o_generation, o_cost, o_written, o_fenced
-          FROM switchyard_flush(${JSON.stringify(rows)}::jsonb, ${expires})`.pipe(Effect.tapError(() => Effect.sync(() => failed.count++)))
-        return yield* decodeRows(out).pipe(Effect.orDie) // the function's own result type: a mismatch is a bug
+        return yield* store.flush(rows, now + Duration.toMillis(options.leaseTtl)).pipe(
+          Effect.tapError(() => Effect.sync(() => failed.count++))
+        )
       }).pipe(Effect.retry({ times: 3, schedule: Schedule.spaced(Duration.millis(50)) }))
 
     /**
      * The generation ids of `rows` found in the ledger, with their cost, read once every flush
      * holding the rows' keys has ended.
      */
-    const readBack = (rows: ReadonlyArray<LedgerRow>) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const keys = [...new Set(rows.map((r) => r.key))].sort()
-        yield* sql`SELECT 1 FROM api_keys WHERE id IN ${sql.in(keys)} ORDER BY id FOR NO KEY UPDATE`
-        const found = yield* sql`SELECT generation_id, cost_nanos::text AS cost FROM ledger
-          WHERE generation_id IN ${sql.in(rows.map((r) => r.generation))}`
-        return new Map((yield* decodeReadBack(found).pipe(Effect.orDie)).map((r) => [r.generation_id, BigInt(r.cost)]))
-      }))
+    const readBack = (rows: ReadonlyArray<LedgerRow>) => store.written(rows)
 
     /** The read-back, tried again while the store does not answer, for at most `resolveWithinMs`. */
     const resolve = (rows: ReadonlyArray<LedgerRow>) =>
@@ -192,15 +154,15 @@ export const make = (
           }
           return
         }
-        const byGeneration = new Map(exit.value.map((r) => [r.o_generation, r]))
+        const byGeneration = new Map(exit.value.map((r) => [r.generation, r]))
         for (const w of batch) {
           const r = byGeneration.get(w.row.generation)!
-          if (r.o_cost === null) {
+          if (r.cost === null) {
             // Its lease was taken before the row could be written: no row, no charge.
             finish(w, undefined, true, new StoreUnavailable({ operation: "ledger.lease_taken", cause: "the spend lease was taken before the row was written" }))
           } else {
             // After a failed try, a row found written was written by that try.
-            finish(w, { costNanos: BigInt(r.o_cost), written: r.o_written || uncertain }, uncertain || r.o_fenced)
+            finish(w, { costNanos: r.cost, written: r.written || uncertain }, uncertain || r.fenced)
           }
         }
       }).pipe(writing.withPermits(1))

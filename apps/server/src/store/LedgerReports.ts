@@ -2,6 +2,7 @@ import { fromSqlError } from "@switchyard/core/store/StoreUnavailable"
 import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
+import { flag, type Flag, type Instant, instant } from "./Columns.ts"
 
 /** One ledger row with what `GET /generation` reports beside it. */
 export interface GenerationRow {
@@ -75,13 +76,13 @@ export class LedgerReports extends Context.Service<LedgerReports, {
           cached_items: number
           cached_tokens: number
           cost_nanos: string
-          is_byok: boolean
+          is_byok: Flag
           latency_ms: number | null
-          created_at: Date | string
+          created_at: Instant
           external_user: string | null
           attempts: string | null
         }>`SELECT l.generation_id, l.workspace_id, l.model, l.provider, l.prompt_tokens, l.total_tokens,
-            l.cached_items, l.cached_tokens, l.cost_nanos::text AS cost_nanos, l.is_byok, l.latency_ms, l.created_at, k.external_user,
+            l.cached_items, l.cached_tokens, CAST(l.cost_nanos AS text) AS cost_nanos, l.is_byok, l.latency_ms, l.created_at, k.external_user,
             l.attempts
           FROM ledger l JOIN api_keys k ON k.id = l.key_id
           WHERE l.generation_id = ${generationId} AND l.workspace_id IN ${sql.in(workspaceIds)}`.pipe(
@@ -97,14 +98,25 @@ export class LedgerReports extends Context.Service<LedgerReports, {
               cachedItems: Number(r.cached_items),
               cachedTokens: Number(r.cached_tokens),
               costNanos: BigInt(r.cost_nanos),
-              isByok: r.is_byok,
+              isByok: flag(r.is_byok),
               latencyMs: r.latency_ms === null ? null : Number(r.latency_ms),
-              createdAt: new Date(r.created_at),
+              createdAt: instant(r.created_at),
               externalUser: r.external_user,
               attempts: r.attempts
             }))
           )
         )
+
+      // A row's UTC day, and a day as `YYYY-MM-DD` text: PostgreSQL has dates, SQLite keeps the
+      // epoch milliseconds and the day's text (see `migrations/SqliteBaseline.ts`).
+      const dayOf = (column: string) =>
+        sql.onDialectOrElse({
+          pg: () => sql`(${sql(column)} AT TIME ZONE 'UTC')::date`,
+          orElse: () => sql`strftime('%Y-%m-%d', ${sql(column)} / 1000, 'unixepoch')`
+        })
+      const dayText = (column: string) =>
+        sql.onDialectOrElse({ pg: () => sql`to_char(${sql(column)}, 'YYYY-MM-DD')`, orElse: () => sql`${sql(column)}` })
+      const dayStart = (day: string) => new Date(`${day}T00:00:00.000Z`)
 
       const activity = (filter: ActivityFilter) =>
         sql<{
@@ -117,31 +129,32 @@ export class LedgerReports extends Context.Service<LedgerReports, {
           cached_tokens: string
           cost_nanos: string
           byok_nanos: string
-        }>`SELECT to_char(u.day, 'YYYY-MM-DD') AS day, u.workspace_id, u.model, u.provider,
-            SUM(u.requests)::int AS requests, SUM(u.prompt_tokens)::text AS prompt_tokens, SUM(u.cached_tokens)::text AS cached_tokens,
-            SUM(u.cost_nanos)::text AS cost_nanos, SUM(u.byok_nanos)::text AS byok_nanos
+        }>`SELECT ${dayText("u.day")} AS day, u.workspace_id, u.model, u.provider,
+            CAST(SUM(u.requests) AS integer) AS requests, CAST(SUM(u.prompt_tokens) AS text) AS prompt_tokens,
+            CAST(SUM(u.cached_tokens) AS text) AS cached_tokens,
+            CAST(SUM(u.cost_nanos) AS text) AS cost_nanos, CAST(SUM(u.byok_nanos) AS text) AS byok_nanos
           FROM (
-            SELECT (l.created_at AT TIME ZONE 'UTC')::date AS day, l.workspace_id, l.model, l.provider,
+            SELECT ${dayOf("l.created_at")} AS day, l.workspace_id, l.model, l.provider,
                 count(*) AS requests, SUM(l.prompt_tokens + l.cached_tokens) AS prompt_tokens, SUM(l.cached_tokens) AS cached_tokens,
-                COALESCE(SUM(l.cost_nanos) FILTER (WHERE NOT l.is_byok), 0) AS cost_nanos,
-                COALESCE(SUM(l.cost_nanos) FILTER (WHERE l.is_byok), 0) AS byok_nanos
+                COALESCE(SUM(CASE WHEN l.is_byok THEN 0 ELSE l.cost_nanos END), 0) AS cost_nanos,
+                COALESCE(SUM(CASE WHEN l.is_byok THEN l.cost_nanos ELSE 0 END), 0) AS byok_nanos
               FROM ledger l JOIN api_keys k ON k.id = l.key_id
               WHERE l.workspace_id = ${filter.workspaceId}
-                AND l.created_at >= (${filter.fromDay}::date)::timestamp AT TIME ZONE 'UTC'
-                AND l.created_at < ((${filter.toDay}::date + 1)::timestamp AT TIME ZONE 'UTC')
-                AND (${filter.keyHash ?? null}::text IS NULL OR k.hash = ${filter.keyHash ?? null})
-                AND (${filter.userId ?? null}::text IS NULL OR k.user_id = ${filter.userId ?? null})
+                AND l.created_at >= ${dayStart(filter.fromDay)}
+                AND l.created_at < ${new Date(dayStart(filter.toDay).getTime() + 86_400_000)}
+                AND (CAST(${filter.keyHash ?? null} AS text) IS NULL OR k.hash = ${filter.keyHash ?? null})
+                AND (CAST(${filter.userId ?? null} AS text) IS NULL OR k.user_id = ${filter.userId ?? null})
               GROUP BY 1, 2, 3, 4
             UNION ALL
             SELECT r.day, r.workspace_id, r.model, r.provider,
                 SUM(r.requests), SUM(r.prompt_tokens + r.cached_tokens), SUM(r.cached_tokens),
-                COALESCE(SUM(r.cost_nanos) FILTER (WHERE NOT r.is_byok), 0),
-                COALESCE(SUM(r.cost_nanos) FILTER (WHERE r.is_byok), 0)
+                COALESCE(SUM(CASE WHEN r.is_byok THEN 0 ELSE r.cost_nanos END), 0),
+                COALESCE(SUM(CASE WHEN r.is_byok THEN r.cost_nanos ELSE 0 END), 0)
               FROM ledger_daily r JOIN api_keys k ON k.id = r.key_id
               WHERE r.workspace_id = ${filter.workspaceId}
-                AND r.day >= ${filter.fromDay}::date AND r.day <= ${filter.toDay}::date
-                AND (${filter.keyHash ?? null}::text IS NULL OR k.hash = ${filter.keyHash ?? null})
-                AND (${filter.userId ?? null}::text IS NULL OR k.user_id = ${filter.userId ?? null})
+                AND r.day >= ${filter.fromDay} AND r.day <= ${filter.toDay}
+                AND (CAST(${filter.keyHash ?? null} AS text) IS NULL OR k.hash = ${filter.keyHash ?? null})
+                AND (CAST(${filter.userId ?? null} AS text) IS NULL OR k.user_id = ${filter.userId ?? null})
               GROUP BY 1, 2, 3, 4
           ) u
           GROUP BY u.day, u.workspace_id, u.model, u.provider

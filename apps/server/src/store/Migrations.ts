@@ -1,15 +1,19 @@
 import { Effect } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import { accountingBatch } from "./migrations/AccountingBatch.ts"
+import { auditLog } from "./migrations/AuditLog.ts"
+import { batches } from "./migrations/Batches.ts"
 import { cachedTokens } from "./migrations/CachedTokens.ts"
 import { currentMoneyFunctions } from "./migrations/CurrentMoneyFunctions.ts"
 import { fencedLeases } from "./migrations/FencedLeases.ts"
 import { generationAttempts } from "./migrations/GenerationAttempts.ts"
 import { interns } from "./migrations/Interns.ts"
+import { managedProviders } from "./migrations/ManagedProviders.ts"
 import { ledgerRetention } from "./migrations/LedgerRetention.ts"
 import { money } from "./migrations/Money.ts"
 import * as MoneyFunctions from "./MoneyFunctions.ts"
 import { prepaidCredits } from "./migrations/PrepaidCredits.ts"
+import { sqliteBaseline } from "./migrations/SqliteBaseline.ts"
 import { spendCounters } from "./migrations/SpendCounters.ts"
 import { spendLeases } from "./migrations/SpendLeases.ts"
 import { workspaceBudgets } from "./migrations/WorkspaceBudgets.ts"
@@ -69,39 +73,61 @@ const foundation = Effect.gen(function*() {
   yield* sql`CREATE INDEX ledger_key_time ON ledger (key_id, created_at)`
 })
 
+type Migration = Effect.Effect<void, unknown, SqlClient.SqlClient>
+
+/** On PostgreSQL the given step; on SQLite nothing (the baseline already has its result). */
+const postgresOnly = (step: Migration): Migration =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.onDialectOrElse({ pg: () => step, orElse: () => Effect.void })
+  })
+
 /**
- * Every migration, in order. One set of PostgreSQL SQL serves both PGlite and PostgreSQL.
+ * Every migration, in order, one record for both stores. PostgreSQL keeps its history: 0001–0013
+ * as they ran. A SQLite store starts from `SqliteBaseline` (the final shape of everything
+ * 0001–0013 build) as its 0001, and 0002–0013 do nothing there. From 0014 on, a migration is
+ * written once in the SQL both dialects accept (or with its differences side by side in
+ * `sql.onDialectOrElse`) and runs on both.
  */
-export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
-  "0001_foundation": foundation,
-  "0002_money": money,
-  "0003_interns": interns,
-  "0004_spend_counters": spendCounters,
-  "0005_accounting_batch": accountingBatch,
-  "0006_prepaid_credits": prepaidCredits,
-  "0007_workspace_budgets": workspaceBudgets,
-  "0008_cached_tokens": cachedTokens,
-  "0009_workspace_cache": workspaceCache,
-  "0010_spend_leases": spendLeases,
-  "0011_money_functions": currentMoneyFunctions,
-  "0012_ledger_retention": ledgerRetention,
-  "0013_fenced_leases": fencedLeases,
-  "0014_generation_attempts": generationAttempts
+export const migrations: Record<string, Migration> = {
+  "0001_foundation": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.onDialectOrElse({ sqlite: () => sqliteBaseline, orElse: () => foundation })
+  }),
+  "0002_money": postgresOnly(money),
+  "0003_interns": postgresOnly(interns),
+  "0004_spend_counters": postgresOnly(spendCounters),
+  "0005_accounting_batch": postgresOnly(accountingBatch),
+  "0006_prepaid_credits": postgresOnly(prepaidCredits),
+  "0007_workspace_budgets": postgresOnly(workspaceBudgets),
+  "0008_cached_tokens": postgresOnly(cachedTokens),
+  "0009_workspace_cache": postgresOnly(workspaceCache),
+  "0010_spend_leases": postgresOnly(spendLeases),
+  "0011_money_functions": postgresOnly(currentMoneyFunctions),
+  "0012_ledger_retention": postgresOnly(ledgerRetention),
+  "0013_fenced_leases": postgresOnly(fencedLeases),
+  "0014_generation_attempts": generationAttempts,
+  "0015_providers": managedProviders,
+  "0016_audit_log": auditLog,
+  "0017_batches": batches
 }
 
 const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })
 
 /**
- * Runs the migrations not run yet. When any ran, the money functions are created again from their
- * current definitions (`MoneyFunctions.replace`: a migration changes the tables, the functions are
- * defined in one place and follow the version that migrated), and the planner's statistics of
- * every table are gathered (a backfill or a new index changes them, and PL/pgSQL keeps the plans it
- * makes first). After that, PostgreSQL's autovacuum keeps them, and on PGlite `StoreUpkeep`.
+ * Runs the migrations not run yet. When any ran: on PostgreSQL the money functions are created
+ * again from their current definitions (`MoneyFunctions.replace`: a migration changes the tables,
+ * the functions are defined in one place and follow the version that migrated); on both stores
+ * the planner's statistics of every table are gathered (a backfill or a new index changes them).
+ * After that, PostgreSQL's autovacuum keeps them, and on SQLite `StoreUpkeep`.
  */
 export const migrate = Effect.gen(function*() {
   const applied = yield* run
   if (applied.length === 0) return
   const sql = yield* SqlClient.SqlClient
-  yield* sql.withTransaction(MoneyFunctions.replace)
+  yield* sql.onDialectOrElse({
+    pg: () => sql.withTransaction(MoneyFunctions.replace),
+    orElse: () => Effect.void
+  })
   yield* sql`ANALYZE`
 })

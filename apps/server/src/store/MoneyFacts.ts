@@ -31,17 +31,22 @@ export interface MoneyFacts {
   readonly signature: string
 }
 
+/** A boolean as either store returns it: PostgreSQL's `boolean`, SQLite's 0/1. */
+const Flag = Schema.Union([Schema.Boolean, Schema.Literals([0, 1])])
+const flag = (value: boolean | 0 | 1): boolean => value === true || value === 1
+
 const FactsRow = Schema.Struct({
   workspace_id: Schema.String,
-  deleted: Schema.Boolean,
-  disabled: Schema.Boolean,
-  expires_at: Schema.NullOr(Schema.Union([Schema.Date, Schema.String])),
+  deleted: Flag,
+  disabled: Flag,
+  // PostgreSQL's timestamptz, or SQLite's epoch milliseconds.
+  expires_at: Schema.NullOr(Schema.Union([Schema.Date, Schema.String, Schema.Number])),
   limit_nanos: Schema.NullOr(Schema.String),
   limit_reset: Schema.NullOr(Schema.String),
-  include_byok_in_limit: Schema.Boolean,
+  include_byok_in_limit: Flag,
   budgets: Schema.NullOr(Schema.String),
-  include_byok_in_budgets: Schema.Boolean,
-  prepaid: Schema.Boolean
+  include_byok_in_budgets: Flag,
+  prepaid: Flag
 })
 const decodeRows = Schema.decodeUnknownEffect(Schema.Array(FactsRow))
 
@@ -62,12 +67,16 @@ export interface MoneyFactsCache {
 
 export const make = (sql: SqlClient.SqlClient, ttl: Duration.Input) =>
   Effect.gen(function*() {
+    // The one difference between the dialects: the name of the ordered string aggregate.
+    const budgets = sql.onDialectOrElse({
+      sqlite: () => sql.literal("group_concat(b.interval || '=' || CAST(b.limit_nanos AS text), ',' ORDER BY b.interval)"),
+      orElse: () => sql.literal("string_agg(b.interval || '=' || CAST(b.limit_nanos AS text), ',' ORDER BY b.interval)")
+    })
     const load = (keyId: string) =>
-      sql`SELECT k.workspace_id, k.deleted_at IS NOT NULL AS deleted, k.disabled, k.expires_at,
-          k.limit_nanos::text AS limit_nanos, k.limit_reset, k.include_byok_in_limit,
-          (SELECT string_agg(b.interval || '=' || b.limit_nanos::text, ',' ORDER BY b.interval)
-            FROM workspace_budgets b WHERE b.workspace_id = k.workspace_id) AS budgets,
-          w.include_byok_in_budgets, COALESCE(a.prepaid, false) AS prepaid
+      sql`SELECT k.workspace_id, CASE WHEN k.deleted_at IS NULL THEN 0 ELSE 1 END AS deleted, k.disabled, k.expires_at,
+          CAST(k.limit_nanos AS text) AS limit_nanos, k.limit_reset, k.include_byok_in_limit,
+          (SELECT ${budgets} FROM workspace_budgets b WHERE b.workspace_id = k.workspace_id) AS budgets,
+          w.include_byok_in_budgets, COALESCE(a.prepaid, ${false}) AS prepaid
         FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
         LEFT JOIN credit_accounts a ON a.workspace_id = k.workspace_id
         WHERE k.id = ${keyId}`.pipe(
@@ -76,19 +85,22 @@ export const make = (sql: SqlClient.SqlClient, ttl: Duration.Input) =>
         Effect.map((rows) =>
           Option.map(Option.fromUndefinedOr(rows[0]), (row): MoneyFacts => {
             const expiresAtMs = row.expires_at === null ? null : new Date(row.expires_at).getTime()
-            return {
+            const facts = {
               workspaceId: row.workspace_id,
-              deleted: row.deleted,
-              disabled: row.disabled,
+              deleted: flag(row.deleted),
+              disabled: flag(row.disabled),
               expiresAtMs,
               limitNanos: row.limit_nanos === null ? null : BigInt(row.limit_nanos),
               limitReset: row.limit_reset,
-              includeByokInLimit: row.include_byok_in_limit,
+              includeByokInLimit: flag(row.include_byok_in_limit),
               budgets: row.budgets,
-              includeByokInBudgets: row.include_byok_in_budgets,
-              prepaid: row.prepaid,
-              signature: [row.limit_nanos, row.limit_reset, row.include_byok_in_limit, row.budgets, row.include_byok_in_budgets,
-                row.prepaid, row.disabled, row.deleted, expiresAtMs].join("|")
+              includeByokInBudgets: flag(row.include_byok_in_budgets),
+              prepaid: flag(row.prepaid)
+            }
+            return {
+              ...facts,
+              signature: [facts.limitNanos, facts.limitReset, facts.includeByokInLimit, facts.budgets, facts.includeByokInBudgets,
+                facts.prepaid, facts.disabled, facts.deleted, expiresAtMs].join("|")
             }
           })
         )

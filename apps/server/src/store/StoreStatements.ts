@@ -70,13 +70,21 @@ export const kindOfStatement = (statement: Statement.Statement<unknown>): string
 }
 
 /**
- * The statement hook that counts every statement run in its context (`Statement.CurrentTransformer`).
+ * Set around an operation that counts itself once under its own kind (the SQLite money store: one
+ * grant or flush, one transaction of several statements, counted as `lease` or `flush` as the
+ * PostgreSQL function call it stands for): its statements are not counted one by one.
+ */
+export const Uncounted = Context.Reference<boolean>("@switchyard/server/store/StoreStatements/Uncounted", { defaultValue: () => false })
+
+/**
+ * The statement hook that counts every statement run in its context (`Statement.CurrentTransformer`),
+ * but those of an operation counted as a whole (`Uncounted`).
  */
 export const counting: Layer.Layer<never, never, StoreStatements> = Layer.effectContext(
   Effect.gen(function*() {
     const counter = yield* StoreStatements
-    return Context.make(Statement.CurrentTransformer, (self) => {
-      counter.count(kindOfStatement(self))
+    return Context.make(Statement.CurrentTransformer, (self, _sql, fiber) => {
+      if (!Context.get(fiber.context, Uncounted)) counter.count(kindOfStatement(self))
       return Effect.succeed(self)
     })
   })

@@ -1,29 +1,29 @@
 /**
- * Keeps PGlite's planner statistics and visibility map current: PGlite has no autovacuum, so
- * without this the ledger's statistics stay "unknown" (`reltuples = -1`) however large it grows,
- * and the dead rows of the counters' updates are only pruned page by page.
+ * Keeps the SQLite store in shape while the gateway runs: its planner statistics current, its
+ * write-ahead log checkpointed and bounded, and the space retention's deletes free given back to
+ * the file system, in short steps with the store free for requests between them.
  *
  * **Details**
  *
- * PGlite runs one statement at a time, in the gateway's own thread: while an upkeep statement runs,
- * every request waits. So the upkeep is a series of short steps, one statement on one table each,
- * with the store free for requests between them:
+ * SQLite runs one statement at a time on the gateway's one connection, in its own thread: while an
+ * upkeep statement runs, every request waits. So every {@link every}:
  *
- * - It reads how many rows each table gained, changed or left dead since its last ANALYZE or VACUUM
- *   (`pg_stat_user_tables`) and runs the one step that is most overdue; it looks again five seconds
- *   after a step, a minute after a look that found nothing due.
- * - `VACUUM` once the dead or the inserted rows reach autovacuum's default threshold (50 + 20 %
- *   dead, 1,000 + 20 % inserted) or {@link maxChanges}, whichever is less: a VACUUM reads only the
- *   pages not yet all-visible, so on a large table it stays a few milliseconds (the pages of
- *   10,000 rows) instead of one long pass every fifth of the table. Index passes follow
- *   PostgreSQL's own rule (`INDEX_CLEANUP AUTO`: only once the pages with dead rows pass 2 % of the
- *   table), so they come as often as with autovacuum.
- * - `ANALYZE` once the rows changed since the last one reach autovacuum's 50 + 10 % of the table,
- *   sampling {@link sampleRows} rows ({@link statisticsTarget}, not PostgreSQL's 30,000): its work is
- *   the sample, whatever the table's size.
- * - At start, before the gateway serves, every table with more than {@link catchUpPages} pages
- *   never vacuumed (a store written by a version without upkeep, or bulk-loaded) is vacuumed: that
- *   first pass reads the whole table, the one step whose work is not bounded.
+ * - **Statistics.** `PRAGMA optimize` runs `ANALYZE` on the tables whose row counts moved enough
+ *   since the last one, each bounded by `PRAGMA analysis_limit` ({@link analysisLimit} rows a
+ *   index), so its work does not grow with the ledger. It runs in the form SQLite recommends when
+ *   a connection opens (`0x10002`: every table, not only those this connection has read), at
+ *   start and at each look.
+ * - **The write-ahead log.** SQLite checkpoints it itself once it holds 1,000 pages (4 MB), and
+ *   `journal_size_limit` ({@link walLimitBytes}) truncates the file to that size whenever a
+ *   checkpoint starts it over. Upkeep adds a `PRAGMA wal_checkpoint(PASSIVE)`, which never waits
+ *   for another process (`SWITCHYARD_WORKERS`): a log a reader held back is copied back as soon as
+ *   it is free. The log file's largest size: {@link walLimitBytes}, plus at most one transaction's
+ *   pages beyond SQLite's 4 MB checkpoint point while a reader holds it.
+ * - **Space.** The file is `auto_vacuum = INCREMENTAL`: pages freed by retention's deletes (and the
+ *   cache's eviction) stay on the free list until `PRAGMA incremental_vacuum(N)` moves them to the
+ *   end of the file and truncates it. Upkeep gives back {@link vacuumPages} pages a step, a step
+ *   each {@link stepEvery} while pages are free, so no step holds the store long (the figures are
+ *   in docs/decisions.md, "Default store").
  *
  * On PostgreSQL this does nothing: autovacuum does it, and the migrations ANALYZE after they
  * changed anything.
@@ -33,163 +33,138 @@ import type { Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Span from "../observability/Span.ts"
 
-/** How long after a look that found nothing due the tables are looked at again. */
-export const idleEvery = Duration.minutes(1)
+/** How often the statistics and the log are looked after. */
+export const every = Duration.minutes(1)
 
-/** How long after a step the tables are looked at again: the store is the requests' in between. */
-export const stepEvery = Duration.seconds(5)
+/** How long after a step of giving pages back the next one runs. */
+export const stepEvery = Duration.seconds(1)
 
-/** A table is vacuumed at the latest once this many rows were inserted, or left dead, since the last VACUUM. */
-export const maxChanges = 10_000
+/** Pages (of 4 KB) one incremental vacuum step gives back. */
+export const vacuumPages = 256
 
-/** The statistics target of the upkeep's ANALYZE: it samples 300 rows per unit, from as many pages. */
-export const statisticsTarget = 10
-export const sampleRows = 300 * statisticsTarget
+/** Rows `ANALYZE` reads of each index (`PRAGMA analysis_limit`). */
+export const analysisLimit = 1_000
 
-/** At start, a table with more pages than this not yet all-visible is vacuumed before the gateway serves. */
-export const catchUpPages = 1_000
+/** What the write-ahead log file is truncated to after a checkpoint starts it over (`journal_size_limit`). */
+export const walLimitBytes = 16 * 1024 * 1024
 
-/** What one table's counters say since its last ANALYZE and VACUUM. */
-export interface TableChanges {
-  readonly table: string
-  readonly live: number
-  readonly dead: number
-  readonly modified: number
-  readonly inserted: number
-  /** Pages not all-visible when last counted, plus the pages added since: what a VACUUM reads. */
-  readonly unvisited: number
-}
+/** The store's settings upkeep relies on, set when the SQLite store opens. */
+export const settings = [
+  `PRAGMA journal_size_limit = ${walLimitBytes}`,
+  `PRAGMA analysis_limit = ${analysisLimit}`
+] as const
 
-/**
- * How overdue each statement is for a table: its changes over the threshold (1 or more: due).
- */
-export const overdue = (t: TableChanges): { readonly analyze: number; readonly vacuum: number } => ({
-  analyze: t.modified / (50 + 0.1 * t.live),
-  vacuum: Math.max(
-    t.dead / Math.min(50 + 0.2 * t.live, maxChanges),
-    t.inserted / Math.min(1000 + 0.2 * t.live, maxChanges)
-  )
-})
-
-/** What upkeep a table's changes call for. */
-export const due = (t: TableChanges): { readonly analyze: boolean; readonly vacuum: boolean } => {
-  const o = overdue(t)
-  return { analyze: o.analyze >= 1, vacuum: o.vacuum >= 1 }
-}
-
-/** One statement of upkeep on one table. */
-export interface Step {
-  readonly table: string
-  readonly statement: "ANALYZE" | "VACUUM"
-}
-
-/** The steps the tables' changes call for, the most overdue first. */
-export const steps = (tables: ReadonlyArray<TableChanges>): ReadonlyArray<Step> =>
-  tables
-    .flatMap((t) => {
-      const o = overdue(t)
-      return [
-        { step: { table: t.table, statement: "VACUUM" } as const, by: o.vacuum },
-        { step: { table: t.table, statement: "ANALYZE" } as const, by: o.analyze }
-      ]
-    })
-    .filter((s) => s.by >= 1)
-    .sort((a, b) => b.by - a.by)
-    .map((s) => s.step)
-
-/** A step done and how long it kept the store. */
-export interface Done extends Step {
+/** What a step did and how long it held the store. */
+export interface Done {
+  readonly step: "optimize" | "checkpoint" | "vacuum"
   readonly millis: number
+  /** Checkpoint: the log's frames and those copied back; vacuum: the pages given back. */
+  readonly detail: string
+  /** Checkpoint: the log's frames; vacuum: the pages given back; optimize: 0. */
+  readonly count: number
 }
 
-/** Every table's changes since its last ANALYZE and VACUUM. */
-export const look = (sql: SqlClient.SqlClient): Effect.Effect<ReadonlyArray<TableChanges>, unknown> =>
-  Effect.gen(function*() {
-    // The counters of this session reach the shared statistics when it next reports them: now.
-    yield* sql`SELECT pg_stat_force_next_flush()`
-    const rows = yield* sql<{ table: string; live: string; dead: string; modified: string; inserted: string; unvisited: string }>`
-      SELECT s.relname AS table, s.n_live_tup::text AS live, s.n_dead_tup::text AS dead,
-          s.n_mod_since_analyze::text AS modified, s.n_ins_since_vacuum::text AS inserted,
-          greatest(pg_relation_size(s.relid) / current_setting('block_size')::int - c.relallvisible, 0)::text AS unvisited
-        FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
-        WHERE s.schemaname = current_schema() ORDER BY s.relname`
-    return rows.map((row) => ({
-      table: row.table,
-      live: Number(row.live),
-      dead: Number(row.dead),
-      modified: Number(row.modified),
-      inserted: Number(row.inserted),
-      unvisited: Number(row.unvisited)
-    }))
-  })
-
-const quoted = (table: string) => `"${table.replaceAll("\"", "\"\"")}"`
-
-/** Runs one step. */
-export const run = (sql: SqlClient.SqlClient, step: Step): Effect.Effect<Done, unknown> =>
+const timed = <A>(step: Done["step"], self: Effect.Effect<A, unknown>, detail: (a: A) => string, count: (a: A) => number = () => 0) =>
   Effect.gen(function*() {
     const startedAt = performance.now()
-    if (step.statement === "VACUUM") {
-      yield* sql.unsafe(`VACUUM ${quoted(step.table)}`)
-    } else {
-      // ANALYZE may run in a transaction, so the smaller sample is this statement's alone.
-      yield* sql.withTransaction(Effect.gen(function*() {
-        yield* sql.unsafe(`SET LOCAL default_statistics_target = ${statisticsTarget}`)
-        yield* sql.unsafe(`ANALYZE ${quoted(step.table)}`)
-      }))
-    }
-    return { ...step, millis: performance.now() - startedAt }
+    const result = yield* self
+    return { step, millis: performance.now() - startedAt, detail: detail(result), count: count(result) } satisfies Done
   })
 
-/** The most overdue step, if any is due. */
-export const next = (sql: SqlClient.SqlClient): Effect.Effect<ReadonlyArray<Done>, unknown> =>
-  Effect.gen(function*() {
-    const [step] = steps(yield* look(sql))
-    return step === undefined ? [] : [yield* run(sql, step)]
-  })
+/** `PRAGMA optimize`: ANALYZE where the row counts moved enough. */
+export const optimize = (sql: SqlClient.SqlClient) => timed("optimize", sql.unsafe("PRAGMA optimize=0x10002"), () => "")
 
-/** VACUUM of every table with more than {@link catchUpPages} pages a VACUUM has not yet seen. */
-export const catchUp = (sql: SqlClient.SqlClient): Effect.Effect<ReadonlyArray<Done>, unknown> =>
-  Effect.gen(function*() {
-    const done: Array<Done> = []
-    for (const t of yield* look(sql)) {
-      if (t.unvisited > catchUpPages) done.push(yield* run(sql, { table: t.table, statement: "VACUUM" }))
-    }
-    return done
-  })
-
-const logged = (log: (message: string) => Effect.Effect<void>, message: string) => (done: ReadonlyArray<Done>) =>
-  done.length === 0 ? Effect.void : log(message).pipe(
-    Effect.annotateLogs({ done: done.map((d) => `${d.statement} ${d.table} ${d.millis.toFixed(1)} ms`).join(", ") })
+/** A checkpoint that waits for no one: the log's frames and those now in the database file. */
+export const checkpoint = (sql: SqlClient.SqlClient) =>
+  timed(
+    "checkpoint",
+    sql.unsafe<{ busy: number; log: number; checkpointed: number }>("PRAGMA wal_checkpoint(PASSIVE)"),
+    (rows) => `${rows[0]?.log ?? 0} frames, ${rows[0]?.checkpointed ?? 0} checkpointed`,
+    (rows) => Math.max(0, Number(rows[0]?.log ?? 0))
   )
 
+/** Pages on the free list, waiting to be given back. */
+export const freePages = (sql: SqlClient.SqlClient) =>
+  Effect.map(sql.unsafe<{ freelist_count: number }>("PRAGMA freelist_count"), (rows) => Number(rows[0]?.freelist_count ?? 0))
+
+/** One step of giving free pages back: at most {@link vacuumPages}. */
+export const vacuumStep = (sql: SqlClient.SqlClient, pages = vacuumPages) =>
+  Effect.gen(function*() {
+    const before = yield* freePages(sql)
+    if (before === 0) return undefined
+    return yield* timed(
+      "vacuum",
+      Effect.andThen(sql.unsafe(`PRAGMA incremental_vacuum(${pages})`), freePages(sql)),
+      (after) => `${before - after} pages`,
+      (after) => before - after
+    )
+  })
+
+/** Every free page given back, a step at a time; the steps. */
+export const vacuumAll = (sql: SqlClient.SqlClient, pages = vacuumPages) =>
+  Effect.gen(function*() {
+    const done: Array<Done> = []
+    for (;;) {
+      const step = yield* vacuumStep(sql, pages)
+      if (step === undefined) return done
+      done.push(step)
+      if (step.detail === "0 pages") return done
+    }
+  })
+
+const logged = (done: ReadonlyArray<Done>) =>
+  done.length === 0 ? Effect.void : Effect.logDebug("store upkeep").pipe(
+    Effect.annotateLogs({ done: done.map((d) => `${d.step} ${d.detail} ${d.millis.toFixed(1)} ms`).join(", ") })
+  )
+
+/** A run's trace attributes, or `undefined` when it did nothing (no span is exported). */
+const reported = (done: ReadonlyArray<Done>) =>
+  done.some((d) => d.count > 0)
+    ? { "switchyard.store.upkeep": done.map((d) => `${d.step} ${d.detail}`).join(", ") }
+    : undefined
+
+const failed = (cause: unknown) => Effect.logWarning("store upkeep failed; the next look tries again", cause)
+
 /**
- * On PGlite: {@link catchUp} now, then {@link next} a minute later and again {@link stepEvery} after
- * a step or {@link idleEvery} after a look that found nothing due, for as long as the scope is open
- * (on `Clock`: a test drives it with `TestClock`); nothing on PostgreSQL. A step that fails is
- * logged and the next look tries again.
+ * On SQLite: {@link optimize} at start, then every {@link every} an optimize and a checkpoint, and
+ * a vacuum step each {@link stepEvery} while pages are free, for as long as the scope is open (on
+ * `Clock`: a test drives it with `TestClock`); nothing on PostgreSQL. A step that fails is logged
+ * and the next look tries again.
  */
 export const start: Effect.Effect<void, never, SqlClient.SqlClient | Scope.Scope> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  if (sql.driver !== "pglite") return
-  yield* catchUp(sql).pipe(
-    // Said at start: it is why this start took longer.
-    Effect.tap(logged(Effect.logInfo, "store upkeep: tables never vacuumed were vacuumed before serving")),
-    Effect.catchCause((cause) => Effect.logWarning("store upkeep failed", cause))
-  )
-  const step = next(sql).pipe(
-    Span.job("store.upkeep", (done) => done.length === 0 ? undefined : { "switchyard.store.upkeep": done.map((d) => `${d.statement} ${d.table}`).join(", ") }),
-    Effect.tap(logged(Effect.logDebug, "store upkeep")),
-    Effect.catchCause((cause) => Effect.as(Effect.logWarning("store upkeep failed", cause), []))
+  if (sql.onDialectOrElse({ sqlite: () => false, orElse: () => true })) return
+  yield* optimize(sql).pipe(Effect.asVoid, Effect.catchCause(failed))
+  // A trace root only for a look whose log moved since the previous one: an idle store's looks
+  // (the same frames, all copied back already) leave none.
+  let previous = ""
+  const look = Effect.all([optimize(sql), checkpoint(sql)]).pipe(
+    Span.job("store.upkeep", (done) => {
+      const log = done.map((d) => d.detail).join(", ")
+      const moved = log !== previous
+      previous = log
+      return moved ? reported(done) : undefined
+    }),
+    Effect.tap(logged),
+    Effect.catchCause(failed)
   )
   yield* Effect.gen(function*() {
-    let wait = idleEvery
     for (;;) {
-      yield* Effect.sleep(wait)
-      wait = (yield* step).length > 0 ? stepEvery : idleEvery
+      yield* Effect.sleep(every)
+      yield* look
+    }
+  }).pipe(Effect.forkScoped)
+  yield* Effect.gen(function*() {
+    for (;;) {
+      yield* Effect.sleep(stepEvery)
+      yield* vacuumStep(sql).pipe(
+        Span.job("store.upkeep", (done) => (done === undefined ? undefined : reported([done]))),
+        Effect.tap((done) => (done === undefined ? Effect.void : logged([done]))),
+        Effect.catchCause(failed)
+      )
     }
   }).pipe(Effect.forkScoped)
 })
 
-/** The upkeep of the gateway's store (see {@link start}): its catch-up is done before the gateway serves. */
+/** The upkeep of the gateway's store (see {@link start}). */
 export const layer: Layer.Layer<never, never, SqlClient.SqlClient> = Layer.effectDiscard(start)

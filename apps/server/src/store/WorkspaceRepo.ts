@@ -6,6 +6,7 @@ import type { BudgetInterval, MemberRole, RoutingSettings, WorkspaceBudget, Work
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
+import { flag, type Flag, flagOrNull, type Instant, iso, isoOrNull } from "./Columns.ts"
 import { StoreChanges } from "./StoreChanges.ts"
 
 interface WorkspaceRow {
@@ -17,11 +18,11 @@ interface WorkspaceRow {
   readonly default_text_model: string | null
   readonly default_image_model: string | null
   readonly default_provider_sort: string | null
-  readonly include_byok_in_budgets: boolean
-  readonly cache: boolean | null
+  readonly include_byok_in_budgets: Flag
+  readonly cache: Flag | null
   readonly routing: string | null
-  readonly created_at: Date | string
-  readonly updated_at: Date | string | null
+  readonly created_at: Instant
+  readonly updated_at: Instant | null
 }
 
 interface MemberRow {
@@ -29,7 +30,7 @@ interface MemberRow {
   readonly user_id: string
   readonly workspace_id: string
   readonly role: string
-  readonly created_at: Date | string
+  readonly created_at: Instant
 }
 
 interface BudgetRow {
@@ -37,11 +38,9 @@ interface BudgetRow {
   readonly workspace_id: string
   readonly interval: BudgetInterval
   readonly limit_nanos: string
-  readonly created_at: Date | string
-  readonly updated_at: Date | string
+  readonly created_at: Instant
+  readonly updated_at: Instant
 }
-
-const iso = (value: Date | string) => new Date(value).toISOString()
 
 /**
  * A workspace as stored: `cache` is `null` while no management key has set it (the config file
@@ -59,20 +58,20 @@ const toRecord = (row: WorkspaceRow): StoredWorkspace => ({
   slug: row.slug,
   description: row.description,
   created_at: iso(row.created_at),
-  updated_at: row.updated_at === null ? null : iso(row.updated_at),
+  updated_at: isoOrNull(row.updated_at),
   created_by: row.created_by,
   default_text_model: row.default_text_model,
   default_image_model: row.default_image_model,
   default_provider_sort: row.default_provider_sort,
   default_guardrail_id: "",
-  include_byok_in_budgets: row.include_byok_in_budgets,
+  include_byok_in_budgets: flag(row.include_byok_in_budgets),
   disabled_server_tools: null,
   io_logging_api_key_ids: null,
   io_logging_sampling_rate: 0,
   is_data_discount_logging_enabled: false,
   is_observability_broadcast_enabled: false,
   is_observability_io_logging_enabled: false,
-  cache: row.cache,
+  cache: flagOrNull(row.cache),
   routing: decodeRouting(row.routing)
 })
 
@@ -173,16 +172,36 @@ export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
 
       const slugTaken = (slug: string, except: string | null) =>
         sql<{ n: number }>`SELECT 1 AS n FROM workspaces WHERE slug = ${slug} AND deleted_at IS NULL
-            AND (${except}::text IS NULL OR id <> ${except})`.pipe(fromSqlError("workspaces"), Effect.map((rows) => rows.length > 0))
+            AND (CAST(${except} AS text) IS NULL OR id <> ${except})`.pipe(fromSqlError("workspaces"), Effect.map((rows) => rows.length > 0))
 
-      const lockSlugs = sql`SELECT pg_advisory_xact_lock(7032)`
+      // Slugs are checked then written in one transaction: PostgreSQL serializes those transactions
+      // with an advisory lock; SQLite's `BEGIN IMMEDIATE` already holds the only write lock.
+      const lockSlugs = sql.onDialectOrElse({
+        pg: () => Effect.asVoid(sql`SELECT pg_advisory_xact_lock(7032)`),
+        orElse: () => Effect.void
+      })
+      // A workspace row held until the transaction ends (the same reasoning).
+      const lockWorkspace = (workspaceId: string) =>
+        sql.onDialectOrElse({
+          pg: () => Effect.asVoid(sql`SELECT id FROM workspaces WHERE id = ${workspaceId} FOR UPDATE`),
+          orElse: () => Effect.void
+        })
+      // Users whose default workspace was `workspaceId` (among `userIds`, when given) fall back to
+      // their earliest other membership, when they have one.
+      const moveDefaults = (workspaceId: string, userIds?: ReadonlyArray<string>) => {
+        const other = sql`FROM memberships m WHERE m.user_id = users.id AND m.workspace_id <> ${workspaceId}`
+        return sql`UPDATE users SET default_workspace_id =
+            (SELECT m.workspace_id ${other} ORDER BY m.created_at, m.workspace_id LIMIT 1)
+          WHERE default_workspace_id = ${workspaceId} AND EXISTS (SELECT 1 ${other})
+            ${userIds === undefined ? sql`` : sql`AND users.id IN ${sql.in(userIds)}`}`
+      }
 
       const list = (userId: string, offset: number, limit: number) =>
         Effect.gen(function*() {
           const rows = yield* sql<WorkspaceRow>`SELECT ${sql.unsafe(workspaceColumns)}
               FROM workspaces w JOIN memberships m ON m.workspace_id = w.id AND m.user_id = ${userId}
               WHERE w.deleted_at IS NULL ORDER BY w.created_at, w.id LIMIT ${limit} OFFSET ${offset}`.pipe(fromSqlError("workspaces"))
-          const total = yield* sql<{ n: number }>`SELECT count(*)::int AS n
+          const total = yield* sql<{ n: number }>`SELECT CAST(count(*) AS integer) AS n
               FROM workspaces w JOIN memberships m ON m.workspace_id = w.id AND m.user_id = ${userId}
               WHERE w.deleted_at IS NULL`.pipe(fromSqlError("workspaces"))
           return { data: rows.map(toRecord), total: Number(total[0]!.n) }
@@ -236,17 +255,14 @@ export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
 
       const remove = (workspaceId: string, now: Date) =>
         sql.withTransaction(Effect.gen(function*() {
-          yield* sql`SELECT id FROM workspaces WHERE id = ${workspaceId} FOR UPDATE`
-          const keys = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM api_keys
+          yield* lockWorkspace(workspaceId)
+          const keys = yield* sql<{ n: number }>`SELECT CAST(count(*) AS integer) AS n FROM api_keys
               WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL`
           if (Number(keys[0]!.n) > 0) return Option.some<Blocked>({ _tag: "ActiveKeys", count: Number(keys[0]!.n) })
-          const interns = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM interns WHERE workspace_id = ${workspaceId}`
+          const interns = yield* sql<{ n: number }>`SELECT CAST(count(*) AS integer) AS n FROM interns WHERE workspace_id = ${workspaceId}`
           if (Number(interns[0]!.n) > 0) return Option.some<Blocked>({ _tag: "Interns", count: Number(interns[0]!.n) })
           // Members whose default this was fall back to another workspace of theirs, when they have one.
-          yield* sql`UPDATE users u SET default_workspace_id = m.workspace_id
-              FROM (SELECT DISTINCT ON (user_id) user_id, workspace_id FROM memberships
-                WHERE workspace_id <> ${workspaceId} ORDER BY user_id, created_at) m
-              WHERE u.id = m.user_id AND u.default_workspace_id = ${workspaceId}`
+          yield* moveDefaults(workspaceId)
           yield* sql`DELETE FROM memberships WHERE workspace_id = ${workspaceId}`
           yield* sql`DELETE FROM workspace_budgets WHERE workspace_id = ${workspaceId}`
           yield* sql`DELETE FROM byok_credentials WHERE workspace_id = ${workspaceId}`
@@ -258,7 +274,7 @@ export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
         Effect.gen(function*() {
           const rows = yield* sql<MemberRow>`SELECT id, user_id, workspace_id, role, created_at FROM memberships
               WHERE workspace_id = ${workspaceId} ORDER BY created_at, user_id LIMIT ${limit} OFFSET ${offset}`.pipe(fromSqlError("workspaces"))
-          const total = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM memberships WHERE workspace_id = ${workspaceId}`.pipe(
+          const total = yield* sql<{ n: number }>`SELECT CAST(count(*) AS integer) AS n FROM memberships WHERE workspace_id = ${workspaceId}`.pipe(
             fromSqlError("workspaces")
           )
           return { data: rows.map(toMember), total: Number(total[0]!.n) }
@@ -282,8 +298,8 @@ export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
       const removeMembers = (workspaceId: string, userIds: ReadonlyArray<string>) =>
         sql.withTransaction(Effect.gen(function*() {
           const ids = [...new Set(userIds)]
-          yield* sql`SELECT id FROM workspaces WHERE id = ${workspaceId} FOR UPDATE`
-          const keyed = yield* sql<{ user_id: string; n: number }>`SELECT user_id, count(*)::int AS n FROM api_keys
+          yield* lockWorkspace(workspaceId)
+          const keyed = yield* sql<{ user_id: string; n: number }>`SELECT user_id, CAST(count(*) AS integer) AS n FROM api_keys
               WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL AND user_id IN ${sql.in(ids)}
               GROUP BY user_id ORDER BY user_id`
           if (keyed[0] !== undefined) {
@@ -297,22 +313,20 @@ export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
           }
           const removed = yield* sql`DELETE FROM memberships WHERE workspace_id = ${workspaceId} AND user_id IN ${sql.in(ids)}
               RETURNING user_id`
-          yield* sql`UPDATE users u SET default_workspace_id = m.workspace_id
-              FROM (SELECT DISTINCT ON (user_id) user_id, workspace_id FROM memberships ORDER BY user_id, created_at) m
-              WHERE u.id = m.user_id AND u.default_workspace_id = ${workspaceId} AND u.id IN ${sql.in(ids)}`
+          yield* moveDefaults(workspaceId, ids)
           return { removed: removed.length }
         })).pipe(fromSqlError("workspaces"))
 
       const includeByok = (workspaceId: string) =>
-        sql<{ b: boolean }>`SELECT include_byok_in_budgets AS b FROM workspaces WHERE id = ${workspaceId}`.pipe(
+        sql<{ b: Flag }>`SELECT include_byok_in_budgets AS b FROM workspaces WHERE id = ${workspaceId}`.pipe(
           fromSqlError("workspaces"),
-          Effect.map((rows) => rows[0]?.b === true)
+          Effect.map((rows) => rows[0] !== undefined && flag(rows[0].b))
         )
 
       const budgetRows = (workspaceId: string) =>
-        sql<BudgetRow>`SELECT id, workspace_id, interval, limit_nanos::text AS limit_nanos, created_at, updated_at
+        sql<BudgetRow>`SELECT id, workspace_id, interval, CAST(limit_nanos AS text) AS limit_nanos, created_at, updated_at
             FROM workspace_budgets WHERE workspace_id = ${workspaceId}
-            ORDER BY array_position(ARRAY['daily', 'weekly', 'monthly', 'lifetime'], interval)`.pipe(fromSqlError("workspaces"))
+            ORDER BY CASE interval WHEN 'daily' THEN 0 WHEN 'weekly' THEN 1 WHEN 'monthly' THEN 2 ELSE 3 END`.pipe(fromSqlError("workspaces"))
 
       const budgets = (workspaceId: string) =>
         Effect.gen(function*() {
@@ -329,9 +343,9 @@ export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
             yield* sql`UPDATE workspaces SET include_byok_in_budgets = ${include}, updated_at = ${now} WHERE id = ${workspaceId}`
           }
           const rows = yield* sql<BudgetRow>`INSERT INTO workspace_budgets (id, workspace_id, interval, limit_nanos, created_at, updated_at)
-              VALUES (${Crypto.randomUUID()}, ${workspaceId}, ${interval}, ${limitNanos.toString()}::bigint, ${now}, ${now})
+              VALUES (${Crypto.randomUUID()}, ${workspaceId}, ${interval}, CAST(${limitNanos.toString()} AS bigint), ${now}, ${now})
               ON CONFLICT (workspace_id, interval) DO UPDATE SET limit_nanos = EXCLUDED.limit_nanos, updated_at = EXCLUDED.updated_at
-              RETURNING id, workspace_id, interval, limit_nanos::text AS limit_nanos, created_at, updated_at`
+              RETURNING id, workspace_id, interval, CAST(limit_nanos AS text) AS limit_nanos, created_at, updated_at`
           return toBudget(rows[0]!)
         })).pipe(fromSqlError("workspaces"))
 

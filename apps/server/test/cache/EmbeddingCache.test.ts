@@ -42,7 +42,7 @@ describe(`embeddings cache store (${storeKind})`, () => {
     Effect.gen(function*() {
       const cache = yield* EmbeddingCache
       const sql = yield* SqlClient.SqlClient
-      const rows = Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM effect_persistence_embedding_cache`, (r) => r[0]!.n)
+      const rows = Effect.map(sql<{ n: number }>`SELECT CAST(count(*) AS integer) AS n FROM effect_persistence_embedding_cache`, (r) => r[0]!.n)
       yield* cache.setMany([["e1", entry(1)], ["e2", entry(2)]])
       assert.strictEqual(yield* rows, 2)
       yield* TestClock.adjust("61 seconds")

@@ -71,7 +71,7 @@ const settle = Effect.gen(function*() {
 })
 
 // The control flow under interruption is the subject, on the test clock: the embedded store answers
-// within the clock's steps; PostgreSQL's network round trips do not, so the suite runs on PGlite.
+// within the clock's steps; PostgreSQL's network round trips do not, so the suite runs on SQLite.
 describe.skipIf(storeKind === "postgres")("intern control", () =>
 layer(Store, { timeout: 120_000, excludeTestServices: true })("an intern's stored state stays true when its request is cut short", (it) => {
   it.effect("a suspend whose request is interrupted half-way still records the stop it made", () => {

@@ -64,7 +64,7 @@ describe(`BYOK credentials (${storeKind})`, () => {
     await call(server, "PATCH", `/byok/${id}`, server.managementKey, { disabled: true })
     const disabled = await server.run(withByok((byok) => byok.credentialFor(workspace_id, "voyageai")))
     assert.isTrue(Option.isNone(disabled))
-    if (storeKind === "pglite") {
+    if (storeKind === "sqlite") {
       for (const file of walk(server.dataDir)) assert.strictEqual(Fs.readFileSync(file).indexOf(secret), -1, file)
     }
   })
@@ -115,7 +115,7 @@ describe("the credential key", () => {
     }
   })
 
-  it.skipIf(storeKind === "postgres")("on PGlite, is generated once into the data dir with mode 0600 and reused after a restart", async () => {
+  it.skipIf(storeKind === "postgres")("on the embedded store, is generated once into the data dir with mode 0600 and reused after a restart", async () => {
     const dataDir = tempDir("secret")
     const options = { dataDir }
     {

@@ -24,14 +24,14 @@ const ledgerRow = (generationId: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql<LedgerRow>`SELECT key_id, prompt_tokens, total_tokens, cached_items, cached_tokens,
-        cost_nanos::text AS cost_nanos FROM ledger WHERE generation_id = ${generationId}`
+        CAST(cost_nanos AS text) AS cost_nanos FROM ledger WHERE generation_id = ${generationId}`
     return rows[0]
   })
 
 const holdsOf = (keyId: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM holds WHERE key_id = ${keyId}`
+    const rows = yield* sql<{ n: number }>`SELECT CAST(count(*) AS integer) AS n FROM holds WHERE key_id = ${keyId}`
     return rows[0]!.n
   })
 
@@ -116,8 +116,8 @@ layer(Live, { timeout: 120_000, excludeTestServices: true })(`cached tokens in t
           ), { concurrency: "unbounded" })
       assert.strictEqual(outcomes.reduce((a, b) => a + b, 0n), 30n * cost)
       const sql = yield* SqlClient.SqlClient
-      const sums = yield* sql<{ n: number; items: number; tokens: number }>`SELECT count(*)::int AS n,
-          SUM(cached_items)::int AS items, SUM(cached_tokens)::int AS tokens FROM ledger WHERE key_id = ${key.keyId}`
+      const sums = yield* sql<{ n: number; items: number; tokens: number }>`SELECT CAST(count(*) AS integer) AS n,
+          CAST(SUM(cached_items) AS integer) AS items, CAST(SUM(cached_tokens) AS integer) AS tokens FROM ledger WHERE key_id = ${key.keyId}`
       assert.deepStrictEqual({ ...sums[0]! }, { n: 60, items: 30 * 4 + 30 * 1, tokens: 30 * 40 + 30 * 2 })
       assert.strictEqual((yield* accounting.credits(key.workspaceId)).totalUsageNanos, 30n * cost)
     }))
@@ -258,7 +258,7 @@ describe(`embeddings cache in the ledger (${storeKind})`, () => {
     assert.strictEqual(activity.status, 200, activity.text)
     const sums = await gateway.server.run(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      return yield* sql<{ model: string; cached: number }>`SELECT model, SUM(cached_tokens)::int AS cached FROM ledger GROUP BY model`
+      return yield* sql<{ model: string; cached: number }>`SELECT model, CAST(SUM(cached_tokens) AS integer) AS cached FROM ledger GROUP BY model`
     }))
     const rows = activity.json.data as ReadonlyArray<{ model: string; cached_tokens: number; cache_savings: number }>
     for (const [model, price] of [["acme/embed", "1"], ["acme/dear", "1000"]] as const) {

@@ -20,7 +20,7 @@ describe(`credits over HTTP (${storeKind})`, () => {
     assert.strictEqual(after.body.data.total_credits, 0.300000001)
     const grants = await server.run(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      return yield* sql<{ total: string; n: number }>`SELECT SUM(amount_nanos)::text AS total, count(*)::int AS n FROM credit_grants`
+      return yield* sql<{ total: string; n: number }>`SELECT CAST(SUM(amount_nanos) AS text) AS total, CAST(count(*) AS integer) AS n FROM credit_grants`
     }))
     assert.deepStrictEqual(grants[0], { total: "300000001", n: 3 })
   })

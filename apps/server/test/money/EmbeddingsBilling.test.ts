@@ -20,7 +20,7 @@ const configFor = (url: string) => ({
 const ledgerOf = (gateway: Gateway, hash: string) =>
   gateway.server.run(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ total: string; n: number }>`SELECT COALESCE(SUM(l.cost_nanos), 0)::text AS total, count(l.*)::int AS n
+    const rows = yield* sql<{ total: string; n: number }>`SELECT CAST(COALESCE(SUM(l.cost_nanos), 0) AS text) AS total, CAST(count(l.generation_id) AS integer) AS n
       FROM api_keys k LEFT JOIN ledger l ON l.key_id = k.id WHERE k.hash = ${hash}`
     return { total: BigInt(rows[0]!.total), rows: rows[0]!.n }
   }))

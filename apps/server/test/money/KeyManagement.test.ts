@@ -120,7 +120,7 @@ describe(`key management over HTTP (${storeKind})`, () => {
     assert.notInclude((listed.body.data as Array<KeyRecord>).map((k) => k.hash), hash)
     const ledger = await server.run(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      return yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ledger WHERE key_id = ${spent}`
+      return yield* sql<{ n: number }>`SELECT CAST(count(*) AS integer) AS n FROM ledger WHERE key_id = ${spent}`
     }))
     assert.strictEqual(ledger[0]!.n, 1)
   })

@@ -13,7 +13,7 @@ import { Routes } from "../../src/Server.ts"
 import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
 import { cutOf, LedgerRetention } from "../../src/store/LedgerRetention.ts"
 import { seedKey, sqlLayer } from "../support/MoneyStore.ts"
-import { dropDatabase, freshDatabase, freshPgliteDir, storeKind, tempDir } from "../support/TestServer.ts"
+import { dropDatabase, freshDatabase, storeKind, tempDir } from "../support/TestServer.ts"
 
 // Tuesday 10 March 2026, noon UTC: the days of the test (to Friday the 13th) share one week and one month.
 const tuesday = Date.parse("2026-03-10T12:00:00Z")
@@ -23,19 +23,25 @@ const day = 86_400_000
 const sumsBefore = (cut: Date) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    return yield* sql<Record<string, string>>`SELECT workspace_id, to_char((created_at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day,
-        key_id, model, provider, is_byok::text AS is_byok, count(*)::text AS requests, SUM(prompt_tokens)::text AS prompt_tokens,
-        SUM(total_tokens)::text AS total_tokens, SUM(cached_items)::text AS cached_items,
-        SUM(cached_tokens)::text AS cached_tokens, SUM(cost_nanos)::text AS cost_nanos
+    const day = sql.onDialectOrElse({
+      pg: () => sql`to_char((created_at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD')`,
+      orElse: () => sql`strftime('%Y-%m-%d', created_at / 1000, 'unixepoch')`
+    })
+    return yield* sql<Record<string, string>>`SELECT workspace_id, ${day} AS day,
+        key_id, model, provider, CASE WHEN is_byok THEN 'true' ELSE 'false' END AS is_byok, CAST(count(*) AS text) AS requests,
+        CAST(SUM(prompt_tokens) AS text) AS prompt_tokens,
+        CAST(SUM(total_tokens) AS text) AS total_tokens, CAST(SUM(cached_items) AS text) AS cached_items,
+        CAST(SUM(cached_tokens) AS text) AS cached_tokens, CAST(SUM(cost_nanos) AS text) AS cost_nanos
       FROM ledger WHERE created_at < ${cut} GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6`
   }).pipe(Effect.orDie)
 
 const rollups = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  return yield* sql<Record<string, string>>`SELECT workspace_id, to_char(day, 'YYYY-MM-DD') AS day, key_id, model, provider,
-      is_byok::text AS is_byok, requests::text AS requests, prompt_tokens::text AS prompt_tokens,
-      total_tokens::text AS total_tokens, cached_items::text AS cached_items, cached_tokens::text AS cached_tokens,
-      cost_nanos::text AS cost_nanos
+  return yield* sql<Record<string, string>>`SELECT workspace_id, CAST(day AS text) AS day, key_id, model, provider,
+      CASE WHEN is_byok THEN 'true' ELSE 'false' END AS is_byok, CAST(requests AS text) AS requests,
+      CAST(prompt_tokens AS text) AS prompt_tokens, CAST(total_tokens AS text) AS total_tokens,
+      CAST(cached_items AS text) AS cached_items, CAST(cached_tokens AS text) AS cached_tokens,
+      CAST(cost_nanos AS text) AS cost_nanos
     FROM ledger_daily ORDER BY 1, 2, 3, 4, 5, 6`
 }).pipe(Effect.orDie)
 
@@ -43,8 +49,8 @@ const ledgerRows = (where: "before" | "from", cut: Date) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const rows = where === "before"
-      ? yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ledger WHERE created_at < ${cut}`
-      : yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ledger WHERE created_at >= ${cut}`
+      ? yield* sql<{ n: number }>`SELECT CAST(count(*) AS integer) AS n FROM ledger WHERE created_at < ${cut}`
+      : yield* sql<{ n: number }>`SELECT CAST(count(*) AS integer) AS n FROM ledger WHERE created_at >= ${cut}`
     return rows[0]!.n
   }).pipe(Effect.orDie)
 
@@ -70,12 +76,15 @@ const config = {
 /** The gateway, on this test's clock, with a store of its own; an HTTP client that speaks to it. */
 const gatewayOnTestClock = (env: Record<string, string>) =>
   Layer.unwrap(Effect.gen(function*() {
-    const dir = tempDir("retention")
+    const dir = yield* Effect.acquireRelease(
+      Effect.sync(() => tempDir("retention")),
+      (dir) => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))
+    )
     const configPath = NodePath.join(dir, "switchyard.json")
     Fs.writeFileSync(configPath, JSON.stringify(config))
     const store = storeKind === "postgres"
       ? { DATABASE_URL: yield* Effect.acquireRelease(Effect.promise(() => freshDatabase()), (url) => Effect.promise(() => dropDatabase(url))), SWITCHYARD_SECRET_KEY: "b".repeat(64) }
-      : { SWITCHYARD_DATA_DIR: NodePath.dirname(yield* Effect.promise(() => freshPgliteDir("retention"))) }
+      : { SWITCHYARD_DATA_DIR: NodePath.join(dir, "data") }
     return HttpRouter.serve(Routes, { disableLogger: true }).pipe(
       Layer.provideMerge(NodeHttpServer.layerTest),
       Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord({
@@ -202,7 +211,8 @@ describe(`ledger retention (${storeKind})`, () => {
       yield* charge(first, 7_777n, true)
       yield* TestClock.adjust("3 hours")
       yield* charge(second, 123n)
-      const counters = sql<Record<string, string>>`SELECT key_id, day::text AS day, spent_nanos::text AS spent, byok_nanos::text AS byok
+      const counters = sql<Record<string, string>>`SELECT key_id, CAST(day AS text) AS day, CAST(spent_nanos AS text) AS spent,
+          CAST(byok_nanos AS text) AS byok
         FROM key_spend ORDER BY 1, 2`
       const spent = yield* counters
       yield* TestClock.adjust(2 * day)

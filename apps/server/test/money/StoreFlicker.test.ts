@@ -56,7 +56,7 @@ const spendTheRest = (accounting: Accounting["Service"], key: { keyId: string; w
 
 const holdCount = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  return (yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM holds`)[0]!.n
+  return (yield* sql<{ n: number }>`SELECT CAST(count(*) AS integer) AS n FROM holds`)[0]!.n
 })
 
 const reserve = (accounting: Accounting["Service"], key: { keyId: string; workspaceId: string }) =>

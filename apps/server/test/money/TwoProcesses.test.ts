@@ -1,16 +1,18 @@
 import { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
 import { Accounting } from "@switchyard/core/store/Accounting"
+import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import { Effect, Layer, Redacted } from "effect"
 import * as ChildProcess from "node:child_process"
+import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
 import * as ApiKeyRepo from "../../src/store/ApiKeyRepo.ts"
 import * as Database from "../../src/store/Database.ts"
 import { migrate } from "../../src/store/Migrations.ts"
-import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
+import * as SqliteClient from "../../src/store/SqliteClient.ts"
 import { ledgerSums, seedKey } from "../support/MoneyStore.ts"
-import { dropDatabase, freshDatabase, storeKind } from "../support/TestServer.ts"
+import { dropDatabase, freshDatabase, storeKind, tempDir } from "../support/TestServer.ts"
 
 const loop = NodePath.join(import.meta.dirname, "fixtures", "ReserveLoop.ts")
 
@@ -22,14 +24,43 @@ const runLoop = (env: Record<string, string>) =>
     })
   })
 
-describe.skipIf(storeKind !== "postgres")("accounting across two processes on one PostgreSQL", () => {
-  it("200 concurrent requests from two processes on a key that can afford 50: exactly 50 succeed", async () => {
+/** A store two processes share: a fresh PostgreSQL database, or one SQLite file (two worker processes). */
+interface Shared {
+  /** The environment that points a process at it. */
+  readonly env: Record<string, string>
+  readonly client: Layer.Layer<import("effect/sql").SqlClient.SqlClient, unknown>
+  readonly close: () => Promise<void>
+}
+
+const shared = async (kind: "postgres" | "sqlite"): Promise<Shared> => {
+  if (kind === "postgres") {
     const url = await freshDatabase()
+    return {
+      env: { DATABASE_URL: url },
+      client: PgClient.layer({ url: Redacted.make(url), maxConnections: 4 }) as Shared["client"],
+      close: async () => {
+        await dropDatabase(url)
+      }
+    }
+  }
+  const dir = tempDir("workers")
+  const file = NodePath.join(dir, "switchyard.db")
+  return {
+    // Several workers: no process owns the store alone, each finds the others' deaths by heartbeats.
+    env: { SQLITE_FILE: file, SWITCHYARD_WORKERS: "2" },
+    client: SqliteClient.layer(file) as Shared["client"],
+    close: async () => Fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+const kinds = storeKind === "postgres" ? (["postgres", "sqlite"] as const) : (["sqlite"] as const)
+
+describe.each(kinds)("accounting across two processes on one store (%s)", (kind) => {
+  it("200 concurrent requests from two processes on a key that can afford 50: exactly 50 succeed", async () => {
+    const store = await shared(kind)
     try {
-      const layer = Layer.mergeAll(AccountingRepo.layer, ApiKeyRepo.layer).pipe(
-        Layer.provideMerge(Database.support(Layer.effectDiscard(migrate).pipe(
-          Layer.provideMerge(PgClient.layer({ url: Redacted.make(url), maxConnections: 4 }))
-        )))
+      const layer = Layer.mergeAll(AccountingRepo.layerWith({ process: { sole: false } }), ApiKeyRepo.layer).pipe(
+        Layer.provideMerge(Database.support(Layer.effectDiscard(migrate).pipe(Layer.provideMerge(store.client))))
       )
       const cost = 1_234_567n
       const key = await Effect.runPromise(Effect.gen(function*() {
@@ -38,7 +69,7 @@ describe.skipIf(storeKind !== "postgres")("accounting across two processes on on
         return key
       }).pipe(Effect.provide(layer)))
       const env = {
-        DATABASE_URL: url,
+        ...store.env,
         LOOP_KEY_ID: key.keyId,
         LOOP_WORKSPACE_ID: key.workspaceId,
         LOOP_COST_NANOS: cost.toString(),
@@ -54,18 +85,19 @@ describe.skipIf(storeKind !== "postgres")("accounting across two processes on on
       assert.strictEqual((b.ok ?? 0) + (b.key_limit ?? 0), 100, JSON.stringify(b))
       const after = await Effect.runPromise(Effect.gen(function*() {
         const sums = yield* ledgerSums(key.keyId)
+        const credits = yield* (yield* Accounting).credits(key.workspaceId)
         const listed = yield* (yield* ApiKeyStore).list({
           userId: key.userId, workspaceId: key.workspaceId, includeDisabled: true, offset: 0, limit: 10, now: new Date()
         })
-        const credits = yield* (yield* Accounting).credits(key.workspaceId)
-        return { sums, record: listed[0]!, credits }
+        return { sums, record: listed[0], credits }
       }).pipe(Effect.provide(layer)))
       assert.strictEqual(after.sums.total, 50n * cost)
-      assert.strictEqual(after.record.usage, Number(after.sums.total) / 1e9)
-      assert.strictEqual(after.record.limit_remaining, 0)
+      assert.strictEqual(after.sums.rows, 50)
+      assert.strictEqual(after.record!.usage, Number(after.sums.total) / 1e9)
+      assert.strictEqual(after.record!.limit_remaining, 0)
       assert.strictEqual(after.credits.totalUsageNanos, after.sums.total)
     } finally {
-      await dropDatabase(url)
+      await store.close()
     }
   }, 120_000)
 })

@@ -23,7 +23,7 @@ const setBudget = (workspaceId: string, interval: string, limitNanos: bigint, in
     const sql = yield* SqlClient.SqlClient
     yield* sql`UPDATE workspaces SET include_byok_in_budgets = ${includeByok} WHERE id = ${workspaceId}`
     yield* sql`INSERT INTO workspace_budgets (id, workspace_id, interval, limit_nanos, created_at, updated_at)
-      VALUES (${Crypto.randomUUID()}, ${workspaceId}, ${interval}, ${limitNanos.toString()}::bigint, now(), now())
+      VALUES (${Crypto.randomUUID()}, ${workspaceId}, ${interval}, CAST(${limitNanos.toString()} AS bigint), ${new Date()}, ${new Date()})
       ON CONFLICT (workspace_id, interval) DO UPDATE SET limit_nanos = EXCLUDED.limit_nanos`
     // What the workspace API does after a change: the keys' facts kept in memory are read again.
     yield* (yield* StoreChanges).changed({ _tag: "Workspace", workspaceId })
@@ -45,9 +45,9 @@ const spendOf = (workspaceId: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql<{ ledger: string; counted: string }>`SELECT
-        (SELECT COALESCE(SUM(cost_nanos), 0) FROM ledger WHERE workspace_id = ${workspaceId})::text AS ledger,
-        (SELECT COALESCE(SUM(spent_nanos + byok_nanos), 0) FROM workspace_spend
-          WHERE workspace_id = ${workspaceId} AND day = '-infinity')::text AS counted`
+        CAST((SELECT COALESCE(SUM(cost_nanos), 0) FROM ledger WHERE workspace_id = ${workspaceId}) AS text) AS ledger,
+        CAST((SELECT COALESCE(SUM(spent_nanos + byok_nanos), 0) FROM workspace_spend
+          WHERE workspace_id = ${workspaceId} AND day = '-infinity') AS text) AS counted`
     return { ledger: BigInt(rows[0]!.ledger), counted: BigInt(rows[0]!.counted) }
   }).pipe(Effect.orDie)
 

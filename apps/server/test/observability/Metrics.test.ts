@@ -155,8 +155,8 @@ describe(`GET /metrics (${storeKind})`, () => {
     // The gauges read the store's holds at the scrape: this process's lease on the key, what its slice has left.
     const store = await gateway.server.run(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      return (yield* sql<{ n: number; nanos: string }>`SELECT count(*)::int AS n, COALESCE(SUM(amount_nanos), 0)::text AS nanos
-        FROM holds WHERE expires_at > now()`)[0]!
+      return (yield* sql<{ n: number; nanos: string }>`SELECT CAST(count(*) AS integer) AS n, CAST(COALESCE(SUM(amount_nanos), 0) AS text) AS nanos
+        FROM holds WHERE expires_at > ${new Date()}`)[0]!
     }))
     assert.strictEqual(sampleValue(families, "switchyard_holds_open"), store.n)
     assert.strictEqual(store.n, 1, "one lease: the one key that spent")

@@ -91,8 +91,6 @@ export const startObservedGateway = async (options: {
   const configPath = NodePath.join(tempDir("config"), "switchyard.json")
   Fs.writeFileSync(configPath, JSON.stringify(config))
   const dataDir = tempDir("observed")
-  const template = process.env.SWITCHYARD_TEST_PGLITE_TEMPLATE
-  if (template !== undefined) Fs.cpSync(template, NodePath.join(dataDir, "pglite"), { recursive: true })
   const databaseUrl = storeKind === "postgres" ? await freshDatabase() : undefined
   const keys = { apiKey: KeySecret.generate(), managementKey: KeySecret.generate() }
   let gateway: ServerProcess

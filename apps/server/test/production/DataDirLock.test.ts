@@ -114,7 +114,7 @@ describe("the data-directory lock", () => {
   }, 60_000)
 })
 
-describe("one process per PGlite data directory", () => {
+describe("one gateway per data directory", () => {
   it("a second process stops at start with one line naming the directory and the holder; nothing either wrote is lost", async () => {
     const dataDir = dataDirWithStore()
     const first = await start(dataDir)

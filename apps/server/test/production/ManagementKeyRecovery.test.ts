@@ -20,7 +20,7 @@ const warnings = (gateway: BundleProcess) =>
   gateway.stdout().split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line)).filter((line) => line.level === "warn")
     .map((line) => line.message as string)
 
-describe("recovering a lost management key (switchyard-server mint-management-key, PGlite)", () => {
+describe("recovering a lost management key (switchyard-server mint-management-key, embedded store)", () => {
   it("refuses while the gateway holds the data directory; once it is stopped, mints a working key printed once; a later bootstrap secret that is not a key is ignored with a warning naming the command", async () => {
     const dataDir = dataDirWithStore()
     const managementKey = KeySecret.generate()

@@ -162,10 +162,11 @@ describe("what the production bundle says at start and stop", () => {
       const messages = logMessages(gateway.stdout()).map((line) => line.message)
       const at = messages.indexOf(`Switchyard listening on ${origin}/api/v1`)
       assert.isAtLeast(at, 0, gateway.stdout())
-      const report = messages.slice(at + 1, at + 10)
+      const report = messages.slice(at + 1, at + 11)
+      assert.match(report[9]!, /^memory: (no cgroup limit|cgroup limit \d+ MiB), request bytes in flight at most \d+ MiB$/u)
       assert.match(report[2]!, /^providers: 2 active providers with 4 endpoints; \d+ more providers become active once their key is set \(OPENAI_API_KEY, /u)
       assert.deepStrictEqual(report, [
-        `store: PGlite (embedded) in ${NodePath.join(dataDir, "pglite")} (SWITCHYARD_DATA_DIR)`,
+        `store: SQLite (embedded) in ${NodePath.join(dataDir, "switchyard.db")} (SWITCHYARD_DATA_DIR)`,
         `config: ${configPath} (SWITCHYARD_CONFIG), merged over the built-in catalog`,
         report[2]!,
         "  local: switchyard/local-embed (embeddings), switchyard/local-rerank (rerank)",
@@ -173,7 +174,8 @@ describe("what the production bundle says at start and stop", () => {
         `console: off, not built in ${notBuilt} (\`npx -y pnpm@10 build\` builds it; SWITCHYARD_CONSOLE_DIR names another place)`,
         "tracing: on, OTLP to http://collector:***@127.0.0.1:9/otlp/v1/traces as service switchyard",
         "cache: in the store, entries live 1 hour, at most 100,000 entries, 0 entries also in memory (on for a workspace with `cache: true`)",
-        "rate limit: 120 requests per 1m per key, in this process"
+        "rate limit: 120 requests per 1m per key, in this process",
+        report[9]!
       ])
       assert.notInclude(gateway.stdout(), "otlp-password")
       assert.notInclude(gateway.stdout(), "otlp-token")
@@ -185,7 +187,7 @@ describe("what the production bundle says at start and stop", () => {
     assert.deepStrictEqual(exit, { code: 0, signal: null }, gateway.stderr())
     const lines = logMessages(gateway.stdout())
     const stopping = lines.findIndex((line) => line.message.startsWith("Switchyard is shutting down"))
-    assert.strictEqual(lines[stopping]?.message, "Switchyard is shutting down (SIGINT): 0 requests in flight, which may finish; new connections are refused")
+    assert.strictEqual(lines[stopping]?.message, "Switchyard is shutting down (SIGINT): 0 requests in flight, which may finish; new connections are refused and kept-alive ones close after their answer")
     assert.match(lines.at(-1)!.message, /^Switchyard stopped: shutdown took \d+\.\d s$/u)
     assert.strictEqual(gateway.stderr(), "")
   }, 360_000)

@@ -155,7 +155,7 @@ describe("reliability: authorization matrix", () => {
     expiredKey = (await as(a.management, "POST", "/keys", { name: "to expire", expires_at: new Date(Date.now() + 3_600_000).toISOString() })).key
     await gateway.server.run(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      yield* sql`UPDATE api_keys SET expires_at = now() - interval '1 minute' WHERE hash = ${KeySecret.hash(expiredKey)}`
+      yield* sql`UPDATE api_keys SET expires_at = ${new Date(Date.now() - 60_000)} WHERE hash = ${KeySecret.hash(expiredKey)}`
       for (const [secret, disabled, expires] of [[disabledManagement, true, null], [expiredManagement, false, new Date(Date.now() - 60_000)]] as const) {
         yield* sql`INSERT INTO api_keys (id, hash, kind, name, label, user_id, workspace_id, disabled, expires_at)
           VALUES (${Crypto.randomUUID()}, ${KeySecret.hash(secret)}, 'management', 'matrix', ${secret.slice(0, 12)}, ${a.userId}, ${a.id},
@@ -398,6 +398,26 @@ describe("reliability: authorization matrix", () => {
       expect: { standard: 403, management: 200, "other standard": 403, "other management": 200 }
     },
     { name: "GET /activity?workspace_id=A", request: async () => ({ method: "GET", path: `/activity?workspace_id=${a.id}` }), expect: management(200) },
+    {
+      name: "GET /audit-log?workspace_id=A",
+      request: async () => ({ method: "GET", path: `/audit-log?limit=500&workspace_id=${a.id}` }),
+      expect: management(200)
+    },
+    {
+      name: "GET /providers/alpha",
+      request: async () => ({ method: "GET", path: "/providers/alpha" }),
+      expect: { standard: 403, management: 200, "other standard": 403, "other management": 403 }
+    },
+    {
+      name: "PATCH /providers/alpha (a config-file provider)",
+      request: async () => ({ method: "PATCH", path: "/providers/alpha", body: { name: "renamed" } }),
+      expect: { standard: 403, management: 409, "other standard": 403, "other management": 403 }
+    },
+    {
+      name: "GET /audit-log/verify",
+      request: async () => ({ method: "GET", path: "/audit-log/verify" }),
+      expect: { standard: 403, management: 200, "other standard": 403, "other management": 403 }
+    },
     { name: "GET /providers", request: async () => ({ method: "GET", path: "/providers" }), expect: { standard: 200, management: 200, "other standard": 200, "other management": 200 } },
     {
       name: "GET /models/acme/embed/endpoints",

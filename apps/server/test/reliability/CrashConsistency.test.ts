@@ -6,7 +6,7 @@ import { SqlClient } from "effect/sql"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import * as KeySecret from "../../src/auth/KeySecret.ts"
-import * as PgliteClient from "../../src/store/PgliteClient.ts"
+import * as SqliteClient from "../../src/store/SqliteClient.ts"
 import { endpoint, provider } from "../embeddings/Gateway.ts"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import type * as FakeUpstream from "../fakes/FakeUpstream.ts"
@@ -34,20 +34,21 @@ interface Outcome {
   readonly error?: string
 }
 
-type Store = "postgres" | "pglite"
+type Store = "postgres" | "sqlite"
 
 /** The store's books: every ledger row, the open holds, the workspace usage and the key counters' all-time sum. */
 const booksOf = (store: Store, location: string) => {
   const read = Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const ledger = yield* sql<{ generation_id: string; cost: string; is_byok: boolean }>`SELECT generation_id, cost_nanos::text AS cost, is_byok FROM ledger`
+    const ledger = yield* sql<{ generation_id: string; cost: string; is_byok: boolean | number }>`SELECT generation_id,
+      CAST(cost_nanos AS text) AS cost, is_byok FROM ledger`
     const holds = yield* sql<{ id: string; owner: string | null }>`SELECT id, owner FROM holds`
-    const account = yield* sql<{ usage: string }>`SELECT usage_nanos::text AS usage FROM credit_accounts`
+    const account = yield* sql<{ usage: string }>`SELECT CAST(usage_nanos AS text) AS usage FROM credit_accounts`
     return { ledger, holds, usage: BigInt(account[0]!.usage) }
   })
   return store === "postgres"
     ? withSql(location, () => read)
-    : Effect.runPromise(read.pipe(Effect.provide(PgliteClient.layer(NodePath.join(location, "pglite")))) as Effect.Effect<Effect.Success<typeof read>, unknown, never>)
+    : Effect.runPromise(read.pipe(Effect.provide(SqliteClient.layer(NodePath.join(location, "switchyard.db")))) as Effect.Effect<Effect.Success<typeof read>, unknown, never>)
 }
 
 const getJson = async (origin: string, path: string, key: string) => {
@@ -142,13 +143,13 @@ describe.skipIf(!mustRun)("reliability: kill -9 under load", () => {
       }
       const listed = await getJson(gateway.origin, `/api/v1/keys/${KeySecret.hash(apiKey)}`, managementKey)
       const keyUsage = nanosFromCredits(listed.json.data.usage)!
-      const holdsAfterRestart = store === "pglite" ? Number(/^switchyard_holds_open (\d+)$/mu.exec(
+      const holdsAfterRestart = store === "sqlite" ? Number(/^switchyard_holds_open (\d+)$/mu.exec(
         (await getJson(gateway.origin, "/metrics", managementKey)).text
       )?.[1]) : undefined
 
       let books: Awaited<ReturnType<typeof booksOf>>
-      if (store === "pglite") {
-        // PGlite belongs to one process: the books are read once the gateway stopped.
+      if (store === "sqlite") {
+        // The embedded store belongs to one gateway: the books are read once it stopped.
         await gateway.stop()
         gateway = undefined
         books = await booksOf(store, dataDir)
@@ -164,12 +165,12 @@ describe.skipIf(!mustRun)("reliability: kill -9 under load", () => {
       assert.isAtLeast(orphans, 0)
       assert.isAtMost(orphans, unknown.length, "a row without a delivered 200 belongs to a request cut by the kill")
       assert.isAtMost(books.ledger.length, upstream.requests.length - upstreamBefore, "every row was served upstream")
-      const ledgerSum = books.ledger.reduce((sum, r) => sum + (r.is_byok ? 0n : BigInt(r.cost)), 0n)
+      const ledgerSum = books.ledger.reduce((sum, r) => sum + (r.is_byok === true || r.is_byok === 1 ? 0n : BigInt(r.cost)), 0n)
       assert.strictEqual(books.usage, ledgerSum, "the balance moved by the ledger's sum, once")
       assert.strictEqual(keyUsage, ledgerSum, "the key's usage is the ledger's sum")
 
-      if (store === "pglite") {
-        // The dead process's lease went at the restart: PGlite had no other process.
+      if (store === "sqlite") {
+        // The dead process's lease went at the restart: the embedded store had no other process.
         assert.strictEqual(holdsAfterRestart, 0)
         return { store, delivered: delivered.length, unknown: unknown.length, orphans, holds: 0, releasedAfterMs: 0 }
       }
@@ -205,7 +206,7 @@ describe.skipIf(!mustRun)("reliability: kill -9 under load", () => {
     }
   }
 
-  for (const store of ["pglite", "postgres"] as const) {
+  for (const store of ["sqlite", "postgres"] as const) {
     it(`${store}: kill -9 during load at c16, ${size.crashRounds} round(s): every 200 is found by GET /generation with its one ledger row, usage is the ledger's sum, dead leases release`, async () => {
       const summaries = []
       for (let i = 0; i < size.crashRounds; i++) summaries.push(await round(store, i))

@@ -107,13 +107,5 @@ export const startGatewayProcess = async (env: Record<string, string>, timeoutMs
   throw new Error(`the gateway did not become healthy within ${timeoutMs} ms:\n${output}`)
 }
 
-/**
- * A data directory for a gateway process, with the run's initialised PGlite copied in when the
- * global setup made one (a fresh `initdb` takes seconds).
- */
-export const dataDirWithStore = (): string => {
-  const dir = tempDir("gateway")
-  const template = process.env.SWITCHYARD_TEST_PGLITE_TEMPLATE
-  if (template !== undefined && Fs.existsSync(template)) Fs.cpSync(template, NodePath.join(dir, "pglite"), { recursive: true })
-  return dir
-}
+/** A data directory for a gateway process: the embedded store is created in it at the first start. */
+export const dataDirWithStore = (): string => tempDir("gateway")

@@ -80,9 +80,9 @@ describe("reliability: upstream faults", () => {
   const ledger = () =>
     gateway.server.run(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const rows = yield* sql<{ generation_id: string; cost: string }>`SELECT generation_id, cost_nanos::text AS cost FROM ledger`
-      const holds = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM holds`
-      const accounts = yield* sql<{ usage: string }>`SELECT COALESCE(SUM(usage_nanos), 0)::text AS usage FROM credit_accounts`
+      const rows = yield* sql<{ generation_id: string; cost: string }>`SELECT generation_id, CAST(cost_nanos AS text) AS cost FROM ledger`
+      const holds = yield* sql<{ n: number }>`SELECT CAST(count(*) AS integer) AS n FROM holds`
+      const accounts = yield* sql<{ usage: string }>`SELECT CAST(COALESCE(SUM(usage_nanos), 0) AS text) AS usage FROM credit_accounts`
       return { rows, holds: holds[0]!.n, usage: BigInt(accounts[0]!.usage) }
     }))
 

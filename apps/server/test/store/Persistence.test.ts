@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { rmSync } from "node:fs"
 import * as KeySecret from "../../src/auth/KeySecret.ts"
 import { freshDatabase, startServer, storeKind, tempDir, dropDatabase } from "../support/TestServer.ts"
 
@@ -29,6 +30,7 @@ describe(`store (${storeKind})`, () => {
     } finally {
       await second.close()
       if (databaseUrl !== undefined) await dropDatabase(databaseUrl)
+      rmSync(dataDir, { recursive: true, force: true })
     }
   })
 
@@ -43,7 +45,7 @@ describe(`store (${storeKind})`, () => {
     } finally {
       await server.close()
     }
-    if (storeKind === "pglite") {
+    if (storeKind === "sqlite") {
       const { readdirSync, readFileSync, statSync } = await import("node:fs")
       const { join } = await import("node:path")
       const walk = (dir: string): Array<string> =>
@@ -57,5 +59,6 @@ describe(`store (${storeKind})`, () => {
         assert.strictEqual(content.indexOf(server.apiKey), -1, file)
       }
     }
+    rmSync(dataDir, { recursive: true, force: true })
   })
 })

@@ -260,13 +260,12 @@ const assertIndexed = (explained: ReadonlyArray<Explained>) => {
 }
 
 /**
- * The statistics a running store has: on PostgreSQL autovacuum's ANALYZE, on PGlite the upkeep's
- * (a smaller sample, `StoreUpkeep`).
+ * The statistics a running store has: on PostgreSQL autovacuum's ANALYZE, on SQLite the upkeep's
+ * (`PRAGMA optimize`, `StoreUpkeep`).
  */
 const upkeepAnalyze = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  if (sql.driver !== "pglite") return yield* sql`ANALYZE`
-  for (const { table } of yield* StoreUpkeep.look(sql)) yield* StoreUpkeep.run(sql, { table, statement: "ANALYZE" })
+  yield* sql.onDialectOrElse({ sqlite: () => StoreUpkeep.optimize(sql), orElse: () => sql`ANALYZE` })
 })
 
 /** Where the flush's former join of the ledger was planned as a hash join over a full scan. */

@@ -12,22 +12,35 @@ import { InFlight } from "../../src/store/InFlight.ts"
 import { StoreChanges } from "../../src/store/StoreChanges.ts"
 import { StoreStatements } from "../../src/store/StoreStatements.ts"
 import { migrate } from "../../src/store/Migrations.ts"
-import * as PgliteClient from "../../src/store/PgliteClient.ts"
+import * as SqliteClient from "../../src/store/SqliteClient.ts"
 import { dropDatabase, freshDatabase, storeKind } from "./TestServer.ts"
 
+/** The stores a money suite can run on: the suites' default (`storeKind`) or SQLite. */
+export type MoneyStoreKind = typeof storeKind | "sqlite"
+
 /**
- * A migrated, empty store for one suite: in-memory PGlite, or a fresh PostgreSQL database
- * (dropped afterwards) under `SWITCHYARD_TEST_STORE=postgres`.
+ * The stores the money suites run on, each once: SQLite (the default), and PostgreSQL beside it
+ * under `SWITCHYARD_TEST_STORE=postgres`.
  */
-export const sqlLayer = (): Layer.Layer<Database.StoreServices, unknown> => {
-  const driver = storeKind === "postgres"
+export const moneyStores: ReadonlyArray<MoneyStoreKind> = storeKind === "postgres" ? ["postgres", "sqlite"] : ["sqlite"]
+
+/**
+ * A migrated, empty store for one suite: in-memory SQLite, or a fresh PostgreSQL database (dropped
+ * afterwards) under `SWITCHYARD_TEST_STORE=postgres`, or a SQLite file (`file`: several clients on
+ * one file stand for several worker processes).
+ */
+export const sqlLayer = (kind: MoneyStoreKind = storeKind, file?: string): Layer.Layer<Database.StoreServices, unknown> => {
+  const driver = kind === "postgres"
     ? Layer.unwrap(Effect.gen(function*() {
       const url = yield* Effect.acquireRelease(Effect.promise(() => freshDatabase()), (url) => Effect.promise(() => dropDatabase(url)))
       return PgClient.layer({ url: Redacted.make(url), maxConnections: 16 }) as Layer.Layer<SqlClient.SqlClient, unknown>
     }))
-    : PgliteClient.layer(undefined) as Layer.Layer<SqlClient.SqlClient, unknown>
+    : SqliteClient.layer(file ?? ":memory:") as Layer.Layer<SqlClient.SqlClient, unknown>
   return Database.support(Layer.effectDiscard(migrate).pipe(Layer.provideMerge(driver)))
 }
+
+/** Which store the client of a test runs on. */
+export const dialect = Effect.map(SqlClient.SqlClient, (sql) => sql.onDialectOrElse({ sqlite: () => "sqlite" as const, orElse: () => "pg" as const }))
 
 interface SeededKey {
   readonly workspaceId: string
@@ -62,7 +75,7 @@ export const seedKey = (options: {
     const limit = options.limitNanos ?? null
     yield* sql`INSERT INTO api_keys (id, hash, kind, name, label, user_id, workspace_id, limit_nanos, limit_reset, include_byok_in_limit)
       VALUES (${keyId}, ${hash}, 'standard', 'test key', 'sk-sy-v1-...', ${userId}, ${workspaceId},
-        ${limit === null ? null : limit.toString()}::bigint, ${options.limitReset ?? null}, ${options.includeByokInLimit ?? false})`
+        CAST(${limit === null ? null : limit.toString()} AS bigint), ${options.limitReset ?? null}, ${options.includeByokInLimit ?? false})`
     return { workspaceId, userId, keyId, hash } satisfies SeededKey
   }).pipe(Effect.orDie)
 
@@ -72,10 +85,10 @@ export const seedKey = (options: {
 export const ledgerSums = (keyId: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ total: string; paid: string; n: number }>`SELECT COALESCE(SUM(cost_nanos), 0)::text AS total,
-        COALESCE(SUM(cost_nanos) FILTER (WHERE NOT is_byok), 0)::text AS paid, count(*)::int AS n
+    const rows = yield* sql<{ total: string; paid: string; n: number }>`SELECT CAST(COALESCE(SUM(cost_nanos), 0) AS text) AS total,
+        CAST(COALESCE(SUM(CASE WHEN is_byok THEN 0 ELSE cost_nanos END), 0) AS text) AS paid, CAST(count(*) AS integer) AS n
       FROM ledger WHERE key_id = ${keyId}`
-    return { total: BigInt(rows[0]!.total), paid: BigInt(rows[0]!.paid), rows: rows[0]!.n }
+    return { total: BigInt(rows[0]!.total), paid: BigInt(rows[0]!.paid), rows: Number(rows[0]!.n) }
   }).pipe(Effect.orDie)
 
 export const nanos = (credits: string): bigint => {

@@ -4,6 +4,8 @@ import * as NodePath from "node:path"
 
 export interface ServerProcess {
   readonly baseUrl: string
+  /** The process id of `src/main.ts` (with `SWITCHYARD_WORKERS`, the primary's). */
+  readonly pid: number
   readonly output: () => string
   /** Standard output alone (the log). */
   readonly stdout: () => string
@@ -53,7 +55,7 @@ export const startServerProcess = async (env: Record<string, string>, timeoutMs 
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`the server process exited with ${child.exitCode}:\n${output}`)
     const healthy = await fetch(`${baseUrl}/health`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false)
-    if (healthy) return { baseUrl, output: () => output, stdout: () => stdout, stop }
+    if (healthy) return { baseUrl, pid: child.pid!, output: () => output, stdout: () => stdout, stop }
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
   await stop()

@@ -1,5 +1,4 @@
 import { NodeHttpServer } from "@effect/platform-node"
-import { PGlite } from "@electric-sql/pglite"
 import { PgClient } from "@effect/sql-pg"
 import { ConfigProvider, Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { SqlClient } from "effect/sql"
@@ -25,11 +24,12 @@ export interface RunningServer {
 }
 
 /**
- * Which store a test suite runs on: PGlite in a fresh directory by default; PostgreSQL when
- * `SWITCHYARD_TEST_STORE=postgres` (then `DATABASE_URL`, default the machine's `test` database),
- * in a fresh schema per server so suites never see each other's rows.
+ * Which store a test suite runs on: SQLite in a fresh data directory (removed when the server
+ * closes) by default; PostgreSQL when `SWITCHYARD_TEST_STORE=postgres` (then `DATABASE_URL`,
+ * default the machine's `test` database), in a fresh database per server so suites never see each
+ * other's rows.
  */
-export const storeKind = process.env.SWITCHYARD_TEST_STORE === "postgres" ? "postgres" : "pglite"
+export const storeKind: "sqlite" | "postgres" = process.env.SWITCHYARD_TEST_STORE === "postgres" ? "postgres" : "sqlite"
 
 export const postgresUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
 
@@ -53,38 +53,21 @@ export const postgresReachable = (): Promise<boolean> =>
     })
   })
 
-export const tempDir = (prefix: string) => Fs.mkdtempSync(NodePath.join(Os.tmpdir(), `switchyard-${prefix}-`))
-
-let template: Promise<string> | undefined
-
-/**
- * An initialised, empty PGlite directory, made once per run by the global setup (or once per
- * process outside vitest): copying it takes milliseconds where a fresh `initdb` takes seconds.
- */
-const pgliteTemplate = () => {
-  const given = process.env.SWITCHYARD_TEST_PGLITE_TEMPLATE
-  if (given !== undefined) return Promise.resolve(given)
-  // One made here lives in the scratch directory of the file that made it, removed with it: the
-  // next file of this worker makes its own.
-  if (templateDir !== undefined && !Fs.existsSync(templateDir)) template = undefined
-  if (template === undefined) {
-    const dir = NodePath.join(tempDir("template"), "pglite")
-    templateDir = dir
-    template = (async () => {
-      const db = new PGlite(dir)
-      await db.waitReady
-      await db.close()
-      return dir
-    })()
+/** Every temporary directory this test process made: removed when it exits, whatever a test did with it. */
+const made = new Set<string>()
+process.once("exit", () => {
+  for (const dir of made) {
+    try {
+      Fs.rmSync(dir, { recursive: true, force: true })
+    } catch {
+      // A directory still mounted over (the full-disk test's tmpfs, when it could not unmount) stays.
+    }
   }
-  return template
-}
-let templateDir: string | undefined
+})
 
-/** A new PGlite data directory (a copy of the initialised template) under a temporary directory. */
-export const freshPgliteDir = async (prefix: string): Promise<string> => {
-  const dir = NodePath.join(tempDir(prefix), "pglite")
-  Fs.cpSync(await pgliteTemplate(), dir, { recursive: true })
+export const tempDir = (prefix: string) => {
+  const dir = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), `switchyard-${prefix}-`))
+  made.add(dir)
   return dir
 }
 
@@ -97,9 +80,6 @@ export const startServer = async (options: {
   readonly databaseUrl?: string
 } = {}): Promise<RunningServer> => {
   const dataDir = options.dataDir ?? tempDir("data")
-  if (storeKind === "pglite" && !Fs.existsSync(NodePath.join(dataDir, "pglite"))) {
-    Fs.cpSync(await pgliteTemplate(), NodePath.join(dataDir, "pglite"), { recursive: true })
-  }
   const databaseUrl = options.databaseUrl ?? (storeKind === "postgres" ? await freshDatabase() : undefined)
   const managementKey = options.env?.SWITCHYARD_BOOTSTRAP_MANAGEMENT_KEY ?? KeySecret.generate()
   const apiKey = options.env?.SWITCHYARD_BOOTSTRAP_API_KEY ?? KeySecret.generate()
@@ -132,7 +112,7 @@ export const startServer = async (options: {
     close: async () => {
       await Effect.runPromise(Scope.close(scope, Exit.void))
       if (databaseUrl !== undefined && options.databaseUrl === undefined) await dropDatabase(databaseUrl)
-      // A data directory it made is its own to remove; one it was given is the caller's.
+      // A data directory this call made goes with the server; one the test gave stays for it.
       if (options.dataDir === undefined) Fs.rmSync(dataDir, { recursive: true, force: true, maxRetries: 3 })
     }
   }

@@ -16,6 +16,10 @@ import { ModelsApi } from "./ModelsApi.ts"
 import { SchemaErrors } from "./SchemaErrors.ts"
 import { SystemApi } from "./SystemApi.ts"
 import { ActivityApi } from "./ActivityApi.ts"
+import { AuditApi } from "./AuditApi.ts"
+import { ProviderAdminApi } from "./ProviderAdminApi.ts"
+import { BatchesApi } from "./BatchesApi.ts"
+import { FilesApi } from "./FilesApi.ts"
 import { ProvidersApi } from "./ProvidersApi.ts"
 import { RerankApi } from "./RerankApi.ts"
 import { WorkspacesApi } from "./WorkspacesApi.ts"
@@ -35,6 +39,10 @@ export class Api extends HttpApi.make("switchyard")
   .add(WorkspacesApi)
   .add(ActivityApi)
   .add(ProvidersApi)
+  .add(ProviderAdminApi)
+  .add(AuditApi)
+  .add(FilesApi)
+  .add(BatchesApi)
   .prefix("/api/v1")
   // Cohere's SDK appends `v2/rerank` to its base URL (`http://host:8080/api`): outside `/api/v1`.
   .add(CohereApi)

@@ -8,14 +8,41 @@ import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { wire } from "../errors/ApiError.ts"
 
 /**
- * `GET /health`: the process is up and its store answers (200); 503 in the error envelope when
- * the store fails or does not answer in time, so a load balancer takes the replica out.
+ * One dependency's state in `/health`'s body: `up`, `down`, `off` (not configured) or, for the
+ * disk, `low` (under its free-space floor).
+ *
+ * @since 0.4.0
+ */
+export const DependencyCheck = Schema.Struct({
+  status: Schema.Literals(["up", "down", "off", "low"]),
+  /** The disk's free bytes under the embedded store's data directory. */
+  free_bytes: Schema.optionalKey(Schema.Number)
+})
+
+/**
+ * What `/health` checked: the store (a write, not only a read), Redis and the disk of the data
+ * directory.
+ *
+ * @since 0.4.0
+ */
+export const HealthChecks = Schema.Struct({
+  store: DependencyCheck,
+  redis: DependencyCheck,
+  disk: DependencyCheck
+})
+
+/**
+ * `GET /health`: 200 while this process can answer requests and write its ledger (`status: "ok"`,
+ * or `"degraded"` while an optional dependency, Redis or the disk's free space, is not well), with
+ * each dependency's state in `checks`; 503 in the error envelope when the store cannot be written
+ * or the process is shutting down (`metadata.reason`, `metadata.status: "unavailable"` and
+ * `metadata.checks`), so a load balancer takes the replica out.
  *
  * @since 0.1.0
  */
 export class SystemApi extends HttpApiGroup.make("system", { topLevel: true }).add(
   HttpApiEndpoint.get("health", "/health", {
-    success: Schema.Struct({ status: Schema.Literal("ok") }),
+    success: Schema.Struct({ status: Schema.Literals(["ok", "degraded"]), checks: HealthChecks }),
     error: wire[503]
   })
 ) {}

@@ -101,6 +101,8 @@ export class PaymentRequired extends Schema.TaggedError<PaymentRequired>()("Paym
 export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", fields, { httpApiStatus: 403 }) {}
 /** 404: the resource (a model, a key, an allowed provider) does not exist. @since 0.1.0 */
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", fields, { httpApiStatus: 404 }) {}
+/** 409: the resource is in a state that refuses the change (a provider of the config file). @since 0.1.0 */
+export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", fields, { httpApiStatus: 409 }) {}
 /** 408: the gateway's own time limit for the request ran out. @since 0.1.0 */
 export class RequestTimeout extends Schema.TaggedError<RequestTimeout>()("RequestTimeout", fields, { httpApiStatus: 408 }) {}
 /** 413: the request body exceeds the configured limit. @since 0.1.0 */
@@ -158,6 +160,14 @@ export const wire = {
   524: envelope(UpstreamTimeout, 524),
   529: envelope(UpstreamOverloaded, 529)
 } as const
+
+/**
+ * The wire schema of {@link Conflict} (409), kept out of {@link wire}: only the management of
+ * runtime providers answers it.
+ *
+ * @since 0.1.0
+ */
+export const conflictWire = envelope(Conflict, 409)
 
 /**
  * Builds the error of a status from a message, for code that only knows the status

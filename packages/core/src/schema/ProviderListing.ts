@@ -29,7 +29,11 @@ export const ProviderRecord = Schema.Struct({
   status_page_url: Schema.NullOr(Schema.String),
   active: Schema.Boolean,
   data_collection: Schema.Literals(["allow", "deny"]),
-  zdr: Schema.Boolean
+  zdr: Schema.Boolean,
+  /** For instance administrators only: where the provider is declared, whether it is on, its credential. */
+  source: Schema.optionalKey(Schema.Literals(["config", "api"])),
+  enabled: Schema.optionalKey(Schema.Boolean),
+  api_key: Schema.optionalKey(Schema.Struct({ set: Schema.Boolean, last4: Schema.NullOr(Schema.String) }))
 })
 
 /**

@@ -27,7 +27,7 @@ const pgliteModuleUrl = () => NodeUrl.pathToFileURL(createRequire(import.meta.ur
 const exists = (path: string) => Fs.access(path).then(() => true, () => false)
 
 /** Whether a directory holds a PGlite (PostgreSQL) data directory. */
-export const isDataDir = (dataDir: string): Promise<boolean> => exists(NodePath.join(dataDir, "PG_VERSION"))
+const isDataDir = (dataDir: string): Promise<boolean> => exists(NodePath.join(dataDir, "PG_VERSION"))
 
 /** Runs initdb for `dataDir` (which must not exist yet) in a child Node process. */
 const initInChild = (dataDir: string): Promise<void> =>

@@ -1,3 +1,7 @@
+// The PGlite client of the gateway before it moved to SQLite, kept here (with its wire protocol,
+// durability, init and WebAssembly modules) for what still opens a PGlite store: the tests of the
+// PGlite import, which build an old store with the gateway's migrations, and the bench's old-build
+// target. The gateway itself no longer depends on PGlite.
 import { PGlite } from "@electric-sql/pglite"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Semaphore, Stream } from "effect"
@@ -331,7 +335,7 @@ export interface PgliteOptions {
  * statement and every transaction leases the one connection (sql's single-connection acquirers); the SQL compiler is sql-pg's, so both
  * stores compile statements identically.
  */
-export const make = (
+const make = (
   dataDir: string | undefined,
   options: PgliteOptions = {}
 ): Effect.Effect<SqlClient.SqlClient, SqlError.SqlError, Scope.Scope | Reactivity.Reactivity> =>

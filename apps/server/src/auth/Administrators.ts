@@ -1,0 +1,39 @@
+import { Caller, type CallerShape } from "@switchyard/core/api/Authorization"
+import { Forbidden } from "@switchyard/core/errors/ApiError"
+import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+
+/**
+ * Instance administrators: the management keys of the workspace `default` (the one first start
+ * creates). An administrator grants it by adding a user to `default` and creating a management key
+ * for them there (`POST /keys` with `workspace_id`, `creator_user_id` and `kind: "management"`,
+ * which only an admin of `default` may do); deleting that key takes it back.
+ */
+export class Administrators extends Context.Service<Administrators, {
+  readonly isAdministrator: (caller: CallerShape) => Effect.Effect<boolean, StoreUnavailable>
+  /** The caller, when an instance administrator; 403 otherwise. */
+  readonly require: Effect.Effect<CallerShape, Forbidden | StoreUnavailable, Caller>
+}>()("@switchyard/server/auth/Administrators") {
+  static readonly layer = Layer.effect(
+    Administrators,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const isAdministrator = (caller: CallerShape) =>
+        caller.kind !== "management"
+          ? Effect.succeed(false)
+          : sql<{ id: string }>`SELECT id FROM workspaces WHERE id = ${caller.workspaceId} AND slug = 'default'
+              AND deleted_at IS NULL`.pipe(Effect.map((rows) => rows.length > 0), fromSqlError("administrators"))
+      const require = Effect.gen(function*() {
+        const caller = yield* Caller
+        if (!(yield* isAdministrator(caller))) {
+          return yield* new Forbidden({
+            message: "This operation requires an instance administrator: a management key of the workspace `default`"
+          })
+        }
+        return caller
+      })
+      return Administrators.of({ isAdministrator, require })
+    })
+  )
+}

@@ -1,0 +1,222 @@
+import * as Batch from "@switchyard/core/schema/Batch"
+import * as BatchLine from "@switchyard/core/schema/BatchLine"
+import { Cause, Clock, Config, Duration, Effect, Fiber, Layer, Option, Ref, Schedule, Stream } from "effect"
+import * as Crypto from "node:crypto"
+import { GatewayMetrics } from "../observability/GatewayMetrics.ts"
+import { BatchStore, type NewUnit, type UnitRow } from "./BatchStore.ts"
+import * as FileChunks from "./FileChunks.ts"
+import { type BatchIdentity, type LineOutcome, LineRunner, requestId } from "./LineRunner.ts"
+
+export const BatchRunnerConfig = Config.all({
+  /** Units a replica runs at once. */
+  workers: Config.Int("SWITCHYARD_BATCH_WORKERS").pipe(Config.withDefault(4)),
+  /** Lines of one unit run at once. */
+  lineConcurrency: Config.Int("SWITCHYARD_BATCH_LINE_CONCURRENCY").pipe(Config.withDefault(16)),
+  /** Lines per unit: the claimable, checkpointed part of a batch. */
+  unitLines: Config.Int("SWITCHYARD_BATCH_UNIT_LINES").pipe(Config.withDefault(256)),
+  /** How long a claim lasts without renewal: a dead replica's unit is claimed again after it. */
+  leaseMs: Config.Int("SWITCHYARD_BATCH_LEASE_MS").pipe(Config.withDefault(30_000)),
+  /** How often an idle replica looks for work, and a running unit for a cancel. */
+  pollMs: Config.Int("SWITCHYARD_BATCH_POLL_MS").pipe(Config.withDefault(1_000)),
+  /** How long files (uploads, outputs and errors) are kept after they were made. */
+  retention: Config.Duration("SWITCHYARD_BATCH_RETENTION").pipe(Config.withDefault(Duration.days(30)))
+})
+
+// Worth another try, later: the upstream or the gateway was busy, not the request wrong.
+const retryable = (status: number) => status === 429 || status === 502 || status === 503 || status === 524 || status === 529
+
+/**
+ * The batches' background work, one per gateway process, in the server's scope: validates new
+ * batches into units, claims units (a lease that the running replica renews, so a dead replica's
+ * unit is claimed again once it lapses), runs their lines through the live model path at a bounded
+ * concurrency, paced by busy answers, writes each unit's output and error lines with its counts in
+ * one transaction, and finishes batches whose units are all done. A cancel is seen within one poll.
+ */
+export const layer = Layer.effectDiscard(Effect.gen(function*() {
+  const config = yield* BatchRunnerConfig
+  const store = yield* BatchStore
+  const lines = yield* LineRunner
+  const metrics = yield* GatewayMetrics
+  const owner = `runner-${Crypto.randomBytes(8).toString("hex")}`
+  // Until when every line waits: set by an answer that says the upstream is busy.
+  const pausedUntil = yield* Ref.make(0)
+
+  const validate = (id: string) =>
+    Effect.gen(function*() {
+      const found = yield* store.batchById(id)
+      if (Option.isNone(found)) return
+      const batch = found.value
+      const units: Array<NewUnit> = []
+      let total = 0
+      let json = 0
+      let lineNumber = 0
+      yield* Stream.runForEach(store.chunks(batch.input_file_id), (chunk) =>
+        Effect.sync(() => {
+          const texts = FileChunks.linesOf(chunk.data)
+          for (let offset = 0; offset < texts.length; offset += config.unitLines) {
+            units.push({
+              seq: units.length,
+              inputSeq: chunk.seq,
+              lineOffset: offset,
+              firstLine: lineNumber + offset + 1,
+              lineCount: Math.min(config.unitLines, texts.length - offset)
+            })
+          }
+          for (const text of texts) {
+            if (text.trim().length === 0) continue
+            total += 1
+            if (json === 0 && BatchLine.isJsonObject(text)) json += 1
+          }
+          lineNumber += texts.length
+        }))
+      const now = yield* Clock.currentTimeMillis
+      const failure = (code: string, message: string, line: number | null = null) =>
+        store.fail(id, [{ code, message, param: line === null ? "input_file_id" : null, line }], now)
+      if (total === 0) return yield* failure("empty_file", "The input file has no lines")
+      if (json === 0) return yield* failure("invalid_json_line", "The input file is not JSONL: no line is a JSON object", 1)
+      if (total > Batch.limits.lines) {
+        return yield* failure("too_many_requests", `The input file has ${total} lines; a batch takes at most ${Batch.limits.lines}`)
+      }
+      yield* store.start(id, units, total, now)
+    })
+
+  const runLine = (batch: BatchIdentity, line: number, text: string, stopped: () => boolean): Effect.Effect<LineOutcome> =>
+    Effect.gen(function*() {
+      const wait = (yield* Ref.get(pausedUntil)) - (yield* Clock.currentTimeMillis)
+      if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
+      const outcome = yield* lines.run(batch, line, text)
+      if (!outcome.served && retryable(outcome.status)) {
+        const now = yield* Clock.currentTimeMillis
+        yield* Ref.update(pausedUntil, (until) => Math.max(until, now + 1_000))
+        return yield* Effect.fail(outcome)
+      }
+      return outcome
+    }).pipe(
+      Effect.retry({ schedule: Schedule.exponential(Duration.seconds(1)), times: 3, while: () => !stopped() }),
+      Effect.catch((outcome) => Effect.succeed(outcome))
+    )
+
+  // Stops when the batch is being cancelled, or when the claim was lost; renews the claim meanwhile.
+  const watch = (unit: UnitRow) =>
+    Effect.gen(function*() {
+      let renewed = yield* Clock.currentTimeMillis
+      while (true) {
+        yield* Effect.sleep(Duration.millis(config.pollMs))
+        const status = yield* store.status(unit.batch_id)
+        if (Option.isNone(status) || status.value !== "in_progress") return "cancelled" as const
+        const now = yield* Clock.currentTimeMillis
+        if (now - renewed >= config.leaseMs / 3) {
+          if (!(yield* store.extend(unit, owner, now + config.leaseMs))) return "lost" as const
+          renewed = now
+        }
+      }
+    })
+
+  const runUnit = (unit: UnitRow) =>
+    Effect.gen(function*() {
+      const found = yield* store.batchById(unit.batch_id)
+      if (Option.isNone(found)) return
+      const row = found.value
+      const batch: BatchIdentity = {
+        id: row.id,
+        createdAtMs: Number(row.created_at),
+        endpoint: row.endpoint,
+        caller: { keyId: row.key_id, keyHash: row.key_hash, kind: "standard", userId: row.user_id, workspaceId: row.workspace_id }
+      }
+      const chunk = yield* store.chunk(row.input_file_id, unit.input_seq)
+      const texts = Option.isSome(chunk)
+        ? FileChunks.linesOf(chunk.value.data).slice(unit.line_offset, unit.line_offset + unit.line_count)
+        : []
+      const results: Array<LineOutcome | undefined> = Array.from({ length: unit.line_count })
+      // A cancel stops new lines from starting; the lines in flight finish and are written, so
+      // that every line charged is in the output.
+      let stopping = false
+      const stopped = () => stopping
+      const work = Effect.gen(function*() {
+        const wanted = texts.flatMap((text, i) => (text.trim().length === 0 ? [] : [{ i, line: unit.first_line + i, text }]))
+        const wait = (yield* Ref.get(pausedUntil)) - (yield* Clock.currentTimeMillis)
+        if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
+        const outcomes = yield* lines.runMany(batch, wanted, { concurrency: config.lineConcurrency, stopped })
+        const again: Array<(typeof wanted)[number]> = []
+        for (const [k, outcome] of outcomes.entries()) {
+          if (outcome === undefined) continue
+          if (!outcome.served && retryable(outcome.status)) again.push(wanted[k]!)
+          else results[wanted[k]!.i] = outcome
+        }
+        if (again.length > 0) {
+          // A busy upstream: those lines again, one by one, paced.
+          const now = yield* Clock.currentTimeMillis
+          yield* Ref.update(pausedUntil, (until) => Math.max(until, now + 1_000))
+          yield* Effect.forEach(again, ({ i, line, text }) =>
+            stopping ? Effect.void : Effect.flatMap(runLine(batch, line, text, stopped), (outcome) =>
+              Effect.sync(() => {
+                results[i] = outcome
+              })), { concurrency: config.lineConcurrency, discard: true })
+        }
+      })
+      if (Option.isNone(chunk)) {
+        // The input file was deleted under the batch: its lines cannot run.
+        for (let i = 0; i < unit.line_count; i++) {
+          const line = unit.first_line + i
+          results[i] = {
+            served: false,
+            status: 404,
+            line: BatchLine.errorLine(requestId(batch, line), null, 404, `Line ${line}: the input file was deleted`)
+          }
+        }
+      }
+      const running = yield* Effect.forkChild(work)
+      const ended = yield* Effect.raceFirst(Effect.as(Fiber.join(running), "done" as const), watch(unit))
+      if (ended === "lost") return yield* Fiber.interrupt(running)
+      if (ended === "cancelled") {
+        stopping = true
+        yield* Fiber.join(running)
+      }
+      const served = results.filter((r): r is LineOutcome => r !== undefined && r.served)
+      const failed = results.filter((r): r is LineOutcome => r !== undefined && !r.served)
+      const checkpointed = yield* store.complete(unit, owner, {
+        output: served.map((r) => `${r.line}\n`).join(""),
+        errors: failed.map((r) => `${r.line}\n`).join(""),
+        completed: served.length,
+        failed: failed.length
+      })
+      if (checkpointed) metrics.batchLines({ endpoint: row.endpoint, served: served.length, failed: failed.length })
+    })
+
+  const step = Effect.gen(function*() {
+    for (const id of yield* store.validating) yield* validate(id)
+    const unit = yield* store.claim(owner, yield* Clock.currentTimeMillis, config.leaseMs)
+    if (Option.isSome(unit)) {
+      // A process that stops gives its unit back; its served lines settle again as no-ops.
+      yield* runUnit(unit.value).pipe(Effect.onInterrupt(() => Effect.ignore(store.release(unit.value, owner))))
+    }
+    yield* store.finalize(yield* Clock.currentTimeMillis)
+    return Option.isSome(unit)
+  })
+
+  const worker = step.pipe(
+    Effect.catchCause((cause) =>
+      Cause.hasInterruptsOnly(cause)
+        ? Effect.failCause(cause)
+        : Effect.logError("batch work failed", Cause.pretty(cause)).pipe(Effect.as(false))
+    ),
+    Effect.flatMap((worked) => (worked ? Effect.void : Effect.sleep(Duration.millis(config.pollMs)))),
+    Effect.forever
+  )
+  // The runner's polls and leases run on the system clock: a test that moves its TestClock by
+  // days (the ledger's retention) would otherwise run every poll of those days.
+  const systemClock = Effect.provideService(Clock.Clock, Clock.Clock.defaultValue())
+  for (let i = 0; i < config.workers; i++) yield* Effect.forkScoped(systemClock(worker))
+
+  // Expired files go once a minute at most, and at least as often as they expire.
+  const retentionMs = Duration.toMillis(config.retention)
+  const sweepMs = Math.max(config.pollMs, Math.min(60_000, retentionMs / 2))
+  yield* Effect.forkScoped(systemClock(
+    Clock.currentTimeMillis.pipe(
+      Effect.flatMap((now) => store.expire(now - retentionMs)),
+      Effect.catchCause((cause) => Effect.logError("batch file retention failed", Cause.pretty(cause))),
+      Effect.andThen(Effect.sleep(Duration.millis(sweepMs))),
+      Effect.forever
+    )
+  ))
+}))

@@ -1,0 +1,355 @@
+import type * as Batch from "@switchyard/core/schema/Batch"
+import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
+import { Context, Effect, Layer, Option, Stream } from "effect"
+import { isReadonlyArrayNonEmpty } from "effect/Array"
+import { SqlClient } from "effect/sql"
+
+/**
+ * Files, batches and batch units in the SQL store, in the SQL PostgreSQL and SQLite share.
+ * Times are epoch milliseconds from the caller's `Clock`.
+ */
+
+export interface FileRow {
+  readonly id: string
+  readonly workspace_id: string
+  readonly purpose: string
+  readonly filename: string
+  readonly bytes: number | string
+  readonly lines: number
+  readonly status: string
+  readonly created_at: number | string
+}
+
+export interface BatchRow {
+  readonly id: string
+  readonly workspace_id: string
+  readonly key_id: string
+  readonly key_hash: string
+  readonly user_id: string
+  readonly endpoint: Batch.Endpoint
+  readonly input_file_id: string
+  readonly completion_window: string
+  readonly metadata: string | null
+  readonly status: Batch.Status
+  readonly output_file_id: string
+  readonly error_file_id: string
+  readonly errors: string | null
+  readonly total: number
+  readonly completed: number
+  readonly failed: number
+  readonly created_at: number | string
+  readonly expires_at: number | string
+  readonly in_progress_at: number | string | null
+  readonly finalizing_at: number | string | null
+  readonly completed_at: number | string | null
+  readonly failed_at: number | string | null
+  readonly expired_at: number | string | null
+  readonly cancelling_at: number | string | null
+  readonly cancelled_at: number | string | null
+}
+
+export interface UnitRow {
+  readonly batch_id: string
+  readonly seq: number
+  readonly input_seq: number
+  readonly line_offset: number
+  readonly first_line: number
+  readonly line_count: number
+}
+
+export interface NewUnit {
+  readonly seq: number
+  readonly inputSeq: number
+  readonly lineOffset: number
+  readonly firstLine: number
+  readonly lineCount: number
+}
+
+export interface ChunkRow {
+  readonly seq: number
+  readonly lines: number
+  readonly data: string
+}
+
+export interface Page<A> {
+  readonly rows: ReadonlyArray<A>
+  readonly hasMore: boolean
+}
+
+type Op<A> = Effect.Effect<A, StoreUnavailable>
+
+/** What a finished unit writes: its output and error lines, and how many of each. */
+export interface UnitResult {
+  readonly output: string
+  readonly errors: string
+  readonly completed: number
+  readonly failed: number
+}
+
+export class BatchStore extends Context.Service<BatchStore, {
+  readonly insertChunk: (fileId: string, chunk: ChunkRow) => Op<void>
+  readonly insertFile: (row: FileRow) => Op<void>
+  readonly dropFile: (fileId: string) => Op<void>
+  readonly file: (workspaceId: string, id: string) => Op<Option.Option<FileRow>>
+  readonly files: (workspaceId: string, options: { readonly after?: string | undefined; readonly limit: number; readonly purpose?: string | undefined }) => Op<Page<FileRow>>
+  /** The file's chunks in order, read a few at a time. */
+  readonly chunks: (fileId: string) => Stream.Stream<ChunkRow, StoreUnavailable>
+  readonly chunk: (fileId: string, seq: number) => Op<Option.Option<ChunkRow>>
+  readonly insertBatch: (row: BatchRow) => Op<void>
+  readonly batch: (workspaceId: string, id: string) => Op<Option.Option<BatchRow>>
+  readonly batchById: (id: string) => Op<Option.Option<BatchRow>>
+  readonly batches: (workspaceId: string, options: { readonly after?: string | undefined; readonly limit: number }) => Op<Page<BatchRow>>
+  /** Asks a batch to stop: `cancelling` (a batch not yet running becomes `cancelled` once its units are dropped). */
+  readonly cancel: (id: string, now: number) => Op<void>
+  readonly validating: Op<ReadonlyArray<string>>
+  /** The batch's units and its total, and `in_progress`; nothing when another replica did it first. */
+  readonly start: (id: string, units: ReadonlyArray<NewUnit>, total: number, now: number) => Op<void>
+  readonly fail: (id: string, errors: ReadonlyArray<Batch.BatchError>, now: number) => Op<void>
+  /** Claims a unit that is waiting, or whose claim expired, of a batch in progress. */
+  readonly claim: (owner: string, now: number, leaseMs: number) => Op<Option.Option<UnitRow>>
+  readonly extend: (unit: UnitRow, owner: string, until: number) => Op<boolean>
+  /** Gives a claimed unit back (a process that stops), for any replica to claim at once. */
+  readonly release: (unit: UnitRow, owner: string) => Op<void>
+  /** Writes a unit's lines and counts once, if its claim is still the owner's. */
+  readonly complete: (unit: UnitRow, owner: string, result: UnitResult) => Op<boolean>
+  /** Batches whose every unit is done (or dropped), finished: `completed` or `cancelled`. */
+  readonly finalize: (now: number) => Op<void>
+  readonly status: (id: string) => Op<Option.Option<Batch.Status>>
+  /**
+   * Files made before `cutoff` expire: their bytes go, their row stays (`status` `expired`) so
+   * that asking for one says so. An input file of a batch still running stays.
+   */
+  readonly expire: (cutoff: number) => Op<number>
+}>()("@switchyard/server/batches/BatchStore") {
+  static readonly layer = Layer.effect(
+    BatchStore,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const op = (operation: string) => <A, E, R>(self: Effect.Effect<A, E, R>) => fromSqlError(operation)(self)
+
+      const insertChunk = (fileId: string, chunk: ChunkRow) =>
+        sql`INSERT INTO batch_file_chunks (file_id, seq, lines, data)
+          VALUES (${fileId}, ${chunk.seq}, ${chunk.lines}, ${chunk.data})
+          ON CONFLICT (file_id, seq) DO NOTHING`.pipe(Effect.asVoid)
+
+      const fileTotals = (fileId: string) =>
+        sql<{ readonly lines: number | string | null; readonly chunks: number | string }>`SELECT SUM(lines) AS lines, COUNT(*) AS chunks
+          FROM batch_file_chunks WHERE file_id = ${fileId}`
+
+      const pageOf = <A>(rows: ReadonlyArray<A>, limit: number): Page<A> => ({
+        rows: rows.slice(0, limit),
+        hasMore: rows.length > limit
+      })
+
+      const batchColumns = sql`id, workspace_id, key_id, key_hash, user_id, endpoint, input_file_id, completion_window,
+        metadata, status, output_file_id, error_file_id, errors, total, completed, failed, created_at, expires_at,
+        in_progress_at, finalizing_at, completed_at, failed_at, expired_at, cancelling_at, cancelled_at`
+
+      // A finished batch's output and error files, from the chunks its units wrote.
+      const outputFile = (workspaceId: string, fileId: string, filename: string, now: number) =>
+        Effect.gen(function*() {
+          const totals = (yield* fileTotals(fileId))[0]
+          if (totals === undefined || Number(totals.chunks) === 0) return false
+          const bytes = yield* sql<{ readonly bytes: number | string | null }>`SELECT SUM(LENGTH(data)) AS bytes
+            FROM batch_file_chunks WHERE file_id = ${fileId}`
+          yield* sql`INSERT INTO batch_files (id, workspace_id, purpose, filename, bytes, lines, status, created_at)
+            VALUES (${fileId}, ${workspaceId}, 'batch_output', ${filename}, ${Number(bytes[0]?.bytes ?? 0)},
+              ${Number(totals.lines ?? 0)}, 'processed', ${now})
+            ON CONFLICT (id) DO NOTHING`
+          return true
+        })
+
+      return BatchStore.of({
+        insertChunk: (fileId, chunk) => insertChunk(fileId, chunk).pipe(op("files.chunk")),
+        insertFile: (row) =>
+          sql`INSERT INTO batch_files (id, workspace_id, purpose, filename, bytes, lines, status, created_at)
+            VALUES (${row.id}, ${row.workspace_id}, ${row.purpose}, ${row.filename}, ${Number(row.bytes)}, ${row.lines},
+              ${row.status}, ${Number(row.created_at)})`.pipe(Effect.asVoid, op("files.insert")),
+        dropFile: (fileId) =>
+          sql.withTransaction(Effect.gen(function*() {
+            yield* sql`DELETE FROM batch_file_chunks WHERE file_id = ${fileId}`
+            yield* sql`DELETE FROM batch_files WHERE id = ${fileId}`
+          })).pipe(op("files.delete")),
+        file: (workspaceId, id) =>
+          sql<FileRow>`SELECT * FROM batch_files WHERE id = ${id} AND workspace_id = ${workspaceId}`.pipe(
+            Effect.map((rows) => Option.fromNullishOr(rows[0])),
+            op("files.get")
+          ),
+        files: (workspaceId, { after, limit, purpose }) =>
+          Effect.gen(function*() {
+            const cursor = after === undefined
+              ? undefined
+              : (yield* sql<FileRow>`SELECT * FROM batch_files WHERE id = ${after} AND workspace_id = ${workspaceId}`)[0]
+            const rows = yield* sql<FileRow>`SELECT * FROM batch_files WHERE workspace_id = ${workspaceId} AND status = 'processed'
+              ${purpose === undefined ? sql`` : sql`AND purpose = ${purpose}`}
+              ${
+              cursor === undefined
+                ? sql``
+                : sql`AND (created_at < ${Number(cursor.created_at)} OR (created_at = ${Number(cursor.created_at)} AND id < ${cursor.id}))`
+            }
+              ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
+            return pageOf(rows, limit)
+          }).pipe(op("files.list")),
+        chunks: (fileId) =>
+          Stream.paginate(0, (from: number) =>
+            sql<ChunkRow>`SELECT seq, lines, data FROM batch_file_chunks WHERE file_id = ${fileId} AND seq >= ${from}
+              ORDER BY seq LIMIT 4`.pipe(
+              Effect.map((rows) => [rows, rows.length < 4 ? Option.none() : Option.some(rows.at(-1)!.seq + 1)] as const),
+              op("files.content")
+            )
+          ),
+        chunk: (fileId, seq) =>
+          sql<ChunkRow>`SELECT seq, lines, data FROM batch_file_chunks WHERE file_id = ${fileId} AND seq = ${seq}`.pipe(
+            Effect.map((rows) => Option.fromNullishOr(rows[0])),
+            op("files.chunk")
+          ),
+        insertBatch: (row) =>
+          sql`INSERT INTO batches (id, workspace_id, key_id, key_hash, user_id, endpoint, input_file_id,
+              completion_window, metadata, status, output_file_id, error_file_id, created_at, expires_at)
+            VALUES (${row.id}, ${row.workspace_id}, ${row.key_id}, ${row.key_hash}, ${row.user_id}, ${row.endpoint},
+              ${row.input_file_id}, ${row.completion_window}, ${row.metadata}, ${row.status}, ${row.output_file_id},
+              ${row.error_file_id}, ${Number(row.created_at)}, ${Number(row.expires_at)})`.pipe(Effect.asVoid, op("batches.insert")),
+        batch: (workspaceId, id) =>
+          sql<BatchRow>`SELECT ${batchColumns} FROM batches WHERE id = ${id} AND workspace_id = ${workspaceId}`.pipe(
+            Effect.map((rows) => Option.fromNullishOr(rows[0])),
+            op("batches.get")
+          ),
+        batchById: (id) =>
+          sql<BatchRow>`SELECT ${batchColumns} FROM batches WHERE id = ${id}`.pipe(
+            Effect.map((rows) => Option.fromNullishOr(rows[0])),
+            op("batches.get")
+          ),
+        batches: (workspaceId, { after, limit }) =>
+          Effect.gen(function*() {
+            const cursor = after === undefined
+              ? undefined
+              : (yield* sql<BatchRow>`SELECT ${batchColumns} FROM batches WHERE id = ${after} AND workspace_id = ${workspaceId}`)[0]
+            const rows = yield* sql<BatchRow>`SELECT ${batchColumns} FROM batches WHERE workspace_id = ${workspaceId}
+              ${
+              cursor === undefined
+                ? sql``
+                : sql`AND (created_at < ${Number(cursor.created_at)} OR (created_at = ${Number(cursor.created_at)} AND id < ${cursor.id}))`
+            }
+              ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
+            return pageOf(rows, limit)
+          }).pipe(op("batches.list")),
+        cancel: (id, now) =>
+          sql.withTransaction(Effect.gen(function*() {
+            yield* sql`UPDATE batches SET status = 'cancelling', cancelling_at = ${now}
+              WHERE id = ${id} AND status IN ('validating', 'in_progress')`
+            // Units no replica runs yet are dropped; running ones stop at their next check.
+            yield* sql`UPDATE batch_units SET status = 'dropped' WHERE batch_id = ${id} AND status = 'pending'`
+          })).pipe(op("batches.cancel")),
+        validating: sql<{ readonly id: string }>`SELECT id FROM batches WHERE status = 'validating' ORDER BY created_at LIMIT 8`.pipe(
+          Effect.map((rows) => rows.map((r) => r.id)),
+          op("batches.validating")
+        ),
+        start: (id, units, total, now) =>
+          sql.withTransaction(Effect.gen(function*() {
+            const started = yield* sql<{ readonly id: string }>`UPDATE batches SET status = 'in_progress', in_progress_at = ${now},
+              total = ${total} WHERE id = ${id} AND status = 'validating' RETURNING id`
+            if (started.length === 0) return
+            for (let i = 0; i < units.length; i += 200) {
+              const rows: Array<Record<string, unknown>> = units.slice(i, i + 200).map((u) => ({
+                batch_id: id,
+                seq: u.seq,
+                input_seq: u.inputSeq,
+                line_offset: u.lineOffset,
+                first_line: u.firstLine,
+                line_count: u.lineCount,
+                status: "pending"
+              }))
+              if (isReadonlyArrayNonEmpty(rows)) yield* sql`INSERT INTO batch_units ${sql.insert(rows)}`
+            }
+          })).pipe(op("batches.start")),
+        fail: (id, errors, now) =>
+          sql`UPDATE batches SET status = 'failed', failed_at = ${now},
+              errors = ${JSON.stringify({ object: "list", data: errors })}
+            WHERE id = ${id} AND status = 'validating'`.pipe(Effect.asVoid, op("batches.fail")),
+        claim: (owner, now, leaseMs) =>
+          Effect.gen(function*() {
+            const candidates = yield* sql<{ readonly batch_id: string; readonly seq: number }>`SELECT u.batch_id, u.seq
+              FROM batch_units u JOIN batches b ON b.id = u.batch_id
+              WHERE b.status = 'in_progress' AND (u.status = 'pending' OR (u.status = 'running' AND u.claimed_until < ${now}))
+              ORDER BY b.created_at, u.batch_id, u.seq LIMIT 8`
+            for (const candidate of candidates) {
+              // Claimed only if no other replica claimed it in between.
+              const claimed = yield* sql<UnitRow>`UPDATE batch_units SET status = 'running', claimed_by = ${owner},
+                  claimed_until = ${now + leaseMs}
+                WHERE batch_id = ${candidate.batch_id} AND seq = ${candidate.seq}
+                  AND (status = 'pending' OR (status = 'running' AND claimed_until < ${now}))
+                RETURNING batch_id, seq, input_seq, line_offset, first_line, line_count`
+              if (claimed[0] !== undefined) return Option.some(claimed[0])
+            }
+            return Option.none()
+          }).pipe(op("batches.claim")),
+        extend: (unit, owner, until) =>
+          sql<{ readonly seq: number }>`UPDATE batch_units SET claimed_until = ${until}
+            WHERE batch_id = ${unit.batch_id} AND seq = ${unit.seq} AND status = 'running' AND claimed_by = ${owner}
+            RETURNING seq`.pipe(Effect.map((rows) => rows.length > 0), op("batches.extend")),
+        release: (unit, owner) =>
+          sql`UPDATE batch_units SET status = 'pending', claimed_by = NULL, claimed_until = NULL
+            WHERE batch_id = ${unit.batch_id} AND seq = ${unit.seq} AND status = 'running' AND claimed_by = ${owner}`.pipe(
+            Effect.asVoid,
+            op("batches.release")
+          ),
+        complete: (unit, owner, result) =>
+          sql.withTransaction(Effect.gen(function*() {
+            const done = yield* sql<{ readonly seq: number }>`UPDATE batch_units SET status = 'done',
+                completed = ${result.completed}, failed = ${result.failed}
+              WHERE batch_id = ${unit.batch_id} AND seq = ${unit.seq} AND status = 'running' AND claimed_by = ${owner}
+              RETURNING seq`
+            if (done.length === 0) return false
+            const files = yield* sql<{ readonly output_file_id: string; readonly error_file_id: string }>`SELECT output_file_id,
+              error_file_id FROM batches WHERE id = ${unit.batch_id}`
+            const batch = files[0]!
+            if (result.completed > 0) {
+              yield* insertChunk(batch.output_file_id, { seq: unit.seq, lines: result.completed, data: result.output })
+            }
+            if (result.failed > 0) {
+              yield* insertChunk(batch.error_file_id, { seq: unit.seq, lines: result.failed, data: result.errors })
+            }
+            yield* sql`UPDATE batches SET completed = completed + ${result.completed}, failed = failed + ${result.failed}
+              WHERE id = ${unit.batch_id}`
+            return true
+          })).pipe(op("batches.complete")),
+        finalize: (now) =>
+          Effect.gen(function*() {
+            const finished = yield* sql<BatchRow>`SELECT ${batchColumns} FROM batches b
+              WHERE b.status IN ('in_progress', 'cancelling')
+                AND NOT EXISTS (SELECT 1 FROM batch_units u WHERE u.batch_id = b.id AND (
+                  (b.status = 'in_progress' AND u.status IN ('pending', 'running'))
+                  OR (u.status = 'running' AND u.claimed_until >= ${now})))`
+            for (const batch of finished) {
+              yield* sql.withTransaction(Effect.gen(function*() {
+                const cancelled = batch.status === "cancelling"
+                const output = yield* outputFile(batch.workspace_id, batch.output_file_id, `${batch.id}_output.jsonl`, now)
+                const errors = yield* outputFile(batch.workspace_id, batch.error_file_id, `${batch.id}_error.jsonl`, now)
+                yield* sql`UPDATE batches SET
+                    status = ${cancelled ? "cancelled" : "completed"},
+                    finalizing_at = ${now},
+                    ${cancelled ? sql`cancelled_at = ${now}` : sql`completed_at = ${now}`},
+                    output_file_id = ${output ? batch.output_file_id : ""},
+                    error_file_id = ${errors ? batch.error_file_id : ""}
+                  WHERE id = ${batch.id} AND status = ${batch.status}`
+              }))
+            }
+          }).pipe(op("batches.finalize")),
+        expire: (cutoff) =>
+          sql.withTransaction(Effect.gen(function*() {
+            const expired = yield* sql<{ readonly id: string }>`UPDATE batch_files SET status = 'expired'
+              WHERE status = 'processed' AND created_at < ${cutoff}
+                AND id NOT IN (SELECT input_file_id FROM batches WHERE status IN ('validating', 'in_progress', 'cancelling'))
+              RETURNING id`
+            for (const { id } of expired) yield* sql`DELETE FROM batch_file_chunks WHERE file_id = ${id}`
+            return expired.length
+          })).pipe(op("files.expire")),
+        status: (id) =>
+          sql<{ readonly status: Batch.Status }>`SELECT status FROM batches WHERE id = ${id}`.pipe(
+            Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), (r) => r.status)),
+            op("batches.status")
+          )
+      })
+    })
+  )
+}

@@ -1,0 +1,92 @@
+import { Api } from "@switchyard/core/api/Api"
+import { BadRequest, NotFound } from "@switchyard/core/errors/ApiError"
+import { Clock, Effect, Option } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import * as Crypto from "node:crypto"
+import { BatchStore } from "../batches/BatchStore.ts"
+import * as BatchWire from "../batches/BatchWire.ts"
+import * as StoreFailure from "../http/StoreFailure.ts"
+import { noSuchFile } from "./Files.ts"
+import { requireStandardKey } from "./ModelCall.ts"
+
+const window24h = 24 * 60 * 60 * 1000
+
+const noSuchBatch = (id: string) => new NotFound({ message: `No such Batch object: ${id}`, metadata: { batch_id: id } })
+
+const hex = (bytes: number) => Crypto.randomBytes(bytes).toString("hex")
+
+export const BatchesHandlers = HttpApiBuilder.group(
+  Api,
+  "batches",
+  Effect.fn(function*(handlers) {
+    const store = yield* BatchStore
+    const owned = (workspaceId: string, id: string) =>
+      Effect.flatMap(store.batch(workspaceId, id), Option.match({ onNone: () => Effect.fail(noSuchBatch(id)), onSome: Effect.succeed }))
+    return handlers
+      .handle("create", ({ payload }) =>
+        StoreFailure.answer(Effect.gen(function*() {
+          const caller = yield* requireStandardKey
+          const input = yield* store.file(caller.workspaceId, payload.input_file_id)
+          if (Option.isNone(input) || input.value.status !== "processed") return yield* noSuchFile(payload.input_file_id)
+          if (input.value.purpose !== "batch") {
+            return yield* new BadRequest({
+              message: `The input file ${payload.input_file_id} was not uploaded with purpose 'batch'`,
+              metadata: { param: "input_file_id" }
+            })
+          }
+          const now = yield* Clock.currentTimeMillis
+          const id = `batch_${hex(12)}`
+          const row = {
+            id,
+            workspace_id: caller.workspaceId,
+            key_id: caller.keyId,
+            key_hash: caller.keyHash,
+            user_id: caller.userId,
+            endpoint: payload.endpoint,
+            input_file_id: payload.input_file_id,
+            completion_window: payload.completion_window,
+            metadata: payload.metadata === undefined || payload.metadata === null ? null : JSON.stringify(payload.metadata),
+            status: "validating" as const,
+            output_file_id: `file-${hex(12)}`,
+            error_file_id: `file-${hex(12)}`,
+            errors: null,
+            total: 0,
+            completed: 0,
+            failed: 0,
+            created_at: now,
+            expires_at: now + window24h,
+            in_progress_at: null,
+            finalizing_at: null,
+            completed_at: null,
+            failed_at: null,
+            expired_at: null,
+            cancelling_at: null,
+            cancelled_at: null
+          }
+          yield* store.insertBatch(row)
+          return BatchWire.batch(row)
+        })))
+      .handle("list", ({ query }) =>
+        StoreFailure.answer(Effect.gen(function*() {
+          const caller = yield* requireStandardKey
+          const page = yield* store.batches(caller.workspaceId, { after: query.after, limit: query.limit ?? 20 })
+          const data = page.rows.map(BatchWire.batch)
+          return { object: "list" as const, data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: page.hasMore }
+        })))
+      .handle("get", ({ params }) =>
+        StoreFailure.answer(Effect.gen(function*() {
+          const caller = yield* requireStandardKey
+          return BatchWire.batch(yield* owned(caller.workspaceId, params.batch_id))
+        })))
+      .handle("cancel", ({ params }) =>
+        StoreFailure.answer(Effect.gen(function*() {
+          const caller = yield* requireStandardKey
+          const batch = yield* owned(caller.workspaceId, params.batch_id)
+          if (batch.status !== "validating" && batch.status !== "in_progress" && batch.status !== "cancelling" && batch.status !== "cancelled") {
+            return yield* new BadRequest({ message: `Cannot cancel a batch with status ${batch.status}`, metadata: { status: batch.status } })
+          }
+          yield* store.cancel(batch.id, yield* Clock.currentTimeMillis)
+          return BatchWire.batch(yield* owned(caller.workspaceId, batch.id))
+        })))
+  })
+)

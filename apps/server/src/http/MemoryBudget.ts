@@ -1,0 +1,141 @@
+/**
+ * The bytes requests may hold in flight, sized to the memory the process may use: its cgroup's
+ * limit (a container's memory limit) when it has one. Above the budget a request with a body is
+ * answered 503 with `Retry-After` instead of the process growing until the kernel kills it.
+ *
+ * **Details**
+ *
+ * - The limit: cgroup v2 `memory.max`, or cgroup v1 `memory.limit_in_bytes`, of the process's own
+ *   cgroup (its path from `/proc/self/cgroup`), else of the hierarchy's root as mounted (inside a
+ *   container's cgroup namespace the own cgroup is the root). `max`, or v1's "unlimited" (a value
+ *   near 2^63), is no limit.
+ * - The budget: half of what the limit leaves above a base of 192 MiB (the process's own memory:
+ *   code, heap, the store, buffers), at least 32 MiB: 32 MiB in a 256 MiB container, 160 MiB in
+ *   512 MiB, 416 MiB in 1 GiB. Without a limit: a quarter of the machine's memory, at most 2 GiB.
+ * - A request's charge: three times its declared body (the bytes, their text, what parsing makes
+ *   of them), from when it is taken until its answer is given; the answer's bytes are charged as
+ *   well while it is handed to the socket.
+ */
+import { Context, Layer } from "effect"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+
+const MiB = 1024 * 1024
+
+/** What the process keeps for itself before any request: code, heap, store, buffers. */
+export const baseBytes = 192 * MiB
+/** The least budget, however small the limit. */
+export const minimumBudgetBytes = 32 * MiB
+/** The budget without a limit: a quarter of the machine, at most this. */
+export const unlimitedBudgetCap = 2048 * MiB
+/** How many bytes a request holds per byte of its body while it is read and parsed. */
+export const bodyFactor = 3
+
+/** The files a limit is read from, by path: a fixture in tests, the file system in production. */
+export type ReadFile = (path: string) => string | undefined
+
+const readReal: ReadFile = (path) => {
+  try {
+    return Fs.readFileSync(path, "utf8")
+  } catch {
+    return undefined
+  }
+}
+
+/** A limit in bytes from a `memory.max` or `memory.limit_in_bytes` text; `undefined` when none. */
+export const parseLimit = (text: string | undefined): number | undefined => {
+  const value = text?.trim()
+  if (value === undefined || value === "" || value === "max") return undefined
+  if (!/^\d+$/u.test(value)) return undefined
+  const bytes = Number(value)
+  // cgroup v1 writes "unlimited" as the largest page-aligned 63-bit value.
+  return bytes >= 2 ** 60 ? undefined : bytes
+}
+
+/**
+ * The process's cgroup paths from `/proc/self/cgroup`: the unified (v2, `0::/path`) one and the
+ * v1 memory controller's.
+ */
+export const cgroupPaths = (text: string | undefined): { readonly v2?: string; readonly v1Memory?: string } => {
+  const paths: { v2?: string; v1Memory?: string } = {}
+  for (const line of (text ?? "").split("\n")) {
+    const match = /^(\d+):([^:]*):(.*)$/u.exec(line.trim())
+    if (match === null) continue
+    const [, id, controllers, path] = match
+    if (id === "0" && controllers === "") paths.v2 = path!
+    else if (controllers!.split(",").includes("memory")) paths.v1Memory = path!
+  }
+  return paths
+}
+
+const join = (root: string, path: string) => `${root}${path === "/" ? "" : path.replace(/\/+$/u, "")}`
+
+/** The memory limit of the process's cgroup, v2 first, then v1; `undefined` when it has none. */
+export const readLimit = (read: ReadFile = readReal): number | undefined => {
+  const paths = cgroupPaths(read("/proc/self/cgroup"))
+  const candidates: Array<string> = []
+  if (paths.v2 !== undefined) candidates.push(`${join("/sys/fs/cgroup", paths.v2)}/memory.max`)
+  candidates.push("/sys/fs/cgroup/memory.max")
+  if (paths.v1Memory !== undefined) candidates.push(`${join("/sys/fs/cgroup/memory", paths.v1Memory)}/memory.limit_in_bytes`)
+  candidates.push("/sys/fs/cgroup/memory/memory.limit_in_bytes")
+  for (const path of candidates) {
+    const text = read(path)
+    if (text === undefined) continue
+    // A file that exists and says "no limit" is the answer for its version.
+    return parseLimit(text)
+  }
+  return undefined
+}
+
+/** The in-flight budget for a memory limit (or none: `totalMemory` is the machine's). */
+export const budgetFor = (limit: number | undefined, totalMemory: number): number =>
+  limit === undefined
+    ? Math.min(unlimitedBudgetCap, Math.floor(totalMemory / 4))
+    : Math.max(minimumBudgetBytes, Math.floor((limit - baseBytes) / 2))
+
+/** What a request with a declared body of `bodyBytes` is charged while it is served. */
+export const chargeFor = (bodyBytes: number): number => bodyFactor * bodyBytes
+
+export class MemoryBudget extends Context.Service<MemoryBudget, {
+  readonly limitBytes: number | undefined
+  readonly budgetBytes: number
+  /** Bytes charged to the requests in flight now. */
+  readonly heldBytes: () => number
+  /** Charges `bytes` when they fit (and returns `true`), or returns `false` and charges nothing. */
+  readonly take: (bytes: number) => boolean
+  readonly release: (bytes: number) => void
+  /** Charges `bytes` whether or not they fit: bytes already made (an answer) must be sent. */
+  readonly hold: (bytes: number) => void
+}>()("@switchyard/server/http/MemoryBudget") {
+  static readonly make = (budgetBytes: number, limitBytes: number | undefined) => {
+    let held = 0
+    return MemoryBudget.of({
+      limitBytes,
+      budgetBytes,
+      heldBytes: () => held,
+      take: (bytes) => {
+        // One request alone is always let through: the body limit bounds it.
+        if (held > 0 && held + bytes > budgetBytes) return false
+        held += bytes
+        return true
+      },
+      release: (bytes) => {
+        held -= bytes
+      },
+      hold: (bytes) => {
+        held += bytes
+      }
+    })
+  }
+
+  /** The budget of this process, from its cgroup's limit. */
+  static readonly layer = Layer.sync(MemoryBudget, () => {
+    const limit = readLimit()
+    return MemoryBudget.make(budgetFor(limit, Os.totalmem()), limit)
+  })
+}
+
+/** For the start report: the limit and the budget, in MiB. */
+export const describe = (budget: MemoryBudget["Service"]): string =>
+  `memory: ${budget.limitBytes === undefined ? "no cgroup limit" : `cgroup limit ${Math.round(budget.limitBytes / MiB)} MiB`}, ` +
+  `request bytes in flight at most ${Math.round(budget.budgetBytes / MiB)} MiB`

@@ -1,0 +1,166 @@
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { Effect, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import * as Fs from "node:fs"
+import * as Http from "node:http"
+import * as NodePath from "node:path"
+import * as KeySecret from "../../src/auth/KeySecret.ts"
+import { endpoint, provider } from "../embeddings/Gateway.ts"
+import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
+import type * as FakeUpstream from "../fakes/FakeUpstream.ts"
+import { healthy, launch } from "../support/BundleProcess.ts"
+import { freePort } from "../support/ServerProcess.ts"
+import { dropDatabase, freshDatabase, postgresReachable, tempDir } from "../support/TestServer.ts"
+import { record, sleep } from "./Reliability.ts"
+
+// A rolling restart behind a keep-alive load balancer (issue #37): 16 clients on kept-alive
+// connections against a 150 ms upstream, then SIGTERM to the built server. The server must fail
+// readiness at once, answer what it took with `Connection: close`, close idle connections, drain,
+// write its ledger and exit, all well before the grace period.
+
+const reachable = await postgresReachable()
+
+const countLedger = (url: string) =>
+  Effect.runPromise(
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ledger`
+      return rows[0]!.n
+    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 }))) as Effect.Effect<number, unknown, never>
+  )
+
+interface Outcome {
+  readonly status?: number
+  readonly connection?: string
+  readonly error?: string
+  /** Whether any byte of an answer had arrived when the error came. */
+  readonly answered?: boolean
+  readonly afterSignal: boolean
+}
+
+describe.skipIf(!reachable && process.env.CI !== "true")("reliability: SIGTERM under keep-alive load, against the built server", () => {
+  let upstream: FakeUpstream.FakeServer
+  beforeAll(async () => {
+    upstream = await FakeOpenAi.start()
+    upstream.setBehaviour({ _tag: "Delay", ms: 150 })
+  })
+  afterAll(() => upstream?.close())
+
+  it("16 keep-alive clients, 150 ms upstream: exit 0 within 2 s, nothing the server took is reset, each answer whole, ledger rows = the 200s", async () => {
+    const databaseUrl = await freshDatabase()
+    const port = await freePort()
+    const origin = `http://127.0.0.1:${port}`
+    const configPath = NodePath.join(tempDir("config"), "switchyard.json")
+    Fs.writeFileSync(configPath, JSON.stringify({
+      providers: [provider("alpha", upstream.url, {}, [endpoint("acme/embed", { upstream_model: "embed", pricing: { prompt: "1.5" } })])]
+    }))
+    const apiKey = KeySecret.generate()
+    const gateway = launch({
+      SWITCHYARD_HOST: "127.0.0.1",
+      SWITCHYARD_PORT: String(port),
+      DATABASE_URL: databaseUrl,
+      SWITCHYARD_SECRET_KEY: "a".repeat(64),
+      SWITCHYARD_DATA_DIR: tempDir("shutdown"),
+      SWITCHYARD_CONFIG: configPath,
+      ALPHA_API_KEY: "sk-fake",
+      SWITCHYARD_BOOTSTRAP_API_KEY: apiKey,
+      SWITCHYARD_BOOTSTRAP_MANAGEMENT_KEY: KeySecret.generate(),
+      SWITCHYARD_RATE_LIMIT: "off",
+      SWITCHYARD_LOG_FORMAT: "json",
+      SWITCHYARD_LOG_LEVEL: "info"
+    })
+    const agent = new Http.Agent({ keepAlive: true, maxSockets: 16 })
+    try {
+      await healthy(gateway, origin)
+      let signalled = false
+      const outcomes: Array<Outcome> = []
+      const body = JSON.stringify({ model: "acme/embed", input: "shutdown under load" })
+      const one = () =>
+        new Promise<Outcome>((resolve) => {
+          const afterSignal = signalled
+          let answered = false
+          const request = Http.request(`${origin}/api/v1/embeddings`, {
+            method: "POST",
+            agent,
+            headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) }
+          }, (response) => {
+            answered = true
+            let text = ""
+            response.setEncoding("utf8")
+            response.on("data", (chunk: string) => (text += chunk))
+            response.on("end", () => {
+              // A whole answer: its body parses, with its vector.
+              const whole = response.statusCode !== 200 || (JSON.parse(text) as { data: Array<unknown> }).data.length === 1
+              resolve(whole
+                ? { status: response.statusCode!, connection: response.headers.connection ?? "", afterSignal }
+                : { error: "truncated", answered, afterSignal })
+            })
+            response.on("error", (e: Error & { code?: string }) => resolve({ error: e.code ?? e.message, answered, afterSignal }))
+          })
+          request.on("error", (e: Error & { code?: string }) => resolve({ error: e.code ?? e.message, answered, afterSignal }))
+          request.end(body)
+        })
+      // Each client sends on its kept-alive connection until it is told to go (an answer with
+      // `Connection: close`, or a refused connection), as a load balancer's backend pool would.
+      const client = async () => {
+        while (true) {
+          const outcome = await one()
+          outcomes.push(outcome)
+          if (outcome.error !== undefined || outcome.connection === "close") return
+        }
+      }
+      const clients = Array.from({ length: 16 }, client)
+      // Every client has had answers on its kept-alive connection (at least 2 s, three rounds).
+      const warmUntil = Date.now() + 30_000
+      await sleep(2000)
+      while (outcomes.length < 48 && Date.now() < warmUntil) await sleep(50)
+      const before = outcomes.length
+      signalled = true
+      const signalledAt = performance.now()
+      gateway.child.kill("SIGTERM")
+      // Readiness fails at once: a probe on a new connection is a 503 or refused.
+      const probe = await fetch(`${origin}/api/v1/health`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status, () => "refused")
+      await Promise.all(clients)
+      const exit = await gateway.exited
+      const exitMs = performance.now() - signalledAt
+      const ok = outcomes.filter((o) => o.status === 200).length
+      const errors = outcomes.filter((o) => o.error !== undefined)
+      const rows = await countLedger(databaseUrl)
+      const accessLines = gateway.stdout().split("\n").filter((line) => line.includes(`"message":"request"`) && line.includes(`"/api/v1/embeddings"`)).length
+      const figures = {
+        before_signal: before,
+        answered: outcomes.filter((o) => o.status !== undefined).length,
+        ok,
+        errors: errors.map((e) => e.error),
+        closed_answers: outcomes.filter((o) => o.connection === "close").length,
+        ledger_rows: rows,
+        access_lines: accessLines,
+        probe,
+        exit_ms: Math.round(exitMs)
+      }
+      console.log(`shutdown under keep-alive load: ${JSON.stringify(figures)}`)
+      record("shutdown", { requests: outcomes.length, faultsInjected: 1 })
+
+      assert.deepStrictEqual(exit, { code: 0, signal: null }, gateway.stderr())
+      assert.isBelow(exitMs, 2000, JSON.stringify(figures))
+      assert.include([503, "refused"], probe)
+      assert.isAbove(before, 16, "load ran before the signal")
+      // Every non-200 is an error of a request the server never took (a connection refused or
+      // closed before any byte of an answer); none arrived cut.
+      for (const e of errors) assert.isFalse(e.answered, JSON.stringify(figures))
+      assert.deepStrictEqual(outcomes.filter((o) => o.status !== undefined && o.status !== 200), [], JSON.stringify(figures))
+      // What the server took, it answered: one access line per answer the clients received.
+      assert.strictEqual(accessLines, figures.answered, JSON.stringify(figures))
+      // Money: one ledger row per 200, none for anything else.
+      assert.strictEqual(rows, ok, JSON.stringify(figures))
+      // The connections were told to close rather than cut: every client ended on such an answer
+      // or on a connection the server refused before it took a request.
+      assert.isAtLeast(figures.closed_answers + errors.length, 16)
+    } finally {
+      agent.destroy()
+      await gateway.stop()
+      await dropDatabase(databaseUrl)
+    }
+  }, 240_000)
+})

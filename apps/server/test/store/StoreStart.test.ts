@@ -1,0 +1,63 @@
+import { assert, describe, it } from "@effect/vitest"
+import { type Cause, Effect, Exit, Layer } from "effect"
+import * as Fs from "node:fs"
+import * as NodePath from "node:path"
+import * as Database from "../../src/store/Database.ts"
+import * as StartupFailure from "../../src/StartupFailure.ts"
+import { tempDir } from "../support/TestServer.ts"
+
+/** The one start line for a SQLite store in `dataDir`, or `undefined` when it opened. */
+const startLine = (dataDir: string) =>
+  Effect.gen(function*() {
+    const exit = yield* Effect.exit(Effect.scoped(Layer.build(Database.layerFor({ kind: "sqlite", dataDir }))))
+    return Exit.isFailure(exit) ? StartupFailure.describe(exit.cause as Cause.Cause<unknown>) : undefined
+  })
+
+const withDir = <A, E>(prefix: string, f: (dir: string) => Effect.Effect<A, E>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => tempDir(prefix)),
+    f,
+    (dir) => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))
+  )
+
+describe("starting the embedded store", () => {
+  it.effect("an empty data directory gets its SQLite file; a second start opens it", () =>
+    withDir("store-start", (dir) =>
+      Effect.gen(function*() {
+        assert.strictEqual(yield* startLine(dir), undefined)
+        assert.isTrue(Fs.existsSync(NodePath.join(dir, "switchyard.db")))
+        assert.strictEqual(yield* startLine(dir), undefined)
+      })))
+
+  it.effect("a PGlite data directory of an earlier version is refused with one line naming the command that copies it", () =>
+    withDir("store-pglite", (dir) =>
+      Effect.gen(function*() {
+        Fs.mkdirSync(NodePath.join(dir, "pglite"))
+        Fs.writeFileSync(NodePath.join(dir, "pglite", "PG_VERSION"), "17\n")
+        const line = yield* startLine(dir)
+        assert.isString(line)
+        assert.notInclude(line!, "\n")
+        assert.include(line!, `the data directory ${dir} holds a PGlite store of an earlier version`)
+        assert.include(line!, Database.importCommand(dir))
+        // Nothing was created beside it: the old store is left as it was.
+        assert.isFalse(Fs.existsSync(NodePath.join(dir, "switchyard.db")))
+        // Once copied (a SQLite store beside it), the gateway starts on the SQLite store.
+        yield* withDir("store-copied", (copied) =>
+          Effect.gen(function*() {
+            assert.strictEqual(yield* startLine(copied), undefined)
+            Fs.copyFileSync(NodePath.join(copied, "switchyard.db"), NodePath.join(dir, "switchyard.db"))
+          }))
+        assert.strictEqual(yield* startLine(dir), undefined)
+      })))
+
+  it.effect("a store that cannot be opened is named in the start line, and DATABASE_URL is not", () =>
+    withDir("store-broken", (dir) =>
+      Effect.gen(function*() {
+        // A directory where the database file belongs.
+        Fs.mkdirSync(NodePath.join(dir, "switchyard.db"))
+        const line = yield* startLine(dir)
+        assert.isString(line)
+        assert.include(line!, `cannot use the SQLite store ${NodePath.join(dir, "switchyard.db")} (SWITCHYARD_DATA_DIR)`)
+        assert.notInclude(line!, "DATABASE_URL")
+      })))
+})
