@@ -126,21 +126,25 @@ const reported = (done: ReadonlyArray<Done>) =>
 const failed = (cause: unknown) => Effect.logWarning("store upkeep failed; the next look tries again", cause)
 
 /**
- * On SQLite: {@link optimize} at start, then every {@link every} an optimize and a checkpoint, and
- * a vacuum step each {@link stepEvery} while pages are free, for as long as the scope is open (on
- * `Clock`: a test drives it with `TestClock`); nothing on PostgreSQL. A step that fails is logged
- * and the next look tries again.
+ * On SQLite: {@link optimize} and a checkpoint at start, then every {@link every} an optimize and
+ * a checkpoint, and a vacuum step each {@link stepEvery} while pages are free, for as long as the
+ * scope is open (on `Clock`: a test drives it with `TestClock`); nothing on PostgreSQL. A step that
+ * fails is logged and the next look tries again. A look whose log did not move since the one
+ * before, and a vacuum step with no free pages, export no trace span (`Span.job`).
  */
 export const start: Effect.Effect<void, never, SqlClient.SqlClient | Scope.Scope> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   if (sql.onDialectOrElse({ sqlite: () => false, orElse: () => true })) return
   yield* optimize(sql).pipe(Effect.asVoid, Effect.catchCause(failed))
-  // A trace root only for a look whose log moved since the previous one: an idle store's looks
-  // (the same frames, all copied back already) leave none.
-  let previous = ""
+  // A trace root only for a look whose log moved since the previous look (or the start): an idle
+  // store's looks (the same frames, all copied back already) leave none.
+  let previous = yield* checkpoint(sql).pipe(
+    Effect.map((d) => d.detail),
+    Effect.catchCause((cause) => Effect.as(failed(cause), ""))
+  )
   const look = Effect.all([optimize(sql), checkpoint(sql)]).pipe(
     Span.job("store.upkeep", (done) => {
-      const log = done.map((d) => d.detail).join(", ")
+      const log = done.find((d) => d.step === "checkpoint")?.detail ?? ""
       const moved = log !== previous
       previous = log
       return moved ? reported(done) : undefined
