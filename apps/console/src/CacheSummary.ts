@@ -22,6 +22,8 @@ export interface ModelCache {
 export const byModel = (rows: ReadonlyArray<ActivityItem>): ReadonlyArray<ModelCache> => {
   const models = new Map<string, { promptTokens: number; cachedTokens: number; saved: number }>()
   for (const row of rows) {
+    // The cache is the embeddings cache: a rerank model has no row here.
+    if (row.task === "rerank") continue
     const sum = models.get(row.model) ?? { promptTokens: 0, cachedTokens: 0, saved: 0 }
     sum.promptTokens += row.prompt_tokens
     sum.cachedTokens += row.cached_tokens ?? 0

@@ -22,7 +22,14 @@ export const DailyChart = ({ id, title, series, format, tick, integers, empty }:
   readonly integers?: boolean
   readonly empty: string
 }) => {
-  const data = series.data.map((row) => ({ ...row, day: String(row.date).slice(5) }))
+  // The chart reads a series' values by key as a property path: an id with a dot
+  // (`cohere/rerank-v3.5`) would read `row.cohere/rerank-v3` then `5`. Each series gets a plain key;
+  // its name is the label the legend and the tooltip show.
+  const keyOf = (i: number) => `series${i}`
+  const data = series.data.map((row) => ({
+    day: String(row.date).slice(5),
+    ...Object.fromEntries(series.series.map((name, i) => [keyOf(i), row[name] ?? 0]))
+  }))
   // The bars are stacked: the axis reaches the highest day's total.
   const highest = Math.max(0, ...series.data.map((row) => series.series.reduce((sum, name) => sum + Number(row[name] ?? 0), 0)))
   const axis = AxisTicks.nice(highest, { integers: integers ?? false })
@@ -49,7 +56,7 @@ export const DailyChart = ({ id, title, series, format, tick, integers, empty }:
                 tickFormatter: tickLabel,
                 width: AxisTicks.width(axis.ticks.map(tickLabel))
               }}
-              series={series.series.map((name, i) => ({ name, color: palette[i % palette.length]! }))}
+              series={series.series.map((name, i) => ({ name: keyOf(i), label: name, color: palette[i % palette.length]! }))}
             />
             <VisuallyHidden>
               <table>

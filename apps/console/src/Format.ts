@@ -4,8 +4,17 @@
 const usd = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD", minimumFractionDigits: 2, maximumFractionDigits: 6 })
 const count = new Intl.NumberFormat("en-US")
 
+// Amounts below a millionth of a dollar (a cheap embedding costs 6e-8) keep their first
+// significant digits instead of rounding to $0.00.
+const tinyUsd = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD", maximumSignificantDigits: 3 })
+
+/** USD at the precision the amount has: never `$0.00` for an amount that is not zero. */
 export const money = (credits: number | null | undefined): string =>
-  credits === null || credits === undefined ? "-" : usd.format(credits)
+  credits === null || credits === undefined
+    ? "-"
+    : credits !== 0 && Math.abs(credits) < 0.000001
+    ? tinyUsd.format(credits)
+    : usd.format(credits)
 
 export const integer = (n: number | null | undefined): string =>
   n === null || n === undefined ? "-" : count.format(n)

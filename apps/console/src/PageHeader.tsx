@@ -1,5 +1,5 @@
 import { Alert, Group, Stack, Text, Title } from "@mantine/core"
-import { serverMessage } from "./ServerMessage.ts"
+import { failureTitle, serverMessage } from "./ServerMessage.ts"
 
 export const PageHeader = (
   { title, description, children }: { readonly title: string; readonly description?: string; readonly children?: React.ReactNode }
@@ -14,11 +14,12 @@ export const PageHeader = (
 )
 
 /**
- * A failed call, worded as the gateway worded it.
+ * A failed call, worded as the gateway worded it, headed by who failed: an upstream provider, or
+ * the gateway refusing the request.
  */
 export const ErrorNotice = ({ error, title }: { readonly error: unknown; readonly title?: string }) =>
   error === undefined || error === null ? null : (
-    <Alert color="red" title={title ?? "The gateway refused"} role="alert" mb="md">
+    <Alert color="red" title={title ?? failureTitle(error)} role="alert" mb="md">
       {serverMessage(error)}
     </Alert>
   )

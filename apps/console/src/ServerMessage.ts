@@ -20,3 +20,19 @@ export const serverMessage = (error: unknown): string => {
   if (typeof error === "string" && error.length > 0) return error
   return "Something went wrong"
 }
+
+/**
+ * The heading of a failed call: an upstream provider's failure (the gateway's answer names the
+ * provider it tried last) is headed as the provider's, not as the gateway refusing the request.
+ */
+export const failureTitle = (error: unknown): string => {
+  if (typeof error === "object" && error !== null) {
+    const metadata = (error as { readonly metadata?: { readonly provider_name?: unknown; readonly reason?: unknown } }).metadata
+    if (typeof metadata?.provider_name === "string") {
+      return typeof metadata.reason === "string"
+        ? `The upstream provider ${metadata.provider_name} failed (${metadata.reason})`
+        : `The upstream provider ${metadata.provider_name} failed`
+    }
+  }
+  return "The gateway refused"
+}

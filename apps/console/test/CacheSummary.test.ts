@@ -38,4 +38,11 @@ describe("CacheSummary", () => {
     const { cached_tokens: _c, cache_savings: _s, ...plain } = row("acme/embed", "alpha", 10, 0, 0)
     assert.deepStrictEqual(CacheSummary.byModel([plain]).map((m) => [m.cachedTokens, m.saved]), [[0, 0]])
   })
+  it("keeps rerank models out: the table is the embeddings cache's", () => {
+    const summary = CacheSummary.byModel([
+      row("acme/embed", "alpha", 100, 25, 0.0000025),
+      { ...row("cohere/rerank-v3.5", "cohere", 300, 0, 0), task: "rerank" }
+    ])
+    assert.deepStrictEqual(summary.map((m) => m.model), ["acme/embed"])
+  })
 })

@@ -10,3 +10,15 @@ describe("Format.perMillion", () => {
     assert.strictEqual(Format.perMillion("1.5"), "1500000")
   })
 })
+
+describe("Format.money", () => {
+  it("keeps the precision an amount has: never $0.00 for one that is not zero", () => {
+    assert.strictEqual(Format.money(0), "$0.00")
+    assert.strictEqual(Format.money(1.5), "$1.50")
+    assert.strictEqual(Format.money(0.0000001), "$0.0000001")
+    assert.strictEqual(Format.money(6e-8), "$0.00000006")
+    assert.strictEqual(Format.money(1.234e-7), "$0.000000123")
+    assert.strictEqual(Format.money(0.000042), "$0.000042")
+    assert.strictEqual(Format.money(null), "-")
+  })
+})

@@ -32,6 +32,7 @@ import * as SchemaErrorsLive from "./http/SchemaErrorsLive.ts"
 import { ServedRequests } from "./http/ServedRequests.ts"
 import * as InternsLive from "./interns/InternsLive.ts"
 import * as AccessLog from "./observability/AccessLog.ts"
+import * as MethodNotAllowed from "./http/MethodNotAllowed.ts"
 import { GatewayMetrics } from "./observability/GatewayMetrics.ts"
 import { RecentFailures } from "./observability/RecentFailures.ts"
 import * as MetricsEndpoint from "./observability/MetricsEndpoint.ts"
@@ -137,6 +138,7 @@ const App = Layer.unwrap(Effect.gen(function*() {
     MetricsEndpoint.layer,
     BatchesLive,
     ConsoleRoute.layer(config.consoleDir),
+    MethodNotAllowed.layer,
     // The access log goes in first, so it wraps the policies and sees their refusals too; the
     // dedicated model routes last, inside both, where the router runs.
     DedicatedRoutes.pipe(
@@ -167,8 +169,6 @@ export const Routes = BootstrapLive.pipe(Layer.provideMerge(App))
  */
 export const ServerLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* ServerConfig
-  // A bad bootstrap secret stops the start before the store is opened or created.
-  yield* Bootstrap.givenSecrets
   // On SIGTERM the server drains (Drain.ts): answers close their connections, idle ones close at
   // once; the grace period bounds only requests still running.
   const listening = Layer.unwrap(Effect.gen(function*() {

@@ -20,20 +20,29 @@ export const BootstrapConfig = Config.all({
  */
 export class BootstrapSecretInvalid extends Data.TaggedError("BootstrapSecretInvalid")<{ readonly message: string }> {}
 
+type Secrets = {
+  readonly managementKey: Option.Option<Redacted.Redacted<string>>
+  readonly apiKey: Option.Option<Redacted.Redacted<string>>
+}
+
 /**
  * The first-start key secrets given through the environment (an empty variable counts as unset),
- * each held to the rule every key obeys. Never prints a value.
+ * as given: they are held to the rule every key obeys only when they are used ({@link checked}),
+ * so a secret left in the environment after the first start never stops a later one.
  */
-export const givenSecrets = Effect.gen(function*() {
-  const config = yield* BootstrapConfig
+const givenSecrets: Effect.Effect<Secrets, Config.ConfigError> = Effect.map(BootstrapConfig, (config) => {
   const given = (value: Option.Option<Redacted.Redacted<string>>) => Option.filter(value, (s) => Redacted.value(s).length > 0)
-  const secrets = { managementKey: given(config.managementKey), apiKey: given(config.apiKey) }
+  return { managementKey: given(config.managementKey), apiKey: given(config.apiKey) }
+})
+
+/** The secrets about to become the first keys, each held to the rule every key obeys. Never prints a value. */
+const checked = (secrets: Secrets): Effect.Effect<Secrets, BootstrapSecretInvalid> => {
   // The start-up failure report (StartupFailure.ts) prints the message as the one line on stderr.
   const refuse = (message: string) => Effect.fail(new BootstrapSecretInvalid({ message }))
   for (const name of ["managementKey", "apiKey"] as const) {
     const secret = secrets[name]
     if (Option.isSome(secret) && !KeySecret.isWellFormed(Redacted.value(secret.value))) {
-      return yield* refuse(
+      return refuse(
         `${variables[name]} must be ${KeySecret.rule}, the rule every key obeys (it has ${[...Redacted.value(secret.value)].length} characters); unset it to have a key generated`
       )
     }
@@ -42,10 +51,10 @@ export const givenSecrets = Effect.gen(function*() {
     Option.isSome(secrets.managementKey) && Option.isSome(secrets.apiKey) &&
     Redacted.value(secrets.managementKey.value) === Redacted.value(secrets.apiKey.value)
   ) {
-    return yield* refuse(`${variables.apiKey} must differ from ${variables.managementKey}: every key has its own secret`)
+    return refuse(`${variables.apiKey} must differ from ${variables.managementKey}: every key has its own secret`)
   }
-  return secrets
-})
+  return Effect.succeed(secrets)
+}
 
 export interface Bootstrapped {
   readonly workspaceId: string
@@ -61,7 +70,7 @@ export interface Bootstrapped {
  * variable says so and names the way to a new management key. A secret that already is one of the
  * store's keys (a deployment that sets the variable on every start) is in effect and says nothing.
  */
-const warnIgnored = (sql: SqlClient.SqlClient, given: Effect.Success<typeof givenSecrets>) =>
+const warnIgnored = (sql: SqlClient.SqlClient, given: Secrets) =>
   Effect.forEach(["managementKey", "apiKey"] as const, (name) =>
     Effect.gen(function*() {
       const secret = given[name]
@@ -80,7 +89,9 @@ const warnIgnored = (sql: SqlClient.SqlClient, given: Effect.Success<typeof give
 /**
  * On an empty store: the workspace `default`, its first user, one management key and one standard
  * key. Runs under a transaction-scoped advisory lock, so replicas starting together create them
- * once. Returns `None` when the store already had a workspace.
+ * once. Returns `None` when the store already had a workspace. A given secret is checked here,
+ * when it is about to be used, and only then: a bad one fails the first start before anything is
+ * written.
  */
 export const bootstrap = Effect.fn("Bootstrap.bootstrap")(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -94,11 +105,12 @@ export const bootstrap = Effect.fn("Bootstrap.bootstrap")(function*() {
       yield* warnIgnored(sql, given)
       return Option.none<Bootstrapped>()
     }
+    const secrets = yield* checked(given)
     const workspaceId = Crypto.randomUUID()
     const userId = Crypto.randomUUID()
     const generate = () => Redacted.make(KeySecret.generate())
-    const managementKey = Option.getOrElse(given.managementKey, generate)
-    const apiKey = Option.getOrElse(given.apiKey, generate)
+    const managementKey = Option.getOrElse(secrets.managementKey, generate)
+    const apiKey = Option.getOrElse(secrets.apiKey, generate)
     yield* sql`INSERT INTO workspaces (id, slug, name) VALUES (${workspaceId}, 'default', 'Default')`
     yield* sql`INSERT INTO users (id, name, default_workspace_id) VALUES (${userId}, 'admin', ${workspaceId})`
     yield* sql`INSERT INTO memberships (user_id, workspace_id, role) VALUES (${userId}, ${workspaceId}, 'admin')`

@@ -6,6 +6,7 @@ import type { EmbeddingProvider } from "@switchyard/core"
 import type * as RoutePlan from "@switchyard/core/routing/RoutePlan"
 import type * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest"
 import type { Accounting } from "@switchyard/core/store/Accounting"
+import * as AttemptRecord from "@switchyard/core/upstream/AttemptRecord"
 import type * as Fallback from "@switchyard/core/upstream/Fallback"
 import { Effect } from "effect"
 import type * as CachedEmbed from "../cache/CachedEmbed.ts"
@@ -91,7 +92,8 @@ export const settle = Effect.fnUntraced(function*(
     isByok,
     latencyMs,
     cachedItems: result.cachedItems,
-    cachedTokens: result.cachedTokens
+    cachedTokens: result.cachedTokens,
+    attempts: AttemptRecord.fromReports(outcome.reports, result.upstreamId)
   })
   return shape(request, prepared, outcome, { id, costNanos: settlement.costNanos, upstreamAtto })
 })
@@ -122,7 +124,9 @@ export const record = Effect.fnUntraced(function*(
     isByok,
     latencyMs,
     cachedItems: result.cachedItems,
-    cachedTokens: result.cachedTokens
+    cachedTokens: result.cachedTokens,
+    // No upstream call was made.
+    attempts: []
   })
   return shape(request, prepared, outcome, { id, costNanos: 0n, upstreamAtto: 0n })
 })

@@ -2,12 +2,13 @@ import type { EmbeddingProvider } from "@switchyard/core"
 import * as Catalog from "@switchyard/core/catalog/Catalog"
 import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters"
 import type * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest"
+import * as AttemptRecord from "@switchyard/core/upstream/AttemptRecord"
 import type * as Fallback from "@switchyard/core/upstream/Fallback"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import type { RequestTimedOut } from "@switchyard/core/errors/EmbeddingsError"
 import { Effect } from "effect"
 import type { LoadedCatalog } from "../catalog/CatalogLoader.ts"
-import { type AdapterTable, scrub } from "../providers/Adapters.ts"
+import { type AdapterTable, scrub, scrubText } from "../providers/Adapters.ts"
 import type { ForwardedResult } from "../providers/OpenAiCompatible.ts"
 import * as CachedEmbed from "../cache/CachedEmbed.ts"
 import type { EmbeddingCache } from "../cache/EmbeddingCache.ts"
@@ -16,6 +17,8 @@ import type { Prepared } from "./Preparation.ts"
 import * as UpstreamInput from "./UpstreamInput.ts"
 import type * as HeldAttempts from "../routing/HeldAttempts.ts"
 import * as Route from "../routing/Route.ts"
+
+const withId = (upstreamId: string | undefined) => upstreamId === undefined ? {} : { upstreamId }
 
 const isCount = (n: number) => Number.isSafeInteger(n) && n >= 0
 
@@ -93,13 +96,15 @@ export const make = (services: {
           return {
             embeddings,
             promptTokens: results.reduce((n, r) => n + r.promptTokens, 0),
-            totalTokens: results.reduce((n, r) => n + r.totalTokens, 0)
+            totalTokens: results.reduce((n, r) => n + r.totalTokens, 0),
+            ...withId(AttemptRecord.joinIds(results.map((r) => r.upstreamId)))
           }
         })
       )
     }
     const checked = (input: EmbeddingProvider.EmbeddingInput) => send(input).pipe(
       Effect.mapError((error) => error._tag === "UpstreamError" ? scrub(error, connection) : error),
+      Effect.map((result) => result.upstreamId === undefined ? result : { ...result, upstreamId: scrubText(result.upstreamId, connection) }),
       Effect.flatMap((result) => {
         const got = wrongWidth(result.embeddings, expected)
         if (got !== undefined) return Effect.fail(UpstreamError.widthMismatch(expected, got))

@@ -1,4 +1,5 @@
 import * as Catalog from "@switchyard/core/catalog/Catalog"
+import * as Workspace from "@switchyard/core/schema/Workspace"
 import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Cache, Context, Duration, Effect, Exit, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -11,7 +12,16 @@ import { type Flag, flagOrNull } from "../store/Columns.ts"
 export interface WorkspaceSettings {
   readonly slug: string
   readonly cache: boolean | null
+  /** The provider settings a management key set over the config file's (`null`: none). */
+  readonly routing: Workspace.RoutingSettings | null
 }
+
+/**
+ * The provider settings a workspace's requests merge with their own: the config file's
+ * `workspaces.<slug>`, with what a management key set over them.
+ */
+export const routingOf = (catalog: Catalog.Catalog, workspace: WorkspaceSettings): Catalog.Workspace =>
+  Workspace.withRouting(Catalog.workspace(catalog, workspace.slug), workspace.routing)
 
 /**
  * Whether the embeddings cache is on for a workspace: the workspace API's switch when a
@@ -39,9 +49,13 @@ export class Workspaces extends Context.Service<Workspaces, {
       const sql = yield* SqlClient.SqlClient
       const settings = yield* Cache.makeWith(
         (workspaceId: string) =>
-          sql<{ slug: string; cache: Flag | null }>`SELECT slug, cache FROM workspaces WHERE id = ${workspaceId}`.pipe(
+          sql<{ slug: string; cache: Flag | null; routing: string | null }>`SELECT slug, cache, routing FROM workspaces WHERE id = ${workspaceId}`.pipe(
             fromSqlError("workspaces.settings"),
-            Effect.map((rows): WorkspaceSettings => ({ slug: rows[0]?.slug ?? "", cache: flagOrNull(rows[0]?.cache ?? null) }))
+            Effect.map((rows): WorkspaceSettings => ({
+              slug: rows[0]?.slug ?? "",
+              cache: flagOrNull(rows[0]?.cache ?? null),
+              routing: Workspace.decodeRouting(rows[0]?.routing ?? null)
+            }))
           ),
         {
           capacity: 10_000,

@@ -7,6 +7,7 @@ import * as Money from "@switchyard/core/catalog/Money"
 import { BadRequest, NotFound } from "@switchyard/core/errors/ApiError"
 import type { ActivityItem, GenerationRecord } from "@switchyard/core/schema/Activity"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
+import * as AttemptRecord from "@switchyard/core/upstream/AttemptRecord"
 import { Clock, Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
@@ -27,21 +28,27 @@ const failuresListed = 50
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 
 // Token counts are those the answer reported: the upstream's plus the cached items' (whose
-// tokens were billed when first embedded); `native_tokens_cached` is the cached part.
-const toGeneration = (row: GenerationRow, providerName: string, apiType: string): GenerationRecord => {
+// tokens were billed when first embedded); `native_tokens_cached` is the cached part. The fields
+// the gateway does not know are explained in `GenerationRecord`'s notes.
+const toGeneration = (
+  row: GenerationRow,
+  names: { readonly nameOf: (slug: string) => string; readonly apiType: string; readonly cacheDiscount: number }
+): GenerationRecord => {
   const cost = creditsFromNanos(row.costNanos)
   const promptTokens = row.promptTokens + row.cachedTokens
+  const attempts = AttemptRecord.decode(row.attempts)
+  const served = attempts?.find((a) => a.reason === null)
   return {
     id: row.generationId,
-    api_type: apiType,
+    api_type: names.apiType,
     app_id: null,
-    cache_discount: null,
+    cache_discount: row.cachedTokens > 0 ? names.cacheDiscount : null,
     cancelled: false,
     created_at: row.createdAt.toISOString(),
     data_region: "global",
     external_user: row.externalUser,
     finish_reason: null,
-    generation_time: row.latencyMs,
+    generation_time: served?.latency_ms ?? null,
     http_referer: null,
     is_byok: row.isByok,
     latency: row.latencyMs,
@@ -60,27 +67,31 @@ const toGeneration = (row: GenerationRow, providerName: string, apiType: string)
     num_search_results: null,
     origin: "",
     preset_id: null,
-    provider_name: providerName,
-    provider_responses: [{
-      provider_name: providerName,
+    provider_name: names.nameOf(row.provider),
+    provider_responses: attempts === undefined ? null : attempts.map((a) => ({
+      provider_name: names.nameOf(a.provider),
+      endpoint_id: a.endpoint,
       model_permaslug: row.model,
-      is_byok: row.isByok,
-      ...(row.latencyMs === null ? {} : { latency: row.latencyMs }),
-      status: 200
-    }],
+      is_byok: a.byok,
+      ...(a.latency_ms === null ? {} : { latency: a.latency_ms }),
+      status: a.status,
+      ...(a.upstream_id === null ? {} : { id: a.upstream_id }),
+      ...(a.reason === null ? {} : { reason: a.reason })
+    })),
     router: null,
     service_tier: null,
     streamed: false,
     tokens_completion: 0,
     tokens_prompt: promptTokens,
     total_cost: cost,
-    upstream_id: null,
+    upstream_id: served?.upstream_id ?? null,
     upstream_inference_cost: row.isByok ? cost : null,
     usage: row.isByok ? 0 : cost,
     user_agent: null,
     web_search_engine: null,
     workspace_id: row.workspaceId,
     cached: row.cachedItems > 0,
+    served_from_cache: attempts === undefined ? null : attempts.length === 0,
     provider: row.provider,
     tokens_total: row.totalTokens + row.cachedTokens
   }
@@ -141,7 +152,14 @@ export const ActivityHandlers = HttpApiBuilder.group(
             }
             return yield* new NotFound({ message: `No generation ${query.id}` })
           }
-          return { data: toGeneration(found.value, nameOf(found.value.provider), apiTypeOf(found.value.model)) }
+          const row = found.value
+          return {
+            data: toGeneration(row, {
+              nameOf,
+              apiType: apiTypeOf(row.model),
+              cacheDiscount: savings(row.provider, row.model, row.cachedTokens)
+            })
+          }
         })))
       .handle("activity", ({ query }) =>
         StoreFailure.answer(Effect.gen(function*() {
@@ -177,6 +195,7 @@ export const ActivityHandlers = HttpApiBuilder.group(
             reasoning_tokens: 0,
             cached_tokens: r.cachedTokens,
             cache_savings: savings(r.provider, r.model, r.cachedTokens),
+            task: apiTypeOf(r.model),
             ...(query.group_by === "workspace" ? { workspace_id: r.workspaceId } : {})
           }))
           return { data }

@@ -1,11 +1,12 @@
 import { Api } from "@switchyard/core/api/Api"
 import { BadRequest, NotFound } from "@switchyard/core/errors/ApiError"
 import { unsupportedFields } from "@switchyard/core/schema/Byok"
-import type { CreateByokBody, UpdateByokBody } from "@switchyard/core/schema/Byok"
+import type { ByokKey, CreateByokBody, UpdateByokBody } from "@switchyard/core/schema/Byok"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import { ByokStore } from "@switchyard/core/store/ByokStore"
 import { Effect, Option, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { refuseNul } from "../http/NulCharacters.ts"
 import { AuditLog } from "../store/AuditRepo.ts"
 import { currentTime, fieldsOf, requireManagement, resolveWorkspace } from "./Management.ts"
@@ -35,6 +36,24 @@ export const ByokHandlers = HttpApiBuilder.group(
     const store = yield* ByokStore
     const keys = yield* ApiKeyStore
     const audit = yield* AuditLog
+    const loaded = yield* CurrentCatalog
+    // A credential for a catalog provider the gateway has no credential of its own for turns that
+    // provider on for the workspace's routing: said in the answer and in the log, never silently.
+    // The catalog is read at each call (providers managed at runtime change it).
+    const activation = (credential: ByokKey) =>
+      Effect.gen(function*() {
+        const provider = loaded.catalog.providers.find((p) => p.slug === credential.provider)
+        const activates = !credential.disabled && provider !== undefined && provider.adapter !== "local" &&
+          !loaded.active.has(credential.provider)
+        if (activates) {
+          yield* Effect.logInfo("BYOK credential activates a provider for the workspace's routing").pipe(Effect.annotateLogs({
+            provider: credential.provider,
+            workspace: credential.workspace_id ?? "",
+            credential: credential.id
+          }))
+        }
+        return { ...credential, activates_provider: activates }
+      })
     const visible = Effect.gen(function*() {
       const caller = yield* requireManagement
       return yield* keys.workspacesOf(caller.userId)
@@ -65,7 +84,7 @@ export const ByokHandlers = HttpApiBuilder.group(
             disabled: payload.disabled ?? false,
             now: yield* currentTime
           }), (created) => ({ action: "byok.create", target: { type: "byok", id: created.id }, workspaceId, after: created }))
-          return { data }
+          return { data: yield* activation(data) }
         })))
       .handle("get", ({ params }) =>
         StoreFailure.answer(Effect.gen(function*() {
@@ -103,7 +122,7 @@ export const ByokHandlers = HttpApiBuilder.group(
             })
           )
           if (Option.isNone(updated)) return yield* noCredential(params.id)
-          return { data: updated.value.after }
+          return { data: yield* activation(updated.value.after) }
         })))
       .handle("delete", ({ params }) =>
         StoreFailure.answer(Effect.gen(function*() {

@@ -114,6 +114,8 @@ export interface ServedCall {
   readonly totalTokens: number
   readonly costNanos: bigint
   readonly isByok: boolean
+  /** What the embeddings cache answered of `totalTokens` (rerank has no cache). */
+  readonly cache?: { readonly tokens: number }
 }
 
 /**
@@ -131,6 +133,7 @@ const noteOutcome = (task: Catalog.Task, model: string) => <A extends ServedCall
       provider: served.provider,
       attempts: served.attempts,
       tokens: served.totalTokens,
+      ...(served.cache !== undefined && served.cache.tokens > 0 ? { cached_tokens: served.cache.tokens } : {}),
       cost,
       byok: served.isByok
     })))
@@ -138,7 +141,13 @@ const noteOutcome = (task: Catalog.Task, model: string) => <A extends ServedCall
   const error = exit.cause.reasons.find(Cause.isFailReason)?.error
   const tried = error?.metadata?.attempts
   const attempts = Array.isArray(tried) ? tried as ServedCall["attempts"] : []
-  return Span.annotate(() => ({ "gen_ai.operation.name": task, "gen_ai.request.model": model })).pipe(
+  const reason = error?.metadata?.reason
+  return Span.annotate(() => ({
+    "gen_ai.operation.name": task,
+    "gen_ai.request.model": model,
+    ...(attempts.length > 0 ? { "gen_ai.provider.name": attempts.at(-1)!.provider } : {}),
+    ...(typeof reason === "string" ? { "error.type": reason } : {})
+  })).pipe(
     Effect.andThen(RequestFacts.note({ task, model, attempts, ...(attempts.length > 0 ? { provider: attempts.at(-1)!.provider } : {}) }))
   )
 }

@@ -1,6 +1,6 @@
 import { Api } from "@switchyard/core/api/Api"
 import { Caller } from "@switchyard/core/api/Authorization"
-import * as Catalog from "@switchyard/core/catalog/Catalog"
+import type * as Catalog from "@switchyard/core/catalog/Catalog"
 import * as ModelListing from "@switchyard/core/catalog/ModelListing"
 import { NotFound } from "@switchyard/core/errors/ApiError"
 import { endpointId } from "@switchyard/core/routing/Candidates"
@@ -11,7 +11,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import * as WorkspaceProviders from "../catalog/WorkspaceProviders.ts"
-import { Workspaces } from "../embeddings/Workspaces.ts"
+import { routingOf, Workspaces } from "../embeddings/Workspaces.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 
 // A page of the listing at `path`, its next link keeping the modality filter.
@@ -56,7 +56,7 @@ export const ModelsHandlers = HttpApiBuilder.group(
       .handle("listForUser", ({ query }) =>
         StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* Caller
-          const workspace = Catalog.workspace(loaded.catalog, (yield* workspaces.settingsOf(caller.workspaceId)).slug)
+          const workspace = routingOf(loaded.catalog, yield* workspaces.settingsOf(caller.workspaceId))
           const active = new Set<string>()
           for (const provider of loaded.catalog.providers) {
             if (yield* activeFor(caller.workspaceId, provider)) active.add(provider.slug)

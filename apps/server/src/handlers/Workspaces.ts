@@ -1,13 +1,13 @@
 import { Api } from "@switchyard/core/api/Api"
 import { creditsFromNanos, nanosFromCredits } from "@switchyard/core/accounting/UsageWindow"
 import { BadRequest, Forbidden, NotFound } from "@switchyard/core/errors/ApiError"
-import { unsupportedSettings } from "@switchyard/core/schema/Workspace"
+import { patchRouting, unsupportedSettings } from "@switchyard/core/schema/Workspace"
 import type { BudgetInterval, CreateWorkspaceBody, UpdateWorkspaceBody } from "@switchyard/core/schema/Workspace"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
-import { cacheEnabled, Workspaces } from "../embeddings/Workspaces.ts"
+import { cacheEnabled, routingOf, Workspaces } from "../embeddings/Workspaces.ts"
 import { refuseNul } from "../http/NulCharacters.ts"
 import { type StoredWorkspace, WorkspaceRepo } from "../store/WorkspaceRepo.ts"
 import { AuditLog } from "../store/AuditRepo.ts"
@@ -50,6 +50,9 @@ const refuseUnsupported = (body: CreateWorkspaceBody | UpdateWorkspaceBody) => {
   }))
 }
 
+/** The fields of a workspace's provider settings, stored together as its `routing`. */
+const routingFields: ReadonlySet<string> = new Set(["only", "ignore", "data_collection", "zdr"])
+
 const slugTaken = (slug: string) =>
   new BadRequest({ message: `The slug ${slug} is taken by another workspace`, metadata: { field: "slug" } })
 
@@ -88,8 +91,19 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
     const { catalog } = yield* CurrentCatalog
     const workspaces = yield* Workspaces
     const audit = yield* AuditLog
-    // The cache switch as it applies: the one a management key set, else the config file's.
-    const shown = (workspace: StoredWorkspace) => ({ ...workspace, cache: cacheEnabled(catalog, workspace) })
+    // The cache switch and the provider settings as they apply: what a management key set, else
+    // the config file's.
+    const shown = ({ routing, ...workspace }: StoredWorkspace) => {
+      const applied = routingOf(catalog, { slug: workspace.slug, cache: workspace.cache, routing })
+      return {
+        ...workspace,
+        cache: cacheEnabled(catalog, { slug: workspace.slug, cache: workspace.cache, routing }),
+        only: applied.only,
+        ignore: applied.ignore,
+        data_collection: applied.data_collection,
+        zdr: applied.zdr
+      }
+    }
     const keysDefault = (userId: string) => Effect.map(keys.defaultWorkspaceOf(userId), Option.getOrUndefined)
     return handlers
       .handle("list", ({ query }) =>
@@ -124,9 +138,13 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
           yield* refuseNul(payload)
           const found = yield* administered(repo, params.id, "change it")
           yield* refuseUnsupported(payload)
-          const changed = Object.keys(payload)
+          // The provider settings are stored together: the audit entry records them as `routing`.
+          const changed = [...new Set(Object.keys(payload).map((field) => (routingFields.has(field) ? "routing" : field)))]
           const updated = yield* audit.recorded(
-            repo.update(found.workspace.id, payload, yield* currentTime),
+            repo.update(found.workspace.id, {
+              ...payload,
+              routing: (current) => patchRouting(current, payload)
+            }, yield* currentTime),
             Option.match({
               onNone: () => undefined,
               onSome: (workspace) => ({

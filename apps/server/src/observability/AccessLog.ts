@@ -83,6 +83,7 @@ const lineOf = (
   if (facts.provider !== undefined) line.provider = facts.provider
   if (facts.attempts !== undefined) line.attempts = facts.attempts.length
   if (facts.tokens !== undefined) line.tokens = facts.tokens
+  if (facts.cached_tokens !== undefined) line.cached_tokens = facts.cached_tokens
   if (facts.cost !== undefined) line.cost = facts.cost
   if (facts.byok !== undefined) line.byok = facts.byok
   line.cache = facts.cache ?? "off"

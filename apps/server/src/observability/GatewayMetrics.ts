@@ -93,8 +93,14 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
       })
       const tokens = new Prometheus.Counter({
         name: "switchyard_tokens_total",
-        help: "Tokens of served requests, by task (embeddings, rerank), model and serving provider",
+        help: "Tokens the serving provider counted for served requests (cached tokens apart), by task (embeddings, rerank), model and provider",
         labelNames: ["task", "model", "provider"] as const,
+        registers: [registry]
+      })
+      const cachedTokens = new Prometheus.Counter({
+        name: "switchyard_cached_tokens_total",
+        help: "Tokens of served requests answered from the embeddings cache (no upstream call), by model and the provider credited",
+        labelNames: ["model", "provider"] as const,
         registers: [registry]
       })
       const cost = new Prometheus.Counter({
@@ -205,7 +211,9 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
           }
           if (facts.generation_id !== undefined && facts.model !== undefined && facts.provider !== undefined) {
             const task = facts.task ?? "embeddings"
-            if (facts.tokens !== undefined) tokens.inc({ task, model: facts.model, provider: facts.provider }, facts.tokens)
+            const cached = facts.cached_tokens ?? 0
+            if (facts.tokens !== undefined) tokens.inc({ task, model: facts.model, provider: facts.provider }, facts.tokens - cached)
+            if (cached > 0) cachedTokens.inc({ model: facts.model, provider: facts.provider }, cached)
             if (facts.cost !== undefined) {
               cost.inc({ task, model: facts.model, provider: facts.provider, byok: String(facts.byok === true) }, facts.cost)
             }

@@ -33,7 +33,10 @@ export interface RequestFacts {
   attempts?: ReadonlyArray<AttemptFact>
   /** Credits charged, in USD. */
   cost?: number
+  /** Tokens the answer reported, the cached items' included. */
   tokens?: number
+  /** The part of `tokens` the embeddings cache answered (no upstream call counted them). */
+  cached_tokens?: number
   byok?: boolean
   /** What the embeddings cache did (`x-switchyard-cache`); absent where no cache was consulted. */
   cache?: "hit" | "partial" | "miss" | "bypass"

@@ -1,4 +1,4 @@
-import { Effect, References, type Tracer } from "effect"
+import { Cause, Clock, Context, Effect, Exit, Option, References, Tracer } from "effect"
 
 /**
  * The spans opened on every request, free when tracing is off.
@@ -33,3 +33,36 @@ export const within = (name: string, attributes?: () => Record<string, unknown>)
  */
 export const annotate = (attributes: () => Record<string, unknown>): Effect.Effect<void> =>
   Effect.withFiber((fiber) => fiber.getRef(References.TracerEnabled) ? Effect.annotateCurrentSpan(attributes()) : Effect.void)
+
+/**
+ * A background run (a retention prune, a store upkeep step) as one root span, exported only when
+ * the run did something: `report` gives the span's attributes from the run's result, or
+ * `undefined` for an idle run, which leaves no span. A failed run is always reported, with its
+ * failure as the span's error. The run's own statements are not under it (they were made before
+ * it was known whether the run would be worth a span; `Tracing.declaredRootsOnly` drops them).
+ */
+export const job = <A>(name: string, report: (result: A) => Record<string, unknown> | undefined) =>
+<E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withFiber((fiber) => {
+    if (!fiber.getRef(References.TracerEnabled)) return self
+    const clock = fiber.getRef(Clock.Clock)
+    const startTime = clock.currentTimeNanosUnsafe()
+    return Effect.onExit(self, (exit) =>
+      Effect.sync(() => {
+        if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)) return
+        const attributes = Exit.isSuccess(exit) ? report(exit.value) : {}
+        if (attributes === undefined) return
+        const span = fiber.getRef(Tracer.Tracer).span({
+          name,
+          parent: Option.none(),
+          annotations: Context.empty(),
+          links: [],
+          startTime,
+          kind: "internal",
+          root: true,
+          sampled: true
+        })
+        for (const [key, value] of Object.entries(attributes)) span.attribute(key, value)
+        span.end(clock.currentTimeNanosUnsafe(), exit)
+      }))
+  })

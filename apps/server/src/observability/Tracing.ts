@@ -1,7 +1,7 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Config, Duration, Effect, Layer, Option, References, Tracer } from "effect"
 import { Headers, HttpMiddleware } from "effect/http"
-import { OtlpSerialization, OtlpTracer } from "effect/observability"
+import { OtlpExporter, OtlpSerialization, OtlpTracer } from "effect/observability"
 import { redactedHeaders } from "../providers/UpstreamHttp.ts"
 import * as RouteTemplates from "./RouteTemplates.ts"
 
@@ -53,9 +53,27 @@ const parseHeaders = (text: string): Record<string, string> =>
   )
 
 /**
+ * The spans a trace store receives: a request's (its server span and everything under it), and
+ * background work that declared itself a root (`root: true`: a ledger flush, `Span.job`'s runs).
+ * A span with no parent that did not (the SQL of a health probe, a heartbeat, a start-up
+ * migration, an idle upkeep look) is not sampled, and neither is anything under it: an operator's
+ * trace store holds no orphan single-statement roots.
+ */
+export const declaredRootsOnly = (inner: Tracer.Tracer): Tracer.Tracer =>
+  Tracer.make({
+    span: (options) =>
+      inner.span(
+        Option.isNone(options.parent) && !options.root && options.kind !== "server" ? { ...options, sampled: false } : options
+      ),
+    ...(inner.context === undefined ? {} : { context: inner.context })
+  })
+
+/**
  * Tracing as configured: with an OTLP endpoint, every request's spans (the server span, the route
  * plan, each upstream attempt and the HTTP call under it, each ledger step, broadcast deliveries)
- * but those of {@link untraced} requests, and the ledger's flushes, are exported in batches and W3C `traceparent` goes out with upstream calls and webhooks. Without
+ * but those of {@link untraced} requests, the ledger's flushes and the background runs that did
+ * something ({@link declaredRootsOnly}), are exported in batches and W3C `traceparent` goes out
+ * with upstream calls and webhooks. Without
  * one, spans are not even built (`TracerEnabled` off: they cost about a third of a request's CPU)
  * and nothing is propagated.
  */
@@ -75,12 +93,18 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
     ? OtlpSerialization.layerJson
     : OtlpSerialization.layerProtobuf
   return Layer.mergeAll(
-    OtlpTracer.layer({
-      url: url.value,
-      resource: { serviceName: config.serviceName },
-      headers: Option.match(headers, { onNone: () => undefined, onSome: parseHeaders }),
-      exportInterval: Duration.millis(config.scheduleDelayMs)
-    }).pipe(Layer.provide([serialization, NodeHttpClient.layerUndici])),
+    Layer.effect(
+      Tracer.Tracer,
+      Effect.map(
+        OtlpTracer.make({
+          url: url.value,
+          resource: { serviceName: config.serviceName },
+          headers: Option.match(headers, { onNone: () => undefined, onSome: parseHeaders }),
+          exportInterval: Duration.millis(config.scheduleDelayMs)
+        }),
+        declaredRootsOnly
+      )
+    ).pipe(Layer.provideMerge(OtlpExporter.layerFlusher), Layer.provide([serialization, NodeHttpClient.layerUndici])),
     Layer.succeed(HttpMiddleware.SpanNameGenerator, (request) => `${request.method} ${routes.of(request.method, request.url)}`),
     Layer.succeed(HttpMiddleware.TracerDisabledWhen, (request) => untraced(request.url)),
     Layer.succeed(Headers.CurrentRedactedNames, redactedHeaders)

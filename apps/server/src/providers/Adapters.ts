@@ -60,6 +60,7 @@ export class Adapters extends Context.Service<Adapters, AdapterTable>()("@switch
 
 // The catalog provider's fields that say how to reach it, under the config file's names.
 export interface ProviderAccess {
+  readonly slug?: string | undefined
   readonly adapter: AdapterId
   readonly dialect?: Catalog.Dialect | undefined
   readonly base_url?: string | null | undefined
@@ -81,6 +82,7 @@ export const connectionOf = (
   const known = connections.get(provider)
   if (known !== undefined && known.apiKey === apiKey) return known
   const connection: EmbeddingProvider.Connection = {
+    ...(provider.slug !== undefined ? { provider: provider.slug } : {}),
     baseUrl: provider.base_url ?? defaultBaseUrls[provider.adapter],
     apiKey,
     ...(provider.headers ? { headers: provider.headers } : {}),
@@ -92,19 +94,31 @@ export const connectionOf = (
 
 const secretHeader = /auth|key|token|secret|signature|cookie|password/iu
 
+const secretsOf = (connection: EmbeddingProvider.Connection): ReadonlyArray<string> =>
+  [
+    ...(connection.apiKey === undefined ? [] : [Redacted.value(connection.apiKey)]),
+    ...Object.entries(connection.headers ?? {}).filter(([name]) => secretHeader.test(name)).map(([, value]) => value)
+  ].filter((secret) => secret.length >= 4)
+
+const cleaned = (text: string, secrets: ReadonlyArray<string>) => secrets.reduce((out, secret) => out.split(secret).join("[redacted]"), text)
+
+/**
+ * Text an upstream answered (its id of the answer, kept in the ledger) with this connection's
+ * credentials taken out, as {@link scrub} does for failures: a provider that echoes what it was
+ * sent must not put a credential at rest.
+ */
+export const scrubText = (text: string, connection: EmbeddingProvider.Connection): string => cleaned(text, secretsOf(connection))
+
 /**
  * A failure with this connection's credentials taken out of every string. Providers quote the
  * credential they were sent in their error messages ("Incorrect API key provided: ..."), and
  * pattern-based redaction misses keys without a known prefix.
  */
 export const scrub = (error: UpstreamError.UpstreamError, connection: EmbeddingProvider.Connection): UpstreamError.UpstreamError => {
-  const secrets = [
-    ...(connection.apiKey === undefined ? [] : [Redacted.value(connection.apiKey)]),
-    ...Object.entries(connection.headers ?? {}).filter(([name]) => secretHeader.test(name)).map(([, value]) => value)
-  ].filter((secret) => secret.length >= 4)
+  const secrets = secretsOf(connection)
   if (secrets.length === 0) return error
   const reason = error.reason as unknown as Record<string, unknown>
-  const clean = (text: string) => secrets.reduce((out, secret) => out.split(secret).join("[redacted]"), text)
+  const clean = (text: string) => cleaned(text, secrets)
   const fields = Object.fromEntries(
     Object.entries(reason).map(([key, value]) => [key, typeof value === "string" && key !== "_tag" ? clean(value) : value])
   )

@@ -9,7 +9,7 @@ import * as TokenEstimate from "./TokenEstimate.ts"
 import * as UpstreamHttp from "./UpstreamHttp.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
 import * as WireFormat from "./WireFormat.ts"
-import * as Span from "../observability/Span.ts"
+import * as UpstreamSpan from "../observability/UpstreamSpan.ts"
 
 export type DialectId = Catalog.Dialect
 
@@ -301,7 +301,7 @@ export const make = Effect.fnUntraced(function*() {
       ...(modality !== undefined ? { modalityTokens: modality } : {}),
       ...(answer.id !== undefined && answer.id !== null ? { upstreamId: answer.id } : {})
     } satisfies ForwardedResult
-  }, Span.within("OpenAiCompatible.embed"))
+  }, UpstreamSpan.adapter("OpenAiCompatible.embed"))
   const embed = (connection: EmbeddingProvider.Connection, request: EmbeddingProvider.UpstreamRequest) =>
     forward(connection, request).pipe(Effect.map((result): EmbeddingProvider.EmbeddingResult => ({
       ...result,

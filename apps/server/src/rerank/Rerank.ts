@@ -10,6 +10,7 @@ import type * as RoutePlan from "@switchyard/core/routing/RoutePlan"
 import * as RerankRequest from "@switchyard/core/schema/RerankRequest"
 import { Accounting } from "@switchyard/core/store/Accounting"
 import { ByokStore } from "@switchyard/core/store/ByokStore"
+import * as AttemptRecord from "@switchyard/core/upstream/AttemptRecord"
 import type * as Fallback from "@switchyard/core/upstream/Fallback"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Clock, Context, Effect, Layer } from "effect"
@@ -19,7 +20,7 @@ import { EndpointHealth } from "../embeddings/EndpointHealth.ts"
 import { nanosOf } from "../embeddings/Settlement.ts"
 import * as GenerationId from "../embeddings/GenerationId.ts"
 import { Workspaces } from "../embeddings/Workspaces.ts"
-import { Adapters, scrub } from "../providers/Adapters.ts"
+import { Adapters, scrub, scrubText } from "../providers/Adapters.ts"
 import * as TokenEstimate from "../providers/TokenEstimate.ts"
 import * as AttemptObserver from "../routing/AttemptObserver.ts"
 import * as Route from "../routing/Route.ts"
@@ -50,6 +51,8 @@ interface Billed {
   readonly scores: ReadonlyArray<RerankProvider.Score>
   readonly searchUnits: number
   readonly totalTokens: number
+  /** The provider's id of its answer (ids comma-separated when sent in batches). */
+  readonly upstreamId: string | undefined
 }
 
 /**
@@ -166,14 +169,16 @@ export class Rerank extends Context.Service<Rerank, {
             return {
               scores: result.scores.map((s) => ({ index: s.index + start, relevance_score: s.relevance_score })),
               searchUnits: result.searchUnits ?? SearchUnits.ofCall(queryTokens, estimated),
-              totalTokens: result.totalTokens ?? SearchUnits.tokensOfCall(queryTokens, estimated)
+              totalTokens: result.totalTokens ?? SearchUnits.tokensOfCall(queryTokens, estimated),
+              upstreamId: result.upstreamId === undefined ? undefined : scrubText(result.upstreamId, connection)
             }
           }))
         , { concurrency: config.batchConcurrency }).pipe(
           Effect.map((parts): Billed => ({
             scores: parts.flatMap((p) => p.scores),
             searchUnits: parts.reduce((n, p) => n + p.searchUnits, 0),
-            totalTokens: parts.reduce((n, p) => n + p.totalTokens, 0)
+            totalTokens: parts.reduce((n, p) => n + p.totalTokens, 0),
+            upstreamId: AttemptRecord.joinIds(parts.map((p) => p.upstreamId))
           })),
           Effect.mapError((error) => error._tag === "UpstreamError" ? scrub(error, connection) : error)
         )
@@ -241,7 +246,8 @@ export class Rerank extends Context.Service<Rerank, {
           totalTokens: billed.totalTokens,
           costNanos: nanosOf(upstreamAtto),
           isByok,
-          latencyMs
+          latencyMs,
+          attempts: AttemptRecord.fromReports(outcome.reports, billed.upstreamId)
         })
         return {
           id,

@@ -5,6 +5,7 @@ import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Clock, Duration, Effect, Exit } from "effect"
 import * as Span from "../observability/Span.ts"
 import * as SpanAttributes from "../observability/SpanAttributes.ts"
+import * as UpstreamSpan from "../observability/UpstreamSpan.ts"
 import * as Route from "./Route.ts"
 
 /**
@@ -74,6 +75,7 @@ export const run = <A>(options: {
         // The failure names its provider, so the span's error does too.
         Effect.mapError((error) => error._tag === "UpstreamError" ? UpstreamError.atProvider(slug)(error) : error),
         Effect.tap((value) => Span.annotate(() => SpanAttributes.usage(options.tokensOf(value)))),
+        Effect.tapError((error) => Span.annotate(() => UpstreamSpan.failure(error))),
         Span.within(options.span, () => SpanAttributes.attempt(a))
       )
     }

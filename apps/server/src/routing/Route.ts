@@ -1,5 +1,5 @@
 import type { CallerShape } from "@switchyard/core/api/Authorization"
-import * as Catalog from "@switchyard/core/catalog/Catalog"
+import type * as Catalog from "@switchyard/core/catalog/Catalog"
 import type * as Cost from "@switchyard/core/catalog/Cost"
 import * as RoutePlan from "@switchyard/core/routing/RoutePlan"
 import type { InputModality } from "@switchyard/core/schema/EmbeddingRequest"
@@ -10,7 +10,7 @@ import { Clock, Effect, Option, type Redacted } from "effect"
 import type { LoadedCatalog } from "../catalog/CatalogLoader.ts"
 import type { EndpointHealth } from "../embeddings/EndpointHealth.ts"
 import * as RandomPool from "../embeddings/RandomPool.ts"
-import type { Workspaces } from "../embeddings/Workspaces.ts"
+import { routingOf, type Workspaces } from "../embeddings/Workspaces.ts"
 import * as Span from "../observability/Span.ts"
 import { connectionOf } from "../providers/Adapters.ts"
 
@@ -86,7 +86,7 @@ export const make = (services: Services) => {
       const credential = yield* byok.credentialFor(caller.workspaceId, provider.slug)
       if (Option.isSome(credential)) own.set(provider.slug, credential.value)
     }
-    const workspace = Catalog.workspace(snapshot.catalog, settings.slug)
+    const workspace = routingOf(snapshot.catalog, settings)
     const plan = yield* RoutePlan.plan({
       catalog: snapshot.catalog,
       model: query.model,

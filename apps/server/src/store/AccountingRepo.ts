@@ -25,6 +25,7 @@ import { Accounting, Refused } from "@switchyard/core/store/Accounting"
 import type { AddCreditsRequest, CreditTotals, RecordRequest, Reservation, ReserveRequest, SettleRequest, Settlement } from "@switchyard/core/store/Accounting"
 import { fromSqlError } from "@switchyard/core/store/StoreUnavailable"
 import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
+import * as AttemptRecord from "@switchyard/core/upstream/AttemptRecord"
 import { Clock, Config, Deferred, Duration, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
@@ -180,6 +181,7 @@ export const make = (options: AccountingOptions = {}) =>
       latency_ms: request.latencyMs === undefined ? null : Math.max(0, Math.round(request.latencyMs)),
       cached_items: request.cachedItems ?? 0,
       cached_tokens: request.cachedTokens ?? 0,
+      attempts: request.attempts === undefined ? null : AttemptRecord.encode(request.attempts),
       lease: lease?.id ?? null,
       fence: lease?.fence ?? null
     })

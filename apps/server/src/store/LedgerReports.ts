@@ -21,6 +21,8 @@ export interface GenerationRow {
   readonly latencyMs: number | null
   readonly createdAt: Date
   readonly externalUser: string | null
+  /** The request's upstream attempts as stored (`AttemptRecord` JSON); null for rows written before they were. */
+  readonly attempts: string | null
 }
 
 /** One day's sums for one model at one provider (and workspace, when split by workspace). */
@@ -78,8 +80,10 @@ export class LedgerReports extends Context.Service<LedgerReports, {
           latency_ms: number | null
           created_at: Instant
           external_user: string | null
+          attempts: string | null
         }>`SELECT l.generation_id, l.workspace_id, l.model, l.provider, l.prompt_tokens, l.total_tokens,
-            l.cached_items, l.cached_tokens, CAST(l.cost_nanos AS text) AS cost_nanos, l.is_byok, l.latency_ms, l.created_at, k.external_user
+            l.cached_items, l.cached_tokens, CAST(l.cost_nanos AS text) AS cost_nanos, l.is_byok, l.latency_ms, l.created_at, k.external_user,
+            l.attempts
           FROM ledger l JOIN api_keys k ON k.id = l.key_id
           WHERE l.generation_id = ${generationId} AND l.workspace_id IN ${sql.in(workspaceIds)}`.pipe(
           fromSqlError("ledger"),
@@ -97,7 +101,8 @@ export class LedgerReports extends Context.Service<LedgerReports, {
               isByok: flag(r.is_byok),
               latencyMs: r.latency_ms === null ? null : Number(r.latency_ms),
               createdAt: instant(r.created_at),
-              externalUser: r.external_user
+              externalUser: r.external_user,
+              attempts: r.attempts
             }))
           )
         )

@@ -23,6 +23,7 @@
 import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Clock, Config, Context, Duration, Effect, Layer, Option, Schedule, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
+import * as Span from "../observability/Span.ts"
 import { type Instant, instant } from "./Columns.ts"
 import * as Workers from "../Workers.ts"
 
@@ -164,6 +165,7 @@ const make = (options: RetentionOptions) =>
 
     if (options.scheduled !== false) {
       yield* prune.pipe(
+        Span.job("ledger.retention", (pruned) => pruned > 0 ? { "switchyard.ledger.pruned": pruned, "switchyard.ledger.retention_days": options.days } : undefined),
         Effect.tap((pruned) => pruned > 0 ? Effect.logInfo(`ledger retention: pruned ${pruned} rows older than ${options.days} days`) : Effect.void),
         Effect.catchCause((cause) => Effect.logWarning("ledger retention: pruning failed; the next run tries again", cause)),
         Effect.repeat(Schedule.spaced(options.interval ?? Duration.minutes(10))),

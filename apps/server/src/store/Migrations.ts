@@ -6,6 +6,7 @@ import { batches } from "./migrations/Batches.ts"
 import { cachedTokens } from "./migrations/CachedTokens.ts"
 import { currentMoneyFunctions } from "./migrations/CurrentMoneyFunctions.ts"
 import { fencedLeases } from "./migrations/FencedLeases.ts"
+import { generationAttempts } from "./migrations/GenerationAttempts.ts"
 import { interns } from "./migrations/Interns.ts"
 import { managedProviders } from "./migrations/ManagedProviders.ts"
 import { ledgerRetention } from "./migrations/LedgerRetention.ts"
@@ -105,6 +106,7 @@ export const migrations: Record<string, Migration> = {
   "0011_money_functions": postgresOnly(currentMoneyFunctions),
   "0012_ledger_retention": postgresOnly(ledgerRetention),
   "0013_fenced_leases": postgresOnly(fencedLeases),
+  "0014_generation_attempts": generationAttempts,
   "0015_providers": managedProviders,
   "0016_audit_log": auditLog,
   "0017_batches": batches

@@ -340,15 +340,15 @@ const flush = {
   write: `WITH input AS (
         SELECT * FROM jsonb_to_recordset(p_rows) AS r(generation text, key text, workspace text, model text, provider text,
           prompt_tokens integer, total_tokens integer, cost bigint, byok boolean, created timestamptz, latency_ms integer,
-          cached_items integer, cached_tokens integer, lease text, fence bigint)
+          cached_items integer, cached_tokens integer, lease text, fence bigint, attempts text)
       ), admitted AS (
         SELECT i.* FROM input i
           WHERE i.lease IS NULL OR (SELECT h.fence FROM holds h WHERE h.id = i.lease) = i.fence
       ), written AS (
         INSERT INTO ledger (generation_id, key_id, workspace_id, model, provider, prompt_tokens, total_tokens, cost_nanos,
-            is_byok, created_at, latency_ms, cached_items, cached_tokens)
+            is_byok, created_at, latency_ms, cached_items, cached_tokens, attempts)
           SELECT i.generation, i.key, i.workspace, i.model, i.provider, i.prompt_tokens, i.total_tokens, i.cost, i.byok, i.created,
-              i.latency_ms, COALESCE(i.cached_items, 0), COALESCE(i.cached_tokens, 0)
+              i.latency_ms, COALESCE(i.cached_items, 0), COALESCE(i.cached_tokens, 0), i.attempts
             FROM admitted i
           ON CONFLICT (generation_id) DO NOTHING
           RETURNING generation_id, key_id, workspace_id, cost_nanos, is_byok, created_at
@@ -409,7 +409,8 @@ const flush = {
  * `fence` of its lease, and a row whose lease is gone or has another token is not written: it is
  * answered `o_fenced` (with the cost of a row already written under that generation id, if any).
  * The cost of a row written before is read by its primary key: with a join, the planner would
- * read the whole ledger.
+ * read the whole ledger. A row's `attempts` (JSON text, `0014_generation_attempts`) is copied to
+ * `ledger.attempts` as it comes: nothing here reads it.
  */
 export const switchyardFlush: MoneyFunction = {
   name: "switchyard_flush",

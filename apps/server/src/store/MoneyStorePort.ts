@@ -22,6 +22,8 @@ export interface LedgerRow {
   readonly latency_ms: number | null
   readonly cached_items: number
   readonly cached_tokens: number
+  /** The request's upstream attempts as a JSON array (`AttemptRecord`), or null when unrecorded. */
+  readonly attempts: string | null
   /** The lease whose amount the charge leaves, if the request was admitted from one. */
   readonly lease: string | null
   /** The lease row's fencing token the request was admitted under; the row is written only under it. */

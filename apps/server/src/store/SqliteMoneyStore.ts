@@ -76,7 +76,8 @@ const ledgerColumns = [
   ["created_at", (r: LedgerRow) => Date.parse(r.created)],
   ["latency_ms", (r: LedgerRow) => r.latency_ms],
   ["cached_items", (r: LedgerRow) => r.cached_items ?? 0],
-  ["cached_tokens", (r: LedgerRow) => r.cached_tokens ?? 0]
+  ["cached_tokens", (r: LedgerRow) => r.cached_tokens ?? 0],
+  ["attempts", (r: LedgerRow) => r.attempts ?? null]
 ] as const
 
 export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>

@@ -31,6 +31,7 @@
 import { Duration, Effect, Layer } from "effect"
 import type { Scope } from "effect"
 import { SqlClient } from "effect/sql"
+import * as Span from "../observability/Span.ts"
 
 /** How often the statistics and the log are looked after. */
 export const every = Duration.minutes(1)
@@ -59,13 +60,15 @@ export interface Done {
   readonly millis: number
   /** Checkpoint: the log's frames and those copied back; vacuum: the pages given back. */
   readonly detail: string
+  /** Checkpoint: the log's frames; vacuum: the pages given back; optimize: 0. */
+  readonly count: number
 }
 
-const timed = <A>(step: Done["step"], self: Effect.Effect<A, unknown>, detail: (a: A) => string) =>
+const timed = <A>(step: Done["step"], self: Effect.Effect<A, unknown>, detail: (a: A) => string, count: (a: A) => number = () => 0) =>
   Effect.gen(function*() {
     const startedAt = performance.now()
     const result = yield* self
-    return { step, millis: performance.now() - startedAt, detail: detail(result) } satisfies Done
+    return { step, millis: performance.now() - startedAt, detail: detail(result), count: count(result) } satisfies Done
   })
 
 /** `PRAGMA optimize`: ANALYZE where the row counts moved enough. */
@@ -76,7 +79,8 @@ export const checkpoint = (sql: SqlClient.SqlClient) =>
   timed(
     "checkpoint",
     sql.unsafe<{ busy: number; log: number; checkpointed: number }>("PRAGMA wal_checkpoint(PASSIVE)"),
-    (rows) => `${rows[0]?.log ?? 0} frames, ${rows[0]?.checkpointed ?? 0} checkpointed`
+    (rows) => `${rows[0]?.log ?? 0} frames, ${rows[0]?.checkpointed ?? 0} checkpointed`,
+    (rows) => Math.max(0, Number(rows[0]?.log ?? 0))
   )
 
 /** Pages on the free list, waiting to be given back. */
@@ -91,7 +95,8 @@ export const vacuumStep = (sql: SqlClient.SqlClient, pages = vacuumPages) =>
     return yield* timed(
       "vacuum",
       Effect.andThen(sql.unsafe(`PRAGMA incremental_vacuum(${pages})`), freePages(sql)),
-      (after) => `${before - after} pages`
+      (after) => `${before - after} pages`,
+      (after) => before - after
     )
   })
 
@@ -112,19 +117,38 @@ const logged = (done: ReadonlyArray<Done>) =>
     Effect.annotateLogs({ done: done.map((d) => `${d.step} ${d.detail} ${d.millis.toFixed(1)} ms`).join(", ") })
   )
 
+/** A run's trace attributes, or `undefined` when it did nothing (no span is exported). */
+const reported = (done: ReadonlyArray<Done>) =>
+  done.some((d) => d.count > 0)
+    ? { "switchyard.store.upkeep": done.map((d) => `${d.step} ${d.detail}`).join(", ") }
+    : undefined
+
 const failed = (cause: unknown) => Effect.logWarning("store upkeep failed; the next look tries again", cause)
 
 /**
- * On SQLite: {@link optimize} at start, then every {@link every} an optimize and a checkpoint, and
- * a vacuum step each {@link stepEvery} while pages are free, for as long as the scope is open (on
- * `Clock`: a test drives it with `TestClock`); nothing on PostgreSQL. A step that fails is logged
- * and the next look tries again.
+ * On SQLite: {@link optimize} and a checkpoint at start, then every {@link every} an optimize and
+ * a checkpoint, and a vacuum step each {@link stepEvery} while pages are free, for as long as the
+ * scope is open (on `Clock`: a test drives it with `TestClock`); nothing on PostgreSQL. A step that
+ * fails is logged and the next look tries again. A look whose log did not move since the one
+ * before, and a vacuum step with no free pages, export no trace span (`Span.job`).
  */
 export const start: Effect.Effect<void, never, SqlClient.SqlClient | Scope.Scope> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   if (sql.onDialectOrElse({ sqlite: () => false, orElse: () => true })) return
   yield* optimize(sql).pipe(Effect.asVoid, Effect.catchCause(failed))
+  // A trace root only for a look whose log moved since the previous look (or the start): an idle
+  // store's looks (the same frames, all copied back already) leave none.
+  let previous = yield* checkpoint(sql).pipe(
+    Effect.map((d) => d.detail),
+    Effect.catchCause((cause) => Effect.as(failed(cause), ""))
+  )
   const look = Effect.all([optimize(sql), checkpoint(sql)]).pipe(
+    Span.job("store.upkeep", (done) => {
+      const log = done.find((d) => d.step === "checkpoint")?.detail ?? ""
+      const moved = log !== previous
+      previous = log
+      return moved ? reported(done) : undefined
+    }),
     Effect.tap(logged),
     Effect.catchCause(failed)
   )
@@ -138,6 +162,7 @@ export const start: Effect.Effect<void, never, SqlClient.SqlClient | Scope.Scope
     for (;;) {
       yield* Effect.sleep(stepEvery)
       yield* vacuumStep(sql).pipe(
+        Span.job("store.upkeep", (done) => (done === undefined ? undefined : reported([done]))),
         Effect.tap((done) => (done === undefined ? Effect.void : logged([done]))),
         Effect.catchCause(failed)
       )

@@ -1,7 +1,8 @@
 import { fromSqlError } from "@switchyard/core/store/StoreUnavailable"
 import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
-import type { BudgetInterval, MemberRole, WorkspaceBudget, WorkspaceMember, WorkspaceRecord } from "@switchyard/core/schema/Workspace"
+import { decodeRouting, encodeRouting } from "@switchyard/core/schema/Workspace"
+import type { BudgetInterval, MemberRole, RoutingSettings, WorkspaceBudget, WorkspaceMember, WorkspaceRecord } from "@switchyard/core/schema/Workspace"
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
@@ -19,6 +20,7 @@ interface WorkspaceRow {
   readonly default_provider_sort: string | null
   readonly include_byok_in_budgets: Flag
   readonly cache: Flag | null
+  readonly routing: string | null
   readonly created_at: Instant
   readonly updated_at: Instant | null
 }
@@ -44,7 +46,11 @@ interface BudgetRow {
  * A workspace as stored: `cache` is `null` while no management key has set it (the config file
  * decides; see `Workspaces.cacheEnabled`).
  */
-export type StoredWorkspace = Omit<WorkspaceRecord, "cache"> & { readonly cache: boolean | null }
+export type StoredWorkspace = Omit<WorkspaceRecord, "cache" | "only" | "ignore" | "data_collection" | "zdr"> & {
+  readonly cache: boolean | null
+  /** The provider settings a management key set over the config file's; `null` when none. */
+  readonly routing: RoutingSettings | null
+}
 
 const toRecord = (row: WorkspaceRow): StoredWorkspace => ({
   id: row.id,
@@ -65,7 +71,8 @@ const toRecord = (row: WorkspaceRow): StoredWorkspace => ({
   is_data_discount_logging_enabled: false,
   is_observability_broadcast_enabled: false,
   is_observability_io_logging_enabled: false,
-  cache: flagOrNull(row.cache)
+  cache: flagOrNull(row.cache),
+  routing: decodeRouting(row.routing)
 })
 
 /** The first-start role was called `owner`; it is an admin. */
@@ -89,7 +96,7 @@ const toBudget = (row: BudgetRow): WorkspaceBudget => ({
 })
 
 const workspaceColumns = `w.id, w.slug, w.name, w.description, w.created_by, w.default_text_model, w.default_image_model,
-  w.default_provider_sort, w.include_byok_in_budgets, w.cache, w.created_at, w.updated_at`
+  w.default_provider_sort, w.include_byok_in_budgets, w.cache, w.routing, w.created_at, w.updated_at`
 
 /** A workspace the user is a member of, with the user's role in it. */
 export interface Membership {
@@ -106,6 +113,8 @@ export interface WorkspaceSettings {
   readonly default_provider_sort?: string | null
   /** `null` leaves the embeddings cache to the config file. */
   readonly cache?: boolean | null
+  /** The provider settings over the config file's, whole (see `Workspace.patchRouting`). */
+  readonly routing?: (current: RoutingSettings | null) => RoutingSettings | undefined
 }
 
 /** Why a workspace or a member could not be removed. */
@@ -213,6 +222,17 @@ export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
           return Option.some(yield* byId(id))
         })).pipe(fromSqlError("workspaces"))
 
+      // The stored settings with the change made, as the column holds them (`null`: none left);
+      // `undefined` when nothing changes.
+      const routingAfter = (workspaceId: string, change: NonNullable<WorkspaceSettings["routing"]>) =>
+        Effect.map(
+          sql<{ routing: string | null }>`SELECT routing FROM workspaces WHERE id = ${workspaceId}`,
+          (rows) => {
+            const next = change(decodeRouting(rows[0]?.routing ?? null))
+            return next === undefined ? undefined : encodeRouting(next)
+          }
+        )
+
       const update = (workspaceId: string, settings: WorkspaceSettings, now: Date) =>
         sql.withTransaction(Effect.gen(function*() {
           yield* lockSlugs
@@ -224,7 +244,8 @@ export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
             default_text_model: settings.default_text_model,
             default_image_model: settings.default_image_model,
             default_provider_sort: settings.default_provider_sort,
-            cache: settings.cache
+            cache: settings.cache,
+            routing: settings.routing === undefined ? undefined : yield* routingAfter(workspaceId, settings.routing)
           }).filter(([, value]) => value !== undefined))
           if (Object.keys(changes).length > 0) {
             yield* sql`UPDATE workspaces SET ${sql.update({ ...changes, updated_at: now })} WHERE id = ${workspaceId}`

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as ChildProcess from "node:child_process"
+import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import * as KeySecret from "../../src/auth/KeySecret.ts"
 import { dataDirWithStore } from "../reliability/GatewayProcess.ts"
@@ -72,4 +73,23 @@ describe("bootstrap secrets", () => {
       await server.stop()
     }
   }, 90_000)
+  it("a bad secret left in the environment after the first start does not stop a later start: it is ignored, with a warning", async () => {
+    const dataDir = dataDirWithStore()
+    try {
+      const first = await startServerProcess({ DATABASE_URL: "", SWITCHYARD_DATA_DIR: dataDir, SWITCHYARD_BOOTSTRAP_API_KEY: "", SWITCHYARD_BOOTSTRAP_MANAGEMENT_KEY: "" })
+      assert.include(first.output(), "Switchyard created")
+      await first.stop()
+      const later = await startServerProcess({ DATABASE_URL: "", SWITCHYARD_DATA_DIR: dataDir, SWITCHYARD_BOOTSTRAP_API_KEY: "short-secret", SWITCHYARD_BOOTSTRAP_MANAGEMENT_KEY: "" })
+      try {
+        const output = later.output()
+        assert.include(output, "SWITCHYARD_BOOTSTRAP_API_KEY is ignored")
+        assert.notInclude(output, "short-secret")
+        assert.notInclude(output, "Switchyard created")
+      } finally {
+        await later.stop()
+      }
+    } finally {
+      Fs.rmSync(dataDir, { recursive: true, force: true })
+    }
+  }, 120_000)
 })

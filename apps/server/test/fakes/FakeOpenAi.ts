@@ -8,6 +8,8 @@ export interface Options extends FakeRerank.Options {
   readonly reportUsage?: boolean
   /** Refuse multimodal input objects, as OpenAI's own API does (it takes strings and token ids). */
   readonly textOnly?: boolean
+  /** The `id` every embeddings answer carries (none when absent, as some hosts send none). */
+  readonly responseId?: string
 }
 
 const modelWidths: Record<string, number> = {
@@ -79,6 +81,7 @@ export const api = (options: Options = {}): FakeUpstream.FakeApi => ({
     return {
       status: 200,
       body: {
+        ...(options.responseId === undefined ? {} : { id: options.responseId }),
         object: "list",
         data: kept.map((item, index) => {
           const vector = FakeUpstream.vectorFor(`${body.model}|${item.seed}`, width)

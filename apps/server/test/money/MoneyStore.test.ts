@@ -15,7 +15,7 @@ const row = (
   key: { keyId: string; workspaceId: string },
   cost: bigint,
   lease: { id: string; fence: string | null } | null,
-  options: { generation?: string; byok?: boolean; at?: number } = {}
+  options: { generation?: string; byok?: boolean; at?: number; attempts?: string } = {}
 ): MoneyStore.LedgerRow => ({
   generation: options.generation ?? `gen-${Crypto.randomUUID()}`,
   key: key.keyId,
@@ -30,6 +30,7 @@ const row = (
   latency_ms: 12,
   cached_items: 0,
   cached_tokens: 0,
+  attempts: options.attempts ?? null,
   lease: lease?.id ?? null,
   fence: lease?.fence ?? null
 })
@@ -107,6 +108,23 @@ for (const kind of moneyStores) {
         assert.deepStrictEqual(yield* ledgerSums(key.keyId), { total: 130n, paid: 123n, rows: 3 })
         const written = yield* store.written([first, stale, byok])
         assert.deepStrictEqual([...written.entries()].sort(), [[byok.generation, 7n], [first.generation, 123n]].sort())
+      }))
+
+    it.effect("a flush keeps each row's upstream attempts as they came (JSON text), and none for a row without them", () =>
+      Effect.gen(function*() {
+        const store = yield* MoneyStore.make
+        const sql = yield* SqlClient.SqlClient
+        const key = yield* seedKey()
+        const attempts = JSON.stringify([{ provider: "test", status: 502 }, { provider: "other", status: 200, upstream_id: "up-1" }])
+        const recorded = row(key, 11n, null, { attempts })
+        const bare = row(key, 12n, null)
+        yield* store.flush([recorded, bare], t0)
+        const stored = yield* sql<{ generation_id: string; attempts: string | null }>`SELECT generation_id, attempts FROM ledger
+          WHERE generation_id IN ${sql.in([recorded.generation, bare.generation])}`
+        assert.deepStrictEqual(
+          Object.fromEntries(stored.map((r) => [r.generation_id, r.attempts])),
+          { [recorded.generation]: attempts, [bare.generation]: null }
+        )
       }))
 
     it.effect("a hand-back lowers the lease and ends it at zero; an end deletes the row only under its token", () =>

@@ -81,7 +81,7 @@ layer(Seeded, { timeout: 120_000, excludeTestServices: true })("the SQLite money
         const row = {
           generation: "gen-plan-1", key: "key-4", workspace: "ws-0", model: "test/embed", provider: "test", prompt_tokens: 1,
           total_tokens: 1, cost: "900", byok: false, created: new Date(t0).toISOString(), latency_ms: 5, cached_items: 0,
-          cached_tokens: 0, lease: "lease-plan", fence: granted.fence
+          cached_tokens: 0, attempts: null, lease: "lease-plan", fence: granted.fence
         }
         yield* store.flush([row, { ...row, generation: "gen-1", lease: null, fence: null }], t0 + 600_000)
         yield* store.written([row])

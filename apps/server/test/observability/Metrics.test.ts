@@ -228,6 +228,28 @@ describe(`GET /metrics: the embeddings cache (${storeKind})`, () => {
       written: read("switchyard_embedding_cache_bytes_total", { direction: "write" })
     }
   }
+  it("cached tokens are counted apart: the provider's upstream tokens do not grow by a hit", async () => {
+    const tokens = async () => {
+      const response = await fetch(`${gateway.server.origin}/metrics`)
+      const samples = parsePrometheus((await response.text()).split("\n").filter((line) => !line.startsWith("#")).join("\n"))
+      const read = (name: string) => samples.some((f) => f.name === name) ? sampleValue(samples, name, { model: "acme/embed", provider: "alpha" }) : 0
+      return { upstream: read("switchyard_tokens_total"), cached: read("switchyard_cached_tokens_total") }
+    }
+    const body = { model: "acme/embed", input: ["counted apart once", "counted apart twice"] }
+    const start = await tokens()
+    const miss = await gateway.embed(body)
+    assert.strictEqual(miss.headers.get("x-switchyard-cache"), "miss")
+    const afterMiss = await tokens()
+    assert.strictEqual(afterMiss.upstream - start.upstream, miss.json.usage.prompt_tokens)
+    assert.strictEqual(afterMiss.cached, start.cached)
+    const hit = await gateway.embed(body)
+    assert.strictEqual(hit.headers.get("x-switchyard-cache"), "hit")
+    const afterHit = await tokens()
+    assert.strictEqual(afterHit.upstream, afterMiss.upstream)
+    assert.strictEqual(afterHit.cached - afterMiss.cached, hit.json.usage.prompt_tokens)
+    assert.isAbove(hit.json.usage.prompt_tokens, 0)
+  })
+
   const delta = (before: Awaited<ReturnType<typeof counters>>, after: Awaited<ReturnType<typeof counters>>) => ({
     hits: after.hits - before.hits,
     misses: after.misses - before.misses,

@@ -145,4 +145,64 @@ describe(`traces over OTLP/HTTP (${storeKind})`, () => {
     assert.strictEqual(attribute(deliver, "destination"), `${webhook.origin}/hooks`)
     assert.include(ancestors(deliver), "POST /api/v1/embeddings")
   })
+  // Background runs that declared themselves roots; everything else exported is under a request.
+  const jobs = ["ledger.flush", "ledger.retention", "store.upkeep"]
+  const isRoot = (span: OtlpSpan) => span.parentSpanId === undefined || span.parentSpanId === ""
+
+  it("exports no root span for 100 polls of /health and /metrics, and none for start-up or idle upkeep", async () => {
+    const { call, gateway } = observed
+    const origin = new URL(gateway.baseUrl).origin
+    const before = spansOf(collector.received).length
+    for (let i = 0; i < 100; i++) {
+      assert.strictEqual((await fetch(`${origin}/api/v1/health`)).status, 200)
+      assert.strictEqual((await fetch(`${origin}/metrics`)).status, 200)
+    }
+    // A traced request after the polls: once its span is exported, so is anything the polls made.
+    const marker = "0af7651916cd43dd8448eb211c80319c"
+    const models = await call("/models", undefined, { headers: { traceparent: `00-${marker}-b7ad6b7169203331-01` } })
+    assert.strictEqual(models.status, 200)
+    let spans: ReadonlyArray<OtlpSpan> = []
+    await waitFor(() => {
+      spans = spansOf(collector.received)
+      return spans.some((s) => s.traceId === marker && s.kind === 2)
+    })
+    const polled = spans.slice(before).filter((s) => s.traceId !== marker)
+    assert.deepStrictEqual(polled.filter((s) => isRoot(s) && !jobs.includes(s.name)).map((s) => s.name), [])
+    assert.deepStrictEqual(polled.filter((s) => !jobs.includes(s.name) && !isRoot(s)).map((s) => s.name).filter((n) => /SELECT|holds/u.test(n)), [])
+    // Since the start: every root is a request's server span or a background run that did something.
+    const roots = spans.filter(isRoot)
+    assert.deepStrictEqual(roots.filter((s) => s.kind !== 2 && !jobs.includes(s.name)).map((s) => s.name), [])
+  })
+
+  it("an upstream failure's spans name the provider and the reason", async () => {
+    const { alpha, call } = observed
+    const trace = "5e4f8c2d1b0a99887766554433221100"
+    alpha.setBehaviour([{ _tag: "Status", status: 503 }])
+    const reply = await call(
+      "/embeddings",
+      { model: "acme/embed", input: "fail me", provider: { only: ["alpha"], allow_fallbacks: false } },
+      { headers: { traceparent: `00-${trace}-1111222233334444-01` } }
+    )
+    assert.strictEqual(reply.status, 503, JSON.stringify(reply.json))
+    let spans: ReadonlyArray<OtlpSpan> = []
+    const named = (name: string) => spans.filter((s) => s.traceId === trace && s.name === name)
+    await waitFor(() => {
+      spans = spansOf(collector.received)
+      return named("POST /api/v1/embeddings").length === 1 && named("OpenAiCompatible.embed").length === 1
+    })
+    const server = named("POST /api/v1/embeddings")[0]!
+    assert.strictEqual(server.status.code, 2)
+    assert.strictEqual(attribute(server, "gen_ai.provider.name"), "alpha")
+    assert.strictEqual(attribute(server, "error.type"), "Unavailable")
+    assert.strictEqual(Number(attribute(server, "http.response.status_code")), 503)
+    const attempt = named("Embeddings.attempt")[0]!
+    assert.strictEqual(attribute(attempt, "gen_ai.provider.name"), "alpha")
+    assert.strictEqual(attribute(attempt, "error.type"), "Unavailable")
+    const adapter = named("OpenAiCompatible.embed")[0]!
+    assert.strictEqual(adapter.status.code, 2)
+    assert.strictEqual(attribute(adapter, "gen_ai.provider.name"), "alpha")
+    assert.strictEqual(attribute(adapter, "error.type"), "Unavailable")
+    assert.include(adapter.status.message, 'Provider "alpha"')
+    for (const span of spans.filter((s) => s.traceId === trace)) assert.notInclude(span.status.message ?? "", 'Provider "upstream"')
+  })
 })

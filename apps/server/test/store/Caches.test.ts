@@ -48,18 +48,18 @@ layer(Live, { timeout: 120_000 })(`the stores' caches (${storeKind})`, (it) => {
       const sql = yield* SqlClient.SqlClient
       const workspaces = yield* Workspaces
       const id = Crypto.randomUUID()
-      assert.deepStrictEqual(yield* workspaces.settingsOf(id), { slug: "", cache: null })
+      assert.deepStrictEqual(yield* workspaces.settingsOf(id), { slug: "", cache: null, routing: null })
       yield* sql`INSERT INTO workspaces (id, slug, name) VALUES (${id}, ${`ws-${id}`}, 'Test')`
-      assert.deepStrictEqual(yield* workspaces.settingsOf(id), { slug: `ws-${id}`, cache: null })
+      assert.deepStrictEqual(yield* workspaces.settingsOf(id), { slug: `ws-${id}`, cache: null, routing: null })
       // Another replica turns the cache on: this process sees it once the entry has lived its time.
       yield* sql`UPDATE workspaces SET cache = TRUE WHERE id = ${id}`
       yield* TestClock.adjust("4 seconds")
-      assert.deepStrictEqual(yield* workspaces.settingsOf(id), { slug: `ws-${id}`, cache: null })
+      assert.deepStrictEqual(yield* workspaces.settingsOf(id), { slug: `ws-${id}`, cache: null, routing: null })
       yield* TestClock.adjust("1 second")
-      assert.deepStrictEqual(yield* workspaces.settingsOf(id), { slug: `ws-${id}`, cache: true })
+      assert.deepStrictEqual(yield* workspaces.settingsOf(id), { slug: `ws-${id}`, cache: true, routing: null })
       // This process changes it: it forgets what it kept at once.
       yield* sql`UPDATE workspaces SET cache = FALSE WHERE id = ${id}`
       yield* workspaces.forget(id)
-      assert.deepStrictEqual(yield* workspaces.settingsOf(id), { slug: `ws-${id}`, cache: false })
+      assert.deepStrictEqual(yield* workspaces.settingsOf(id), { slug: `ws-${id}`, cache: false, routing: null })
     }))
 })

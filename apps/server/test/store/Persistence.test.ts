@@ -35,6 +35,7 @@ describe(`store (${storeKind})`, () => {
   })
 
   it("stores only hashes of key secrets", async () => {
+    // A data directory of the test's own, read after the server closed.
     const dataDir = tempDir("hashes")
     const server = await startServer({ dataDir })
     try {

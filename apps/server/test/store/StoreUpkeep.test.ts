@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option, Tracer } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import * as Fs from "node:fs"
@@ -7,6 +7,7 @@ import * as NodePath from "node:path"
 import { migrate } from "../../src/store/Migrations.ts"
 import * as SqliteClient from "../../src/store/SqliteClient.ts"
 import * as StoreUpkeep from "../../src/store/StoreUpkeep.ts"
+import { declaredRootsOnly } from "../../src/observability/Tracing.ts"
 import { tempDir } from "../support/TestServer.ts"
 
 class StoreFile extends Context.Service<StoreFile, string>()("test/StoreFile") {}
@@ -100,6 +101,31 @@ describe("store upkeep (SQLite)", () => {
       assert.strictEqual(left[0]!.n, 10_000)
       assert.deepStrictEqual(yield* sql`PRAGMA integrity_check`, [{ integrity_check: "ok" }])
     })).pipe(Effect.provide(fileStore)), 180_000)
+
+  it.effect("an idle store's looks and steps export no trace root; a look after writes exports one", () =>
+    Effect.scoped(Effect.gen(function*() {
+      // The exported roots, as the gateway's tracer filters them.
+      const roots: Array<string> = []
+      const recording = declaredRootsOnly(Tracer.make({
+        span: (options) => {
+          if (options.sampled && Option.isNone(options.parent)) roots.push(options.name)
+          return Tracer.nativeTracer.span(options)
+        }
+      }))
+      yield* Effect.gen(function*() {
+        yield* insertLedger(1, 100, 10)
+        yield* StoreUpkeep.start
+        // Ten idle minutes and their steps: nothing to trace.
+        for (let i = 0; i < 10; i++) yield* TestClock.adjust(StoreUpkeep.every)
+        assert.deepStrictEqual(roots, [])
+        // Writes move the log: the next look is a root, the idle ones after it are not.
+        yield* insertLedger(101, 100, 10)
+        yield* TestClock.adjust(StoreUpkeep.every)
+        assert.deepStrictEqual(roots, ["store.upkeep"])
+        for (let i = 0; i < 5; i++) yield* TestClock.adjust(StoreUpkeep.every)
+        assert.deepStrictEqual(roots, ["store.upkeep"])
+      }).pipe(Effect.provideService(Tracer.Tracer, recording))
+    })).pipe(Effect.provide(fileStore)), 120_000)
 
   it.effect("the longest step of giving space back is short", () =>
     Effect.gen(function*() {

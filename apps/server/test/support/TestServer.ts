@@ -100,7 +100,17 @@ export const startServer = async (options: {
     Layer.provide(GatewayLogger.layer),
     Layer.provide(config)
   )
-  const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
+  const close = async () => {
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    if (databaseUrl !== undefined && options.databaseUrl === undefined) await dropDatabase(databaseUrl)
+    // A data directory this call made goes with the server; one the test gave stays for it.
+    if (options.dataDir === undefined) Fs.rmSync(dataDir, { recursive: true, force: true, maxRetries: 3 })
+  }
+  // A start that fails (a test of a refused configuration) leaves no database or directory behind.
+  const context = await Effect.runPromise(Layer.buildWithScope(layer, scope)).catch(async (error: unknown) => {
+    await close()
+    throw error
+  })
   const address = HttpServer.formatAddress(Context.get(context, HttpServer.HttpServer).address)
   return {
     origin: address,
@@ -109,12 +119,7 @@ export const startServer = async (options: {
     apiKey,
     dataDir,
     run: (effect) => Effect.runPromise(Effect.provideService(effect, SqlClient.SqlClient, Context.get(context, SqlClient.SqlClient))),
-    close: async () => {
-      await Effect.runPromise(Scope.close(scope, Exit.void))
-      if (databaseUrl !== undefined && options.databaseUrl === undefined) await dropDatabase(databaseUrl)
-      // A data directory this call made goes with the server; one the test gave stays for it.
-      if (options.dataDir === undefined) Fs.rmSync(dataDir, { recursive: true, force: true })
-    }
+    close
   }
 }
 
@@ -141,7 +146,9 @@ export const call = async (server: RunningServer, method: string, path: string, 
  * A new, empty PostgreSQL database on the server of `DATABASE_URL`; its URL.
  */
 export const freshDatabase = async (): Promise<string> => {
-  const name = `switchyard_test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+  // The run's mark first: the global teardown finds what a run left behind by it.
+  const run = process.env.SWITCHYARD_TEST_RUN ?? "adhoc"
+  const name = `switchyard_test_${run}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
   await onMaintenance((sql) => sql.unsafe(`CREATE DATABASE ${name}`))
   const url = new URL(postgresUrl)
   url.pathname = `/${name}`

@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { wire } from "../errors/ApiError.ts"
 import {
   BudgetList,
@@ -50,12 +50,13 @@ export class WorkspacesApi extends HttpApiGroup.make("workspaces")
       error: errors
     }),
     HttpApiEndpoint.get("get", "/workspaces/:id", { params: WorkspaceRefParams, success: WorkspaceResponse, error: errors }),
+    // An unknown field is refused rather than ignored: a setting that does nothing is a surprise.
     HttpApiEndpoint.patch("update", "/workspaces/:id", {
       params: WorkspaceRefParams,
       payload: UpdateWorkspaceBody,
       success: WorkspaceResponse,
       error: errors
-    }),
+    }).annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" }),
     HttpApiEndpoint.delete("delete", "/workspaces/:id", {
       params: WorkspaceRefParams,
       query: DeleteWorkspaceQuery,

@@ -187,6 +187,8 @@ export type UpstreamRequest = typeof UpstreamRequest.Type
  * @since 0.1.0
  */
 export interface Connection {
+  /** The provider's slug, which its spans and failures name (absent: "upstream"). */
+  readonly provider?: string
   readonly baseUrl: string
   readonly apiKey: Redacted.Redacted<string> | undefined
   readonly headers?: Readonly<Record<string, string>>

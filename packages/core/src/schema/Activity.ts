@@ -15,6 +15,23 @@ import { Schema } from "effect"
 /**
  * One served request, as `GET /generation?id=` returns it in `data`.
  *
+ * **Details**
+ *
+ * Built from the request's ledger row and the record of its upstream calls (`AttemptRecord`):
+ * `provider_responses` lists every call in order, a failed one with the provider's status
+ * (`null` when it never answered) and `reason`; `upstream_id` is the id the serving provider gave
+ * its answer; `generation_time` is the serving call's latency, `latency` the whole request's.
+ *
+ * Fields the gateway cannot know, and what it answers:
+ * - `app_id`, `http_referer`, `user_agent`: not recorded with a request: `null`; `origin`: `""`.
+ * - `data_region`: the gateway has no regions: `"global"`.
+ * - `cancelled`: a request the caller abandoned leaves no row, so a row found is `false`.
+ * - `streamed`: embeddings and rerank are never streamed: `false`.
+ * - Completions, reasoning, media, moderation, web search, presets, router, service tier: an
+ *   embeddings gateway has none: `null` (completion token counts `0`).
+ * - Rows written before attempts were recorded: `provider_responses` and `served_from_cache`
+ *   `null`, `upstream_id` and `generation_time` `null`.
+ *
  * @since 0.1.0
  */
 export const GenerationRecord = Schema.Struct({
@@ -53,7 +70,12 @@ export const GenerationRecord = Schema.Struct({
     latency: Schema.optionalKey(Schema.Finite),
     model_permaslug: Schema.optionalKey(Schema.String),
     provider_name: Schema.optionalKey(Schema.String),
-    status: Schema.NullOr(Schema.Int)
+    /** The provider's HTTP status; `null` when it never answered (refused connection, timeout). */
+    status: Schema.NullOr(Schema.Int),
+    /** The id the provider gave its answer, when it gave one. */
+    id: Schema.optionalKey(Schema.String),
+    /** Switchyard: why the call failed (`UpstreamError`'s reason); absent for the call that served. */
+    reason: Schema.optionalKey(Schema.String)
   }))),
   router: Schema.NullOr(Schema.String),
   service_tier: Schema.NullOr(Schema.String),
@@ -67,8 +89,13 @@ export const GenerationRecord = Schema.Struct({
   user_agent: Schema.NullOr(Schema.String),
   web_search_engine: Schema.NullOr(Schema.String),
   workspace_id: Schema.NullOr(Schema.String),
-  /** Switchyard: whether the answer came from a cache rather than an upstream call. */
+  /** Switchyard: whether the embeddings cache answered some or all of the input items. */
   cached: Schema.Boolean,
+  /**
+   * Switchyard: whether the embeddings cache answered every item, so that no upstream call was
+   * made (`provider_responses` is then empty); `null` for rows written before calls were recorded.
+   */
+  served_from_cache: Schema.NullOr(Schema.Boolean),
   /** Switchyard: the serving provider's slug (the catalog's), beside its display name. */
   provider: Schema.String,
   tokens_total: Schema.Int
@@ -117,7 +144,9 @@ export const ActivityItem = Schema.Struct({
   cached_tokens: Schema.optionalKey(Schema.Int),
   /** Switchyard: what those cached tokens would cost at the endpoint's current prompt price, USD. */
   cache_savings: Schema.optionalKey(Schema.Finite),
-  workspace_id: Schema.optionalKey(Schema.String)
+  workspace_id: Schema.optionalKey(Schema.String),
+  /** Switchyard: the model's task, as `GET /generation`'s `api_type` names it. */
+  task: Schema.optionalKey(Schema.Literals(["embeddings", "rerank"]))
 })
 
 /**

@@ -49,7 +49,16 @@ export const ByokKey = Schema.Struct({
   declared_zdr: Schema.NullOr(Schema.Boolean),
   is_byok_only: Schema.Boolean,
   is_fallback: Schema.Boolean,
-  is_required: Schema.Boolean
+  is_required: Schema.Boolean,
+  /**
+   * Switchyard, in the answer of a create or an update: `true` when this credential makes the
+   * routing use a provider of the catalog that the gateway holds no credential for, so the
+   * workspace's next requests may be sent to it (the gateway logs it too); `false` when it changes
+   * which provider is used for nothing but who pays.
+   *
+   * @since 0.3.0
+   */
+  activates_provider: Schema.optionalKey(Schema.Boolean)
 })
 
 /**

@@ -11,7 +11,8 @@
  *
  * @since 0.1.0
  */
-import { Schema, SchemaGetter } from "effect"
+import { Option, Schema, SchemaGetter } from "effect"
+import type * as Catalog from "../catalog/Catalog.ts"
 import { IntFromString } from "./Byok.ts"
 
 /**
@@ -57,7 +58,21 @@ export const WorkspaceRecord = Schema.Struct({
    *
    * @since 0.2.0
    */
-  cache: Schema.Boolean
+  cache: Schema.Boolean,
+  /**
+   * The account-wide provider settings every request of the workspace's keys merges with its own
+   * `provider` preferences: what a management key set, else the config file's
+   * `workspaces.<slug>` (`only`: `null` allows every provider).
+   *
+   * @since 0.3.0
+   */
+  only: Schema.NullOr(Schema.Array(Schema.String)),
+  /** @since 0.3.0 */
+  ignore: Schema.Array(Schema.String),
+  /** @since 0.3.0 */
+  data_collection: Schema.Literals(["allow", "deny"]),
+  /** @since 0.3.0 */
+  zdr: Schema.Boolean
 })
 
 /**
@@ -118,8 +133,33 @@ export const CreateWorkspaceBody = Schema.Struct({
  */
 export type CreateWorkspaceBody = typeof CreateWorkspaceBody.Type
 
+const ProviderSlugs = Schema.Array(Schema.String.check(
+  Schema.isMinLength(1, { message: "a provider slug must not be empty" }),
+  Schema.isMaxLength(200, { message: "a provider slug must be at most 200 characters" })
+)).check(Schema.isMaxLength(200, { message: "at most 200 provider slugs" }))
+
 /**
- * `PATCH /workspaces/{id}`: omitted fields stay, `null` clears.
+ * The account-wide provider settings a management key set for a workspace, over the config
+ * file's: each key present replaces the file's value of that setting.
+ *
+ * @since 0.3.0
+ */
+export const RoutingSettings = Schema.Struct({
+  only: Schema.optionalKey(ProviderSlugs),
+  ignore: Schema.optionalKey(ProviderSlugs),
+  data_collection: Schema.optionalKey(Schema.Literals(["allow", "deny"])),
+  zdr: Schema.optionalKey(Schema.Boolean)
+})
+
+/**
+ * @since 0.3.0
+ */
+export type RoutingSettings = typeof RoutingSettings.Type
+
+/**
+ * `PATCH /workspaces/{id}`: omitted fields stay, `null` clears (for `only`, `ignore`,
+ * `data_collection` and `zdr`: the config file's value applies again). A field the body does not
+ * know is refused (400).
  *
  * @since 0.1.0
  */
@@ -131,6 +171,10 @@ export const UpdateWorkspaceBody = Schema.Struct({
   default_image_model: Schema.optionalKey(ModelSetting),
   default_provider_sort: Schema.optionalKey(ProviderSort),
   cache: Schema.optionalKey(CacheSetting),
+  only: Schema.optionalKey(Schema.NullOr(ProviderSlugs)),
+  ignore: Schema.optionalKey(Schema.NullOr(ProviderSlugs)),
+  data_collection: Schema.optionalKey(Schema.NullOr(Schema.Literals(["allow", "deny"]))),
+  zdr: Schema.optionalKey(Schema.NullOr(Schema.Boolean)),
   ...unsupported
 })
 
@@ -323,3 +367,51 @@ export const BudgetResponse = Schema.Struct({ data: WorkspaceBudget, include_byo
  * @since 0.1.0
  */
 export const BudgetList = Schema.Struct({ data: Schema.Array(WorkspaceBudget), include_byok_in_budgets: Schema.Boolean })
+
+const routingKeys = ["only", "ignore", "data_collection", "zdr"] as const
+
+/**
+ * The workspace's provider settings after an update: each of `only`, `ignore`, `data_collection`
+ * and `zdr` the body sets replaces the stored one, each it sets to `null` is dropped (the config
+ * file decides again); `undefined` when the body touches none of them.
+ *
+ * @since 0.3.0
+ */
+export const patchRouting = (current: RoutingSettings | null, body: UpdateWorkspaceBody): RoutingSettings | undefined => {
+  if (!routingKeys.some((key) => body[key] !== undefined)) return undefined
+  const next: Record<string, unknown> = { ...current }
+  for (const key of routingKeys) {
+    const value = body[key]
+    if (value === null) delete next[key]
+    else if (value !== undefined) next[key] = value
+  }
+  return next as RoutingSettings
+}
+
+/**
+ * A workspace's provider settings as requests apply them: the config file's, with what a
+ * management key set over them.
+ *
+ * @since 0.3.0
+ */
+export const withRouting = (base: Catalog.Workspace, routing: RoutingSettings | null): Catalog.Workspace =>
+  routing === null ? base : { ...base, ...routing }
+
+const StoredRouting = Schema.fromJsonString(RoutingSettings)
+
+/**
+ * The stored form of a workspace's provider settings (JSON text); `null` when none is set.
+ *
+ * @since 0.3.0
+ */
+export const encodeRouting = (routing: RoutingSettings): string | null =>
+  Object.keys(routing).length === 0 ? null : JSON.stringify(routing)
+
+/**
+ * The provider settings of a stored row; `null` when none (or unreadable text: the config
+ * file's settings apply).
+ *
+ * @since 0.3.0
+ */
+export const decodeRouting = (stored: string | null): RoutingSettings | null =>
+  stored === null ? null : Option.getOrNull(Schema.decodeUnknownOption(StoredRouting)(stored))

@@ -45,6 +45,7 @@
  */
 import { Context, Data } from "effect"
 import type { Effect } from "effect"
+import type { AttemptRecord } from "../upstream/AttemptRecord.ts"
 import type { StoreUnavailable } from "./StoreUnavailable.ts"
 
 /**
@@ -99,6 +100,11 @@ export interface SettleRequest {
   readonly cachedItems?: number | undefined
   /** The prompt tokens the cached items were billed for when first embedded (default 0). */
   readonly cachedTokens?: number | undefined
+  /**
+   * Every upstream call the request made, in order (empty when the cache answered it whole), as
+   * `GET /generation` lists them; unrecorded when absent.
+   */
+  readonly attempts?: ReadonlyArray<AttemptRecord> | undefined
 }
 
 /**

@@ -35,6 +35,8 @@ export interface AttemptReport {
   readonly outcome: "success" | "failure" | "skipped"
   readonly reason?: string
   readonly status?: number
+  /** The provider's own HTTP status, when it answered one. */
+  readonly upstream_status?: number
   readonly message?: string
   readonly latency_ms?: number
   readonly byok: boolean
@@ -134,6 +136,9 @@ export const run = <A, R, R2 = never, E = never>(
         outcome: "failure",
         reason: error.reason._tag,
         status: error.status,
+        ...("upstream_status" in error.reason && error.reason.upstream_status !== undefined
+          ? { upstream_status: error.reason.upstream_status }
+          : {}),
         message: describe(error.reason, candidate.provider.slug),
         latency_ms: latencyMs,
         byok

@@ -19,17 +19,25 @@ export const update = Command.make(
     slug: text("slug", "New slug"),
     description: text("description", "New description (`none` clears it)"),
     cache: WorkspaceView.cacheFlag,
+    only: WorkspaceView.providerListFlag("only", "The only providers the workspace's requests may use"),
+    ignore: WorkspaceView.providerListFlag("ignore", "Providers the workspace's requests never use"),
+    dataCollection: WorkspaceView.dataCollectionFlag,
+    zdr: WorkspaceView.zdrFlag,
     json: SharedFlags.json
   },
-  Effect.fn(function*({ cache, description, json, name, slug, workspace }) {
+  Effect.fn(function*({ cache, dataCollection, description, ignore, json, name, only, slug, workspace, zdr }) {
     const changes = {
       ...(Option.isSome(name) ? { name: name.value } : {}),
       ...(Option.isSome(slug) ? { slug: slug.value } : {}),
       ...(Option.isSome(description) ? { description: description.value === "none" ? null : description.value } : {}),
-      ...(Option.isSome(cache) ? { cache: cache.value } : {})
+      ...(Option.isSome(cache) ? { cache: cache.value } : {}),
+      ...(Option.isSome(only) ? { only: only.value } : {}),
+      ...(Option.isSome(ignore) ? { ignore: ignore.value } : {}),
+      ...(Option.isSome(dataCollection) ? { data_collection: dataCollection.value } : {}),
+      ...(Option.isSome(zdr) ? { zdr: zdr.value } : {})
     }
     if (Object.keys(changes).length === 0) {
-      return yield* new Failure.Usage({ message: "Nothing to change", hint: "Pass --name, --slug, --description or --cache" })
+      return yield* new Failure.Usage({ message: "Nothing to change", hint: "Pass --name, --slug, --description, --cache, --only, --ignore, --data-collection or --zdr" })
     }
     const payload = yield* Failure.validate(UpdateWorkspaceBody, changes)
     const client = yield* GatewayClient
@@ -37,4 +45,6 @@ export const update = Command.make(
     if (json) return yield* Output.json(result)
     yield* Output.record(WorkspaceView.pairs(result.data))
   }, Connection.withGateway)
-).pipe(Command.withDescription("Change a workspace's name, slug, description or embeddings cache switch (admins only)"))
+).pipe(Command.withDescription(
+  "Change a workspace's name, slug, description, embeddings cache switch or provider settings (only, ignore, data collection, ZDR), applied to its next requests (admins only)"
+))
