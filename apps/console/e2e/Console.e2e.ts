@@ -192,6 +192,9 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     assert.deepStrictEqual(await cutBadges("Keys"), [])
     const { data } = await gateway.admin.keys.list({ query: { include_disabled: true } })
     assert.isTrue(data.find((key) => key.name === "e2e-key")?.disabled)
+    // Money at the precision it has: a limit of $0.0000001 is not $0.00.
+    assert.strictEqual(data.find((key) => key.name === "tiny-limit")?.limit, 0.0000001)
+    assert.include(await page.getByRole("row").filter({ hasText: "tiny-limit" }).innerText(), "$0.0000001")
     await shoot("keys")
   })
 
@@ -271,6 +274,8 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     await page.getByRole("button", { name: "Send for real" }).click()
     await page.getByRole("heading", { name: "Sent for real" }).waitFor()
     assert.match(await page.getByRole("region", { name: "Sent for real" }).innerText(), /Served by .*\((beta|gamma)\)/)
+    // A request that cost a fraction of a millionth of a dollar shows that cost, never $0.00.
+    assert.match(await page.getByRole("region", { name: "Sent for real" }).innerText(), /cost \$0\.0*[1-9]/)
     await shoot("playground")
 
     // Sent again, to a provider that fails: one click is one request, and only the error shows.

@@ -83,6 +83,8 @@ const seed = async (gateway: Omit<SeededGateway, "close">) => {
   await admin.credits.add({ payload: { amount: "25", note: "console end-to-end" } })
   const batch = await admin.keys.create({ payload: { name: "ci-batch" } })
   const search = await admin.keys.create({ payload: { name: "search-api", limit: 5, limit_reset: "daily" } })
+  // A limit of a tenth of a millionth of a dollar, which the console must not round to $0.00.
+  await admin.keys.create({ payload: { name: "tiny-limit", limit: 0.0000001 } })
   const callers = [gateway.apiKey, batch.key, search.key].map((apiKey) => new Switchyard({ baseUrl: origin, apiKey, retry: false }))
   try {
     const requests: Array<Promise<boolean>> = []
