@@ -30,6 +30,63 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     assert.isAtMost(scrollWidth, clientWidth, `${String(name)} scrolls sideways at ${page.viewportSize()?.width} px`)
   }
 
+  // The badges of the scrolling table whose label is cut ("FAILED RECENT…"): its text is wider than the badge.
+  const cutBadges = async (name: string) =>
+    page.locator(`[role=region][aria-label="${name}"]`).locator(".mantine-Badge-label").evaluateAll((labels) =>
+      labels.filter((label) => {
+        const text = document.createRange()
+        text.selectNodeContents(label)
+        // A pixel or two is the label's trailing letter spacing, not a cut.
+        return text.getBoundingClientRect().width > label.getBoundingClientRect().width + 3
+      }).map((label) => `${label.textContent}: ${label.scrollWidth} > ${label.clientWidth}`)
+    )
+
+  // A table wider than its place says so under it, and scrolling its region brings `cell` fully
+  // into view inside the region (and the window).
+  const reachable = async (region: string, cell: string) => {
+    await page.locator(`[data-scroll-cue="${region}"]`).waitFor()
+    const viewport = page.locator(`[role=region][aria-label="${region}"]`)
+    const { scrollWidth, clientWidth } = await viewport.evaluate((el) => ({ scrollWidth: el.scrollWidth, clientWidth: el.clientWidth }))
+    assert.isAbove(scrollWidth, clientWidth, `${region} does not scroll at ${page.viewportSize()?.width} px`)
+    const target = viewport.locator(cell)
+    await target.evaluate((el) => el.scrollIntoView({ block: "nearest", inline: "nearest" }))
+    const [box, area] = [(await target.boundingBox())!, (await viewport.boundingBox())!]
+    assert.isAtLeast(box.x, area.x - 1, `${cell} starts left of ${region}`)
+    assert.isAtMost(box.x + box.width, area.x + area.width + 1, `${cell} ends right of ${region}`)
+    assert.isAtMost(box.x + box.width, page.viewportSize()!.width, `${cell} ends off-screen`)
+    await viewport.evaluate((el) => el.scrollTo({ left: 0 }))
+  }
+
+  // Each chart's value axis: labels in even steps, every one inside its card, readable (12 px or
+  // so) and apart from each other.
+  const readableAxes = async () => {
+    for (const name of ["Spend per day by model", "Requests per day by provider", "Spend per day by key"]) {
+      const chart = page.getByRole("region", { name })
+      const card = (await chart.boundingBox())!
+      const ticks = chart.locator(".recharts-yAxis-tick-labels text")
+      await ticks.first().waitFor()
+      const labels = await ticks.allTextContents()
+      assert.isAtLeast(labels.length, 2, name)
+      const values = labels.map((label) => Number(label.replace(/[$,]/gu, "")))
+      const steps = values.slice(1).map((v, i) => Number((v - values[i]!).toPrecision(6)))
+      assert.deepStrictEqual(new Set(steps).size, 1, `${name}: ${labels.join(" ")}`)
+      assert.strictEqual(new Set(labels.map((label) => label.split(".")[1]?.length ?? 0)).size, 1, `${name}: ${labels.join(" ")}`)
+      const boxes = (await Promise.all((await ticks.all()).map((tick) => tick.boundingBox()))).map((box) => box!)
+      for (const box of boxes) {
+        assert.isAtLeast(box.x, card.x, `${name}: a label starts left of its card at ${page.viewportSize()?.width} px`)
+        assert.isAtMost(box.x + box.width, card.x + card.width, `${name}: a label ends right of its card`)
+        assert.isAtLeast(box.height, 11, `${name}: a label is smaller than 11 px`)
+      }
+      const byHeight = [...boxes].sort((a, b) => a.y - b.y)
+      for (let i = 1; i < byHeight.length; i++) {
+        assert.isAtLeast(byHeight[i]!.y, byHeight[i - 1]!.y + byHeight[i - 1]!.height - 1, `${name}: labels overlap: ${labels.join(" ")}`)
+      }
+      // The plot keeps most of the card: the labels do not crowd the bars out.
+      const plot = (await chart.locator(".recharts-cartesian-grid").boundingBox())!
+      assert.isAtLeast(plot.width, card.width / 2, `${name}: the plot is ${plot.width} px of ${card.width}`)
+    }
+  }
+
   const open = async (label: string) => {
     await page.getByRole("navigation", { name: "Console pages" }).getByRole("link", { name: label, exact: true }).click()
     await page.getByRole("heading", { level: 1, name: label }).waitFor()
@@ -100,22 +157,9 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     // At 1280 px every column of the latency table shows, p99 included.
     await fitsWidth("Errors and latency by endpoint")
 
-    // Each chart's value axis: labels in even steps, every one inside its card.
-    for (const name of ["Spend per day by model", "Requests per day by provider", "Spend per day by key"]) {
-      const chart = page.getByRole("region", { name })
-      const card = (await chart.boundingBox())!
-      const ticks = chart.locator(".recharts-yAxis-tick-labels text")
-      await ticks.first().waitFor()
-      const labels = await ticks.allTextContents()
-      assert.isAtLeast(labels.length, 2, name)
-      const values = labels.map((label) => Number(label.replace(/[$,]/gu, "")))
-      const steps = values.slice(1).map((v, i) => Number((v - values[i]!).toPrecision(6)))
-      assert.deepStrictEqual(new Set(steps).size, 1, `${name}: ${labels.join(" ")}`)
-      assert.strictEqual(new Set(labels.map((label) => label.split(".")[1]?.length ?? 0)).size, 1, `${name}: ${labels.join(" ")}`)
-      for (const box of await Promise.all((await ticks.all()).map((tick) => tick.boundingBox()))) {
-        assert.isAtLeast(box!.x, card.x, `${name}: a label starts left of its card`)
-      }
-    }
+    // At 1280 px nothing scrolls, so no scroll cue shows.
+    assert.strictEqual(await page.locator("[data-scroll-cue]").count(), 0)
+    await readableAxes()
 
     // The cache's share per model and what it saved; the failed requests with provider and reason.
     const cached = page.getByRole("region", { name: "Embeddings cache by model, last 30 days" }).locator('tr[data-model="acme/embed-large"]')
@@ -145,17 +189,12 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     await page.getByRole("button", { name: "Enable e2e-key" }).waitFor()
     // The whole table fits 1280 px: no action button and no status is cut off.
     await fitsWidth("Keys")
-    const badges = await page.getByRole("region", { name: "Keys" }).locator(".mantine-Badge-label").evaluateAll((labels) =>
-      labels.filter((label) => {
-        const text = document.createRange()
-        text.selectNodeContents(label)
-        // A pixel or two is the label's trailing letter spacing, not a cut.
-        return text.getBoundingClientRect().width > label.getBoundingClientRect().width + 3
-      }).map((label) => `${label.textContent}: ${label.scrollWidth} > ${label.clientWidth}`)
-    )
-    assert.deepStrictEqual(badges, [])
+    assert.deepStrictEqual(await cutBadges("Keys"), [])
     const { data } = await gateway.admin.keys.list({ query: { include_disabled: true } })
     assert.isTrue(data.find((key) => key.name === "e2e-key")?.disabled)
+    // Money at the precision it has: a limit of $0.0000001 is not $0.00.
+    assert.strictEqual(data.find((key) => key.name === "tiny-limit")?.limit, 0.0000001)
+    assert.include(await page.getByRole("row").filter({ hasText: "tiny-limit" }).innerText(), "$0.0000001")
     await shoot("keys")
   })
 
@@ -200,8 +239,24 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     const flaky = page.locator('tr[data-endpoint="flaky:acme/embed"]')
     assert.match(await flaky.innerText(), /100\.0 %/)
     assert.oneOf((await flaky.locator(".mantine-Badge-label").innerText()).toLowerCase(), ["failed recently", "failing"])
-    assert.match(await page.locator('tr[data-endpoint="alpha:acme/embed-large"]').innerText(), /\$0\.4/)
-    await shoot("providers")
+    // Each endpoint's price in the unit it is charged by: tokens for embeddings, searches for a
+    // rerank endpoint billed per search (never $0 for it).
+    assert.include(await page.locator('tr[data-endpoint="alpha:acme/embed-large"]').innerText(), "$0.4 / M tokens")
+    const rerank = page.locator('tr[data-endpoint="delta:cohere/rerank-v3.5"]')
+    assert.include(await rerank.innerText(), "$2 / 1,000 searches")
+    assert.notMatch(await rerank.innerText(), /\$0(?![.\d])/)
+    assert.include(await page.locator('tr[data-endpoint="local:switchyard/local-rerank"]').innerText(), "free")
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: width === 390 ? 844 : 860 })
+      assert.deepStrictEqual(await cutBadges("Endpoints"), [], `at ${width} px`)
+      assert.deepStrictEqual(await cutBadges("Providers"), [], `at ${width} px`)
+      if (width === 1280) await shoot("providers")
+    }
+    // At 390 px the endpoints table scrolls, says so, and its error rate can be scrolled to.
+    await reachable("Endpoints", 'tr[data-endpoint="flaky:acme/embed"] td:nth-child(4)')
+    assert.match(await page.locator('tr[data-endpoint="flaky:acme/embed"] td:nth-child(4)').innerText(), /100\.0 %/)
+    await shoot("providers-narrow")
+    await page.setViewportSize({ width: 1280, height: 860 })
   })
 
   it("explains in the route playground why a provider is excluded, then sends the request", async () => {
@@ -219,6 +274,8 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     await page.getByRole("button", { name: "Send for real" }).click()
     await page.getByRole("heading", { name: "Sent for real" }).waitFor()
     assert.match(await page.getByRole("region", { name: "Sent for real" }).innerText(), /Served by .*\((beta|gamma)\)/)
+    // A request that cost a fraction of a millionth of a dollar shows that cost, never $0.00.
+    assert.match(await page.getByRole("region", { name: "Sent for real" }).innerText(), /cost \$0\.0*[1-9]/)
     await shoot("playground")
 
     // Sent again, to a provider that fails: one click is one request, and only the error shows.
@@ -271,6 +328,21 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     const interns = await gateway.admin.interns.list({ query: {} })
     assert.strictEqual(interns.data.find((intern) => intern.name === "support-bot")?.status, "stopped")
     await shoot("interns")
+  })
+
+  it("fits the overview to a 390 px screen: charts' axes readable, the error rate within reach", async () => {
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.getByRole("button", { name: "Toggle navigation" }).click()
+    await page.getByRole("navigation", { name: "Console pages" }).getByRole("link", { name: "Overview", exact: true }).click()
+    await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor()
+    await page.locator('tr[data-endpoint="flaky:acme/embed"]').waitFor()
+    await readableAxes()
+    await reachable("Errors and latency by endpoint", 'tr[data-endpoint="flaky:acme/embed"] td:nth-child(3)')
+    assert.match(await page.locator('tr[data-endpoint="flaky:acme/embed"] td:nth-child(3)').innerText(), /100\.0 %/)
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+    assert.isAtMost(overflow, 0)
+    await shoot("overview-narrow")
+    await page.setViewportSize({ width: 1280, height: 860 })
   })
 
   it("shows a standard key its own usage and limits, and fits a narrow screen", async () => {

@@ -47,7 +47,7 @@ const provider = (slug: string, name: string, url: string, facts: Record<string,
 
 // Three providers of `acme/embed` that differ in price and data policy (alpha retains data, so a
 // zero-data-retention request excludes it), one model only alpha serves, and a provider whose
-// upstream always fails.
+// upstream always fails; and a rerank provider priced per search.
 const config = (healthy: string, failing: string) => ({
   providers: [
     provider("alpha", "Alpha Cloud", healthy, { zdr: false, data_collection: "allow" }, [
@@ -56,7 +56,12 @@ const config = (healthy: string, failing: string) => ({
     ]),
     provider("beta", "Beta AI", healthy, {}, [endpoint("acme/embed", "0.02")]),
     provider("gamma", "Gamma Labs", healthy, {}, [endpoint("acme/embed", "0.05", { quantization: "int8" })]),
-    provider("flaky", "Flaky Inc", failing, {}, [endpoint("acme/embed", "0.01")])
+    provider("flaky", "Flaky Inc", failing, {}, [endpoint("acme/embed", "0.01")]),
+    // A rerank endpoint billed per search (USD per 1,000 searches), with a dot in its id; no
+    // request is sent to it, it is listed only.
+    provider("delta", "Delta Rerank", healthy, { adapter: "cohere" }, [
+      { model: "cohere/rerank-v3.5", upstream_model: "rerank-v3.5", task: "rerank", pricing: { search: "2" }, supported_parameters: ["max_tokens_per_doc"] }
+    ])
   ]
 })
 
@@ -78,6 +83,8 @@ const seed = async (gateway: Omit<SeededGateway, "close">) => {
   await admin.credits.add({ payload: { amount: "25", note: "console end-to-end" } })
   const batch = await admin.keys.create({ payload: { name: "ci-batch" } })
   const search = await admin.keys.create({ payload: { name: "search-api", limit: 5, limit_reset: "daily" } })
+  // A limit of a tenth of a millionth of a dollar, which the console must not round to $0.00.
+  await admin.keys.create({ payload: { name: "tiny-limit", limit: 0.0000001 } })
   const callers = [gateway.apiKey, batch.key, search.key].map((apiKey) => new Switchyard({ baseUrl: origin, apiKey, retry: false }))
   try {
     const requests: Array<Promise<boolean>> = []
@@ -146,7 +153,8 @@ export const start = async (): Promise<SeededGateway> => {
     ALPHA_API_KEY: "sk-fake",
     BETA_API_KEY: "sk-fake",
     GAMMA_API_KEY: "sk-fake",
-    FLAKY_API_KEY: "sk-fake"
+    FLAKY_API_KEY: "sk-fake",
+    DELTA_API_KEY: "sk-fake"
   }, 300_000)
   const origin = server.baseUrl.replace(/\/api\/v1$/u, "")
   const admin = new Switchyard({ baseUrl: origin, apiKey: managementKey, retry: false })

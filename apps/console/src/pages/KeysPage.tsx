@@ -258,7 +258,7 @@ export const KeysPage = () => {
       <ErrorNotice error={keys.error} />
       {actionError !== null && <Alert color="red" title="The key was not changed" role="alert" mb="md">{actionError}</Alert>}
       <ScrollTable label="Keys" minWidth={820}>
-        <Table striped highlightOnHover verticalSpacing="xs" aria-busy={keys.loading}>
+        <Table striped highlightOnHover verticalSpacing="xs" horizontalSpacing={8} aria-busy={keys.loading}>
           <Table.Caption>Usage columns are today (UTC), this month and all time.</Table.Caption>
           <Table.Thead>
             <Table.Tr>

@@ -1,4 +1,5 @@
 import { Anchor, Badge, Stack, Table, Text, Title } from "@mantine/core"
+import * as EndpointPrice from "../EndpointPrice.ts"
 import * as EndpointStatus from "../EndpointStatus.ts"
 import * as Format from "../Format.ts"
 import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
@@ -52,8 +53,8 @@ export const ProvidersPage = () => {
                         <Text size="sm" fw={500}>{provider.name}</Text>
                         <Text size="xs" c="dimmed" ff="monospace">{provider.slug}</Text>
                       </Table.Td>
-                      <Table.Td>
-                        <Badge variant="light" color={provider.active ? "teal" : "gray"}>{provider.active ? "active" : "inactive"}</Badge>
+                      <Table.Td style={{ whiteSpace: "nowrap" }}>
+                        <Badge variant="light" color={provider.active ? "teal" : "gray"} styles={{ label: { overflow: "visible" } }}>{provider.active ? "active" : "inactive"}</Badge>
                       </Table.Td>
                       <Table.Td>
                         <Text size="sm">{provider.zdr ? "zero data retention" : "retains data"}</Text>
@@ -87,7 +88,7 @@ export const ProvidersPage = () => {
                   <Table.Th scope="col">Errors (30 min)</Table.Th>
                   <Table.Th scope="col">Latency</Table.Th>
                   <Table.Th scope="col">Throughput</Table.Th>
-                  <Table.Th scope="col">$/M tokens</Table.Th>
+                  <Table.Th scope="col">Price</Table.Th>
                   <Table.Th scope="col">Precision</Table.Th>
                 </Table.Tr>
               </Table.Thead>
@@ -98,11 +99,13 @@ export const ProvidersPage = () => {
                     <Table.Tr key={`${endpoint.provider}:${endpoint.model}:${endpoint.tag}`} data-endpoint={`${endpoint.provider}:${endpoint.model}`}>
                       <Table.Td><Text size="sm" ff="monospace">{endpoint.model}</Text></Table.Td>
                       <Table.Td>{endpoint.provider_name}</Table.Td>
-                      <Table.Td miw={150}><Badge variant="light" color={statusColor[status]}>{status}</Badge></Table.Td>
+                      <Table.Td style={{ whiteSpace: "nowrap" }}><Badge variant="light" color={statusColor[status]} styles={{ label: { overflow: "visible" } }}>{status}</Badge></Table.Td>
                       <Table.Td>{Format.percent(EndpointStatus.errorRate(endpoint.uptime_last_30m))}</Table.Td>
                       <Table.Td>{percentiles(endpoint.latency_last_30m, (n) => String(Math.round(n)))}</Table.Td>
                       <Table.Td>{percentiles(endpoint.throughput_last_30m, (n) => String(Math.round(n)))}</Table.Td>
-                      <Table.Td>${Format.perMillion(endpoint.pricing.prompt)}</Table.Td>
+                      <Table.Td>
+                        {EndpointPrice.describe(endpoint).map((part) => <Text size="sm" key={part} style={{ whiteSpace: "nowrap" }}>{part}</Text>)}
+                      </Table.Td>
                       <Table.Td>{endpoint.quantization ?? "-"}</Table.Td>
                     </Table.Tr>
                   )
