@@ -63,7 +63,7 @@ const stores: ReadonlyArray<Store> = [
       return {
         env: { DATABASE_URL: databaseUrl },
         countLedger: () => countPostgresLedger(databaseUrl),
-        drop: () => dropDatabase(databaseUrl)
+        drop: async () => void (await dropDatabase(databaseUrl))
       }
     }
   },
