@@ -82,6 +82,12 @@ describe.skipIf(disk === undefined)("the embedded store on a full disk", () => {
           cost: response.status === 200 ? nanosFromCredits(body.usage.cost)! : 0n
         }
       }
+      const health = async () => {
+        const response = await fetch(`${server.baseUrl}/health`, { signal: AbortSignal.timeout(10_000) })
+        const body = await response.json() as any
+        return { status: response.status, store: (body.checks ?? body.error?.metadata?.checks)?.store?.status as string | undefined }
+      }
+      assert.deepStrictEqual(await health(), { status: 200, store: "up" })
       const served: Array<Awaited<ReturnType<typeof embed>>> = []
       for (let i = 0; i < 5; i++) served.push(await embed(i))
       assert.deepStrictEqual(served.map((r) => r.status), [200, 200, 200, 200, 200])
@@ -101,6 +107,10 @@ describe.skipIf(disk === undefined)("the embedded store on a full disk", () => {
       assert.strictEqual(fullLines.length, 1, JSON.stringify(linesSoFar()))
       assert.include(fullLines[0]!, NodePath.join(disk!, "data", "switchyard.db"))
 
+      // Readiness says so while the disk is full: a load balancer sends the traffic elsewhere.
+      assert.deepStrictEqual(await health(), { status: 503, store: "down" })
+      assert.deepStrictEqual(await health(), { status: 503, store: "down" })
+
       Fs.rmSync(filler)
       filler = undefined
       let back: Awaited<ReturnType<typeof embed>> | undefined
@@ -111,6 +121,8 @@ describe.skipIf(disk === undefined)("the embedded store on a full disk", () => {
         await new Promise((resolve) => setTimeout(resolve, 100))
       }
       assert.strictEqual(back?.status, 200, "serving again within 5 s of space returning")
+      assert.deepStrictEqual(await health(), { status: 200, store: "up" }, "ready again, without a restart")
+      assert.isBelow(Date.now() - freedAt, 5_000, "ready again within 5 s of space returning")
 
       // Every 200 is in the ledger with its cost; nothing refused was charged.
       const delivered = [...served, ...whileFull, back!].filter((r) => r.status === 200)
