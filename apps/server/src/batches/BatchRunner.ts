@@ -1,6 +1,7 @@
 import * as Batch from "@switchyard/core/schema/Batch"
 import * as BatchLine from "@switchyard/core/schema/BatchLine"
 import { Cause, Clock, Config, Duration, Effect, Fiber, Layer, Option, Ref, Schedule, Stream } from "effect"
+import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import { GatewayMetrics } from "../observability/GatewayMetrics.ts"
 import { BatchStore, type NewUnit, type UnitRow } from "./BatchStore.ts"
@@ -19,7 +20,9 @@ export const BatchRunnerConfig = Config.all({
   /** How often an idle replica looks for work, and a running unit for a cancel. */
   pollMs: Config.Int("SWITCHYARD_BATCH_POLL_MS").pipe(Config.withDefault(1_000)),
   /** How long files (uploads, outputs and errors) are kept after they were made. */
-  retention: Config.Duration("SWITCHYARD_BATCH_RETENTION").pipe(Config.withDefault(Duration.days(30)))
+  retention: Config.Duration("SWITCHYARD_BATCH_RETENTION").pipe(Config.withDefault(Duration.days(30))),
+  /** Several processes on one embedded store (their claims are not a dead predecessor's). */
+  workerProcesses: Config.String("SWITCHYARD_WORKERS").pipe(Config.withDefault("1"))
 })
 
 // Worth another try, later: the upstream or the gateway was busy, not the request wrong.
@@ -38,6 +41,15 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
   const lines = yield* LineRunner
   const metrics = yield* GatewayMetrics
   const owner = `runner-${Crypto.randomBytes(8).toString("hex")}`
+  // The embedded store with one worker is this process's alone: a unit still claimed was claimed
+  // by a process that died (kill -9, power cut) and runs again now, not once its lease lapses.
+  const sql = yield* SqlClient.SqlClient
+  if (sql.onDialectOrElse({ sqlite: () => config.workerProcesses.trim() === "1", orElse: () => false })) {
+    const released = yield* store.releaseAll.pipe(
+      Effect.catch((error) => Effect.as(Effect.logWarning("batches: the claims before a restart stay until their lease lapses", error), 0))
+    )
+    if (released > 0) yield* Effect.logInfo(`batches: ${released} unit(s) claimed before a restart run again`)
+  }
   // Until when every line waits: set by an answer that says the upstream is busy.
   const pausedUntil = yield* Ref.make(0)
 

@@ -110,6 +110,11 @@ export class BatchStore extends Context.Service<BatchStore, {
   readonly extend: (unit: UnitRow, owner: string, until: number) => Op<boolean>
   /** Gives a claimed unit back (a process that stops), for any replica to claim at once. */
   readonly release: (unit: UnitRow, owner: string) => Op<void>
+  /**
+   * Gives back every claimed unit: at the start of a process that is the store's only one (the
+   * embedded store with one worker), whose claims are all a dead predecessor's.
+   */
+  readonly releaseAll: Op<number>
   /** Writes a unit's lines and counts once, if its claim is still the owner's. */
   readonly complete: (unit: UnitRow, owner: string, result: UnitResult) => Op<boolean>
   /** Batches whose every unit is done (or dropped), finished: `completed` or `cancelled`. */
@@ -293,6 +298,11 @@ export class BatchStore extends Context.Service<BatchStore, {
             Effect.asVoid,
             op("batches.release")
           ),
+        releaseAll: sql<{ readonly seq: number }>`UPDATE batch_units SET status = 'pending', claimed_by = NULL,
+            claimed_until = NULL WHERE status = 'running' RETURNING seq`.pipe(
+          Effect.map((rows) => rows.length),
+          op("batches.release")
+        ),
         complete: (unit, owner, result) =>
           sql.withTransaction(Effect.gen(function*() {
             const done = yield* sql<{ readonly seq: number }>`UPDATE batch_units SET status = 'done',
