@@ -62,6 +62,8 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
       let total = 0
       let json = 0
       let lineNumber = 0
+      const customIds = new Set<string>()
+      let duplicate: { readonly line: number; readonly customId: string } | undefined
       yield* Stream.runForEach(store.chunks(batch.input_file_id), (chunk) =>
         Effect.sync(() => {
           const texts = FileChunks.linesOf(chunk.data)
@@ -74,17 +76,32 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
               lineCount: Math.min(config.unitLines, texts.length - offset)
             })
           }
-          for (const text of texts) {
+          for (const [i, text] of texts.entries()) {
             if (text.trim().length === 0) continue
             total += 1
-            if (json === 0 && BatchLine.isJsonObject(text)) json += 1
+            const customId = BatchLine.customIdOf(text)
+            if (customId === undefined) continue
+            json += 1
+            if (customId === null || duplicate !== undefined) continue
+            // OpenAI refuses a file in which two requests share a custom_id: the first repeat is named.
+            if (customIds.has(customId)) duplicate = { line: lineNumber + i + 1, customId }
+            else customIds.add(customId)
           }
           lineNumber += texts.length
         }))
+      customIds.clear()
       const now = yield* Clock.currentTimeMillis
-      const failure = (code: string, message: string, line: number | null = null) =>
-        store.fail(id, [{ code, message, param: line === null ? "input_file_id" : null, line }], now)
+      const failure = (code: string, message: string, line: number | null = null, param: string | null = null) =>
+        store.fail(id, [{ code, message, param: line === null ? "input_file_id" : param, line }], now)
       if (total === 0) return yield* failure("empty_file", "The input file has no lines")
+      if (duplicate !== undefined) {
+        return yield* failure(
+          "duplicate_custom_id",
+          `The custom_id for this request is a duplicate of another request (line ${duplicate.line}, custom_id ${JSON.stringify(duplicate.customId)}). The custom_id parameter must be unique for each individual request in a batch.`,
+          duplicate.line,
+          "custom_id"
+        )
+      }
       if (json === 0) return yield* failure("invalid_json_line", "The input file is not JSONL: no line is a JSON object", 1)
       if (total > Batch.limits.lines) {
         return yield* failure("too_many_requests", `The input file has ${total} lines; a batch takes at most ${Batch.limits.lines}`)

@@ -155,8 +155,15 @@ export class BatchStore extends Context.Service<BatchStore, {
         Effect.gen(function*() {
           const totals = (yield* fileTotals(fileId))[0]
           if (totals === undefined || Number(totals.chunks) === 0) return false
-          const bytes = yield* sql<{ readonly bytes: number | string | null }>`SELECT SUM(LENGTH(data)) AS bytes
-            FROM batch_file_chunks WHERE file_id = ${fileId}`
+          // Bytes, not characters: LENGTH counts characters of text on both dialects.
+          const bytes = yield* sql.onDialectOrElse({
+            pg: () =>
+              sql<{ readonly bytes: number | string | null }>`SELECT SUM(OCTET_LENGTH(data)) AS bytes
+                FROM batch_file_chunks WHERE file_id = ${fileId}`,
+            orElse: () =>
+              sql<{ readonly bytes: number | string | null }>`SELECT SUM(LENGTH(CAST(data AS BLOB))) AS bytes
+                FROM batch_file_chunks WHERE file_id = ${fileId}`
+          })
           yield* sql`INSERT INTO batch_files (id, workspace_id, purpose, filename, bytes, lines, status, created_at)
             VALUES (${fileId}, ${workspaceId}, 'batch_output', ${filename}, ${Number(bytes[0]?.bytes ?? 0)},
               ${Number(totals.lines ?? 0)}, 'processed', ${now})
