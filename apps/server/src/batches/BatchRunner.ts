@@ -183,7 +183,14 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
               })), { concurrency: config.lineConcurrency, discard: true })
         }
       })
-      if (Option.isNone(chunk)) {
+      if (row.expired_at !== null && Option.isSome(chunk)) {
+        // The completion window passed before this unit ran: its lines are not run.
+        for (const [i, text] of texts.entries()) {
+          if (text.trim().length === 0) continue
+          const customId = BatchLine.customIdOf(text)
+          results[i] = { served: false, status: 0, line: BatchLine.expiredLine(requestId(batch, unit.first_line + i), customId ?? null) }
+        }
+      } else if (Option.isNone(chunk)) {
         // The input file was deleted under the batch: its lines cannot run.
         for (let i = 0; i < unit.line_count; i++) {
           const line = unit.first_line + i
@@ -194,7 +201,7 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
           }
         }
       }
-      const running = yield* Effect.forkChild(work)
+      const running = yield* Effect.forkChild(row.expired_at === null ? work : Effect.void)
       const ended = yield* Effect.raceFirst(Effect.as(Fiber.join(running), "done" as const), watch(unit))
       if (ended === "lost") return yield* Fiber.interrupt(running)
       if (ended === "cancelled") {
@@ -212,7 +219,14 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
       if (checkpointed) metrics.batchLines({ endpoint: row.endpoint, served: served.length, failed: failed.length })
     })
 
+  // Completion windows are checked once a poll by one of the workers.
+  let lastExpiryCheck = 0
   const step = Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    if (now - lastExpiryCheck >= config.pollMs) {
+      lastExpiryCheck = now
+      yield* store.expireOverdue(now)
+    }
     for (const id of yield* store.validating) yield* validate(id)
     const unit = yield* store.claim(owner, yield* Clock.currentTimeMillis, config.leaseMs)
     if (Option.isSome(unit)) {

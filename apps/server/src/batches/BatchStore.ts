@@ -117,6 +117,12 @@ export class BatchStore extends Context.Service<BatchStore, {
   readonly releaseAll: Op<number>
   /** Writes a unit's lines and counts once, if its claim is still the owner's. */
   readonly complete: (unit: UnitRow, owner: string, result: UnitResult) => Op<boolean>
+  /**
+   * Batches whose completion window passed by `now`: one still validating is `expired`; one in
+   * progress is marked (`expired_at`) so that its units not yet run write `batch_expired` error
+   * lines instead of running, and it finishes as `expired`.
+   */
+  readonly expireOverdue: (now: number) => Op<void>
   /** Batches whose every unit is done (or dropped), finished: `completed` or `cancelled`. */
   readonly finalize: (now: number) => Op<void>
   readonly status: (id: string) => Op<Option.Option<Batch.Status>>
@@ -330,6 +336,13 @@ export class BatchStore extends Context.Service<BatchStore, {
               WHERE id = ${unit.batch_id}`
             return true
           })).pipe(op("batches.complete")),
+        expireOverdue: (now) =>
+          sql.withTransaction(Effect.gen(function*() {
+            yield* sql`UPDATE batches SET status = 'expired', expired_at = ${now}, output_file_id = '', error_file_id = ''
+              WHERE status = 'validating' AND expires_at <= ${now}`
+            yield* sql`UPDATE batches SET expired_at = ${now}
+              WHERE status = 'in_progress' AND expires_at <= ${now} AND expired_at IS NULL`
+          })).pipe(op("batches.expire")),
         finalize: (now) =>
           Effect.gen(function*() {
             const finished = yield* sql<BatchRow>`SELECT ${batchColumns} FROM batches b
@@ -340,12 +353,13 @@ export class BatchStore extends Context.Service<BatchStore, {
             for (const batch of finished) {
               yield* sql.withTransaction(Effect.gen(function*() {
                 const cancelled = batch.status === "cancelling"
+                const expired = !cancelled && batch.expired_at !== null
                 const output = yield* outputFile(batch.workspace_id, batch.output_file_id, `${batch.id}_output.jsonl`, now)
                 const errors = yield* outputFile(batch.workspace_id, batch.error_file_id, `${batch.id}_error.jsonl`, now)
                 yield* sql`UPDATE batches SET
-                    status = ${cancelled ? "cancelled" : "completed"},
+                    status = ${cancelled ? "cancelled" : expired ? "expired" : "completed"},
                     finalizing_at = ${now},
-                    ${cancelled ? sql`cancelled_at = ${now}` : sql`completed_at = ${now}`},
+                    ${cancelled ? sql`cancelled_at = ${now}` : expired ? sql`expired_at = ${now}` : sql`completed_at = ${now}`},
                     output_file_id = ${output ? batch.output_file_id : ""},
                     error_file_id = ${errors ? batch.error_file_id : ""}
                   WHERE id = ${batch.id} AND status = ${batch.status}`

@@ -122,3 +122,17 @@ export const outputLine = (id: string, customId: string, requestId: string, body
  */
 export const errorLine = (id: string, customId: string | null, status: number, message: string): string =>
   JSON.stringify({ id, custom_id: customId, response: null, error: { code: status, message } })
+
+/**
+ * The error line of a request not run before the batch's completion window passed, as OpenAI
+ * writes it (`code` `batch_expired`).
+ *
+ * @since 0.4.0
+ */
+export const expiredLine = (id: string, customId: string | null): string =>
+  JSON.stringify({
+    id,
+    custom_id: customId,
+    response: null,
+    error: { code: "batch_expired", message: "This request could not be executed before the completion window expired." }
+  })
