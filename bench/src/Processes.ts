@@ -256,7 +256,7 @@ const switchyardConfig = (upstreamPort: number, width: number, cache: boolean) =
     quantization: "fp32",
     dimensions: width,
     supported_parameters: ["dimensions", "encoding_format", "input_type", "user"],
-    max_batch_items: 2048
+    max_batch_items: 64
   })
   return {
     providers: [{

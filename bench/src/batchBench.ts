@@ -29,9 +29,9 @@ await Harness.run({ logDir, store: "sqlite", serverUrl: undefined }, async (harn
     width,
     logLevel: "warn",
     cache: false,
-    // The fake upstream takes at most 64 inputs a call (the catalog says 2048): a unit of 64
-    // lines is one call.
-    env: { SWITCHYARD_BATCH_UNIT_LINES: "64", ...(process.env.BATCH_BENCH_WORKERS !== undefined ? { SWITCHYARD_BATCH_WORKERS: process.env.BATCH_BENCH_WORKERS } : {}) },
+    // The fake upstream takes at most 64 inputs a call, and the bench's catalog says so: a unit
+    // (256 lines by default) is cut into calls of 64, sent at once.
+    env: { ...(process.env.BATCH_BENCH_UNIT_LINES !== undefined ? { SWITCHYARD_BATCH_UNIT_LINES: process.env.BATCH_BENCH_UNIT_LINES } : {}), ...(process.env.BATCH_BENCH_WORKERS !== undefined ? { SWITCHYARD_BATCH_WORKERS: process.env.BATCH_BENCH_WORKERS } : {}) },
     ...(process.env.BATCH_BENCH_PROFILE !== undefined ? { cpuProfileDir: process.env.BATCH_BENCH_PROFILE } : {})
   })
   harness.children.push(sy)

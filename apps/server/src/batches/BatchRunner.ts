@@ -1,6 +1,7 @@
 import * as Batch from "@switchyard/core/schema/Batch"
 import * as BatchLine from "@switchyard/core/schema/BatchLine"
 import { Cause, Clock, Config, Duration, Effect, Fiber, Layer, Option, Ref, Schedule, Stream } from "effect"
+import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import { GatewayMetrics } from "../observability/GatewayMetrics.ts"
 import { BatchStore, type NewUnit, type UnitRow } from "./BatchStore.ts"
@@ -19,7 +20,9 @@ export const BatchRunnerConfig = Config.all({
   /** How often an idle replica looks for work, and a running unit for a cancel. */
   pollMs: Config.Int("SWITCHYARD_BATCH_POLL_MS").pipe(Config.withDefault(1_000)),
   /** How long files (uploads, outputs and errors) are kept after they were made. */
-  retention: Config.Duration("SWITCHYARD_BATCH_RETENTION").pipe(Config.withDefault(Duration.days(30)))
+  retention: Config.Duration("SWITCHYARD_BATCH_RETENTION").pipe(Config.withDefault(Duration.days(30))),
+  /** Several processes on one embedded store (their claims are not a dead predecessor's). */
+  workerProcesses: Config.String("SWITCHYARD_WORKERS").pipe(Config.withDefault("1"))
 })
 
 // Worth another try, later: the upstream or the gateway was busy, not the request wrong.
@@ -38,6 +41,15 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
   const lines = yield* LineRunner
   const metrics = yield* GatewayMetrics
   const owner = `runner-${Crypto.randomBytes(8).toString("hex")}`
+  // The embedded store with one worker is this process's alone: a unit still claimed was claimed
+  // by a process that died (kill -9, power cut) and runs again now, not once its lease lapses.
+  const sql = yield* SqlClient.SqlClient
+  if (sql.onDialectOrElse({ sqlite: () => config.workerProcesses.trim() === "1", orElse: () => false })) {
+    const released = yield* store.releaseAll.pipe(
+      Effect.catch((error) => Effect.as(Effect.logWarning("batches: the claims before a restart stay until their lease lapses", error), 0))
+    )
+    if (released > 0) yield* Effect.logInfo(`batches: ${released} unit(s) claimed before a restart run again`)
+  }
   // Until when every line waits: set by an answer that says the upstream is busy.
   const pausedUntil = yield* Ref.make(0)
 
@@ -50,6 +62,8 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
       let total = 0
       let json = 0
       let lineNumber = 0
+      const customIds = new Set<string>()
+      let duplicate: { readonly line: number; readonly customId: string } | undefined
       yield* Stream.runForEach(store.chunks(batch.input_file_id), (chunk) =>
         Effect.sync(() => {
           const texts = FileChunks.linesOf(chunk.data)
@@ -62,17 +76,32 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
               lineCount: Math.min(config.unitLines, texts.length - offset)
             })
           }
-          for (const text of texts) {
+          for (const [i, text] of texts.entries()) {
             if (text.trim().length === 0) continue
             total += 1
-            if (json === 0 && BatchLine.isJsonObject(text)) json += 1
+            const customId = BatchLine.customIdOf(text)
+            if (customId === undefined) continue
+            json += 1
+            if (customId === null || duplicate !== undefined) continue
+            // OpenAI refuses a file in which two requests share a custom_id: the first repeat is named.
+            if (customIds.has(customId)) duplicate = { line: lineNumber + i + 1, customId }
+            else customIds.add(customId)
           }
           lineNumber += texts.length
         }))
+      customIds.clear()
       const now = yield* Clock.currentTimeMillis
-      const failure = (code: string, message: string, line: number | null = null) =>
-        store.fail(id, [{ code, message, param: line === null ? "input_file_id" : null, line }], now)
+      const failure = (code: string, message: string, line: number | null = null, param: string | null = null) =>
+        store.fail(id, [{ code, message, param: line === null ? "input_file_id" : param, line }], now)
       if (total === 0) return yield* failure("empty_file", "The input file has no lines")
+      if (duplicate !== undefined) {
+        return yield* failure(
+          "duplicate_custom_id",
+          `The custom_id for this request is a duplicate of another request (line ${duplicate.line}, custom_id ${JSON.stringify(duplicate.customId)}). The custom_id parameter must be unique for each individual request in a batch.`,
+          duplicate.line,
+          "custom_id"
+        )
+      }
       if (json === 0) return yield* failure("invalid_json_line", "The input file is not JSONL: no line is a JSON object", 1)
       if (total > Batch.limits.lines) {
         return yield* failure("too_many_requests", `The input file has ${total} lines; a batch takes at most ${Batch.limits.lines}`)
@@ -154,7 +183,14 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
               })), { concurrency: config.lineConcurrency, discard: true })
         }
       })
-      if (Option.isNone(chunk)) {
+      if (row.expired_at !== null && Option.isSome(chunk)) {
+        // The completion window passed before this unit ran: its lines are not run.
+        for (const [i, text] of texts.entries()) {
+          if (text.trim().length === 0) continue
+          const customId = BatchLine.customIdOf(text)
+          results[i] = { served: false, status: 0, line: BatchLine.expiredLine(requestId(batch, unit.first_line + i), customId ?? null) }
+        }
+      } else if (Option.isNone(chunk)) {
         // The input file was deleted under the batch: its lines cannot run.
         for (let i = 0; i < unit.line_count; i++) {
           const line = unit.first_line + i
@@ -165,7 +201,7 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
           }
         }
       }
-      const running = yield* Effect.forkChild(work)
+      const running = yield* Effect.forkChild(row.expired_at === null ? work : Effect.void)
       const ended = yield* Effect.raceFirst(Effect.as(Fiber.join(running), "done" as const), watch(unit))
       if (ended === "lost") return yield* Fiber.interrupt(running)
       if (ended === "cancelled") {
@@ -183,7 +219,14 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
       if (checkpointed) metrics.batchLines({ endpoint: row.endpoint, served: served.length, failed: failed.length })
     })
 
+  // Completion windows are checked once a poll by one of the workers.
+  let lastExpiryCheck = 0
   const step = Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    if (now - lastExpiryCheck >= config.pollMs) {
+      lastExpiryCheck = now
+      yield* store.expireOverdue(now)
+    }
     for (const id of yield* store.validating) yield* validate(id)
     const unit = yield* store.claim(owner, yield* Clock.currentTimeMillis, config.leaseMs)
     if (Option.isSome(unit)) {

@@ -110,8 +110,19 @@ export class BatchStore extends Context.Service<BatchStore, {
   readonly extend: (unit: UnitRow, owner: string, until: number) => Op<boolean>
   /** Gives a claimed unit back (a process that stops), for any replica to claim at once. */
   readonly release: (unit: UnitRow, owner: string) => Op<void>
+  /**
+   * Gives back every claimed unit: at the start of a process that is the store's only one (the
+   * embedded store with one worker), whose claims are all a dead predecessor's.
+   */
+  readonly releaseAll: Op<number>
   /** Writes a unit's lines and counts once, if its claim is still the owner's. */
   readonly complete: (unit: UnitRow, owner: string, result: UnitResult) => Op<boolean>
+  /**
+   * Batches whose completion window passed by `now`: one still validating is `expired`; one in
+   * progress is marked (`expired_at`) so that its units not yet run write `batch_expired` error
+   * lines instead of running, and it finishes as `expired`.
+   */
+  readonly expireOverdue: (now: number) => Op<void>
   /** Batches whose every unit is done (or dropped), finished: `completed` or `cancelled`. */
   readonly finalize: (now: number) => Op<void>
   readonly status: (id: string) => Op<Option.Option<Batch.Status>>
@@ -150,8 +161,15 @@ export class BatchStore extends Context.Service<BatchStore, {
         Effect.gen(function*() {
           const totals = (yield* fileTotals(fileId))[0]
           if (totals === undefined || Number(totals.chunks) === 0) return false
-          const bytes = yield* sql<{ readonly bytes: number | string | null }>`SELECT SUM(LENGTH(data)) AS bytes
-            FROM batch_file_chunks WHERE file_id = ${fileId}`
+          // Bytes, not characters: LENGTH counts characters of text on both dialects.
+          const bytes = yield* sql.onDialectOrElse({
+            pg: () =>
+              sql<{ readonly bytes: number | string | null }>`SELECT SUM(OCTET_LENGTH(data)) AS bytes
+                FROM batch_file_chunks WHERE file_id = ${fileId}`,
+            orElse: () =>
+              sql<{ readonly bytes: number | string | null }>`SELECT SUM(LENGTH(CAST(data AS BLOB))) AS bytes
+                FROM batch_file_chunks WHERE file_id = ${fileId}`
+          })
           yield* sql`INSERT INTO batch_files (id, workspace_id, purpose, filename, bytes, lines, status, created_at)
             VALUES (${fileId}, ${workspaceId}, 'batch_output', ${filename}, ${Number(bytes[0]?.bytes ?? 0)},
               ${Number(totals.lines ?? 0)}, 'processed', ${now})
@@ -293,6 +311,11 @@ export class BatchStore extends Context.Service<BatchStore, {
             Effect.asVoid,
             op("batches.release")
           ),
+        releaseAll: sql<{ readonly seq: number }>`UPDATE batch_units SET status = 'pending', claimed_by = NULL,
+            claimed_until = NULL WHERE status = 'running' RETURNING seq`.pipe(
+          Effect.map((rows) => rows.length),
+          op("batches.release")
+        ),
         complete: (unit, owner, result) =>
           sql.withTransaction(Effect.gen(function*() {
             const done = yield* sql<{ readonly seq: number }>`UPDATE batch_units SET status = 'done',
@@ -313,6 +336,13 @@ export class BatchStore extends Context.Service<BatchStore, {
               WHERE id = ${unit.batch_id}`
             return true
           })).pipe(op("batches.complete")),
+        expireOverdue: (now) =>
+          sql.withTransaction(Effect.gen(function*() {
+            yield* sql`UPDATE batches SET status = 'expired', expired_at = ${now}, output_file_id = '', error_file_id = ''
+              WHERE status = 'validating' AND expires_at <= ${now}`
+            yield* sql`UPDATE batches SET expired_at = ${now}
+              WHERE status = 'in_progress' AND expires_at <= ${now} AND expired_at IS NULL`
+          })).pipe(op("batches.expire")),
         finalize: (now) =>
           Effect.gen(function*() {
             const finished = yield* sql<BatchRow>`SELECT ${batchColumns} FROM batches b
@@ -323,12 +353,13 @@ export class BatchStore extends Context.Service<BatchStore, {
             for (const batch of finished) {
               yield* sql.withTransaction(Effect.gen(function*() {
                 const cancelled = batch.status === "cancelling"
+                const expired = !cancelled && batch.expired_at !== null
                 const output = yield* outputFile(batch.workspace_id, batch.output_file_id, `${batch.id}_output.jsonl`, now)
                 const errors = yield* outputFile(batch.workspace_id, batch.error_file_id, `${batch.id}_error.jsonl`, now)
                 yield* sql`UPDATE batches SET
-                    status = ${cancelled ? "cancelled" : "completed"},
+                    status = ${cancelled ? "cancelled" : expired ? "expired" : "completed"},
                     finalizing_at = ${now},
-                    ${cancelled ? sql`cancelled_at = ${now}` : sql`completed_at = ${now}`},
+                    ${cancelled ? sql`cancelled_at = ${now}` : expired ? sql`expired_at = ${now}` : sql`completed_at = ${now}`},
                     output_file_id = ${output ? batch.output_file_id : ""},
                     error_file_id = ${errors ? batch.error_file_id : ""}
                   WHERE id = ${batch.id} AND status = ${batch.status}`

@@ -20,8 +20,8 @@ export const file = (row: FileRow): Batch.FileObject => ({
   status_details: null
 })
 
-// Set when a batch is finished (`completed` or `cancelled`), to "" when the file would hold no line.
-const finished = (status: Batch.Status) => status === "completed" || status === "cancelled"
+// Set when a batch is finished (`completed`, `cancelled` or `expired`), to "" when the file would hold no line.
+const finished = (status: Batch.Status) => status === "completed" || status === "cancelled" || status === "expired"
 
 export const batch = (row: BatchRow): Batch.BatchObject => ({
   id: row.id,

@@ -15,6 +15,7 @@ import * as EmbeddingsBody from "../handlers/Embeddings.ts"
 import * as RerankBody from "../handlers/Rerank.ts"
 import { resolveModel } from "../handlers/ModelCall.ts"
 import * as SchemaErrorsLive from "../http/SchemaErrorsLive.ts"
+import * as Span from "../observability/Span.ts"
 import { Rerank } from "../rerank/Rerank.ts"
 
 /**
@@ -103,7 +104,38 @@ export class LineRunner extends Context.Service<LineRunner, {
         })
       }
 
-      const run = (batch: BatchIdentity, line: number, text: string): Effect.Effect<LineOutcome> => {
+      // Every log line and span of a batch's line carries the batch's id; each line or group of
+      // lines has a span of its own (a batch has no HTTP request span to hang them under).
+      const ofBatch = (batch: BatchIdentity, name: string, attributes: () => Record<string, unknown>) =>
+      <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+        self.pipe(
+          // A batch's lines are a trace of their own: no request is above them.
+          Span.within(name, () => ({ "switchyard.batch_id": batch.id, ...attributes() }), { root: true }),
+          Effect.annotateSpans({ "switchyard.batch_id": batch.id }),
+          Effect.annotateLogs({ batch_id: batch.id })
+        )
+
+      /** The line's access line: what the live endpoint's access line says, with the batch and the line. */
+      const accessLine = (batch: BatchIdentity, line: number, outcome: LineOutcome, started: number) =>
+        Effect.logInfo("batch line").pipe(Effect.annotateLogs({
+          batch_id: batch.id,
+          line,
+          path: batch.endpoint,
+          status: outcome.status,
+          duration_ms: Math.round((performance.now() - started) * 10) / 10,
+          ...(outcome.served ? { generation_id: generationId(batch, line) } : {})
+        }))
+
+      const run = (batch: BatchIdentity, line: number, text: string): Effect.Effect<LineOutcome> =>
+        Effect.suspend(() => {
+          const started = performance.now()
+          return runLine(batch, line, text).pipe(
+            Effect.tap((outcome) => accessLine(batch, line, outcome, started)),
+            ofBatch(batch, "batch.line", () => ({ "switchyard.batch_line": line }))
+          )
+        })
+
+      const runLine = (batch: BatchIdentity, line: number, text: string): Effect.Effect<LineOutcome> => {
         const id = requestId(batch, line)
         const parsed = BatchLine.parse(text, line, batch.endpoint)
         if (parsed._tag === "Invalid") {
@@ -175,20 +207,26 @@ export class LineRunner extends Context.Service<LineRunner, {
               groups.set(key, group)
             }
           }
-          const many = Effect.forEach(groups.values(), (group) =>
-            stopped() ? Effect.void : Effect.flatMap(
+          const many = Effect.forEach(groups.values(), (group) => {
+            if (stopped()) return Effect.void
+            const started = performance.now()
+            return Effect.flatMap(
               embeddings.createMany(batch.caller, group.map(({ index, request }) => ({ request, generationId: generationId(batch, lines[index]!.line) }))),
               (results) =>
-                Effect.sync(() => {
-                  for (const [k, { index, customId, request }] of group.entries()) {
-                    const result = results[k]!
-                    const line = lines[index]!.line
-                    outcomes[index] = result._tag === "Success"
-                      ? served(batch, line, customId, Buffer.from(EmbeddingsBody.body(result.success, request, false)).toString("utf8"))
-                      : failed(batch, line, customId, EmbeddingsError.toApiError(result.failure))
-                  }
-                })
-            ), { concurrency, discard: true })
+                Effect.forEach(group.entries(), ([k, { index, customId, request }]) => {
+                  const result = results[k]!
+                  const line = lines[index]!.line
+                  const outcome = result._tag === "Success"
+                    ? served(batch, line, customId, Buffer.from(EmbeddingsBody.body(result.success, request, false)).toString("utf8"))
+                    : failed(batch, line, customId, EmbeddingsError.toApiError(result.failure))
+                  outcomes[index] = outcome
+                  return accessLine(batch, line, outcome, started)
+                }, { discard: true })
+            ).pipe(ofBatch(batch, "batch.lines", () => ({
+              "switchyard.batch_first_line": lines[group[0]!.index]!.line,
+              "switchyard.batch_lines": group.length
+            })))
+          }, { concurrency, discard: true })
           const each = Effect.forEach(single, (index) =>
             stopped() ? Effect.void : Effect.flatMap(run(batch, lines[index]!.line, lines[index]!.text), (outcome) =>
               Effect.sync(() => {

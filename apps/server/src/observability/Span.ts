@@ -16,13 +16,15 @@ export const perRequest = { captureStackTrace: false } as const
 
 /**
  * `Effect.withSpan(name)` when tracing is on; the effect itself when it is off. `attributes` is
- * called only when the span is made.
+ * called only when the span is made. `root`: background work that declares itself a trace of its
+ * own (a batch's lines), which `Tracing.declaredRootsOnly` exports.
  */
-export const within = (name: string, attributes?: () => Record<string, unknown>) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+export const within = (name: string, attributes?: () => Record<string, unknown>, options?: { readonly root?: boolean }) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.withFiber((fiber) =>
     fiber.getRef(References.TracerEnabled)
       ? Effect.withSpan(self, name, {
         ...(attributes === undefined ? {} : { attributes: attributes() }),
+        ...(options?.root === true ? { root: true } : {}),
         ...perRequest
       } satisfies Tracer.SpanOptions) as Effect.Effect<A, E, R>
       : self

@@ -168,4 +168,48 @@ describe("batches across a restart and a cancel", () => {
       await gateway.close()
     }
   })
+
+  it("a batch whose 24 h window passes while it runs is expired: the lines run are in the output, the rest are batch_expired error lines, none charged", async () => {
+    alpha.setBehaviour({ _tag: "Delay", ms: 40 })
+    const keys = { apiKey: KeySecret.generate(), managementKey: KeySecret.generate() }
+    const databaseUrl = storeKind === "postgres" ? await freshDatabase() : undefined
+    try {
+      const gateway = await startGateway({ config: config(alpha.url), credits: 10, env, keys, ...(databaseUrl !== undefined ? { databaseUrl } : {}) })
+      try {
+        const client = new OpenAI({ apiKey: keys.apiKey, baseURL: gateway.server.baseUrl, maxRetries: 0 })
+        const file = await client.files.create({ file: await toFile(Buffer.from(input(60)), "corpus.jsonl"), purpose: "batch" })
+        const batch = await client.batches.create({ input_file_id: file.id, endpoint: "/v1/embeddings", completion_window: "24h" })
+        assert.strictEqual(batch.expires_at, batch.created_at + 24 * 3600)
+        await until(() => client.batches.retrieve(batch.id), (b) => (b.request_counts?.completed ?? 0) >= 8)
+        // The window passes: its end moved to the past, as 24 h of waiting would.
+        await gateway.server.run(Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`UPDATE batches SET expires_at = ${Date.now() - 1} WHERE id = ${batch.id}`
+        }))
+        const expired = await until(() => client.batches.retrieve(batch.id), (b) => b.status !== "in_progress", 30_000)
+        assert.strictEqual(expired.status, "expired")
+        assert.isNumber(expired.expired_at)
+        assert.isNull(expired.completed_at)
+        const counts = expired.request_counts!
+        assert.strictEqual(counts.total, 60)
+        assert.strictEqual(counts.completed + counts.failed, 60)
+        assert.isAtLeast(counts.completed, 8)
+        assert.isAbove(counts.failed, 0, "the window passed before every line ran")
+        const output = jsonLines(await (await client.files.content(expired.output_file_id!)).text())
+        const errors = jsonLines(await (await client.files.content(expired.error_file_id!)).text())
+        assert.strictEqual(output.length, counts.completed)
+        assert.strictEqual(errors.length, counts.failed)
+        for (const e of errors) assert.strictEqual(e.error.code, "batch_expired")
+        const ids = [...output, ...errors].map((o) => o.custom_id)
+        assert.strictEqual(new Set(ids).size, 60)
+        assert.sameMembers(ids, Array.from({ length: 60 }, (_, i) => `c${i}`))
+        // Only the lines run are charged.
+        assert.strictEqual((await ledger(gateway)).length, counts.completed)
+      } finally {
+        await gateway.close()
+      }
+    } finally {
+      if (databaseUrl !== undefined) await dropDatabase(databaseUrl)
+    }
+  })
 })

@@ -250,4 +250,41 @@ describe("openai SDK against Switchyard: files and batches", () => {
     assert.strictEqual(errors[0].custom_id, "r2")
     assert.include(errors[0].error.message, "/v1/rerank")
   })
+
+  it("a file in which two lines share a custom_id fails validation as OpenAI's does; nothing runs or is charged", async () => {
+    const before = (await ledger(gateway)).length
+    const calls = alpha.requests.length
+    const input = [
+      line("same", { model: "acme/embed", input: "first" }),
+      line("other", { model: "acme/embed", input: "second" }),
+      line("same", { model: "acme/embed", input: "third" })
+    ].join("\n")
+    const file = await client.files.create({ file: await toFile(Buffer.from(input), "dupes.jsonl"), purpose: "batch" })
+    const created = await client.batches.create({ input_file_id: file.id, endpoint: "/v1/embeddings", completion_window: "24h" })
+    const batch = await waitForStatus(client, created.id, ["failed", "completed"])
+    assert.strictEqual(batch.status, "failed")
+    const error = batch.errors?.data?.[0]
+    assert.strictEqual(error?.code, "duplicate_custom_id")
+    assert.strictEqual(error?.line, 3)
+    assert.strictEqual(error?.param, "custom_id")
+    assert.include(error?.message, "unique")
+    assert.isNull(batch.output_file_id)
+    assert.strictEqual(alpha.requests.length, calls)
+    assert.strictEqual((await ledger(gateway)).length, before)
+  })
+
+  it("an output file's bytes are counted in bytes, not characters", async () => {
+    const ids = ["café-1", "日本語-2", "emoji-🙂"]
+    const input = ids.map((id) => line(id, { model: "acme/embed", input: `text ${id}` })).join("\n")
+    const file = await client.files.create({ file: await toFile(Buffer.from(input), "utf8.jsonl"), purpose: "batch" })
+    assert.strictEqual(file.bytes, Buffer.byteLength(input))
+    const created = await client.batches.create({ input_file_id: file.id, endpoint: "/v1/embeddings", completion_window: "24h" })
+    const batch = await waitForStatus(client, created.id, ["completed", "failed"])
+    assert.strictEqual(batch.status, "completed")
+    const content = await (await client.files.content(batch.output_file_id!)).text()
+    assert.sameMembers(jsonLines(content).map((o) => o.custom_id), ids)
+    const output = await client.files.retrieve(batch.output_file_id!)
+    assert.isAbove(Buffer.byteLength(content), content.length)
+    assert.strictEqual(output.bytes, Buffer.byteLength(content))
+  })
 })

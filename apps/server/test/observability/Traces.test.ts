@@ -146,7 +146,7 @@ describe(`traces over OTLP/HTTP (${storeKind})`, () => {
     assert.include(ancestors(deliver), "POST /api/v1/embeddings")
   })
   // Background runs that declared themselves roots; everything else exported is under a request.
-  const jobs = ["ledger.flush", "ledger.retention", "store.upkeep"]
+  const jobs = ["ledger.flush", "ledger.retention", "store.upkeep", "batch.line", "batch.lines"]
   const isRoot = (span: OtlpSpan) => span.parentSpanId === undefined || span.parentSpanId === ""
 
   it("exports no root span for 100 polls of /health and /metrics, and none for start-up or idle upkeep", async () => {
@@ -204,5 +204,41 @@ describe(`traces over OTLP/HTTP (${storeKind})`, () => {
     assert.strictEqual(attribute(adapter, "error.type"), "Unavailable")
     assert.include(adapter.status.message, 'Provider "alpha"')
     for (const span of spans.filter((s) => s.traceId === trace)) assert.notInclude(span.status.message ?? "", 'Provider "upstream"')
+  })
+
+  it("a batch's lines: their spans and their access lines carry the batch's id", async () => {
+    const { call, gateway, keys } = observed
+    assert.strictEqual((await call("/credits", { amount: 5 }, { key: keys.managementKey })).status, 200)
+    const input = ["one", "two", "three"]
+      .map((text, i) => JSON.stringify({ custom_id: `t${i}`, method: "POST", url: "/v1/embeddings", body: { model: "acme/embed", input: text } }))
+      .join("\n")
+    const form = new FormData()
+    form.append("purpose", "batch")
+    form.append("file", new Blob([input]), "traced.jsonl")
+    const upload = await fetch(`${gateway.baseUrl}/files`, { method: "POST", headers: { authorization: `Bearer ${keys.apiKey}` }, body: form })
+    assert.strictEqual(upload.status, 200)
+    const file = (await upload.json()) as { id: string }
+    const created = await call("/batches", { input_file_id: file.id, endpoint: "/v1/embeddings", completion_window: "24h" })
+    assert.strictEqual(created.status, 200, JSON.stringify(created.json))
+    const batchId = created.json.id as string
+    await waitFor(() => gateway.stdout().split("\n").filter((l) => l.includes(batchId) && l.includes("batch line")).length === 3)
+    const lines = gateway.stdout().split("\n").filter((l) => l.includes("batch line")).map((l) => JSON.parse(l))
+      .filter((l) => l.batch_id === batchId)
+    assert.sameMembers(lines.map((l) => l.line), [1, 2, 3])
+    for (const l of lines) {
+      assert.strictEqual(l.status, 200)
+      assert.match(l.generation_id, /^gen-emb-/u)
+    }
+
+    let spans: ReadonlyArray<OtlpSpan> = []
+    await waitFor(() => {
+      spans = spansOf(collector.received).filter((s) => attribute(s, "switchyard.batch_id") === batchId)
+      return spans.some((s) => s.name === "batch.lines") && spans.some((s) => s.name === "Accounting.settle")
+    })
+    const group = spans.find((s) => s.name === "batch.lines")!
+    assert.strictEqual(Number(attribute(group, "switchyard.batch_lines")), 3)
+    // The spans under the group (the route, the upstream call, the settlements) carry the id too.
+    const under = spans.filter((s) => s.traceId === group.traceId && s.spanId !== group.spanId)
+    assert.isAbove(under.length, 0)
   })
 })

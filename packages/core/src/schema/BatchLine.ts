@@ -62,6 +62,23 @@ export const isJsonObject = (text: string): boolean => {
 }
 
 /**
+ * A line's `custom_id` as validation reads it: `undefined` when the line is not a JSON object,
+ * `null` when it is one without a string `custom_id`.
+ *
+ * @since 0.4.0
+ */
+export const customIdOf = (text: string): string | null | undefined => {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  if (!isRecord(value)) return undefined
+  return typeof value.custom_id === "string" ? value.custom_id : null
+}
+
+/**
  * Reads input line number `line` (1-based) of a batch on `endpoint`.
  *
  * @since 0.4.0
@@ -105,3 +122,17 @@ export const outputLine = (id: string, customId: string, requestId: string, body
  */
 export const errorLine = (id: string, customId: string | null, status: number, message: string): string =>
   JSON.stringify({ id, custom_id: customId, response: null, error: { code: status, message } })
+
+/**
+ * The error line of a request not run before the batch's completion window passed, as OpenAI
+ * writes it (`code` `batch_expired`).
+ *
+ * @since 0.4.0
+ */
+export const expiredLine = (id: string, customId: string | null): string =>
+  JSON.stringify({
+    id,
+    custom_id: customId,
+    response: null,
+    error: { code: "batch_expired", message: "This request could not be executed before the completion window expired." }
+  })
