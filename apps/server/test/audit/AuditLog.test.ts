@@ -120,6 +120,22 @@ describe(`the audit log of management actions (${storeKind})`, () => {
     assert.deepStrictEqual(verified.body, { ok: true, checked: all.length })
   })
 
+  it("a change of a workspace's provider settings is one entry with its routing before and after", async () => {
+    const operator = server.managementKey
+    const created = await call(server, "POST", "/workspaces", operator, { name: "Routed", slug: "routed" })
+    assert.strictEqual(created.status, 201, JSON.stringify(created.body))
+    const id = created.body.data.id
+    const before = await count()
+    const patched = await call(server, "PATCH", `/workspaces/${id}`, operator, { only: ["alpha"], data_collection: "deny", name: "Routed 2" })
+    assert.strictEqual(patched.status, 200, JSON.stringify(patched.body))
+    assert.strictEqual(await count(), before + 1)
+    const [latest] = await entries(operator, "?limit=1")
+    assert.strictEqual(latest!.action, "workspace.update")
+    assert.deepStrictEqual(latest!.before, { name: "Routed", routing: null })
+    assert.deepStrictEqual(latest!.after, { name: "Routed 2", routing: { only: ["alpha"], data_collection: "deny" } })
+    assert.strictEqual((await call(server, "DELETE", `/workspaces/${id}`, operator)).status, 200)
+  })
+
   it("filters by action, resource, target and time, and pages with a cursor", async () => {
     const operator = server.managementKey
     for (const name of ["p1", "p2", "p3"]) assert.strictEqual((await call(server, "POST", "/keys", operator, { name })).status, 201)
@@ -173,7 +189,9 @@ describe(`the audit log of management actions (${storeKind})`, () => {
   it("verify reports a tampered entry, and a cut-off end, at that entry", async () => {
     const operator = server.managementKey
     const all = await entries(operator, "?limit=500")
-    const victim = all[Math.floor(all.length / 2)]!
+    // An entry from the middle with an `after` to forge (a deletion's is null).
+    const changes = all.filter((e) => e.after !== null)
+    const victim = changes[Math.floor(changes.length / 2)]!
     await server.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
       sql`UPDATE audit_log SET after_json = ${JSON.stringify({ name: "forged" })} WHERE id = ${victim.id}`))
     const tampered = await call(server, "GET", "/audit-log/verify", operator)
