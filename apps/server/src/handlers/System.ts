@@ -18,6 +18,12 @@ const storeTimeout = Duration.millis(2500)
 
 /** Below this many free bytes on the data directory's disk, `/health` says `degraded`. */
 export const diskFloorBytes = 64 * 1024 * 1024
+/**
+ * Under this much free space the embedded store's disk is full for the ledger: a small write (the
+ * probe's) may still fit in the write-ahead log's allocated pages while a request's flush does
+ * not, so readiness goes by the free space too, not by the probe alone.
+ */
+export const diskFullBytes = 1024 * 1024
 
 type Checks = typeof HealthChecks.Type
 
@@ -94,7 +100,7 @@ export const SystemHandlers = HttpApiBuilder.group(
         Fs.statfs(dataDir).then(
           (stats): Checks["disk"] => {
             const free = stats.bavail * stats.bsize
-            return { status: free < diskFloorBytes ? "low" : "up", free_bytes: free }
+            return { status: free < diskFullBytes ? "full" : free < diskFloorBytes ? "low" : "up", free_bytes: free }
           },
           (): Checks["disk"] => ({ status: "down" })
         )
@@ -103,13 +109,14 @@ export const SystemHandlers = HttpApiBuilder.group(
     return handlers.handle("health", () =>
       Effect.gen(function*() {
         const [failure, disk] = yield* Effect.all([storeCheck, diskCheck], { concurrency: 2 })
+        const storeFailure = failure ?? (disk.status === "full" ? "has a full disk" : undefined)
         const checks: Checks = {
-          store: { status: failure === undefined ? "up" : "down" },
+          store: { status: storeFailure === undefined ? "up" : "down" },
           redis: { status: redis?.state() ?? "off" },
           disk
         }
         if (served?.draining()) return yield* Effect.fail(unavailable("", checks, "shutting_down"))
-        if (failure !== undefined) return yield* Effect.fail(unavailable(failure, checks))
+        if (storeFailure !== undefined) return yield* Effect.fail(unavailable(storeFailure, checks))
         const degraded = checks.redis.status === "down" || disk.status !== "up" && disk.status !== "off"
         return { status: degraded ? "degraded" as const : "ok" as const, checks }
       }))

@@ -9,12 +9,13 @@ import { wire } from "../errors/ApiError.ts"
 
 /**
  * One dependency's state in `/health`'s body: `up`, `down`, `off` (not configured) or, for the
- * disk, `low` (under its free-space floor).
+ * disk, `low` (under its free-space floor) and `full` (too little left to write the ledger: the
+ * store counts as down).
  *
  * @since 0.4.0
  */
 export const DependencyCheck = Schema.Struct({
-  status: Schema.Literals(["up", "down", "off", "low"]),
+  status: Schema.Literals(["up", "down", "off", "low", "full"]),
   /** The disk's free bytes under the embedded store's data directory. */
   free_bytes: Schema.optionalKey(Schema.Number)
 })
