@@ -124,6 +124,10 @@ describe.skipIf(disk === undefined)("reliability: the built gateway on a full di
       Fs.rmSync(filler)
       filler = undefined
       const freedAt = performance.now()
+      const freeAfter = (() => {
+        const stats = Fs.statfsSync(disk!)
+        return stats.bavail * stats.bsize
+      })()
       let healthBack: number | undefined
       let callBack: Awaited<ReturnType<typeof embed>> | undefined
       while (performance.now() - freedAt < 5_000 && (healthBack === undefined || callBack === undefined)) {
@@ -156,6 +160,7 @@ describe.skipIf(disk === undefined)("reliability: the built gateway on a full di
         full_for_ms: Math.round(freedAt - filledAt),
         health_back_ms: healthBack === undefined ? undefined : Math.round(healthBack),
         call_back_ms: callBackMs === undefined ? undefined : Math.round(callBackMs),
+        free_after_freeing_mb: Math.round(freeAfter / 1024 / 102.4) / 10,
         ledger_rows: ledger.size,
         ok_total: delivered.length
       }
