@@ -87,6 +87,28 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     }
   }
 
+  // The overview's figures for a model billed per search whose id has a dot: the spend chart's
+  // legend names it whole (`cohere/rerank-v3.5`, never `5`) beside a bar of its own, and the
+  // embeddings-cache table leaves it out (a rerank model has no embeddings cache).
+  const rerankFigures = async () => {
+    const width = page.viewportSize()?.width
+    const chart = page.getByRole("region", { name: "Spend per day by model" })
+    const legend = chart.locator(".recharts-legend-wrapper p")
+    await legend.first().waitFor()
+    const names = await legend.allInnerTexts()
+    assert.include(names, "cohere/rerank-v3.5", `legend at ${width} px: ${names.join(", ")}`)
+    for (const name of names) assert.match(name, /^[a-z0-9-]+\/[a-z0-9.-]+$/u, `a legend entry is not a model id at ${width} px`)
+    // Its series is drawn: the hidden table of the chart reads its spend as dollars, not $0.00 or NaN.
+    const column = (await chart.locator("table thead th").allTextContents()).indexOf("cohere/rerank-v3.5")
+    assert.isAbove(column, 0)
+    const spent = await chart.locator(`table tbody tr td:nth-child(${column + 1})`).allTextContents()
+    assert.isTrue(spent.some((text) => /^\$0\.00[1-9]/u.test(text)), `rerank spend at ${width} px: ${spent.join(" ")}`)
+    const cache = page.getByRole("region", { name: "Embeddings cache by model, last 30 days" })
+    await cache.locator('tr[data-model="acme/embed-large"]').waitFor()
+    assert.strictEqual(await cache.locator('tr[data-model="cohere/rerank-v3.5"]').count(), 0, `at ${width} px`)
+    assert.notInclude(await cache.innerText(), "rerank", `at ${width} px`)
+  }
+
   const open = async (label: string) => {
     await page.getByRole("navigation", { name: "Console pages" }).getByRole("link", { name: label, exact: true }).click()
     await page.getByRole("heading", { level: 1, name: label }).waitFor()
@@ -168,6 +190,7 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     const failedRow = page.getByRole("region", { name: "Recent failed requests" }).locator('tr[data-failure-provider="flaky"]').first()
     await failedRow.waitFor()
     assert.match(await failedRow.innerText(), /acme\/embed.*flaky.*Tried: flaky \(failure/s)
+    await rerankFigures()
     await shoot("overview")
   })
 
@@ -278,25 +301,40 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     assert.match(await page.getByRole("region", { name: "Sent for real" }).innerText(), /cost \$0\.0*[1-9]/)
     await shoot("playground")
 
-    // Sent again, to a provider that fails: one click is one request, and only the error shows.
-    const sent: Array<string> = []
-    const count = (request: { method: () => string; url: () => string }) => {
-      if (request.method() === "POST" && request.url().endsWith("/api/v1/embeddings")) sent.push(request.url())
+    // Sent again, to a provider that fails: one click is one request, and only the error shows,
+    // headed as the upstream provider's failure, not as the gateway refusing the request.
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: width === 390 ? 844 : 860 })
+      const sent: Array<string> = []
+      const count = (request: { method: () => string; url: () => string }) => {
+        if (request.method() === "POST" && request.url().endsWith("/api/v1/embeddings")) sent.push(request.url())
+      }
+      page.on("request", count)
+      const errorsBefore = consoleErrors.length
+      await page.getByLabel("Only", { exact: true }).fill("flaky")
+      // A failed send leaves no plan: the route is explained again before the next send.
+      if (await page.getByRole("region", { name: /^Plan for/ }).count() === 0) {
+        await page.getByRole("button", { name: "Explain route" }).click()
+        await page.getByRole("region", { name: /^Plan for/ }).waitFor()
+      }
+      const answered = page.waitForResponse((response) => response.request().method() === "POST" && response.url().endsWith("/api/v1/embeddings"))
+      await page.getByRole("button", { name: "Send for real" }).click()
+      await answered
+      await page.getByRole("alert").waitFor()
+      await page.waitForFunction(() => !document.querySelector("button[data-loading]"))
+      page.off("request", count)
+      assert.strictEqual(sent.length, 1)
+      // The browser logs the failed answer it was sent on purpose; nothing else.
+      assert.deepStrictEqual(consoleErrors.splice(errorsBefore).map((text) => /status of 5\d\d/.test(text)), [true])
+      assert.strictEqual(await page.getByRole("region", { name: "Sent for real" }).count(), 0)
+      assert.strictEqual(await page.getByRole("region", { name: /^Plan for/ }).count(), 0)
+      const heading = await page.getByRole("alert").locator(".mantine-Alert-title").innerText()
+      assert.match(heading, /^The upstream provider flaky failed/, `at ${width} px`)
+      assert.notInclude(await page.getByRole("alert").innerText(), "The gateway refused", `at ${width} px`)
+      await shoot(width === 1280 ? "playground-failed" : "playground-failed-narrow")
+      await page.getByLabel("Only", { exact: true }).fill("")
     }
-    page.on("request", count)
-    const errorsBefore = consoleErrors.length
-    await page.getByLabel("Only", { exact: true }).fill("flaky")
-    await page.getByRole("button", { name: "Send for real" }).click()
-    await page.getByRole("alert").waitFor()
-    await page.waitForFunction(() => !document.querySelector("button[data-loading]"))
-    page.off("request", count)
-    assert.strictEqual(sent.length, 1)
-    // The browser logs the failed answer it was sent on purpose; nothing else.
-    assert.deepStrictEqual(consoleErrors.splice(errorsBefore).map((text) => /status of 5\d\d/.test(text)), [true])
-    assert.strictEqual(await page.getByRole("region", { name: "Sent for real" }).count(), 0)
-    assert.strictEqual(await page.getByRole("region", { name: /^Plan for/ }).count(), 0)
-    await shoot("playground-failed")
-    await page.getByLabel("Only", { exact: true }).fill("")
+    await page.setViewportSize({ width: 1280, height: 860 })
   })
 
   it("reranks in the route playground with the local model", async () => {
@@ -341,6 +379,7 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     assert.match(await page.locator('tr[data-endpoint="flaky:acme/embed"] td:nth-child(3)').innerText(), /100\.0 %/)
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
     assert.isAtMost(overflow, 0)
+    await rerankFigures()
     await shoot("overview-narrow")
     await page.setViewportSize({ width: 1280, height: 860 })
   })
