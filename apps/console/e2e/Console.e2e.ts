@@ -368,6 +368,74 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     await shoot("interns")
   })
 
+  it("reads the audit log with filters, before and after, pages and the chain's verification, at 1280 and 390 px", async () => {
+    await open("Audit")
+    const rows = page.locator("tr[data-audit-id]")
+    await rows.first().waitFor()
+    const ids = async () => (await rows.evaluateAll((all) => all.map((row) => Number(row.getAttribute("data-audit-id")))))
+    const apply = async () => {
+      const answered = page.waitForResponse((response) => response.url().includes("/api/v1/audit-log?"))
+      await page.getByRole("button", { name: "Apply filters" }).click()
+      await answered
+      await page.waitForFunction(() => document.querySelector("table[aria-busy=true]") === null)
+    }
+
+    // A resource's actions: the key disabled earlier, with what changed.
+    await page.getByLabel("Action", { exact: true }).fill("key.*")
+    await apply()
+    const actions = await rows.evaluateAll((all) => all.map((row) => row.getAttribute("data-action")))
+    assert.isAbove(actions.length, 0)
+    for (const action of actions) assert.match(action ?? "", /^key\./u)
+    const disabled = page.locator('tr[data-action="key.update"]').filter({ has: page.locator('[data-field="disabled"]') }).first()
+    assert.match(await disabled.locator('[data-field="disabled"]').innerText(), /disabled\s+false\s+→\s+true/u)
+    assert.include(await disabled.innerText(), "Bootstrap management key")
+
+    // A time range that starts tomorrow holds nothing.
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)
+    await page.getByLabel("From (UTC)").fill(tomorrow)
+    await apply()
+    assert.strictEqual(await rows.count(), 0)
+    await page.getByText("No entry matches these filters.").waitFor()
+    await page.getByLabel("From (UTC)").fill("")
+    await page.getByLabel("Action", { exact: true }).fill("")
+
+    // Pages of ten, newest first, as the API pages them.
+    await page.getByRole("combobox", { name: "Per page" }).click()
+    await page.getByRole("option", { name: "10", exact: true }).click()
+    await apply()
+    const api = await gateway.admin.audit.list({ query: { limit: 10 } })
+    assert.isNotNull(api.next_cursor, "the seeded gateway has more than ten entries")
+    const first = await ids()
+    assert.deepStrictEqual(first, api.data.map((entry) => entry.id))
+    await page.getByRole("button", { name: "Older" }).click()
+    await page.waitForFunction((top) => Number(document.querySelector("tr[data-audit-id]")?.getAttribute("data-audit-id")) < top, first.at(-1)!)
+    const second = await ids()
+    assert.isAbove(second.length, 0)
+    assert.isBelow(Math.max(...second), Math.min(...first))
+    await page.getByRole("button", { name: "Newer" }).click()
+    await page.waitForFunction((top) => document.querySelector("tr[data-audit-id]")?.getAttribute("data-audit-id") === String(top), first[0]!)
+
+    await page.getByRole("button", { name: "Verify the chain" }).click()
+    const verified = page.getByRole("status").filter({ hasText: "The chain holds" })
+    await verified.waitFor()
+    assert.match(await verified.innerText(), /Every link of \d+ entries checked/u)
+    await fitsWidth("Audit log")
+    await shoot("audit")
+
+    await page.setViewportSize({ width: 390, height: 844 })
+    // The shell moves its navigation off the screen with a transition: measure once it is gone.
+    await page.waitForFunction(() => {
+      const nav = document.querySelector('nav[aria-label="Console pages"]')
+      return nav === null || nav.getBoundingClientRect().right <= 0
+    })
+    await page.waitForFunction(() => document.getAnimations().every((a) => a.playState !== "running"))
+    await reachable("Audit log", `tr[data-audit-id="${first[0]}"] td:nth-child(5)`)
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+    assert.isAtMost(overflow, 0)
+    await shoot("audit-narrow")
+    await page.setViewportSize({ width: 1280, height: 860 })
+  })
+
   it("fits the overview to a 390 px screen: charts' axes readable, the error rate within reach", async () => {
     await page.setViewportSize({ width: 390, height: 844 })
     await page.getByRole("button", { name: "Toggle navigation" }).click()
