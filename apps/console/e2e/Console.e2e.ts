@@ -87,6 +87,28 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     }
   }
 
+  // The overview's figures for a model billed per search whose id has a dot: the spend chart's
+  // legend names it whole (`cohere/rerank-v3.5`, never `5`) beside a bar of its own, and the
+  // embeddings-cache table leaves it out (a rerank model has no embeddings cache).
+  const rerankFigures = async () => {
+    const width = page.viewportSize()?.width
+    const chart = page.getByRole("region", { name: "Spend per day by model" })
+    const legend = chart.locator(".recharts-legend-wrapper p")
+    await legend.first().waitFor()
+    const names = await legend.allInnerTexts()
+    assert.include(names, "cohere/rerank-v3.5", `legend at ${width} px: ${names.join(", ")}`)
+    for (const name of names) assert.match(name, /^[a-z0-9-]+\/[a-z0-9.-]+$/u, `a legend entry is not a model id at ${width} px`)
+    // Its series is drawn: the hidden table of the chart reads its spend as dollars, not $0.00 or NaN.
+    const column = (await chart.locator("table thead th").allTextContents()).indexOf("cohere/rerank-v3.5")
+    assert.isAbove(column, 0)
+    const spent = await chart.locator(`table tbody tr td:nth-child(${column + 1})`).allTextContents()
+    assert.isTrue(spent.some((text) => /^\$0\.00[1-9]/u.test(text)), `rerank spend at ${width} px: ${spent.join(" ")}`)
+    const cache = page.getByRole("region", { name: "Embeddings cache by model, last 30 days" })
+    await cache.locator('tr[data-model="acme/embed-large"]').waitFor()
+    assert.strictEqual(await cache.locator('tr[data-model="cohere/rerank-v3.5"]').count(), 0, `at ${width} px`)
+    assert.notInclude(await cache.innerText(), "rerank", `at ${width} px`)
+  }
+
   const open = async (label: string) => {
     await page.getByRole("navigation", { name: "Console pages" }).getByRole("link", { name: label, exact: true }).click()
     await page.getByRole("heading", { level: 1, name: label }).waitFor()
@@ -168,6 +190,7 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     const failedRow = page.getByRole("region", { name: "Recent failed requests" }).locator('tr[data-failure-provider="flaky"]').first()
     await failedRow.waitFor()
     assert.match(await failedRow.innerText(), /acme\/embed.*flaky.*Tried: flaky \(failure/s)
+    await rerankFigures()
     await shoot("overview")
   })
 
@@ -278,25 +301,40 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     assert.match(await page.getByRole("region", { name: "Sent for real" }).innerText(), /cost \$0\.0*[1-9]/)
     await shoot("playground")
 
-    // Sent again, to a provider that fails: one click is one request, and only the error shows.
-    const sent: Array<string> = []
-    const count = (request: { method: () => string; url: () => string }) => {
-      if (request.method() === "POST" && request.url().endsWith("/api/v1/embeddings")) sent.push(request.url())
+    // Sent again, to a provider that fails: one click is one request, and only the error shows,
+    // headed as the upstream provider's failure, not as the gateway refusing the request.
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: width === 390 ? 844 : 860 })
+      const sent: Array<string> = []
+      const count = (request: { method: () => string; url: () => string }) => {
+        if (request.method() === "POST" && request.url().endsWith("/api/v1/embeddings")) sent.push(request.url())
+      }
+      page.on("request", count)
+      const errorsBefore = consoleErrors.length
+      await page.getByLabel("Only", { exact: true }).fill("flaky")
+      // A failed send leaves no plan: the route is explained again before the next send.
+      if (await page.getByRole("region", { name: /^Plan for/ }).count() === 0) {
+        await page.getByRole("button", { name: "Explain route" }).click()
+        await page.getByRole("region", { name: /^Plan for/ }).waitFor()
+      }
+      const answered = page.waitForResponse((response) => response.request().method() === "POST" && response.url().endsWith("/api/v1/embeddings"))
+      await page.getByRole("button", { name: "Send for real" }).click()
+      await answered
+      await page.getByRole("alert").waitFor()
+      await page.waitForFunction(() => !document.querySelector("button[data-loading]"))
+      page.off("request", count)
+      assert.strictEqual(sent.length, 1)
+      // The browser logs the failed answer it was sent on purpose; nothing else.
+      assert.deepStrictEqual(consoleErrors.splice(errorsBefore).map((text) => /status of 5\d\d/.test(text)), [true])
+      assert.strictEqual(await page.getByRole("region", { name: "Sent for real" }).count(), 0)
+      assert.strictEqual(await page.getByRole("region", { name: /^Plan for/ }).count(), 0)
+      const heading = await page.getByRole("alert").locator(".mantine-Alert-title").innerText()
+      assert.match(heading, /^The upstream provider flaky failed/, `at ${width} px`)
+      assert.notInclude(await page.getByRole("alert").innerText(), "The gateway refused", `at ${width} px`)
+      await shoot(width === 1280 ? "playground-failed" : "playground-failed-narrow")
+      await page.getByLabel("Only", { exact: true }).fill("")
     }
-    page.on("request", count)
-    const errorsBefore = consoleErrors.length
-    await page.getByLabel("Only", { exact: true }).fill("flaky")
-    await page.getByRole("button", { name: "Send for real" }).click()
-    await page.getByRole("alert").waitFor()
-    await page.waitForFunction(() => !document.querySelector("button[data-loading]"))
-    page.off("request", count)
-    assert.strictEqual(sent.length, 1)
-    // The browser logs the failed answer it was sent on purpose; nothing else.
-    assert.deepStrictEqual(consoleErrors.splice(errorsBefore).map((text) => /status of 5\d\d/.test(text)), [true])
-    assert.strictEqual(await page.getByRole("region", { name: "Sent for real" }).count(), 0)
-    assert.strictEqual(await page.getByRole("region", { name: /^Plan for/ }).count(), 0)
-    await shoot("playground-failed")
-    await page.getByLabel("Only", { exact: true }).fill("")
+    await page.setViewportSize({ width: 1280, height: 860 })
   })
 
   it("reranks in the route playground with the local model", async () => {
@@ -330,6 +368,74 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     await shoot("interns")
   })
 
+  it("reads the audit log with filters, before and after, pages and the chain's verification, at 1280 and 390 px", async () => {
+    await open("Audit")
+    const rows = page.locator("tr[data-audit-id]")
+    await rows.first().waitFor()
+    const ids = async () => (await rows.evaluateAll((all) => all.map((row) => Number(row.getAttribute("data-audit-id")))))
+    const apply = async () => {
+      const answered = page.waitForResponse((response) => response.url().includes("/api/v1/audit-log?"))
+      await page.getByRole("button", { name: "Apply filters" }).click()
+      await answered
+      await page.waitForFunction(() => document.querySelector("table[aria-busy=true]") === null)
+    }
+
+    // A resource's actions: the key disabled earlier, with what changed.
+    await page.getByLabel("Action", { exact: true }).fill("key.*")
+    await apply()
+    const actions = await rows.evaluateAll((all) => all.map((row) => row.getAttribute("data-action")))
+    assert.isAbove(actions.length, 0)
+    for (const action of actions) assert.match(action ?? "", /^key\./u)
+    const disabled = page.locator('tr[data-action="key.update"]').filter({ has: page.locator('[data-field="disabled"]') }).first()
+    assert.match(await disabled.locator('[data-field="disabled"]').innerText(), /disabled\s+false\s+→\s+true/u)
+    assert.include(await disabled.innerText(), "Bootstrap management key")
+
+    // A time range that starts tomorrow holds nothing.
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)
+    await page.getByLabel("From (UTC)").fill(tomorrow)
+    await apply()
+    assert.strictEqual(await rows.count(), 0)
+    await page.getByText("No entry matches these filters.").waitFor()
+    await page.getByLabel("From (UTC)").fill("")
+    await page.getByLabel("Action", { exact: true }).fill("")
+
+    // Pages of ten, newest first, as the API pages them.
+    await page.getByRole("combobox", { name: "Per page" }).click()
+    await page.getByRole("option", { name: "10", exact: true }).click()
+    await apply()
+    const api = await gateway.admin.audit.list({ query: { limit: 10 } })
+    assert.isNotNull(api.next_cursor, "the seeded gateway has more than ten entries")
+    const first = await ids()
+    assert.deepStrictEqual(first, api.data.map((entry) => entry.id))
+    await page.getByRole("button", { name: "Older" }).click()
+    await page.waitForFunction((top) => Number(document.querySelector("tr[data-audit-id]")?.getAttribute("data-audit-id")) < top, first.at(-1)!)
+    const second = await ids()
+    assert.isAbove(second.length, 0)
+    assert.isBelow(Math.max(...second), Math.min(...first))
+    await page.getByRole("button", { name: "Newer" }).click()
+    await page.waitForFunction((top) => document.querySelector("tr[data-audit-id]")?.getAttribute("data-audit-id") === String(top), first[0]!)
+
+    await page.getByRole("button", { name: "Verify the chain" }).click()
+    const verified = page.getByRole("status").filter({ hasText: "The chain holds" })
+    await verified.waitFor()
+    assert.match(await verified.innerText(), /Every link of \d+ entries checked/u)
+    await fitsWidth("Audit log")
+    await shoot("audit")
+
+    await page.setViewportSize({ width: 390, height: 844 })
+    // The shell moves its navigation off the screen with a transition: measure once it is gone.
+    await page.waitForFunction(() => {
+      const nav = document.querySelector('nav[aria-label="Console pages"]')
+      return nav === null || nav.getBoundingClientRect().right <= 0
+    })
+    await page.waitForFunction(() => document.getAnimations().every((a) => a.playState !== "running"))
+    await reachable("Audit log", `tr[data-audit-id="${first[0]}"] td:nth-child(5)`)
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+    assert.isAtMost(overflow, 0)
+    await shoot("audit-narrow")
+    await page.setViewportSize({ width: 1280, height: 860 })
+  })
+
   it("fits the overview to a 390 px screen: charts' axes readable, the error rate within reach", async () => {
     await page.setViewportSize({ width: 390, height: 844 })
     await page.getByRole("button", { name: "Toggle navigation" }).click()
@@ -341,6 +447,7 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     assert.match(await page.locator('tr[data-endpoint="flaky:acme/embed"] td:nth-child(3)').innerText(), /100\.0 %/)
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
     assert.isAtMost(overflow, 0)
+    await rerankFigures()
     await shoot("overview-narrow")
     await page.setViewportSize({ width: 1280, height: 860 })
   })

@@ -2,6 +2,7 @@ import { Switchyard } from "@switchyard/client/Switchyard"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
+import * as FakeCohere from "../../server/test/fakes/FakeCohere.ts"
 import * as FakeOpenAi from "../../server/test/fakes/FakeOpenAi.ts"
 import type { FakeServer } from "../../server/test/fakes/FakeUpstream.ts"
 import { startServerProcess } from "../../server/test/support/ServerProcess.ts"
@@ -48,7 +49,7 @@ const provider = (slug: string, name: string, url: string, facts: Record<string,
 // Three providers of `acme/embed` that differ in price and data policy (alpha retains data, so a
 // zero-data-retention request excludes it), one model only alpha serves, and a provider whose
 // upstream always fails; and a rerank provider priced per search.
-const config = (healthy: string, failing: string) => ({
+const config = (healthy: string, failing: string, cohere: string) => ({
   providers: [
     provider("alpha", "Alpha Cloud", healthy, { zdr: false, data_collection: "allow" }, [
       endpoint("acme/embed", "0.10"),
@@ -57,9 +58,9 @@ const config = (healthy: string, failing: string) => ({
     provider("beta", "Beta AI", healthy, {}, [endpoint("acme/embed", "0.02")]),
     provider("gamma", "Gamma Labs", healthy, {}, [endpoint("acme/embed", "0.05", { quantization: "int8" })]),
     provider("flaky", "Flaky Inc", failing, {}, [endpoint("acme/embed", "0.01")]),
-    // A rerank endpoint billed per search (USD per 1,000 searches), with a dot in its id; no
-    // request is sent to it, it is listed only.
-    provider("delta", "Delta Rerank", healthy, { adapter: "cohere" }, [
+    // A rerank endpoint billed per search (USD per 1,000 searches), with a dot in its id, whose
+    // spend the charts and the embeddings-cache table must each show right.
+    provider("delta", "Delta Rerank", cohere, { adapter: "cohere" }, [
       { model: "cohere/rerank-v3.5", upstream_model: "rerank-v3.5", task: "rerank", pricing: { search: "2" }, supported_parameters: ["max_tokens_per_doc"] }
     ])
   ]
@@ -101,6 +102,17 @@ const seed = async (gateway: Omit<SeededGateway, "close">) => {
         })))
       }
     })
+    // Reranks billed per search: spend on a model whose id has a dot (`cohere/rerank-v3.5`).
+    for (let i = 0; i < 3; i++) {
+      requests.push(fetch(`${origin}/api/v1/rerank`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${gateway.apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "cohere/rerank-v3.5", query: "what is a gateway", documents: texts })
+      }).then(async (response) => {
+        if (!response.ok) throw new Error(`seeding: a rerank answered ${response.status}: ${await response.text()}`)
+        return true
+      }))
+    }
     const outcomes = await Promise.all(requests)
     if (outcomes.filter(Boolean).length < 20) throw new Error(`seeding: only ${outcomes.filter(Boolean).length} requests succeeded`)
   } finally {
@@ -138,9 +150,10 @@ export const start = async (): Promise<SeededGateway> => {
   const healthy = await FakeOpenAi.start()
   const failing: FakeServer = await FakeOpenAi.start()
   failing.setBehaviour({ _tag: "Status", status: 503 })
+  const cohere = await FakeCohere.start({ apiKey: "sk-fake" })
   const dir = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "switchyard-console-e2e-"))
   const configPath = NodePath.join(dir, "switchyard.json")
-  Fs.writeFileSync(configPath, JSON.stringify(config(healthy.url, failing.url), null, 2))
+  Fs.writeFileSync(configPath, JSON.stringify(config(healthy.url, failing.url, cohere.url), null, 2))
   const managementKey = KeySecret.generate()
   const apiKey = KeySecret.generate()
   const server = await startServerProcess({
@@ -163,6 +176,7 @@ export const start = async (): Promise<SeededGateway> => {
     await server.stop()
     await healthy.close()
     await failing.close()
+    await cohere.close()
     Fs.rmSync(dir, { recursive: true, force: true })
   }
   try {

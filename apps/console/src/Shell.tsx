@@ -2,6 +2,7 @@ import { AppShell, Badge, Burger, Button, Group, NavLink, Text, Title } from "@m
 import { useDisclosure } from "@mantine/hooks"
 import { Redirect, Route, Switch, useLocation } from "wouter"
 import { useSession } from "./SessionContext.ts"
+import { AuditPage } from "./pages/AuditPage.tsx"
 import { InternsPage } from "./pages/InternsPage.tsx"
 import { KeysPage } from "./pages/KeysPage.tsx"
 import { OverviewPage } from "./pages/OverviewPage.tsx"
@@ -23,7 +24,8 @@ const pages: ReadonlyArray<Page> = [
   { path: "/workspaces", title: "Workspaces and budgets", management: true, component: WorkspacesPage },
   { path: "/providers", title: "Providers", management: false, component: ProvidersPage },
   { path: "/playground", title: "Route playground", management: false, component: PlaygroundPage },
-  { path: "/interns", title: "Interns", management: false, component: InternsPage }
+  { path: "/interns", title: "Interns", management: false, component: InternsPage },
+  { path: "/audit", title: "Audit", management: true, component: AuditPage }
 ]
 
 export const Shell = ({ onSignOut }: { readonly onSignOut: () => void }) => {
