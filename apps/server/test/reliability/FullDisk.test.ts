@@ -1,6 +1,5 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { nanosFromCredits } from "@switchyard/core/accounting/UsageWindow"
-import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { DatabaseSync } from "node:sqlite"
@@ -10,6 +9,7 @@ import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import type * as FakeUpstream from "../fakes/FakeUpstream.ts"
 import { healthy, launch } from "../support/BundleProcess.ts"
 import { freePort } from "../support/ServerProcess.ts"
+import * as SmallDisk from "../support/SmallDisk.ts"
 import { tempDir } from "../support/TestServer.ts"
 import { record, sleep } from "./Reliability.ts"
 
@@ -18,33 +18,8 @@ import { record, sleep } from "./Reliability.ts"
 // with the store's check down, and model calls are 503 with Retry-After, charged nothing; once
 // space returns, both serve again within 5 s without a restart; every 200 is in the ledger.
 
-/** A 4 MB tmpfs at a new directory, where this machine lets the test mount one. */
-const mountSmallDisk = (): string | undefined => {
-  if (process.platform !== "linux") return undefined
-  const dir = tempDir("reliability-full-disk")
-  const mounted = ChildProcess.spawnSync("mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", dir], { stdio: "ignore" })
-  if (mounted.status === 0) return dir
-  Fs.rmSync(dir, { recursive: true, force: true })
-  return undefined
-}
-
-const disk = mountSmallDisk()
+const disk = SmallDisk.mount("reliability-full-disk")
 if (disk === undefined) console.warn("reliability full disk: skipped (this machine does not let the test mount a tmpfs: it needs Linux and the right to mount)")
-
-/** Fills the file system at `dir` with one file until a write fails for space. */
-const fill = (dir: string) => {
-  const file = NodePath.join(dir, "filler")
-  const fd = Fs.openSync(file, "w")
-  const chunk = Buffer.alloc(64 * 1024, 1)
-  try {
-    for (;;) Fs.writeSync(fd, chunk)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOSPC") throw error
-  } finally {
-    Fs.closeSync(fd)
-  }
-  return file
-}
 
 describe.skipIf(disk === undefined)("reliability: the built gateway on a full disk", () => {
   let upstream: FakeUpstream.FakeServer
@@ -54,8 +29,7 @@ describe.skipIf(disk === undefined)("reliability: the built gateway on a full di
   afterAll(async () => {
     await upstream?.close()
     if (disk !== undefined) {
-      ChildProcess.spawnSync("umount", [disk], { stdio: "ignore" })
-      Fs.rmSync(disk, { recursive: true, force: true })
+      SmallDisk.unmount(disk)
     }
   })
 
@@ -111,7 +85,7 @@ describe.skipIf(disk === undefined)("reliability: the built gateway on a full di
       for (let i = 0; i < 5; i++) served.push(await embed(i))
       assert.deepStrictEqual(served.map((r) => r.status), [200, 200, 200, 200, 200])
 
-      filler = fill(disk!)
+      filler = SmallDisk.fill(disk!)
       const filledAt = performance.now()
       // Readiness fails with the store's check down, before any model call has met the full disk.
       const healthWhileFull = await health()

@@ -2,43 +2,18 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { nanosFromCredits } from "@switchyard/core/accounting/UsageWindow"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { endpoint, provider } from "../embeddings/Gateway.ts"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import type * as FakeUpstream from "../fakes/FakeUpstream.ts"
 import { capturingStdout } from "../support/CapturedOutput.ts"
+import * as SmallDisk from "../support/SmallDisk.ts"
 import { startServer, storeKind, tempDir } from "../support/TestServer.ts"
 
-/** A 4 MB tmpfs at a new directory, where this machine lets the test mount one. */
-const mountSmallDisk = (): string | undefined => {
-  if (storeKind !== "sqlite" || process.platform !== "linux") return undefined
-  const dir = tempDir("full-disk")
-  const mounted = ChildProcess.spawnSync("mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", dir], { stdio: "ignore" })
-  if (mounted.status === 0) return dir
-  Fs.rmSync(dir, { recursive: true, force: true })
-  return undefined
-}
-
-const disk = mountSmallDisk()
+const disk = storeKind === "sqlite" ? SmallDisk.mount("full-disk") : undefined
 if (disk === undefined) {
   console.warn("full disk: skipped (the embedded store is not under test, or this machine does not let the test mount a tmpfs)")
-}
-
-/** Fills the file system at `dir` with one file until a write fails for space. */
-const fill = (dir: string) => {
-  const file = NodePath.join(dir, "filler")
-  const fd = Fs.openSync(file, "w")
-  const chunk = Buffer.alloc(64 * 1024, 1)
-  try {
-    for (;;) Fs.writeSync(fd, chunk)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOSPC") throw error
-  } finally {
-    Fs.closeSync(fd)
-  }
-  return file
 }
 
 describe.skipIf(disk === undefined)("the embedded store on a full disk", () => {
@@ -49,8 +24,7 @@ describe.skipIf(disk === undefined)("the embedded store on a full disk", () => {
   afterAll(async () => {
     await upstream?.close()
     if (disk !== undefined) {
-      ChildProcess.spawnSync("umount", [disk], { stdio: "ignore" })
-      Fs.rmSync(disk, { recursive: true, force: true })
+      SmallDisk.unmount(disk)
     }
   })
 
@@ -92,7 +66,7 @@ describe.skipIf(disk === undefined)("the embedded store on a full disk", () => {
       for (let i = 0; i < 5; i++) served.push(await embed(i))
       assert.deepStrictEqual(served.map((r) => r.status), [200, 200, 200, 200, 200])
 
-      filler = fill(disk!)
+      filler = SmallDisk.fill(disk!)
       const whileFull: Array<Awaited<ReturnType<typeof embed>>> = []
       for (let i = 0; i < 400 && !whileFull.some((r) => r.status === 503); i++) whileFull.push(await embed(100 + i))
       const refused = whileFull.filter((r) => r.status !== 200)
