@@ -238,6 +238,10 @@ export const checks = (
     }
     const idle = idleRssMb[target]
     if (idle !== undefined) out.push(check(`idle-rss-${target}`, `Switchyard (${label}) RSS idle after start, MB`, idle, 200, "max"))
+    // Issue 36's bar for the embedded default: a small container's share.
+    if (idle !== undefined && target === "switchyard") {
+      out.push(check(`idle-rss-36-${target}`, `Switchyard (${label}) RSS idle after start, MB (issue 36)`, idle, 100, "max"))
+    }
     const peakOf = (t: TargetId) => {
       const peaks = cells.flatMap((c) => c.targets.filter((s) => s.target === t).flatMap((s) => s.peakRssMb === undefined ? [] : [s.peakRssMb]))
       return peaks.length === 0 ? undefined : Math.max(...peaks)
