@@ -212,9 +212,12 @@ export const layer = (options: PolicyOptions) =>
     return HttpRouter.middleware((app) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const limit = isFileUpload(request) ? Math.max(fileUploadLimit, options.maxBodyBytes) : bodyLimitFor(request.url, options.maxBodyBytes)
+        // The route's kind, read once from the URL: every bound below depends on it.
+        const upload = isFileUpload(request)
+        const intern = internPath.test(request.url)
+        const limit = upload ? Math.max(fileUploadLimit, options.maxBodyBytes) : bodyLimitFor(request.url, options.maxBodyBytes)
         if (/%00/u.test(request.url)) {
-          const code = internPath.test(request.url) ? codes.InvalidRequest.code : 400
+          const code = intern ? codes.InvalidRequest.code : 400
           return HttpServerResponse.jsonUnsafe(
             { error: { code, message: "Invalid request: the URL contains an encoded NUL character (%00)" } },
             { status: 400 }
@@ -236,18 +239,14 @@ export const layer = (options: PolicyOptions) =>
         const hasBody = declaresBody(request.headers)
         // What the request may hold: its declared body (the limit when it streams one undeclared).
         // A file upload is streamed into the store a chunk at a time: it holds about one chunk.
-        const held = isFileUpload(request) ? uploadChunkBytes : declared !== undefined ? Number(declared) : limit
+        const held = upload ? uploadChunkBytes : declared !== undefined ? Number(declared) : limit
         const charge = hasBody ? MemoryBudgetModule.chargeFor(held) : 0
         if (charge > 0 && !budget.take(charge)) return overBudget(request.url)
         const served = hasBody && isJsonBody(request.headers) ? depthChecked(request, app) : app
         const route = Effect.provideService(served, HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit))
         const deadline = bodyDeadline(
           request,
-          internPath.test(request.url)
-            ? internBodyTimeoutMs
-            : isFileUpload(request)
-            ? Math.max(bodyTimeoutMs, fileUploadTimeoutMs)
-            : bodyTimeoutMs
+          intern ? internBodyTimeoutMs : upload ? Math.max(bodyTimeoutMs, fileUploadTimeoutMs) : bodyTimeoutMs
         )
         const answered = deadline === undefined ? route : Effect.raceFirst(route, deadline)
         if (charge === 0) return yield* answered
