@@ -60,6 +60,8 @@ import { FilesHandlers } from "./handlers/Files.ts"
 import { BatchStore } from "./batches/BatchStore.ts"
 import * as BatchRunner from "./batches/BatchRunner.ts"
 import { LineRunner } from "./batches/LineRunner.ts"
+import { ProviderBatches } from "./batches/ProviderBatches.ts"
+import { ProviderBatchStore } from "./batches/ProviderBatchStore.ts"
 import * as Workers from "./Workers.ts"
 
 export const ServerConfig = Config.all({
@@ -81,7 +83,8 @@ const Stores = Layer.mergeAll(
   Administrators.layer,
   ByokRepo.layer,
   ProviderRepo.layer,
-  BatchStore.layer
+  BatchStore.layer,
+  ProviderBatchStore.layer
 ).pipe(Layer.provide(CredentialCipher.layer))
 
 /**
@@ -106,9 +109,15 @@ const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, B
 )
 
 /**
- * The batches' background work (BatchRunner.ts): each line through the same model path.
+ * The batches' background work (BatchRunner.ts): each line through the same model path, or through
+ * its provider's batch API where that is cheaper (ProviderBatches.ts).
  */
-const BatchesLive = BatchRunner.layer.pipe(Layer.provide(LineRunner.layer), Layer.provide(EmbeddingsLive))
+const BatchesLive = BatchRunner.layer.pipe(
+  Layer.provide(ProviderBatches.layer),
+  Layer.provide(LineRunner.layer),
+  Layer.provide(EmbeddingsLive),
+  Layer.provide(UpstreamHttp.clientLayer)
+)
 
 /**
  * The model endpoints served by routes of their own, ahead of their HttpApi routes (DedicatedRoute.ts).

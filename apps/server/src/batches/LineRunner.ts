@@ -257,7 +257,8 @@ const statuses: Record<ApiError["_tag"], number> = {
   UpstreamOverloaded: 529
 }
 
-const statusOf = (error: ApiError): number => statuses[error._tag]
+/** The HTTP status of an error, as the live endpoint answers it (an error line's `code`). */
+export const statusOf = (error: ApiError): number => statuses[error._tag]
 
 const isText = (input: EmbeddingRequest["input"]): boolean =>
   typeof input === "string" || (Array.isArray(input) && input.length > 0 && input.every((item) => typeof item === "string"))

@@ -11,6 +11,23 @@ import { requireStandardKey } from "./ModelCall.ts"
 
 const window24h = 24 * 60 * 60 * 1000
 
+/**
+ * The header that asks for a batch's lines to run as live calls only, never through a provider's
+ * batch API: `live`; `auto` (the default) lets the gateway use a provider batch where the routed
+ * endpoint has a batch price.
+ */
+export const executionHeader = "x-switchyard-batch-execution"
+
+const executionOf = (value: string | undefined) => {
+  const wanted = value === undefined ? "auto" : value.trim().toLowerCase()
+  return wanted === "auto" || wanted === "live"
+    ? Effect.succeed(wanted)
+    : Effect.fail(new BadRequest({
+      message: `${executionHeader} must be "live" or "auto", got ${JSON.stringify(value)}`,
+      metadata: { header: executionHeader }
+    }))
+}
+
 const noSuchBatch = (id: string) => new NotFound({ message: `No such Batch object: ${id}`, metadata: { batch_id: id } })
 
 const hex = (bytes: number) => Crypto.randomBytes(bytes).toString("hex")
@@ -23,9 +40,10 @@ export const BatchesHandlers = HttpApiBuilder.group(
     const owned = (workspaceId: string, id: string) =>
       Effect.flatMap(store.batch(workspaceId, id), Option.match({ onNone: () => Effect.fail(noSuchBatch(id)), onSome: Effect.succeed }))
     return handlers
-      .handle("create", ({ payload }) =>
+      .handle("create", ({ payload, request }) =>
         StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* requireStandardKey
+          const execution = yield* executionOf(request.headers[executionHeader])
           const input = yield* store.file(caller.workspaceId, payload.input_file_id)
           if (Option.isNone(input) || input.value.status !== "processed") return yield* noSuchFile(payload.input_file_id)
           if (input.value.purpose !== "batch") {
@@ -45,6 +63,7 @@ export const BatchesHandlers = HttpApiBuilder.group(
             endpoint: payload.endpoint,
             input_file_id: payload.input_file_id,
             completion_window: payload.completion_window,
+            execution,
             metadata: payload.metadata === undefined || payload.metadata === null ? null : JSON.stringify(payload.metadata),
             status: "validating" as const,
             output_file_id: `file-${hex(12)}`,

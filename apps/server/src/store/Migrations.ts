@@ -13,6 +13,7 @@ import { ledgerRetention } from "./migrations/LedgerRetention.ts"
 import { money } from "./migrations/Money.ts"
 import * as MoneyFunctions from "./MoneyFunctions.ts"
 import { prepaidCredits } from "./migrations/PrepaidCredits.ts"
+import { providerBatches } from "./migrations/ProviderBatches.ts"
 import { sqliteBaseline } from "./migrations/SqliteBaseline.ts"
 import { spendCounters } from "./migrations/SpendCounters.ts"
 import { spendLeases } from "./migrations/SpendLeases.ts"
@@ -109,7 +110,8 @@ export const migrations: Record<string, Migration> = {
   "0014_generation_attempts": generationAttempts,
   "0015_providers": managedProviders,
   "0016_audit_log": auditLog,
-  "0017_batches": batches
+  "0017_batches": batches,
+  "0018_provider_batches": providerBatches
 }
 
 const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })

@@ -37,6 +37,7 @@ const newBatch = (id: string) =>
       endpoint: "/v1/embeddings",
       input_file_id: "file-in",
       completion_window: "24h",
+      execution: "auto",
       metadata: null,
       status: "validating",
       output_file_id: `file-out-${id}`,
