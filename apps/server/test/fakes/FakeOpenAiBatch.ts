@@ -17,7 +17,7 @@ export interface Options extends FakeOpenAi.Options {
   readonly failRequest?: (customId: string, body: unknown) => { readonly status: number; readonly message: string } | undefined
 }
 
-export interface FakeBatch {
+interface FakeBatch {
   id: string
   status: "validating" | "in_progress" | "finalizing" | "completed" | "failed" | "expired" | "cancelling" | "cancelled"
   readonly input_file_id: string
@@ -65,7 +65,10 @@ export const start = async (options: Options = {}): Promise<FakeBatchServer> => 
   const batches = new Map<string, FakeBatch>()
   let paused = false
   let serial = 0
-  const nextId = (prefix: string) => `${prefix}-fake${(serial += 1).toString().padStart(6, "0")}`
+  const nextId = (prefix: string) => {
+    serial += 1
+    return `${prefix}-fake${serial.toString().padStart(6, "0")}`
+  }
   const seconds = () => Math.floor(Date.now() / 1000)
 
   const fileObject = (file: { readonly id: string; readonly filename: string; readonly purpose: string; readonly content: string }) => ({
