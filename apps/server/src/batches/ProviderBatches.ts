@@ -316,8 +316,15 @@ export class ProviderBatches extends Context.Service<ProviderBatches, {
           return numbers.map((line) => ({ line, text: texts[part.line_offset + (line - part.first_line)] ?? "" }))
         })
 
-      const write = (row: BatchRow, part: ProviderBatchRow, outcomes: ReadonlyArray<LineOutcome>) =>
+      /** Writes the lines' outcomes (a line with none was not run) and their access lines. */
+      const write = (
+        row: BatchRow,
+        part: ProviderBatchRow,
+        lines: ReadonlyArray<{ readonly line: number }>,
+        results: ReadonlyArray<LineOutcome | undefined>
+      ) =>
         Effect.gen(function*() {
+          const outcomes = results.filter((o): o is LineOutcome => o !== undefined)
           const served = outcomes.filter((o) => o.served)
           const failed = outcomes.filter((o) => !o.served)
           const written = yield* parts.finish(part, owner, {
@@ -326,11 +333,32 @@ export class ProviderBatches extends Context.Service<ProviderBatches, {
             completed: served.length,
             failed: failed.length
           })
-          if (written) metrics.batchLines({ endpoint: row.endpoint, served: served.length, failed: failed.length })
+          if (!written) return
+          metrics.batchLines({ endpoint: row.endpoint, served: served.length, failed: failed.length })
+          // Each line's access line, as a live-run line has: the batch, the line, its status and generation.
+          const batch = identityOf(row)
+          yield* Effect.forEach(lines, ({ line }, i) => {
+            const outcome = results[i]
+            if (outcome === undefined) return Effect.void
+            return Effect.logInfo("batch line").pipe(Effect.annotateLogs({
+              batch_id: row.id,
+              line,
+              path: row.endpoint,
+              status: outcome.status,
+              provider_batch: part.upstream_batch_id ?? "",
+              ...(outcome.served ? { generation_id: generationId(batch, line) } : {})
+            }))
+          }, { discard: true })
         })
 
       /** The provider batch ended (or was given up on): its results become the lines' outcomes. */
-      const finishFrom = (row: BatchRow, part: ProviderBatchRow, upstream: BatchProvider.UpstreamBatch | undefined, connection: EmbeddingProvider.Connection | undefined) =>
+      const finishFrom = (
+        row: BatchRow,
+        part: ProviderBatchRow,
+        upstream: BatchProvider.UpstreamBatch | undefined,
+        connection: EmbeddingProvider.Connection | undefined,
+        given?: string
+      ) =>
         Effect.gen(function*() {
           const api = apis[part.api as Catalog.BatchApi]
           const batch = identityOf(row)
@@ -358,7 +386,8 @@ export class ProviderBatches extends Context.Service<ProviderBatches, {
                 if (stop === "expire" || upstream?.state === "expired") {
                   return { served: false, status: 0, line: BatchLine.expiredLine(requestId(batch, line), read.customId) } satisfies LineOutcome
                 }
-                const why = upstream?.errors[0]?.message ?? `the provider batch ended ${upstream?.state ?? "without an answer"} with no result for this line`
+                const why = given ?? upstream?.errors[0]?.message ??
+                  `the provider batch ended ${upstream?.state ?? "without an answer"} with no result for this line`
                 return errorOutcome(batch, line, read.customId, EmbeddingsError.toApiError(
                   new Fallback.UpstreamFailed({
                     error: UpstreamError.invalidResponse(why),
@@ -378,7 +407,7 @@ export class ProviderBatches extends Context.Service<ProviderBatches, {
                 new Fallback.UpstreamFailed({ error: UpstreamError.atProvider(part.provider)(error), provider: part.provider, endpoint: part.endpoint, attempts: [] })
               ))
             }), { concurrency: 16 })
-          yield* write(row, part, outcomes.filter((o): o is LineOutcome => o !== undefined))
+          yield* write(row, part, entries, outcomes)
         })
 
       /** Submission failed for good: the lines run live, as they would have without a batch API. */
@@ -387,7 +416,7 @@ export class ProviderBatches extends Context.Service<ProviderBatches, {
           const batch = identityOf(row)
           const entries = yield* linesOf(row, part)
           const outcomes = yield* lineRunner.runMany(batch, entries, { concurrency: 16, stopped: () => false })
-          yield* write(row, part, outcomes.filter((o): o is LineOutcome => o !== undefined))
+          yield* write(row, part, entries, outcomes)
         })
 
       const retryable = (error: UpstreamError.UpstreamError) => UpstreamError.failureClassOf(error.reason) === "next_provider"
@@ -444,7 +473,15 @@ export class ProviderBatches extends Context.Service<ProviderBatches, {
 
           const id = part.upstream_batch_id!
           const upstream = yield* Effect.result(api.retrieve(connection, id))
-          if (Result.isFailure(upstream)) return yield* later(part.status === "cancelling" ? config.loopMs : config.pollMs)
+          if (Result.isFailure(upstream)) {
+            const error = upstream.failure
+            // A provider that no longer knows its batch (or our key) says so for good: the lines fail.
+            const failures = retryable(error) ? part.failures : part.failures + 1
+            if (failures >= maxSubmitFailures) {
+              return yield* finishFrom(row, part, undefined, undefined, `the provider batch ${id} could not be read: ${UpstreamError.describe(error.reason, part.provider)}`)
+            }
+            return yield* later(part.status === "cancelling" ? config.loopMs : config.pollMs, { failures })
+          }
           const state = upstream.success.state
           if (BatchProvider.ended(state)) return yield* finishFrom(row, part, upstream.success, connection)
           if (part.status === "cancelling") {
