@@ -137,12 +137,27 @@ export class ProviderBatches extends Context.Service<ProviderBatches, {
         return { width, upstream }
       }
 
+      // The models some active provider serves at a batch price through a batch API, per catalog
+      // snapshot: a line of any other model runs live without being routed twice.
+      let batchable: { readonly catalog: Catalog.Catalog; readonly active: ReadonlySet<string>; readonly models: ReadonlySet<string> } | undefined
+      const batchModels = () => {
+        if (batchable?.catalog === loaded.catalog && batchable.active === loaded.active) return batchable.models
+        const models = new Set<string>()
+        for (const provider of loaded.catalog.providers) {
+          if (Catalog.batchApiOf(provider) === undefined || !loaded.active.has(provider.slug)) continue
+          for (const endpoint of provider.endpoints) if (endpoint.pricing.batch !== undefined) models.add(endpoint.model.toLowerCase())
+        }
+        batchable = { catalog: loaded.catalog, active: loaded.active, models }
+        return models
+      }
+
       const divert = <L extends { readonly line: number; readonly text: string }>(
         batch: BatchIdentity & { readonly execution: string },
         lines: ReadonlyArray<L>
       ): Effect.Effect<Diverted<L>> =>
         Effect.gen(function*() {
-          if (batch.endpoint !== "/v1/embeddings" || batch.execution === "live") {
+          const models = batchModels()
+          if (batch.endpoint !== "/v1/embeddings" || batch.execution === "live" || models.size === 0) {
             return { live: lines, providerBatches: [], release: Effect.void }
           }
           const live: Array<L> = []
@@ -154,6 +169,7 @@ export class ProviderBatches extends Context.Service<ProviderBatches, {
                 const found = yield* requestOf(batch, entry.line, entry.text)
                 if (Result.isFailure(found) || !isText(found.success.request.input)) return undefined
                 const read = found.success
+                if (!models.has(read.request.model.toLowerCase())) return undefined
                 const prepared = yield* prepare(batch.caller, read.request, {})
                 const first = prepared.attempts[0]
                 // The workspace's own credential, or its embeddings cache: the live path's business.
