@@ -172,6 +172,26 @@ describe("batches through a provider's batch API (OpenAI's, faked)", () => {
     }
   })
 
+  it("a provider that refuses the upload: the lines run live, at the live price, once", async () => {
+    const corpus = texts(3, "refused upload")
+    const batchesBefore = upstream.batches.size
+    const embeddingsBefore = upstreamCalls(upstream, "POST", "/v1/embeddings")
+    const uploadsBefore = upstreamCalls(upstream, "POST", "/v1/files")
+    // The next request the provider gets is the upload: refused as a bad request (not worth a retry).
+    upstream.setBehaviour([{ _tag: "Status", status: 400 }])
+    const id = await run(client, corpus.map((t, i) => line(`u${i}`, { model: "acme/embed", input: t })).join("\n"))
+    const batch = await until(() => client.batches.retrieve(id), (b) => b.status === "completed")
+    assert.deepStrictEqual(batch.request_counts, { total: 3, completed: 3, failed: 0 })
+    assert.strictEqual(upstreamCalls(upstream, "POST", "/v1/files") - uploadsBefore, 1)
+    assert.strictEqual(upstream.batches.size, batchesBefore, "no provider batch")
+    assert.isAbove(upstreamCalls(upstream, "POST", "/v1/embeddings"), embeddingsBefore)
+    const output = await outputOf(client, batch)
+    assert.sameMembers(output.map((o) => o.custom_id), ["u0", "u1", "u2"])
+    for (const o of output) assert.strictEqual(o.response.body.usage.cost, costOf(o.response.body.usage.prompt_tokens, live))
+    const rows = await ledger(gateway)
+    for (const o of output) assert.include(rows.map((r) => r.generation_id), o.response.request_id)
+  })
+
   it("x-switchyard-batch-execution: live keeps every line on live calls; a value it does not know is a 400", async () => {
     const corpus = texts(5, "live")
     const batchesBefore = upstream.batches.size
