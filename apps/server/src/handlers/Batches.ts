@@ -1,4 +1,5 @@
 import { Api } from "@switchyard/core/api/Api"
+import * as Batch from "@switchyard/core/schema/Batch"
 import { BadRequest, NotFound } from "@switchyard/core/errors/ApiError"
 import { Clock, Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
@@ -10,23 +11,6 @@ import { noSuchFile } from "./Files.ts"
 import { requireStandardKey } from "./ModelCall.ts"
 
 const window24h = 24 * 60 * 60 * 1000
-
-/**
- * The header that asks for a batch's lines to run as live calls only, never through a provider's
- * batch API: `live`; `auto` (the default) lets the gateway use a provider batch where the routed
- * endpoint has a batch price.
- */
-export const executionHeader = "x-switchyard-batch-execution"
-
-const executionOf = (value: string | undefined) => {
-  const wanted = value === undefined ? "auto" : value.trim().toLowerCase()
-  return wanted === "auto" || wanted === "live"
-    ? Effect.succeed(wanted)
-    : Effect.fail(new BadRequest({
-      message: `${executionHeader} must be "live" or "auto", got ${JSON.stringify(value)}`,
-      metadata: { header: executionHeader }
-    }))
-}
 
 const noSuchBatch = (id: string) => new NotFound({ message: `No such Batch object: ${id}`, metadata: { batch_id: id } })
 
@@ -40,10 +24,11 @@ export const BatchesHandlers = HttpApiBuilder.group(
     const owned = (workspaceId: string, id: string) =>
       Effect.flatMap(store.batch(workspaceId, id), Option.match({ onNone: () => Effect.fail(noSuchBatch(id)), onSome: Effect.succeed }))
     return handlers
-      .handle("create", ({ payload, request }) =>
+      .handle("create", ({ headers, payload }) =>
         StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* requireStandardKey
-          const execution = yield* executionOf(request.headers[executionHeader])
+          // Live calls only, or provider batches where an endpoint has a batch price (ProviderBatches.ts).
+          const execution = headers[Batch.executionHeader] ?? "auto"
           const input = yield* store.file(caller.workspaceId, payload.input_file_id)
           if (Option.isNone(input) || input.value.status !== "processed") return yield* noSuchFile(payload.input_file_id)
           if (input.value.purpose !== "batch") {

@@ -207,3 +207,34 @@ export const CreateBatch = Schema.Struct({
  * @since 0.4.0
  */
 export type CreateBatch = typeof CreateBatch.Type
+
+/**
+ * The header of `POST /batches` that chooses how its lines run: `live` (every line a live call) or
+ * `auto` (the default: a line whose endpoint has a batch price and a provider batch API goes
+ * through that provider's batch API, at the batch price).
+ *
+ * @since 0.6.0
+ */
+export const executionHeader = "x-switchyard-batch-execution"
+
+/**
+ * How a batch's lines run (see {@link executionHeader}).
+ *
+ * @since 0.6.0
+ */
+export const Execution = Schema.Literals(["auto", "live"])
+
+/**
+ * @since 0.6.0
+ */
+export type Execution = typeof Execution.Type
+
+/**
+ * The headers `POST /batches` reads.
+ *
+ * @since 0.6.0
+ */
+export const CreateBatchHeaders = Schema.Struct({
+  [executionHeader]: Schema.optionalKey(Execution)
+})
+
