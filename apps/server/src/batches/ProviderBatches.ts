@@ -30,6 +30,7 @@ import * as EmbeddingsBody from "../handlers/Embeddings.ts"
 import { resolveModel } from "../handlers/ModelCall.ts"
 import * as SchemaErrorsLive from "../http/SchemaErrorsLive.ts"
 import { GatewayMetrics } from "../observability/GatewayMetrics.ts"
+import * as Span from "../observability/Span.ts"
 import { connectionOf } from "../providers/Adapters.ts"
 import * as OpenAiBatch from "../providers/OpenAiBatch.ts"
 import * as OpenAiCompatible from "../providers/OpenAiCompatible.ts"
@@ -424,7 +425,17 @@ export class ProviderBatches extends Context.Service<ProviderBatches, {
               ))
             }), { concurrency: 16 })
           yield* write(row, part, entries, outcomes)
-        })
+        }).pipe(
+          // A provider batch's lines are a trace of their own, as a unit's are: their settlements under it.
+          Span.within("batch.provider_batch", () => ({
+            "switchyard.batch_id": row.id,
+            "switchyard.provider_batch": part.upstream_batch_id ?? "",
+            "switchyard.batch_lines": (JSON.parse(part.lines) as ReadonlyArray<number>).length,
+            "gen_ai.provider.name": part.provider
+          }), { root: true }),
+          Effect.annotateSpans({ "switchyard.batch_id": row.id }),
+          Effect.annotateLogs({ batch_id: row.id })
+        )
 
       /** Submission failed for good: the lines run live, as they would have without a batch API. */
       const runLive = (row: BatchRow, part: ProviderBatchRow) =>
