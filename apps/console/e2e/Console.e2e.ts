@@ -282,6 +282,100 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     await page.setViewportSize({ width: 1280, height: 860 })
   })
 
+  it("adds, tests, edits, rotates the key of, disables and deletes a provider; the config file's stay read-only (1280 and 390 px)", async () => {
+    const secret = "sk-console-omega-secret-1234"
+    const rotated = "sk-console-omega-rotated-5678"
+    await open("Providers")
+    const alpha = page.locator('tr[data-provider="alpha"]')
+    await alpha.waitFor()
+    assert.strictEqual(await alpha.getAttribute("data-source"), "config")
+    assert.include(await alpha.innerText(), "read-only")
+    assert.strictEqual(await page.getByRole("button", { name: "Manage Alpha Cloud" }).count(), 0)
+    // Health from its endpoints: every call of flaky's failed.
+    await page.locator('tr[data-provider="flaky"]').getByText(/failing|failed recently/).waitFor()
+    await alpha.getByText("healthy").waitFor()
+
+    // What the config file's schema refuses comes back with the field it names.
+    await page.getByRole("button", { name: "Add provider" }).click()
+    const add = page.getByRole("dialog", { name: "Add a provider" })
+    const endpoint: Record<string, unknown> = { model: "omega/embed", upstream_model: "embed", pricing: { prompt: "0.00000003" }, dimensions: 16 }
+    const omega = { slug: "omega", name: "Omega Cloud", adapter: "openai", base_url: gateway.upstreamUrl, data_collection: "deny", endpoints: [endpoint] }
+    await add.getByLabel("Provider (as in the config file)").fill(JSON.stringify(omega, null, 2))
+    await add.getByLabel("Upstream API key").fill(secret)
+    await add.getByRole("button", { name: "Add provider" }).click()
+    await add.getByRole("alert").waitFor()
+    assert.include(await add.getByRole("alert").innerText(), "max_batch_items")
+    await shoot("providers-add-refused")
+    endpoint.max_batch_items = 64
+    await add.getByLabel("Provider (as in the config file)").fill(JSON.stringify(omega, null, 2))
+    await add.getByRole("button", { name: "Add provider" }).click()
+    await page.getByRole("status").getByText("Added omega").waitFor()
+    const row = page.locator('tr[data-provider="omega"]')
+    await row.waitFor()
+    assert.strictEqual(await row.getAttribute("data-source"), "api")
+    assert.include(await row.innerText(), "set, ends in 1234")
+    await row.getByText("active").waitFor()
+
+    await page.getByRole("button", { name: "Test Omega Cloud" }).click()
+    const tested = page.getByRole("region", { name: "Test of Omega Cloud" }).locator('tr[data-tested="omega/embed"]')
+    await tested.waitFor()
+    assert.match(await tested.innerText(), /answered\s+200\s+\d+ ms/u)
+    await fitsWidth("Providers")
+    assert.deepStrictEqual(await cutBadges("Providers"), [])
+    await shoot("providers-admin")
+
+    await page.getByRole("button", { name: "Manage Omega Cloud" }).click()
+    await page.getByRole("menuitem", { name: "Edit" }).click()
+    const edit = page.getByRole("dialog", { name: "Edit omega" })
+    const editor = edit.getByLabel("Provider (as in the config file)")
+    await page.waitForFunction(() => document.querySelector("textarea")?.value.includes("omega/embed") === true)
+    const stored = JSON.parse(await editor.inputValue())
+    assert.notProperty(stored, "api_key")
+    await editor.fill(JSON.stringify({ ...stored, name: "Omega Cloud EU" }, null, 2))
+    await edit.getByRole("button", { name: "Save provider" }).click()
+    await page.getByRole("status").getByText("Saved omega").waitFor()
+    await row.getByText("Omega Cloud EU").waitFor()
+
+    await page.getByRole("button", { name: "Manage Omega Cloud EU" }).click()
+    await page.getByRole("menuitem", { name: "Rotate key" }).click()
+    const rotate = page.getByRole("dialog", { name: "Upstream key of Omega Cloud EU" })
+    await rotate.getByLabel("New upstream API key").fill(rotated)
+    await rotate.getByRole("button", { name: "Save key" }).click()
+    await page.getByRole("status").getByText("set, ends in 5678").waitFor()
+    await row.getByText("set, ends in 5678").waitFor()
+    const html = await page.content()
+    assert.notInclude(html, secret)
+    assert.notInclude(html, rotated)
+    assert.deepStrictEqual((await gateway.admin.providerAdmin.get({ params: { slug: "omega" } })).data.api_key, { set: true, last4: "5678" })
+
+    await page.getByRole("button", { name: "Manage Omega Cloud EU" }).click()
+    await page.getByRole("menuitem", { name: "Disable" }).click()
+    await row.getByText("disabled").waitFor()
+    assert.isFalse((await gateway.admin.providerAdmin.get({ params: { slug: "omega" } })).data.enabled)
+
+    // At 390 px the table scrolls, says so, and the row's actions can be scrolled to.
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.waitForFunction(() => {
+      const nav = document.querySelector('nav[aria-label="Console pages"]')
+      return nav === null || nav.getBoundingClientRect().right <= 0
+    })
+    await reachable("Providers", 'tr[data-provider="omega"] td:last-child')
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+    assert.isAtMost(overflow, 0)
+    await shoot("providers-admin-narrow")
+    await page.setViewportSize({ width: 1280, height: 860 })
+
+    await page.getByRole("button", { name: "Manage Omega Cloud EU" }).click()
+    await page.getByRole("menuitem", { name: "Delete" }).click()
+    await page.getByRole("dialog", { name: "Delete Omega Cloud EU?" }).getByRole("button", { name: "Delete provider" }).click()
+    await page.getByRole("status").getByText("Deleted Omega Cloud EU").waitFor()
+    await row.waitFor({ state: "detached" })
+    const gone = await gateway.admin.providerAdmin.get({ params: { slug: "omega" } }).then(() => undefined, (error: unknown) => error)
+    assert.strictEqual((gone as { readonly _tag?: string } | undefined)?._tag, "NotFound")
+    const { data: audited } = await gateway.admin.audit.list({ query: { target_type: "provider", target_id: "omega" } })
+    assert.deepStrictEqual(audited.map((entry) => entry.action).reverse(), ["provider.create", "provider.update", "provider.update", "provider.disable", "provider.delete"])
+  })
+
   it("explains in the route playground why a provider is excluded, then sends the request", async () => {
     await open("Route playground")
     await page.getByLabel("Standard key to run with").fill(gateway.apiKey)

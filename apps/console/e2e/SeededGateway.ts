@@ -17,6 +17,8 @@ export interface SeededGateway {
   readonly managementKey: string
   readonly apiKey: string
   readonly admin: Switchyard
+  /** A fake OpenAI-compatible upstream that answers, for providers added through the console. */
+  readonly upstreamUrl: string
   readonly close: () => Promise<void>
 }
 
@@ -79,7 +81,7 @@ const settle = <A>(promise: Promise<A>) => promise.then(() => true, () => false)
  * Real traffic: two new keys and the bootstrap key embed with several models and preferences;
  * some requests are pinned to the failing provider and fail; two interns exist, one running.
  */
-const seed = async (gateway: Omit<SeededGateway, "close">) => {
+const seed = async (gateway: Omit<SeededGateway, "close" | "upstreamUrl">) => {
   const { admin, origin } = gateway
   await admin.credits.add({ payload: { amount: "25", note: "console end-to-end" } })
   const batch = await admin.keys.create({ payload: { name: "ci-batch" } })
@@ -185,5 +187,5 @@ export const start = async (): Promise<SeededGateway> => {
     await close()
     throw new Error(`${String(error)}\n${server.output()}`)
   }
-  return { origin, managementKey, apiKey, admin, close }
+  return { origin, managementKey, apiKey, admin, upstreamUrl: healthy.url, close }
 }
