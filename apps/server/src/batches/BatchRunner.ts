@@ -214,7 +214,8 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
         output: served.map((r) => `${r.line}\n`).join(""),
         errors: failed.map((r) => `${r.line}\n`).join(""),
         completed: served.length,
-        failed: failed.length
+        failed: failed.length,
+        costNanos: served.reduce((sum, r) => sum + (r.costNanos ?? 0n), 0n)
       })
       if (checkpointed) metrics.batchLines({ endpoint: row.endpoint, served: served.length, failed: failed.length })
     })
