@@ -226,6 +226,7 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
         errors: failed.map((r) => `${r.line}\n`).join(""),
         completed: served.length,
         failed: failed.length,
+        costNanos: served.reduce((sum, r) => sum + (r.costNanos ?? 0n), 0n),
         providerBatches,
         now: yield* Clock.currentTimeMillis
       })

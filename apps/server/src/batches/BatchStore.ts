@@ -40,6 +40,8 @@ export interface BatchRow {
   readonly total: number
   readonly completed: number
   readonly failed: number
+  /** What the served lines cost so far (0 until the first unit is written). */
+  readonly cost_nanos: number | string | bigint
   readonly created_at: number | string
   readonly expires_at: number | string
   readonly in_progress_at: number | string | null
@@ -87,6 +89,8 @@ export interface UnitResult {
   readonly errors: string
   readonly completed: number
   readonly failed: number
+  /** What the served lines cost. */
+  readonly costNanos: bigint
   /** The unit's lines that go to provider batches, written with it (ProviderBatches.ts). */
   readonly providerBatches?: ReadonlyArray<ProviderBatchStore.NewProviderBatch> | undefined
   /** When the unit was written (the provider batches' creation). */
@@ -160,7 +164,8 @@ export class BatchStore extends Context.Service<BatchStore, {
       })
 
       const batchColumns = sql`id, workspace_id, key_id, key_hash, user_id, endpoint, input_file_id, completion_window,
-        execution, metadata, status, output_file_id, error_file_id, errors, total, completed, failed, created_at, expires_at,
+        execution, metadata, status, output_file_id, error_file_id, errors, total, completed, failed, cost_nanos, created_at,
+        expires_at,
         in_progress_at, finalizing_at, completed_at, failed_at, expired_at, cancelling_at, cancelled_at`
 
       // A finished batch's output and error files, from the chunks its units wrote.
@@ -339,8 +344,8 @@ export class BatchStore extends Context.Service<BatchStore, {
             if (result.failed > 0) {
               yield* insertChunk(batch.error_file_id, { seq: unit.seq, lines: result.failed, data: result.errors })
             }
-            yield* sql`UPDATE batches SET completed = completed + ${result.completed}, failed = failed + ${result.failed}
-              WHERE id = ${unit.batch_id}`
+            yield* sql`UPDATE batches SET completed = completed + ${result.completed}, failed = failed + ${result.failed},
+                cost_nanos = cost_nanos + ${result.costNanos} WHERE id = ${unit.batch_id}`
             yield* ProviderBatchStore.insert(sql, unit, result.providerBatches ?? [], result.now ?? 0)
             return true
           })).pipe(op("batches.complete")),

@@ -5,7 +5,7 @@ import { isReadonlyArrayNonEmpty } from "effect/Array"
 import { SqlClient } from "effect/sql"
 
 /**
- * Provider batches in the SQL store (`provider_batches`, migration `0018_provider_batches`), in
+ * Provider batches in the SQL store (`provider_batches`, migration `0019_provider_batches`), in
  * the SQL PostgreSQL and SQLite share. A provider batch holds some lines of one unit of a batch,
  * all routed to one endpoint whose provider has a batch API: written with the unit's checkpoint
  * (`insert`, in its transaction), then submitted, polled and finished by whichever replica claims
@@ -55,6 +55,8 @@ export interface Finished {
   readonly errors: string
   readonly completed: number
   readonly failed: number
+  /** What its served lines were charged: added to the batch's cost so far. */
+  readonly costNanos: bigint
 }
 
 /**
@@ -186,8 +188,8 @@ export class ProviderBatchStore extends Context.Service<ProviderBatchStore, {
             if (batch === undefined) return true
             if (result.completed > 0) yield* insertChunk(batch.output_file_id, row.seq, result.completed, result.output)
             if (result.failed > 0) yield* insertChunk(batch.error_file_id, row.seq, result.failed, result.errors)
-            yield* sql`UPDATE batches SET completed = completed + ${result.completed}, failed = failed + ${result.failed}
-              WHERE id = ${row.batch_id}`
+            yield* sql`UPDATE batches SET completed = completed + ${result.completed}, failed = failed + ${result.failed},
+                cost_nanos = cost_nanos + ${result.costNanos} WHERE id = ${row.batch_id}`
             return true
           })).pipe(op("providerBatches.finish")),
         releaseAll: sql<{ readonly seq: number }>`UPDATE provider_batches SET claimed_by = NULL, claimed_until = NULL

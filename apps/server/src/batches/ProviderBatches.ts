@@ -321,7 +321,7 @@ export class ProviderBatches extends Context.Service<ProviderBatches, {
             cache: { outcome: CachePolicy.outcome(prepared.cachePolicy, UpstreamInput.count(prepared.input), 0), items: 0, tokens: 0, bytes: 0 }
           }
           const json = Buffer.from(EmbeddingsBody.body(served, request, false)).toString("utf8")
-          return { served: true, status: 200, line: BatchLine.outputLine(requestId(batch, line), customId, id, json) } satisfies LineOutcome
+          return { served: true, status: 200, line: BatchLine.outputLine(requestId(batch, line), customId, id, json), costNanos } satisfies LineOutcome
         }).pipe(Effect.catch((error: ApiError) => Effect.succeed(errorOutcome(batch, line, customId, error))))
 
       /** The part's lines as they are in the input file. */
@@ -348,7 +348,8 @@ export class ProviderBatches extends Context.Service<ProviderBatches, {
             output: served.map((o) => `${o.line}\n`).join(""),
             errors: failed.map((o) => `${o.line}\n`).join(""),
             completed: served.length,
-            failed: failed.length
+            failed: failed.length,
+            costNanos: served.reduce((sum, o) => sum + (o.costNanos ?? 0n), 0n)
           })
           if (!written) return
           metrics.batchLines({ endpoint: row.endpoint, served: served.length, failed: failed.length })
@@ -453,7 +454,7 @@ export class ProviderBatches extends Context.Service<ProviderBatches, {
           const now = yield* Clock.currentTimeMillis
           const found = yield* store.batchById(part.batch_id)
           const row = Option.getOrUndefined(found)
-          if (row === undefined) return yield* parts.finish(part, owner, { output: "", errors: "", completed: 0, failed: 0 })
+          if (row === undefined) return yield* parts.finish(part, owner, { output: "", errors: "", completed: 0, failed: 0, costNanos: 0n })
           const stop = stopOf(row)
           const provider = loaded.catalog.providers.find((p) => p.slug === part.provider)
           const api = apis[part.api as Catalog.BatchApi]

@@ -57,6 +57,7 @@ export const BatchesHandlers = HttpApiBuilder.group(
             total: 0,
             completed: 0,
             failed: 0,
+            cost_nanos: 0,
             created_at: now,
             expires_at: now + window24h,
             in_progress_at: null,

@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import { accountingBatch } from "./migrations/AccountingBatch.ts"
 import { auditLog } from "./migrations/AuditLog.ts"
+import { batchCost } from "./migrations/BatchCost.ts"
 import { batches } from "./migrations/Batches.ts"
 import { cachedTokens } from "./migrations/CachedTokens.ts"
 import { currentMoneyFunctions } from "./migrations/CurrentMoneyFunctions.ts"
@@ -111,7 +112,8 @@ export const migrations: Record<string, Migration> = {
   "0015_providers": managedProviders,
   "0016_audit_log": auditLog,
   "0017_batches": batches,
-  "0018_provider_batches": providerBatches
+  "0018_batch_cost": batchCost,
+  "0019_provider_batches": providerBatches
 }
 
 const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })

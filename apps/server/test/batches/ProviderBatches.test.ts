@@ -69,6 +69,9 @@ const run = async (client: OpenAI, input: string, headers: Record<string, string
 const outputOf = async (client: OpenAI, batch: OpenAI.Batch) =>
   batch.output_file_id === null ? [] : jsonLines(await (await client.files.content(batch.output_file_id!)).text())
 
+/** Switchyard's `cost` of a batch (USD charged for its served lines so far). */
+const costOfBatch = (batch: OpenAI.Batch) => (batch as OpenAI.Batch & { readonly cost: number }).cost
+
 const errorsOf = async (client: OpenAI, batch: OpenAI.Batch) =>
   batch.error_file_id === null ? [] : jsonLines(await (await client.files.content(batch.error_file_id!)).text())
 
@@ -153,6 +156,7 @@ describe("batches through a provider's batch API (OpenAI's, faked)", () => {
     const lineNanos = output.reduce((n, o) => n + nanosFromCredits(o.response.body.usage.cost)!, 0n)
     assert.strictEqual(ledgerNanos, lineNanos)
     assert.strictEqual(await activityNanos(gateway), ledgerNanos)
+    assert.strictEqual(nanosFromCredits(costOfBatch(batch)), ledgerNanos, "the batch's cost so far counts its provider batches' lines")
     const generation = await gateway.call(`/generation?id=${output.find((o) => o.custom_id === "b0").response.request_id}`)
     assert.strictEqual(generation.status, 200, generation.text)
 
@@ -244,7 +248,9 @@ describe("provider batches: cancel and restart", () => {
       for (const o of output) assert.strictEqual(o.response.body.usage.cost, costOf(o.response.body.usage.prompt_tokens, batchPrice))
       const rows = await ledger(gateway)
       assert.sameMembers(rows.map((r) => r.generation_id), output.map((o) => o.response.request_id))
-      assert.strictEqual(await activityNanos(gateway), rows.reduce((n, r) => n + BigInt(r.cost_nanos), 0n))
+      const ledgerNanos = rows.reduce((n, r) => n + BigInt(r.cost_nanos), 0n)
+      assert.strictEqual(await activityNanos(gateway), ledgerNanos)
+      assert.strictEqual(nanosFromCredits(costOfBatch(cancelled)), ledgerNanos)
     } finally {
       await gateway.close()
       await upstream.close()
