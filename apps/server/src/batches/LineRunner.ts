@@ -15,7 +15,7 @@ import * as EmbeddingsBody from "../handlers/Embeddings.ts"
 import * as RerankBody from "../handlers/Rerank.ts"
 import { resolveModel } from "../handlers/ModelCall.ts"
 import * as SchemaErrorsLive from "../http/SchemaErrorsLive.ts"
-import * as Span from "../observability/Span.ts"
+import * as Span from "../instrumentation/Span.ts"
 import { Rerank } from "../rerank/Rerank.ts"
 
 /**

@@ -12,8 +12,8 @@ import { Effect } from "effect"
 import type * as CachedEmbed from "../cache/CachedEmbed.ts"
 import * as VectorEncoding from "../providers/VectorEncoding.ts"
 import type { Prepared } from "./Preparation.ts"
-import * as GenerationId from "./GenerationId.ts"
-import * as UpstreamInput from "./UpstreamInput.ts"
+import * as GenerationId from "../pipeline/GenerationId.ts"
+import * as UpstreamInput from "../providers/UpstreamInput.ts"
 
 export type AttemptReport = Fallback.AttemptReport
 

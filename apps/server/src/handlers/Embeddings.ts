@@ -14,7 +14,7 @@ import * as DedicatedRoute from "../http/DedicatedRoute.ts"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { type CallOptions, Embeddings, type Served } from "../embeddings/Embeddings.ts"
 import { Broadcast } from "../embeddings/Broadcast.ts"
-import * as TraceContext from "../embeddings/TraceContext.ts"
+import * as TraceContext from "../pipeline/TraceContext.ts"
 import * as GatewayLogger from "../observability/GatewayLogger.ts"
 import { ForwardedVector } from "../providers/VectorEncoding.ts"
 import {

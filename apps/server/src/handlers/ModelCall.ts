@@ -11,9 +11,9 @@ import type * as Fallback from "@switchyard/core/upstream/Fallback"
 import { Cause, Effect, Exit } from "effect"
 import type { LoadedCatalog } from "../catalog/CatalogLoader.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
-import * as RequestFacts from "../observability/RequestFacts.ts"
-import * as Span from "../observability/Span.ts"
-import * as SpanAttributes from "../observability/SpanAttributes.ts"
+import * as RequestFacts from "../instrumentation/RequestFacts.ts"
+import * as Span from "../instrumentation/Span.ts"
+import * as SpanAttributes from "../instrumentation/SpanAttributes.ts"
 
 /**
  * What the model endpoints (embeddings and rerank) share at the edge: the key they take, the

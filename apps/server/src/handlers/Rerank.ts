@@ -11,7 +11,7 @@ import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import * as DedicatedRoute from "../http/DedicatedRoute.ts"
 import { CurrentCatalog, type LoadedCatalog } from "../catalog/CatalogLoader.ts"
-import * as TraceContext from "../embeddings/TraceContext.ts"
+import * as TraceContext from "../pipeline/TraceContext.ts"
 import { Rerank, type Reranked } from "../rerank/Rerank.ts"
 import {
   answerCall,

@@ -3,9 +3,9 @@ import type { Accounting, Reservation } from "@switchyard/core/store/Accounting"
 import * as Fallback from "@switchyard/core/upstream/Fallback"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Clock, Duration, Effect, Exit } from "effect"
-import * as Span from "../observability/Span.ts"
-import * as SpanAttributes from "../observability/SpanAttributes.ts"
-import * as UpstreamSpan from "../observability/UpstreamSpan.ts"
+import * as Span from "../instrumentation/Span.ts"
+import * as SpanAttributes from "../instrumentation/SpanAttributes.ts"
+import * as UpstreamSpan from "../instrumentation/UpstreamSpan.ts"
 import * as Route from "./Route.ts"
 
 /**
