@@ -59,9 +59,8 @@ const projectRules: ReadonlyArray<Rule> = [
   // Several stages in one module: by function name first.
   { path: server("handlers/ModelCall.ts"), name: /^requireStandardKey/u, stage: "accept and auth" },
   { path: server("handlers/ModelCall.ts"), name: /^(seedOf|truthy)/u, stage: "decode" },
-  { path: server("handlers/ModelCall.ts"), name: /^(resolveModel|ignoredParameters|report|planReport)/u, stage: "plan" },
+  { path: server("handlers/ModelCall.ts"), name: /^planReport/u, stage: "plan" },
   { path: server("handlers/Embeddings.ts"), name: /^requestOptions/u, stage: "decode" },
-  { path: server("handlers/Embeddings.ts"), name: /^(body|envelope|modalityDetails|push)$/u, stage: "forward" },
   { path: server("store/AccountingRepo.ts"), name: /^(settle|record|ledgerRow|once|write)$/u, stage: "settle" },
   // Helpers every stage uses: the caller decides.
   { path: server("pipeline/RandomPool.ts"), stage: undefined },
@@ -89,6 +88,8 @@ const projectRules: ReadonlyArray<Rule> = [
   // plan
   { path: server("catalog/"), stage: "plan" },
   { path: server("pipeline/Route.ts"), stage: "plan" },
+  { path: server("embeddings/Answer.ts"), stage: "forward" },
+  { path: server("rerank/Answer.ts"), stage: "forward" },
   { path: server("embeddings/Preparation.ts"), stage: "plan" },
   { path: server("pipeline/EndpointHealth.ts"), stage: "plan" },
   { path: server("pipeline/Workspaces.ts"), stage: "plan" },

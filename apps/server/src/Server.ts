@@ -30,7 +30,11 @@ import * as Policies from "./http/Policies.ts"
 import * as RateLimit from "./http/RateLimit.ts"
 import * as SchemaErrorsLive from "./http/SchemaErrorsLive.ts"
 import { ServedRequests } from "./http/ServedRequests.ts"
-import * as InternsLive from "./interns/InternsLive.ts"
+import { InternPolicyLive, InternsHandlers } from "./handlers/Interns.ts"
+import * as InternControl from "./interns/InternControl.ts"
+import * as InternRuntimeLive from "./interns/InternRuntimeLive.ts"
+import * as Reconcile from "./interns/Reconcile.ts"
+import * as InternRepo from "./store/InternRepo.ts"
 import * as AccessLog from "./observability/AccessLog.ts"
 import * as MethodNotAllowed from "./http/MethodNotAllowed.ts"
 import { GatewayMetrics } from "./observability/GatewayMetrics.ts"
@@ -53,6 +57,7 @@ import { ProviderAdminHandlers } from "./handlers/ProviderAdmin.ts"
 import { ProviderRepo } from "./store/ProviderRepo.ts"
 import { Administrators } from "./auth/Administrators.ts"
 import { AuditLog } from "./store/AuditRepo.ts"
+import * as RequestHost from "./http/RequestHost.ts"
 import { ProvidersHandlers } from "./handlers/Providers.ts"
 import { WorkspacesHandlers } from "./handlers/Workspaces.ts"
 import { BatchesHandlers } from "./handlers/Batches.ts"
@@ -77,7 +82,7 @@ const Stores = Layer.mergeAll(
   LedgerReports.layer,
   // One process of the gateway keeps the store (`SWITCHYARD_WORKERS`: worker 1).
   Workers.upkeepHere() ? StoreUpkeep.layer : Layer.empty,
-  AuditLog.layer,
+  Layer.unwrap(Effect.map(RequestHost.TrustProxyConfig, (trustProxy) => AuditLog.layer({ trustProxy }))),
   Administrators.layer,
   ByokRepo.layer,
   ProviderRepo.layer,
@@ -100,7 +105,17 @@ const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Rerank.layer, Broadcast.
   Layer.provide(UpstreamHttp.clientLayer)
 )
 
-const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive.layer, EmbeddingsHandlers, RerankHandlers, CohereHandlers, ModelsHandlers,
+/**
+ * The interns: their handlers and request policy, the control plane, the runtime driver, the
+ * store, and the start-up reconciliation.
+ */
+const InternsLive = Layer.mergeAll(InternsHandlers.pipe(Layer.provide(InternPolicyLive)), Reconcile.layer()).pipe(
+  Layer.provideMerge(InternControl.layer),
+  Layer.provide(InternRuntimeLive.layer),
+  Layer.provideMerge(InternRepo.layer)
+)
+
+const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive, EmbeddingsHandlers, RerankHandlers, CohereHandlers, ModelsHandlers,
   WorkspacesHandlers, ActivityHandlers, ProvidersHandlers, ProviderAdminHandlers, AuditHandlers, FilesHandlers, BatchesHandlers).pipe(
   Layer.provide(EmbeddingsLive)
 )

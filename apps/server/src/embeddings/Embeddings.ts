@@ -7,7 +7,7 @@ import type * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest
 import { Accounting, type Reservation } from "@switchyard/core/store/Accounting"
 import { ByokStore } from "@switchyard/core/store/ByokStore"
 import * as CachePolicy from "@switchyard/core/cache/CachePolicy"
-import { Clock, Config, Context, Effect, Exit, Layer, Result } from "effect"
+import { Clock, Context, Effect, Exit, Layer, Result } from "effect"
 import * as Money from "@switchyard/core/catalog/Money"
 import type { EmbeddingProvider } from "@switchyard/core"
 import * as Route from "../pipeline/Route.ts"
@@ -37,12 +37,6 @@ export interface DryRun {
   readonly estimatedPromptTokens: number
   readonly estimatedCostNanos: bigint
 }
-
-export const EmbeddingsConfig = Config.all({
-  requestTimeoutMs: Config.Int("SWITCHYARD_REQUEST_TIMEOUT_MS").pipe(Config.withDefault(120_000)),
-  attemptTimeoutMs: Config.Int("SWITCHYARD_ATTEMPT_TIMEOUT_MS").pipe(Config.withDefault(15_000)),
-  batchConcurrency: Config.Int("SWITCHYARD_BATCH_CONCURRENCY").pipe(Config.withDefault(4))
-})
 
 /**
  * Embeddings end to end: prepare (plan the route, find the worst case), reserve it, run the
@@ -82,7 +76,7 @@ export class Embeddings extends Context.Service<Embeddings, {
       const health = yield* EndpointHealth
       const accounting = yield* Accounting
       const inFlight = yield* InFlight
-      const config = yield* EmbeddingsConfig
+      const config = yield* HeldAttempts.CallConfig
       const prepare = Preparation.make({ loaded, health, byok: yield* ByokStore, workspaces: yield* Workspaces })
       const metrics = yield* GatewayMetrics
       const attempt = UpstreamAttempt.make({
@@ -175,7 +169,7 @@ export class Embeddings extends Context.Service<Embeddings, {
         return {
           plan: prepared.plan,
           estimatedPromptTokens: prepared.bound.tokens,
-          estimatedCostNanos: Settlement.nanosOf(estimate)
+          estimatedCostNanos: HeldAttempts.nanosOf(estimate)
         } satisfies DryRun
       }, Span.within("Embeddings.dryRun"))
 
