@@ -16,8 +16,8 @@ import { Adapters } from "./providers/Adapters.ts"
 import * as UpstreamHttp from "./providers/UpstreamHttp.ts"
 import { ByokHandlers } from "./handlers/Byok.ts"
 import { CreditsHandlers } from "./handlers/Credits.ts"
-import { EmbeddingsHandlers, EmbeddingsRoute } from "./handlers/Embeddings.ts"
-import { CohereHandlers, RerankHandlers, RerankRoute } from "./handlers/Rerank.ts"
+import { EmbeddingsHandlers } from "./handlers/Embeddings.ts"
+import { CohereHandlers, RerankHandlers } from "./handlers/Rerank.ts"
 import { Rerank } from "./rerank/Rerank.ts"
 import { KeysHandlers } from "./handlers/Keys.ts"
 import { ModelsHandlers } from "./handlers/Models.ts"
@@ -126,14 +126,6 @@ const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, B
 const BatchesLive = BatchRunner.layer.pipe(Layer.provide(LineRunner.layer), Layer.provide(EmbeddingsLive))
 
 /**
- * The model endpoints served by routes of their own, ahead of their HttpApi routes (DedicatedRoute.ts).
- */
-const DedicatedRoutes = Layer.mergeAll(EmbeddingsRoute, RerankRoute).pipe(
-  Layer.provide(EmbeddingsLive),
-  Layer.provide([AuthorizationLive.layer, SchemaErrorsLive.layer])
-)
-
-/**
  * Creates the first-start workspace and keys on an empty store and prints them once.
  */
 const BootstrapLive = Layer.effectDiscard(
@@ -154,11 +146,8 @@ const App = Layer.unwrap(Effect.gen(function*() {
     BatchesLive,
     ConsoleRoute.layer(config.consoleDir),
     MethodNotAllowed.layer,
-    // The access log goes in first, so it wraps the policies and sees their refusals too; the
-    // dedicated model routes last, inside both, where the router runs.
-    DedicatedRoutes.pipe(
-      Layer.provide(Policies.layer({ maxBodyBytes: config.maxBodyBytes }).pipe(Layer.provide(AccessLog.layer)))
-    )
+    // The access log goes in first, so it wraps the policies and sees their refusals too.
+    Policies.layer({ maxBodyBytes: config.maxBodyBytes }).pipe(Layer.provide(AccessLog.layer))
   )
 })).pipe(
   Layer.provide([GatewayMetrics.layer, RecentFailures.layer]),

@@ -7,7 +7,6 @@ import type { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
 import { Effect, Option, Result, Tracer } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import * as DedicatedRoute from "../http/DedicatedRoute.ts"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import * as Answer from "../embeddings/Answer.ts"
 import { type CallOptions, Embeddings } from "../embeddings/Embeddings.ts"
@@ -78,10 +77,8 @@ const serveWith = (embeddings: Embeddings["Service"], broadcast: Broadcast["Serv
     }).pipe(TraceContext.within(TraceContext.annotationsOf(payload, sessionId)))
   })
 
-
 /**
- * `POST /embeddings` from a decoded request of an authenticated caller to its answer: what the
- * HttpApi route and the dedicated route (`EmbeddingsRoute`) both run.
+ * `POST /embeddings` from a decoded request of an authenticated caller to its answer.
  */
 const create = Effect.gen(function*() {
   const serve = serveWith(yield* Embeddings, yield* Broadcast)
@@ -124,13 +121,3 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
       )
   })
 )
-
-/**
- * `POST /api/v1/embeddings` on a route of its own, ahead of the HttpApi route (DedicatedRoute.ts).
- */
-export const EmbeddingsRoute = DedicatedRoute.layer({
-  api: Api,
-  group: Api.groups.embeddings,
-  endpoint: Api.groups.embeddings.endpoints.create,
-  handler: create
-})

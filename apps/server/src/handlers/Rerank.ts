@@ -7,7 +7,6 @@ import type { CohereRerankResponse } from "@switchyard/core/schema/CohereRerank"
 import { Effect } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import * as DedicatedRoute from "../http/DedicatedRoute.ts"
 import { CurrentCatalog, type LoadedCatalog } from "../catalog/CatalogLoader.ts"
 import * as TraceContext from "../pipeline/TraceContext.ts"
 import { resolveModel } from "../pipeline/Route.ts"
@@ -56,8 +55,7 @@ const serveWith = (rerank: Rerank["Service"], loaded: LoadedCatalog) => {
 }
 
 /**
- * `POST /rerank` from a decoded request to its answer (the key is checked first): what the HttpApi
- * route and the dedicated route (`RerankRoute`) both run.
+ * `POST /rerank` from a decoded request to its answer (the key is checked first).
  */
 const create = Effect.gen(function*() {
   const serve = serveWith(yield* Rerank, yield* CurrentCatalog)
@@ -97,16 +95,6 @@ export const RerankHandlers = HttpApiBuilder.group(
     ).handle("create", ({ payload, request }) => serve(payload, request) as Effect.Effect<never, ApiError, Caller>)
   })
 )
-
-/**
- * `POST /api/v1/rerank` on a route of its own, ahead of the HttpApi route (DedicatedRoute.ts).
- */
-export const RerankRoute = DedicatedRoute.layer({
-  api: Api,
-  group: Api.groups.rerank,
-  endpoint: Api.groups.rerank.endpoints.create,
-  handler: create
-})
 
 /**
  * Cohere's v2 rerank (`POST /api/v2/rerank`): the request read as a `POST /rerank` whose
