@@ -11,11 +11,11 @@ import { HttpApiError } from "effect/http-api"
 import * as Crypto from "node:crypto"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { Embeddings } from "../embeddings/Embeddings.ts"
-import * as EmbeddingsBody from "../handlers/Embeddings.ts"
-import * as RerankBody from "../handlers/Rerank.ts"
-import { resolveModel } from "../handlers/ModelCall.ts"
+import * as EmbeddingsAnswer from "../embeddings/Answer.ts"
+import { resolveModel } from "../pipeline/Route.ts"
+import * as RerankAnswer from "../rerank/Answer.ts"
 import * as SchemaErrorsLive from "../http/SchemaErrorsLive.ts"
-import * as Span from "../observability/Span.ts"
+import * as Span from "../instrumentation/Span.ts"
 import { Rerank } from "../rerank/Rerank.ts"
 
 /**
@@ -94,7 +94,7 @@ export class LineRunner extends Context.Service<LineRunner, {
             const served = yield* embeddings.create(batch.caller, payload, { generationId: id }).pipe(
               Effect.mapError(EmbeddingsError.toApiError)
             )
-            return { json: Buffer.from(EmbeddingsBody.body(served, payload, false)).toString("utf8"), costNanos: served.costNanos }
+            return { json: Buffer.from(EmbeddingsAnswer.body(served, payload, false)).toString("utf8"), costNanos: served.costNanos }
           })
         }
         return Effect.gen(function*() {
@@ -102,7 +102,7 @@ export class LineRunner extends Context.Service<LineRunner, {
           const served = yield* rerank.create(batch.caller, payload, { generationId: id }).pipe(
             Effect.mapError(EmbeddingsError.toApiError)
           )
-          return { json: JSON.stringify(RerankBody.body(served, payload, false)), costNanos: served.costNanos }
+          return { json: JSON.stringify(RerankAnswer.body(served, payload, false)), costNanos: served.costNanos }
         })
       }
 
@@ -221,7 +221,7 @@ export class LineRunner extends Context.Service<LineRunner, {
                   const result = results[k]!
                   const line = lines[index]!.line
                   const outcome = result._tag === "Success"
-                    ? served(batch, line, customId, Buffer.from(EmbeddingsBody.body(result.success, request, false)).toString("utf8"), result.success.costNanos)
+                    ? served(batch, line, customId, Buffer.from(EmbeddingsAnswer.body(result.success, request, false)).toString("utf8"), result.success.costNanos)
                     : failed(batch, line, customId, EmbeddingsError.toApiError(result.failure))
                   outcomes[index] = outcome
                   return accessLine(batch, line, outcome, started)

@@ -21,16 +21,16 @@ import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import type { Served } from "../embeddings/Embeddings.ts"
-import { EndpointHealth } from "../embeddings/EndpointHealth.ts"
+import { EndpointHealth } from "../pipeline/EndpointHealth.ts"
 import * as Preparation from "../embeddings/Preparation.ts"
-import * as Settlement from "../embeddings/Settlement.ts"
-import * as UpstreamInput from "../embeddings/UpstreamInput.ts"
-import { Workspaces } from "../embeddings/Workspaces.ts"
-import * as EmbeddingsBody from "../handlers/Embeddings.ts"
-import { resolveModel } from "../handlers/ModelCall.ts"
+import { nanosOf } from "../pipeline/HeldAttempts.ts"
+import * as UpstreamInput from "../providers/UpstreamInput.ts"
+import { Workspaces } from "../pipeline/Workspaces.ts"
+import * as EmbeddingsAnswer from "../embeddings/Answer.ts"
+import { resolveModel } from "../pipeline/Route.ts"
 import * as SchemaErrorsLive from "../http/SchemaErrorsLive.ts"
 import { GatewayMetrics } from "../observability/GatewayMetrics.ts"
-import * as Span from "../observability/Span.ts"
+import * as Span from "../instrumentation/Span.ts"
 import { connectionOf } from "../providers/Adapters.ts"
 import * as OpenAiBatch from "../providers/OpenAiBatch.ts"
 import * as OpenAiCompatible from "../providers/OpenAiCompatible.ts"
@@ -270,7 +270,7 @@ export class ProviderBatches extends Context.Service<ProviderBatches, {
           if (wrong !== undefined) return yield* Effect.fail(failed(UpstreamError.widthMismatch(width, VectorEncoding.widthOf(wrong.embedding))))
           const price = Catalog.batchPricingOf(candidate.endpoint.pricing) ?? candidate.endpoint.pricing
           const atto = Cost.compute(price, { prompt_tokens: result.promptTokens, images: 0 }).total
-          const nanos = Settlement.nanosOf(atto)
+          const nanos = nanosOf(atto)
           const id = generationId(batch, line)
           const report: Fallback.AttemptReport = {
             endpoint: candidate.id,
@@ -320,7 +320,7 @@ export class ProviderBatches extends Context.Service<ProviderBatches, {
             vectorSpaceChange: undefined,
             cache: { outcome: CachePolicy.outcome(prepared.cachePolicy, UpstreamInput.count(prepared.input), 0), items: 0, tokens: 0, bytes: 0 }
           }
-          const json = Buffer.from(EmbeddingsBody.body(served, request, false)).toString("utf8")
+          const json = Buffer.from(EmbeddingsAnswer.body(served, request, false)).toString("utf8")
           return { served: true, status: 200, line: BatchLine.outputLine(requestId(batch, line), customId, id, json), costNanos } satisfies LineOutcome
         }).pipe(Effect.catch((error: ApiError) => Effect.succeed(errorOutcome(batch, line, customId, error))))
 

@@ -9,7 +9,7 @@ import * as TokenEstimate from "./TokenEstimate.ts"
 import * as UpstreamHttp from "./UpstreamHttp.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
 import * as WireFormat from "./WireFormat.ts"
-import * as UpstreamSpan from "../observability/UpstreamSpan.ts"
+import * as UpstreamSpan from "../instrumentation/UpstreamSpan.ts"
 
 export type DialectId = Catalog.Dialect
 

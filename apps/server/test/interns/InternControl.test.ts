@@ -47,7 +47,7 @@ const setup = () =>
 
 // The store is built on the live clock (once per suite); the control plane and the runtime run
 // on the test clock.
-const Store = Layer.merge(InternRepo.layer, AuditLog.layer).pipe(Layer.provideMerge(sqlLayer()))
+const Store = Layer.merge(InternRepo.layer, AuditLog.layer({ trustProxy: false })).pipe(Layer.provideMerge(sqlLayer()))
 
 const withStore = (fake: FakeRuntime) =>
   Layer.mergeAll(controlLayer.pipe(Layer.provide(fakeRuntime(fake))), TestClock.layer())
