@@ -3,7 +3,9 @@
  * while, then a batch of `--lines` lines (one input each, the same model) through the Files and
  * Batch API, timed from `POST /batches` to `completed`, and the gateway's resident memory
  * sampled meanwhile. The default workspace has the embeddings cache off, so that both go
- * upstream for every input. Usage: `node src/batchBench.ts [lines] [live seconds]`.
+ * upstream for every input. Beside the rates: the gateway's CPU per live request and per batch
+ * line (their ratio is disturbed least by other work on the machine), and what the batch asked of
+ * the store and the upstream. Usage: `pnpm --filter @switchyard/bench batch [lines] [live seconds]`.
  */
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -38,7 +40,9 @@ await Harness.run({ logDir, store: "sqlite", serverUrl: undefined }, async (harn
   const base = `http://127.0.0.1:${sy.port}/api/v1`
   const authorization = `Bearer ${sy.apiKey}`
   const { request } = await Harness.pricedSmall(harness, sy)
+  const liveCpu = ProcStats.cpuMillis(sy.pid)
   const live = await Load.run({ ...request, connections: 16, seconds: liveSeconds })
+  const liveCpuMs = ProcStats.cpuMillis(sy.pid) - liveCpu
 
   const body = JSON.parse(request.body) as Record<string, unknown>
   const text = Array.from({ length: lines }, (_, i) =>
@@ -55,8 +59,11 @@ await Harness.run({ logDir, store: "sqlite", serverUrl: undefined }, async (harn
   if (!uploaded.ok) throw new Error(`upload answered ${uploaded.status}: ${await uploaded.text()}`)
   const file = await uploaded.json() as { readonly id: string }
 
+  const metricsUrl = `http://127.0.0.1:${sy.port}/metrics`
+  const before = await storeFigures(metricsUrl)
   const rssBefore = ProcStats.rssBytes(sy.pid)
   let rssPeak = rssBefore
+  const batchCpu = ProcStats.cpuMillis(sy.pid)
   const started = performance.now()
   const created = await fetch(`${base}/batches`, {
     method: "POST",
@@ -73,6 +80,8 @@ await Harness.run({ logDir, store: "sqlite", serverUrl: undefined }, async (harn
     await sleep(100)
   }
   const seconds = (performance.now() - started) / 1000
+  const batchCpuMs = ProcStats.cpuMillis(sy.pid) - batchCpu
+  const after = await storeFigures(metricsUrl)
   if (batch.request_counts.failed > 0) {
     const withFiles = batch as unknown as { readonly error_file_id: string }
     const errors = await (await fetch(`${base}/files/${withFiles.error_file_id}/content`, { headers: { authorization } })).text()
@@ -81,10 +90,34 @@ await Harness.run({ logDir, store: "sqlite", serverUrl: undefined }, async (harn
   const perSecond = batch.request_counts.completed / seconds
   const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0)
   console.log(JSON.stringify({
-    live: { connections: 16, seconds: liveSeconds, rps: Number(live.rps.toFixed(0)), ok: live.okTotal, non2xx: live.non2xx },
-    batch: { lines, status: batch.status, counts: batch.request_counts, seconds: Number(seconds.toFixed(2)), linesPerSecond: Number(perSecond.toFixed(0)) },
+    live: { connections: 16, seconds: liveSeconds, rps: Number(live.rps.toFixed(0)), ok: live.okTotal, non2xx: live.non2xx, cpuMsPerRequest: Number((liveCpuMs / live.okTotal).toFixed(3)) },
+    batch: { lines, status: batch.status, counts: batch.request_counts, seconds: Number(seconds.toFixed(2)), linesPerSecond: Number(perSecond.toFixed(0)), cpuMsPerLine: Number((batchCpuMs / batch.request_counts.completed).toFixed(3)) },
     ratio: Number((perSecond / live.rps).toFixed(2)),
+    // The gateway's CPU per live request over its CPU per batch line: the ratio the machine's load disturbs least.
+    cpuRatio: Number(((liveCpuMs / live.okTotal) / (batchCpuMs / batch.request_counts.completed)).toFixed(2)),
+    loadAverage: Os.loadavg().map((n) => Number(n.toFixed(2))),
+    store: {
+      statements: Object.fromEntries(Object.entries(after.statements).map(([kind, n]) => [kind, n - (before.statements[kind] ?? 0)]).filter(([, n]) => n !== 0)),
+      ledgerFlushes: after.flushes - before.flushes,
+      ledgerRows: after.rows - before.rows
+    },
+    upstreamAttempts: after.attempts - before.attempts,
     rss: { beforeMb: Number(mb(rssBefore)), peakMb: Number(mb(rssPeak)), growthMb: Number(mb(rssPeak - rssBefore)) }
   }, null, 2))
 })
+/**
+ * From `/metrics`: the store's statements by kind, its batched ledger writes (how many, how many
+ * rows) and the upstream attempts (an attempt of lines coalesced is one, however many calls of
+ * the endpoint's `max_batch_items` it is cut into).
+ */
+async function storeFigures(url: string) {
+  const text = await (await fetch(url)).text()
+  const statements: Record<string, number> = {}
+  for (const match of text.matchAll(/^switchyard_store_statements_total\{kind="([^"]*)"\} (\d+(?:\.\d+)?)$/gmu)) statements[match[1]!] = Number(match[2])
+  const one = (name: string) => Number(new RegExp(`^${name} (\\d+(?:\\.\\d+)?)$`, "mu").exec(text)?.[1] ?? 0)
+  let attempts = 0
+  for (const match of text.matchAll(/^switchyard_upstream_attempts_total\{[^}]*\} (\d+(?:\.\d+)?)$/gmu)) attempts += Number(match[1])
+  return { statements, flushes: one("switchyard_store_batch_rows_count"), rows: one("switchyard_store_batch_rows_sum"), attempts }
+}
+
 Fs.rmSync(root, { recursive: true, force: true })
