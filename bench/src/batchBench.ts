@@ -5,19 +5,23 @@
  * sampled meanwhile. The default workspace has the embeddings cache off, so that both go
  * upstream for every input. Beside the rates: the gateway's CPU per live request and per batch
  * line (their ratio is disturbed least by other work on the machine), and what the batch asked of
- * the store and the upstream. Usage: `pnpm --filter @switchyard/bench batch [lines] [live seconds]`.
+ * the store. Usage: `pnpm --filter @switchyard/bench batch [lines] [live seconds]`.
  */
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
+import { parseArgs } from "node:util"
+import * as BatchSection from "./BatchSection.ts"
 import { width } from "./Cells.ts"
 import * as Harness from "./Harness.ts"
 import * as Load from "./Load.ts"
 import * as ProcStats from "./ProcStats.ts"
 import { sleep, startSwitchyard } from "./Processes.ts"
 
-const lines = Number(process.argv[2] ?? 5_000)
-const liveSeconds = Number(process.argv[3] ?? 10)
+const { values: flags, positionals } = parseArgs({ allowPositionals: true, options: { summary: { type: "string" } } })
+const lines = Number(positionals[0] ?? 5_000)
+const liveSeconds = Number(positionals[1] ?? 10)
+const loadAtStart = Os.loadavg()
 const root = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "switchyard-batch-bench-"))
 const logDir = NodePath.join(root, "logs")
 Fs.mkdirSync(logDir, { recursive: true })
@@ -89,7 +93,7 @@ await Harness.run({ logDir, store: "sqlite", serverUrl: undefined }, async (harn
   }
   const perSecond = batch.request_counts.completed / seconds
   const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0)
-  console.log(JSON.stringify({
+  const figures = {
     live: { connections: 16, seconds: liveSeconds, rps: Number(live.rps.toFixed(0)), ok: live.okTotal, non2xx: live.non2xx, cpuMsPerRequest: Number((liveCpuMs / live.okTotal).toFixed(3)) },
     batch: { lines, status: batch.status, counts: batch.request_counts, seconds: Number(seconds.toFixed(2)), linesPerSecond: Number(perSecond.toFixed(0)), cpuMsPerLine: Number((batchCpuMs / batch.request_counts.completed).toFixed(3)) },
     ratio: Number((perSecond / live.rps).toFixed(2)),
@@ -101,23 +105,65 @@ await Harness.run({ logDir, store: "sqlite", serverUrl: undefined }, async (harn
       ledgerFlushes: after.flushes - before.flushes,
       ledgerRows: after.rows - before.rows
     },
-    upstreamAttempts: after.attempts - before.attempts,
     rss: { beforeMb: Number(mb(rssBefore)), peakMb: Number(mb(rssPeak)), growthMb: Number(mb(rssPeak - rssBefore)) }
-  }, null, 2))
+  }
+  console.log(JSON.stringify(figures, null, 2))
+  if (flags.summary !== undefined) {
+    const path = NodePath.resolve(process.env.INIT_CWD ?? process.cwd(), flags.summary)
+    const previous = Fs.existsSync(path) ? Fs.readFileSync(path, "utf8") : ""
+    Fs.writeFileSync(path, BatchSection.replace(previous, section(figures)))
+    console.error(`[batch] wrote the batch section of ${path}`)
+  }
 })
-/**
- * From `/metrics`: the store's statements by kind, its batched ledger writes (how many, how many
- * rows) and the upstream attempts (an attempt of lines coalesced is one, however many calls of
- * the endpoint's `max_batch_items` it is cut into).
- */
+interface Figures {
+  readonly live: { readonly rps: number; readonly cpuMsPerRequest: number }
+  readonly batch: { readonly lines: number; readonly seconds: number; readonly linesPerSecond: number; readonly cpuMsPerLine: number; readonly status: string }
+  readonly ratio: number
+  readonly cpuRatio: number
+  readonly loadAverage: ReadonlyArray<number>
+  readonly store: { readonly statements: Record<string, number>; readonly ledgerFlushes: number; readonly ledgerRows: number }
+  readonly rss: { readonly beforeMb: number; readonly peakMb: number; readonly growthMb: number }
+}
+
+/** The figures as RESULTS.md's batch section: issue 39's two bars, then what explains them. */
+function section(f: Figures): string {
+  const verdict = (holds: boolean) => (holds ? "holds" : "**missed**")
+  const load = (l: ReadonlyArray<number>) => l.map((n) => n.toFixed(2)).join(" / ")
+  const cpu = Os.cpus()
+  const statements = Object.entries(f.store.statements).map(([kind, n]) => `${kind} ${n}`).join(", ")
+  return [
+    BatchSection.heading,
+    "",
+    `Produced by \`pnpm --filter @switchyard/bench batch ${lines} ${liveSeconds} --summary bench/RESULTS.md\` on ${
+      new Date().toISOString().slice(0, 10)
+    }: ${cpu.length} × ${cpu[0]?.model ?? "CPU"}, Node ${process.versions.node}; load average ${load(loadAtStart)} at the start and ${
+      load(f.loadAverage)
+    } at the end (other work shared the machine: the higher the load, the less the rates say; the CPU figures are disturbed least).`,
+    "",
+    `Switchyard as \`pnpm start\` runs it, on the embedded store (SQLite), the embeddings cache off: first the priced small request (1 input, 1536 floats) live at c=16 for ${liveSeconds} s, then a batch of ${lines} lines of the same body (one input each, every line a different text) through the Files and Batch API, timed from \`POST /batches\` to \`completed\`, the gateway's RSS sampled every 100 ms meanwhile. The fake upstream takes 64 inputs a call, as the catalog's \`max_batch_items\` says: a unit of 256 lines is one attempt of 4 calls.`,
+    "",
+    "| target | measured | limit | result |",
+    "|---|---|---|---|",
+    `| batch lines/s ÷ live c=16 req/s (one run) | ${f.ratio.toFixed(2)} (${f.batch.linesPerSecond} vs ${f.live.rps}) | ≥ 5 | ${verdict(f.ratio >= 5)} |`,
+    `| RSS growth during the batch (peak − before), MB | ${f.rss.growthMb} (${f.rss.peakMb} − ${f.rss.beforeMb}) | ≤ 100 | ${verdict(f.rss.growthMb <= 100)} |`,
+    "",
+    "| figure | value |",
+    "|---|---|",
+    `| batch | ${f.batch.status}, ${f.batch.lines} lines in ${f.batch.seconds} s |`,
+    `| gateway CPU per live request ÷ per batch line | ${f.cpuRatio.toFixed(2)} (${f.live.cpuMsPerRequest} ms vs ${f.batch.cpuMsPerLine} ms) |`,
+    `| ledger writes during the batch | ${f.store.ledgerFlushes} transactions for ${f.store.ledgerRows} rows |`,
+    `| store statements during the batch, by kind | ${statements} |`,
+    ""
+  ].join("\n")
+}
+
+/** The store's statements by kind, and its batched ledger writes (how many, how many rows), from `/metrics`. */
 async function storeFigures(url: string) {
   const text = await (await fetch(url)).text()
   const statements: Record<string, number> = {}
   for (const match of text.matchAll(/^switchyard_store_statements_total\{kind="([^"]*)"\} (\d+(?:\.\d+)?)$/gmu)) statements[match[1]!] = Number(match[2])
   const one = (name: string) => Number(new RegExp(`^${name} (\\d+(?:\\.\\d+)?)$`, "mu").exec(text)?.[1] ?? 0)
-  let attempts = 0
-  for (const match of text.matchAll(/^switchyard_upstream_attempts_total\{[^}]*\} (\d+(?:\.\d+)?)$/gmu)) attempts += Number(match[1])
-  return { statements, flushes: one("switchyard_store_batch_rows_count"), rows: one("switchyard_store_batch_rows_sum"), attempts }
+  return { statements, flushes: one("switchyard_store_batch_rows_count"), rows: one("switchyard_store_batch_rows_sum") }
 }
 
 Fs.rmSync(root, { recursive: true, force: true })
