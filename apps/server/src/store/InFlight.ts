@@ -15,9 +15,14 @@ export class InFlight extends Context.Service<InFlight, {
     return InFlight.of({
       track: (self, requests = 1) =>
         Effect.acquireUseRelease(
-          Effect.sync(() => void (count += requests)),
+          Effect.sync(() => {
+            count += requests
+          }),
           () => self,
-          () => Effect.sync(() => void (count -= requests))
+          () =>
+            Effect.sync(() => {
+              count -= requests
+            })
         ),
       count: () => count
     })
