@@ -6,7 +6,7 @@
 export const heading = "## Batch"
 
 /** The batch section of `markdown` (from its heading to the next `## ` heading or the end), if any. */
-export const of = (markdown: string): string | undefined => {
+const of = (markdown: string): string | undefined => {
   const start = markdown.search(/^## Batch\b/mu)
   if (start === -1) return undefined
   const rest = markdown.slice(start + heading.length)
