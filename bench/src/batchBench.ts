@@ -22,6 +22,7 @@ const { values: flags, positionals } = parseArgs({ allowPositionals: true, optio
 const lines = Number(positionals[0] ?? 5_000)
 const liveSeconds = Number(positionals[1] ?? 10)
 const loadAtStart = Os.loadavg()
+let loadAtBatch = loadAtStart
 const root = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "switchyard-batch-bench-"))
 const logDir = NodePath.join(root, "logs")
 Fs.mkdirSync(logDir, { recursive: true })
@@ -67,6 +68,7 @@ await Harness.run({ logDir, store: "sqlite", serverUrl: undefined }, async (harn
   const before = await storeFigures(metricsUrl)
   const rssBefore = ProcStats.rssBytes(sy.pid)
   let rssPeak = rssBefore
+  loadAtBatch = Os.loadavg()
   const batchCpu = ProcStats.cpuMillis(sy.pid)
   const started = performance.now()
   const created = await fetch(`${base}/batches`, {
@@ -136,9 +138,11 @@ function section(f: Figures): string {
     "",
     `Produced by \`pnpm --filter @switchyard/bench batch ${lines} ${liveSeconds} --summary bench/RESULTS.md\` on ${
       new Date().toISOString().slice(0, 10)
-    }: ${cpu.length} × ${cpu[0]?.model ?? "CPU"}, Node ${process.versions.node}; load average ${load(loadAtStart)} at the start and ${
+    }: ${cpu.length} × ${cpu[0]?.model ?? "CPU"}, Node ${process.versions.node}; load average ${load(loadAtStart)} when the live phase started, ${
+      load(loadAtBatch)
+    } when the batch started and ${
       load(f.loadAverage)
-    } at the end (other work shared the machine: the higher the load, the less the rates say; the CPU figures are disturbed least).`,
+    } at the end. Other work shared the machine: the higher the load, and the more it differs between the two phases, the less the ratio of their rates says; the gateway's CPU per request and per line are disturbed least.`,
     "",
     `Switchyard as \`pnpm start\` runs it, on the embedded store (SQLite), the embeddings cache off: first the priced small request (1 input, 1536 floats) live at c=16 for ${liveSeconds} s, then a batch of ${lines} lines of the same body (one input each, every line a different text) through the Files and Batch API, timed from \`POST /batches\` to \`completed\`, the gateway's RSS sampled every 100 ms meanwhile. The fake upstream takes 64 inputs a call, as the catalog's \`max_batch_items\` says: a unit of 256 lines is one attempt of 4 calls.`,
     "",
