@@ -10,7 +10,9 @@ const inBundle = /^(effect|@effect\/)/u
  * out: the process then holds the code it uses instead of every Effect module's source, about 16 MB
  * less heap at idle. The other npm dependencies stay imports (undici and ws are CommonJS packages
  * that do not survive bundling, so they are dependencies of this package). The intern program is a second entry, started as its
- * own process.
+ * own process. Non-ASCII characters are written as escapes (`charset: "ascii"`): V8 keeps a
+ * module's source text for its life, one byte per character when the text is all ASCII and two
+ * otherwise (about 4 MB less resident at idle).
  */
 const options = {
   input: {
@@ -29,7 +31,8 @@ const options = {
     entryFileNames: "[name].mjs",
     chunkFileNames: "[name]-[hash].mjs",
     sourcemap: true,
-    comments: { jsdoc: false, legal: false, annotation: false }
+    comments: { jsdoc: false, legal: false, annotation: false },
+    charset: "ascii"
   }
 } satisfies BuildOptions
 

@@ -86,7 +86,11 @@ const startAll = async (options: BenchOptions, targets: ReadonlySet<TargetId>, s
     pids.peer = peer.pid
   }
   // One Switchyard serves several targets: its priced model, its zero-priced one, its cache.
-  const addSwitchyard = async (name: "switchyard" | "switchyard-pg" | "switchyard-quiet" | "switchyard-old", store: string, databaseUrl?: string) => {
+  const addSwitchyard = async (
+    name: "switchyard" | "switchyard-pg" | "switchyard-quiet" | "switchyard-old" | "switchyard-workers",
+    store: string,
+    databaseUrl?: string
+  ) => {
     const sy = await startSwitchyard({
       name,
       logDir,
@@ -99,12 +103,13 @@ const startAll = async (options: BenchOptions, targets: ReadonlySet<TargetId>, s
         : options.serverMain !== undefined
         ? { main: options.serverMain }
         : {}),
-      logLevel: name === "switchyard-quiet" ? "warn" : "info"
+      logLevel: name === "switchyard-quiet" ? "warn" : "info",
+      ...(name === "switchyard-workers" ? { env: { SWITCHYARD_WORKERS: "2" } } : {})
     })
     children.push(sy)
     const served = name === "switchyard"
       ? ["switchyard", "switchyard-free", "switchyard-cached"] as const
-      : name === "switchyard-quiet" || name === "switchyard-old"
+      : name === "switchyard-quiet" || name === "switchyard-old" || name === "switchyard-workers"
       ? [name] as const
       : [name, `${name}-free`] as const
     for (const t of served) {
@@ -117,6 +122,7 @@ const startAll = async (options: BenchOptions, targets: ReadonlySet<TargetId>, s
   }
   if (targets.has("switchyard") || targets.has("switchyard-free") || targets.has("switchyard-cached")) await addSwitchyard("switchyard", "SQLite")
   if (targets.has("switchyard-quiet")) await addSwitchyard("switchyard-quiet", "SQLite, SWITCHYARD_LOG_LEVEL=warn")
+  if (targets.has("switchyard-workers")) await addSwitchyard("switchyard-workers", "SQLite, SWITCHYARD_WORKERS=2")
   if (targets.has("switchyard-old") && old !== undefined) await addSwitchyard("switchyard-old", `old build ${old.ref}, its own default store`)
   if ((targets.has("switchyard-pg") || targets.has("switchyard-pg-free")) && options.databaseUrl !== undefined) {
     const serverUrl = options.databaseUrl
@@ -210,7 +216,7 @@ const quiesce = async (pids: ReadonlyArray<number>) => {
   const deadline = Date.now() + 15_000
   const total = () => pids.reduce((n, pid) => {
     try {
-      return n + ProcStats.cpuMillis(pid)
+      return n + ProcStats.treeCpuMillis(pid)
     } catch {
       return n
     }
@@ -231,20 +237,24 @@ const measureRun = async (
   seconds: number,
   pid: number | undefined,
   rssPeaks: Map<number, number>,
-  metricsUrl: string | undefined
+  metricsUrl: string | undefined,
+  /** The target is a process with worker processes: its CPU and RSS are theirs summed with its own. */
+  tree: boolean
 ): Promise<Load.LoadResult & { cpuMsPerRequest: number | undefined; statementsPerRequest: number | undefined }> => {
+  const cpuMillis = tree ? ProcStats.treeCpuMillis : ProcStats.cpuMillis
+  const rssBytes = tree ? ProcStats.treeRssBytes : ProcStats.rssBytes
   const statementsBefore = metricsUrl === undefined ? undefined : await storeStatements(metricsUrl)
-  const cpuBefore = pid === undefined ? undefined : ProcStats.cpuMillis(pid)
+  const cpuBefore = pid === undefined ? undefined : cpuMillis(pid)
   const sampler = pid === undefined ? undefined : setInterval(() => {
     try {
-      rssPeaks.set(pid, Math.max(rssPeaks.get(pid) ?? 0, ProcStats.rssBytes(pid)))
+      rssPeaks.set(pid, Math.max(rssPeaks.get(pid) ?? 0, rssBytes(pid)))
     } catch {
       // the process is gone; the run reports its failures
     }
   }, 200)
   try {
     const result = await Load.run({ ...request, connections: cell.connections, seconds })
-    const cpu = pid === undefined || cpuBefore === undefined ? undefined : ProcStats.cpuMillis(pid) - cpuBefore
+    const cpu = pid === undefined || cpuBefore === undefined ? undefined : cpuMillis(pid) - cpuBefore
     const statements = metricsUrl === undefined || statementsBefore === undefined ? undefined : await storeStatements(metricsUrl) - statementsBefore
     return {
       ...result,
@@ -349,8 +359,11 @@ export const run = async (options: BenchOptions): Promise<Report.Report> => {
         for (const target of rotate(live, round)) {
           const pid = started.pids[target]
           const port = started.endpoints.ports[target]
-          const metricsUrl = target.startsWith("switchyard") && port !== undefined ? `http://127.0.0.1:${port}/metrics` : undefined
-          const result = await measureRun(cell, requests.get(target)!, options.seconds, pid, rssPeaks, metricsUrl)
+          // Each of several workers counts its own statements: only a single process's /metrics is the whole.
+          const metricsUrl = target.startsWith("switchyard") && target !== "switchyard-workers" && port !== undefined
+            ? `http://127.0.0.1:${port}/metrics`
+            : undefined
+          const result = await measureRun(cell, requests.get(target)!, options.seconds, pid, rssPeaks, metricsUrl, target === "switchyard-workers")
           samples.push({ ...result, cell: cell.id, target, run: round })
           await quiesce(everyPid)
           options.log(
@@ -365,7 +378,8 @@ export const run = async (options: BenchOptions): Promise<Report.Report> => {
         const pid = started.pids[target]
         if (pid === undefined) continue
         const sampled = rssPeaks.get(pid) ?? 0
-        peaks[target] = peakPerCell ? Math.max(ProcStats.peakRssBytes(pid), sampled) : sampled
+        // Several processes have no one high-water mark: their sampled sum stands for it.
+        peaks[target] = peakPerCell && target !== "switchyard-workers" ? Math.max(ProcStats.peakRssBytes(pid), sampled) : sampled
       }
       summaries.push(Report.summarise(cell, live, samples.filter((s) => s.cell === cell.id), peaks, skipped))
     }

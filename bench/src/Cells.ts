@@ -12,6 +12,7 @@ export type TargetId =
   | "switchyard-cached"
   | "switchyard-quiet"
   | "switchyard-old"
+  | "switchyard-workers"
   | "peer"
   | "switchyard-pg"
   | "switchyard-pg-free"
@@ -25,6 +26,7 @@ export const targetLabels: Record<TargetId, string> = {
   "switchyard-cached": "Switchyard (SQLite, every item cached)",
   "switchyard-quiet": "Switchyard (SQLite, accounting on, access log off)",
   "switchyard-old": "Switchyard, old build",
+  "switchyard-workers": "Switchyard (SQLite, accounting on, SWITCHYARD_WORKERS=2)",
   peer: "Portkey gateway 1.15.2 (peer)",
   "switchyard-pg": "Switchyard (PostgreSQL, accounting on)",
   "switchyard-pg-free": "Switchyard (PostgreSQL, zero-priced model)"
@@ -60,9 +62,16 @@ export const cachedCells: ReadonlyArray<CellId> = ["small-c16", "large-c16"]
  */
 export const accessLogCell: CellId = "small-c16"
 
+/**
+ * The cell where a second Switchyard process, the same but started with `SWITCHYARD_WORKERS=2`
+ * (a primary and two workers on one port and one SQLite file), serves the same requests as the
+ * one-worker process, interleaved with it: issue 36's "all cores of one machine" bar.
+ */
+export const workersCell: CellId = "small-c16"
+
 export const cells: ReadonlyArray<Cell> = [
   { id: "small-c1", label: "small (1 input, 1536 floats), c=1", inputs: 1, encoding: "float", delayed: false, connections: 1, targets: withPg },
-  { id: "small-c16", label: "small, c=16", inputs: 1, encoding: "float", delayed: false, connections: 16, targets: [...withAccounting, "switchyard-cached", "switchyard-quiet"] },
+  { id: "small-c16", label: "small, c=16", inputs: 1, encoding: "float", delayed: false, connections: 16, targets: [...withAccounting, "switchyard-cached", "switchyard-quiet", "switchyard-workers"] },
   { id: "small-c64", label: "small, c=64", inputs: 1, encoding: "float", delayed: false, connections: 64, targets: withAccounting },
   { id: "large-c16", label: "large (64 inputs × 1536 floats), c=16", inputs: 64, encoding: "float", delayed: false, connections: 16, targets: [...withPg, "switchyard-cached"] },
   { id: "base64-c16", label: "base64 (1 input), c=16", inputs: 1, encoding: "base64", delayed: false, connections: 16, targets: core },

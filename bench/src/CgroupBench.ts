@@ -15,7 +15,7 @@ import { type CellId, cells, requestFor } from "./Cells.ts"
 import * as Harness from "./Harness.ts"
 import * as Load from "./Load.ts"
 import * as ProcStats from "./ProcStats.ts"
-import { sleep, startSwitchyard, upstreamApiKey } from "./Processes.ts"
+import { sleep, startSwitchyard, switchyardBundle, upstreamApiKey } from "./Processes.ts"
 
 interface MemoryCgroup {
   readonly version: 1 | 2
@@ -142,6 +142,8 @@ export const run = async (options: {
       outcomes.push({ limitMb, firstStartMs: undefined, restartMs: undefined, idleRssMb: undefined, cells: [], peakMb: undefined, oomKills: undefined, problem: cgroup })
       continue
     }
+    // Built before the first start is timed (it is built once, on first use).
+    if (options.serverMain === undefined) switchyardBundle()
     try {
       outcomes.push(await Harness.run({ logDir: NodePath.join(options.workDir, `logs-${limitMb}`), store: "sqlite", serverUrl: undefined }, async (harness) => {
         const dataDir = NodePath.join(options.workDir, `data-${limitMb}`)

@@ -21,6 +21,40 @@ const clockTicks = (): number => {
 /** User plus system CPU time the process has used so far, in milliseconds. */
 export const cpuMillis = (pid: number): number => cpuOf(`/proc/${pid}/stat`)
 
+/** The ids of the processes whose parent is `pid`. */
+const childrenOf = (pid: number): Array<number> =>
+  Fs.readdirSync("/proc").filter((name) => /^\d+$/u.test(name)).flatMap((name) => {
+    try {
+      const stat = Fs.readFileSync(`/proc/${name}/stat`, "utf8")
+      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid ? [Number(name)] : []
+    } catch {
+      return []
+    }
+  })
+
+/**
+ * The CPU time of the process and its children (`SWITCHYARD_WORKERS`: the primary and its
+ * workers), in milliseconds. A child that exited since is not counted.
+ */
+export const treeCpuMillis = (pid: number): number =>
+  childrenOf(pid).reduce((n, child) => {
+    try {
+      return n + cpuMillis(child)
+    } catch {
+      return n
+    }
+  }, cpuMillis(pid))
+
+/** The resident set size of the process and its children, summed. */
+export const treeRssBytes = (pid: number): number =>
+  childrenOf(pid).reduce((n, child) => {
+    try {
+      return n + rssBytes(child)
+    } catch {
+      return n
+    }
+  }, rssBytes(pid))
+
 /** The same for one thread of the process (its main thread: `tid` = `pid`). */
 export const threadCpuMillis = (pid: number, tid: number): number => cpuOf(`/proc/${pid}/task/${tid}/stat`)
 

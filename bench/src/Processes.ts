@@ -22,7 +22,7 @@ let bundle: string | undefined
  * `node_modules/.cache`, where its dependencies resolve), so that a build of `dist/` running at
  * the same time, as the server's tests do, is neither disturbed nor disturbing.
  */
-const switchyardBundle = (): string => {
+export const switchyardBundle = (): string => {
   if (bundle !== undefined) return bundle
   const out = NodePath.join(serverDir, "node_modules", ".cache", "switchyard-bench", "dist")
   const cli = NodePath.join(serverDir, "node_modules", "rolldown", "bin", "cli.mjs")

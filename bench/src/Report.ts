@@ -1,5 +1,5 @@
 import type { CellId, TargetId } from "./Cells.ts"
-import { accessLogCell, cachedCells, targetLabel, targetLabels } from "./Cells.ts"
+import { accessLogCell, cachedCells, targetLabel, targetLabels, workersCell } from "./Cells.ts"
 import type { LoadResult } from "./Load.ts"
 
 /**
@@ -320,6 +320,19 @@ export const checks = (
       "a zero-priced model skips the hold but still writes its ledger row: this bounds the cost of holds and balance checks, not of the whole ledger"
     ))
   }
+  // Issue 36: all cores of one machine on the embedded store (a machine with fewer than 2 cores
+  // for the gateway cannot show it; the load generator and the upstream share them too).
+  const workers = pairwise(samples.filter((s) => s.cell === workersCell), "switchyard-workers", "switchyard", (a, b) => a.rps / b.rps)
+  if (workers !== undefined) {
+    out.push(check(
+      `${workersCell}-workers-2`,
+      `${workersCell} (SQLite): Switchyard req/s with \`SWITCHYARD_WORKERS=2\` ÷ one worker's, the same run (issue 36)`,
+      workers.median,
+      1.5,
+      "min",
+      `runs ${workers.min.toFixed(2)}–${workers.max.toFixed(2)}; CPU ms/req is the primary's and both workers' together`
+    ))
+  }
   for (const cell of cachedCells) {
     const ratio = pairwise(samples.filter((s) => s.cell === cell), "switchyard-cached", "switchyard", (a, b) => a.rps / b.rps)
     if (ratio === undefined) continue
@@ -458,7 +471,7 @@ export const markdown = (report: Report): string =>
       report.machine.peakRssPerCell ? "" : " (here the lifetime high-water mark: this kernel does not reset it)"
     }.`,
     "",
-    `Switchyard runs as an operator runs it (\`pnpm start\`: \`node\` with the start script's flags on the production bundle, built with the server's rolldown config): its idle RSS is read once every process has started, gone quiet and stayed idle ${report.idleWaitSeconds ?? 0} s more. It runs on the embedded store (SQLite, \`<data dir>/switchyard.db\`) in a fresh data directory, serving a priced model from a workspace with credits (every request holds and settles), with \`SWITCHYARD_RATE_LIMIT=999999999/1s\` so the limiter runs without refusing. The workspace has the embeddings cache on, and every Switchyard row but the cached one sends \`x-switchyard-cache: bypass\`, so it goes upstream each time. The zero-priced rows use a model priced 0 on the same process: no hold, but the ledger row is still written. The rows with every item cached send the same priced requests to the same process without that header, after the validation request and the warm-up wrote every item to the cache (validation checks the answer says \`hit\`): no hold and no upstream call, but the ledger row (cost 0) is still written. The row with the access log off is a second Switchyard process, the same in every other way, started with \`SWITCHYARD_LOG_LEVEL=warn\` (access lines are \`info\`; validation checks that it writes none and the other process does); it only runs in ${accessLogCell}. Each Switchyard process logs JSON (\`SWITCHYARD_LOG_FORMAT=json\`) to standard output redirected to a file, as \`node … > switchyard.log\` would: Node writes to a file synchronously, one write(2) into the page cache per line, a real sink that costs about what a drained pipe does. The PostgreSQL rows (only when \`DATABASE_URL\` is set) use a throw-away database on that server; the database server's own CPU is not in CPU ms/req. The floor is a bare node:http pass-through; the peer is \`@portkey-ai/gateway\` 1.15.2 (headless, on 127.0.0.1) sent to the same upstream with its custom-host header. Every answer is first checked to carry exactly the upstream's vectors.`,
+    `Switchyard runs as an operator runs it (\`pnpm start\`: \`node\` with the start script's flags on the production bundle, built with the server's rolldown config): its idle RSS is read once every process has started, gone quiet and stayed idle ${report.idleWaitSeconds ?? 0} s more. It runs on the embedded store (SQLite, \`<data dir>/switchyard.db\`) in a fresh data directory, serving a priced model from a workspace with credits (every request holds and settles), with \`SWITCHYARD_RATE_LIMIT=999999999/1s\` so the limiter runs without refusing. The workspace has the embeddings cache on, and every Switchyard row but the cached one sends \`x-switchyard-cache: bypass\`, so it goes upstream each time. The zero-priced rows use a model priced 0 on the same process: no hold, but the ledger row is still written. The rows with every item cached send the same priced requests to the same process without that header, after the validation request and the warm-up wrote every item to the cache (validation checks the answer says \`hit\`): no hold and no upstream call, but the ledger row (cost 0) is still written. The row with the access log off is a second Switchyard process, the same in every other way, started with \`SWITCHYARD_LOG_LEVEL=warn\` (access lines are \`info\`; validation checks that it writes none and the other process does); it only runs in ${accessLogCell}. The row with \`SWITCHYARD_WORKERS=2\` is a third Switchyard process, the same as the first but run as a primary and two worker processes on one port and one SQLite file, interleaved with the one-worker process in ${workersCell}; its CPU ms/req and peak RSS are the three processes' summed (its store statements are not counted: each worker's /metrics has only its own). Each Switchyard process logs JSON (\`SWITCHYARD_LOG_FORMAT=json\`) to standard output redirected to a file, as \`node … > switchyard.log\` would: Node writes to a file synchronously, one write(2) into the page cache per line, a real sink that costs about what a drained pipe does. The PostgreSQL rows (only when \`DATABASE_URL\` is set) use a throw-away database on that server; the database server's own CPU is not in CPU ms/req. The floor is a bare node:http pass-through; the peer is \`@portkey-ai/gateway\` 1.15.2 (headless, on 127.0.0.1) sent to the same upstream with its custom-host header. Every answer is first checked to carry exactly the upstream's vectors.`,
     "",
     "## Targets",
     "",

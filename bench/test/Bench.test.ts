@@ -82,6 +82,25 @@ describe("Report", () => {
   })
 })
 
+describe("SWITCHYARD_WORKERS=2 (issue 36)", () => {
+  it("holds two workers' req/s to 1.5× one worker's, run by run in the same rounds, and only where both ran", () => {
+    const samples = [
+      sample("direct", 0, 1000, 1), sample("floor", 0, 800, 1.5), sample("switchyard", 0, 400, 3), sample("switchyard-workers", 0, 700, 2),
+      sample("direct", 1, 1000, 1), sample("floor", 1, 800, 1.5), sample("switchyard", 1, 300, 3), sample("switchyard-workers", 1, 420, 2)
+    ]
+    const cell = Report.summarise({ id: "small-c16", label: "small", connections: 16 }, ["direct", "floor", "switchyard", "switchyard-workers"], samples, {}, [])
+    const check = Report.checks([cell], samples).find((c) => c.id === "small-c16-workers-2")!
+    // Runs 1.75 and 1.4: the median of the ratios, not the ratio of the medians.
+    assert.closeTo(check.value!, 1.575, 1e-9)
+    assert.isTrue(check.holds)
+    const slow = samples.map((s) => s.target === "switchyard-workers" ? { ...s, rps: s.rps / 2 } : s)
+    assert.isFalse(Report.checks([cell], slow).find((c) => c.id === "small-c16-workers-2")!.holds)
+    const alone = samples.filter((s) => s.target !== "switchyard-workers")
+    assert.isUndefined(Report.checks([cell], alone).find((c) => c.id === "small-c16-workers-2"))
+    assert.include(cells.find((c) => c.id === "small-c16")!.targets, "switchyard-workers")
+  })
+})
+
 describe("the old build (--old-server REF)", () => {
   it("compares the default's CPU per request and idle RSS with the old build's in the same run, and names its ref", () => {
     const samples = [

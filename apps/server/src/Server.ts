@@ -67,6 +67,7 @@ import * as BatchRunner from "./batches/BatchRunner.ts"
 import { LineRunner } from "./batches/LineRunner.ts"
 import { ProviderBatches } from "./batches/ProviderBatches.ts"
 import { ProviderBatchStore } from "./batches/ProviderBatchStore.ts"
+import * as StartupHeap from "./StartupHeap.ts"
 import * as Workers from "./Workers.ts"
 
 export const ServerConfig = Config.all({
@@ -213,6 +214,7 @@ export const ServerLive = Layer.unwrap(Effect.gen(function*() {
   // Requests taken meanwhile wait for the first-start keys (ServedRequests.ts).
   const Ready = Layer.effectDiscard(Effect.gen(function*() {
     yield* (yield* ServedRequests).ready
+    StartupHeap.letV8Shrink()
   }))
   return Ready.pipe(
     Layer.provideMerge(StartupReport.layer(config.consoleDir)),

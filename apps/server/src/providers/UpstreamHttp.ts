@@ -14,6 +14,37 @@ export interface PostOptions {
 
 const maxBodyChars = 8192
 
+type Dispatcher = NodeHttpClient.Dispatcher["Service"]
+
+/**
+ * undici's `Agent`, made on the first upstream call rather than at start: undici is a large
+ * package (about 5 MB of heap once loaded) that a gateway which has not yet forwarded a request
+ * does not need. Until then its two entry points load it and hand the call over; afterwards they
+ * are the agent's own methods, so a call costs what it did. Destroyed with the layer.
+ */
+const firstUseDispatcher = Effect.gen(function*() {
+  let agent: Dispatcher | undefined
+  let loading: Promise<Dispatcher> | undefined
+  const load = () =>
+    loading ??= import("undici").then(({ Agent }) => {
+      const made = new Agent()
+      agent = made
+      lazy.request = made.request.bind(made) as Dispatcher["request"]
+      lazy.dispatch = made.dispatch.bind(made)
+      return made
+    })
+  const lazy = {
+    request: ((options: Parameters<Dispatcher["request"]>[0]) => load().then((made) => made.request(options))) as Dispatcher["request"],
+    dispatch: (options: Parameters<Dispatcher["dispatch"]>[0], handler: Parameters<Dispatcher["dispatch"]>[1]) => {
+      void load().then((made) => made.dispatch(options, handler), (error: unknown) => handler.onResponseError?.(null as never, error as Error))
+      return true
+    }
+  }
+  yield* Effect.addFinalizer(() => agent === undefined ? Effect.void : Effect.promise(() => agent!.destroy()))
+  // makeUndici calls only `request` (and `dispatch` for an upgrade).
+  return lazy as unknown as Dispatcher
+})
+
 /**
  * The HTTP client of every upstream call (and of broadcast deliveries): undici over one
  * dispatcher. Built without `NodeHttpClient.layerUndici`'s merged context, which copies every
@@ -21,7 +52,7 @@ const maxBodyChars = 8192
  * call): the client takes its dispatcher when made and needs nothing else.
  */
 export const clientLayer: Layer.Layer<HttpClient.HttpClient> = Layer.effect(HttpClient.HttpClient, NodeHttpClient.makeUndici).pipe(
-  Layer.provide(NodeHttpClient.layerDispatcher)
+  Layer.provide(Layer.effect(NodeHttpClient.Dispatcher, firstUseDispatcher))
 )
 
 /**

@@ -69,5 +69,35 @@ export const nanosFromCredits = (value: number | string): bigint | undefined => 
   return sign === "-" ? -nanos : nanos
 }
 
-const numberToPlain = (n: number): string =>
-  Math.abs(n) < 1e21 ? n.toLocaleString("en-US", { useGrouping: false, maximumFractionDigits: 20 }) : ""
+/**
+ * A finite number below 1e21 as plain decimal digits (no exponent), rounded half to even at 20
+ * fractional digits; `""` above. Written out from the shortest round-trip form rather than with
+ * `toLocaleString`, whose number formatting loads ICU's locale data (megabytes of the Node binary
+ * resident for good) into a process that otherwise never needs it.
+ */
+const numberToPlain = (n: number): string => {
+  if (!(Math.abs(n) < 1e21)) return ""
+  const [mantissa, exponentText] = Math.abs(n).toString().split("e") as [string, string | undefined]
+  const [whole, frac = ""] = mantissa.split(".") as [string, string | undefined]
+  // The number is `digits` × 10^(-scale).
+  let digits = whole + frac
+  let scale = frac.length - Number(exponentText ?? 0)
+  if (scale < 0) {
+    digits += "0".repeat(-scale)
+    scale = 0
+  }
+  if (scale > 20) {
+    const cut = digits.length - (scale - 20)
+    const kept = cut > 0 ? BigInt(digits.slice(0, cut)) : 0n
+    const rest = cut > 0 ? digits.slice(cut) : digits.padStart(scale - 20, "0")
+    const half = `5${"0".repeat(rest.length - 1)}`
+    const up = rest > half || (rest === half && kept % 2n === 1n)
+    digits = (kept + (up ? 1n : 0n)).toString()
+    scale = 20
+  }
+  const padded = digits.padStart(scale + 1, "0")
+  const intPart = padded.slice(0, padded.length - scale).replace(/^0+(?=\d)/u, "")
+  const fracPart = padded.slice(padded.length - scale).replace(/0+$/u, "")
+  const text = fracPart === "" ? intPart : `${intPart}.${fracPart}`
+  return n < 0 && /[1-9]/u.test(text) ? `-${text}` : text
+}
