@@ -164,7 +164,7 @@ const App = Layer.unwrap(Effect.gen(function*() {
   Layer.provide(Stores),
   // Out of the layer too: the ledger's pruning runs in the background, and tests run it on their clock.
   Layer.provideMerge(LedgerRetention.layer),
-  Layer.provide(RateLimit.layer),
+  Layer.provide(RateLimit.KeyRateLimit.layer),
   Layer.provideMerge(Database.layer)
 )
 

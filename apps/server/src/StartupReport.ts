@@ -98,4 +98,4 @@ export const layer = (consoleDir: string) =>
     const origin = HttpServer.formatAddress(server.address)
     yield* Effect.logInfo(`Switchyard listening on ${origin}/api/v1`)
     for (const line of yield* lines({ origin, consoleDir })) yield* Effect.logInfo(line)
-  })).pipe(Layer.provide([CatalogLoader.layer, RateLimit.layer, MemoryBudget.MemoryBudget.layer]))
+  })).pipe(Layer.provide([CatalogLoader.CurrentCatalog.layer, RateLimit.KeyRateLimit.layer, MemoryBudget.MemoryBudget.layer]))

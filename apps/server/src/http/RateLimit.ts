@@ -54,7 +54,36 @@ export class KeyRateLimit extends Context.Service<KeyRateLimit, {
    * (epoch milliseconds at which the full allowance is back), and a 429 also `Retry-After`.
    */
   readonly check: (keyHash: string) => Effect.Effect<void, TooManyRequests, HttpServerRequest.HttpServerRequest>
-}>()("@switchyard/server/http/KeyRateLimit") {}
+}>()("@switchyard/server/http/KeyRateLimit") {
+  /**
+   * The per-key request limit: in process by default; in Redis (shared by every replica) when
+   * `REDIS_URL` is set, with this process's own limiter while Redis is down. Both use a token
+   * bucket refilled continuously (`requests / interval`), atomically (one Lua script in Redis).
+   */
+  static readonly layer = Layer.unwrap(Effect.gen(function*() {
+    const text = yield* RateLimitConfig
+    const policy = parsePolicy(text)
+    if (policy === undefined) {
+      return yield* new RateLimitConfigInvalid({
+        message: `SWITCHYARD_RATE_LIMIT must look like "600/60s" (requests/interval in ms, s, m or h) or "off"; got ${JSON.stringify(text)}`
+      })
+    }
+    if (Option.isNone(policy)) return Layer.succeed(KeyRateLimit, KeyRateLimit.of({ policy, check: () => Effect.void }))
+    const rate = policy.value
+    const local = RateLimiter.make.pipe(Effect.provide(RateLimiter.layerStoreMemory))
+    if (!(yield* RedisConnection.configured)) {
+      return Layer.effect(KeyRateLimit, Effect.flatMap(local, (limiter) => make(rate, { shared: limiter, local: limiter, sharedUp: () => true })))
+    }
+    return Layer.effect(
+      KeyRateLimit,
+      Effect.gen(function*() {
+        const status = yield* RedisConnection.RedisStatus
+        const shared = yield* RateLimiter.make.pipe(Effect.provide(RateLimiter.layerStoreRedis({ prefix: "switchyard:ratelimit:" })))
+        return yield* make(rate, { shared, local: yield* local, sharedUp: () => status.state() !== "down" })
+      })
+    ).pipe(Layer.provide(RedisConnection.layer))
+  }))
+}
 
 /**
  * Where the buckets live: `shared` (Redis, every replica) while `sharedUp()`, and this process's
@@ -116,32 +145,3 @@ const make = (rate: RatePolicy, limiters: Limiters) =>
         })
     })
   })
-
-/**
- * The per-key request limit: in process by default; in Redis (shared by every replica) when
- * `REDIS_URL` is set, with this process's own limiter while Redis is down. Both use a token
- * bucket refilled continuously (`requests / interval`), atomically (one Lua script in Redis).
- */
-export const layer = Layer.unwrap(Effect.gen(function*() {
-  const text = yield* RateLimitConfig
-  const policy = parsePolicy(text)
-  if (policy === undefined) {
-    return yield* new RateLimitConfigInvalid({
-      message: `SWITCHYARD_RATE_LIMIT must look like "600/60s" (requests/interval in ms, s, m or h) or "off"; got ${JSON.stringify(text)}`
-    })
-  }
-  if (Option.isNone(policy)) return Layer.succeed(KeyRateLimit, KeyRateLimit.of({ policy, check: () => Effect.void }))
-  const rate = policy.value
-  const local = RateLimiter.make.pipe(Effect.provide(RateLimiter.layerStoreMemory))
-  if (!(yield* RedisConnection.configured)) {
-    return Layer.effect(KeyRateLimit, Effect.flatMap(local, (limiter) => make(rate, { shared: limiter, local: limiter, sharedUp: () => true })))
-  }
-  return Layer.effect(
-    KeyRateLimit,
-    Effect.gen(function*() {
-      const status = yield* RedisConnection.RedisStatus
-      const shared = yield* RateLimiter.make.pipe(Effect.provide(RateLimiter.layerStoreRedis({ prefix: "switchyard:ratelimit:" })))
-      return yield* make(rate, { shared, local: yield* local, sharedUp: () => status.state() !== "down" })
-    })
-  ).pipe(Layer.provide(RedisConnection.layer))
-}))
