@@ -18,10 +18,6 @@ export interface LoadedCatalog {
   readonly active: ReadonlySet<string>
 }
 
-export class CurrentCatalog extends Context.Service<CurrentCatalog, LoadedCatalog>()(
-  "@switchyard/server/catalog/CurrentCatalog"
-) {}
-
 /**
  * Parses the config file: JSON by its extension, YAML otherwise. The YAML library is imported
  * only for a YAML file (a gateway with a JSON config, or none, never loads it).
@@ -71,4 +67,9 @@ export const load = Effect.gen(function*() {
   return { catalog, credentials, active } satisfies LoadedCatalog
 })
 
-export const layer = Layer.effect(CurrentCatalog, load)
+export class CurrentCatalog extends Context.Service<CurrentCatalog, LoadedCatalog>()(
+  "@switchyard/server/catalog/CurrentCatalog"
+) {
+  /** The catalog read once at start: the built-in one merged with the config file. */
+  static readonly layer = Layer.effect(CurrentCatalog, load)
+}
