@@ -114,7 +114,7 @@ const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Rerank.layer, Broadcast.
  * store, and the start-up reconciliation.
  */
 const InternsLive = Layer.mergeAll(InternsHandlers.pipe(Layer.provide(InternPolicyLive)), Reconcile.layer()).pipe(
-  Layer.provideMerge(InternControl.layer),
+  Layer.provideMerge(InternControl.InternControl.layer),
   Layer.provide(InternRuntimeLive.layer),
   Layer.provideMerge(InternRepo.layer)
 )

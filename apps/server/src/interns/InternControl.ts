@@ -20,7 +20,7 @@ import {
   toRecord,
   type UpdateInternBody
 } from "@switchyard/core/schema/Intern"
-import { Cause, Clock, Context, Effect, Fiber, FiberSet, Layer, Option, PubSub, Schedule, Semaphore } from "effect"
+import { Cause, Clock, Context, Effect, Fiber, FiberSet, Layer, Option, PubSub, Schedule, type Scope, Semaphore } from "effect"
 import * as Crypto from "node:crypto"
 import { type AuditDraft, AuditLog } from "../store/AuditRepo.ts"
 
@@ -71,7 +71,29 @@ export class InternControl extends Context.Service<InternControl, {
   ) => Effect.Effect<void, InvalidBody | InternNotFound | InternBusy | StoreUnavailable>
   /** Brings one intern's stored status in line with its runtime (see `InternLifecycle.reconcile`). */
   readonly reconcile: (id: string) => Effect.Effect<InternLifecycle.ReconcileAction, RuntimeUnavailable | StoreUnavailable>
-}>()("@switchyard/server/interns/InternControl") {}
+}>()("@switchyard/server/interns/InternControl") {
+  /**
+   * The control plane over the intern store, the runtime and the audit log, assembled from the
+   * named parts below; it applies the runtime's reports from the start.
+   */
+  static readonly layer = Layer.effect(
+    InternControl,
+    Effect.gen(function*() {
+      const plane = yield* makePlane
+      yield* followReports(plane)
+      return InternControl.of({
+        create: create(plane),
+        get: (who, id) => Effect.map(visible(plane, who, id), toRecord),
+        list: list(plane),
+        update: update(plane),
+        provision: (who, id) => whole(plane, id)(provisionById(plane, id, who, statusChange("intern.provision"))),
+        suspend: suspend(plane),
+        remove: remove(plane),
+        reconcile: (id) => reconcile(plane, id)
+      })
+    })
+  )
+}
 
 /**
  * A UUIDv7: ids sort by creation time, which keeps cursor paging stable.
@@ -142,338 +164,384 @@ type Advanced =
   | { readonly _tag: "Gone" }
   | { readonly _tag: "Stale" }
 
-export const make = Effect.gen(function*() {
-  const store = yield* InternStore
-  const runtime = yield* InternRuntime
-  const audit = yield* AuditLog
-  const background = yield* FiberSet.make()
-  const backgroundScope = yield* Effect.scope
-  const locks = new Map<string, Semaphore.Semaphore>()
+/**
+ * What the control plane's parts share: the store, the runtime, the audit log, one lock per intern,
+ * and the plane's own scope, where operations and repairs run to the end whatever happens to the
+ * request that asked for them.
+ */
+interface Plane {
+  readonly store: InternStore["Service"]
+  readonly runtime: InternRuntime["Service"]
+  readonly audit: AuditLog["Service"]
+  readonly background: FiberSet.FiberSet
+  readonly backgroundScope: Scope.Scope
+  readonly locks: Map<string, Semaphore.Semaphore>
+}
 
-  const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
-
-  const locked = (id: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    Effect.suspend(() => {
-      let lock = locks.get(id)
-      if (lock === undefined) {
-        lock = Semaphore.makeUnsafe(1)
-        locks.set(id, lock)
-      }
-      return lock.withPermits(1)(effect)
-    })
-
-  // An operation's runtime call and its state write run to the end together in the control
-  // plane's own scope, whatever happens to the request that asked for them (its time limit, a
-  // closed connection): the request only waits for the outcome. An operation that dies half-way,
-  // or whose store stopped answering half-way, has the intern reconciled with its runtime.
-  const whole = (id: string) => <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-    FiberSet.run(background, locked(id)(effect).pipe(
-      Effect.onError((cause) =>
-        Cause.hasDies(cause) || storeFailed(cause) ? Effect.forkIn(repair(id), backgroundScope) : Effect.void
-      )
-    )).pipe(Effect.flatMap(Fiber.join))
-
-  const visible = (who: Requester, id: string) =>
-    store.findInWorkspace(who.workspaceId, id).pipe(
-      Effect.flatMap(Option.match({
-        onNone: () => Effect.fail(new InternNotFound({ message: `No intern '${id}' is visible to this key` })),
-        onSome: Effect.succeed
-      }))
-    )
-
-  // A status write; with `record`, the caller's change, appended to the audit log in the write's
-  // transaction when the write took place (a compare-and-set that lost writes nothing, records nothing).
-  const transition = (
-    intern: StoredIntern,
-    change: Change,
-    record: Recorder | undefined
-  ): Effect.Effect<Option.Option<StoredIntern>, StoreUnavailable> =>
-    Effect.flatMap(now, (at) => {
-      const write = store.transition(intern.id, { status: intern.status, runId: intern.runId }, change, at)
-      return record === undefined
-        ? write
-        : audit.recorded(write, Option.match({ onNone: () => undefined, onSome: (after) => record(intern, after) }))
-    })
-
-  // Applies an event through the lifecycle table with compare-and-set writes, re-reading when a
-  // concurrent write moved the intern first. With `runId`, events of another run are stale.
-  const advance = (
-    id: string,
-    event: InternLifecycle.LifecycleEvent,
-    options: { readonly runId?: string; readonly extra?: Partial<Change>; readonly record?: Recorder } = {}
-  ): Effect.Effect<Advanced, StoreUnavailable> =>
-    Effect.gen(function*() {
-      for (let attempt = 0; attempt < 10; attempt++) {
-        const found = yield* store.find(id)
-        if (Option.isNone(found)) return { _tag: "Gone" }
-        const intern = found.value
-        if (options.runId !== undefined && intern.runId !== options.runId) return { _tag: "Stale" }
-        const outcome = InternLifecycle.apply(intern, event)
-        const expected = { status: intern.status, runId: intern.runId }
-        if (outcome._tag === "Removed") {
-          if (yield* store.remove(id, intern.status)) return { _tag: "Gone" }
-          continue
-        }
-        if (outcome._tag === "Refused") {
-          if (options.extra === undefined) return { _tag: "Refused", intern }
-          const same = { status: intern.status, progress: intern.progress, lastFailureMessage: intern.lastFailureMessage }
-          const kept = yield* store.transition(id, expected, { ...same, ...options.extra }, yield* now)
-          if (Option.isSome(kept)) return { _tag: "Refused", intern: kept.value }
-          continue
-        }
-        const written = yield* transition(intern, { ...outcome.state, ...options.extra }, options.record)
-        if (Option.isSome(written)) return { _tag: "Applied", intern: written.value }
-      }
-      return yield* Effect.die(new Error(`Intern ${id} kept changing while applying ${event._tag}`))
-    })
-
-  // Starts a run on an intern that is `queued` with `runId`; a runtime that cannot be reached
-  // fails the attempt (status `failed`, with the reason).
-  const startRun = (intern: StoredIntern, runId: string) =>
-    runtime.start({
-      internId: intern.id,
-      runId,
-      workspaceId: intern.workspaceId,
-      name: intern.name,
-      hostname: intern.hostname,
-      instructions: intern.instructions,
-      model: intern.model,
-      vaultId: intern.vaultId!,
-      attachedVaultId: intern.attachedVaultId
-    }).pipe(
-      Effect.matchEffect({
-        onFailure: (error) =>
-          advance(intern.id, { _tag: "StartRejected", message: error.message }, { runId }).pipe(
-            Effect.andThen(Effect.forkIn(repair(intern.id), backgroundScope)),
-            Effect.andThen(Effect.fail(unavailable(error)))
-          ),
-        onSuccess: (started) =>
-          advance(intern.id, { _tag: "StartAccepted" }, { runId, extra: { hostname: started.hostname } })
-      }),
-      Effect.asVoid
-    )
-
-  // queued with a fresh run (and the vault id given at the first provisioning), then started.
-  const beginRun = (intern: StoredIntern, state: InternLifecycle.LifecycleState, record?: Recorder) =>
-    Effect.gen(function*() {
-      const runId = uuidv7(yield* Clock.currentTimeMillis)
-      const queued = yield* transition(
-        intern,
-        { ...state, runId, vaultId: intern.vaultId ?? uuidv7(yield* Clock.currentTimeMillis) },
-        record
-      )
-      if (Option.isNone(queued)) return false
-      yield* startRun(queued.value, runId)
-      return true
-    })
-
-  // `record`: the provisioning a caller asked for by itself (a create with `provision: true` is
-  // one change, recorded as the create).
-  const provisionById = (id: string, who: Requester, record?: Recorder) =>
-    Effect.gen(function*() {
-      for (let attempt = 0; attempt < 10; attempt++) {
-        const intern = yield* visible(who, id)
-        const outcome = InternLifecycle.apply(intern, { _tag: "Provision" })
-        if (outcome._tag !== "Next") return yield* busy(intern.status, "Provision")
-        if (yield* beginRun(intern, outcome.state, record)) return
-      }
-    })
-
-  const destroy = (id: string) =>
-    runtime.destroy(id).pipe(
-      Effect.matchEffect({
-        onFailure: (error) => advance(id, { _tag: "DestroyFailed", message: error.message }),
-        onSuccess: () => advance(id, { _tag: "Destroyed" })
-      }),
-      Effect.asVoid
-    )
-
-  const onEvent = (event: RuntimeEvent) =>
-    advance(event.internId, toLifecycleEvent(event), { runId: event.runId }).pipe(
-      Effect.catchCause((cause) => Effect.logError("Applying an intern runtime event failed", event._tag, cause))
-    )
-
-  const subscription = yield* runtime.subscribe
-  yield* PubSub.take(subscription).pipe(Effect.flatMap(onEvent), Effect.forever, Effect.forkScoped)
-
-  const reconcile = (id: string) =>
-    locked(id)(Effect.gen(function*() {
-      const found = yield* store.find(id)
-      if (Option.isNone(found)) return "none" as const
-      const intern = found.value
-      const observed = yield* runtime.inspect(id)
-      const { action, state } = InternLifecycle.reconcile(intern, observed)
-      switch (action) {
-        case "start":
-          yield* beginRun(intern, state).pipe(Effect.catchTag("UpstreamUnavailable", () => Effect.void))
-          break
-        case "stop":
-          yield* runtime.stop(id)
-          break
-        case "destroy":
-          yield* FiberSet.run(background, destroy(id))
-          break
-        case "none":
-          if (state.status !== intern.status || state.lastFailureMessage !== intern.lastFailureMessage) {
-            yield* store.transition(id, { status: intern.status, runId: intern.runId }, state, yield* now)
-          }
-      }
-      return action
-    }))
-
-  // After a runtime call whose outcome is unknown (it died half-way, or the runtime did not answer
-  // in time but may still act), the intern is reconciled once the runtime answers again.
-  const repair = (id: string): Effect.Effect<void> =>
-    reconcile(id).pipe(
-      Effect.retry({ schedule: Schedule.exponential("1 second"), times: 5 }),
-      Effect.catchCause((cause) => Effect.logWarning(`Could not reconcile intern ${id} with its runtime`, cause))
-    )
-
-  // A stop the runtime did not confirm may still have happened: whatever it did is recorded as
-  // the runtime's own report, so a stopped runtime makes the intern stopped, not started again.
-  const repairAfterStop = (id: string): Effect.Effect<void> =>
-    runtime.inspect(id).pipe(
-      Effect.flatMap((observed) =>
-        observed._tag === "Stopped" || observed._tag === "Absent"
-          ? advance(id, { _tag: "RuntimeStopped" })
-          : observed._tag === "Failed"
-          ? advance(id, { _tag: "Crashed", message: observed.message })
-          : Effect.void
-      ),
-      Effect.retry({ schedule: Schedule.exponential("1 second"), times: 5 }),
-      Effect.catchCause((cause) => Effect.logWarning(`Could not check intern ${id} with its runtime`, cause))
-    )
-
-  return InternControl.of({
-    create: Effect.fn("InternControl.create")(function*(who, body) {
-      if (body.workspace_id !== undefined && body.workspace_id.toLowerCase() !== who.workspaceId) {
-        return yield* new ForeignWorkspace({
-          message: `This key selects workspace ${who.workspaceId}; it cannot create interns in ${body.workspace_id}`
-        })
-      }
-      let attachedVaultId: string | null = null
-      if (body.vault_id !== undefined) {
-        const owner = yield* store.findByVault(who.workspaceId, body.vault_id)
-        if (Option.isNone(owner)) {
-          return yield* new InvalidBody({ message: `vault_id: no vault '${body.vault_id}' in this workspace` })
-        }
-        attachedVaultId = body.vault_id
-      }
-      const created = yield* audit.recorded(
-        store.insert({
-          id: uuidv7(yield* Clock.currentTimeMillis),
-          workspaceId: who.workspaceId,
-          creatorUserId: who.userId,
-          name: body.name,
-          description: body.description ?? null,
-          instructions: body.instructions ?? null,
-          model: body.model ?? null,
-          attachedVaultId,
-          now: yield* now
-        }),
-        (intern): AuditDraft => ({
-          action: "intern.create",
-          target: { type: "intern", id: intern.id },
-          workspaceId: intern.workspaceId,
-          after: {
-            ...settingsOf(intern),
-            ...(attachedVaultId !== null ? { vault_id: attachedVaultId } : {}),
-            ...(body.provision === true ? { provision: true } : {})
-          }
-        })
-      )
-      if (body.provision !== true) return toRecord(created)
-      yield* whole(created.id)(provisionById(created.id, who)).pipe(
-        Effect.catchTags({ UpstreamUnavailable: () => Effect.void, InternBusy: () => Effect.void }),
-        Effect.catchTag("InternNotFound", Effect.die)
-      )
-      // Just created in the caller's workspace: not finding it is a bug, not a client's mistake.
-      return toRecord(yield* visible(who, created.id).pipe(Effect.catchTag("InternNotFound", Effect.die)))
-    }),
-    get: (who, id) => Effect.map(visible(who, id), toRecord),
-    list: Effect.fn("InternControl.list")(function*(who, options) {
-      if (options.workspace_id !== undefined && options.workspace_id.toLowerCase() !== who.workspaceId) {
-        return yield* new ForeignWorkspace({
-          message: `This key selects workspace ${who.workspaceId}; it cannot list interns of ${options.workspace_id}`
-        })
-      }
-      const limit = options.limit ?? defaultPageSize
-      const rows = yield* store.list({
-        workspaceId: who.workspaceId,
-        statuses: options.status ?? [],
-        after: options.starting_after,
-        limit: limit + 1
-      })
-      const page = rows.slice(0, limit)
-      const hasMore = rows.length > limit
-      return {
-        data: page.map(toRecord),
-        has_more: hasMore,
-        ...(hasMore ? { next_cursor: page.at(-1)!.id } : {})
-      }
-    }),
-    update: Effect.fn("InternControl.update")(function*(who, id, body) {
-      if (Object.keys(body).length === 0) return toRecord(yield* visible(who, id))
-      const changed = yield* audit.recorded(
-        Effect.gen(function*() {
-          const before = yield* visible(who, id)
-          const after = yield* store.updateSettings(id, body, yield* now)
-          return Option.map(after, (one) => ({ before, after: one }))
-        }),
-        Option.match({
-          onNone: () => undefined,
-          onSome: ({ after, before }): AuditDraft => ({
-            action: "intern.update",
-            target: { type: "intern", id: after.id },
-            workspaceId: after.workspaceId,
-            before: settingsOf(before),
-            after: settingsOf(after)
-          })
-        })
-      )
-      return toRecord(yield* Option.match(changed, {
-        onNone: () => Effect.fail(new InternNotFound({ message: `No intern '${id}' is visible to this key` })),
-        onSome: ({ after }) => Effect.succeed(after)
-      }))
-    }),
-    provision: (who, id) => whole(id)(provisionById(id, who, statusChange("intern.provision"))),
-    suspend: (who, id) =>
-      whole(id)(Effect.gen(function*() {
-        const intern = yield* visible(who, id)
-        if (!InternLifecycle.allows(intern.status, "Suspend")) return yield* busy(intern.status, "Suspend")
-        yield* runtime.stop(id).pipe(
-          Effect.tapError(() => Effect.forkIn(repairAfterStop(id), backgroundScope)),
-          Effect.mapError(unavailable)
-        )
-        // The runtime's own report of the stop may have moved the intern to `stopped` already:
-        // the change recorded is from the status the request found.
-        const result = yield* advance(id, { _tag: "Suspend" }, { record: (_, after) => statusChange("intern.suspend")(intern, after) })
-        if (result._tag === "Refused") return yield* busy(result.intern.status, "Suspend")
-        if (result._tag === "Gone") return yield* new InternNotFound({ message: `No intern '${id}' is visible to this key` })
-      })),
-    remove: (who, id, acknowledgeWorkspaceLoss) =>
-      whole(id)(Effect.gen(function*() {
-        const intern = yield* visible(who, id)
-        if (!InternLifecycle.allows(intern.status, "Delete")) return yield* busy(intern.status, "Delete")
-        if (intern.vaultId !== null && !acknowledgeWorkspaceLoss) {
-          return yield* new InvalidBody({
-            message: "acknowledge_workspace_loss: deleting this intern erases its disk; send acknowledge_workspace_loss: true"
-          })
-        }
-        const result = yield* advance(id, { _tag: "Delete" }, {
-          record: (before, after) => ({
-            action: "intern.delete",
-            target: { type: "intern", id: after.id },
-            workspaceId: after.workspaceId,
-            before: { ...settingsOf(before), status: before.status },
-            after: { status: after.status }
-          })
-        })
-        if (result._tag === "Refused") return yield* busy(result.intern.status, "Delete")
-        if (result._tag === "Applied") yield* FiberSet.run(background, destroy(id))
-      })),
-    reconcile
-  })
+const makePlane = Effect.gen(function*() {
+  const plane: Plane = {
+    store: yield* InternStore,
+    runtime: yield* InternRuntime,
+    audit: yield* AuditLog,
+    background: yield* FiberSet.make(),
+    backgroundScope: yield* Effect.scope,
+    locks: new Map()
+  }
+  return plane
 })
 
-export const layer = Layer.effect(InternControl, make)
+const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+const notVisible = (id: string) => new InternNotFound({ message: `No intern '${id}' is visible to this key` })
+
+// ---------------------------------------------------------------------------------------------
+// Locks, the plane's scope, and the store writes every operation goes through
+// ---------------------------------------------------------------------------------------------
+
+const locked = (plane: Plane, id: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.suspend(() => {
+    let lock = plane.locks.get(id)
+    if (lock === undefined) {
+      lock = Semaphore.makeUnsafe(1)
+      plane.locks.set(id, lock)
+    }
+    return lock.withPermits(1)(effect)
+  })
+
+// An operation's runtime call and its state write run to the end together in the control
+// plane's own scope, whatever happens to the request that asked for them (its time limit, a
+// closed connection): the request only waits for the outcome. An operation that dies half-way,
+// or whose store stopped answering half-way, has the intern reconciled with its runtime.
+const whole = (plane: Plane, id: string) => <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  FiberSet.run(plane.background, locked(plane, id)(effect).pipe(
+    Effect.onError((cause) =>
+      Cause.hasDies(cause) || storeFailed(cause) ? Effect.forkIn(repair(plane, id), plane.backgroundScope) : Effect.void
+    )
+  )).pipe(Effect.flatMap(Fiber.join))
+
+const visible = (plane: Plane, who: Requester, id: string) =>
+  plane.store.findInWorkspace(who.workspaceId, id).pipe(
+    Effect.flatMap(Option.match({
+      onNone: () => Effect.fail(notVisible(id)),
+      onSome: Effect.succeed
+    }))
+  )
+
+// A status write; with `record`, the caller's change, appended to the audit log in the write's
+// transaction when the write took place (a compare-and-set that lost writes nothing, records nothing).
+const transition = (
+  plane: Plane,
+  intern: StoredIntern,
+  change: Change,
+  record: Recorder | undefined
+): Effect.Effect<Option.Option<StoredIntern>, StoreUnavailable> =>
+  Effect.flatMap(now, (at) => {
+    const write = plane.store.transition(intern.id, { status: intern.status, runId: intern.runId }, change, at)
+    return record === undefined
+      ? write
+      : plane.audit.recorded(write, Option.match({ onNone: () => undefined, onSome: (after) => record(intern, after) }))
+  })
+
+// Applies an event through the lifecycle table with compare-and-set writes, re-reading when a
+// concurrent write moved the intern first. With `runId`, events of another run are stale.
+const advance = (
+  plane: Plane,
+  id: string,
+  event: InternLifecycle.LifecycleEvent,
+  options: { readonly runId?: string; readonly extra?: Partial<Change>; readonly record?: Recorder } = {}
+): Effect.Effect<Advanced, StoreUnavailable> =>
+  Effect.gen(function*() {
+    const { store } = plane
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const found = yield* store.find(id)
+      if (Option.isNone(found)) return { _tag: "Gone" }
+      const intern = found.value
+      if (options.runId !== undefined && intern.runId !== options.runId) return { _tag: "Stale" }
+      const outcome = InternLifecycle.apply(intern, event)
+      const expected = { status: intern.status, runId: intern.runId }
+      if (outcome._tag === "Removed") {
+        if (yield* store.remove(id, intern.status)) return { _tag: "Gone" }
+        continue
+      }
+      if (outcome._tag === "Refused") {
+        if (options.extra === undefined) return { _tag: "Refused", intern }
+        const same = { status: intern.status, progress: intern.progress, lastFailureMessage: intern.lastFailureMessage }
+        const kept = yield* store.transition(id, expected, { ...same, ...options.extra }, yield* now)
+        if (Option.isSome(kept)) return { _tag: "Refused", intern: kept.value }
+        continue
+      }
+      const written = yield* transition(plane, intern, { ...outcome.state, ...options.extra }, options.record)
+      if (Option.isSome(written)) return { _tag: "Applied", intern: written.value }
+    }
+    return yield* Effect.die(new Error(`Intern ${id} kept changing while applying ${event._tag}`))
+  })
+
+// ---------------------------------------------------------------------------------------------
+// Runs: provisioning starts one, deletion destroys the intern's
+// ---------------------------------------------------------------------------------------------
+
+// Starts a run on an intern that is `queued` with `runId`; a runtime that cannot be reached
+// fails the attempt (status `failed`, with the reason).
+const startRun = (plane: Plane, intern: StoredIntern, runId: string) =>
+  plane.runtime.start({
+    internId: intern.id,
+    runId,
+    workspaceId: intern.workspaceId,
+    name: intern.name,
+    hostname: intern.hostname,
+    instructions: intern.instructions,
+    model: intern.model,
+    vaultId: intern.vaultId!,
+    attachedVaultId: intern.attachedVaultId
+  }).pipe(
+    Effect.matchEffect({
+      onFailure: (error) =>
+        advance(plane, intern.id, { _tag: "StartRejected", message: error.message }, { runId }).pipe(
+          Effect.andThen(Effect.forkIn(repair(plane, intern.id), plane.backgroundScope)),
+          Effect.andThen(Effect.fail(unavailable(error)))
+        ),
+      onSuccess: (started) =>
+        advance(plane, intern.id, { _tag: "StartAccepted" }, { runId, extra: { hostname: started.hostname } })
+    }),
+    Effect.asVoid
+  )
+
+// queued with a fresh run (and the vault id given at the first provisioning), then started.
+const beginRun = (plane: Plane, intern: StoredIntern, state: InternLifecycle.LifecycleState, record?: Recorder) =>
+  Effect.gen(function*() {
+    const runId = uuidv7(yield* Clock.currentTimeMillis)
+    const queued = yield* transition(
+      plane,
+      intern,
+      { ...state, runId, vaultId: intern.vaultId ?? uuidv7(yield* Clock.currentTimeMillis) },
+      record
+    )
+    if (Option.isNone(queued)) return false
+    yield* startRun(plane, queued.value, runId)
+    return true
+  })
+
+// `record`: the provisioning a caller asked for by itself (a create with `provision: true` is
+// one change, recorded as the create).
+const provisionById = (plane: Plane, id: string, who: Requester, record?: Recorder) =>
+  Effect.gen(function*() {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const intern = yield* visible(plane, who, id)
+      const outcome = InternLifecycle.apply(intern, { _tag: "Provision" })
+      if (outcome._tag !== "Next") return yield* busy(intern.status, "Provision")
+      if (yield* beginRun(plane, intern, outcome.state, record)) return
+    }
+  })
+
+const destroy = (plane: Plane, id: string) =>
+  plane.runtime.destroy(id).pipe(
+    Effect.matchEffect({
+      onFailure: (error) => advance(plane, id, { _tag: "DestroyFailed", message: error.message }),
+      onSuccess: () => advance(plane, id, { _tag: "Destroyed" })
+    }),
+    Effect.asVoid
+  )
+
+// ---------------------------------------------------------------------------------------------
+// The runtime's reports, reconciliation and repair
+// ---------------------------------------------------------------------------------------------
+
+// Every event the runtime reports, applied for as long as the plane lives.
+const followReports = (plane: Plane) =>
+  Effect.gen(function*() {
+    const subscription = yield* plane.runtime.subscribe
+    const onEvent = (event: RuntimeEvent) =>
+      advance(plane, event.internId, toLifecycleEvent(event), { runId: event.runId }).pipe(
+        Effect.catchCause((cause) => Effect.logError("Applying an intern runtime event failed", event._tag, cause))
+      )
+    yield* PubSub.take(subscription).pipe(Effect.flatMap(onEvent), Effect.forever, Effect.forkScoped)
+  })
+
+const reconcile = (plane: Plane, id: string) =>
+  locked(plane, id)(Effect.gen(function*() {
+    const { runtime, store } = plane
+    const found = yield* store.find(id)
+    if (Option.isNone(found)) return "none" as const
+    const intern = found.value
+    const observed = yield* runtime.inspect(id)
+    const { action, state } = InternLifecycle.reconcile(intern, observed)
+    switch (action) {
+      case "start":
+        yield* beginRun(plane, intern, state).pipe(Effect.catchTag("UpstreamUnavailable", () => Effect.void))
+        break
+      case "stop":
+        yield* runtime.stop(id)
+        break
+      case "destroy":
+        yield* FiberSet.run(plane.background, destroy(plane, id))
+        break
+      case "none":
+        if (state.status !== intern.status || state.lastFailureMessage !== intern.lastFailureMessage) {
+          yield* store.transition(id, { status: intern.status, runId: intern.runId }, state, yield* now)
+        }
+    }
+    return action
+  }))
+
+// After a runtime call whose outcome is unknown (it died half-way, or the runtime did not answer
+// in time but may still act), the intern is reconciled once the runtime answers again.
+const repair = (plane: Plane, id: string): Effect.Effect<void> =>
+  reconcile(plane, id).pipe(
+    Effect.retry({ schedule: Schedule.exponential("1 second"), times: 5 }),
+    Effect.catchCause((cause) => Effect.logWarning(`Could not reconcile intern ${id} with its runtime`, cause))
+  )
+
+// A stop the runtime did not confirm may still have happened: whatever it did is recorded as
+// the runtime's own report, so a stopped runtime makes the intern stopped, not started again.
+const repairAfterStop = (plane: Plane, id: string): Effect.Effect<void> =>
+  plane.runtime.inspect(id).pipe(
+    Effect.flatMap((observed) =>
+      observed._tag === "Stopped" || observed._tag === "Absent"
+        ? advance(plane, id, { _tag: "RuntimeStopped" })
+        : observed._tag === "Failed"
+        ? advance(plane, id, { _tag: "Crashed", message: observed.message })
+        : Effect.void
+    ),
+    Effect.retry({ schedule: Schedule.exponential("1 second"), times: 5 }),
+    Effect.catchCause((cause) => Effect.logWarning(`Could not check intern ${id} with its runtime`, cause))
+  )
+
+// ---------------------------------------------------------------------------------------------
+// The callers' requests
+// ---------------------------------------------------------------------------------------------
+
+const create = (plane: Plane) =>
+  Effect.fn("InternControl.create")(function*(who: Requester, body: CreateInternBody) {
+    const { audit, store } = plane
+    if (body.workspace_id !== undefined && body.workspace_id.toLowerCase() !== who.workspaceId) {
+      return yield* new ForeignWorkspace({
+        message: `This key selects workspace ${who.workspaceId}; it cannot create interns in ${body.workspace_id}`
+      })
+    }
+    let attachedVaultId: string | null = null
+    if (body.vault_id !== undefined) {
+      const owner = yield* store.findByVault(who.workspaceId, body.vault_id)
+      if (Option.isNone(owner)) {
+        return yield* new InvalidBody({ message: `vault_id: no vault '${body.vault_id}' in this workspace` })
+      }
+      attachedVaultId = body.vault_id
+    }
+    const created = yield* audit.recorded(
+      store.insert({
+        id: uuidv7(yield* Clock.currentTimeMillis),
+        workspaceId: who.workspaceId,
+        creatorUserId: who.userId,
+        name: body.name,
+        description: body.description ?? null,
+        instructions: body.instructions ?? null,
+        model: body.model ?? null,
+        attachedVaultId,
+        now: yield* now
+      }),
+      (intern): AuditDraft => ({
+        action: "intern.create",
+        target: { type: "intern", id: intern.id },
+        workspaceId: intern.workspaceId,
+        after: {
+          ...settingsOf(intern),
+          ...(attachedVaultId !== null ? { vault_id: attachedVaultId } : {}),
+          ...(body.provision === true ? { provision: true } : {})
+        }
+      })
+    )
+    if (body.provision !== true) return toRecord(created)
+    yield* whole(plane, created.id)(provisionById(plane, created.id, who)).pipe(
+      Effect.catchTags({ UpstreamUnavailable: () => Effect.void, InternBusy: () => Effect.void }),
+      Effect.catchTag("InternNotFound", Effect.die)
+    )
+    // Just created in the caller's workspace: not finding it is a bug, not a client's mistake.
+    return toRecord(yield* visible(plane, who, created.id).pipe(Effect.catchTag("InternNotFound", Effect.die)))
+  })
+
+const list = (plane: Plane) =>
+  Effect.fn("InternControl.list")(function*(who: Requester, options: ListOptions) {
+    if (options.workspace_id !== undefined && options.workspace_id.toLowerCase() !== who.workspaceId) {
+      return yield* new ForeignWorkspace({
+        message: `This key selects workspace ${who.workspaceId}; it cannot list interns of ${options.workspace_id}`
+      })
+    }
+    const limit = options.limit ?? defaultPageSize
+    const rows = yield* plane.store.list({
+      workspaceId: who.workspaceId,
+      statuses: options.status ?? [],
+      after: options.starting_after,
+      limit: limit + 1
+    })
+    const page = rows.slice(0, limit)
+    const hasMore = rows.length > limit
+    return {
+      data: page.map(toRecord),
+      has_more: hasMore,
+      ...(hasMore ? { next_cursor: page.at(-1)!.id } : {})
+    } satisfies InternList
+  })
+
+const update = (plane: Plane) =>
+  Effect.fn("InternControl.update")(function*(who: Requester, id: string, body: UpdateInternBody) {
+    if (Object.keys(body).length === 0) return toRecord(yield* visible(plane, who, id))
+    const changed = yield* plane.audit.recorded(
+      Effect.gen(function*() {
+        const before = yield* visible(plane, who, id)
+        const after = yield* plane.store.updateSettings(id, body, yield* now)
+        return Option.map(after, (one) => ({ before, after: one }))
+      }),
+      Option.match({
+        onNone: () => undefined,
+        onSome: ({ after, before }): AuditDraft => ({
+          action: "intern.update",
+          target: { type: "intern", id: after.id },
+          workspaceId: after.workspaceId,
+          before: settingsOf(before),
+          after: settingsOf(after)
+        })
+      })
+    )
+    return toRecord(yield* Option.match(changed, {
+      onNone: () => Effect.fail(notVisible(id)),
+      onSome: ({ after }) => Effect.succeed(after)
+    }))
+  })
+
+const suspend = (plane: Plane) => (who: Requester, id: string) =>
+  whole(plane, id)(Effect.gen(function*() {
+    const intern = yield* visible(plane, who, id)
+    if (!InternLifecycle.allows(intern.status, "Suspend")) return yield* busy(intern.status, "Suspend")
+    yield* plane.runtime.stop(id).pipe(
+      Effect.tapError(() => Effect.forkIn(repairAfterStop(plane, id), plane.backgroundScope)),
+      Effect.mapError(unavailable)
+    )
+    // The runtime's own report of the stop may have moved the intern to `stopped` already:
+    // the change recorded is from the status the request found.
+    const result = yield* advance(plane, id, { _tag: "Suspend" }, {
+      record: (_, after) => statusChange("intern.suspend")(intern, after)
+    })
+    if (result._tag === "Refused") return yield* busy(result.intern.status, "Suspend")
+    if (result._tag === "Gone") return yield* notVisible(id)
+  }))
+
+const remove = (plane: Plane) => (who: Requester, id: string, acknowledgeWorkspaceLoss: boolean) =>
+  whole(plane, id)(Effect.gen(function*() {
+    const intern = yield* visible(plane, who, id)
+    if (!InternLifecycle.allows(intern.status, "Delete")) return yield* busy(intern.status, "Delete")
+    if (intern.vaultId !== null && !acknowledgeWorkspaceLoss) {
+      return yield* new InvalidBody({
+        message: "acknowledge_workspace_loss: deleting this intern erases its disk; send acknowledge_workspace_loss: true"
+      })
+    }
+    const result = yield* advance(plane, id, { _tag: "Delete" }, {
+      record: (before, after) => ({
+        action: "intern.delete",
+        target: { type: "intern", id: after.id },
+        workspaceId: after.workspaceId,
+        before: { ...settingsOf(before), status: before.status },
+        after: { status: after.status }
+      })
+    })
+    if (result._tag === "Refused") return yield* busy(result.intern.status, "Delete")
+    if (result._tag === "Applied") yield* FiberSet.run(plane.background, destroy(plane, id))
+  }))

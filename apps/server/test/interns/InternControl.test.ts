@@ -4,7 +4,7 @@ import { InternRuntime, type RuntimeEvent, RuntimeUnavailable } from "@switchyar
 import { Effect, Exit, Fiber, Layer, PubSub } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
-import { InternControl, layer as controlLayer } from "../../src/interns/InternControl.ts"
+import { InternControl } from "../../src/interns/InternControl.ts"
 import { AuditLog } from "../../src/store/AuditRepo.ts"
 import * as InternRepo from "../../src/store/InternRepo.ts"
 import { seedKey, sqlLayer } from "../support/MoneyStore.ts"
@@ -50,7 +50,7 @@ const setup = () =>
 const Store = Layer.merge(InternRepo.layer, AuditLog.layer({ trustProxy: false })).pipe(Layer.provideMerge(sqlLayer()))
 
 const withStore = (fake: FakeRuntime) =>
-  Layer.mergeAll(controlLayer.pipe(Layer.provide(fakeRuntime(fake))), TestClock.layer())
+  Layer.mergeAll(InternControl.layer.pipe(Layer.provide(fakeRuntime(fake))), TestClock.layer())
 
 const markRunning = (id: string, fake: FakeRuntime) =>
   Effect.gen(function*() {
