@@ -61,7 +61,7 @@ const projectRules: ReadonlyArray<Rule> = [
   { path: server("handlers/ModelCall.ts"), name: /^(seedOf|truthy)/u, stage: "decode" },
   { path: server("handlers/ModelCall.ts"), name: /^planReport/u, stage: "plan" },
   { path: server("handlers/Embeddings.ts"), name: /^requestOptions/u, stage: "decode" },
-  { path: server("store/AccountingRepo.ts"), name: /^(settle|record|ledgerRow|once|write)$/u, stage: "settle" },
+  { path: server("store/AccountingLive.ts"), name: /^(settle|record|ledgerRow|once|write)$/u, stage: "settle" },
   // Helpers every stage uses: the caller decides.
   { path: server("pipeline/RandomPool.ts"), stage: undefined },
   { path: server("providers/Fnv1a.ts"), stage: undefined },
@@ -77,7 +77,7 @@ const projectRules: ReadonlyArray<Rule> = [
   { path: server("http/NulCharacters.ts"), stage: "accept and auth" },
   { path: server("http/ClientErrors.ts"), stage: "accept and auth" },
   { path: server("auth/"), stage: "accept and auth" },
-  { path: server("store/ApiKeyRepo.ts"), stage: "accept and auth" },
+  { path: server("store/ApiKeyStoreLive.ts"), stage: "accept and auth" },
   { path: core("api/Authorization.ts"), stage: "accept and auth" },
   { path: core("store/ApiKeyStore.ts"), stage: "accept and auth" },
   // decode
@@ -98,13 +98,13 @@ const projectRules: ReadonlyArray<Rule> = [
   { path: server("providers/InputType.ts"), stage: "plan" },
   { path: server("cache/"), stage: "plan" },
   { path: server("store/WorkspaceRepo.ts"), stage: "plan" },
-  { path: server("store/ByokRepo.ts"), stage: "plan" },
+  { path: server("store/ByokStoreLive.ts"), stage: "plan" },
   { path: core("routing/"), stage: "plan" },
   { path: core("catalog/"), stage: "plan" },
   { path: core("cache/"), stage: "plan" },
   { path: core("providers/"), stage: "plan" },
   // hold
-  { path: server("store/AccountingRepo.ts"), stage: "hold" },
+  { path: server("store/AccountingLive.ts"), stage: "hold" },
   { path: server("store/MoneyFacts.ts"), stage: "hold" },
   { path: server("store/LeaseBook.ts"), stage: "hold" },
   { path: server("store/InFlight.ts"), stage: "hold" },

@@ -65,8 +65,8 @@ describe("Stages", () => {
 
   it("reads a module serving several stages by function name, and passes over shared helpers", () => {
     const frame = (path: string, name: string) => ({ location: path, name, project: !path.startsWith("effect/") })
-    assert.strictEqual(Stages.stageOf([frame("apps/server/src/store/AccountingRepo.ts", "ledgerRow")]), "settle")
-    assert.strictEqual(Stages.stageOf([frame("apps/server/src/store/AccountingRepo.ts", "grant")]), "hold")
+    assert.strictEqual(Stages.stageOf([frame("apps/server/src/store/AccountingLive.ts", "ledgerRow")]), "settle")
+    assert.strictEqual(Stages.stageOf([frame("apps/server/src/store/AccountingLive.ts", "grant")]), "hold")
     // The embedded store's client and the money store's steps are the store's; the lease book (in memory) is the hold's.
     for (const module of ["SqliteClient.ts", "SqliteMoneyStore.ts", "PgMoneyStore.ts", "MoneyStore.ts"]) {
       assert.strictEqual(Stages.stageOf([frame(`apps/server/src/store/${module}`, "run")]), "store: SQL engine and driver", module)

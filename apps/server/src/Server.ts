@@ -34,7 +34,7 @@ import { InternPolicyLive, InternsHandlers } from "./handlers/Interns.ts"
 import * as InternControl from "./interns/InternControl.ts"
 import * as InternRuntimeLive from "./interns/InternRuntimeLive.ts"
 import * as Reconcile from "./interns/Reconcile.ts"
-import * as InternRepo from "./store/InternRepo.ts"
+import * as InternStoreLive from "./store/InternStoreLive.ts"
 import * as AccessLog from "./observability/AccessLog.ts"
 import * as MethodNotAllowed from "./http/MethodNotAllowed.ts"
 import { GatewayMetrics } from "./observability/GatewayMetrics.ts"
@@ -42,9 +42,9 @@ import { RecentFailures } from "./observability/RecentFailures.ts"
 import * as MetricsEndpoint from "./observability/MetricsEndpoint.ts"
 import * as ShutdownLog from "./observability/ShutdownLog.ts"
 import * as StartupReport from "./StartupReport.ts"
-import * as AccountingRepo from "./store/AccountingRepo.ts"
-import * as ApiKeyRepo from "./store/ApiKeyRepo.ts"
-import * as ByokRepo from "./store/ByokRepo.ts"
+import * as AccountingLive from "./store/AccountingLive.ts"
+import * as ApiKeyStoreLive from "./store/ApiKeyStoreLive.ts"
+import * as ByokStoreLive from "./store/ByokStoreLive.ts"
 import { CredentialCipher } from "./store/CredentialCipher.ts"
 import * as Database from "./store/Database.ts"
 import { LedgerReports } from "./store/LedgerReports.ts"
@@ -79,15 +79,15 @@ export const ServerConfig = Config.all({
 })
 
 const Stores = Layer.mergeAll(
-  ApiKeyRepo.layer,
-  AccountingRepo.layer,
+  ApiKeyStoreLive.layer,
+  AccountingLive.layer,
   WorkspaceRepo.layer,
   LedgerReports.layer,
   // One process of the gateway keeps the store (`SWITCHYARD_WORKERS`: worker 1).
   Workers.upkeepHere() ? StoreUpkeep.layer : Layer.empty,
   Layer.unwrap(Effect.map(RequestHost.TrustProxyConfig, (trustProxy) => AuditLog.layer({ trustProxy }))),
   Administrators.layer,
-  ByokRepo.layer,
+  ByokStoreLive.layer,
   ProviderRepo.layer,
   BatchStore.layer,
   ProviderBatchStore.layer
@@ -116,7 +116,7 @@ const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Rerank.layer, Broadcast.
 const InternsLive = Layer.mergeAll(InternsHandlers.pipe(Layer.provide(InternPolicyLive)), Reconcile.layer()).pipe(
   Layer.provideMerge(InternControl.InternControl.layer),
   Layer.provide(InternRuntimeLive.layer),
-  Layer.provideMerge(InternRepo.layer)
+  Layer.provideMerge(InternStoreLive.layer)
 )
 
 const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive, EmbeddingsHandlers, RerankHandlers, CohereHandlers, ModelsHandlers,

@@ -8,7 +8,7 @@ import packageJson from "../package.json" with { type: "json" }
 import * as MintManagementKey from "./auth/MintManagementKey.ts"
 import * as Gateway from "./Gateway.ts"
 import * as StartupFailure from "./StartupFailure.ts"
-import * as ApiKeyRepo from "./store/ApiKeyRepo.ts"
+import * as ApiKeyStoreLive from "./store/ApiKeyStoreLive.ts"
 import * as Database from "./store/Database.ts"
 
 // With no command the gateway serves (Gateway.ts, which `main.ts` runs without this parser when
@@ -29,7 +29,7 @@ const mintManagementKey = Command.make(
   (options) =>
     MintManagementKey.mint(options).pipe(
       Effect.flatMap(MintManagementKey.announce),
-      Effect.provide(ApiKeyRepo.layer.pipe(Layer.provideMerge(Database.layer))),
+      Effect.provide(ApiKeyStoreLive.layer.pipe(Layer.provideMerge(Database.layer))),
       MintManagementKey.refuseWhileLocked,
       StartupFailure.report("cannot make a management key")
     )

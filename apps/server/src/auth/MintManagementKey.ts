@@ -4,7 +4,7 @@
  * for a workspace's first administrator and prints its secret once. It needs no key: whoever can
  * open the store already holds everything a key guards. On the embedded store it runs only while no gateway
  * holds the data directory (the lock, DataDirLock.ts); on PostgreSQL it works beside running
- * gateways, which accept the new key at once (unknown hashes are never kept, ApiKeyRepo.ts).
+ * gateways, which accept the new key at once (unknown hashes are never kept, ApiKeyStoreLive.ts).
  */
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import { Clock, Console, Data, Effect } from "effect"

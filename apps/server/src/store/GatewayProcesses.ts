@@ -20,10 +20,10 @@ import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/Stor
  * - A live process that cannot reach PostgreSQL (or is frozen) for more than thirty seconds
  *   loses its holds. Its spend leases stop being valid by its own clock before that, and a ledger
  *   row settled against a lease that was swept is not written (the lease's fencing token, see
- *   `AccountingRepo`): the request is answered 503 and not charged.
+ *   `AccountingLive`): the request is answered 503 and not charged.
  * - A spend-lease grant also refreshes the process's `seen_at` (`switchyard_lease`).
  * - Holds without an owner (taken before the owner column existed, or through
- *   `AccountingRepo.make()` without one) are left to their expiry.
+ *   `AccountingLive.make()` without one) are left to their expiry.
  */
 import { Duration, Effect, Schedule } from "effect"
 import type { Scope } from "effect"

@@ -5,8 +5,8 @@ import type { Reservation } from "@switchyard/core/store/Accounting"
 import { Array as Arr, Effect, Layer, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
-import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
-import * as ApiKeyRepo from "../../src/store/ApiKeyRepo.ts"
+import * as AccountingLive from "../../src/store/AccountingLive.ts"
+import * as ApiKeyStoreLive from "../../src/store/ApiKeyStoreLive.ts"
 import { ledgerSums, moneyStores, nanos, onClock, refusal, edge, seedKey, sqlLayer } from "../support/MoneyStore.ts"
 import type { MoneyStoreKind } from "../support/MoneyStore.ts"
 
@@ -35,7 +35,7 @@ const settle = (reservation: Reservation, costNanos: bigint, options: { isByok?:
 for (const kind of moneyStores) suite(kind)
 
 function suite(kind: MoneyStoreKind) {
-  const Live = Layer.mergeAll(AccountingRepo.layer, ApiKeyRepo.layer).pipe(Layer.provideMerge(sqlLayer(kind)))
+  const Live = Layer.mergeAll(AccountingLive.layer, ApiKeyStoreLive.layer).pipe(Layer.provideMerge(sqlLayer(kind)))
 
   layer(Live, { timeout: 120_000, excludeTestServices: true })(`accounting under concurrency (${kind})`, (it) => {
     it.effect("200 concurrent requests on a key that can afford 50: exactly 50 succeed, the rest 402 key limit", () =>

@@ -5,7 +5,7 @@ import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import * as ByokRepo from "../../src/store/ByokRepo.ts"
+import * as ByokStoreLive from "../../src/store/ByokStoreLive.ts"
 import { CredentialCipher, fromKey, parseKey } from "../../src/store/CredentialCipher.ts"
 import { freshDatabase, dropDatabase, type RunningServer, startServer, storeKind, tempDir } from "../support/TestServer.ts"
 
@@ -34,7 +34,7 @@ describe(`BYOK credentials (${storeKind})`, () => {
 
   const withByok = <A, E>(f: (byok: ByokStore["Service"]) => Effect.Effect<A, E>) =>
     Effect.flatMap(ByokStore, f).pipe(
-      Effect.provide(ByokRepo.layer.pipe(Layer.provide(Layer.succeed(CredentialCipher, fromKey(parseKey(secretKey)!)))))
+      Effect.provide(ByokStoreLive.layer.pipe(Layer.provide(Layer.succeed(CredentialCipher, fromKey(parseKey(secretKey)!)))))
     )
 
   it("stores the secret encrypted, never returns it, and hands it to the executor only as Redacted", async () => {

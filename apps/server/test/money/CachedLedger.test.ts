@@ -4,7 +4,7 @@ import { Accounting } from "@switchyard/core/store/Accounting"
 import { Effect, Layer, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
-import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
+import * as AccountingLive from "../../src/store/AccountingLive.ts"
 import { costOf, endpoint, type Gateway, provider, type Reply, startGateway } from "../embeddings/Gateway.ts"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import type * as FakeUpstream from "../fakes/FakeUpstream.ts"
@@ -51,7 +51,7 @@ const recordOf = (key: { keyId: string; workspaceId: string }, generationId = ge
   cachedTokens: 40
 })
 
-const Live = AccountingRepo.layer.pipe(Layer.provideMerge(sqlLayer()))
+const Live = AccountingLive.layer.pipe(Layer.provideMerge(sqlLayer()))
 
 layer(Live, { timeout: 120_000, excludeTestServices: true })(`cached tokens in the ledger (${storeKind})`, (it) => {
   it.effect("settle writes the upstream's tokens and the cached ones apart, and charges only the upstream's cost", () =>

@@ -3,7 +3,7 @@ import { Accounting } from "@switchyard/core/store/Accounting"
 import { Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
-import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
+import * as AccountingLive from "../../src/store/AccountingLive.ts"
 import { dialect, moneyStores, seedKey, sqlLayer } from "../support/MoneyStore.ts"
 
 /** A hold as another process left it: owned by `owner`, expiring in ten minutes. */
@@ -26,10 +26,10 @@ const holdIds = Effect.gen(function*() {
   return rows.map((r) => r.id).sort()
 })
 
-/** Builds `AccountingRepo.layer` (as a gateway process starts) in a scope the test closes. */
+/** Builds `AccountingLive.layer` (as a gateway process starts) in a scope the test closes. */
 const startProcess = Effect.gen(function*() {
   const scope = yield* Scope.make()
-  const context = yield* Layer.buildWithScope(AccountingRepo.layer, scope)
+  const context = yield* Layer.buildWithScope(AccountingLive.layer, scope)
   return { scope, accounting: context.mapUnsafe.get(Accounting.key) as Accounting["Service"] }
 })
 
@@ -87,7 +87,7 @@ describe.each(moneyStores)("holds of a dead gateway process (%s)", (kind) => {
       const orphan = yield* foreignHold(key, gone)
       const scope = yield* Scope.make()
       const context = yield* Layer.buildWithScope(
-        AccountingRepo.layerWith({ process: { heartbeat: "100 millis", staleAfter: "1 second", sole: false } }),
+        AccountingLive.layerWith({ process: { heartbeat: "100 millis", staleAfter: "1 second", sole: false } }),
         scope
       )
       const accounting = context.mapUnsafe.get(Accounting.key) as Accounting["Service"]

@@ -1,7 +1,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
+import * as AccountingLive from "../../src/store/AccountingLive.ts"
 import { storeSupport } from "../support/MoneyStore.ts"
 import { call, type RunningServer, startServer, storeKind } from "../support/TestServer.ts"
 
@@ -107,7 +107,7 @@ describe(`key management over HTTP (${storeKind})`, () => {
     const spent = await server.run(Effect.scoped(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const rows = yield* sql<{ id: string; workspace_id: string }>`SELECT id, workspace_id FROM api_keys WHERE hash = ${hash}`
-      const accounting = yield* AccountingRepo.make().pipe(Effect.provide(storeSupport))
+      const accounting = yield* AccountingLive.make().pipe(Effect.provide(storeSupport))
       yield* accounting.addCredits({ workspaceId: rows[0]!.workspace_id, amountNanos: 1000n, note: null, grantedByKeyId: null })
       const r = yield* accounting.reserve({ keyId: rows[0]!.id, workspaceId: rows[0]!.workspace_id, amountNanos: 10n, byok: false })
       yield* accounting.settle(r, { generationId: `gen-doomed-${hash}`, model: "m/m", provider: "p", promptTokens: 1, totalTokens: 1, costNanos: 10n, isByok: false })
@@ -132,7 +132,7 @@ describe(`key management over HTTP (${storeKind})`, () => {
     await server.run(Effect.scoped(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const rows = yield* sql<{ id: string; workspace_id: string }>`SELECT id, workspace_id FROM api_keys WHERE hash = ${hash}`
-      const accounting = yield* AccountingRepo.make().pipe(Effect.provide(storeSupport))
+      const accounting = yield* AccountingLive.make().pipe(Effect.provide(storeSupport))
       yield* accounting.addCredits({ workspaceId: rows[0]!.workspace_id, amountNanos: 1_000_000_000n, note: null, grantedByKeyId: null })
       for (const [i, cost] of costs.entries()) {
         const r = yield* accounting.reserve({ keyId: rows[0]!.id, workspaceId: rows[0]!.workspace_id, amountNanos: cost, byok: false })

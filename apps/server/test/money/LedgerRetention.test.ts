@@ -10,7 +10,7 @@ import * as NodePath from "node:path"
 import * as KeySecret from "../../src/auth/KeySecret.ts"
 import * as GenerationId from "../../src/pipeline/GenerationId.ts"
 import { Routes } from "../../src/Server.ts"
-import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
+import * as AccountingLive from "../../src/store/AccountingLive.ts"
 import { cutOf, LedgerRetention } from "../../src/store/LedgerRetention.ts"
 import { seedKey, sqlLayer } from "../support/MoneyStore.ts"
 import { dropDatabase, freshDatabase, storeKind, tempDir } from "../support/TestServer.ts"
@@ -229,7 +229,7 @@ describe(`ledger retention (${storeKind})`, () => {
       assert.strictEqual((yield* retention.prunedBefore).pipe((o) => o._tag === "Some" ? o.value.toISOString() : ""), cut.toISOString())
     }).pipe(
       Effect.provide(
-        Layer.mergeAll(AccountingRepo.layer, LedgerRetention.layerWith({ days: 1, batchRows: 2, pauseMs: 1, interval: "1000 days" })).pipe(
+        Layer.mergeAll(AccountingLive.layer, LedgerRetention.layerWith({ days: 1, batchRows: 2, pauseMs: 1, interval: "1000 days" })).pipe(
           Layer.provideMerge(sqlLayer())
         )
       )

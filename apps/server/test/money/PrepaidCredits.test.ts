@@ -2,7 +2,7 @@ import { PgClient } from "@effect/sql-pg"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
-import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
+import * as AccountingLive from "../../src/store/AccountingLive.ts"
 import { migrate, migrations } from "../../src/store/Migrations.ts"
 import { refusal, seedKey, storeSupport } from "../support/MoneyStore.ts"
 import { dropDatabase, freshDatabase, storeKind } from "../support/TestServer.ts"
@@ -30,7 +30,7 @@ describe.skipIf(storeKind !== "postgres")("PostgreSQL's migration history", () =
         yield* sql`INSERT INTO credit_accounts (workspace_id, credits_nanos, usage_nanos) VALUES
           (${funded.workspaceId}, 100, 40), (${unfunded.workspaceId}, 0, 0)`
         yield* migrate
-        const accounting = yield* AccountingRepo.make({}).pipe(Effect.provide(storeSupport))
+        const accounting = yield* AccountingLive.make({}).pipe(Effect.provide(storeSupport))
         const refused = yield* refusal(
           accounting.reserve({ keyId: funded.keyId, workspaceId: funded.workspaceId, amountNanos: 61n, byok: false })
         )

@@ -4,7 +4,7 @@ import { Accounting } from "@switchyard/core/store/Accounting"
 import { Array as Arr, Effect, Layer, Redacted, Result } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
-import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
+import * as AccountingLive from "../../src/store/AccountingLive.ts"
 import { migrate, migrations } from "../../src/store/Migrations.ts"
 import { atTime, refusal, seedKey, storeSupport } from "../support/MoneyStore.ts"
 import { dropDatabase, freshDatabase, storeKind } from "../support/TestServer.ts"
@@ -87,7 +87,7 @@ describe.skipIf(storeKind !== "postgres")("PostgreSQL's migration history", () =
           yield* accounting.release(
             yield* accounting.reserve({ keyId: other.keyId, workspaceId: other.workspaceId, amountNanos: 40n, byok: false })
           )
-        }).pipe(Effect.provide(AccountingRepo.layer), Effect.provide(storeSupport))
+        }).pipe(Effect.provide(AccountingLive.layer), Effect.provide(storeSupport))
       }))
 
     it.effect("settlements keep the counters equal to the ledger, across days, BYOK, caps and duplicates", () =>
@@ -119,6 +119,6 @@ describe.skipIf(storeKind !== "postgres")("PostgreSQL's migration history", () =
         for (const day of expected.filter((d) => d.day !== "-infinity")) {
           assert.isTrue(BigInt(day.spent) + BigInt(day.byok) <= 10_000n, `the daily limit held on ${day.day}`)
         }
-      }).pipe(Effect.provide(AccountingRepo.layer), Effect.provide(storeSupport))))
+      }).pipe(Effect.provide(AccountingLive.layer), Effect.provide(storeSupport))))
   })
 })

@@ -4,7 +4,7 @@ import { Accounting, type Reservation } from "@switchyard/core/store/Accounting"
 import { Effect, Exit, Fiber, Layer, Redacted, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
-import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
+import * as AccountingLive from "../../src/store/AccountingLive.ts"
 import * as Database from "../../src/store/Database.ts"
 import { migrate } from "../../src/store/Migrations.ts"
 import { ledgerSums, seedKey } from "../support/MoneyStore.ts"
@@ -16,7 +16,7 @@ import { dropDatabase, freshDatabase, storeKind } from "../support/TestServer.ts
  * cuts; the test reads and seeds the database directly.
  */
 const withFlicker = <A>(
-  options: AccountingRepo.AccountingOptions,
+  options: AccountingLive.AccountingOptions,
   body: (input: { readonly accounting: Accounting["Service"]; readonly relay: StoreRelay }) => Effect.Effect<A, unknown, SqlClient.SqlClient>
 ) =>
   Effect.gen(function*() {
@@ -26,7 +26,7 @@ const withFlicker = <A>(
     const relayed = Database.support(PgClient.layer({ url: Redacted.make(relay.url), maxConnections: 4 }))
     return yield* Effect.gen(function*() {
       const scope = yield* Scope.make()
-      const context = yield* Layer.buildWithScope(AccountingRepo.layerWith(options).pipe(Layer.provide(relayed)), scope)
+      const context = yield* Layer.buildWithScope(AccountingLive.layerWith(options).pipe(Layer.provide(relayed)), scope)
       const accounting = context.mapUnsafe.get(Accounting.key) as Accounting["Service"]
       return yield* body({ accounting, relay }).pipe(Effect.ensuring(Scope.close(scope, Exit.void).pipe(Effect.timeout("10 seconds"), Effect.ignore)))
     }).pipe(Effect.provide(direct))

@@ -6,8 +6,8 @@ import { Effect, Layer, Redacted } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
-import * as ApiKeyRepo from "../../src/store/ApiKeyRepo.ts"
+import * as AccountingLive from "../../src/store/AccountingLive.ts"
+import * as ApiKeyStoreLive from "../../src/store/ApiKeyStoreLive.ts"
 import * as Database from "../../src/store/Database.ts"
 import { migrate } from "../../src/store/Migrations.ts"
 import * as SqliteClient from "../../src/store/SqliteClient.ts"
@@ -59,7 +59,7 @@ describe.each(kinds)("accounting across two processes on one store (%s)", (kind)
   it("200 concurrent requests from two processes on a key that can afford 50: exactly 50 succeed", async () => {
     const store = await shared(kind)
     try {
-      const layer = Layer.mergeAll(AccountingRepo.layerWith({ process: { sole: false } }), ApiKeyRepo.layer).pipe(
+      const layer = Layer.mergeAll(AccountingLive.layerWith({ process: { sole: false } }), ApiKeyStoreLive.layer).pipe(
         Layer.provideMerge(Database.support(Layer.effectDiscard(migrate).pipe(Layer.provideMerge(store.client))))
       )
       const cost = 1_234_567n

@@ -7,7 +7,7 @@ import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import * as KeySecret from "../../src/auth/KeySecret.ts"
-import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
+import * as AccountingLive from "../../src/store/AccountingLive.ts"
 import { endpoint, type Gateway, provider, startGateway } from "../embeddings/Gateway.ts"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import type * as FakeUpstream from "../fakes/FakeUpstream.ts"
@@ -16,7 +16,7 @@ import { atTime, edge, nanos, refusal, seedKey, sqlLayer } from "../support/Mone
 import { type ServerProcess, startServerProcess } from "../support/ServerProcess.ts"
 import { dropDatabase, freshDatabase, storeKind, tempDir } from "../support/TestServer.ts"
 
-const Live = AccountingRepo.layer.pipe(Layer.provideMerge(sqlLayer()))
+const Live = AccountingLive.layer.pipe(Layer.provideMerge(sqlLayer()))
 
 const setBudget = (workspaceId: string, interval: string, limitNanos: bigint, includeByok = false) =>
   Effect.gen(function*() {

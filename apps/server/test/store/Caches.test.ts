@@ -5,11 +5,11 @@ import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import * as Crypto from "node:crypto"
 import { Workspaces } from "../../src/pipeline/Workspaces.ts"
-import * as ApiKeyRepo from "../../src/store/ApiKeyRepo.ts"
+import * as ApiKeyStoreLive from "../../src/store/ApiKeyStoreLive.ts"
 import { seedKey, sqlLayer } from "../support/MoneyStore.ts"
 import { storeKind } from "../support/TestServer.ts"
 
-const Live = Layer.mergeAll(ApiKeyRepo.layer, Workspaces.layer).pipe(Layer.provideMerge(sqlLayer()))
+const Live = Layer.mergeAll(ApiKeyStoreLive.layer, Workspaces.layer).pipe(Layer.provideMerge(sqlLayer()))
 
 // The stores' caches run on Effect's clock: the test clock decides when an entry expires.
 layer(Live, { timeout: 120_000 })(`the stores' caches (${storeKind})`, (it) => {

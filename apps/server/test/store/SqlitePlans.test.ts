@@ -4,7 +4,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient, Statement } from "effect/sql"
 import { EmbeddingCache } from "../../src/cache/EmbeddingCache.ts"
 import * as VectorEncoding from "../../src/providers/VectorEncoding.ts"
-import * as ApiKeyRepo from "../../src/store/ApiKeyRepo.ts"
+import * as ApiKeyStoreLive from "../../src/store/ApiKeyStoreLive.ts"
 import { LedgerReports } from "../../src/store/LedgerReports.ts"
 import { LedgerRetention } from "../../src/store/LedgerRetention.ts"
 import * as StoreUpkeep from "../../src/store/StoreUpkeep.ts"
@@ -40,7 +40,7 @@ const explainSent = Effect.gen(function*() {
 })
 
 const Services = Layer.mergeAll(
-  ApiKeyRepo.layer,
+  ApiKeyStoreLive.layer,
   LedgerReports.layer,
   EmbeddingCache.layerSql,
   LedgerRetention.layerWith({ days: 30, interval: "1000 days" })

@@ -3,7 +3,7 @@ import { Accounting } from "@switchyard/core/store/Accounting"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, Statement } from "effect/sql"
 import { EmbeddingCache } from "../../src/cache/EmbeddingCache.ts"
-import * as AccountingRepo from "../../src/store/AccountingRepo.ts"
+import * as AccountingLive from "../../src/store/AccountingLive.ts"
 import { LedgerReports } from "../../src/store/LedgerReports.ts"
 import * as MoneyFunctions from "../../src/store/MoneyFunctions.ts"
 import * as StoreUpkeep from "../../src/store/StoreUpkeep.ts"
@@ -249,7 +249,7 @@ const explainRequestPath = Effect.gen(function*() {
 })
 
 // The accounting's own fibers (the ledger batch's) send with the context it was built in.
-const Services = Layer.mergeAll(AccountingRepo.layer, LedgerReports.layer, EmbeddingCache.layerSql).pipe(
+const Services = Layer.mergeAll(AccountingLive.layer, LedgerReports.layer, EmbeddingCache.layerSql).pipe(
   Layer.provide(Layer.succeedContext(Context.make(Statement.CurrentTransformer, recording)))
 )
 
