@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Administrators } from "../auth/Administrators.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
-import { AuditLog } from "../store/AuditRepo.ts"
+import { AuditLog } from "../store/AuditLog.ts"
 import { requireManagement } from "./Management.ts"
 
 export const AuditHandlers = HttpApiBuilder.group(

@@ -9,7 +9,7 @@ import { LiveCatalog } from "../catalog/LiveCatalog.ts"
 import { refuseNul } from "../http/NulCharacters.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 import { Adapters, connectionOf, scrub } from "../providers/Adapters.ts"
-import { AuditLog } from "../store/AuditRepo.ts"
+import { AuditLog } from "../store/AuditLog.ts"
 import { ProviderRepo, type StoredProvider } from "../store/ProviderRepo.ts"
 import { fieldsOf } from "./Management.ts"
 

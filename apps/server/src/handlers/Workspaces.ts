@@ -10,7 +10,7 @@ import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { cacheEnabled, routingOf, Workspaces } from "../pipeline/Workspaces.ts"
 import { refuseNul } from "../http/NulCharacters.ts"
 import { type StoredWorkspace, WorkspaceRepo } from "../store/WorkspaceRepo.ts"
-import { AuditLog } from "../store/AuditRepo.ts"
+import { AuditLog } from "../store/AuditLog.ts"
 import { currentTime, fieldsOf, requireManagement } from "./Management.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 

@@ -22,7 +22,7 @@ import {
 } from "@switchyard/core/schema/Intern"
 import { Cause, Clock, Context, Effect, Fiber, FiberSet, Layer, Option, PubSub, Schedule, type Scope, Semaphore } from "effect"
 import * as Crypto from "node:crypto"
-import { type AuditDraft, AuditLog } from "../store/AuditRepo.ts"
+import { type AuditDraft, AuditLog } from "../store/AuditLog.ts"
 
 /**
  * Who asks: the key's user and the workspace it selects.
