@@ -10,7 +10,7 @@ import type { KeyHeaders } from "./WireFormat.ts"
 /**
  * What the provider billed for one call; undefined where it reported nothing.
  */
-export interface Billed {
+interface Billed {
   readonly searchUnits?: number | undefined
   readonly totalTokens?: number | undefined
   readonly upstreamId?: string | undefined

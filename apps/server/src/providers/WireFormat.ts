@@ -19,7 +19,7 @@ export const keyIn = (name: string): KeyHeaders => (apiKey) => ({ [name]: apiKey
 /**
  * One request as it goes on the wire: the path after the connection's base URL, and the JSON body.
  */
-export interface Outgoing {
+interface Outgoing {
   readonly path: string
   readonly body: unknown
 }
