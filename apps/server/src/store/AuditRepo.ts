@@ -13,7 +13,7 @@ import { TrustProxyConfig } from "../http/RequestHost.ts"
  * in (`null` for instance-wide resources such as providers) and the fields before and after
  * (redacted here, whatever the caller passes).
  */
-export interface AuditDraft {
+interface AuditDraft {
   readonly action: string
   readonly target: { readonly type: string; readonly id: string }
   readonly workspaceId: string | null
@@ -22,7 +22,7 @@ export interface AuditDraft {
 }
 
 /** The filters of a listing, already checked; `workspaceId` set limits it to one workspace. */
-export interface AuditFilter {
+interface AuditFilter {
   readonly workspaceId: string | undefined
   readonly action?: string | undefined
   readonly targetType?: string | undefined
