@@ -8,7 +8,7 @@ import { BatchStore, type NewUnit, type UnitRow } from "./BatchStore.ts"
 import * as FileChunks from "./FileChunks.ts"
 import { type BatchIdentity, type LineOutcome, LineRunner, requestId } from "./LineRunner.ts"
 
-export const BatchRunnerConfig = Config.all({
+const BatchRunnerConfig = Config.all({
   /** Units a replica runs at once. */
   workers: Config.Int("SWITCHYARD_BATCH_WORKERS").pipe(Config.withDefault(4)),
   /** Lines of one unit run at once. */

@@ -45,7 +45,7 @@ const digest = (batchId: string, line: number) =>
  * batch and the line, so a line run again (after a restart, on another replica) settles under the
  * same id, and the money port charges it once.
  */
-export const generationId = (batch: BatchIdentity, line: number) =>
+const generationId = (batch: BatchIdentity, line: number) =>
   `gen-${batch.endpoint === "/v1/rerank" ? "rr" : "emb"}-${batch.createdAtMs.toString(36)}-${digest(batch.id, line)}`
 
 /** The `id` of a line's output or error line. */
