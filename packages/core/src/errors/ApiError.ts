@@ -27,7 +27,7 @@ import { HttpApiSchema } from "effect/http-api"
  *
  * @since 0.1.0
  */
-export const Metadata = Schema.Record(Schema.String, Schema.Unknown)
+const Metadata = Schema.Record(Schema.String, Schema.Unknown)
 
 /**
  * The integer-code error envelope of the embeddings and key endpoints.
@@ -61,7 +61,7 @@ const fields = {
  *
  * @since 0.1.0
  */
-export const envelope = <S extends Schema.Codec<unknown, EncodedError, never, never>>(self: S, status: number) =>
+const envelope = <S extends Schema.Codec<unknown, EncodedError, never, never>>(self: S, status: number) =>
   ErrorEnvelope.pipe(
     Schema.decodeTo(
       self,

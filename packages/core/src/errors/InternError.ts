@@ -47,7 +47,7 @@ import type { StoreUnavailable } from "../store/StoreUnavailable.ts"
  *
  * @since 0.1.0
  */
-export const ErrorHint = Schema.Struct({
+const ErrorHint = Schema.Struct({
   reason: Schema.String,
   retryable: Schema.Boolean
 })
@@ -55,7 +55,7 @@ export const ErrorHint = Schema.Struct({
 /**
  * @since 0.1.0
  */
-export type ErrorHint = typeof ErrorHint.Type
+type ErrorHint = typeof ErrorHint.Type
 
 /**
  * The envelope of every intern error: `code` is a string identifier or an integer.
@@ -94,7 +94,7 @@ const tagOf = (self: Schema.Top): string => (self as unknown as { readonly ident
  *
  * @since 0.1.0
  */
-export const envelope = <S extends Schema.Codec<unknown, EncodedError, never, never>>(
+const envelope = <S extends Schema.Codec<unknown, EncodedError, never, never>>(
   self: S,
   options: { readonly code: string | number; readonly status: number; readonly reason?: string }
 ) => {

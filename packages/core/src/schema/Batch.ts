@@ -37,7 +37,7 @@ export type Endpoint = typeof Endpoint.Type
  *
  * @since 0.4.0
  */
-export const Purpose = Schema.Literals(["batch", "batch_output"])
+const Purpose = Schema.Literals(["batch", "batch_output"])
 
 /**
  * A file as `GET /files/{file_id}` answers it.

@@ -44,7 +44,7 @@ export const ProviderSlugParams = { slug: Schema.String.check(Schema.isBetweenLe
  *
  * @since 0.1.0
  */
-export const CredentialShown = Schema.Struct({ set: Schema.Boolean, last4: Schema.NullOr(Schema.String) })
+const CredentialShown = Schema.Struct({ set: Schema.Boolean, last4: Schema.NullOr(Schema.String) })
 
 /**
  * One provider as an administrator sees it.
