@@ -53,6 +53,7 @@ type RequestOf<E extends HttpApiEndpoint.ConstraintRequest> = HttpApiEndpoint.Cl
  * Per-call options.
  *
  * @since 0.1.0
+ * @public
  */
 export interface CallOptions {
   /** Aborts the call (and any retry wait) when signalled; the promise then rejects. */
@@ -63,6 +64,7 @@ export interface CallOptions {
  * The promise form of one operation.
  *
  * @since 0.1.0
+ * @public
  */
 export type Call<E extends HttpApiEndpoint.ConstraintRequest> = (
   request: RequestOf<E>,
@@ -77,6 +79,7 @@ type GroupCalls<G extends HttpApiGroup.Constraint> = {
  * Every operation of the contract in promise form, grouped as in {@link Client}.
  *
  * @since 0.1.0
+ * @public
  */
 export type Operations =
   & { readonly [G in Extract<Groups, { readonly topLevel: false }> as HttpApiGroup.Identifier<G>]: GroupCalls<G> }
