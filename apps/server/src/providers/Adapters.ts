@@ -117,7 +117,7 @@ export const scrubText = (text: string, connection: EmbeddingProvider.Connection
 export const scrub = (error: UpstreamError.UpstreamError, connection: EmbeddingProvider.Connection): UpstreamError.UpstreamError => {
   const secrets = secretsOf(connection)
   if (secrets.length === 0) return error
-  const reason = error.reason as unknown as Record<string, unknown>
+  const reason = error.reason
   const clean = (text: string) => cleaned(text, secrets)
   const fields = Object.fromEntries(
     Object.entries(reason).map(([key, value]) => [key, typeof value === "string" && key !== "_tag" ? clean(value) : value])
