@@ -137,11 +137,6 @@ export type EmbeddingInput = typeof EmbeddingInput.Type
 const EncodingFormat = Schema.Literals(["float", "base64"])
 
 /**
- * @since 0.1.0
- */
-type EncodingFormat = typeof EncodingFormat.Type
-
-/**
  * One attempt's request, already reduced to what the chosen endpoint should receive.
  *
  * **Details**

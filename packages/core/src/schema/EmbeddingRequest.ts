@@ -116,11 +116,6 @@ const EmbeddingInput = Schema.Union([
 ]).annotate({ expected: "a non-empty string or a non-empty array" }).pipe(Schema.decodeTo(InputForms, SchemaTransformation.passthrough({ strict: false })))
 
 /**
- * @since 0.1.0
- */
-type EmbeddingInput = typeof EmbeddingInput.Type
-
-/**
  * A model identifier, `<vendor>/<model_name>`.
  *
  * @since 0.1.0

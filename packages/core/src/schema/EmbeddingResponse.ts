@@ -29,11 +29,6 @@ const EmbeddingData = Schema.Struct({
 })
 
 /**
- * @since 0.1.0
- */
-type EmbeddingData = typeof EmbeddingData.Type
-
-/**
  * Breakdown of upstream inference costs, in credits.
  *
  * @since 0.1.0
@@ -44,11 +39,6 @@ const CostDetails = Schema.Struct({
   upstream_inference_cost: Schema.optionalKey(Schema.NullOr(Schema.Finite)),
   server_tool_cost: Schema.optionalKey(Schema.NullOr(Schema.Finite))
 })
-
-/**
- * @since 0.1.0
- */
-type CostDetails = typeof CostDetails.Type
 
 /**
  * Per-modality token counts; only non-zero counts are present, and only when the input mixes

@@ -118,11 +118,6 @@ const ProviderSortConfig = closed({
  */
 const ProviderSort = Schema.Union([SortBy, ProviderSortConfig])
 
-/**
- * @since 0.1.0
- */
-type ProviderSort = typeof ProviderSort.Type
-
 const Cutoff = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
 
 /**
@@ -136,11 +131,6 @@ const PercentileCutoffs = closed({
   p90: Schema.optionalKey(Schema.NullOr(Cutoff)),
   p99: Schema.optionalKey(Schema.NullOr(Cutoff))
 })
-
-/**
- * @since 0.1.0
- */
-type PercentileCutoffs = typeof PercentileCutoffs.Type
 
 /**
  * A latency (seconds) or throughput (tokens per second) preference: a p50 cutoff or

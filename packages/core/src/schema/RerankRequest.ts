@@ -43,11 +43,6 @@ const DocumentObject = Schema.Struct({
  */
 const RerankDocument = Schema.Union([Schema.String, DocumentObject])
 
-/**
- * @since 0.4.0
- */
-type RerankDocument = typeof RerankDocument.Type
-
 const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 
 /**

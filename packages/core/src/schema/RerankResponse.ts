@@ -22,11 +22,6 @@ const RerankResult = Schema.Struct({
 }).annotate({ identifier: "RerankResult" })
 
 /**
- * @since 0.4.0
- */
-type RerankResult = typeof RerankResult.Type
-
-/**
  * What the request consumed and cost: the search units and tokens the provider billed (or the
  * gateway's estimate when it reported none), the cost in credits (USD), and whether the
  * workspace's own provider key paid.
