@@ -86,15 +86,13 @@ interface EncodedError {
   readonly metadata?: ErrorHint
 }
 
-const tagOf = (self: Schema.Top): string => (self as unknown as { readonly identifier: string }).identifier
-
 /**
  * Builds the wire schema of an error class: the envelope with a fixed `code` (and, when given, a
  * fixed `metadata.reason`), answered with `status`.
  *
  * @since 0.1.0
  */
-const envelope = <S extends Schema.Codec<unknown, EncodedError, never, never>>(
+const envelope = <S extends Schema.Codec<unknown, EncodedError, never, never> & { readonly identifier: string }>(
   self: S,
   options: { readonly code: string | number; readonly status: number; readonly reason?: string }
 ) => {
@@ -114,7 +112,7 @@ const envelope = <S extends Schema.Codec<unknown, EncodedError, never, never>>(
       self,
       SchemaTransformation.transform<EncodedError, WireError>({
         decode: (e) => ({
-          _tag: tagOf(self),
+          _tag: self.identifier,
           message: e.error.message,
           ...(e.error.metadata !== undefined ? { metadata: e.error.metadata } : {})
         }),
