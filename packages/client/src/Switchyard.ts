@@ -87,6 +87,9 @@ export type Operations =
 
 type AnyMethod = (request: unknown) => Effect.Effect<unknown, unknown>
 
+/** A group of operations, looked up by the contract's name for it. */
+const memberOf = (holder: object, name: string): object => Reflect.get(holder, name)
+
 /**
  * @since 0.1.0
  */
@@ -114,22 +117,21 @@ export class Switchyard {
       retry: resolved.success.retry,
       timeout: resolved.success.timeout
     }))
-    const target = this as unknown as Record<string, unknown>
+    // The operations are installed by name as the contract lists them (the interface above types them).
     HttpApiRuntime.reflect(Api, {
       onGroup: ({ group }) => {
-        if (!group.topLevel) target[group.identifier] = {}
+        if (!group.topLevel) Reflect.set(this, group.identifier, {})
       },
       onEndpoint: ({ endpoint, group }) => {
         const call = (request: unknown, callOptions?: CallOptions) =>
           this.#runtime.runPromise(
             Effect.flatMap(GatewayClient, (client: Client) => {
-              const holder = (group.topLevel ? client : (client as unknown as Record<string, unknown>)[group.identifier]) as Record<string, AnyMethod>
-              return holder[endpoint.identifier]!(request)
+              const method: AnyMethod = Reflect.get(group.topLevel ? client : memberOf(client, group.identifier), endpoint.identifier)
+              return method(request)
             }),
             callOptions?.signal === undefined ? undefined : { signal: callOptions.signal }
           )
-        const holder = (group.topLevel ? target : target[group.identifier]) as Record<string, unknown>
-        holder[endpoint.identifier] = call
+        Reflect.set(group.topLevel ? this : memberOf(this, group.identifier), endpoint.identifier, call)
       }
     })
   }
