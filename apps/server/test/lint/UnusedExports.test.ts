@@ -10,15 +10,22 @@ import * as NodePath from "node:path"
 // is and with an unused export planted in a server module and in one of core's public modules.
 
 const root = NodePath.resolve(import.meta.dirname, "..", "..", "..", "..")
-const skipped = new Set([".git", ".pnpm", ".cache", ".vitest", ".turbo", ".switchyard", "dist", "coverage"])
 
-/** The repository's sources and its `node_modules` links (relative, so workspace packages resolve inside the copy). */
+/**
+ * The repository's files but what git ignores (builds, data directories), with its `node_modules`
+ * links (relative, so workspace packages resolve inside the copy; the package store is linked).
+ */
 const copyOfRepository = (): string => {
+  const ignored = new Set(
+    ChildProcess.execFileSync("git", ["ls-files", "--others", "--ignored", "--exclude-standard", "--directory"], { cwd: root, encoding: "utf8" })
+      .split("\n").filter((path) => path !== "" && !path.includes("node_modules")).map((path) => path.replace(/\/$/u, ""))
+  )
+  const skipped = new Set([".git", ".pnpm", ".cache", ".vitest"])
   const copy = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "switchyard-lint-"))
   Fs.cpSync(root, copy, {
     recursive: true,
     verbatimSymlinks: true,
-    filter: (source) => !skipped.has(NodePath.basename(source))
+    filter: (source) => !skipped.has(NodePath.basename(source)) && !ignored.has(NodePath.relative(root, source))
   })
   Fs.symlinkSync(NodePath.join(root, "node_modules", ".pnpm"), NodePath.join(copy, "node_modules", ".pnpm"))
   return copy
