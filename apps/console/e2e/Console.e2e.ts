@@ -2,6 +2,8 @@ import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import type { ElementHandle, Page } from "playwright-core"
+import { Switchyard } from "@switchyard/client/Switchyard"
+import * as Format from "../src/Format.ts"
 import * as Accessibility from "./Accessibility.ts"
 import * as Browser from "./Browser.ts"
 import * as SeededGateway from "./SeededGateway.ts"
@@ -25,7 +27,8 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
 
   // Nothing of the region is hidden sideways: its table fits the width it is given.
   const fitsWidth = async (name: string | RegExp) => {
-    const region = page.getByRole("region", { name, exact: true })
+    // The scrolling viewport itself (a section headed by the same words is a region too).
+    const region = typeof name === "string" ? page.locator(`[role=region][aria-label="${name}"]`) : page.getByRole("region", { name, exact: true })
     const { scrollWidth, clientWidth } = await region.evaluate((el) => ({ scrollWidth: el.scrollWidth, clientWidth: el.clientWidth }))
     assert.isAtMost(scrollWidth, clientWidth, `${String(name)} scrolls sideways at ${page.viewportSize()?.width} px`)
   }
@@ -282,6 +285,113 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     await page.setViewportSize({ width: 1280, height: 860 })
   })
 
+  it("adds, tests, edits, rotates the key of, disables and deletes a provider; the config file's stay read-only (1280 and 390 px)", async () => {
+    // A key the upstream refuses, then the one it takes.
+    const secret = "sk-console-omega-secret-1234"
+    const rotated = gateway.upstreamKey
+    await open("Providers")
+    const alpha = page.locator('tr[data-provider="alpha"]')
+    await alpha.waitFor()
+    assert.strictEqual(await alpha.getAttribute("data-source"), "config")
+    assert.include(await alpha.innerText(), "read-only")
+    assert.strictEqual(await page.getByRole("button", { name: "Manage Alpha Cloud" }).count(), 0)
+    // Health from its endpoints: every call of flaky's failed.
+    await page.locator('tr[data-provider="flaky"]').getByText(/failing|failed recently/).waitFor()
+    await alpha.getByText("healthy").waitFor()
+
+    // What the config file's schema refuses comes back with the field it names.
+    await page.getByRole("button", { name: "Add provider" }).click()
+    const add = page.getByRole("dialog", { name: "Add a provider" })
+    const endpoint: Record<string, unknown> = { model: "omega/embed", upstream_model: "embed", pricing: { prompt: "0.00000003" }, dimensions: 16 }
+    const omega = { slug: "omega", name: "Omega Cloud", adapter: "openai", base_url: gateway.upstreamUrl, data_collection: "deny", endpoints: [endpoint] }
+    await add.getByLabel("Provider (as in the config file)").fill(JSON.stringify(omega, null, 2))
+    await add.getByLabel("Upstream API key").fill(secret)
+    const errorsBefore = consoleErrors.length
+    await add.getByRole("button", { name: "Add provider" }).click()
+    await add.getByRole("alert").waitFor()
+    assert.include(await add.getByRole("alert").innerText(), "max_batch_items")
+    // The browser logs the refusal it was sent on purpose; nothing else.
+    assert.deepStrictEqual(consoleErrors.splice(errorsBefore).map((text) => /status of 400/.test(text)), [true])
+    await shoot("providers-add-refused")
+    endpoint.max_batch_items = 64
+    await add.getByLabel("Provider (as in the config file)").fill(JSON.stringify(omega, null, 2))
+    await add.getByRole("button", { name: "Add provider" }).click()
+    await page.getByRole("status").getByText("Added omega").waitFor()
+    const row = page.locator('tr[data-provider="omega"]')
+    await row.waitFor()
+    assert.strictEqual(await row.getAttribute("data-source"), "api")
+    assert.include(await row.innerText(), "set, ends in 1234")
+    await row.getByText("active").waitFor()
+
+    // The upstream refuses this key: the test says so, with its status and latency.
+    await page.getByRole("button", { name: "Test Omega Cloud" }).click()
+    const refused = page.getByRole("region", { name: "Test of Omega Cloud" }).locator('tr[data-tested="omega/embed"]')
+    await refused.waitFor()
+    assert.match(await refused.innerText(), /failed\s+401\s+\d+ ms/iu)
+    assert.include(await page.getByRole("alert").filter({ hasText: "Test of Omega Cloud" }).innerText(), "1 of 1 endpoints failed")
+    await fitsWidth("Providers")
+    assert.deepStrictEqual(await cutBadges("Providers"), [])
+    await shoot("providers-admin")
+
+    await page.getByRole("button", { name: "Manage Omega Cloud" }).click()
+    await page.getByRole("menuitem", { name: "Edit" }).click()
+    const edit = page.getByRole("dialog", { name: "Edit omega" })
+    const editor = edit.getByLabel("Provider (as in the config file)")
+    await page.waitForFunction(() => document.querySelector("textarea")?.value.includes("omega/embed") === true)
+    const stored = JSON.parse(await editor.inputValue())
+    assert.notProperty(stored, "api_key")
+    await editor.fill(JSON.stringify({ ...stored, name: "Omega Cloud EU" }, null, 2))
+    await edit.getByRole("button", { name: "Save provider" }).click()
+    await page.getByRole("status").getByText("Saved omega").waitFor()
+    await row.getByText("Omega Cloud EU").waitFor()
+
+    await page.getByRole("button", { name: "Manage Omega Cloud EU" }).click()
+    await page.getByRole("menuitem", { name: "Rotate key" }).click()
+    const rotate = page.getByRole("dialog", { name: "Upstream key of Omega Cloud EU" })
+    await rotate.getByLabel("New upstream API key").fill(rotated)
+    await rotate.getByRole("button", { name: "Save key" }).click()
+    await page.getByRole("status").getByText("set, ends in 5678").waitFor()
+    await row.getByText("set, ends in 5678").waitFor()
+    // The upstream takes the new key.
+    await page.getByRole("button", { name: "Test Omega Cloud EU" }).click()
+    const answered = page.getByRole("region", { name: "Test of Omega Cloud EU" }).locator('tr[data-tested="omega/embed"]')
+    await answered.waitFor()
+    assert.match(await answered.innerText(), /answered\s+200\s+\d+ ms/iu)
+    await page.getByRole("status").filter({ hasText: "Every endpoint answered (1)" }).waitFor()
+    await shoot("providers-tested")
+    const html = await page.content()
+    assert.notInclude(html, secret)
+    assert.notInclude(html, rotated)
+    assert.deepStrictEqual((await gateway.admin.providerAdmin.get({ params: { slug: "omega" } })).data.api_key, { set: true, last4: "5678" })
+
+    await page.getByRole("button", { name: "Manage Omega Cloud EU" }).click()
+    await page.getByRole("menuitem", { name: "Disable" }).click()
+    await row.getByText("disabled").waitFor()
+    assert.isFalse((await gateway.admin.providerAdmin.get({ params: { slug: "omega" } })).data.enabled)
+
+    // At 390 px the table scrolls, says so, and the row's actions can be scrolled to.
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.waitForFunction(() => {
+      const nav = document.querySelector('nav[aria-label="Console pages"]')
+      return nav === null || nav.getBoundingClientRect().right <= 0
+    })
+    await reachable("Providers", 'tr[data-provider="omega"] td:last-child')
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+    assert.isAtMost(overflow, 0)
+    await shoot("providers-admin-narrow")
+    await page.setViewportSize({ width: 1280, height: 860 })
+
+    await page.getByRole("button", { name: "Manage Omega Cloud EU" }).click()
+    await page.getByRole("menuitem", { name: "Delete" }).click()
+    await page.getByRole("dialog", { name: "Delete Omega Cloud EU?" }).getByRole("button", { name: "Delete provider" }).click()
+    await page.getByRole("status").getByText("Deleted Omega Cloud EU").waitFor()
+    await row.waitFor({ state: "detached" })
+    const gone = await gateway.admin.providerAdmin.get({ params: { slug: "omega" } }).then(() => undefined, (error: unknown) => error)
+    assert.strictEqual((gone as { readonly _tag?: string } | undefined)?._tag, "NotFound")
+    const { data: audited } = await gateway.admin.audit.list({ query: { target_type: "provider", target_id: "omega" } })
+    assert.deepStrictEqual(audited.map((entry) => entry.action).reverse(), ["provider.create", "provider.update", "provider.update", "provider.disable", "provider.delete"])
+  })
+
   it("explains in the route playground why a provider is excluded, then sends the request", async () => {
     await open("Route playground")
     await page.getByLabel("Standard key to run with").fill(gateway.apiKey)
@@ -468,8 +578,67 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     await shoot("interns-narrow")
   })
 
+  it("lists the workspace's batches with progress, lines served and failed, cost so far; downloads an output, cancels a running batch (1280 and 390 px)", async () => {
+    await page.setViewportSize({ width: 1280, height: 860 })
+    const standard = new Switchyard({ baseUrl: gateway.origin, apiKey: gateway.apiKey, retry: false })
+    try {
+      // A batch on the slow upstream: still running when it is cancelled.
+      const slow = await SeededGateway.submitBatch(gateway.origin, gateway.apiKey, Array.from({ length: 6 }, (_, i) => ({
+        custom_id: `s${i}`,
+        body: { model: "acme/slow-embed", input: `slow line ${i}` }
+      })))
+      await open("Batches")
+      const done = page.locator(`tr[data-batch="${gateway.batchId}"]`)
+      await done.waitFor()
+      const seeded = await standard.batches.get({ params: { batch_id: gateway.batchId } })
+      assert.deepStrictEqual(seeded.request_counts, { total: 6, completed: 5, failed: 1 })
+      assert.isAbove(seeded.cost, 0)
+      assert.strictEqual(await done.getAttribute("data-status"), "completed")
+      const cells = await done.locator("td").allInnerTexts()
+      assert.match(cells[2]!, /6 of 6 lines/u)
+      assert.deepStrictEqual(cells.slice(3, 6), ["5", "1", Format.money(seeded.cost)])
+      assert.strictEqual(await done.getByRole("progressbar", { name: `Progress of ${gateway.batchId}` }).getAttribute("aria-valuenow"), "100")
+
+      // The output file as the browser saves it: the five served lines, each once.
+      const [saved] = await Promise.all([
+        page.waitForEvent("download"),
+        page.getByRole("button", { name: `Download the output of ${gateway.batchId}` }).click()
+      ])
+      assert.strictEqual(saved.suggestedFilename(), `${gateway.batchId}-output.jsonl`)
+      const output = Fs.readFileSync(await saved.path(), "utf8").trim().split("\n").map((line) => JSON.parse(line) as { custom_id: string })
+      assert.sameMembers(output.map((line) => line.custom_id), ["c0", "c1", "c2", "c3", "c4"])
+
+      const running = page.locator(`tr[data-batch="${slow}"]`)
+      await running.waitFor()
+      await page.getByRole("button", { name: `Cancel ${slow}` }).click()
+      await page.getByRole("status").getByText(`Cancelling ${slow}`).waitFor()
+      // The page reads moving batches again by itself until this one settles.
+      await page.locator(`tr[data-batch="${slow}"][data-status="cancelled"]`).waitFor({ timeout: 30_000 })
+      const cancelled = await standard.batches.get({ params: { batch_id: slow } })
+      assert.strictEqual(cancelled.status, "cancelled")
+      assert.isAtMost(cancelled.request_counts.completed + cancelled.request_counts.failed, 6)
+      assert.strictEqual(await page.getByRole("button", { name: `Cancel ${slow}` }).count(), 0)
+      await fitsWidth("Batches")
+      assert.deepStrictEqual(await cutBadges("Batches"), [])
+      await shoot("batches")
+
+      await page.setViewportSize({ width: 390, height: 844 })
+      await page.waitForFunction(() => {
+        const nav = document.querySelector('nav[aria-label="Console pages"]')
+        return nav === null || nav.getBoundingClientRect().right <= 0
+      })
+      await reachable("Batches", `tr[data-batch="${gateway.batchId}"] td:last-child`)
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+      assert.isAtMost(overflow, 0)
+      await shoot("batches-narrow")
+    } finally {
+      await standard.close()
+      await page.setViewportSize({ width: 1280, height: 860 })
+    }
+  })
+
   it("breaks no WCAG 2 A/AA rule axe-core checks (labels, names, contrast) on any page", () => {
-    assert.isAbove(Object.keys(accessibility).length, 8)
+    assert.isAbove(Object.keys(accessibility).length, 14)
     assert.deepStrictEqual(Object.fromEntries(Object.entries(accessibility).filter(([, found]) => found.length > 0)), {})
   })
 

@@ -17,6 +17,11 @@ export interface SeededGateway {
   readonly managementKey: string
   readonly apiKey: string
   readonly admin: Switchyard
+  /** A fake OpenAI-compatible upstream for providers added through the console, and the key it takes. */
+  readonly upstreamUrl: string
+  readonly upstreamKey: string
+  /** A batch of the bootstrap standard key's workspace, completed: five lines served, one malformed. */
+  readonly batchId: string
   readonly close: () => Promise<void>
 }
 
@@ -49,7 +54,7 @@ const provider = (slug: string, name: string, url: string, facts: Record<string,
 // Three providers of `acme/embed` that differ in price and data policy (alpha retains data, so a
 // zero-data-retention request excludes it), one model only alpha serves, and a provider whose
 // upstream always fails; and a rerank provider priced per search.
-const config = (healthy: string, failing: string, cohere: string) => ({
+const config = (healthy: string, failing: string, cohere: string, slow: string) => ({
   providers: [
     provider("alpha", "Alpha Cloud", healthy, { zdr: false, data_collection: "allow" }, [
       endpoint("acme/embed", "0.10"),
@@ -62,7 +67,9 @@ const config = (healthy: string, failing: string, cohere: string) => ({
     // spend the charts and the embeddings-cache table must each show right.
     provider("delta", "Delta Rerank", cohere, { adapter: "cohere" }, [
       { model: "cohere/rerank-v3.5", upstream_model: "rerank-v3.5", task: "rerank", pricing: { search: "2" }, supported_parameters: ["max_tokens_per_doc"] }
-    ])
+    ]),
+    // An upstream that takes its time: a batch on it is still running when the console cancels it.
+    provider("sloth", "Sloth Embed", slow, {}, [endpoint("acme/slow-embed", "0.02")])
   ]
 })
 
@@ -79,7 +86,34 @@ const settle = <A>(promise: Promise<A>) => promise.then(() => true, () => false)
  * Real traffic: two new keys and the bootstrap key embed with several models and preferences;
  * some requests are pinned to the failing provider and fail; two interns exist, one running.
  */
-const seed = async (gateway: Omit<SeededGateway, "close">) => {
+/**
+ * Uploads `lines` (JSONL, one request each, or raw text for a malformed line) as a batch input
+ * file and creates a batch on it for `/v1/embeddings`, as the `openai` SDK would; its id.
+ */
+export const submitBatch = async (origin: string, apiKey: string, lines: ReadonlyArray<unknown>): Promise<string> => {
+  const text = lines.map((line) =>
+    typeof line === "string" ? line : JSON.stringify({ method: "POST", url: "/v1/embeddings", ...line as object })
+  ).join("\n")
+  const form = new FormData()
+  form.append("purpose", "batch")
+  // No type of its own (sent as application/octet-stream, as the openai SDK sends a Buffer): a part
+  // typed application/jsonl is read as a form field by the multipart parser (its default field
+  // types include anything containing application/json).
+  form.append("file", new Blob([text]), "corpus.jsonl")
+  const headers = { authorization: `Bearer ${apiKey}` }
+  const uploaded = await fetch(`${origin}/api/v1/files`, { method: "POST", headers, body: form })
+  if (!uploaded.ok) throw new Error(`seeding: the upload answered ${uploaded.status}: ${await uploaded.text()}`)
+  const file = await uploaded.json() as { readonly id: string }
+  const created = await fetch(`${origin}/api/v1/batches`, {
+    method: "POST",
+    headers: { ...headers, "content-type": "application/json" },
+    body: JSON.stringify({ input_file_id: file.id, endpoint: "/v1/embeddings", completion_window: "24h" })
+  })
+  if (!created.ok) throw new Error(`seeding: the batch answered ${created.status}: ${await created.text()}`)
+  return ((await created.json()) as { readonly id: string }).id
+}
+
+const seed = async (gateway: Omit<SeededGateway, "close" | "upstreamUrl" | "upstreamKey" | "batchId">): Promise<string> => {
   const { admin, origin } = gateway
   await admin.credits.add({ payload: { amount: "25", note: "console end-to-end" } })
   const batch = await admin.keys.create({ payload: { name: "ci-batch" } })
@@ -118,6 +152,22 @@ const seed = async (gateway: Omit<SeededGateway, "close">) => {
   } finally {
     await Promise.all(callers.map((caller) => caller.close()))
   }
+  // A batch of the standard key's workspace: five lines served, one that is not JSON (before the
+  // cache is turned on: the playground's request must not be answered from it).
+  const batchId = await submitBatch(origin, gateway.apiKey, [
+    ...texts.concat(texts[0]!.toUpperCase()).map((input, i) => ({ custom_id: `c${i}`, body: { model: "acme/embed", input } })),
+    "not json"
+  ])
+  const standard = new Switchyard({ baseUrl: origin, apiKey: gateway.apiKey, retry: false })
+  try {
+    const until = Date.now() + 30_000
+    while ((await standard.batches.get({ params: { batch_id: batchId } })).status !== "completed") {
+      if (Date.now() > until) throw new Error("seeding: the batch did not complete within 30 s")
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+  } finally {
+    await standard.close()
+  }
   const { data: me } = await admin.keys.current()
   await admin.workspaces.setBudget({ params: { workspace_ref: me.workspace_id, interval: "monthly" }, payload: { limit_usd: 10 } })
   // With the cache turned on, a text embedded twice is answered from it the second time.
@@ -136,7 +186,7 @@ const seed = async (gateway: Omit<SeededGateway, "close">) => {
   const deadline = Date.now() + 30_000
   while (Date.now() < deadline) {
     const intern = await admin.interns.get({ params: { internId: running.id } })
-    if (intern.status === "running") return
+    if (intern.status === "running") return batchId
     if (intern.status === "failed") throw new Error(`seeding: support-bot failed: ${intern.lastFailureMessage}`)
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
@@ -151,9 +201,13 @@ export const start = async (): Promise<SeededGateway> => {
   const failing: FakeServer = await FakeOpenAi.start()
   failing.setBehaviour({ _tag: "Status", status: 503 })
   const cohere = await FakeCohere.start({ apiKey: "sk-fake" })
+  const slow = await FakeOpenAi.start()
+  slow.setBehaviour({ _tag: "Delay", ms: 8_000 })
+  const upstreamKey = "sk-console-upstream-5678"
+  const managed = await FakeOpenAi.start({ apiKey: upstreamKey })
   const dir = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "switchyard-console-e2e-"))
   const configPath = NodePath.join(dir, "switchyard.json")
-  Fs.writeFileSync(configPath, JSON.stringify(config(healthy.url, failing.url, cohere.url), null, 2))
+  Fs.writeFileSync(configPath, JSON.stringify(config(healthy.url, failing.url, cohere.url, slow.url), null, 2))
   const managementKey = KeySecret.generate()
   const apiKey = KeySecret.generate()
   const server = await startServerProcess({
@@ -167,7 +221,8 @@ export const start = async (): Promise<SeededGateway> => {
     BETA_API_KEY: "sk-fake",
     GAMMA_API_KEY: "sk-fake",
     FLAKY_API_KEY: "sk-fake",
-    DELTA_API_KEY: "sk-fake"
+    DELTA_API_KEY: "sk-fake",
+    SLOTH_API_KEY: "sk-fake"
   }, 300_000)
   const origin = server.baseUrl.replace(/\/api\/v1$/u, "")
   const admin = new Switchyard({ baseUrl: origin, apiKey: managementKey, retry: false })
@@ -177,13 +232,16 @@ export const start = async (): Promise<SeededGateway> => {
     await healthy.close()
     await failing.close()
     await cohere.close()
+    await managed.close()
+    await slow.close()
     Fs.rmSync(dir, { recursive: true, force: true })
   }
+  let batchId: string
   try {
-    await seed({ origin, managementKey, apiKey, admin })
+    batchId = await seed({ origin, managementKey, apiKey, admin })
   } catch (error) {
     await close()
     throw new Error(`${String(error)}\n${server.output()}`)
   }
-  return { origin, managementKey, apiKey, admin, close }
+  return { origin, managementKey, apiKey, admin, upstreamUrl: managed.url, upstreamKey, batchId, close }
 }

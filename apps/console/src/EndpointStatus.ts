@@ -46,3 +46,22 @@ const degradedAt = 0.05
  * The share of calls that failed, from an uptime in percent; `undefined` without calls.
  */
 export const errorRate = (uptime: number | null): number | undefined => (uptime === null ? undefined : (100 - uptime) / 100)
+
+type Label = ReturnType<typeof statusLabel>
+
+// Worst first: what a provider's health reads when its endpoints differ.
+const severity: ReadonlyArray<Label> = ["failing", "failed recently", "degraded", "healthy", "inactive"]
+
+/**
+ * A provider's health from its endpoints': the worst of those that can serve ("inactive" only
+ * when none can), with how many endpoints read that; `undefined` when the provider serves no
+ * endpoint (a disabled provider).
+ */
+export const providerHealth = (
+  endpoints: ReadonlyArray<Pick<EndpointRecord, "provider" | "status" | "active" | "uptime_last_30m">>,
+  provider: string
+): { readonly label: Label; readonly count: number; readonly of: number } | undefined => {
+  const labels = endpoints.filter((endpoint) => endpoint.provider === provider).map(statusLabel)
+  const worst = severity.find((label) => labels.includes(label))
+  return worst === undefined ? undefined : { label: worst, count: labels.filter((l) => l === worst).length, of: labels.length }
+}

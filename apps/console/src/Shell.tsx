@@ -3,6 +3,7 @@ import { useDisclosure } from "@mantine/hooks"
 import { Redirect, Route, Switch, useLocation } from "wouter"
 import { useSession } from "./SessionContext.ts"
 import { AuditPage } from "./pages/AuditPage.tsx"
+import { BatchesPage } from "./pages/BatchesPage.tsx"
 import { InternsPage } from "./pages/InternsPage.tsx"
 import { KeysPage } from "./pages/KeysPage.tsx"
 import { OverviewPage } from "./pages/OverviewPage.tsx"
@@ -13,26 +14,28 @@ import { WorkspacesPage } from "./pages/WorkspacesPage.tsx"
 interface Page {
   readonly path: string
   readonly title: string
-  readonly management: boolean
+  readonly keys: "any" | "management" | "standard"
   readonly component: () => React.JSX.Element
 }
 
-// `management`: the page's operations need a management key, so a standard key does not see it.
+// `keys`: which keys the page's operations take (management operations, or a workspace's own
+// files and batches, which only its standard keys read); other keys do not see the page.
 const pages: ReadonlyArray<Page> = [
-  { path: "/", title: "Overview", management: false, component: OverviewPage },
-  { path: "/keys", title: "Keys", management: true, component: KeysPage },
-  { path: "/workspaces", title: "Workspaces and budgets", management: true, component: WorkspacesPage },
-  { path: "/providers", title: "Providers", management: false, component: ProvidersPage },
-  { path: "/playground", title: "Route playground", management: false, component: PlaygroundPage },
-  { path: "/interns", title: "Interns", management: false, component: InternsPage },
-  { path: "/audit", title: "Audit", management: true, component: AuditPage }
+  { path: "/", title: "Overview", keys: "any", component: OverviewPage },
+  { path: "/keys", title: "Keys", keys: "management", component: KeysPage },
+  { path: "/workspaces", title: "Workspaces and budgets", keys: "management", component: WorkspacesPage },
+  { path: "/providers", title: "Providers", keys: "any", component: ProvidersPage },
+  { path: "/playground", title: "Route playground", keys: "any", component: PlaygroundPage },
+  { path: "/batches", title: "Batches", keys: "standard", component: BatchesPage },
+  { path: "/interns", title: "Interns", keys: "any", component: InternsPage },
+  { path: "/audit", title: "Audit", keys: "management", component: AuditPage }
 ]
 
 export const Shell = ({ onSignOut }: { readonly onSignOut: () => void }) => {
   const session = useSession()
   const [opened, { toggle, close }] = useDisclosure()
   const [location, navigate] = useLocation()
-  const visible = pages.filter((page) => session.isManagement || !page.management)
+  const visible = pages.filter((page) => page.keys === "any" || page.keys === (session.isManagement ? "management" : "standard"))
 
   return (
     <AppShell

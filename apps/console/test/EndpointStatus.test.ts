@@ -21,4 +21,14 @@ describe("EndpointStatus", () => {
     assert.strictEqual(EndpointStatus.errorRate(75), 0.25)
     assert.strictEqual(EndpointStatus.errorRate(null), undefined)
   })
+
+  it("reads a provider's health as its worst endpoint that can serve", () => {
+    const at = (provider: string, status: number, active: boolean, uptime: number | null) => ({ provider, status, active, uptime_last_30m: uptime })
+    const endpoints = [at("a", 0, true, 100), at("a", 0, true, 0), at("b", 0, true, null), at("c", -10, false, null), at("d", 0, true, 100), at("d", 0, false, null)]
+    assert.deepStrictEqual(EndpointStatus.providerHealth(endpoints, "a"), { label: "failing", count: 1, of: 2 })
+    assert.deepStrictEqual(EndpointStatus.providerHealth(endpoints, "b"), { label: "healthy", count: 1, of: 1 })
+    assert.deepStrictEqual(EndpointStatus.providerHealth(endpoints, "c"), { label: "inactive", count: 1, of: 1 })
+    assert.deepStrictEqual(EndpointStatus.providerHealth(endpoints, "d"), { label: "healthy", count: 1, of: 2 })
+    assert.isUndefined(EndpointStatus.providerHealth(endpoints, "gone"))
+  })
 })

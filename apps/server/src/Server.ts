@@ -10,14 +10,14 @@ import { EmbeddingCache } from "./cache/EmbeddingCache.ts"
 import * as LiveCatalog from "./catalog/LiveCatalog.ts"
 import { Broadcast } from "./embeddings/Broadcast.ts"
 import { Embeddings } from "./embeddings/Embeddings.ts"
-import { EndpointHealth } from "./embeddings/EndpointHealth.ts"
-import { Workspaces } from "./embeddings/Workspaces.ts"
+import { EndpointHealth } from "./pipeline/EndpointHealth.ts"
+import { Workspaces } from "./pipeline/Workspaces.ts"
 import { Adapters } from "./providers/Adapters.ts"
 import * as UpstreamHttp from "./providers/UpstreamHttp.ts"
 import { ByokHandlers } from "./handlers/Byok.ts"
 import { CreditsHandlers } from "./handlers/Credits.ts"
-import { EmbeddingsHandlers, EmbeddingsRoute } from "./handlers/Embeddings.ts"
-import { CohereHandlers, RerankHandlers, RerankRoute } from "./handlers/Rerank.ts"
+import { EmbeddingsHandlers } from "./handlers/Embeddings.ts"
+import { CohereHandlers, RerankHandlers } from "./handlers/Rerank.ts"
 import { Rerank } from "./rerank/Rerank.ts"
 import { KeysHandlers } from "./handlers/Keys.ts"
 import { ModelsHandlers } from "./handlers/Models.ts"
@@ -30,14 +30,18 @@ import * as Policies from "./http/Policies.ts"
 import * as RateLimit from "./http/RateLimit.ts"
 import * as SchemaErrorsLive from "./http/SchemaErrorsLive.ts"
 import { ServedRequests } from "./http/ServedRequests.ts"
-import * as InternsLive from "./interns/InternsLive.ts"
+import { InternPolicyLive, InternsHandlers } from "./handlers/Interns.ts"
+import * as InternControl from "./interns/InternControl.ts"
+import * as InternRuntimeLive from "./interns/InternRuntimeLive.ts"
+import * as Reconcile from "./interns/Reconcile.ts"
+import * as InternRepo from "./store/InternRepo.ts"
 import * as AccessLog from "./observability/AccessLog.ts"
 import * as MethodNotAllowed from "./http/MethodNotAllowed.ts"
 import { GatewayMetrics } from "./observability/GatewayMetrics.ts"
 import { RecentFailures } from "./observability/RecentFailures.ts"
 import * as MetricsEndpoint from "./observability/MetricsEndpoint.ts"
 import * as ShutdownLog from "./observability/ShutdownLog.ts"
-import * as StartupReport from "./observability/StartupReport.ts"
+import * as StartupReport from "./StartupReport.ts"
 import * as AccountingRepo from "./store/AccountingRepo.ts"
 import * as ApiKeyRepo from "./store/ApiKeyRepo.ts"
 import * as ByokRepo from "./store/ByokRepo.ts"
@@ -53,6 +57,7 @@ import { ProviderAdminHandlers } from "./handlers/ProviderAdmin.ts"
 import { ProviderRepo } from "./store/ProviderRepo.ts"
 import { Administrators } from "./auth/Administrators.ts"
 import { AuditLog } from "./store/AuditRepo.ts"
+import * as RequestHost from "./http/RequestHost.ts"
 import { ProvidersHandlers } from "./handlers/Providers.ts"
 import { WorkspacesHandlers } from "./handlers/Workspaces.ts"
 import { BatchesHandlers } from "./handlers/Batches.ts"
@@ -60,6 +65,8 @@ import { FilesHandlers } from "./handlers/Files.ts"
 import { BatchStore } from "./batches/BatchStore.ts"
 import * as BatchRunner from "./batches/BatchRunner.ts"
 import { LineRunner } from "./batches/LineRunner.ts"
+import { ProviderBatches } from "./batches/ProviderBatches.ts"
+import { ProviderBatchStore } from "./batches/ProviderBatchStore.ts"
 import * as Workers from "./Workers.ts"
 
 const ServerConfig = Config.all({
@@ -77,11 +84,12 @@ const Stores = Layer.mergeAll(
   LedgerReports.layer,
   // One process of the gateway keeps the store (`SWITCHYARD_WORKERS`: worker 1).
   Workers.upkeepHere() ? StoreUpkeep.layer : Layer.empty,
-  AuditLog.layer,
+  Layer.unwrap(Effect.map(RequestHost.TrustProxyConfig, (trustProxy) => AuditLog.layer({ trustProxy }))),
   Administrators.layer,
   ByokRepo.layer,
   ProviderRepo.layer,
-  BatchStore.layer
+  BatchStore.layer,
+  ProviderBatchStore.layer
 ).pipe(Layer.provide(CredentialCipher.layer))
 
 /**
@@ -100,22 +108,30 @@ const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Rerank.layer, Broadcast.
   Layer.provide(UpstreamHttp.clientLayer)
 )
 
-const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive.layer, EmbeddingsHandlers, RerankHandlers, CohereHandlers, ModelsHandlers,
+/**
+ * The interns: their handlers and request policy, the control plane, the runtime driver, the
+ * store, and the start-up reconciliation.
+ */
+const InternsLive = Layer.mergeAll(InternsHandlers.pipe(Layer.provide(InternPolicyLive)), Reconcile.layer()).pipe(
+  Layer.provideMerge(InternControl.layer),
+  Layer.provide(InternRuntimeLive.layer),
+  Layer.provideMerge(InternRepo.layer)
+)
+
+const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive, EmbeddingsHandlers, RerankHandlers, CohereHandlers, ModelsHandlers,
   WorkspacesHandlers, ActivityHandlers, ProvidersHandlers, ProviderAdminHandlers, AuditHandlers, FilesHandlers, BatchesHandlers).pipe(
   Layer.provide(EmbeddingsLive)
 )
 
 /**
- * The batches' background work (BatchRunner.ts): each line through the same model path.
+ * The batches' background work (BatchRunner.ts): each line through the same model path, or through
+ * its provider's batch API where that is cheaper (ProviderBatches.ts).
  */
-const BatchesLive = BatchRunner.layer.pipe(Layer.provide(LineRunner.layer), Layer.provide(EmbeddingsLive))
-
-/**
- * The model endpoints served by routes of their own, ahead of their HttpApi routes (DedicatedRoute.ts).
- */
-const DedicatedRoutes = Layer.mergeAll(EmbeddingsRoute, RerankRoute).pipe(
+const BatchesLive = BatchRunner.layer.pipe(
+  Layer.provide(ProviderBatches.layer),
+  Layer.provide(LineRunner.layer),
   Layer.provide(EmbeddingsLive),
-  Layer.provide([AuthorizationLive.layer, SchemaErrorsLive.layer])
+  Layer.provide(UpstreamHttp.clientLayer)
 )
 
 /**
@@ -139,11 +155,8 @@ const App = Layer.unwrap(Effect.gen(function*() {
     BatchesLive,
     ConsoleRoute.layer(config.consoleDir),
     MethodNotAllowed.layer,
-    // The access log goes in first, so it wraps the policies and sees their refusals too; the
-    // dedicated model routes last, inside both, where the router runs.
-    DedicatedRoutes.pipe(
-      Layer.provide(Policies.layer({ maxBodyBytes: config.maxBodyBytes }).pipe(Layer.provide(AccessLog.layer)))
-    )
+    // The access log goes in first, so it wraps the policies and sees their refusals too.
+    Policies.layer({ maxBodyBytes: config.maxBodyBytes }).pipe(Layer.provide(AccessLog.layer))
   )
 })).pipe(
   Layer.provide([GatewayMetrics.layer, RecentFailures.layer]),

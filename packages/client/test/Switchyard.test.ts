@@ -1,7 +1,9 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Api } from "@switchyard/core/api/Api"
-import { Conflict, Forbidden } from "@switchyard/core/errors/ApiError"
+import { Conflict, Forbidden, NotFound } from "@switchyard/core/errors/ApiError"
 import { HttpApi } from "effect/http-api"
+import * as FakeOpenAi from "../../../apps/server/test/fakes/FakeOpenAi.ts"
+import type { FakeServer } from "../../../apps/server/test/fakes/FakeUpstream.ts"
 import { type RunningServer, startServer } from "../../../apps/server/test/support/TestServer.ts"
 import { Switchyard } from "../src/Switchyard.ts"
 
@@ -87,6 +89,60 @@ describe("Switchyard (promise facade)", () => {
       assert.strictEqual(data[0]!.target.id, created.data.hash)
       assert.isNull(next_cursor)
       assert.deepStrictEqual(await switchyard.audit.verify(), { ok: true, checked: data[0]!.id })
+    })
+
+    it("adds, lists, updates, disables, tests and removes a provider, its credential never answered", async () => {
+      const secret = "sk-client-upstream-secret-4321"
+      const upstream: FakeServer = await FakeOpenAi.start({ apiKey: secret })
+      try {
+        await using switchyard = new Switchyard({ baseUrl: server.baseUrl, apiKey: server.managementKey })
+        const provider = {
+          slug: "clientco",
+          name: "Client Co",
+          adapter: "openai",
+          base_url: upstream.url,
+          data_collection: "deny",
+          endpoints: [{ model: "clientco/embed", upstream_model: "embed", pricing: { prompt: "0.00000001" }, dimensions: 8, max_batch_items: 16 }]
+        }
+        const created = await switchyard.providerAdmin.create({ payload: { ...provider, api_key: "sk-client-wrong-key-0000" } })
+        assert.deepInclude(created.data, { slug: "clientco", source: "api", enabled: true, api_key: { set: true, last4: "0000" } })
+
+        const listed = (await switchyard.providers.list()).data.find((p) => p.slug === "clientco")
+        assert.deepInclude(listed, { source: "api", enabled: true, active: true, api_key: { set: true, last4: "0000" } })
+
+        // The upstream refuses the first key: the test reports its status per endpoint.
+        const refused = await switchyard.providerAdmin.test({ params: { slug: "clientco" } })
+        assert.isFalse(refused.data.ok)
+        assert.deepInclude(refused.data.endpoints[0], { model: "clientco/embed", ok: false, status: 401 })
+
+        const rotated = await switchyard.providerAdmin.update({ params: { slug: "clientco" }, payload: { name: "Client Co EU", api_key: secret } })
+        assert.deepInclude(rotated.data, { name: "Client Co EU", api_key: { set: true, last4: "4321" } })
+        const tested = await switchyard.providerAdmin.test({ params: { slug: "clientco" } })
+        assert.isTrue(tested.data.ok)
+        assert.strictEqual(tested.data.endpoints[0]!.status, 200)
+        assert.isAtLeast(tested.data.endpoints[0]!.latency_ms, 0)
+
+        const disabled = await switchyard.providerAdmin.update({ params: { slug: "clientco" }, payload: { enabled: false } })
+        assert.deepInclude(disabled.data, { enabled: false, active: false })
+        assert.deepInclude((await switchyard.providers.list()).data.find((p) => p.slug === "clientco"), { enabled: false, active: false })
+
+        assert.deepStrictEqual(await switchyard.providerAdmin.delete({ params: { slug: "clientco" } }), { deleted: true })
+        const gone = await switchyard.providerAdmin.get({ params: { slug: "clientco" } }).then(() => undefined, (e: unknown) => e)
+        assert.instanceOf(gone, NotFound)
+
+        const { data } = await switchyard.audit.list({ query: { target_type: "provider", target_id: "clientco" } })
+        assert.deepStrictEqual(data.map((entry) => entry.action).reverse(), ["provider.create", "provider.update", "provider.disable", "provider.delete"])
+        assert.notInclude(JSON.stringify([created, listed, refused, rotated, tested, disabled, data]), secret)
+        assert.isTrue((await switchyard.audit.verify()).ok)
+      } finally {
+        await upstream.close()
+      }
+    })
+
+    it("refuses provider changes to a key that is not an instance administrator", async () => {
+      await using standard = new Switchyard({ baseUrl: server.baseUrl, apiKey: server.apiKey })
+      const refused = await standard.providerAdmin.create({ payload: { slug: "nope" } }).then(() => undefined, (e: unknown) => e)
+      assert.instanceOf(refused, Forbidden)
     })
 
     it("stops a call when its signal aborts", async () => {

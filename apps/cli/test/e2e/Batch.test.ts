@@ -1,6 +1,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
+import * as FakeOpenAiBatch from "../../../server/test/fakes/FakeOpenAiBatch.ts"
 import { type RunningServer, startServer } from "../../../server/test/support/TestServer.ts"
 import { runCli, tempDir } from "../support/Cli.ts"
 
@@ -50,5 +51,48 @@ describe("switchyard batch (the binary against a fresh gateway on 127.0.0.1)", (
     const cancelled = await runCli(["batch", "cancel", batch.id], { env })
     assert.notStrictEqual(cancelled.code, 0)
     assert.include(cancelled.stderr, "Cannot cancel a batch with status completed")
+  })
+
+  it("create --live keeps every line on live calls; without it a provider with a batch API gets a provider batch", async () => {
+    const upstream = await FakeOpenAiBatch.start()
+    const dir = tempDir("batch-live")
+    const config = NodePath.join(dir, "switchyard.json")
+    Fs.writeFileSync(config, JSON.stringify({
+      providers: [{
+        slug: "alpha",
+        name: "Alpha",
+        adapter: "openai",
+        dialect: "openai",
+        base_url: upstream.url,
+        api_key_env: "ALPHA_API_KEY",
+        data_collection: "deny",
+        endpoints: [{
+          model: "acme/embed",
+          upstream_model: "embed",
+          pricing: { prompt: "0.1", batch: { prompt: "0.05" } },
+          dimensions: 16,
+          max_batch_items: 64
+        }]
+      }]
+    }))
+    const gateway = await startServer({
+      env: { SWITCHYARD_CONFIG: config, ALPHA_API_KEY: "sk-fake", SWITCHYARD_BATCH_POLL_MS: "100", SWITCHYARD_PROVIDER_BATCH_POLL_MS: "100" }
+    })
+    try {
+      const cli = { SWITCHYARD_BASE_URL: gateway.baseUrl, SWITCHYARD_API_KEY: gateway.apiKey }
+      const file = NodePath.join(dir, "corpus.jsonl")
+      Fs.writeFileSync(file, ["one", "two"].map((t) => JSON.stringify({ custom_id: t, method: "POST", url: "/v1/embeddings", body: { model: "acme/embed", input: t } })).join("\n"))
+      const live = await runCli(["batch", "create", file, "--live", "--wait", "--json"], { env: cli })
+      assert.strictEqual(live.code, 0, live.stderr)
+      assert.strictEqual(JSON.parse(live.stdout).request_counts.completed, 2)
+      assert.strictEqual(upstream.batches.size, 0)
+      const auto = await runCli(["batch", "create", file, "--wait", "--json"], { env: cli })
+      assert.strictEqual(auto.code, 0, auto.stderr)
+      assert.strictEqual(JSON.parse(auto.stdout).request_counts.completed, 2)
+      assert.strictEqual(upstream.batches.size, 1)
+    } finally {
+      await gateway.close()
+      await upstream.close()
+    }
   })
 })

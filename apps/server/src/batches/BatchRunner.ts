@@ -7,6 +7,8 @@ import { GatewayMetrics } from "../observability/GatewayMetrics.ts"
 import { BatchStore, type NewUnit, type UnitRow } from "./BatchStore.ts"
 import * as FileChunks from "./FileChunks.ts"
 import { type BatchIdentity, type LineOutcome, LineRunner, requestId } from "./LineRunner.ts"
+import { ProviderBatches } from "./ProviderBatches.ts"
+import type { NewProviderBatch } from "./ProviderBatchStore.ts"
 
 const BatchRunnerConfig = Config.all({
   /** Units a replica runs at once. */
@@ -39,6 +41,7 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
   const config = yield* BatchRunnerConfig
   const store = yield* BatchStore
   const lines = yield* LineRunner
+  const providers = yield* ProviderBatches
   const metrics = yield* GatewayMetrics
   const owner = `runner-${Crypto.randomBytes(8).toString("hex")}`
   // The embedded store with one worker is this process's alone: a unit still claimed was claimed
@@ -141,8 +144,10 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
       }
     })
 
-  const runUnit = (unit: UnitRow) =>
-    Effect.gen(function*() {
+  const runUnit = (unit: UnitRow) => {
+    // The holds that admitted the lines sent to provider batches, dropped once the unit is written.
+    let release: Effect.Effect<void> = Effect.void
+    return Effect.gen(function*() {
       const found = yield* store.batchById(unit.batch_id)
       if (Option.isNone(found)) return
       const row = found.value
@@ -161,16 +166,22 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
       // that every line charged is in the output.
       let stopping = false
       const stopped = () => stopping
+      // Lines whose route has a provider batch API with a batch price go there (ProviderBatches.ts).
+      let providerBatches: ReadonlyArray<NewProviderBatch> = []
       const work = Effect.gen(function*() {
         const wanted = texts.flatMap((text, i) => (text.trim().length === 0 ? [] : [{ i, line: unit.first_line + i, text }]))
+        const diverted = yield* providers.divert({ ...batch, execution: row.execution }, wanted)
+        providerBatches = diverted.providerBatches
+        release = diverted.release
+        const live = diverted.live
         const wait = (yield* Ref.get(pausedUntil)) - (yield* Clock.currentTimeMillis)
         if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
-        const outcomes = yield* lines.runMany(batch, wanted, { concurrency: config.lineConcurrency, stopped })
+        const outcomes = yield* lines.runMany(batch, live, { concurrency: config.lineConcurrency, stopped })
         const again: Array<(typeof wanted)[number]> = []
         for (const [k, outcome] of outcomes.entries()) {
           if (outcome === undefined) continue
-          if (!outcome.served && retryable(outcome.status)) again.push(wanted[k]!)
-          else results[wanted[k]!.i] = outcome
+          if (!outcome.served && retryable(outcome.status)) again.push(live[k]!)
+          else results[live[k]!.i] = outcome
         }
         if (again.length > 0) {
           // A busy upstream: those lines again, one by one, paced.
@@ -214,10 +225,14 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
         output: served.map((r) => `${r.line}\n`).join(""),
         errors: failed.map((r) => `${r.line}\n`).join(""),
         completed: served.length,
-        failed: failed.length
+        failed: failed.length,
+        costNanos: served.reduce((sum, r) => sum + (r.costNanos ?? 0n), 0n),
+        providerBatches,
+        now: yield* Clock.currentTimeMillis
       })
       if (checkpointed) metrics.batchLines({ endpoint: row.endpoint, served: served.length, failed: failed.length })
-    })
+    }).pipe(Effect.ensuring(Effect.suspend(() => release)))
+  }
 
   // Completion windows are checked once a poll by one of the workers.
   let lastExpiryCheck = 0

@@ -3,6 +3,7 @@ import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/Stor
 import { Context, Effect, Layer, Option, Stream } from "effect"
 import { isReadonlyArrayNonEmpty } from "effect/Array"
 import { SqlClient } from "effect/sql"
+import * as ProviderBatchStore from "./ProviderBatchStore.ts"
 
 /**
  * Files, batches and batch units in the SQL store, in the SQL PostgreSQL and SQLite share.
@@ -29,6 +30,8 @@ export interface BatchRow {
   readonly endpoint: Batch.Endpoint
   readonly input_file_id: string
   readonly completion_window: string
+  /** `live` when the creator asked for live execution only, else `auto` (provider batches where cheaper). */
+  readonly execution: string
   readonly metadata: string | null
   readonly status: Batch.Status
   readonly output_file_id: string
@@ -37,6 +40,8 @@ export interface BatchRow {
   readonly total: number
   readonly completed: number
   readonly failed: number
+  /** What the served lines cost so far (0 until the first unit is written). */
+  readonly cost_nanos: number | string | bigint
   readonly created_at: number | string
   readonly expires_at: number | string
   readonly in_progress_at: number | string | null
@@ -84,6 +89,12 @@ export interface UnitResult {
   readonly errors: string
   readonly completed: number
   readonly failed: number
+  /** What the served lines cost. */
+  readonly costNanos: bigint
+  /** The unit's lines that go to provider batches, written with it (ProviderBatches.ts). */
+  readonly providerBatches?: ReadonlyArray<ProviderBatchStore.NewProviderBatch> | undefined
+  /** When the unit was written (the provider batches' creation). */
+  readonly now?: number | undefined
 }
 
 export class BatchStore extends Context.Service<BatchStore, {
@@ -123,7 +134,7 @@ export class BatchStore extends Context.Service<BatchStore, {
    * lines instead of running, and it finishes as `expired`.
    */
   readonly expireOverdue: (now: number) => Op<void>
-  /** Batches whose every unit is done (or dropped), finished: `completed` or `cancelled`. */
+  /** Batches whose every unit and provider batch is done (or dropped), finished: `completed` or `cancelled`. */
   readonly finalize: (now: number) => Op<void>
   readonly status: (id: string) => Op<Option.Option<Batch.Status>>
   /**
@@ -153,7 +164,8 @@ export class BatchStore extends Context.Service<BatchStore, {
       })
 
       const batchColumns = sql`id, workspace_id, key_id, key_hash, user_id, endpoint, input_file_id, completion_window,
-        metadata, status, output_file_id, error_file_id, errors, total, completed, failed, created_at, expires_at,
+        execution, metadata, status, output_file_id, error_file_id, errors, total, completed, failed, cost_nanos, created_at,
+        expires_at,
         in_progress_at, finalizing_at, completed_at, failed_at, expired_at, cancelling_at, cancelled_at`
 
       // A finished batch's output and error files, from the chunks its units wrote.
@@ -223,9 +235,9 @@ export class BatchStore extends Context.Service<BatchStore, {
           ),
         insertBatch: (row) =>
           sql`INSERT INTO batches (id, workspace_id, key_id, key_hash, user_id, endpoint, input_file_id,
-              completion_window, metadata, status, output_file_id, error_file_id, created_at, expires_at)
+              completion_window, execution, metadata, status, output_file_id, error_file_id, created_at, expires_at)
             VALUES (${row.id}, ${row.workspace_id}, ${row.key_id}, ${row.key_hash}, ${row.user_id}, ${row.endpoint},
-              ${row.input_file_id}, ${row.completion_window}, ${row.metadata}, ${row.status}, ${row.output_file_id},
+              ${row.input_file_id}, ${row.completion_window}, ${row.execution}, ${row.metadata}, ${row.status}, ${row.output_file_id},
               ${row.error_file_id}, ${Number(row.created_at)}, ${Number(row.expires_at)})`.pipe(Effect.asVoid, op("batches.insert")),
         batch: (workspaceId, id) =>
           sql<BatchRow>`SELECT ${batchColumns} FROM batches WHERE id = ${id} AND workspace_id = ${workspaceId}`.pipe(
@@ -332,8 +344,9 @@ export class BatchStore extends Context.Service<BatchStore, {
             if (result.failed > 0) {
               yield* insertChunk(batch.error_file_id, { seq: unit.seq, lines: result.failed, data: result.errors })
             }
-            yield* sql`UPDATE batches SET completed = completed + ${result.completed}, failed = failed + ${result.failed}
-              WHERE id = ${unit.batch_id}`
+            yield* sql`UPDATE batches SET completed = completed + ${result.completed}, failed = failed + ${result.failed},
+                cost_nanos = cost_nanos + ${result.costNanos} WHERE id = ${unit.batch_id}`
+            yield* ProviderBatchStore.insert(sql, unit, result.providerBatches ?? [], result.now ?? 0)
             return true
           })).pipe(op("batches.complete")),
         expireOverdue: (now) =>
@@ -349,7 +362,8 @@ export class BatchStore extends Context.Service<BatchStore, {
               WHERE b.status IN ('in_progress', 'cancelling')
                 AND NOT EXISTS (SELECT 1 FROM batch_units u WHERE u.batch_id = b.id AND (
                   (b.status = 'in_progress' AND u.status IN ('pending', 'running'))
-                  OR (u.status = 'running' AND u.claimed_until >= ${now})))`
+                  OR (u.status = 'running' AND u.claimed_until >= ${now})))
+                AND NOT EXISTS (SELECT 1 FROM provider_batches p WHERE p.batch_id = b.id AND p.status <> 'done')`
             for (const batch of finished) {
               yield* sql.withTransaction(Effect.gen(function*() {
                 const cancelled = batch.status === "cancelling"

@@ -1,3 +1,4 @@
+import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import type * as Batch from "@switchyard/core/schema/Batch"
 import type { BatchRow, FileRow } from "./BatchStore.ts"
 
@@ -43,5 +44,6 @@ export const batch = (row: BatchRow): Batch.BatchObject => ({
   cancelling_at: secondsOrNull(row.cancelling_at),
   cancelled_at: secondsOrNull(row.cancelled_at),
   request_counts: { total: Number(row.total), completed: Number(row.completed), failed: Number(row.failed) },
-  metadata: row.metadata === null ? null : JSON.parse(row.metadata)
+  metadata: row.metadata === null ? null : JSON.parse(row.metadata),
+  cost: creditsFromNanos(BigInt(row.cost_nanos))
 })

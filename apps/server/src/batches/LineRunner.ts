@@ -11,11 +11,11 @@ import { HttpApiError } from "effect/http-api"
 import * as Crypto from "node:crypto"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { Embeddings } from "../embeddings/Embeddings.ts"
-import * as EmbeddingsBody from "../handlers/Embeddings.ts"
-import * as RerankBody from "../handlers/Rerank.ts"
-import { resolveModel } from "../handlers/ModelCall.ts"
+import * as EmbeddingsAnswer from "../embeddings/Answer.ts"
+import { resolveModel } from "../pipeline/Route.ts"
+import * as RerankAnswer from "../rerank/Answer.ts"
 import * as SchemaErrorsLive from "../http/SchemaErrorsLive.ts"
-import * as Span from "../observability/Span.ts"
+import * as Span from "../instrumentation/Span.ts"
 import { Rerank } from "../rerank/Rerank.ts"
 
 /**
@@ -33,6 +33,8 @@ export interface BatchIdentity {
 export interface LineOutcome {
   readonly served: boolean
   readonly line: string
+  /** What a served line was charged (its generation's cost); absent for an error line. */
+  readonly costNanos?: bigint
   /** The live status of an error line (for pacing: 429 and 5xx are worth another try). */
   readonly status: number
 }
@@ -45,7 +47,7 @@ const digest = (batchId: string, line: number) =>
  * batch and the line, so a line run again (after a restart, on another replica) settles under the
  * same id, and the money port charges it once.
  */
-const generationId = (batch: BatchIdentity, line: number) =>
+export const generationId = (batch: BatchIdentity, line: number) =>
   `gen-${batch.endpoint === "/v1/rerank" ? "rr" : "emb"}-${batch.createdAtMs.toString(36)}-${digest(batch.id, line)}`
 
 /** The `id` of a line's output or error line. */
@@ -84,7 +86,7 @@ export class LineRunner extends Context.Service<LineRunner, {
       const invalidBody = (cause: Schema.SchemaError) =>
         SchemaErrorsLive.transform(new HttpApiError.HttpApiSchemaError({ kind: "Payload", cause }))
 
-      const serve = (batch: BatchIdentity, line: number, body: unknown): Effect.Effect<string, ApiError> => {
+      const serve = (batch: BatchIdentity, line: number, body: unknown): Effect.Effect<{ readonly json: string; readonly costNanos: bigint }, ApiError> => {
         const id = generationId(batch, line)
         if (batch.endpoint === "/v1/embeddings") {
           return Effect.gen(function*() {
@@ -92,7 +94,7 @@ export class LineRunner extends Context.Service<LineRunner, {
             const served = yield* embeddings.create(batch.caller, payload, { generationId: id }).pipe(
               Effect.mapError(EmbeddingsError.toApiError)
             )
-            return Buffer.from(EmbeddingsBody.body(served, payload, false)).toString("utf8")
+            return { json: Buffer.from(EmbeddingsAnswer.body(served, payload, false)).toString("utf8"), costNanos: served.costNanos }
           })
         }
         return Effect.gen(function*() {
@@ -100,7 +102,7 @@ export class LineRunner extends Context.Service<LineRunner, {
           const served = yield* rerank.create(batch.caller, payload, { generationId: id }).pipe(
             Effect.mapError(EmbeddingsError.toApiError)
           )
-          return JSON.stringify(RerankBody.body(served, payload, false))
+          return { json: JSON.stringify(RerankAnswer.body(served, payload, false)), costNanos: served.costNanos }
         })
       }
 
@@ -144,10 +146,11 @@ export class LineRunner extends Context.Service<LineRunner, {
         const { customId, body } = parsed.request
         return serve(batch, line, body).pipe(
           Effect.match({
-            onSuccess: (json): LineOutcome => ({
+            onSuccess: ({ costNanos, json }): LineOutcome => ({
               served: true,
               status: 200,
-              line: BatchLine.outputLine(id, customId, generationId(batch, line), json)
+              line: BatchLine.outputLine(id, customId, generationId(batch, line), json),
+              costNanos
             }),
             onFailure: (error): LineOutcome => {
               const status = statusOf(error)
@@ -156,10 +159,11 @@ export class LineRunner extends Context.Service<LineRunner, {
           })
         )
       }
-      const served = (batch: BatchIdentity, line: number, customId: string, json: string): LineOutcome => ({
+      const served = (batch: BatchIdentity, line: number, customId: string, json: string, costNanos: bigint): LineOutcome => ({
         served: true,
         status: 200,
-        line: BatchLine.outputLine(requestId(batch, line), customId, generationId(batch, line), json)
+        line: BatchLine.outputLine(requestId(batch, line), customId, generationId(batch, line), json),
+        costNanos
       })
       const failed = (batch: BatchIdentity, line: number, customId: string | null, error: ApiError): LineOutcome => {
         const status = statusOf(error)
@@ -217,7 +221,7 @@ export class LineRunner extends Context.Service<LineRunner, {
                   const result = results[k]!
                   const line = lines[index]!.line
                   const outcome = result._tag === "Success"
-                    ? served(batch, line, customId, Buffer.from(EmbeddingsBody.body(result.success, request, false)).toString("utf8"))
+                    ? served(batch, line, customId, Buffer.from(EmbeddingsAnswer.body(result.success, request, false)).toString("utf8"), result.success.costNanos)
                     : failed(batch, line, customId, EmbeddingsError.toApiError(result.failure))
                   outcomes[index] = outcome
                   return accessLine(batch, line, outcome, started)
@@ -257,7 +261,8 @@ const statuses: Record<ApiError["_tag"], number> = {
   UpstreamOverloaded: 529
 }
 
-const statusOf = (error: ApiError): number => statuses[error._tag]
+/** The HTTP status of an error, as the live endpoint answers it (an error line's `code`). */
+export const statusOf = (error: ApiError): number => statuses[error._tag]
 
 const isText = (input: EmbeddingRequest["input"]): boolean =>
   typeof input === "string" || (Array.isArray(input) && input.length > 0 && input.every((item) => typeof item === "string"))

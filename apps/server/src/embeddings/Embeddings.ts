@@ -7,26 +7,26 @@ import type * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest
 import { Accounting, type Reservation } from "@switchyard/core/store/Accounting"
 import { ByokStore } from "@switchyard/core/store/ByokStore"
 import * as CachePolicy from "@switchyard/core/cache/CachePolicy"
-import { Clock, Config, Context, Effect, Exit, Layer, Result } from "effect"
+import { Clock, Context, Effect, Exit, Layer, Result } from "effect"
 import * as Money from "@switchyard/core/catalog/Money"
 import type { EmbeddingProvider } from "@switchyard/core"
-import * as Route from "../routing/Route.ts"
+import * as Route from "../pipeline/Route.ts"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { Adapters } from "../providers/Adapters.ts"
 import * as CachedEmbed from "../cache/CachedEmbed.ts"
 import { EmbeddingCache } from "../cache/EmbeddingCache.ts"
 import { GatewayMetrics } from "../observability/GatewayMetrics.ts"
-import * as RequestFacts from "../observability/RequestFacts.ts"
-import { EndpointHealth } from "./EndpointHealth.ts"
+import * as RequestFacts from "../instrumentation/RequestFacts.ts"
+import { EndpointHealth } from "../pipeline/EndpointHealth.ts"
 import * as Preparation from "./Preparation.ts"
 import * as Settlement from "./Settlement.ts"
 import * as UpstreamAttempt from "./UpstreamAttempt.ts"
-import * as UpstreamInput from "./UpstreamInput.ts"
-import { Workspaces } from "./Workspaces.ts"
+import * as UpstreamInput from "../providers/UpstreamInput.ts"
+import { Workspaces } from "../pipeline/Workspaces.ts"
 import { InFlight } from "../store/InFlight.ts"
-import * as AttemptObserver from "../routing/AttemptObserver.ts"
-import * as HeldAttempts from "../routing/HeldAttempts.ts"
-import * as Span from "../observability/Span.ts"
+import * as AttemptObserver from "../pipeline/AttemptObserver.ts"
+import * as HeldAttempts from "../pipeline/HeldAttempts.ts"
+import * as Span from "../instrumentation/Span.ts"
 
 export type { CallOptions } from "./Preparation.ts"
 export type { Served } from "./Settlement.ts"
@@ -36,12 +36,6 @@ export interface DryRun {
   readonly estimatedPromptTokens: number
   readonly estimatedCostNanos: bigint
 }
-
-export const EmbeddingsConfig = Config.all({
-  requestTimeoutMs: Config.Int("SWITCHYARD_REQUEST_TIMEOUT_MS").pipe(Config.withDefault(120_000)),
-  attemptTimeoutMs: Config.Int("SWITCHYARD_ATTEMPT_TIMEOUT_MS").pipe(Config.withDefault(15_000)),
-  batchConcurrency: Config.Int("SWITCHYARD_BATCH_CONCURRENCY").pipe(Config.withDefault(4))
-})
 
 /**
  * Embeddings end to end: prepare (plan the route, find the worst case), reserve it, run the
@@ -81,7 +75,7 @@ export class Embeddings extends Context.Service<Embeddings, {
       const health = yield* EndpointHealth
       const accounting = yield* Accounting
       const inFlight = yield* InFlight
-      const config = yield* EmbeddingsConfig
+      const config = yield* HeldAttempts.CallConfig
       const prepare = Preparation.make({ loaded, health, byok: yield* ByokStore, workspaces: yield* Workspaces })
       const metrics = yield* GatewayMetrics
       const attempt = UpstreamAttempt.make({
@@ -174,7 +168,7 @@ export class Embeddings extends Context.Service<Embeddings, {
         return {
           plan: prepared.plan,
           estimatedPromptTokens: prepared.bound.tokens,
-          estimatedCostNanos: Settlement.nanosOf(estimate)
+          estimatedCostNanos: HeldAttempts.nanosOf(estimate)
         } satisfies DryRun
       }, Span.within("Embeddings.dryRun"))
 

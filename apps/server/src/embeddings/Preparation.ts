@@ -5,9 +5,9 @@ import * as Money from "@switchyard/core/catalog/Money"
 import type { EmbeddingProvider } from "@switchyard/core"
 import * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest"
 import { Effect } from "effect"
-import * as Route from "../routing/Route.ts"
-import * as UpstreamInput from "./UpstreamInput.ts"
-import { cacheEnabled } from "./Workspaces.ts"
+import * as Route from "../pipeline/Route.ts"
+import * as UpstreamInput from "../providers/UpstreamInput.ts"
+import { cacheEnabled } from "../pipeline/Workspaces.ts"
 
 export interface CallOptions {
   /** Seed of the plan's random draw; random when absent. */

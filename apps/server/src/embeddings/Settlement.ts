@@ -1,6 +1,5 @@
 import * as CachePolicy from "@switchyard/core/cache/CachePolicy"
 import * as Cost from "@switchyard/core/catalog/Cost"
-import * as Money from "@switchyard/core/catalog/Money"
 import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters"
 import type { EmbeddingProvider } from "@switchyard/core"
 import type * as RoutePlan from "@switchyard/core/routing/RoutePlan"
@@ -12,8 +11,9 @@ import { Effect } from "effect"
 import type * as CachedEmbed from "../cache/CachedEmbed.ts"
 import * as VectorEncoding from "../providers/VectorEncoding.ts"
 import type { Prepared } from "./Preparation.ts"
-import * as GenerationId from "./GenerationId.ts"
-import * as UpstreamInput from "./UpstreamInput.ts"
+import * as GenerationId from "../pipeline/GenerationId.ts"
+import * as HeldAttempts from "../pipeline/HeldAttempts.ts"
+import * as UpstreamInput from "../providers/UpstreamInput.ts"
 
 type AttemptReport = Fallback.AttemptReport
 
@@ -56,8 +56,6 @@ interface VectorSpaceChange {
   readonly quantization: string
 }
 
-export const nanosOf = (atto: bigint) => Money.toUnits(atto, 9, "half-even")
-
 /** A fresh generation id of an embeddings request. */
 const generationId = GenerationId.make("emb")
 
@@ -88,7 +86,7 @@ export const settle = Effect.fnUntraced(function*(
     provider: candidate.provider.slug,
     promptTokens: result.promptTokens,
     totalTokens: result.totalTokens,
-    costNanos: nanosOf(upstreamAtto),
+    costNanos: HeldAttempts.nanosOf(upstreamAtto),
     isByok,
     latencyMs,
     cachedItems: result.cachedItems,

@@ -14,9 +14,9 @@ import * as CachedEmbed from "../cache/CachedEmbed.ts"
 import type { EmbeddingCache } from "../cache/EmbeddingCache.ts"
 import * as VectorEncoding from "../providers/VectorEncoding.ts"
 import type { Prepared } from "./Preparation.ts"
-import * as UpstreamInput from "./UpstreamInput.ts"
-import type * as HeldAttempts from "../routing/HeldAttempts.ts"
-import * as Route from "../routing/Route.ts"
+import * as UpstreamInput from "../providers/UpstreamInput.ts"
+import type * as HeldAttempts from "../pipeline/HeldAttempts.ts"
+import * as Route from "../pipeline/Route.ts"
 
 const withId = (upstreamId: string | undefined) => upstreamId === undefined ? {} : { upstreamId }
 

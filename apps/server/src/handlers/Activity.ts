@@ -15,7 +15,7 @@ import { RecentFailures } from "../observability/RecentFailures.ts"
 import type { GenerationRow } from "../store/LedgerReports.ts"
 import { LedgerReports } from "../store/LedgerReports.ts"
 import { LedgerRetention } from "../store/LedgerRetention.ts"
-import * as GenerationId from "../embeddings/GenerationId.ts"
+import * as GenerationId from "../pipeline/GenerationId.ts"
 import { requireManagement, resolveWorkspace } from "./Management.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 

@@ -1,4 +1,5 @@
 import { Api } from "@switchyard/core/api/Api"
+import * as Batch from "@switchyard/core/schema/Batch"
 import { BadRequest, NotFound } from "@switchyard/core/errors/ApiError"
 import { Clock, Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
@@ -23,9 +24,11 @@ export const BatchesHandlers = HttpApiBuilder.group(
     const owned = (workspaceId: string, id: string) =>
       Effect.flatMap(store.batch(workspaceId, id), Option.match({ onNone: () => Effect.fail(noSuchBatch(id)), onSome: Effect.succeed }))
     return handlers
-      .handle("create", ({ payload }) =>
+      .handle("create", ({ headers, payload }) =>
         StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* requireStandardKey
+          // Live calls only, or provider batches where an endpoint has a batch price (ProviderBatches.ts).
+          const execution = headers[Batch.executionHeader] ?? "auto"
           const input = yield* store.file(caller.workspaceId, payload.input_file_id)
           if (Option.isNone(input) || input.value.status !== "processed") return yield* noSuchFile(payload.input_file_id)
           if (input.value.purpose !== "batch") {
@@ -45,6 +48,7 @@ export const BatchesHandlers = HttpApiBuilder.group(
             endpoint: payload.endpoint,
             input_file_id: payload.input_file_id,
             completion_window: payload.completion_window,
+            execution,
             metadata: payload.metadata === undefined || payload.metadata === null ? null : JSON.stringify(payload.metadata),
             status: "validating" as const,
             output_file_id: `file-${hex(12)}`,
@@ -53,6 +57,7 @@ export const BatchesHandlers = HttpApiBuilder.group(
             total: 0,
             completed: 0,
             failed: 0,
+            cost_nanos: 0,
             created_at: now,
             expires_at: now + window24h,
             in_progress_at: null,

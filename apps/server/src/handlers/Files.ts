@@ -63,7 +63,13 @@ export const FilesHandlers = HttpApiBuilder.group(
                 upload = { filename: file.name, ingested }
               })
             ))
-          }).pipe(Effect.catchTag("MultipartError", (error) => Effect.fail(fromMultipart(error))))
+          }).pipe(
+            Effect.catchTag("MultipartError", (error) => Effect.fail(fromMultipart(error))),
+            // A part is the file when it has a file name, whatever its type: by default the parser
+            // reads a part typed like JSON (`application/jsonl`, as a browser's or curl's upload of
+            // `corpus.jsonl` may say) as a form field.
+            Effect.provideService(Multipart.FieldMimeTypes, [])
+          )
           const checked = Effect.gen(function*() {
             yield* read
             if (purpose === undefined) {

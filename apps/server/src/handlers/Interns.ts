@@ -22,7 +22,6 @@ import { declaresBody, InternRequestTimeoutConfig } from "../http/Policies.ts"
 import * as RequestHost from "../http/RequestHost.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 import { InternControl } from "../interns/InternControl.ts"
-import { AuditLog } from "../store/AuditRepo.ts"
 
 // A store that does not answer: the intern envelope's 503, noted for the access log and `Retry-After`.
 const answered = StoreFailure.answerAs(storeToInternError)
@@ -38,52 +37,15 @@ export const InternsHandlers = HttpApiBuilder.group(
   Api,
   "interns",
   Effect.fn(function*(handlers) {
+    // Each change writes its audit entry in its own store transaction (InternControl).
     const control = yield* InternControl
-    const audit = yield* AuditLog
-    // Settings changes are store writes only: each commits with its audit entry. Provisioning,
-    // suspending and deleting drive the runtime outside any store transaction (not recorded yet).
-    const settingsOf = (intern: { readonly name: string; readonly description: string | null; readonly instructions: string | null; readonly model: string | null }) => ({
-      name: intern.name,
-      description: intern.description,
-      instructions: intern.instructions,
-      model: intern.model
-    })
     return handlers
       .handle("create", ({ payload }) =>
-        answered(Effect.flatMap(requester, (who) =>
-          Effect.andThen(
-            refuseNul(payload),
-            payload.provision === true
-              ? control.create(who, payload)
-              : audit.recorded(control.create(who, payload), (created) => ({
-                action: "intern.create",
-                target: { type: "intern", id: created.id },
-                workspaceId: who.workspaceId,
-                after: settingsOf(created)
-              }))
-          ))))
+        answered(Effect.flatMap(requester, (who) => Effect.andThen(refuseNul(payload), control.create(who, payload)))))
       .handle("list", ({ query }) => answered(Effect.flatMap(requester, (who) => control.list(who, query))))
       .handle("get", ({ params }) => answered(Effect.flatMap(requester, (who) => control.get(who, params.internId))))
       .handle("update", ({ params, payload }) =>
-        answered(Effect.flatMap(requester, (who) =>
-          Effect.andThen(
-            refuseNul(payload),
-            Object.keys(payload).length === 0
-              ? control.update(who, params.internId, payload)
-              : audit.recorded(
-                Effect.gen(function*() {
-                  const before = yield* control.get(who, params.internId)
-                  return { before, after: yield* control.update(who, params.internId, payload) }
-                }),
-                ({ after, before }) => ({
-                  action: "intern.update",
-                  target: { type: "intern", id: after.id },
-                  workspaceId: who.workspaceId,
-                  before: settingsOf(before),
-                  after: settingsOf(after)
-                })
-              ).pipe(Effect.map(({ after }) => after))
-          ))))
+        answered(Effect.flatMap(requester, (who) => Effect.andThen(refuseNul(payload), control.update(who, params.internId, payload)))))
       .handle("delete", ({ params, payload }) =>
         answered(Effect.flatMap(requester, (who) =>
           control.remove(who, params.internId, payload?.acknowledge_workspace_loss === true).pipe(

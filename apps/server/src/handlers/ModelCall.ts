@@ -1,19 +1,16 @@
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import { Caller } from "@switchyard/core/api/Authorization"
 import type * as Catalog from "@switchyard/core/catalog/Catalog"
-import * as ModelName from "@switchyard/core/catalog/ModelName"
 import { type ApiError, BadRequest, Forbidden } from "@switchyard/core/errors/ApiError"
 import * as EmbeddingsError from "@switchyard/core/errors/EmbeddingsError"
 import type { RoutePlan } from "@switchyard/core"
-import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters"
 import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import type * as Fallback from "@switchyard/core/upstream/Fallback"
 import { Cause, Effect, Exit } from "effect"
-import type { LoadedCatalog } from "../catalog/CatalogLoader.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
-import * as RequestFacts from "../observability/RequestFacts.ts"
-import * as Span from "../observability/Span.ts"
-import * as SpanAttributes from "../observability/SpanAttributes.ts"
+import * as RequestFacts from "../instrumentation/RequestFacts.ts"
+import * as Span from "../instrumentation/Span.ts"
+import * as SpanAttributes from "../instrumentation/SpanAttributes.ts"
 
 /**
  * What the model endpoints (embeddings and rerank) share at the edge: the key they take, the
@@ -73,24 +70,6 @@ export const sessionIdOf = (
       metadata: { field: sessionHeader }
     }))
     : Effect.succeed(fromHeader)
-}
-
-/**
- * The request with its model named in full: a model named without its vendor becomes the one
- * served model of that name.
- */
-export const resolveModel = (loaded: LoadedCatalog) => <P extends { readonly model: string }>(payload: P) =>
-  Effect.fromResult(ModelName.resolve(loaded.catalog, payload.model, (p) => loaded.active.has(p.slug))).pipe(
-    Effect.map((model) => (model === payload.model ? payload : { ...payload, model }))
-  )
-
-/**
- * The parameters the request sent that the serving endpoint does not support, which were left out
- * (`require_parameters` off).
- */
-export const ignoredParameters = (plan: RoutePlan.Plan, endpointId: string, sent: ReadonlyArray<string>) => {
-  const endpoint = plan.attempts.find((c) => c.id === endpointId)?.endpoint
-  return endpoint === undefined ? [] : EndpointParameters.missing(sent, endpoint)
 }
 
 /**
@@ -172,11 +151,6 @@ export const answerPlan = <A, R>(self: Effect.Effect<A, EmbeddingsError.Preparat
     StoreFailure.answer,
     Effect.mapError((e) => (e._tag === "ServiceUnavailable" ? e : EmbeddingsError.preparationToApiError(e)))
   )
-
-/**
- * The route of a plan as the answer reports it: the explanation and the attempts' ids.
- */
-export const report = (plan: RoutePlan.Plan) => ({ ...plan.explanation, attempts: plan.attempts.map((c) => c.id) })
 
 /**
  * The answer of a dry run (`POST /embeddings/plan`, `POST /rerank/plan`).

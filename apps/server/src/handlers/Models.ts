@@ -11,7 +11,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import * as WorkspaceProviders from "../catalog/WorkspaceProviders.ts"
-import { routingOf, Workspaces } from "../embeddings/Workspaces.ts"
+import { routingOf, Workspaces } from "../pipeline/Workspaces.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 
 // A page of the listing at `path`, its next link keeping the modality filter.

@@ -1,69 +1,30 @@
 import { Api } from "@switchyard/core/api/Api"
 import type { Caller } from "@switchyard/core/api/Authorization"
 import type { ApiError } from "@switchyard/core/errors/ApiError"
-import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import * as ModelListing from "@switchyard/core/catalog/ModelListing"
-import * as RerankRequest from "@switchyard/core/schema/RerankRequest"
+import type * as RerankRequest from "@switchyard/core/schema/RerankRequest"
 import type { CohereRerankResponse } from "@switchyard/core/schema/CohereRerank"
-import type { RerankResponse } from "@switchyard/core/schema/RerankResponse"
 import { Effect } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import * as DedicatedRoute from "../http/DedicatedRoute.ts"
 import { CurrentCatalog, type LoadedCatalog } from "../catalog/CatalogLoader.ts"
-import * as TraceContext from "../embeddings/TraceContext.ts"
-import { Rerank, type Reranked } from "../rerank/Rerank.ts"
+import * as TraceContext from "../pipeline/TraceContext.ts"
+import { resolveModel } from "../pipeline/Route.ts"
+import * as Answer from "../rerank/Answer.ts"
+import { Rerank } from "../rerank/Rerank.ts"
 import {
   answerCall,
   answerPlan,
   explainHeader,
-  ignoredParameters,
   noteSession,
   planReport,
-  report,
   type RequestHeaders,
   requireStandardKey,
-  resolveModel,
   seedHeader,
   seedOf,
   sessionIdOf,
   truthy
 } from "./ModelCall.ts"
-
-/**
- * The answer's body: the scores best first, each with its document as sent (as OpenRouter answers;
- * `return_documents: false` leaves `document` empty), the billed usage, and the gateway's additions
- * (parameters the serving endpoint ignored; the route when explained).
- */
-export const body = (served: Reranked, request: RerankRequest.RerankRequest, explain: boolean) => {
-  const documents = request.return_documents === false ? undefined : RerankRequest.documents(request)
-  const ignored = ignoredParameters(served.plan, served.endpoint, RerankRequest.sentParameters(request))
-  const answer: RerankResponse & { switchyard?: unknown } = {
-    id: served.id,
-    model: served.model,
-    provider: served.provider,
-    results: served.results.map((r) => ({
-      index: r.index,
-      relevance_score: r.relevance_score,
-      document: documents === undefined ? {} : documents[r.index]!
-    })),
-    usage: {
-      search_units: served.searchUnits,
-      total_tokens: served.totalTokens,
-      cost: creditsFromNanos(served.costNanos),
-      is_byok: served.isByok
-    }
-  }
-  return explain || ignored.length > 0
-    ? {
-      ...answer,
-      switchyard: {
-        ...(ignored.length > 0 ? { ignored_parameters: ignored } : {}),
-        ...(explain ? { routing: { ...report(served.plan), tried: served.attempts } } : {})
-      }
-    }
-    : answer
-}
 
 /**
  * A rerank call from an authenticated caller to its served result and the answer's headers: the
@@ -94,14 +55,13 @@ const serveWith = (rerank: Rerank["Service"], loaded: LoadedCatalog) => {
 }
 
 /**
- * `POST /rerank` from a decoded request to its answer (the key is checked first): what the HttpApi
- * route and the dedicated route (`RerankRoute`) both run.
+ * `POST /rerank` from a decoded request to its answer (the key is checked first).
  */
 const create = Effect.gen(function*() {
   const serve = serveWith(yield* Rerank, yield* CurrentCatalog)
   return Effect.fnUntraced(function*(payload: RerankRequest.RerankRequest, request: HttpServerRequest.HttpServerRequest) {
     const answer = yield* serve(payload, request.headers)
-    return HttpServerResponse.jsonUnsafe(body(answer.served, answer.request, truthy(request.headers[explainHeader])), {
+    return HttpServerResponse.jsonUnsafe(Answer.body(answer.served, answer.request, truthy(request.headers[explainHeader])), {
       headers: answer.headers
     })
   })
@@ -135,16 +95,6 @@ export const RerankHandlers = HttpApiBuilder.group(
     ).handle("create", ({ payload, request }) => serve(payload, request) as Effect.Effect<never, ApiError, Caller>)
   })
 )
-
-/**
- * `POST /api/v1/rerank` on a route of its own, ahead of the HttpApi route (DedicatedRoute.ts).
- */
-export const RerankRoute = DedicatedRoute.layer({
-  api: Api,
-  group: Api.groups.rerank,
-  endpoint: Api.groups.rerank.endpoints.create,
-  handler: create
-})
 
 /**
  * Cohere's v2 rerank (`POST /api/v2/rerank`): the request read as a `POST /rerank` whose

@@ -3,7 +3,7 @@ import { Unauthorized } from "@switchyard/core/errors/ApiError"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import { Clock, Effect, Layer, Option, Redacted } from "effect"
 import * as KeySecret from "../auth/KeySecret.ts"
-import * as RequestFacts from "../observability/RequestFacts.ts"
+import * as RequestFacts from "../instrumentation/RequestFacts.ts"
 import { KeyRateLimit } from "./RateLimit.ts"
 import * as StoreFailure from "./StoreFailure.ts"
 

@@ -155,9 +155,8 @@ class TooDeep extends Error {
 // they become objects and without reading the rest. The readable `NodeHttpIncomingMessage` reads
 // a body from (`bodySource`, read only when the route reads the body: after authentication) is
 // replaced by one that passes the bytes on after checking them. Refused, the read fails, the rest
-// of the body is left unread, and whatever the route made of the failure (a 400 of the HttpApi
-// routes, a defect of a dedicated route that cannot read its body) becomes this 400, which closes
-// the connection.
+// of the body is left unread, and whatever the route made of the failure (the HttpApi routes'
+// 400) becomes this 400, which closes the connection.
 const depthChecked = <E, R>(
   request: HttpServerRequest.HttpServerRequest,
   route: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>

@@ -16,7 +16,7 @@ const what = {
  * the rule it broke (`Invalid request body: model: Missing key; input[2]: ...`) and
  * `metadata.issues` lists them as `{ path, message }`. A response that fails its own schema is the
  * gateway's bug: 500, logged, with nothing of the value in the answer. The API's middleware and
- * the dedicated model routes (DedicatedRoute.ts) both answer through it.
+ * a batch's lines (LineRunner.ts) both answer through it.
  */
 export const transform = (error: HttpApiError.HttpApiSchemaError): Effect.Effect<never, BadRequest> => {
   if (error.kind === "Body" || error.kind === "ResponseHeaders") {

@@ -7,7 +7,7 @@ import type { ServiceUnavailable } from "@switchyard/core/errors/ApiError"
 import { storeToApiError } from "@switchyard/core/errors/EmbeddingsError"
 import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Effect } from "effect"
-import * as RequestFacts from "../observability/RequestFacts.ts"
+import * as RequestFacts from "../instrumentation/RequestFacts.ts"
 
 const isStoreUnavailable = (error: unknown): error is StoreUnavailable =>
   typeof error === "object" && error !== null && (error as { readonly _tag?: unknown })._tag === "StoreUnavailable"

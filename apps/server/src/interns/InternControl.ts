@@ -22,6 +22,7 @@ import {
 } from "@switchyard/core/schema/Intern"
 import { Cause, Clock, Context, Effect, Fiber, FiberSet, Layer, Option, PubSub, Schedule, Semaphore } from "effect"
 import * as Crypto from "node:crypto"
+import { type AuditDraft, AuditLog } from "../store/AuditRepo.ts"
 
 /**
  * Who asks: the key's user and the workspace it selects.
@@ -41,6 +42,13 @@ export interface ListOptions {
 /**
  * The control plane of interns: the operations callers ask for, the runtime's events applied
  * through the lifecycle table, and reconciliation with the runtime's real state.
+ *
+ * Every change a caller asks for that the store accepts (create, settings, provision, suspend,
+ * delete) appends one audit entry in the transaction of the store write that records it: the
+ * insert, the settings' update, or the status transition the operation makes (`queued`,
+ * `stopped`, `destroying`). The runtime calls around those writes run outside any transaction.
+ * What the runtime reports afterwards, and reconciliation, are the gateway's own doing and are
+ * not recorded.
  */
 export class InternControl extends Context.Service<InternControl, {
   readonly create: (
@@ -105,6 +113,26 @@ const toLifecycleEvent = (event: RuntimeEvent): InternLifecycle.LifecycleEvent =
   }
 }
 
+// What an audit entry shows of an intern: its settings and its status.
+const settingsOf = (intern: StoredIntern) => ({
+  name: intern.name,
+  description: intern.description,
+  instructions: intern.instructions,
+  model: intern.model
+})
+
+// A status change; none when the operation had nothing to do (suspending a stopped intern).
+const statusChange = (action: string) => (before: StoredIntern, after: StoredIntern): AuditDraft | undefined =>
+  before.status === after.status ? undefined : {
+    action,
+    target: { type: "intern", id: after.id },
+    workspaceId: after.workspaceId,
+    before: { status: before.status },
+    after: { status: after.status }
+  }
+
+type Recorder = (before: StoredIntern, after: StoredIntern) => AuditDraft | undefined
+
 const storeFailed = <E>(cause: Cause.Cause<E>) =>
   Cause.findErrorOption(cause).pipe(Option.exists((e) => e instanceof StoreUnavailable))
 
@@ -117,6 +145,7 @@ type Advanced =
 const make = Effect.gen(function*() {
   const store = yield* InternStore
   const runtime = yield* InternRuntime
+  const audit = yield* AuditLog
   const background = yield* FiberSet.make()
   const backgroundScope = yield* Effect.scope
   const locks = new Map<string, Semaphore.Semaphore>()
@@ -152,12 +181,26 @@ const make = Effect.gen(function*() {
       }))
     )
 
+  // A status write; with `record`, the caller's change, appended to the audit log in the write's
+  // transaction when the write took place (a compare-and-set that lost writes nothing, records nothing).
+  const transition = (
+    intern: StoredIntern,
+    change: Change,
+    record: Recorder | undefined
+  ): Effect.Effect<Option.Option<StoredIntern>, StoreUnavailable> =>
+    Effect.flatMap(now, (at) => {
+      const write = store.transition(intern.id, { status: intern.status, runId: intern.runId }, change, at)
+      return record === undefined
+        ? write
+        : audit.recorded(write, Option.match({ onNone: () => undefined, onSome: (after) => record(intern, after) }))
+    })
+
   // Applies an event through the lifecycle table with compare-and-set writes, re-reading when a
   // concurrent write moved the intern first. With `runId`, events of another run are stale.
   const advance = (
     id: string,
     event: InternLifecycle.LifecycleEvent,
-    options: { readonly runId?: string; readonly extra?: Partial<Change> } = {}
+    options: { readonly runId?: string; readonly extra?: Partial<Change>; readonly record?: Recorder } = {}
   ): Effect.Effect<Advanced, StoreUnavailable> =>
     Effect.gen(function*() {
       for (let attempt = 0; attempt < 10; attempt++) {
@@ -178,7 +221,7 @@ const make = Effect.gen(function*() {
           if (Option.isSome(kept)) return { _tag: "Refused", intern: kept.value }
           continue
         }
-        const written = yield* store.transition(id, expected, { ...outcome.state, ...options.extra }, yield* now)
+        const written = yield* transition(intern, { ...outcome.state, ...options.extra }, options.record)
         if (Option.isSome(written)) return { _tag: "Applied", intern: written.value }
       }
       return yield* Effect.die(new Error(`Intern ${id} kept changing while applying ${event._tag}`))
@@ -211,27 +254,28 @@ const make = Effect.gen(function*() {
     )
 
   // queued with a fresh run (and the vault id given at the first provisioning), then started.
-  const beginRun = (intern: StoredIntern, state: InternLifecycle.LifecycleState) =>
+  const beginRun = (intern: StoredIntern, state: InternLifecycle.LifecycleState, record?: Recorder) =>
     Effect.gen(function*() {
       const runId = uuidv7(yield* Clock.currentTimeMillis)
-      const queued = yield* store.transition(
-        intern.id,
-        { status: intern.status, runId: intern.runId },
+      const queued = yield* transition(
+        intern,
         { ...state, runId, vaultId: intern.vaultId ?? uuidv7(yield* Clock.currentTimeMillis) },
-        yield* now
+        record
       )
       if (Option.isNone(queued)) return false
       yield* startRun(queued.value, runId)
       return true
     })
 
-  const provisionById = (id: string, who: Requester) =>
+  // `record`: the provisioning a caller asked for by itself (a create with `provision: true` is
+  // one change, recorded as the create).
+  const provisionById = (id: string, who: Requester, record?: Recorder) =>
     Effect.gen(function*() {
       for (let attempt = 0; attempt < 10; attempt++) {
         const intern = yield* visible(who, id)
         const outcome = InternLifecycle.apply(intern, { _tag: "Provision" })
         if (outcome._tag !== "Next") return yield* busy(intern.status, "Provision")
-        if (yield* beginRun(intern, outcome.state)) return
+        if (yield* beginRun(intern, outcome.state, record)) return
       }
     })
 
@@ -315,17 +359,29 @@ const make = Effect.gen(function*() {
         }
         attachedVaultId = body.vault_id
       }
-      const created = yield* store.insert({
-        id: uuidv7(yield* Clock.currentTimeMillis),
-        workspaceId: who.workspaceId,
-        creatorUserId: who.userId,
-        name: body.name,
-        description: body.description ?? null,
-        instructions: body.instructions ?? null,
-        model: body.model ?? null,
-        attachedVaultId,
-        now: yield* now
-      })
+      const created = yield* audit.recorded(
+        store.insert({
+          id: uuidv7(yield* Clock.currentTimeMillis),
+          workspaceId: who.workspaceId,
+          creatorUserId: who.userId,
+          name: body.name,
+          description: body.description ?? null,
+          instructions: body.instructions ?? null,
+          model: body.model ?? null,
+          attachedVaultId,
+          now: yield* now
+        }),
+        (intern): AuditDraft => ({
+          action: "intern.create",
+          target: { type: "intern", id: intern.id },
+          workspaceId: intern.workspaceId,
+          after: {
+            ...settingsOf(intern),
+            ...(attachedVaultId !== null ? { vault_id: attachedVaultId } : {}),
+            ...(body.provision === true ? { provision: true } : {})
+          }
+        })
+      )
       if (body.provision !== true) return toRecord(created)
       yield* whole(created.id)(provisionById(created.id, who)).pipe(
         Effect.catchTags({ UpstreamUnavailable: () => Effect.void, InternBusy: () => Effect.void }),
@@ -357,15 +413,30 @@ const make = Effect.gen(function*() {
       }
     }),
     update: Effect.fn("InternControl.update")(function*(who, id, body) {
-      const intern = yield* visible(who, id)
-      if (Object.keys(body).length === 0) return toRecord(intern)
-      const updated = yield* store.updateSettings(id, body, yield* now)
-      return toRecord(yield* Option.match(updated, {
+      if (Object.keys(body).length === 0) return toRecord(yield* visible(who, id))
+      const changed = yield* audit.recorded(
+        Effect.gen(function*() {
+          const before = yield* visible(who, id)
+          const after = yield* store.updateSettings(id, body, yield* now)
+          return Option.map(after, (one) => ({ before, after: one }))
+        }),
+        Option.match({
+          onNone: () => undefined,
+          onSome: ({ after, before }): AuditDraft => ({
+            action: "intern.update",
+            target: { type: "intern", id: after.id },
+            workspaceId: after.workspaceId,
+            before: settingsOf(before),
+            after: settingsOf(after)
+          })
+        })
+      )
+      return toRecord(yield* Option.match(changed, {
         onNone: () => Effect.fail(new InternNotFound({ message: `No intern '${id}' is visible to this key` })),
-        onSome: Effect.succeed
+        onSome: ({ after }) => Effect.succeed(after)
       }))
     }),
-    provision: (who, id) => whole(id)(provisionById(id, who)),
+    provision: (who, id) => whole(id)(provisionById(id, who, statusChange("intern.provision"))),
     suspend: (who, id) =>
       whole(id)(Effect.gen(function*() {
         const intern = yield* visible(who, id)
@@ -374,7 +445,9 @@ const make = Effect.gen(function*() {
           Effect.tapError(() => Effect.forkIn(repairAfterStop(id), backgroundScope)),
           Effect.mapError(unavailable)
         )
-        const result = yield* advance(id, { _tag: "Suspend" })
+        // The runtime's own report of the stop may have moved the intern to `stopped` already:
+        // the change recorded is from the status the request found.
+        const result = yield* advance(id, { _tag: "Suspend" }, { record: (_, after) => statusChange("intern.suspend")(intern, after) })
         if (result._tag === "Refused") return yield* busy(result.intern.status, "Suspend")
         if (result._tag === "Gone") return yield* new InternNotFound({ message: `No intern '${id}' is visible to this key` })
       })),
@@ -387,7 +460,15 @@ const make = Effect.gen(function*() {
             message: "acknowledge_workspace_loss: deleting this intern erases its disk; send acknowledge_workspace_loss: true"
           })
         }
-        const result = yield* advance(id, { _tag: "Delete" })
+        const result = yield* advance(id, { _tag: "Delete" }, {
+          record: (before, after) => ({
+            action: "intern.delete",
+            target: { type: "intern", id: after.id },
+            workspaceId: after.workspaceId,
+            before: { ...settingsOf(before), status: before.status },
+            after: { status: after.status }
+          })
+        })
         if (result._tag === "Refused") return yield* busy(result.intern.status, "Delete")
         if (result._tag === "Applied") yield* FiberSet.run(background, destroy(id))
       })),

@@ -5,7 +5,7 @@ import { HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } fr
 import * as Policies from "../http/Policies.ts"
 import { GatewayMetrics } from "./GatewayMetrics.ts"
 import { RecentFailures } from "./RecentFailures.ts"
-import { CurrentRequestFacts, type RequestFacts } from "./RequestFacts.ts"
+import { CurrentRequestFacts, type RequestFacts } from "../instrumentation/RequestFacts.ts"
 import * as RouteTemplates from "./RouteTemplates.ts"
 
 /**

@@ -4,7 +4,7 @@ import * as Prometheus from "prom-client"
 import { RedisStatus } from "../store/RedisConnection.ts"
 import * as RedisConnection from "../store/RedisConnection.ts"
 import { StoreStatements } from "../store/StoreStatements.ts"
-import type { RequestFacts } from "./RequestFacts.ts"
+import type { RequestFacts } from "../instrumentation/RequestFacts.ts"
 
 /**
  * The gateway's Prometheus metrics (prom-client). Names and labels are part of the operator's

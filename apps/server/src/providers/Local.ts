@@ -7,7 +7,7 @@ import * as MediaData from "./MediaData.ts"
 import * as TokenEstimate from "./TokenEstimate.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
 import * as WireFormat from "./WireFormat.ts"
-import * as Span from "../observability/Span.ts"
+import * as Span from "../instrumentation/Span.ts"
 
 const defaultDimensions = 256
 const maxDimensions = 8192

@@ -9,7 +9,7 @@ import * as TokenEstimate from "./TokenEstimate.ts"
 import * as UpstreamHttp from "./UpstreamHttp.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
 import * as WireFormat from "./WireFormat.ts"
-import * as UpstreamSpan from "../observability/UpstreamSpan.ts"
+import * as UpstreamSpan from "../instrumentation/UpstreamSpan.ts"
 
 export type DialectId = Catalog.Dialect
 
@@ -259,6 +259,35 @@ const parsedAnswer = Effect.fnUntraced(function*(body: Uint8Array) {
   } satisfies Answer
 })
 
+const resultOf = Effect.fnUntraced(function*(request: EmbeddingProvider.UpstreamRequest, answer: Answer) {
+  const embeddings = yield* VectorEncoding.finishForwarded(request, answer.vectors)
+  const usage = answer.usage ?? undefined
+  const promptTokens = usage?.prompt_tokens ?? usage?.total_tokens ?? TokenEstimate.ofInput(request.input)
+  const modality = modalityTokens(usage?.prompt_tokens_details)
+  return {
+    embeddings,
+    promptTokens,
+    totalTokens: usage?.total_tokens ?? promptTokens,
+    ...(modality !== undefined ? { modalityTokens: modality } : {}),
+    ...(answer.id !== undefined && answer.id !== null ? { upstreamId: answer.id } : {})
+  } satisfies ForwardedResult
+})
+
+/**
+ * An embeddings answer already read as JSON (a provider batch's result line's body) as the live
+ * call reads it: the same schema, encodings and token counts.
+ */
+export const resultOfBody = (request: EmbeddingProvider.UpstreamRequest, body: unknown) =>
+  decodeResponse(body).pipe(
+    Effect.flatMap((response) =>
+      resultOf(request, {
+        id: response.id,
+        usage: response.usage,
+        vectors: response.data.map((entry, position) => ({ index: entry.index ?? position, value: entry.embedding }))
+      })
+    )
+  )
+
 /**
  * What {@link make} provides: the port, plus `forward`, the same call whose vectors may stay in
  * the upstream's bytes ({@link VectorEncoding.ForwardedVector}) for the gateway to splice into
@@ -289,18 +318,7 @@ export const make = Effect.fnUntraced(function*() {
       headers: connection.apiKey === undefined ? {} : WireFormat.bearer(Redacted.value(connection.apiKey)),
       body
     })
-    const answer = forwardedAnswer(bytes) ?? (yield* parsedAnswer(bytes))
-    const embeddings = yield* VectorEncoding.finishForwarded(request, answer.vectors)
-    const usage = answer.usage ?? undefined
-    const promptTokens = usage?.prompt_tokens ?? usage?.total_tokens ?? TokenEstimate.ofInput(request.input)
-    const modality = modalityTokens(usage?.prompt_tokens_details)
-    return {
-      embeddings,
-      promptTokens,
-      totalTokens: usage?.total_tokens ?? promptTokens,
-      ...(modality !== undefined ? { modalityTokens: modality } : {}),
-      ...(answer.id !== undefined && answer.id !== null ? { upstreamId: answer.id } : {})
-    } satisfies ForwardedResult
+    return yield* resultOf(request, forwardedAnswer(bytes) ?? (yield* parsedAnswer(bytes)))
   }, UpstreamSpan.adapter("OpenAiCompatible.embed"))
   const embed = (connection: EmbeddingProvider.Connection, request: EmbeddingProvider.UpstreamRequest) =>
     forward(connection, request).pipe(Effect.map((result): EmbeddingProvider.EmbeddingResult => ({

@@ -6,7 +6,7 @@ import { Effect, Redacted, Schema } from "effect"
 import { HttpClient } from "effect/http"
 import * as UpstreamHttp from "./UpstreamHttp.ts"
 import type { KeyHeaders } from "./WireFormat.ts"
-import * as Span from "../observability/Span.ts"
+import * as Span from "../instrumentation/Span.ts"
 
 /**
  * What the provider billed for one call; undefined where it reported nothing.

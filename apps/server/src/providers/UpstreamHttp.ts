@@ -133,7 +133,7 @@ const detailOf = (described: Described, fallback: string): string => {
   return code !== undefined && !message.includes(code) ? `${code}: ${message}` : message
 }
 
-const fromHttpClientError = (error: HttpClientError.HttpClientError): UpstreamError.UpstreamError => {
+export const fromHttpClientError = (error: HttpClientError.HttpClientError): UpstreamError.UpstreamError => {
   const reason = error.reason
   switch (reason._tag) {
     case "InvalidUrlError":

@@ -4,7 +4,7 @@ import { Effect, Redacted, type Schema } from "effect"
 import { HttpClient } from "effect/http"
 import * as UpstreamHttp from "./UpstreamHttp.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
-import * as Span from "../observability/Span.ts"
+import * as Span from "../instrumentation/Span.ts"
 
 /**
  * The headers that carry a provider's API key.

@@ -15,18 +15,16 @@ import type * as Fallback from "@switchyard/core/upstream/Fallback"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Clock, Context, Effect, Layer } from "effect"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
-import { EmbeddingsConfig } from "../embeddings/Embeddings.ts"
-import { EndpointHealth } from "../embeddings/EndpointHealth.ts"
-import { nanosOf } from "../embeddings/Settlement.ts"
-import * as GenerationId from "../embeddings/GenerationId.ts"
-import { Workspaces } from "../embeddings/Workspaces.ts"
+import { EndpointHealth } from "../pipeline/EndpointHealth.ts"
+import * as GenerationId from "../pipeline/GenerationId.ts"
+import { Workspaces } from "../pipeline/Workspaces.ts"
 import { Adapters, scrub, scrubText } from "../providers/Adapters.ts"
 import * as TokenEstimate from "../providers/TokenEstimate.ts"
-import * as AttemptObserver from "../routing/AttemptObserver.ts"
-import * as Route from "../routing/Route.ts"
+import * as AttemptObserver from "../pipeline/AttemptObserver.ts"
+import * as Route from "../pipeline/Route.ts"
 import { InFlight } from "../store/InFlight.ts"
-import * as HeldAttempts from "../routing/HeldAttempts.ts"
-import * as Span from "../observability/Span.ts"
+import * as HeldAttempts from "../pipeline/HeldAttempts.ts"
+import * as Span from "../instrumentation/Span.ts"
 
 /**
  * A rerank request served and settled: the scores best first (cut to `top_n`), what was billed,
@@ -143,7 +141,7 @@ export class Rerank extends Context.Service<Rerank, {
       const accounting = yield* Accounting
       const adapters = yield* Adapters
       const inFlight = yield* InFlight
-      const config = yield* EmbeddingsConfig
+      const config = yield* HeldAttempts.CallConfig
       const route = Route.make({ loaded, health, byok: yield* ByokStore, workspaces: yield* Workspaces })
       const observe = AttemptObserver.make(health, (billed: Billed) => billed.totalTokens)
 
@@ -244,7 +242,7 @@ export class Rerank extends Context.Service<Rerank, {
           provider: candidate.provider.slug,
           promptTokens: billed.totalTokens,
           totalTokens: billed.totalTokens,
-          costNanos: nanosOf(upstreamAtto),
+          costNanos: HeldAttempts.nanosOf(upstreamAtto),
           isByok,
           latencyMs,
           attempts: AttemptRecord.fromReports(outcome.reports, billed.upstreamId)

@@ -37,7 +37,7 @@ import * as MoneyStore from "./MoneyStore.ts"
 import { InFlight } from "./InFlight.ts"
 import { StoreChanges } from "./StoreChanges.ts"
 import { StoreStatements } from "./StoreStatements.ts"
-import * as Span from "../observability/Span.ts"
+import * as Span from "../instrumentation/Span.ts"
 
 export interface AccountingOptions {
   /** How long a lease counts after its last use if its process never hands it back. */

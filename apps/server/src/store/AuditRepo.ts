@@ -6,14 +6,13 @@ import { Clock, Context, Effect, Layer, Option } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
-import { TrustProxyConfig } from "../http/RequestHost.ts"
 
 /**
  * What a management action records: its `<resource>.<verb>`, its target, the workspace it acted
  * in (`null` for instance-wide resources such as providers) and the fields before and after
  * (redacted here, whatever the caller passes).
  */
-interface AuditDraft {
+export interface AuditDraft {
   readonly action: string
   readonly target: { readonly type: string; readonly id: string }
   readonly workspaceId: string | null
@@ -126,11 +125,15 @@ export interface AuditLogShape {
 }
 
 export class AuditLog extends Context.Service<AuditLog, AuditLogShape>()("@switchyard/server/store/AuditLog") {
-  static readonly layer = Layer.effect(
+  /**
+   * `trustProxy`: the gateway sits behind a reverse proxy whose `X-Forwarded-For` names the
+   * client (`SWITCHYARD_TRUST_PROXY`, read by the HTTP edge).
+   */
+  static readonly layer = (options: { readonly trustProxy: boolean }) => Layer.effect(
     AuditLog,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const trustProxy = yield* TrustProxyConfig
+      const { trustProxy } = options
 
       const requestFacts = Effect.map(Effect.serviceOption(HttpServerRequest.HttpServerRequest), Option.match({
         onNone: () => ({ ip: null, requestId: null }),

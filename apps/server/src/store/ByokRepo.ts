@@ -6,7 +6,7 @@ import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import { flag, type Flag, type Instant, iso } from "./Columns.ts"
 import { CredentialCipher } from "./CredentialCipher.ts"
-import * as Span from "../observability/Span.ts"
+import * as Span from "../instrumentation/Span.ts"
 
 class CredentialKeyMismatch extends Data.TaggedError("CredentialKeyMismatch")<{ readonly message: string }> {}
 

@@ -27,7 +27,7 @@
 import { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Clock, Context, Deferred, Duration, Effect, Latch, Schedule, Semaphore, Tracer } from "effect"
 import type { Scope } from "effect"
-import * as Span from "../observability/Span.ts"
+import * as Span from "../instrumentation/Span.ts"
 import type * as MoneyStore from "./MoneyStorePort.ts"
 import type { StoreStatements } from "./StoreStatements.ts"
 

@@ -23,7 +23,7 @@
 import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Clock, Config, Context, Duration, Effect, Layer, Option, Schedule, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
-import * as Span from "../observability/Span.ts"
+import * as Span from "../instrumentation/Span.ts"
 import { type Instant, instant } from "./Columns.ts"
 import * as Workers from "../Workers.ts"
 

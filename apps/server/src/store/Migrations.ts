@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import { accountingBatch } from "./migrations/AccountingBatch.ts"
 import { auditLog } from "./migrations/AuditLog.ts"
+import { batchCost } from "./migrations/BatchCost.ts"
 import { batches } from "./migrations/Batches.ts"
 import { cachedTokens } from "./migrations/CachedTokens.ts"
 import { currentMoneyFunctions } from "./migrations/CurrentMoneyFunctions.ts"
@@ -13,6 +14,7 @@ import { ledgerRetention } from "./migrations/LedgerRetention.ts"
 import { money } from "./migrations/Money.ts"
 import * as MoneyFunctions from "./MoneyFunctions.ts"
 import { prepaidCredits } from "./migrations/PrepaidCredits.ts"
+import { providerBatches } from "./migrations/ProviderBatches.ts"
 import { sqliteBaseline } from "./migrations/SqliteBaseline.ts"
 import { spendCounters } from "./migrations/SpendCounters.ts"
 import { spendLeases } from "./migrations/SpendLeases.ts"
@@ -109,7 +111,9 @@ export const migrations: Record<string, Migration> = {
   "0014_generation_attempts": generationAttempts,
   "0015_providers": managedProviders,
   "0016_audit_log": auditLog,
-  "0017_batches": batches
+  "0017_batches": batches,
+  "0018_batch_cost": batchCost,
+  "0019_provider_batches": providerBatches
 }
 
 const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })

@@ -47,6 +47,14 @@ const failuresToOpen = 3
 /** How long a TCP connection to Redis may take to open. */
 const connectTimeout = Duration.seconds(1)
 
+/**
+ * Background pings in a row without an answer after which the connection is replaced by a new
+ * one. A connection black-holed by a partition (no reset ever arrives) or stuck in its handshake
+ * would otherwise never be given up: node-redis only reconnects after the socket closes, and a
+ * silent socket can stay open for the kernel's whole retransmission time (about 15 minutes).
+ */
+export const pingsBeforeReplacing = 5
+
 // Reconnecting after a lost connection: 50 ms doubling up to 1 s, with jitter. It never gives up:
 // Redis coming back is the common end of an outage.
 const reconnectDelay = (retries: number) => Math.min(2 ** retries * 50, 1000) + Math.floor(Math.random() * 100)
@@ -64,9 +72,10 @@ class RedisUnavailable extends Error {
  * through one circuit breaker: after {@link failuresToOpen} failures in a row every command fails
  * at once (a {@link RedisUnavailable}) for {@link openDuration}, then one command probes. The
  * outage is one warning line when the circuit opens and one line when a probe closes it; a
- * background ping each second finds an outage, and Redis's return, without traffic.
+ * background ping each second finds an outage, and Redis's return, without traffic. After
+ * {@link pingsBeforeReplacing} failed pings in a row, `replace` gives the connection up for a new one.
  */
-const guarded = (send: (args: ReadonlyArray<string>) => Promise<unknown>) =>
+const guarded = (send: (args: ReadonlyArray<string>) => Promise<unknown>, replace: Effect.Effect<void>) =>
   Effect.gen(function*() {
     const breaker = yield* CircuitBreaker.make({
       tripPolicy: CircuitBreaker.consecutive(failuresToOpen),
@@ -105,8 +114,18 @@ const guarded = (send: (args: ReadonlyArray<string>) => Promise<unknown>) =>
         Effect.catchTag("CircuitBreakerError", () => Effect.fail(new RedisError({ cause: new RedisUnavailable() })))
       )
     // A ping each open period: an outage is found (and, once the circuit is open, Redis's return)
-    // without waiting for traffic.
-    yield* Effect.ignore(sendGuarded("PING")).pipe(
+    // without waiting for traffic; a connection that stays silent is replaced.
+    let failedPings = 0
+    yield* Effect.exit(sendGuarded("PING")).pipe(
+      Effect.flatMap((exit) => {
+        if (exit._tag === "Success") {
+          failedPings = 0
+          return Effect.void
+        }
+        if (++failedPings < pingsBeforeReplacing) return Effect.void
+        failedPings = 0
+        return replace
+      }),
       Effect.repeat(Schedule.spaced(openDuration)),
       Effect.forkScoped
     )
@@ -125,37 +144,43 @@ const guarded = (send: (args: ReadonlyArray<string>) => Promise<unknown>) =>
  * without Redis never uses.
  *
  * Redis is optional at run time: the layer never waits for it (the connection is made in the
- * background and remade after a loss, for ever), commands are refused at once while it is not
+ * background and remade after a loss, for ever; one that stays silent is replaced), commands are refused at once while it is not
  * connected (no offline queue: node-redis would otherwise hold them until it reconnects), and
  * every command is bounded ({@link guarded}).
  */
 export const layer: Layer.Layer<Redis.Redis | RedisStatus, Config.ConfigError> = Layer.effectContext(Effect.gen(function*() {
   const url = Option.getOrThrow(yield* redisUrl)
   const { createClient } = yield* Effect.promise(() => import("redis"))
-  const client = yield* Effect.acquireRelease(
-    Effect.sync(() =>
-      createClient({
-        url: Redacted.value(url),
-        disableOfflineQueue: true,
-        socket: {
-          connectTimeout: Duration.toMillis(connectTimeout),
-          reconnectStrategy: reconnectDelay
-        }
-      })
-    ),
-    (client) => Effect.sync(() => {
-      if (client.isOpen) client.destroy()
+  const connect = () => {
+    const client = createClient({
+      url: Redacted.value(url),
+      disableOfflineQueue: true,
+      socket: {
+        connectTimeout: Duration.toMillis(connectTimeout),
+        reconnectStrategy: reconnectDelay
+      }
     })
-  )
-  // node-redis emits `error` for every failed (re)connect; the outage is logged once, by the
-  // circuit, instead.
-  client.on("error", () => {})
+    // node-redis emits `error` for every failed (re)connect; the outage is logged once, by the
+    // circuit, instead.
+    client.on("error", () => {})
+    const connected = client.connect()
+    connected.catch(() => {})
+    return { client, connected }
+  }
+  const close = (client: ReturnType<typeof connect>["client"]) => {
+    if (client.isOpen) client.destroy()
+  }
+  let current = connect()
+  yield* Effect.addFinalizer(() => Effect.sync(() => close(current.client)))
   // The start waits for the connection at most `connectTimeout`: with Redis up, the first
   // requests find it connected; with Redis down or silent, the gateway starts without it.
-  const connected = client.connect()
-  connected.catch(() => {})
-  yield* Effect.tryPromise(() => connected).pipe(Effect.ignore, Effect.timeoutOption(connectTimeout))
-  const { redis, status } = yield* guarded((args) => client.sendCommand([...args]))
+  yield* Effect.tryPromise(() => current.connected).pipe(Effect.ignore, Effect.timeoutOption(connectTimeout))
+  const replace = Effect.suspend(() => {
+    close(current.client)
+    current = connect()
+    return Effect.logDebug("Redis connection replaced after pings without an answer")
+  })
+  const { redis, status } = yield* guarded((args) => current.client.sendCommand([...args]), replace)
   return Context.make(Redis.Redis, redis).pipe(Context.add(RedisStatus, status))
 }))
 

@@ -18,6 +18,20 @@ interface Entry {
 }
 
 const byokSecret = "sk-audit-secret-0123456789abcdef"
+const providerSecret = "sk-audit-provider-secret-9f2e"
+
+// A provider as the config file has one; nothing is routed to it here.
+const providerBody = (slug: string) => ({
+  slug,
+  name: slug,
+  adapter: "openai",
+  base_url: "http://127.0.0.1:9/v1",
+  data_collection: "deny",
+  endpoints: [{ model: `${slug}/embed`, upstream_model: "embed", pricing: { prompt: "0.01" }, dimensions: 16, max_batch_items: 64 }],
+  api_key: providerSecret
+})
+
+const unknownIntern = "00000000-0000-7000-8000-000000000000"
 
 describe(`the audit log of management actions (${storeKind})`, () => {
   let server: RunningServer
@@ -35,9 +49,22 @@ describe(`the audit log of management actions (${storeKind})`, () => {
     server.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: number | string }>`SELECT count(*) AS n FROM audit_log`))
       .then((rows) => Number(rows[0]!.n))
 
-  it("every management route writes exactly one entry per successful change and none for a refused one", async () => {
+  // Runtime events move an intern on its own (queued, provisioning, running): none is an audit entry.
+  const untilStatus = async (id: string, status: string) => {
+    const deadline = Date.now() + 60_000
+    while (Date.now() < deadline) {
+      const seen = await call(server, "GET", `/interns/${id}`, server.apiKey)
+      if (seen.body.status === status) return
+      if (seen.body.status === "failed") assert.fail(`intern ${id} failed: ${seen.body.last_failure_message}`)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    assert.fail(`intern ${id} did not become ${status}`)
+  }
+
+  it("every management route writes exactly one entry per successful change and none for a refused one", { timeout: 180_000 }, async () => {
     const operator = server.managementKey
     const state: Record<string, string> = {}
+    state.home = (await call(server, "GET", "/key", operator)).body.data.workspace_id
     interface Case {
       readonly route: string
       readonly run: () => Promise<{ status: number; body: any }>
@@ -77,18 +104,100 @@ describe(`the audit log of management actions (${storeKind})`, () => {
       { route: "DELETE /workspaces/{id}/budgets/monthly again", run: () => call(server, "DELETE", `/workspaces/${state.workspace}/budgets/monthly`, operator), status: 404 },
       { route: "POST /byok", run: () => call(server, "POST", "/byok", operator, { provider: "zeta", key: byokSecret }), status: 201, action: "byok.create",
         after: (body) => (state.byok = body.data.id) },
+      { route: "POST /byok (no key)", run: () => call(server, "POST", "/byok", operator, { provider: "zeta" }), status: 400 },
+      { route: "POST /byok (standard key)", run: () => call(server, "POST", "/byok", server.apiKey, { provider: "zeta", key: byokSecret }), status: 403 },
       { route: "PATCH /byok/{id}", run: () => call(server, "PATCH", `/byok/${state.byok}`, operator, { key: `${byokSecret}-2`, name: "rotated" }), status: 200,
         action: "byok.update" },
+      { route: "PATCH /byok/{unknown}", run: () => call(server, "PATCH", "/byok/byok_unknown", operator, { name: "x" }), status: 404 },
       { route: "DELETE /byok/{id}", run: () => call(server, "DELETE", `/byok/${state.byok}`, operator), status: 200, action: "byok.delete" },
       { route: "DELETE /byok/{id} again", run: () => call(server, "DELETE", `/byok/${state.byok}`, operator), status: 404 },
+
+      // Administrators: the management keys of `default`, granted by adding a user there and creating one.
+      { route: "POST /workspaces/{default}/members/add (an administrator to be)", run: () =>
+        call(server, "POST", `/workspaces/${state.home}/members/add`, operator, { user_ids: ["user_ops"] }), status: 200, action: "member.add" },
+      { route: "POST /keys (grant: a management key of default)", run: () =>
+        call(server, "POST", "/keys", operator, { name: "ops admin", workspace_id: state.home, creator_user_id: "user_ops", kind: "management" }),
+        status: 201, action: "key.create", after: (body) => {
+          state.adminHash = body.data.hash
+          state.adminKey = body.key
+        } },
+      { route: "POST /workspaces/{id}/members/add (a member of the workspace only)", run: () =>
+        call(server, "POST", `/workspaces/${state.workspace}/members/add`, operator, { user_ids: ["user_team"] }), status: 200, action: "member.add" },
+      { route: "POST /keys (a workspace's management key)", run: () =>
+        call(server, "POST", "/keys", operator, { name: "team admin", workspace_id: state.workspace, creator_user_id: "user_team", kind: "management" }),
+        status: 201, action: "key.create", after: (body) => {
+          state.teamHash = body.data.hash
+          state.teamKey = body.key
+        } },
+      { route: "POST /keys (a workspace's key granting itself default)", run: () =>
+        call(server, "POST", "/keys", state.teamKey!, { name: "x", workspace_id: state.home, kind: "management" }), status: 404 },
+      { route: "POST /byok (a workspace's management key, its own workspace)", run: () =>
+        call(server, "POST", "/byok", state.teamKey!, { provider: "zeta", key: byokSecret }), status: 201, action: "byok.create" },
+
+      // Providers: instance administrators only; the config file's are declarative.
+      { route: "POST /providers", run: () => call(server, "POST", "/providers", state.adminKey!, providerBody("audited")), status: 201, action: "provider.create" },
+      { route: "POST /providers (taken slug)", run: () => call(server, "POST", "/providers", operator, providerBody("audited")), status: 409 },
+      { route: "POST /providers (config file's)", run: () => call(server, "POST", "/providers", operator, providerBody("local")), status: 409 },
+      { route: "POST /providers (invalid)", run: () => call(server, "POST", "/providers", operator, { ...providerBody("bad"), adapter: "nope" }), status: 400 },
+      { route: "POST /providers (not an administrator)", run: () => call(server, "POST", "/providers", state.teamKey!, providerBody("mine")), status: 403 },
+      { route: "PATCH /providers/{slug}", run: () => call(server, "PATCH", "/providers/audited", operator, { name: "Audited" }), status: 200,
+        action: "provider.update" },
+      { route: "PATCH /providers/{slug} (rotate)", run: () => call(server, "PATCH", "/providers/audited", operator, { api_key: `${providerSecret}-2` }),
+        status: 200, action: "provider.update" },
+      { route: "PATCH /providers/{slug} (disable)", run: () => call(server, "PATCH", "/providers/audited", operator, { enabled: false }), status: 200,
+        action: "provider.disable" },
+      { route: "PATCH /providers/{slug} (enable)", run: () => call(server, "PATCH", "/providers/audited", operator, { enabled: true }), status: 200,
+        action: "provider.enable" },
+      { route: "PATCH /providers/{slug} (slug)", run: () => call(server, "PATCH", "/providers/audited", operator, { slug: "renamed" }), status: 400 },
+      { route: "PATCH /providers/{unknown}", run: () => call(server, "PATCH", "/providers/missing", operator, { name: "x" }), status: 404 },
+      { route: "PATCH /providers/{config file's}", run: () => call(server, "PATCH", "/providers/local", operator, { name: "x" }), status: 409 },
+      { route: "PATCH /providers/{slug} (not an administrator)", run: () => call(server, "PATCH", "/providers/audited", state.teamKey!, { name: "x" }), status: 403 },
+      // A probe changes nothing.
+      { route: "POST /providers/{slug}/test", run: () => call(server, "POST", "/providers/local/test", operator), status: 200 },
+      { route: "DELETE /providers/{config file's}", run: () => call(server, "DELETE", "/providers/local", operator), status: 409 },
+      { route: "DELETE /providers/{slug} (not an administrator)", run: () => call(server, "DELETE", "/providers/audited", state.teamKey!), status: 403 },
+      { route: "DELETE /providers/{slug}", run: () => call(server, "DELETE", "/providers/audited", operator), status: 200, action: "provider.delete" },
+      { route: "DELETE /providers/{slug} again", run: () => call(server, "DELETE", "/providers/audited", operator), status: 404 },
+
+      // Interns: each change the store accepts, recorded with the write that records it.
       { route: "POST /interns", run: () => call(server, "POST", "/interns", server.apiKey, { name: "audited-intern" }), status: 201, action: "intern.create",
         after: (body) => (state.intern = body.id) },
       { route: "POST /interns (bad name)", run: () => call(server, "POST", "/interns", server.apiKey, { name: "" }), status: 400 },
+      { route: "POST /interns (name taken)", run: () => call(server, "POST", "/interns", server.apiKey, { name: "audited-intern" }), status: 409 },
       { route: "PATCH /interns/{id}", run: () => call(server, "PATCH", `/interns/${state.intern}`, server.apiKey, { description: "audited" }), status: 200,
         action: "intern.update" },
-      { route: "PATCH /interns/{unknown}", run: () => call(server, "PATCH", "/interns/00000000-0000-7000-8000-000000000000", server.apiKey, { description: "x" }),
+      { route: "PATCH /interns/{id} (nothing)", run: () => call(server, "PATCH", `/interns/${state.intern}`, server.apiKey, {}), status: 200 },
+      { route: "PATCH /interns/{unknown}", run: () => call(server, "PATCH", `/interns/${unknownIntern}`, server.apiKey, { description: "x" }),
         status: 404 },
-      { route: "DELETE /workspaces/{id}", run: () => call(server, "DELETE", `/workspaces/${state.workspace}`, operator), status: 200, action: "workspace.delete" }
+      { route: "POST /interns (provision: true)", run: () => call(server, "POST", "/interns", server.apiKey, { name: "audited-runner", provision: true }),
+        status: 201, action: "intern.create", after: (body) => (state.runner = body.id) },
+      { route: "POST /interns/{id}/suspend (stopped already: nothing to do)", run: () => call(server, "POST", `/interns/${state.intern}/suspend`, server.apiKey),
+        status: 200 },
+      { route: "POST /interns/{id}/provision (running: refused)", run: async () => {
+        await untilStatus(state.runner!, "running")
+        return call(server, "POST", `/interns/${state.runner}/provision`, server.apiKey)
+      }, status: 409 },
+      { route: "POST /interns/{id}/suspend", run: () => call(server, "POST", `/interns/${state.runner}/suspend`, server.apiKey), status: 200,
+        action: "intern.suspend" },
+      { route: "POST /interns/{id}/provision", run: () => call(server, "POST", `/interns/${state.runner}/provision`, server.apiKey), status: 202,
+        action: "intern.provision" },
+      { route: "POST /interns/{unknown}/provision", run: () => call(server, "POST", `/interns/${unknownIntern}/provision`, server.apiKey), status: 404 },
+      { route: "DELETE /interns/{id} (its disk not acknowledged)", run: async () => {
+        await untilStatus(state.runner!, "running")
+        return call(server, "DELETE", `/interns/${state.runner}`, server.apiKey)
+      }, status: 400 },
+      { route: "DELETE /interns/{id}", run: () => call(server, "DELETE", `/interns/${state.runner}`, server.apiKey, { acknowledge_workspace_loss: true }),
+        status: 202, action: "intern.delete" },
+      { route: "DELETE /interns/{id} (never provisioned)", run: () => call(server, "DELETE", `/interns/${state.intern}`, server.apiKey), status: 202,
+        action: "intern.delete" },
+      { route: "DELETE /interns/{unknown}", run: () => call(server, "DELETE", `/interns/${unknownIntern}`, server.apiKey), status: 404 },
+
+      { route: "DELETE /workspaces/{id} (it has a key)", run: () => call(server, "DELETE", `/workspaces/${state.workspace}`, operator), status: 400 },
+      { route: "DELETE /keys/{hash} (the workspace's)", run: () => call(server, "DELETE", `/keys/${state.teamHash}`, operator), status: 200, action: "key.delete" },
+      { route: "DELETE /workspaces/{id}", run: () => call(server, "DELETE", `/workspaces/${state.workspace}`, operator), status: 200, action: "workspace.delete" },
+      { route: "DELETE /workspaces/{unknown}", run: () => call(server, "DELETE", `/workspaces/${state.workspace}`, operator), status: 404 },
+      { route: "DELETE /keys/{hash} (revoke an administrator)", run: () => call(server, "DELETE", `/keys/${state.adminHash}`, operator), status: 200,
+        action: "key.delete" }
     ]
     for (const c of cases) {
       const before = await count()
@@ -104,8 +213,18 @@ describe(`the audit log of management actions (${storeKind})`, () => {
     }
     const all = await entries(operator, "?limit=500")
     const text = JSON.stringify(all)
-    assert.notInclude(text, byokSecret)
-    assert.notInclude(text, state.secret!)
+    for (const secret of [byokSecret, providerSecret, state.secret!, state.adminKey!, state.teamKey!]) assert.notInclude(text, secret)
+    const grant = all.find((e) => e.action === "key.create" && e.target.id === state.adminHash)!
+    assert.deepInclude(grant, { workspace_id: state.home })
+    assert.deepInclude(grant.after as object, { kind: "management", creator_user_id: "user_ops" })
+    const byRoute = (action: string, id: string) => all.filter((e) => e.action === action && e.target.id === id)
+    assert.deepInclude(byRoute("intern.create", state.runner!)[0]!.after as object, { name: "audited-runner", provision: true })
+    assert.deepStrictEqual(byRoute("intern.suspend", state.runner!).map((e) => [e.before, e.after]), [[{ status: "running" }, { status: "stopped" }]])
+    assert.deepStrictEqual(byRoute("intern.provision", state.runner!).map((e) => [e.before, e.after]), [[{ status: "stopped" }, { status: "queued" }]])
+    assert.deepStrictEqual(byRoute("intern.delete", state.runner!).map((e) => e.after), [{ status: "destroying" }])
+    assert.isTrue(all.filter((e) => e.target.type === "intern").every((e) => e.workspace_id === state.home && e.actor.key_hash !== null))
+    const disabled = byRoute("provider.disable", "audited")[0]!
+    assert.deepStrictEqual([disabled.before, disabled.after, disabled.workspace_id], [{ enabled: true }, { enabled: false }, null])
     const update = all.find((e) => e.action === "key.update")!
     assert.deepStrictEqual(update.before, { name: "audited" })
     assert.deepStrictEqual(update.after, { name: "renamed" })

@@ -37,6 +37,7 @@ const newBatch = (id: string) =>
       endpoint: "/v1/embeddings",
       input_file_id: "file-in",
       completion_window: "24h",
+      execution: "auto",
       metadata: null,
       status: "validating",
       output_file_id: `file-out-${id}`,
@@ -45,6 +46,7 @@ const newBatch = (id: string) =>
       total: 0,
       completed: 0,
       failed: 0,
+      cost_nanos: 0,
       created_at: now,
       expires_at: now + window,
       in_progress_at: null,
@@ -92,6 +94,7 @@ describe("batches: the 24 h completion window", () => {
         output: "{\"custom_id\":\"a\"}\n",
         errors: "{\"custom_id\":\"b\",\"error\":{\"code\":\"batch_expired\"}}\n",
         completed: 1,
+        costNanos: 0n,
         failed: 1
       })
       assert.isTrue(written)

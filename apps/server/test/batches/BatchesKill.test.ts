@@ -122,6 +122,8 @@ const finished = async (gateway: Gateway, batchId: string, timeoutMs: number) =>
   const activity = await fetch(`${gateway.origin}/api/v1/activity`, { headers: { authorization: `Bearer ${managementKey}` } })
   const activityNanos = ((await activity.json()) as { data: Array<{ usage: number }> }).data
     .reduce((n, item) => n + nanosFromCredits(item.usage)!, 0n)
+  // Each unit adds its lines' costs once, whoever ran it and however often it was claimed.
+  assert.strictEqual(nanosFromCredits((done as unknown as { readonly cost: number }).cost), lineNanos, "the batch's cost is its lines'")
   return { lineNanos, activityNanos }
 }
 

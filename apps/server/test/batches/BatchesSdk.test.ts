@@ -11,6 +11,9 @@ const texts = ["the quick brown fox", "jumps over", "the lazy dog", "again and a
 
 const line = (customId: string, body: unknown, url = "/v1/embeddings") => JSON.stringify({ custom_id: customId, method: "POST", url, body })
 
+// Switchyard's addition to OpenAI's batch object, which the SDK's types do not name.
+const costSoFar = (batch: object) => (batch as { readonly cost: number }).cost
+
 const ledger = (gateway: Gateway) =>
   gateway.server.run(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -126,6 +129,9 @@ describe("openai SDK against Switchyard: files and batches", () => {
     const activity = await gateway.call("/activity", undefined, { key: gateway.server.managementKey })
     const activityNanos = (activity.json.data as Array<{ usage: number }>).reduce((n, item) => n + Math.round(item.usage * 1e9), 0)
     assert.strictEqual(BigInt(activityNanos), ledgerNanos)
+    // The batch says what its lines cost so far: the same nanos.
+    assert.strictEqual(BigInt(Math.round(costSoFar(await client.batches.retrieve(batch.id)) * 1e9)), ledgerNanos)
+    assert.strictEqual(costSoFar(created), 0)
     const generation = await gateway.call(`/generation?id=${output[0].response.request_id}`)
     assert.strictEqual(generation.status, 200, generation.text)
 
@@ -203,6 +209,17 @@ describe("openai SDK against Switchyard: files and batches", () => {
     assert.instanceOf(await client.files.retrieve(notJsonl.id).then(() => undefined, (e: unknown) => e), OpenAI.NotFoundError)
   })
 
+  it("takes the file part whatever its type: application/jsonl, as a browser's FormData or curl may send it", async () => {
+    const form = new FormData()
+    form.append("purpose", "batch")
+    form.append("file", new Blob([line("t0", { model: "acme/embed", input: "typed" })], { type: "application/jsonl" }), "typed.jsonl")
+    const uploaded = await fetch(`${gateway.server.baseUrl}/files`, { method: "POST", headers: { authorization: `Bearer ${gateway.server.apiKey}` }, body: form })
+    const body = await uploaded.json() as { readonly filename: string; readonly bytes: number; readonly purpose: string }
+    assert.strictEqual(uploaded.status, 200, JSON.stringify(body))
+    assert.deepInclude(body, { filename: "typed.jsonl", purpose: "batch" })
+    assert.isAbove(body.bytes, 0)
+  })
+
   it("a key limit's refusals are error lines with the live status and message; the other lines are served and charged", async () => {
     const limited = await gateway.call("/keys", { name: "limited", limit: 2 }, { key: gateway.server.managementKey })
     assert.isBelow(limited.status, 300, limited.text)
@@ -227,6 +244,7 @@ describe("openai SDK against Switchyard: files and batches", () => {
     assert.isAtMost(spent, 2)
     const key = await gateway.call("/key", undefined, { key: limited.json.key })
     assert.strictEqual(Math.round(key.json.data.usage * 1e9), Math.round(spent * 1e9))
+    assert.strictEqual(Math.round(costSoFar(batch) * 1e9), Math.round(spent * 1e9))
   })
 
   it("a /v1/rerank batch runs each line as POST /rerank and answers with its scores", async () => {

@@ -11,11 +11,59 @@ const resolve = (named: string): string | undefined =>
     .map((candidate) => NodePath.join(repoRoot, candidate))
     .find((candidate) => Fs.existsSync(candidate))
 
+const serverSrc = NodePath.join(repoRoot, "apps", "server", "src")
+
+/** The floor of each folder (`store/`) and top-level file (`Server.ts`) of the server, from the page's table of floors. */
+const floors = new Map<string, number>()
+for (const row of page.slice(page.indexOf("## Floors")).matchAll(/^\| (\d+) \| ([^|]+) \|/gmu)) {
+  const floor = Number(row[1])
+  for (const name of row[2]!.matchAll(/`([^`]+)`/gu)) floors.set(name[1]!, floor)
+}
+
+/** A file's place: its top folder under `src/` (`store/`), or its own name when it sits in `src/`. */
+const placeOf = (file: string): string => {
+  const [first, ...rest] = NodePath.relative(serverSrc, file).split(NodePath.sep)
+  return rest.length === 0 ? first! : `${first}/`
+}
+
+const sourceFiles = (dir: string): Array<string> =>
+  Fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory()
+      ? sourceFiles(NodePath.join(dir, entry.name))
+      : entry.name.endsWith(".ts") ? [NodePath.join(dir, entry.name)] : []
+  )
+
 describe("docs/architecture.md", () => {
   const named = [...new Set([...page.matchAll(/`([\w./-]+\.ts|packages\/[\w./-]+)`/gu)].map((m) => m[1]!))]
 
   it("names the files of the request path", () => {
     assert.isAtLeast(named.length, 40, "the page names the file that owns each step")
+  })
+
+  it("names every folder and top-level file of the server on one floor", () => {
+    const placed = [...floors.keys()].sort()
+    const present = Fs.readdirSync(serverSrc).filter((entry) => entry.endsWith(".ts") || Fs.statSync(NodePath.join(serverSrc, entry)).isDirectory())
+      .map((entry) => entry.endsWith(".ts") ? entry : `${entry}/`).sort()
+    assert.deepStrictEqual(placed, present)
+  })
+
+  it("has no import from a floor to a higher one, nor between two places of one floor", () => {
+    const wrong: Array<string> = []
+    for (const file of sourceFiles(serverSrc)) {
+      const from = placeOf(file)
+      for (const match of Fs.readFileSync(file, "utf8").matchAll(/(?:from|import|import\()\s*"(\.{1,2}\/[^"]+)"/gu)) {
+        const target = NodePath.resolve(NodePath.dirname(file), match[1]!)
+        // Only the server's own sources have floors (its package.json is read, not layered).
+        if (!target.startsWith(serverSrc + NodePath.sep)) continue
+        const to = placeOf(target)
+        if (to === from) continue
+        const [fromFloor, toFloor] = [floors.get(from), floors.get(to)]
+        if (fromFloor === undefined || toFloor === undefined || toFloor >= fromFloor) {
+          wrong.push(`${NodePath.relative(serverSrc, file)} (${from}, floor ${fromFloor}) imports ${match[1]} (${to}, floor ${toFloor})`)
+        }
+      }
+    }
+    assert.deepStrictEqual(wrong, [])
   })
 
   it("names only files and folders that exist", () => {

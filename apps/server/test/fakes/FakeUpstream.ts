@@ -30,6 +30,8 @@ interface Reply {
   readonly status: number
   readonly body: unknown
   readonly headers?: Readonly<Record<string, string>>
+  /** Sent as it is instead of `body` as JSON (a file's content). */
+  readonly text?: string
 }
 
 interface Shape {
@@ -80,9 +82,9 @@ export const start = (api: FakeApi, options: { readonly port?: number } = {}): P
   }
 
   const sendJson = (response: Http.ServerResponse, reply: Reply) => {
-    const text = JSON.stringify(reply.body)
+    const text = reply.text ?? JSON.stringify(reply.body)
     response.writeHead(reply.status, {
-      "content-type": "application/json",
+      "content-type": reply.text === undefined ? "application/json" : "application/octet-stream",
       "content-length": Buffer.byteLength(text),
       ...reply.headers
     })

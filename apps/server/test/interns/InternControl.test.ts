@@ -5,6 +5,7 @@ import { Effect, Exit, Fiber, Layer, PubSub } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { InternControl, layer as controlLayer } from "../../src/interns/InternControl.ts"
+import { AuditLog } from "../../src/store/AuditRepo.ts"
 import * as InternRepo from "../../src/store/InternRepo.ts"
 import { seedKey, sqlLayer } from "../support/MoneyStore.ts"
 import { storeKind } from "../support/TestServer.ts"
@@ -46,7 +47,7 @@ const setup = () =>
 
 // The store is built on the live clock (once per suite); the control plane and the runtime run
 // on the test clock.
-const Store = InternRepo.layer.pipe(Layer.provideMerge(sqlLayer()))
+const Store = Layer.merge(InternRepo.layer, AuditLog.layer({ trustProxy: false })).pipe(Layer.provideMerge(sqlLayer()))
 
 const withStore = (fake: FakeRuntime) =>
   Layer.mergeAll(controlLayer.pipe(Layer.provide(fakeRuntime(fake))), TestClock.layer())

@@ -1,4 +1,6 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { endpoint, provider } from "../embeddings/Gateway.ts"
+import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import { storeKind } from "../support/TestServer.ts"
 import { attribute, type ObservedGateway, type OtlpSpan, spansOf, startObservedGateway, startReceiver, waitFor } from "./Receivers.ts"
 
@@ -204,6 +206,45 @@ describe(`traces over OTLP/HTTP (${storeKind})`, () => {
     assert.strictEqual(attribute(adapter, "error.type"), "Unavailable")
     assert.include(adapter.status.message, 'Provider "alpha"')
     for (const span of spans.filter((s) => s.traceId === trace)) assert.notInclude(span.status.message ?? "", 'Provider "upstream"')
+  })
+
+  it("a provider's credential, set and rotated through the API and sent upstream, is in no span and no log line", async () => {
+    const { call, gateway, keys } = observed
+    const [first, second] = ["sk-managed-trace-secret-51c7e0", "sk-managed-trace-rotated-9a44d2"]
+    const upstream = await FakeOpenAi.start({ apiKey: second })
+    try {
+      const admin = (method: string, path: string, body?: unknown) =>
+        fetch(`${gateway.baseUrl}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${keys.managementKey}`, "content-type": "application/json" },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) })
+        }).then(async (response) => ({ status: response.status, text: await response.text() }))
+      const created = await admin("POST", "/providers", {
+        ...provider("traced", upstream.url, {}, [endpoint("traced/embed", { upstream_model: "embed" })]),
+        api_key_env: undefined,
+        api_key: first
+      })
+      assert.strictEqual(created.status, 201, created.text)
+      // The first key is refused upstream, the rotated one served: both went out in requests.
+      assert.strictEqual((await admin("POST", "/providers/traced/test")).status, 200)
+      assert.strictEqual((await admin("PATCH", "/providers/traced", { api_key: second })).status, 200)
+      assert.strictEqual((await admin("POST", "/providers/traced/test")).status, 200)
+      const traceId = "7a3e5f0c2b9d4e6f8a1b3c5d7e9f0a2b"
+      const served = await call("/embeddings", { model: "traced/embed", input: "secret keeping" }, {
+        headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` }
+      })
+      assert.strictEqual(served.status, 200, JSON.stringify(served.json))
+      assert.deepStrictEqual(upstream.requests.map((r) => r.headers.authorization).slice(0, 2), [`Bearer ${first}`, `Bearer ${second}`])
+      await waitFor(() => spansOf(collector.received).some((s) => s.traceId === traceId && s.name === "Accounting.settle"))
+      const exported = collector.received.map((r) => r.body.toString("utf8")).join("\n")
+      assert.include(exported, "/api/v1/providers/traced")
+      for (const secret of [first, second]) {
+        assert.notInclude(exported, secret)
+        assert.notInclude(gateway.output(), secret)
+      }
+    } finally {
+      await upstream.close()
+    }
   })
 
   it("a batch's lines: their spans and their access lines carry the batch's id", async () => {

@@ -10,7 +10,7 @@ import * as Os from "node:os"
 import * as NodePath from "node:path"
 import * as CatalogLoader from "../../src/catalog/CatalogLoader.ts"
 import * as Adapters from "../../src/providers/Adapters.ts"
-import * as Route from "../../src/routing/Route.ts"
+import * as Route from "../../src/pipeline/Route.ts"
 import { fixture, httpClient, request, texts } from "./ProviderHarness.ts"
 
 const env = (vars: Record<string, string>) =>

@@ -46,13 +46,13 @@ const health = async (server: ServerProcess) => {
   return { status: response.status, body: await response.json() as { status: string; checks: { redis: { status: string } } } }
 }
 
-const until = async (what: string, ms: number, check: () => Promise<boolean>) => {
+const until = async (server: ServerProcess, what: string, ms: number, check: () => Promise<boolean>) => {
   const deadline = Date.now() + ms
   while (Date.now() < deadline) {
     if (await check()) return Date.now() - (deadline - ms)
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
-  throw new Error(`${what} did not happen within ${ms} ms`)
+  throw new Error(`${what} did not happen within ${ms} ms; the gateway's log:\n${server.stdout().split("\n").slice(-20).join("\n")}`)
 }
 
 const outageLines = (server: ServerProcess) => server.stdout().split("\n").filter((line) => line.includes("Redis is unavailable")).length
@@ -89,7 +89,7 @@ describe.skipIf(redisUrl === undefined)("a gateway whose Redis goes away", () =>
         // Redis is reachable again: the gateway finds it without being asked (background ping).
         await relay.cut()
         await relay.open()
-        const backAfter = await until("Redis found again", 10_000, async () => (await health(server)).body.checks.redis.status === "up")
+        const backAfter = await until(server, "Redis found again", 10_000, async () => (await health(server)).body.checks.redis.status === "up")
         assert.isBelow(backAfter, 10_000)
         assert.strictEqual((await health(server)).body.status, "ok")
         // Shared counting again: Redis still holds this key's bucket from before the outage (980
@@ -99,6 +99,27 @@ describe.skipIf(redisUrl === undefined)("a gateway whose Redis goes away", () =>
         assert.isAbove(Number(after.remaining), 970)
         assert.isAtMost(Number(after.remaining), 990)
         assert.match(server.stdout(), /Redis answers again/u)
+        assert.strictEqual(outageLines(server), 1)
+      })
+    } finally {
+      await relay.cut()
+    }
+  }, 120_000)
+
+  it("a connection black-holed by a partition is replaced: once the partition heals, Redis is found again without a reset ever arriving", async () => {
+    const relay = await startStoreRelay(redisUrl!)
+    try {
+      await withGateway(relay.url, "1000/1h", async (server, apiKey) => {
+        assert.strictEqual((await timedKey(server, apiKey)).status, 200)
+        relay.silence()
+        await until(server, "the outage noticed", 10_000, async () => (await health(server)).body.checks.redis.status === "down")
+        // New connections pass again; the gateway's own connection stays open and silent.
+        relay.heal()
+        await until(server, "Redis found again", 15_000, async () => (await health(server)).body.checks.redis.status === "up")
+        const after = await timedKey(server, apiKey)
+        assert.strictEqual(after.status, 200)
+        // Counted in Redis again: the bucket from before the partition, not this process's own.
+        assert.isAbove(Number(after.remaining), 990)
         assert.strictEqual(outageLines(server), 1)
       })
     } finally {

@@ -4,7 +4,7 @@ import type * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Effect, Redacted, type Scope } from "effect"
 import type { HttpClient } from "effect/http"
 import * as UpstreamHttp from "../../src/providers/UpstreamHttp.ts"
-import * as HeldAttempts from "../../src/routing/HeldAttempts.ts"
+import * as HeldAttempts from "../../src/pipeline/HeldAttempts.ts"
 import * as FakeUpstream from "../fakes/FakeUpstream.ts"
 
 /**

@@ -17,6 +17,11 @@ export interface StoreRelay {
    * nothing is passed on either way, until the next `cut` and `open`.
    */
   readonly silence: () => void
+  /**
+   * The partition heals for new connections only: the connections silenced stay open and silent
+   * (black-holed, as when no reset ever reaches the client), new ones are passed on again.
+   */
+  readonly heal: () => void
 }
 
 /**
@@ -78,5 +83,10 @@ export const startStoreRelay = async (target: URL | string): Promise<StoreRelay>
       s.pause()
     }
   }
-  return { url: url.toString(), cut, open, dropAnswers, silence }
+  const heal = () => {
+    silent = false
+    answers = true
+    for (const s of sockets) s.removeAllListeners("data")
+  }
+  return { url: url.toString(), cut, open, dropAnswers, silence, heal }
 }

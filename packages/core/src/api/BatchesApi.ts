@@ -13,7 +13,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { wire } from "../errors/ApiError.ts"
-import { BatchList, BatchObject, CreateBatch, ListQuery } from "../schema/Batch.ts"
+import { BatchList, BatchObject, CreateBatch, CreateBatchHeaders, ListQuery } from "../schema/Batch.ts"
 import { Authorization } from "./Authorization.ts"
 
 const errors = [wire[400], wire[403], wire[404], wire[429], wire[500], wire[503]]
@@ -25,7 +25,7 @@ const BatchParams = { batch_id: Schema.String }
  */
 export class BatchesApi extends HttpApiGroup.make("batches")
   .add(
-    HttpApiEndpoint.post("create", "/batches", { payload: CreateBatch, success: BatchObject, error: errors }),
+    HttpApiEndpoint.post("create", "/batches", { payload: CreateBatch, headers: CreateBatchHeaders, success: BatchObject, error: errors }),
     HttpApiEndpoint.get("list", "/batches", { query: ListQuery, success: BatchList, error: errors }),
     HttpApiEndpoint.get("get", "/batches/:batch_id", { params: BatchParams, success: BatchObject, error: errors }),
     HttpApiEndpoint.post("cancel", "/batches/:batch_id/cancel", { params: BatchParams, success: BatchObject, error: errors })

@@ -25,7 +25,9 @@
  *
  * - Prices are decimal USD strings: `prompt` and `completion` per million tokens, `request` per
  *   request, `image` per image, `audio` per audio unit, `search` per 1,000 search units (rerank).
- *   Each defaults to `"0"`.
+ *   Each defaults to `"0"`. `pricing.batch` (same keys and units, each absent one at the live
+ *   price) is what a line costs when a batch runs it through the provider's batch API; only an
+ *   embeddings endpoint of a provider with one ({@link batchApiOf}) may set it.
  * - `task` (default `embeddings`) is what the endpoint does. An embeddings endpoint needs
  *   `dimensions` and `max_batch_items`; a rerank endpoint has neither and may cap the documents
  *   of one upstream call with `max_documents`.
@@ -117,8 +119,30 @@ const imageRerankAdapters: ReadonlyArray<Adapter> = ["openai", "jina"]
 const rerankModalities: ReadonlyArray<InputModalityType> = ["text", "image"]
 
 /**
+ * The price of an endpoint's lines when the gateway runs them through its provider's batch API
+ * (see {@link batchApiOf}): the live price's components, each in the same unit, and each absent
+ * one at the live price ({@link batchPricingOf}).
+ *
+ * @since 0.6.0
+ */
+export const BatchPricing = Schema.Struct({
+  prompt: Schema.optionalKey(Price),
+  search: Schema.optionalKey(Price),
+  completion: Schema.optionalKey(Price),
+  request: Schema.optionalKey(Price),
+  image: Schema.optionalKey(Price),
+  audio: Schema.optionalKey(Price)
+})
+
+/**
+ * @since 0.6.0
+ */
+export type BatchPricing = typeof BatchPricing.Type
+
+/**
  * An endpoint's list price (decimal USD strings). `search` is USD per 1,000 search units (a
- * rerank query over up to 100 documents, as Cohere prices rerank).
+ * rerank query over up to 100 documents, as Cohere prices rerank). `batch`, when set, is the
+ * price of lines run through the provider's batch API (a provider batch), in the same units.
  *
  * @since 0.1.0
  */
@@ -128,13 +152,67 @@ export const Pricing = Schema.Struct({
   completion: Price.pipe(Schema.withDecodingDefaultKey(zero)),
   request: Price.pipe(Schema.withDecodingDefaultKey(zero)),
   image: Price.pipe(Schema.withDecodingDefaultKey(zero)),
-  audio: Price.pipe(Schema.withDecodingDefaultKey(zero))
+  audio: Price.pipe(Schema.withDecodingDefaultKey(zero)),
+  batch: Schema.optionalKey(BatchPricing)
 })
 
 /**
  * @since 0.1.0
  */
 export type Pricing = typeof Pricing.Type
+
+/**
+ * The kinds of price a pricing has (every key but `batch`).
+ *
+ * @since 0.6.0
+ */
+export type PriceKind = Exclude<keyof Pricing, "batch">
+
+const priceKinds: ReadonlyArray<PriceKind> = ["prompt", "search", "completion", "request", "image", "audio"]
+
+const batchPrices = new WeakMap<Pricing, Pricing>()
+
+/**
+ * The price of an endpoint's lines served by a provider batch: `pricing.batch`'s components, each
+ * absent one at the live price; `undefined` when the endpoint has no batch price. The same object
+ * for the same pricing, so the cost's parsed prices are kept with it.
+ *
+ * @since 0.6.0
+ */
+export const batchPricingOf = (pricing: Pricing): Pricing | undefined => {
+  const batch = pricing.batch
+  if (batch === undefined) return undefined
+  let priced = batchPrices.get(pricing)
+  if (priced === undefined) {
+    const out: Record<PriceKind, string> = { prompt: "0", search: "0", completion: "0", request: "0", image: "0", audio: "0" }
+    for (const kind of priceKinds) out[kind] = batch[kind] ?? pricing[kind]
+    priced = out
+    batchPrices.set(pricing, priced)
+  }
+  return priced
+}
+
+/**
+ * The wire formats of the provider batch APIs the gateway speaks: `openai` is OpenAI's Files and
+ * Batch API (upload a JSONL file to `/files`, create `/batches`, poll it, download its output).
+ *
+ * @since 0.6.0
+ */
+export const BatchApi = Schema.Literals(["openai"])
+
+/**
+ * @since 0.6.0
+ */
+export type BatchApi = typeof BatchApi.Type
+
+/**
+ * The batch API a provider has, as data: an `openai` provider in OpenAI's own dialect speaks
+ * OpenAI's Batch API; no other provider has one the gateway speaks.
+ *
+ * @since 0.6.0
+ */
+export const batchApiOf = (provider: Pick<Provider, "adapter" | "dialect">): BatchApi | undefined =>
+  provider.adapter === "openai" && provider.dialect === "openai" ? "openai" : undefined
 
 const Slug = Schema.String.check(
   Schema.isPattern(/^[a-z0-9][a-z0-9._-]*$/u, { expected: "a lowercase slug (letters, digits, '.', '_', '-')" })
@@ -253,6 +331,14 @@ export const Provider = Schema.Struct({
     }
     if (e.task === "rerank" && e.input_modalities?.includes("image") === true && !imageRerankAdapters.includes(p.adapter)) {
       issues.push({ path: ["endpoints", i, "input_modalities"], issue: `the rerank API of adapter ${p.adapter} takes text documents only` })
+    }
+    if (e.pricing.batch !== undefined && (e.task !== "embeddings" || batchApiOf(p) === undefined)) {
+      issues.push({
+        path: ["endpoints", i, "pricing", "batch"],
+        issue: e.task !== "embeddings"
+          ? "a batch price belongs to an embeddings endpoint"
+          : `provider ${p.slug} has no batch API the gateway speaks (adapter openai with dialect openai has OpenAI's)`
+      })
     }
   })
   return issues

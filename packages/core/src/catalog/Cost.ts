@@ -13,7 +13,7 @@
  * @since 0.1.0
  */
 import type { EmbeddingUsage } from "../schema/EmbeddingResponse.ts"
-import type { Pricing } from "./Catalog.ts"
+import type { PriceKind, Pricing } from "./Catalog.ts"
 import * as Money from "./Money.ts"
 
 /**
@@ -59,7 +59,7 @@ const count = (name: string, n: number | undefined, fallback: number): bigint =>
  *
  * @since 0.5.0
  */
-export type AttoPricing = { readonly [K in keyof Pricing]: bigint }
+export type AttoPricing = { readonly [K in PriceKind]: bigint }
 
 // Parsed once per pricing object: a catalog's pricings are immutable, and every request prices
 // each of its candidates more than once.

@@ -6,7 +6,8 @@
  *
  * The shapes are OpenAI's, so the `openai` SDK's `files` and `batches` resources read them
  * unchanged: timestamps are unix seconds, `request_counts` is `{ total, completed, failed }`,
- * lists are `{ object: "list", data, first_id, last_id, has_more }`.
+ * lists are `{ object: "list", data, first_id, last_id, has_more }`. Switchyard adds `cost` to a
+ * batch: USD charged for its served lines so far (the sum of their generations' costs).
  *
  * @since 0.4.0
  */
@@ -166,7 +167,9 @@ export const BatchObject = Schema.Struct({
   cancelling_at: Seconds,
   cancelled_at: Seconds,
   request_counts: Schema.Struct({ total: Schema.Int, completed: Schema.Int, failed: Schema.Int }),
-  metadata: Schema.NullOr(Schema.Record(Schema.String, Schema.String))
+  metadata: Schema.NullOr(Schema.Record(Schema.String, Schema.String)),
+  /** Switchyard: USD charged for the lines served so far, as `usage.cost` of a live answer. */
+  cost: Schema.Finite
 })
 
 /**
@@ -207,3 +210,34 @@ export const CreateBatch = Schema.Struct({
  * @since 0.4.0
  */
 export type CreateBatch = typeof CreateBatch.Type
+
+/**
+ * The header of `POST /batches` that chooses how its lines run: `live` (every line a live call) or
+ * `auto` (the default: a line whose endpoint has a batch price and a provider batch API goes
+ * through that provider's batch API, at the batch price).
+ *
+ * @since 0.6.0
+ */
+export const executionHeader = "x-switchyard-batch-execution"
+
+/**
+ * How a batch's lines run (see {@link executionHeader}).
+ *
+ * @since 0.6.0
+ */
+export const Execution = Schema.Literals(["auto", "live"])
+
+/**
+ * @since 0.6.0
+ */
+export type Execution = typeof Execution.Type
+
+/**
+ * The headers `POST /batches` reads.
+ *
+ * @since 0.6.0
+ */
+export const CreateBatchHeaders = Schema.Struct({
+  [executionHeader]: Schema.optionalKey(Execution)
+})
+

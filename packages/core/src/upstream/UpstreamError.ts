@@ -209,7 +209,7 @@ const providerLimit =
  *
  * @since 0.1.0
  */
-const failureClassOf = (reason: Reason): FailureClass => {
+export const failureClassOf = (reason: Reason): FailureClass => {
   if (reason._tag === "InvalidRequest") {
     const signal = `${reason.provider_code ?? ""} ${reason.provider_message ?? ""}`
     if (providerLimit.test(signal)) return "next_provider"

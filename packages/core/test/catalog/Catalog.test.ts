@@ -83,6 +83,29 @@ describe("Catalog.decode", () => {
       assert.deepStrictEqual(yield* issuePaths({ workspaces: { default: { zdr: "yes" } } }), ["workspaces.default.zdr"])
     }))
 
+  it.effect("takes a batch price on an embeddings endpoint of a provider with a batch API, each absent field at the live price", () =>
+    Effect.gen(function*() {
+      const p = productExample.providers[0]!
+      const priced = { ...p.endpoints[0], pricing: { prompt: "0.02", request: "0.001", batch: { prompt: "0.01" } } }
+      const catalog = yield* Catalog.decode({ providers: [{ ...p, dialect: "openai", endpoints: [priced] }] })
+      const provider = catalog.providers[0]!
+      const endpoint = provider.endpoints[0]!
+      assert.strictEqual(Catalog.batchApiOf(provider), "openai")
+      const batch = Catalog.batchPricingOf(endpoint.pricing)
+      assert.deepStrictEqual(batch, { prompt: "0.01", search: "0", completion: "0", request: "0.001", image: "0", audio: "0" })
+      assert.strictEqual(Catalog.batchPricingOf(endpoint.pricing), batch, "one object per pricing")
+      const { batch: _, ...livePrice } = endpoint.pricing
+      assert.strictEqual(Catalog.batchPricingOf(livePrice), undefined)
+      // No batch API (the generic dialect), or not in the price's format: refused with its path.
+      assert.deepStrictEqual(yield* issuePaths({ providers: [{ ...p, endpoints: [priced] }] }), [
+        "providers[0].endpoints[0].pricing.batch"
+      ])
+      assert.deepStrictEqual(
+        yield* issuePaths({ providers: [{ ...p, dialect: "openai", endpoints: [{ ...priced, pricing: { batch: { prompt: "half" } } }] }] }),
+        ["providers[0].endpoints[0].pricing.batch.prompt"]
+      )
+    }))
+
   it.effect("refuses unknown properties", () =>
     Effect.gen(function*() {
       assert.deepStrictEqual(yield* issuePaths(withEndpoint({ price: "1" })), ["providers[0].endpoints[0].price"])
@@ -172,6 +195,14 @@ describe("BuiltinCatalog", () => {
       "openai/text-embedding-3-large": "0.13",
       "openai/text-embedding-ada-002": "0.1"
     })
+    // OpenAI's Batch API: half the live price.
+    const batch = Object.fromEntries(openai.endpoints.map((e) => [e.model, Catalog.batchPricingOf(e.pricing)?.prompt]))
+    assert.deepStrictEqual(batch, {
+      "openai/text-embedding-3-small": "0.01",
+      "openai/text-embedding-3-large": "0.065",
+      "openai/text-embedding-ada-002": "0.05"
+    })
+    assert.strictEqual(Catalog.batchApiOf(openai), "openai")
   })
 })
 

@@ -1,4 +1,5 @@
 import { GatewayClient } from "@switchyard/client/GatewayClient"
+import * as Batch from "@switchyard/core/schema/Batch"
 import { SingleBar } from "cli-progress"
 import { Duration, Effect } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
@@ -18,9 +19,10 @@ export const create = Command.make(
       Flag.withDefault("/v1/embeddings")
     ),
     wait: SharedFlags.toggle("wait", "Wait until the batch is finished, showing its progress"),
+    live: SharedFlags.toggle("live", "Run every line as a live call, never through a provider's batch API (at its batch price)"),
     json: SharedFlags.json
   },
-  Effect.fn(function*({ endpoint, file, json, wait }) {
+  Effect.fn(function*({ endpoint, file, json, live, wait }) {
     const client = yield* GatewayClient
     // A Blob backed by the file: the upload streams it.
     const blob = yield* Effect.promise(() => Fs.openAsBlob(file))
@@ -28,7 +30,10 @@ export const create = Command.make(
     form.append("purpose", "batch")
     form.append("file", blob, NodePath.basename(file))
     const uploaded = yield* client.files.upload({ payload: form })
-    let batch = yield* client.batches.create({ payload: { input_file_id: uploaded.id, endpoint, completion_window: "24h" } })
+    let batch = yield* client.batches.create({
+      payload: { input_file_id: uploaded.id, endpoint, completion_window: "24h" },
+      headers: live ? { [Batch.executionHeader]: "live" } : {}
+    })
     if (wait) {
       const bar = Output.stderrIsTerminal()
         ? new SingleBar({ stream: process.stderr, format: "batch {bar} {percentage}% | {value}/{total} lines | {failed} failed | {status}", hideCursor: true })
@@ -53,6 +58,7 @@ export const create = Command.make(
   Command.withDescription("Upload a JSONL file and run it as a batch (OpenAI's Batch API): each line a request, charged as a live call"),
   Command.withExamples([
     { command: "switchyard batch create corpus.jsonl --wait", description: "Embed a corpus as a batch, waiting for it" },
-    { command: "switchyard batch create pairs.jsonl --endpoint /v1/rerank", description: "A batch of rerank requests" }
+    { command: "switchyard batch create pairs.jsonl --endpoint /v1/rerank", description: "A batch of rerank requests" },
+    { command: "switchyard batch create corpus.jsonl --live --wait", description: "Live calls only: done in minutes, at the live price" }
   ])
 )

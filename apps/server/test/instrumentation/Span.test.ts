@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, References } from "effect"
 import * as GatewayLogger from "../../src/observability/GatewayLogger.ts"
-import * as Span from "../../src/observability/Span.ts"
+import * as Span from "../../src/instrumentation/Span.ts"
 
 const spanName = Effect.currentSpan.pipe(Effect.map((span) => span.name), Effect.option)
 

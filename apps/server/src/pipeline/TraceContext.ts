@@ -1,5 +1,4 @@
-import type { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
-import { knownKeys } from "@switchyard/core/schema/TraceConfig"
+import { knownKeys, type TraceConfig } from "@switchyard/core/schema/TraceConfig"
 import { Effect } from "effect"
 
 /**
@@ -8,7 +7,7 @@ import { Effect } from "effect"
  * provider.
  */
 export const annotationsOf = (
-  request: Pick<EmbeddingRequest, "trace">,
+  request: { readonly trace?: TraceConfig },
   sessionId: string | undefined
 ): Readonly<Record<string, string>> => {
   const out: Record<string, string> = {}

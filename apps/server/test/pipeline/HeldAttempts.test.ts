@@ -6,7 +6,7 @@ import type { Accounting, Reservation } from "@switchyard/core/store/Accounting"
 import type * as Fallback from "@switchyard/core/upstream/Fallback"
 import { Clock, Effect, Exit, Fiber } from "effect"
 import { TestClock } from "effect/testing"
-import * as HeldAttempts from "../../src/routing/HeldAttempts.ts"
+import * as HeldAttempts from "../../src/pipeline/HeldAttempts.ts"
 
 // Three endpoints; the first provider sets its own time limit.
 const candidates: ReadonlyArray<Candidate> = builtin.providers

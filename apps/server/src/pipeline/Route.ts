@@ -1,6 +1,8 @@
 import type { CallerShape } from "@switchyard/core/api/Authorization"
 import type * as Catalog from "@switchyard/core/catalog/Catalog"
 import type * as Cost from "@switchyard/core/catalog/Cost"
+import * as ModelName from "@switchyard/core/catalog/ModelName"
+import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters"
 import * as RoutePlan from "@switchyard/core/routing/RoutePlan"
 import type { InputModality } from "@switchyard/core/schema/EmbeddingRequest"
 import type { ProviderPreferences } from "@switchyard/core/schema/ProviderPreferences"
@@ -8,10 +10,10 @@ import type { ByokStore } from "@switchyard/core/store/ByokStore"
 import type * as Fallback from "@switchyard/core/upstream/Fallback"
 import { Clock, Effect, Option, type Redacted } from "effect"
 import type { LoadedCatalog } from "../catalog/CatalogLoader.ts"
-import type { EndpointHealth } from "../embeddings/EndpointHealth.ts"
-import * as RandomPool from "../embeddings/RandomPool.ts"
-import { routingOf, type Workspaces } from "../embeddings/Workspaces.ts"
-import * as Span from "../observability/Span.ts"
+import type { EndpointHealth } from "./EndpointHealth.ts"
+import * as RandomPool from "./RandomPool.ts"
+import { routingOf, type Workspaces } from "./Workspaces.ts"
+import * as Span from "../instrumentation/Span.ts"
 import { connectionOf } from "../providers/Adapters.ts"
 
 /**
@@ -131,3 +133,26 @@ export const attemptLimitMs = (provider: Catalog.Provider, defaultTimeoutMs: num
  */
 export const connectionFor = (route: Pick<Route, "own"> & { readonly snapshot?: LoadedCatalog }, loaded: LoadedCatalog, provider: Catalog.Provider) =>
   connectionOf(provider, route.own.get(provider.slug) ?? (route.snapshot ?? loaded).credentials.get(provider.slug))
+
+/**
+ * The request with its model named in full: a model named without its vendor becomes the one
+ * served model of that name.
+ */
+export const resolveModel = (loaded: LoadedCatalog) => <P extends { readonly model: string }>(payload: P) =>
+  Effect.fromResult(ModelName.resolve(loaded.catalog, payload.model, (p) => loaded.active.has(p.slug))).pipe(
+    Effect.map((model) => (model === payload.model ? payload : { ...payload, model }))
+  )
+
+/**
+ * The parameters the request sent that the serving endpoint does not support, which were left out
+ * (`require_parameters` off).
+ */
+export const ignoredParameters = (plan: RoutePlan.Plan, endpointId: string, sent: ReadonlyArray<string>) => {
+  const endpoint = plan.attempts.find((c) => c.id === endpointId)?.endpoint
+  return endpoint === undefined ? [] : EndpointParameters.missing(sent, endpoint)
+}
+
+/**
+ * The route of a plan as the answer reports it: the explanation and the attempts' ids.
+ */
+export const report = (plan: RoutePlan.Plan) => ({ ...plan.explanation, attempts: plan.attempts.map((c) => c.id) })

@@ -51,7 +51,7 @@ export interface RequestFacts {
  * record for each request; outside a request there is none and {@link note} does nothing.
  */
 export const CurrentRequestFacts = Context.Reference<RequestFacts | undefined>(
-  "@switchyard/server/observability/CurrentRequestFacts",
+  "@switchyard/server/instrumentation/CurrentRequestFacts",
   { defaultValue: () => undefined }
 )
 

@@ -7,14 +7,14 @@
 import { Config, Effect, Layer, Option, Redacted } from "effect"
 import { HttpServer } from "effect/http"
 import * as NodePath from "node:path"
-import { CacheConfig } from "../cache/EmbeddingCache.ts"
-import * as CatalogLoader from "../catalog/CatalogLoader.ts"
-import * as ConsoleRoute from "../http/ConsoleRoute.ts"
-import * as RateLimit from "../http/RateLimit.ts"
-import { sqliteFile, StoreConfig, type StoreChoice } from "../store/Database.ts"
-import * as MemoryBudget from "../http/MemoryBudget.ts"
-import * as RedisConnection from "../store/RedisConnection.ts"
-import { TracingConfig, tracesUrl } from "./Tracing.ts"
+import { CacheConfig } from "./cache/EmbeddingCache.ts"
+import * as CatalogLoader from "./catalog/CatalogLoader.ts"
+import * as ConsoleRoute from "./http/ConsoleRoute.ts"
+import * as RateLimit from "./http/RateLimit.ts"
+import { sqliteFile, StoreConfig, type StoreChoice } from "./store/Database.ts"
+import * as MemoryBudget from "./http/MemoryBudget.ts"
+import * as RedisConnection from "./store/RedisConnection.ts"
+import { TracingConfig, tracesUrl } from "./observability/Tracing.ts"
 
 /** A URL as it may be shown: scheme, user, host, port and path; never the password or the query. */
 export const shownUrl = (text: string): string => {

@@ -2,11 +2,26 @@ import { RequestTimedOut } from "@switchyard/core/errors/EmbeddingsError"
 import type { Accounting, Reservation } from "@switchyard/core/store/Accounting"
 import * as Fallback from "@switchyard/core/upstream/Fallback"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
-import { Clock, Duration, Effect, Exit } from "effect"
-import * as Span from "../observability/Span.ts"
-import * as SpanAttributes from "../observability/SpanAttributes.ts"
-import * as UpstreamSpan from "../observability/UpstreamSpan.ts"
+import * as Money from "@switchyard/core/catalog/Money"
+import { Clock, Config, Duration, Effect, Exit } from "effect"
+import * as Span from "../instrumentation/Span.ts"
+import * as SpanAttributes from "../instrumentation/SpanAttributes.ts"
+import * as UpstreamSpan from "../instrumentation/UpstreamSpan.ts"
 import * as Route from "./Route.ts"
+
+/**
+ * The limits a model call's attempts run under, whatever the task: the request's time, one
+ * upstream call's time at a provider that sets none, and how many upstream calls of one attempt
+ * (its batches) run at once.
+ */
+export const CallConfig = Config.all({
+  requestTimeoutMs: Config.Int("SWITCHYARD_REQUEST_TIMEOUT_MS").pipe(Config.withDefault(120_000)),
+  attemptTimeoutMs: Config.Int("SWITCHYARD_ATTEMPT_TIMEOUT_MS").pipe(Config.withDefault(15_000)),
+  batchConcurrency: Config.Int("SWITCHYARD_BATCH_CONCURRENCY").pipe(Config.withDefault(4))
+})
+
+/** A settled cost in nano-dollars, as the hold is settled at: rounded half to even. */
+export const nanosOf = (atto: bigint) => Money.toUnits(atto, 9, "half-even")
 
 /**
  * One upstream call under one timer: it ends at `limitMs`, its provider's limit, with the

@@ -103,7 +103,7 @@ export class EndpointHealth extends Context.Service<EndpointHealth, {
   readonly statsOf: (id: string, now: number) => EndpointStats | undefined
   /** Percent of this process's calls to the endpoint in the last `windowMs` that did not fail against it. */
   readonly uptime: (id: string, now: number, windowMs: number) => number | null
-}>()("@switchyard/server/embeddings/EndpointHealth") {
+}>()("@switchyard/server/pipeline/EndpointHealth") {
   static readonly layer = Layer.sync(EndpointHealth, () => {
     const series = new Map<string, Series>()
     const of = (id: string) => {

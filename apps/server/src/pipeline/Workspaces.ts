@@ -42,7 +42,7 @@ export class Workspaces extends Context.Service<Workspaces, {
   readonly settingsOf: (workspaceId: string) => Effect.Effect<WorkspaceSettings, StoreUnavailable>
   /** Drops what is kept of a workspace, after it was changed. */
   readonly forget: (workspaceId: string) => Effect.Effect<void>
-}>()("@switchyard/server/embeddings/Workspaces") {
+}>()("@switchyard/server/pipeline/Workspaces") {
   static readonly layer = Layer.effect(
     Workspaces,
     Effect.gen(function*() {

@@ -2,7 +2,7 @@ import type { CallerShape } from "@switchyard/core/api/Authorization"
 import type * as Fallback from "@switchyard/core/upstream/Fallback"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Effect } from "effect"
-import type { EndpointHealth } from "../embeddings/EndpointHealth.ts"
+import type { EndpointHealth } from "./EndpointHealth.ts"
 
 /**
  * What every finished attempt leaves behind, whatever the task: a success feeds the endpoint's

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Logger, References } from "effect"
-import * as TraceContext from "../../src/embeddings/TraceContext.ts"
+import * as TraceContext from "../../src/pipeline/TraceContext.ts"
 
 describe("TraceContext", () => {
   const trace = { trace_id: "t-1", trace_name: "ingest", span_name: "embed", generation_name: "g", parent_span_id: "p", team: "search" }

@@ -1,0 +1,293 @@
+import { Alert, Badge, Button, Group, Modal, PasswordInput, Stack, Table, Text, Textarea } from "@mantine/core"
+import type { ProviderTestResult } from "@switchyard/core/schema/ManagedProvider"
+import type { ProviderRecord } from "@switchyard/core/schema/ProviderListing"
+import { useEffect, useState } from "react"
+import * as Format from "./Format.ts"
+import { ErrorNotice } from "./PageHeader.tsx"
+import * as ProviderDraft from "./ProviderDraft.ts"
+import { ScrollTable } from "./ScrollTable.tsx"
+import { useSession } from "./SessionContext.ts"
+
+/**
+ * The providers page's dialogs for instance administrators: add, edit, rotate the credential,
+ * delete; and a test's results. Each closes on success and hands back what to say.
+ */
+
+const jsonText = (value: unknown) => JSON.stringify(value, null, 2)
+
+const ProviderJsonInput = ({ value, onChange, description }: {
+  readonly value: string
+  readonly onChange: (value: string) => void
+  readonly description: string
+}) => (
+  <Textarea
+    label="Provider (as in the config file)"
+    description={description}
+    autosize
+    minRows={12}
+    maxRows={24}
+    spellCheck={false}
+    styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)", fontSize: 13 } }}
+    value={value}
+    onChange={(event) => onChange(event.currentTarget.value)}
+  />
+)
+
+export const AddProviderModal = ({ opened, onClose, onAdded }: {
+  readonly opened: boolean
+  readonly onClose: () => void
+  readonly onAdded: (slug: string) => void
+}) => {
+  const { client } = useSession()
+  const [text, setText] = useState(() => jsonText(ProviderDraft.template))
+  const [apiKey, setApiKey] = useState("")
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+
+  const submit = (event: React.FormEvent) => {
+    event.preventDefault()
+    setError(null)
+    const parsed = ProviderDraft.parse(text)
+    if (parsed._tag === "Invalid") return setError(parsed.message)
+    setBusy(true)
+    client.providerAdmin.create({ payload: { ...parsed.value, ...(apiKey === "" ? {} : { api_key: apiKey }) } }).then(
+      (created) => {
+        setText(jsonText(ProviderDraft.template))
+        setApiKey("")
+        onAdded(created.data.slug)
+      },
+      setError
+    ).finally(() => setBusy(false))
+  }
+
+  return (
+    <Modal opened={opened} onClose={onClose} title="Add a provider" size="lg">
+      <form onSubmit={submit}>
+        <Stack>
+          <ProviderJsonInput
+            value={text}
+            onChange={setText}
+            description="Checked by the config file's own schema; it routes on every replica within a second."
+          />
+          <PasswordInput
+            label="Upstream API key"
+            description="Stored encrypted and never shown again: only whether it is set and its last 4 characters."
+            autoComplete="off"
+            value={apiKey}
+            onChange={(event) => setApiKey(event.currentTarget.value)}
+          />
+          <ErrorNotice error={error} title="The provider was not added" />
+          <Group justify="flex-end">
+            <Button variant="default" onClick={onClose}>Cancel</Button>
+            <Button type="submit" loading={busy}>Add provider</Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  )
+}
+
+export const EditProviderModal = ({ slug, onClose, onSaved }: {
+  readonly slug: string
+  readonly onClose: () => void
+  readonly onSaved: (changed: number) => void
+}) => {
+  const { client } = useSession()
+  const [stored, setStored] = useState<ProviderDraft.ProviderJson | null>(null)
+  const [text, setText] = useState("")
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+
+  useEffect(() => {
+    const controller = new AbortController()
+    client.providerAdmin.get({ params: { slug } }, { signal: controller.signal }).then(
+      (found) => {
+        setStored(found.data.provider)
+        setText(jsonText(found.data.provider))
+      },
+      (failure: unknown) => controller.signal.aborted || setError(failure)
+    )
+    return () => controller.abort()
+  }, [client, slug])
+
+  const submit = (event: React.FormEvent) => {
+    event.preventDefault()
+    setError(null)
+    if (stored === null) return
+    const parsed = ProviderDraft.parse(text)
+    if (parsed._tag === "Invalid") return setError(parsed.message)
+    const change = ProviderDraft.patch(stored, parsed.value)
+    if (change._tag === "Invalid") return setError(change.message)
+    const count = Object.keys(change.fields).length
+    if (count === 0) return onSaved(0)
+    setBusy(true)
+    client.providerAdmin.update({ params: { slug }, payload: change.fields })
+      .then(() => onSaved(count), setError)
+      .finally(() => setBusy(false))
+  }
+
+  return (
+    <Modal opened onClose={onClose} title={`Edit ${slug}`} size="lg">
+      <form onSubmit={submit}>
+        <Stack>
+          {stored === null && error === null ? <Text size="sm">Loading…</Text> : (
+            <ProviderJsonInput
+              value={text}
+              onChange={setText}
+              description="The fields you change are replaced (endpoints as a whole); the credential is changed with Rotate key."
+            />
+          )}
+          <ErrorNotice error={error} title="The provider was not changed" />
+          <Group justify="flex-end">
+            <Button variant="default" onClick={onClose}>Cancel</Button>
+            <Button type="submit" loading={busy} disabled={stored === null}>Save provider</Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  )
+}
+
+export const RotateKeyModal = ({ provider, onClose, onSaved }: {
+  readonly provider: ProviderRecord
+  readonly onClose: () => void
+  readonly onSaved: (text: string) => void
+}) => {
+  const { client } = useSession()
+  const [apiKey, setApiKey] = useState("")
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+
+  const send = (value: string | null) => {
+    setError(null)
+    setBusy(true)
+    client.providerAdmin.update({ params: { slug: provider.slug }, payload: { api_key: value } }).then(
+      (updated) =>
+        onSaved(
+          value === null
+            ? `Removed the upstream key of ${provider.name}.`
+            : `Rotated the upstream key of ${provider.name}: ${ProviderDraft.credential(updated.data.api_key)}.`
+        ),
+      setError
+    ).finally(() => setBusy(false))
+  }
+
+  return (
+    <Modal opened onClose={onClose} title={`Upstream key of ${provider.name}`}>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault()
+          send(apiKey)
+        }}
+      >
+        <Stack>
+          <Text size="sm">Now: {ProviderDraft.credential(provider.api_key)}</Text>
+          <PasswordInput
+            label="New upstream API key"
+            description="Replaces the stored one at once; it is never shown again."
+            autoComplete="off"
+            required
+            value={apiKey}
+            onChange={(event) => setApiKey(event.currentTarget.value)}
+          />
+          <ErrorNotice error={error} title="The key was not changed" />
+          <Group justify="space-between">
+            {provider.api_key?.set === true
+              ? <Button variant="subtle" color="red" onClick={() => send(null)} disabled={busy}>Remove the stored key</Button>
+              : <span />}
+            <Group>
+              <Button variant="default" onClick={onClose}>Cancel</Button>
+              <Button type="submit" loading={busy}>Save key</Button>
+            </Group>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  )
+}
+
+export const DeleteProviderModal = ({ provider, onClose, onDeleted }: {
+  readonly provider: ProviderRecord
+  readonly onClose: () => void
+  readonly onDeleted: () => void
+}) => {
+  const { client } = useSession()
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+  const remove = () => {
+    setError(null)
+    setBusy(true)
+    client.providerAdmin.delete({ params: { slug: provider.slug } }).then(onDeleted, setError).finally(() => setBusy(false))
+  }
+  return (
+    <Modal opened onClose={onClose} title={`Delete ${provider.name}?`}>
+      <Stack>
+        <Text size="sm">
+          Its models stop being routed to it on every replica within a second, and its stored key is deleted. Requests already
+          under way finish.
+        </Text>
+        <ErrorNotice error={error} title="The provider was not deleted" />
+        <Group justify="flex-end">
+          <Button variant="default" onClick={onClose}>Cancel</Button>
+          <Button color="red" onClick={remove} loading={busy}>Delete provider</Button>
+        </Group>
+      </Stack>
+    </Modal>
+  )
+}
+
+/** One small call to each endpoint of a provider: what each answered, and how fast. */
+export const TestResults = ({ name, result, onClose }: {
+  readonly name: string
+  readonly result: ProviderTestResult["data"]
+  readonly onClose: () => void
+}) => {
+  const failed = result.endpoints.filter((endpoint) => !endpoint.ok).length
+  return (
+    <section aria-labelledby="provider-test-title">
+      <Alert
+        color={result.ok ? "teal" : "red"}
+        role={result.ok ? "status" : "alert"}
+        title={<span id="provider-test-title">{`Test of ${name}`}</span>}
+        withCloseButton
+        onClose={onClose}
+        mb="xs"
+      >
+        {result.ok
+          ? `Every endpoint answered (${result.endpoints.length}).`
+          : `${failed} of ${result.endpoints.length} endpoints failed.`}
+      </Alert>
+      <ScrollTable label={`Test of ${name}`} minWidth={560}>
+        <Table verticalSpacing="xs" striped>
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th scope="col">Model</Table.Th>
+              <Table.Th scope="col">Result</Table.Th>
+              <Table.Th scope="col">Status</Table.Th>
+              <Table.Th scope="col">Latency</Table.Th>
+              <Table.Th scope="col">Error</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {result.endpoints.map((endpoint) => (
+              <Table.Tr key={endpoint.model} data-tested={endpoint.model}>
+                <Table.Td>
+                  <Text size="sm" ff="monospace">{endpoint.model}</Text>
+                  <Text size="xs" c="dimmed">{endpoint.task}</Text>
+                </Table.Td>
+                <Table.Td>
+                  <Badge variant="light" color={endpoint.ok ? "teal" : "red"} styles={{ label: { overflow: "visible" } }}>
+                    {endpoint.ok ? "answered" : "failed"}
+                  </Badge>
+                </Table.Td>
+                <Table.Td>{endpoint.status ?? "-"}</Table.Td>
+                <Table.Td style={{ whiteSpace: "nowrap" }}>{Format.millis(endpoint.latency_ms)}</Table.Td>
+                <Table.Td><Text size="xs" style={{ overflowWrap: "anywhere" }}>{endpoint.error ?? "-"}</Text></Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      </ScrollTable>
+    </section>
+  )
+}

@@ -1,0 +1,84 @@
+import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
+import * as Money from "@switchyard/core/catalog/Money"
+import * as EmbeddingRequestSchema from "@switchyard/core/schema/EmbeddingRequest"
+import { ignoredParameters, report } from "../pipeline/Route.ts"
+import { ForwardedVector } from "../providers/VectorEncoding.ts"
+import type { Served } from "./Settlement.ts"
+
+type EmbeddingRequest = EmbeddingRequestSchema.EmbeddingRequest
+
+/**
+ * The answer of a served embeddings request, for the live route and a batch's output line alike.
+ */
+
+const modalityDetails = (served: Served) => {
+  const tokens = served.modalityTokens
+  if (tokens === undefined) return undefined
+  const details = Object.fromEntries(Object.entries(tokens).filter(([, n]) => typeof n === "number" && n > 0))
+  return Object.keys(details).length === 0 ? undefined : details
+}
+
+/**
+ * The response body as bytes: vectors forwarded from the upstream are copied in as the upstream
+ * wrote them, other vectors are serialised once; nothing passes through a schema.
+ */
+export const body = (served: Served, request: EmbeddingRequest, explain: boolean): Uint8Array => {
+  const rest = JSON.stringify(envelope(served, request, explain))
+  const chunks: Array<Uint8Array> = [listHead]
+  let length = listHead.length
+  const push = (chunk: Uint8Array) => {
+    chunks.push(chunk)
+    length += chunk.length
+  }
+  for (const [position, d] of served.data.entries()) {
+    push(position === 0 ? itemHead : nextItemHead)
+    const vector = d.embedding
+    push(vector instanceof ForwardedVector ? vector.json : Buffer.from(JSON.stringify(vector), "latin1"))
+    push(Buffer.from(`,"index":${d.index}}`, "latin1"))
+  }
+  // `rest` is an object's JSON: its opening brace becomes the comma after the list.
+  push(Buffer.from(`],${rest.slice(1)}`, "utf8"))
+  return Buffer.concat(chunks, length)
+}
+
+const listHead = Buffer.from(`{"object":"list","data":[`, "latin1")
+const itemHead = Buffer.from(`{"object":"embedding","embedding":`, "latin1")
+const nextItemHead = Buffer.from(`,{"object":"embedding","embedding":`, "latin1")
+
+// Everything of the response but its list of vectors.
+const envelope = (served: Served, request: EmbeddingRequest, explain: boolean) => {
+  const upstreamCost = Money.toNumber(served.upstreamCostAtto)
+  const details = multiModal(request) ? modalityDetails(served) : undefined
+  const ignored = ignoredParameters(served.plan, served.endpoint, EmbeddingRequestSchema.sentParameters(request))
+  return {
+    model: served.model,
+    id: served.id,
+    provider: served.provider,
+    usage: {
+      prompt_tokens: served.promptTokens,
+      total_tokens: served.totalTokens,
+      cost: creditsFromNanos(served.costNanos),
+      cost_details: {
+        upstream_inference_prompt_cost: upstreamCost,
+        upstream_inference_completions_cost: 0,
+        upstream_inference_cost: upstreamCost
+      },
+      is_byok: served.isByok,
+      ...(details === undefined ? {} : { prompt_tokens_details: details })
+    },
+    ...(served.vectorSpaceChange !== undefined || explain || ignored.length > 0 || served.cache.items > 0
+      ? {
+        switchyard: {
+          ...(served.cache.items > 0
+            ? { cache: { status: served.cache.outcome, items: served.cache.items, tokens: served.cache.tokens } }
+            : {}),
+          ...(served.vectorSpaceChange !== undefined ? { vector_space_change: served.vectorSpaceChange } : {}),
+          ...(ignored.length > 0 ? { ignored_parameters: ignored } : {}),
+          ...(explain ? { routing: { ...report(served.plan), tried: served.attempts } } : {})
+        }
+      }
+      : {})
+  }
+}
+
+const multiModal = (request: EmbeddingRequest) => EmbeddingRequestSchema.inputModalities(request).length >= 2
