@@ -53,7 +53,7 @@ const connectTimeout = Duration.seconds(1)
  * would otherwise never be given up: node-redis only reconnects after the socket closes, and a
  * silent socket can stay open for the kernel's whole retransmission time (about 15 minutes).
  */
-export const pingsBeforeReplacing = 5
+const pingsBeforeReplacing = 5
 
 // Reconnecting after a lost connection: 50 ms doubling up to 1 s, with jitter. It never gives up:
 // Redis coming back is the common end of an outage.

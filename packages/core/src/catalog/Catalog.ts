@@ -125,7 +125,7 @@ const rerankModalities: ReadonlyArray<InputModalityType> = ["text", "image"]
  *
  * @since 0.6.0
  */
-export const BatchPricing = Schema.Struct({
+const BatchPricing = Schema.Struct({
   prompt: Schema.optionalKey(Price),
   search: Schema.optionalKey(Price),
   completion: Schema.optionalKey(Price),

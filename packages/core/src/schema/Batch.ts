@@ -225,7 +225,7 @@ export const executionHeader = "x-switchyard-batch-execution"
  *
  * @since 0.6.0
  */
-export const Execution = Schema.Literals(["auto", "live"])
+const Execution = Schema.Literals(["auto", "live"])
 
 /**
  * @since 0.6.0
