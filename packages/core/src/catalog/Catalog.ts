@@ -135,11 +135,6 @@ const BatchPricing = Schema.Struct({
 })
 
 /**
- * @since 0.6.0
- */
-export type BatchPricing = typeof BatchPricing.Type
-
-/**
  * An endpoint's list price (decimal USD strings). `search` is USD per 1,000 search units (a
  * rerank query over up to 100 documents, as Cohere prices rerank). `batch`, when set, is the
  * price of lines run through the provider's batch API (a provider batch), in the same units.

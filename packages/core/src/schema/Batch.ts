@@ -228,11 +228,6 @@ export const executionHeader = "x-switchyard-batch-execution"
 const Execution = Schema.Literals(["auto", "live"])
 
 /**
- * @since 0.6.0
- */
-export type Execution = typeof Execution.Type
-
-/**
  * The headers `POST /batches` reads.
  *
  * @since 0.6.0
