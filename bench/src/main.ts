@@ -7,6 +7,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
 import { parseArgs } from "node:util"
+import * as BatchSection from "./BatchSection.ts"
 import * as Bench from "./Bench.ts"
 import * as CgroupBench from "./CgroupBench.ts"
 import { type CellId, cells, type TargetId, targetLabels } from "./Cells.ts"
@@ -302,7 +303,11 @@ Fs.writeFileSync(NodePath.join(outDir, `bench-${stamp}.json`), `${JSON.stringify
 Fs.writeFileSync(NodePath.join(outDir, `bench-${stamp}.md`), `${text}\n`)
 Fs.writeFileSync(NodePath.join(outDir, "latest.json"), `${JSON.stringify(report, null, 2)}\n`)
 Fs.writeFileSync(NodePath.join(outDir, "latest.md"), `${text}\n`)
-if (summaryPath !== undefined) Fs.writeFileSync(summaryPath, `${text}\n`)
+// The batch cell's section (written by `pnpm --filter @switchyard/bench batch`) stays.
+if (summaryPath !== undefined) {
+  const previous = Fs.existsSync(summaryPath) ? Fs.readFileSync(summaryPath, "utf8") : undefined
+  Fs.writeFileSync(summaryPath, BatchSection.keep(previous, `${text}\n`))
+}
 console.log(text)
 log(`wrote ${NodePath.join(outDir, "latest.json")} and latest.md${summaryPath !== undefined ? ` and ${summaryPath}` : ""}`)
 if (values.strict && report.checks.some((c) => c.holds === false)) process.exit(1)

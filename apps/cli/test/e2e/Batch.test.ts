@@ -33,6 +33,9 @@ describe("switchyard batch (the binary against a fresh gateway on 127.0.0.1)", (
     assert.strictEqual(got.code, 0, got.stderr)
     assert.include(got.stdout, "completed")
     assert.include(got.stdout, "3 served, 1 failed")
+    // What its served lines cost so far, as the batch object says it (the local model is free).
+    assert.strictEqual(batch.cost, 0)
+    assert.match(got.stdout, /^cost\s+\$0\.00$/mu)
 
     const listed = await runCli(["batch", "list", "--json"], { env })
     assert.include(JSON.parse(listed.stdout).data.map((b: { id: string }) => b.id), batch.id)

@@ -27,6 +27,11 @@ const BatchRunnerConfig = Config.all({
   workerProcesses: Config.String("SWITCHYARD_WORKERS").pipe(Config.withDefault("1"))
 })
 
+/** A worker's next unit, claimed when its last one was written. */
+interface Held {
+  next: Option.Option<UnitRow>
+}
+
 // Worth another try, later: the upstream or the gateway was busy, not the request wrong.
 const retryable = (status: number) => status === 429 || status === 502 || status === 503 || status === 524 || status === 529
 
@@ -144,7 +149,11 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
       }
     })
 
-  const runUnit = (unit: UnitRow) => {
+  /**
+   * Runs a unit and writes its lines; the worker's next unit is claimed in the same transaction
+   * and put in `held` at once (a worker stopped before running it gives it back).
+   */
+  const runUnit = (unit: UnitRow, held: Held) => {
     // The holds that admitted the lines sent to provider batches, dropped once the unit is written.
     let release: Effect.Effect<void> = Effect.void
     return Effect.gen(function*() {
@@ -221,46 +230,61 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
       }
       const served = results.filter((r): r is LineOutcome => r !== undefined && r.served)
       const failed = results.filter((r): r is LineOutcome => r !== undefined && !r.served)
-      const checkpointed = yield* store.complete(unit, owner, {
-        output: served.map((r) => `${r.line}\n`).join(""),
-        errors: failed.map((r) => `${r.line}\n`).join(""),
-        completed: served.length,
-        failed: failed.length,
-        costNanos: served.reduce((sum, r) => sum + (r.costNanos ?? 0n), 0n),
-        providerBatches,
-        now: yield* Clock.currentTimeMillis
-      })
-      if (checkpointed) metrics.batchLines({ endpoint: row.endpoint, served: served.length, failed: failed.length })
+      const now = yield* Clock.currentTimeMillis
+      const { written } = yield* Effect.uninterruptible(Effect.tap(
+        store.completeAndClaim(unit, owner, {
+          output: served.map((r) => `${r.line}\n`).join(""),
+          errors: failed.map((r) => `${r.line}\n`).join(""),
+          completed: served.length,
+          failed: failed.length,
+          costNanos: served.reduce((sum, r) => sum + (r.costNanos ?? 0n), 0n),
+          providerBatches,
+          now
+        }, { now, leaseMs: config.leaseMs }),
+        ({ next }) =>
+          Effect.sync(() => {
+            held.next = next
+          })
+      ))
+      if (written) metrics.batchLines({ endpoint: row.endpoint, served: served.length, failed: failed.length })
     }).pipe(Effect.ensuring(Effect.suspend(() => release)))
   }
 
   // Completion windows are checked once a poll by one of the workers.
   let lastExpiryCheck = 0
-  const step = Effect.gen(function*() {
-    const now = yield* Clock.currentTimeMillis
-    if (now - lastExpiryCheck >= config.pollMs) {
-      lastExpiryCheck = now
-      yield* store.expireOverdue(now)
-    }
-    for (const id of yield* store.validating) yield* validate(id)
-    const unit = yield* store.claim(owner, yield* Clock.currentTimeMillis, config.leaseMs)
-    if (Option.isSome(unit)) {
-      // A process that stops gives its unit back; its served lines settle again as no-ops.
-      yield* runUnit(unit.value).pipe(Effect.onInterrupt(() => Effect.ignore(store.release(unit.value, owner))))
-    }
-    yield* store.finalize(yield* Clock.currentTimeMillis)
-    return Option.isSome(unit)
-  })
+  const step = (held: Held) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      if (now - lastExpiryCheck >= config.pollMs) {
+        lastExpiryCheck = now
+        yield* store.expireOverdue(now)
+      }
+      for (const id of yield* store.validating) yield* validate(id)
+      // The unit claimed as the last one was written, else one claimed now.
+      const unit = Option.isSome(held.next) ? held.next : yield* store.claim(owner, yield* Clock.currentTimeMillis, config.leaseMs)
+      held.next = Option.none()
+      if (Option.isSome(unit)) {
+        // A process that stops gives its unit back; its served lines settle again as no-ops.
+        yield* runUnit(unit.value, held).pipe(Effect.onInterrupt(() => Effect.ignore(store.release(unit.value, owner))))
+      }
+      yield* store.finalize(yield* Clock.currentTimeMillis)
+      return Option.isSome(unit)
+    })
 
-  const worker = step.pipe(
-    Effect.catchCause((cause) =>
-      Cause.hasInterruptsOnly(cause)
-        ? Effect.failCause(cause)
-        : Effect.logError("batch work failed", Cause.pretty(cause)).pipe(Effect.as(false))
-    ),
-    Effect.flatMap((worked) => (worked ? Effect.void : Effect.sleep(Duration.millis(config.pollMs)))),
-    Effect.forever
-  )
+  const worker = Effect.suspend(() => {
+    const held: Held = { next: Option.none() }
+    return step(held).pipe(
+      Effect.catchCause((cause) =>
+        Cause.hasInterruptsOnly(cause)
+          ? Effect.failCause(cause)
+          : Effect.logError("batch work failed", Cause.pretty(cause)).pipe(Effect.as(false))
+      ),
+      Effect.flatMap((worked) => (worked ? Effect.void : Effect.sleep(Duration.millis(config.pollMs)))),
+      Effect.forever,
+      // A unit claimed but not yet run is given back too.
+      Effect.onInterrupt(() => Option.isSome(held.next) ? Effect.ignore(store.release(held.next.value, owner)) : Effect.void)
+    )
+  })
   // The runner's polls and leases run on the system clock: a test that moves its TestClock by
   // days (the ledger's retention) would otherwise run every poll of those days.
   const systemClock = Effect.provideService(Clock.Clock, Clock.Clock.defaultValue())

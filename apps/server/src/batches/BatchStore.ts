@@ -129,6 +129,16 @@ export class BatchStore extends Context.Service<BatchStore, {
   /** Writes a unit's lines and counts once, if its claim is still the owner's. */
   readonly complete: (unit: UnitRow, owner: string, result: UnitResult) => Op<boolean>
   /**
+   * `complete`, and the owner's next unit claimed (as `claim` does) in the same transaction: one
+   * commit, one flush to disk, where there were two.
+   */
+  readonly completeAndClaim: (
+    unit: UnitRow,
+    owner: string,
+    result: UnitResult,
+    next: { readonly now: number; readonly leaseMs: number }
+  ) => Op<{ readonly written: boolean; readonly next: Option.Option<UnitRow> }>
+  /**
    * Batches whose completion window passed by `now`: one still validating is `expired`; one in
    * progress is marked (`expired_at`) so that its units not yet run write `batch_expired` error
    * lines instead of running, and it finishes as `expired`.
@@ -173,19 +183,56 @@ export class BatchStore extends Context.Service<BatchStore, {
         Effect.gen(function*() {
           const totals = (yield* fileTotals(fileId))[0]
           if (totals === undefined || Number(totals.chunks) === 0) return false
-          // Bytes, not characters: LENGTH counts characters of text on both dialects.
-          const bytes = yield* sql.onDialectOrElse({
-            pg: () =>
-              sql<{ readonly bytes: number | string | null }>`SELECT SUM(OCTET_LENGTH(data)) AS bytes
-                FROM batch_file_chunks WHERE file_id = ${fileId}`,
-            orElse: () =>
-              sql<{ readonly bytes: number | string | null }>`SELECT SUM(LENGTH(CAST(data AS BLOB))) AS bytes
-                FROM batch_file_chunks WHERE file_id = ${fileId}`
-          })
+          // Bytes, not characters (LENGTH counts characters of text on both dialects). SQLite reads
+          // OCTET_LENGTH from the record's header, not the value: a 1.5 GB output is not read again.
+          const bytes = yield* sql<{ readonly bytes: number | string | null }>`SELECT SUM(OCTET_LENGTH(data)) AS bytes
+            FROM batch_file_chunks WHERE file_id = ${fileId}`
           yield* sql`INSERT INTO batch_files (id, workspace_id, purpose, filename, bytes, lines, status, created_at)
             VALUES (${fileId}, ${workspaceId}, 'batch_output', ${filename}, ${Number(bytes[0]?.bytes ?? 0)},
               ${Number(totals.lines ?? 0)}, 'processed', ${now})
             ON CONFLICT (id) DO NOTHING`
+          return true
+        })
+
+      // Claims a unit that is waiting, or whose claim expired, of a batch in progress.
+      const claimOne = (owner: string, now: number, leaseMs: number) =>
+        Effect.gen(function*() {
+          const candidates = yield* sql<{ readonly batch_id: string; readonly seq: number }>`SELECT u.batch_id, u.seq
+            FROM batch_units u JOIN batches b ON b.id = u.batch_id
+            WHERE b.status = 'in_progress' AND (u.status = 'pending' OR (u.status = 'running' AND u.claimed_until < ${now}))
+            ORDER BY b.created_at, u.batch_id, u.seq LIMIT 8`
+          for (const candidate of candidates) {
+            // Claimed only if no other replica claimed it in between.
+            const claimed = yield* sql<UnitRow>`UPDATE batch_units SET status = 'running', claimed_by = ${owner},
+                claimed_until = ${now + leaseMs}
+              WHERE batch_id = ${candidate.batch_id} AND seq = ${candidate.seq}
+                AND (status = 'pending' OR (status = 'running' AND claimed_until < ${now}))
+              RETURNING batch_id, seq, input_seq, line_offset, first_line, line_count`
+            if (claimed[0] !== undefined) return Option.some(claimed[0])
+          }
+          return Option.none()
+        })
+
+      // Marks a unit done with its lines and counts, if its claim is still the owner's (in a transaction).
+      const completeOne = (unit: UnitRow, owner: string, result: UnitResult) =>
+        Effect.gen(function*() {
+          const done = yield* sql<{ readonly seq: number }>`UPDATE batch_units SET status = 'done',
+              completed = ${result.completed}, failed = ${result.failed}
+            WHERE batch_id = ${unit.batch_id} AND seq = ${unit.seq} AND status = 'running' AND claimed_by = ${owner}
+            RETURNING seq`
+          if (done.length === 0) return false
+          const files = yield* sql<{ readonly output_file_id: string; readonly error_file_id: string }>`SELECT output_file_id,
+            error_file_id FROM batches WHERE id = ${unit.batch_id}`
+          const batch = files[0]!
+          if (result.completed > 0) {
+            yield* insertChunk(batch.output_file_id, { seq: unit.seq, lines: result.completed, data: result.output })
+          }
+          if (result.failed > 0) {
+            yield* insertChunk(batch.error_file_id, { seq: unit.seq, lines: result.failed, data: result.errors })
+          }
+          yield* sql`UPDATE batches SET completed = completed + ${result.completed}, failed = failed + ${result.failed},
+              cost_nanos = cost_nanos + ${result.costNanos} WHERE id = ${unit.batch_id}`
+          yield* ProviderBatchStore.insert(sql, unit, result.providerBatches ?? [], result.now ?? 0)
           return true
         })
 
@@ -296,23 +343,7 @@ export class BatchStore extends Context.Service<BatchStore, {
           sql`UPDATE batches SET status = 'failed', failed_at = ${now},
               errors = ${JSON.stringify({ object: "list", data: errors })}
             WHERE id = ${id} AND status = 'validating'`.pipe(Effect.asVoid, op("batches.fail")),
-        claim: (owner, now, leaseMs) =>
-          Effect.gen(function*() {
-            const candidates = yield* sql<{ readonly batch_id: string; readonly seq: number }>`SELECT u.batch_id, u.seq
-              FROM batch_units u JOIN batches b ON b.id = u.batch_id
-              WHERE b.status = 'in_progress' AND (u.status = 'pending' OR (u.status = 'running' AND u.claimed_until < ${now}))
-              ORDER BY b.created_at, u.batch_id, u.seq LIMIT 8`
-            for (const candidate of candidates) {
-              // Claimed only if no other replica claimed it in between.
-              const claimed = yield* sql<UnitRow>`UPDATE batch_units SET status = 'running', claimed_by = ${owner},
-                  claimed_until = ${now + leaseMs}
-                WHERE batch_id = ${candidate.batch_id} AND seq = ${candidate.seq}
-                  AND (status = 'pending' OR (status = 'running' AND claimed_until < ${now}))
-                RETURNING batch_id, seq, input_seq, line_offset, first_line, line_count`
-              if (claimed[0] !== undefined) return Option.some(claimed[0])
-            }
-            return Option.none()
-          }).pipe(op("batches.claim")),
+        claim: (owner, now, leaseMs) => claimOne(owner, now, leaseMs).pipe(op("batches.claim")),
         extend: (unit, owner, until) =>
           sql<{ readonly seq: number }>`UPDATE batch_units SET claimed_until = ${until}
             WHERE batch_id = ${unit.batch_id} AND seq = ${unit.seq} AND status = 'running' AND claimed_by = ${owner}
@@ -328,26 +359,11 @@ export class BatchStore extends Context.Service<BatchStore, {
           Effect.map((rows) => rows.length),
           op("batches.release")
         ),
-        complete: (unit, owner, result) =>
+        complete: (unit, owner, result) => sql.withTransaction(completeOne(unit, owner, result)).pipe(op("batches.complete")),
+        completeAndClaim: (unit, owner, result, next) =>
           sql.withTransaction(Effect.gen(function*() {
-            const done = yield* sql<{ readonly seq: number }>`UPDATE batch_units SET status = 'done',
-                completed = ${result.completed}, failed = ${result.failed}
-              WHERE batch_id = ${unit.batch_id} AND seq = ${unit.seq} AND status = 'running' AND claimed_by = ${owner}
-              RETURNING seq`
-            if (done.length === 0) return false
-            const files = yield* sql<{ readonly output_file_id: string; readonly error_file_id: string }>`SELECT output_file_id,
-              error_file_id FROM batches WHERE id = ${unit.batch_id}`
-            const batch = files[0]!
-            if (result.completed > 0) {
-              yield* insertChunk(batch.output_file_id, { seq: unit.seq, lines: result.completed, data: result.output })
-            }
-            if (result.failed > 0) {
-              yield* insertChunk(batch.error_file_id, { seq: unit.seq, lines: result.failed, data: result.errors })
-            }
-            yield* sql`UPDATE batches SET completed = completed + ${result.completed}, failed = failed + ${result.failed},
-                cost_nanos = cost_nanos + ${result.costNanos} WHERE id = ${unit.batch_id}`
-            yield* ProviderBatchStore.insert(sql, unit, result.providerBatches ?? [], result.now ?? 0)
-            return true
+            const written = yield* completeOne(unit, owner, result)
+            return { written, next: yield* claimOne(owner, next.now, next.leaseMs) }
           })).pipe(op("batches.complete")),
         expireOverdue: (now) =>
           sql.withTransaction(Effect.gen(function*() {

@@ -172,8 +172,9 @@ export class Embeddings extends Context.Service<Embeddings, {
         } satisfies DryRun
       }, Span.within("Embeddings.dryRun"))
 
+      // Counted in flight with the other requests of its `createMany`.
       const one = (caller: CallerShape, request: EmbeddingRequest.EmbeddingRequest, generationId: string) =>
-        Effect.result(inFlight.track(create(caller, request, { generationId })))
+        Effect.result(create(caller, request, { generationId }))
 
       const createMany = (
         caller: CallerShape,
@@ -283,7 +284,8 @@ export class Embeddings extends Context.Service<Embeddings, {
       return Embeddings.of({
         create: (caller, request, options) => inFlight.track(create(caller, request, options)),
         dryRun,
-        createMany: (caller, requests) => inFlight.track(createMany(caller, requests))
+        // Each of its requests writes a row of its own: the ledger batch waits for all of theirs.
+        createMany: (caller, requests) => inFlight.track(createMany(caller, requests), requests.length)
       })
     })
   )

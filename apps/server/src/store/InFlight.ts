@@ -6,18 +6,23 @@ import { Context, Effect, Layer } from "effect"
  * carries the rows of many requests, and a lone request never waits.
  */
 export class InFlight extends Context.Service<InFlight, {
-  /** Runs `self` counted as one request that will write a ledger row. */
-  readonly track: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** Runs `self` counted as `requests` (default one) requests that will each write a ledger row. */
+  readonly track: <A, E, R>(self: Effect.Effect<A, E, R>, requests?: number) => Effect.Effect<A, E, R>
   readonly count: () => number
 }>()("@switchyard/server/store/InFlight") {
   static readonly layer = Layer.sync(InFlight, () => {
     let count = 0
     return InFlight.of({
-      track: (self) =>
+      track: (self, requests = 1) =>
         Effect.acquireUseRelease(
-          Effect.sync(() => void count++),
+          Effect.sync(() => {
+            count += requests
+          }),
           () => self,
-          () => Effect.sync(() => void count--)
+          () =>
+            Effect.sync(() => {
+              count -= requests
+            })
         ),
       count: () => count
     })

@@ -143,7 +143,8 @@ describe("batches: kill -9 of the built gateway mid-batch", () => {
 
   it("embedded store: the next start on the same data directory completes the batch; every line once in the output, charged once", async () => {
     const dataDir = tempDir("batch-kill")
-    const env = { SWITCHYARD_DATA_DIR: dataDir, SWITCHYARD_CONFIG: configFile(upstream.url) }
+    // The embedded store, whatever DATABASE_URL the suite runs under.
+    const env = { SWITCHYARD_DATA_DIR: dataDir, SWITCHYARD_CONFIG: configFile(upstream.url), DATABASE_URL: "" }
     const first = await start(env)
     const { batchId, before } = await startBatch(first)
     await kill(first)

@@ -132,7 +132,8 @@ describe("provider batches: kill -9 of the built gateway while they run", () => 
   it("embedded store: the next start polls the same provider batches; every line once, charged once", async () => {
     const dataDir = tempDir("provider-batch-kill")
     await scenario(
-      { SWITCHYARD_DATA_DIR: dataDir, SWITCHYARD_CONFIG: configFile(upstream.url) },
+      // The embedded store, whatever DATABASE_URL the suite runs under.
+      { SWITCHYARD_DATA_DIR: dataDir, SWITCHYARD_CONFIG: configFile(upstream.url), DATABASE_URL: "" },
       (books) =>
         Effect.runPromise(books.pipe(Effect.provide(SqliteClient.layer(NodePath.join(dataDir, "switchyard.db")))) as Effect.Effect<
           Effect.Success<typeof books>,

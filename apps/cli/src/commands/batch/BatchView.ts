@@ -9,6 +9,7 @@ export const columns: ReadonlyArray<Output.Column<BatchObject>> = [
   { header: "ENDPOINT", value: (b) => b.endpoint },
   { header: "DONE", value: (b) => `${b.request_counts.completed}/${b.request_counts.total}`, align: "right" },
   { header: "FAILED", value: (b) => String(b.request_counts.failed), align: "right" },
+  { header: "COST", value: (b) => Output.money(b.cost), align: "right" },
   { header: "CREATED", value: (b) => at(b.created_at) }
 ]
 
@@ -19,6 +20,7 @@ export const record = (b: BatchObject) =>
     ["endpoint", b.endpoint],
     ["input file", b.input_file_id],
     ["lines", `${b.request_counts.total} (${b.request_counts.completed} served, ${b.request_counts.failed} failed)`],
+    ["cost", Output.money(b.cost)],
     ["output file", b.output_file_id ?? "-"],
     ["error file", b.error_file_id ?? "-"],
     ["created", at(b.created_at)],
