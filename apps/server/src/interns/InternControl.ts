@@ -76,7 +76,7 @@ export class InternControl extends Context.Service<InternControl, {
 /**
  * A UUIDv7: ids sort by creation time, which keeps cursor paging stable.
  */
-export const uuidv7 = (ms: number): string => {
+const uuidv7 = (ms: number): string => {
   const bytes = Crypto.randomBytes(16)
   bytes.writeUIntBE(ms, 0, 6)
   bytes[6] = (bytes[6]! & 0x0f) | 0x70
@@ -142,7 +142,7 @@ type Advanced =
   | { readonly _tag: "Gone" }
   | { readonly _tag: "Stale" }
 
-export const make = Effect.gen(function*() {
+const make = Effect.gen(function*() {
   const store = yield* InternStore
   const runtime = yield* InternRuntime
   const audit = yield* AuditLog
