@@ -125,7 +125,21 @@ export const run = async (options: {
       const profilePath = NodePath.join(options.outDir, `stages-${options.store}.cpuprofile`)
       Fs.copyFileSync(NodePath.join(profileDir, files.sort().at(-1)!), profilePath)
       const requests = result.okTotal
-      const counters = { ...ended, requests: counted.okTotal } as unknown as EffectCounts
+      const count = (key: Exclude<keyof EffectCounts, "requests">): number => {
+        const value = ended[key]
+        if (typeof value !== "number") throw new Error(`the Effect counters file has no number ${key}`)
+        return value
+      }
+      const counters: EffectCounts = {
+        runLoopSteps: count("runLoopSteps"),
+        runLoops: count("runLoops"),
+        contextChanges: count("contextChanges"),
+        fibers: count("fibers"),
+        spans: count("spans"),
+        heapAllocatedBytes: count("heapAllocatedBytes"),
+        gcs: count("gcs"),
+        requests: counted.okTotal
+      }
       return {
         store: options.store,
         requests,

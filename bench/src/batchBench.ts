@@ -78,7 +78,7 @@ await Harness.run({ logDir, store: "sqlite", serverUrl: undefined }, async (harn
   })
   if (!created.ok) throw new Error(`batch create answered ${created.status}: ${await created.text()}`)
   const { id } = await created.json() as { readonly id: string }
-  let batch: { status: string; request_counts: { total: number; completed: number; failed: number } }
+  let batch: { status: string; request_counts: { total: number; completed: number; failed: number }; error_file_id?: string | null }
   for (;;) {
     rssPeak = Math.max(rssPeak, ProcStats.rssBytes(sy.pid))
     batch = await (await fetch(`${base}/batches/${id}`, { headers: { authorization } })).json() as typeof batch
@@ -89,8 +89,7 @@ await Harness.run({ logDir, store: "sqlite", serverUrl: undefined }, async (harn
   const batchCpuMs = ProcStats.cpuMillis(sy.pid) - batchCpu
   const after = await storeFigures(metricsUrl)
   if (batch.request_counts.failed > 0) {
-    const withFiles = batch as unknown as { readonly error_file_id: string }
-    const errors = await (await fetch(`${base}/files/${withFiles.error_file_id}/content`, { headers: { authorization } })).text()
+    const errors = await (await fetch(`${base}/files/${batch.error_file_id}/content`, { headers: { authorization } })).text()
     console.error(`first error line: ${errors.slice(0, errors.indexOf("\n"))}`)
   }
   const perSecond = batch.request_counts.completed / seconds

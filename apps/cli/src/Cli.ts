@@ -18,9 +18,9 @@ import { workspaces } from "./commands/workspaces.ts"
 import * as Connection from "./Connection.ts"
 import * as Failure from "./Failure.ts"
 
-export const version = packageJson.version
+const version = packageJson.version
 
-export const root = Command.make("switchyard").pipe(
+const root = Command.make("switchyard").pipe(
   Command.withDescription([
     "The command line of the Switchyard gateway.",
     "",

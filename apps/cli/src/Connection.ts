@@ -20,7 +20,7 @@ export const ApiKey = GlobalFlag.Setting("api-key")({
   )
 })
 
-export const options = Effect.gen(function*() {
+const options = Effect.gen(function*() {
   const baseUrl = yield* BaseUrl
   const apiKey = yield* ApiKey
   return {
@@ -31,7 +31,7 @@ export const options = Effect.gen(function*() {
 
 export const resolved = Effect.flatMap(options, ClientOptions.resolve)
 
-export const layer = Layer.unwrap(Effect.map(options, (o) => GatewayClient.layerFetch(o)))
+const layer = Layer.unwrap(Effect.map(options, (o) => GatewayClient.layerFetch(o)))
 
 const failureContext = resolved.pipe(
   Effect.map(Failure.context),

@@ -36,7 +36,7 @@ export const renderTable = <Row>(
   return [options.color ? paint("bold", header) : header, ...body].join("\n")
 }
 
-export const renderRecord = (pairs: ReadonlyArray<readonly [string, string]>, options: { readonly color: boolean } = { color: false }): string => {
+const renderRecord = (pairs: ReadonlyArray<readonly [string, string]>, options: { readonly color: boolean } = { color: false }): string => {
   const size = Math.max(...pairs.map(([key]) => width(key)))
   return pairs.map(([key, value]) => `${options.color ? paint("dim", pad(`${key}`, size)) : pad(key, size)}  ${value}`).join("\n")
 }

@@ -4,7 +4,7 @@
  * `engines` says (apps/server/package.json, `publishConfig`). Imports nothing, so that the entry point can check the version
  * before loading any module that would crash.
  */
-export const required = { major: 22, minor: 19, patch: 0 } as const
+const required = { major: 22, minor: 19, patch: 0 } as const
 
 /** `>=22.19.0`, as `engines` spells it. */
 export const range = `>=${required.major}.${required.minor}.${required.patch}`

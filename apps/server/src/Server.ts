@@ -70,7 +70,7 @@ import { ProviderBatchStore } from "./batches/ProviderBatchStore.ts"
 import * as StartupHeap from "./StartupHeap.ts"
 import * as Workers from "./Workers.ts"
 
-export const ServerConfig = Config.all({
+const ServerConfig = Config.all({
   host: Config.String("SWITCHYARD_HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.Port("SWITCHYARD_PORT").pipe(Config.withDefault(8080)),
   maxBodyBytes: Config.Int("SWITCHYARD_MAX_BODY_BYTES").pipe(Config.withDefault(8 * 1024 * 1024)),

@@ -43,7 +43,7 @@ const duration = (seconds: number) =>
   seconds % 86_400 === 0 ? count(seconds / 86_400, "day") : seconds % 3600 === 0 ? count(seconds / 3600, "hour") : count(seconds, "second")
 
 /** The lines after "listening", in order. */
-export const lines = (options: { readonly origin: string; readonly consoleDir: string }) =>
+const lines = (options: { readonly origin: string; readonly consoleDir: string }) =>
   Effect.gen(function*() {
     const store = yield* StoreConfig
     const configPath = yield* Config.option(Config.String("SWITCHYARD_CONFIG"))

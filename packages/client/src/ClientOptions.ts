@@ -53,7 +53,7 @@ export const defaultBaseUrl = "http://127.0.0.1:8080/api/v1"
  *
  * @since 0.1.0
  */
-export const apiPrefix = "/api/v1"
+const apiPrefix = "/api/v1"
 
 /**
  * The options cannot be used: the base URL is not an absolute `http(s)` URL.

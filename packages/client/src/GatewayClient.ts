@@ -43,7 +43,7 @@ export type Client = HttpApiClient.ForApi<typeof Api>
  *
  * @since 0.1.0
  */
-export const userAgent = `switchyard-client/${packageJson.version}`
+const userAgent = `switchyard-client/${packageJson.version}`
 
 const authorization = (options: ClientOptions.ResolvedOptions) =>
   HttpApiMiddleware.layerClient(Authorization, ({ next, request }) =>

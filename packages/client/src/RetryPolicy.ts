@@ -62,7 +62,7 @@ export const defaults: RetryPolicy = {
  *
  * @since 0.1.0
  */
-export const transientStatuses: ReadonlySet<number> = new Set([408, 429, 500, 502, 503, 524, 529])
+const transientStatuses: ReadonlySet<number> = new Set([408, 429, 500, 502, 503, 524, 529])
 
 /**
  * The transient statuses that mean the server did no work (it refused the request before
@@ -70,7 +70,7 @@ export const transientStatuses: ReadonlySet<number> = new Set([408, 429, 500, 50
  *
  * @since 0.1.0
  */
-export const refusedStatuses: ReadonlySet<number> = new Set([429, 503, 529])
+const refusedStatuses: ReadonlySet<number> = new Set([429, 503, 529])
 
 const replaySafeMethods: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE"])
 
@@ -103,7 +103,7 @@ export type Outcome =
  *
  * @since 0.4.0
  */
-export const retryable = (
+const retryable = (
   policy: RetryPolicy,
   input: { readonly outcome: Outcome; readonly replaySafe: boolean; readonly retryAfter: number | undefined }
 ): boolean => {
@@ -123,7 +123,7 @@ export const retryable = (
  *
  * @since 0.4.0
  */
-export const wait = (
+const wait = (
   policy: RetryPolicy,
   input: { readonly delay: Duration.Duration; readonly random: number; readonly retryAfter: number | undefined }
 ): Duration.Duration => {
@@ -179,7 +179,7 @@ export class Retryable extends Data.TaggedError("Retryable")<{
  *
  * @since 0.4.0
  */
-export const schedule = (policy: RetryPolicy): Schedule.Schedule<Duration.Duration, unknown> =>
+const schedule = (policy: RetryPolicy): Schedule.Schedule<Duration.Duration, unknown> =>
   Schedule.exponential(policy.baseDelay, 2).pipe(
     Schedule.modifyDelay(({ duration, input }) =>
       Effect.map(Random.next, (random) =>
@@ -194,7 +194,7 @@ export const schedule = (policy: RetryPolicy): Schedule.Schedule<Duration.Durati
  *
  * @since 0.1.0
  */
-export const retryAfterMillis = (header: string | undefined, now: number): number | undefined => {
+const retryAfterMillis = (header: string | undefined, now: number): number | undefined => {
   if (header === undefined) return undefined
   const parsed = Headers.parseRetryAfter(header)
   if (Result.isFailure(parsed)) return undefined

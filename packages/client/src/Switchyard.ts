@@ -53,6 +53,7 @@ type RequestOf<E extends HttpApiEndpoint.ConstraintRequest> = HttpApiEndpoint.Cl
  * Per-call options.
  *
  * @since 0.1.0
+ * @public
  */
 export interface CallOptions {
   /** Aborts the call (and any retry wait) when signalled; the promise then rejects. */
@@ -63,6 +64,7 @@ export interface CallOptions {
  * The promise form of one operation.
  *
  * @since 0.1.0
+ * @public
  */
 export type Call<E extends HttpApiEndpoint.ConstraintRequest> = (
   request: RequestOf<E>,
@@ -77,12 +79,16 @@ type GroupCalls<G extends HttpApiGroup.Constraint> = {
  * Every operation of the contract in promise form, grouped as in {@link Client}.
  *
  * @since 0.1.0
+ * @public
  */
 export type Operations =
   & { readonly [G in Extract<Groups, { readonly topLevel: false }> as HttpApiGroup.Identifier<G>]: GroupCalls<G> }
   & GroupCalls<Extract<Groups, { readonly topLevel: true }>>
 
 type AnyMethod = (request: unknown) => Effect.Effect<unknown, unknown>
+
+/** A group of operations, looked up by the contract's name for it. */
+const memberOf = (holder: object, name: string): object => Reflect.get(holder, name)
 
 /**
  * @since 0.1.0
@@ -111,22 +117,21 @@ export class Switchyard {
       retry: resolved.success.retry,
       timeout: resolved.success.timeout
     }))
-    const target = this as unknown as Record<string, unknown>
+    // The operations are installed by name as the contract lists them (the interface above types them).
     HttpApiRuntime.reflect(Api, {
       onGroup: ({ group }) => {
-        if (!group.topLevel) target[group.identifier] = {}
+        if (!group.topLevel) Reflect.set(this, group.identifier, {})
       },
       onEndpoint: ({ endpoint, group }) => {
         const call = (request: unknown, callOptions?: CallOptions) =>
           this.#runtime.runPromise(
             Effect.flatMap(GatewayClient, (client: Client) => {
-              const holder = (group.topLevel ? client : (client as unknown as Record<string, unknown>)[group.identifier]) as Record<string, AnyMethod>
-              return holder[endpoint.identifier]!(request)
+              const method: AnyMethod = Reflect.get(group.topLevel ? client : memberOf(client, group.identifier), endpoint.identifier)
+              return method(request)
             }),
             callOptions?.signal === undefined ? undefined : { signal: callOptions.signal }
           )
-        const holder = (group.topLevel ? target : target[group.identifier]) as Record<string, unknown>
-        holder[endpoint.identifier] = call
+        Reflect.set(group.topLevel ? this : memberOf(this, group.identifier), endpoint.identifier, call)
       }
     })
   }

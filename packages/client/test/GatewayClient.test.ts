@@ -58,12 +58,12 @@ describe("ClientOptions", () => {
 describe("GatewayClient", () => {
   it.effect("has a method for every operation of the contract", () =>
     Effect.gen(function*() {
-      const client = (yield* make({ baseUrl: "http://127.0.0.1:1" }).pipe(Effect.provide(FetchHttpClient.layer))) as unknown as Record<string, unknown>
+      const client = yield* make({ baseUrl: "http://127.0.0.1:1" }).pipe(Effect.provide(FetchHttpClient.layer))
       const all = operations()
       assert.isAbove(all.length, 1)
       for (const { endpoint, group, topLevel } of all) {
-        const holder = (topLevel ? client : client[group]) as Record<string, unknown> | undefined
-        assert.isFunction(holder?.[endpoint], `${group}.${endpoint}`)
+        const holder: object | undefined = topLevel ? client : Reflect.get(client, group)
+        assert.isFunction(holder === undefined ? undefined : Reflect.get(holder, endpoint), `${group}.${endpoint}`)
       }
     }))
 })

@@ -10,12 +10,11 @@ import { Switchyard } from "../src/Switchyard.ts"
 describe("Switchyard (promise facade)", () => {
   it("has a promise method for every operation of the contract", async () => {
     await using switchyard = new Switchyard({ baseUrl: "http://127.0.0.1:1" })
-    const target = switchyard as unknown as Record<string, Record<string, unknown>>
     HttpApi.reflect(Api, {
       onGroup: () => {},
       onEndpoint: ({ endpoint, group }) => {
-        const holder = group.topLevel ? target : target[group.identifier]
-        assert.isFunction(holder?.[endpoint.identifier], `${group.identifier}.${endpoint.identifier}`)
+        const holder: object | undefined = group.topLevel ? switchyard : Reflect.get(switchyard, group.identifier)
+        assert.isFunction(holder === undefined ? undefined : Reflect.get(holder, endpoint.identifier), `${group.identifier}.${endpoint.identifier}`)
       }
     })
   })

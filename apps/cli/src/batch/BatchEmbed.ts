@@ -19,7 +19,7 @@ export interface Options {
   readonly terminal: boolean
 }
 
-export interface Summary {
+interface Summary {
   readonly model: string
   readonly total: number
   readonly skipped: number

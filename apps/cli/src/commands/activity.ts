@@ -20,7 +20,7 @@ const barWidth = 30
  * One row per day, newest first; the bar's length is the day's cost (usage and BYOK) against the
  * costliest day's.
  */
-export const days = (items: ReadonlyArray<ActivityItem>): ReadonlyArray<Day> => {
+const days = (items: ReadonlyArray<ActivityItem>): ReadonlyArray<Day> => {
   const byDay = new Map<string, { requests: number; tokens: number; usage: number; byok: number }>()
   for (const item of items) {
     const day = byDay.get(item.date) ?? { requests: 0, tokens: 0, usage: 0, byok: 0 }
@@ -33,7 +33,7 @@ export const days = (items: ReadonlyArray<ActivityItem>): ReadonlyArray<Day> => 
   return [...byDay].sort(([a], [b]) => (a < b ? 1 : -1)).map(([date, d]) => ({ date, ...d }))
 }
 
-export const bar = (value: number, max: number): string =>
+const bar = (value: number, max: number): string =>
   max <= 0 ? "" : "█".repeat(Math.max(value > 0 ? 1 : 0, Math.round((value / max) * barWidth)))
 
 export const activity = Command.make(

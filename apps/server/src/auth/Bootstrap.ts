@@ -9,7 +9,7 @@ const variables = {
   apiKey: "SWITCHYARD_BOOTSTRAP_API_KEY"
 } as const
 
-export const BootstrapConfig = Config.all({
+const BootstrapConfig = Config.all({
   managementKey: Config.option(Config.Redacted(variables.managementKey)),
   apiKey: Config.option(Config.Redacted(variables.apiKey))
 })

@@ -15,7 +15,7 @@ import * as KeySecret from "./KeySecret.ts"
 /** The command an operator runs, as the README and the start-up warnings spell it. */
 export const command = "npx -y pnpm@10 mint-management-key"
 
-export class MintRefused extends Data.TaggedError("MintRefused")<{ readonly message: string }> {}
+class MintRefused extends Data.TaggedError("MintRefused")<{ readonly message: string }> {}
 
 export interface Minted {
   readonly workspace: string

@@ -10,7 +10,7 @@ import { type BatchIdentity, type LineOutcome, LineRunner, requestId } from "./L
 import { ProviderBatches } from "./ProviderBatches.ts"
 import type { NewProviderBatch } from "./ProviderBatchStore.ts"
 
-export const BatchRunnerConfig = Config.all({
+const BatchRunnerConfig = Config.all({
   /** Units a replica runs at once. */
   workers: Config.Int("SWITCHYARD_BATCH_WORKERS").pipe(Config.withDefault(4)),
   /** Lines of one unit run at once. */

@@ -63,7 +63,7 @@ export interface Finished {
  * The chunk number of a batch's `n`th provider batch: after every unit's, since a batch has at most
  * `Batch.limits.lines` lines, hence units.
  */
-export const chunkSeq = (n: number) => Batch.limits.lines + n
+const chunkSeq = (n: number) => Batch.limits.lines + n
 
 type Op<A> = Effect.Effect<A, StoreUnavailable>
 

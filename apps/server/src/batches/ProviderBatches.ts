@@ -40,7 +40,7 @@ import * as FileChunks from "./FileChunks.ts"
 import { type BatchIdentity, generationId, type LineOutcome, LineRunner, requestId, statusOf } from "./LineRunner.ts"
 import { type NewProviderBatch, type ProviderBatchRow, ProviderBatchStore } from "./ProviderBatchStore.ts"
 
-export const ProviderBatchesConfig = Config.all({
+const ProviderBatchesConfig = Config.all({
   /** How often a provider batch is asked how it stands. */
   pollMs: Config.Int("SWITCHYARD_PROVIDER_BATCH_POLL_MS").pipe(Config.withDefault(60_000)),
   /** How often a replica looks for provider batches due (the batch runner's poll). */

@@ -41,9 +41,9 @@ export interface CachedResult extends ForwardedResult {
 }
 
 /** The digest of one item, computed once however many endpoints it is looked up at. */
-export const itemDigest = (item: string): string => createHash("sha256").update(item).digest("base64url")
+const itemDigest = (item: string): string => createHash("sha256").update(item).digest("base64url")
 
-export const keyOf = (space: VectorSpace, digest: string): string =>
+const keyOf = (space: VectorSpace, digest: string): string =>
   createHash("sha256")
     .update(JSON.stringify([
       2,
@@ -143,7 +143,7 @@ const served = (found: Lookup, encoding: "float" | "base64") => {
  * The answer when the cache holds every item of the lookup, in the encoding asked for;
  * `undefined` when any item is missing (or the input is empty).
  */
-export const whole = (found: Lookup, encoding: "float" | "base64"): CachedResult | undefined => {
+const whole = (found: Lookup, encoding: "float" | "base64"): CachedResult | undefined => {
   if (found.keys.length === 0 || found.hits.some((hit) => hit === undefined)) return undefined
   const { cachedBytes, cachedTokens, embeddings } = served(found, encoding)
   return { embeddings, promptTokens: 0, totalTokens: 0, cachedItems: found.keys.length, cachedTokens, cachedBytes, sent: undefined }

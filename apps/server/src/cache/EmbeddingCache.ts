@@ -77,7 +77,7 @@ type Evict<R> = Effect.Effect<
 >
 
 /** The most entries one eviction statement (or Redis command) removes. */
-export const evictBatch = 1_000
+const evictBatch = 1_000
 
 // Every entry lives as long as every other, so the oldest are those that expire first. Both
 // statements walk the index on `(expires, id)` (migration `0012_ledger_retention`) from one end,

@@ -4,7 +4,7 @@ import { Config, Context, Effect, Layer, Option, Redacted, Schema } from "effect
 import * as Fs from "node:fs/promises"
 import * as NodePath from "node:path"
 
-export class CatalogLoadError extends Schema.TaggedError<CatalogLoadError>()("CatalogLoadError", {
+class CatalogLoadError extends Schema.TaggedError<CatalogLoadError>()("CatalogLoadError", {
   message: Schema.String
 }) {}
 

@@ -7,7 +7,7 @@ import * as CatalogLoader from "./CatalogLoader.ts"
  * How often each replica asks the store whether providers changed (one tiny read): a change made
  * through any replica reaches every other one's routing within this and a rebuild.
  */
-export const pollInterval = "500 millis"
+const pollInterval = "500 millis"
 
 /**
  * The catalog as it changes at runtime: the built-in one and the config file (fixed for the life
@@ -34,7 +34,7 @@ const credentialOf = (stored: StoredProvider) =>
   })
 
 /** The snapshot of the declared catalog with the stored providers added (enabled ones only). */
-export const build = (declared: CatalogLoader.LoadedCatalog, stored: ReadonlyArray<StoredProvider>) =>
+const build = (declared: CatalogLoader.LoadedCatalog, stored: ReadonlyArray<StoredProvider>) =>
   Effect.gen(function*() {
     if (stored.length === 0) return declared
     const declaredSlugs = new Set(declared.catalog.providers.map((p) => p.slug))

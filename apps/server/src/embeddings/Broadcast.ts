@@ -33,7 +33,7 @@ class DeliveryRefused extends Data.TaggedError("DeliveryRefused")<{ readonly sta
 
 // Webhook URLs often carry their token in the query or the user info; logs name the destination
 // by origin and path only.
-export const loggableUrl = (url: string): string => {
+const loggableUrl = (url: string): string => {
   try {
     const parsed = new URL(url)
     return `${parsed.origin}${parsed.pathname}`
@@ -48,7 +48,7 @@ const scrubUrl = (text: string, url: string) => text.split(url).join(loggableUrl
  * The event a destination receives. The known trace keys are also the log context of the request;
  * every key of `trace`, known or custom, is passed through.
  */
-export const eventOf = ({ caller, request, served, sessionId }: ServedEvent, createdAtMs: number) => ({
+const eventOf = ({ caller, request, served, sessionId }: ServedEvent, createdAtMs: number) => ({
   type: "embeddings.served",
   generation_id: served.id,
   model: served.model,

@@ -29,8 +29,7 @@ import * as HeldAttempts from "../pipeline/HeldAttempts.ts"
 import * as Span from "../instrumentation/Span.ts"
 
 export type { CallOptions } from "./Preparation.ts"
-export type { AttemptReport, Served, VectorSpaceChange } from "./Settlement.ts"
-export { generationId } from "./Settlement.ts"
+export type { Served } from "./Settlement.ts"
 
 export interface DryRun {
   readonly plan: RoutePlan.Plan

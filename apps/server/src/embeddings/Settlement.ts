@@ -15,7 +15,7 @@ import * as GenerationId from "../pipeline/GenerationId.ts"
 import * as HeldAttempts from "../pipeline/HeldAttempts.ts"
 import * as UpstreamInput from "../providers/UpstreamInput.ts"
 
-export type AttemptReport = Fallback.AttemptReport
+type AttemptReport = Fallback.AttemptReport
 
 /**
  * A served request, settled: what the response and the broadcast are made of.
@@ -47,7 +47,7 @@ export interface Served {
  * A fallback whose vectors are not comparable with the primary endpoint's: another width or
  * another quantization of the weights.
  */
-export interface VectorSpaceChange {
+interface VectorSpaceChange {
   readonly primary: string
   readonly primary_dimensions: number
   readonly primary_quantization: string
@@ -57,7 +57,7 @@ export interface VectorSpaceChange {
 }
 
 /** A fresh generation id of an embeddings request. */
-export const generationId = GenerationId.make("emb")
+const generationId = GenerationId.make("emb")
 
 const widthOf = (embeddings: ReadonlyArray<VectorEncoding.Forwarded>): number => {
   const first = embeddings[0]?.embedding

@@ -20,7 +20,7 @@ import { requireManagement, resolveWorkspace } from "./Management.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 
 /** How many completed UTC days `GET /activity` covers before today. */
-export const activityDays = 30
+const activityDays = 30
 
 /** How many failures `GET /activity/failures` lists, newest first. */
 const failuresListed = 50

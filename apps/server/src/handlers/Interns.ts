@@ -60,7 +60,7 @@ export const InternsHandlers = HttpApiBuilder.group(
   })
 )
 
-export const PolicyConfig = Config.all({
+const PolicyConfig = Config.all({
   regionalHosts: Config.String("SWITCHYARD_REGIONAL_HOSTS").pipe(Config.withDefault("")),
   requestTimeoutMs: InternRequestTimeoutConfig,
   trustProxy: RequestHost.TrustProxyConfig

@@ -19,7 +19,7 @@ import * as SpanAttributes from "../instrumentation/SpanAttributes.ts"
 
 export const explainHeader = "x-switchyard-explain"
 export const seedHeader = "x-switchyard-seed"
-export const sessionHeader = "x-session-id"
+const sessionHeader = "x-session-id"
 const maxSessionIdLength = 256
 
 export const truthy = (value: string | undefined) => value !== undefined && /^(1|true|yes)$/iu.test(value.trim())

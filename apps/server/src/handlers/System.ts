@@ -17,13 +17,13 @@ import { RedisStatus } from "../store/RedisConnection.ts"
 const storeTimeout = Duration.millis(2500)
 
 /** Below this many free bytes on the data directory's disk, `/health` says `degraded`. */
-export const diskFloorBytes = 64 * 1024 * 1024
+const diskFloorBytes = 64 * 1024 * 1024
 /**
  * Under this much free space the embedded store's disk is full for the ledger: a small write (the
  * probe's) may still fit in the write-ahead log's allocated pages while a request's flush does
  * not, so readiness goes by the free space too, not by the probe alone.
  */
-export const diskFullBytes = 1024 * 1024
+const diskFullBytes = 1024 * 1024
 
 type Checks = typeof HealthChecks.Type
 

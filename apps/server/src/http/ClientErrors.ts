@@ -25,7 +25,7 @@ const malformed = {
 /**
  * The raw HTTP/1.1 answer to a parser error, with `Connection: close`.
  */
-export const answerFor = (code: string | undefined): string => {
+const answerFor = (code: string | undefined): string => {
   const { message, reason, status } = (code !== undefined ? answers[code] : undefined) ?? malformed
   const body = JSON.stringify({ error: { code: status, message } })
   return `HTTP/1.1 ${status} ${reason}\r\n` +
@@ -39,7 +39,7 @@ export const answerFor = (code: string | undefined): string => {
  * A `clientError` listener: answers in the envelope when the socket can still take an answer
  * (nothing of a response was sent on it), then closes it. A reset connection is just closed.
  */
-export const onClientError = (error: Error & { readonly code?: string }, socket: Stream.Duplex): void => {
+const onClientError = (error: Error & { readonly code?: string }, socket: Stream.Duplex): void => {
   const current = (socket as { readonly _httpMessage?: Http.ServerResponse | null })._httpMessage
   if (error.code === "ECONNRESET" || !socket.writable || (current?.headersSent)) {
     socket.destroy()

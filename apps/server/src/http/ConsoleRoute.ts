@@ -7,7 +7,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse, HttpServerRespondabl
  * console routes in the browser); a missing asset is a 404. Before the console is built, every
  * `/ui/` path answers 404 with a message saying so.
  */
-export const prefix = "/ui"
+const prefix = "/ui"
 
 export const ConsoleDirConfig = (fallback: string) =>
   Config.String("SWITCHYARD_CONSOLE_DIR").pipe(Config.withDefault(fallback))

@@ -23,13 +23,13 @@ import * as Os from "node:os"
 const MiB = 1024 * 1024
 
 /** What the process keeps for itself before any request: code, heap, store, buffers. */
-export const baseBytes = 192 * MiB
+const baseBytes = 192 * MiB
 /** The least budget, however small the limit. */
-export const minimumBudgetBytes = 32 * MiB
+const minimumBudgetBytes = 32 * MiB
 /** The budget without a limit: a quarter of the machine, at most this. */
-export const unlimitedBudgetCap = 2048 * MiB
+const unlimitedBudgetCap = 2048 * MiB
 /** How many bytes a request holds per byte of its body while it is read and parsed. */
-export const bodyFactor = 3
+const bodyFactor = 3
 
 /** The files a limit is read from, by path: a fixture in tests, the file system in production. */
 export type ReadFile = (path: string) => string | undefined

@@ -25,7 +25,7 @@ export interface PolicyOptions {
   readonly bodyTimeoutMs?: number | undefined
 }
 
-export const BodyTimeoutConfig = Config.Int("SWITCHYARD_BODY_TIMEOUT_MS").pipe(Config.withDefault(60_000))
+const BodyTimeoutConfig = Config.Int("SWITCHYARD_BODY_TIMEOUT_MS").pipe(Config.withDefault(60_000))
 
 /**
  * The time limit of an intern request (`408` in the intern envelope); it also bounds receiving
@@ -33,10 +33,10 @@ export const BodyTimeoutConfig = Config.Int("SWITCHYARD_BODY_TIMEOUT_MS").pipe(C
  */
 export const InternRequestTimeoutConfig = Config.Int("SWITCHYARD_INTERN_REQUEST_TIMEOUT_MS").pipe(Config.withDefault(30_000))
 
-export const internBodyLimit = limits.body
+const internBodyLimit = limits.body
 
 /** The body limit of management routes (keys, credits, BYOK, workspaces, providers...). */
-export const managementBodyLimit = 256 * 1024
+const managementBodyLimit = 256 * 1024
 
 const internPath = /^\/api\/v1\/interns(\/|$|\?)/u
 
@@ -45,7 +45,7 @@ const internPath = /^\/api\/v1\/interns(\/|$|\?)/u
 const modelPath = /^(\/api)?\/v[12]\/(embeddings|rerank)(\/plan)?\/?(\?|$)/u
 
 /** The body limit of a request's route. */
-export const bodyLimitFor = (url: string, maxBodyBytes: number): number =>
+const bodyLimitFor = (url: string, maxBodyBytes: number): number =>
   internPath.test(url) ? internBodyLimit : modelPath.test(url) ? maxBodyBytes : Math.min(maxBodyBytes, managementBodyLimit)
 
 const isJsonBody = (headers: Readonly<Record<string, string | undefined>>) => {

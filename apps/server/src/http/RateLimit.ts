@@ -27,14 +27,14 @@ export const parsePolicy = (text: string): Option.Option<RatePolicy> | undefined
   return Option.some({ requests, intervalMillis, interval: `${count}${match[3]}` })
 }
 
-export class RateLimitConfigInvalid extends Data.TaggedError("RateLimitConfigInvalid")<{ readonly message: string }> {}
+class RateLimitConfigInvalid extends Data.TaggedError("RateLimitConfigInvalid")<{ readonly message: string }> {}
 
-export const RateLimitConfig = Config.String("SWITCHYARD_RATE_LIMIT").pipe(Config.withDefault("600/60s"))
+const RateLimitConfig = Config.String("SWITCHYARD_RATE_LIMIT").pipe(Config.withDefault("600/60s"))
 
 /**
  * Where the key stands after a request was counted.
  */
-export interface RateState {
+interface RateState {
   readonly limit: number
   readonly remaining: number
   readonly resetAtMillis: number

@@ -3,7 +3,7 @@ import { Context, Effect } from "effect"
 /**
  * One upstream attempt as the access log and the metrics see it.
  */
-export interface AttemptFact {
+interface AttemptFact {
   readonly provider: string
   readonly outcome: "success" | "failure" | "skipped"
   readonly reason?: string | undefined

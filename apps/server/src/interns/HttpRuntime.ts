@@ -22,14 +22,14 @@ export interface HttpRuntimeOptions {
   readonly pollIntervalMs?: number
 }
 
-export const OrchestratorState = Schema.Struct({
+const OrchestratorState = Schema.Struct({
   state: Schema.Literals(["absent", "stopped", "starting", "running", "failed"]),
   run_id: Schema.NullOr(Schema.String),
   progress: Schema.NullOr(InternProgress),
   message: Schema.NullOr(Schema.String)
 })
 
-export type OrchestratorState = typeof OrchestratorState.Type
+type OrchestratorState = typeof OrchestratorState.Type
 
 const StartAnswer = Schema.Struct({ hostname: Schema.String })
 
@@ -40,7 +40,7 @@ interface Tracked {
   last: string
 }
 
-export const make = (options: HttpRuntimeOptions) =>
+const make = (options: HttpRuntimeOptions) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     const base = options.baseUrl.replace(/\/+$/u, "")

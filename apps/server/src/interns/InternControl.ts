@@ -98,7 +98,7 @@ export class InternControl extends Context.Service<InternControl, {
 /**
  * A UUIDv7: ids sort by creation time, which keeps cursor paging stable.
  */
-export const uuidv7 = (ms: number): string => {
+const uuidv7 = (ms: number): string => {
   const bytes = Crypto.randomBytes(16)
   bytes.writeUIntBE(ms, 0, 6)
   bytes[6] = (bytes[6]! & 0x0f) | 0x70

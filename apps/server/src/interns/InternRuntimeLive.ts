@@ -10,7 +10,7 @@ import * as ProcessRuntime from "./ProcessRuntime.ts"
  * under `<SWITCHYARD_DATA_DIR>/interns`) or `http` (an orchestrator at
  * `SWITCHYARD_INTERN_ORCHESTRATOR_URL`).
  */
-export const RuntimeConfig = Config.all({
+const RuntimeConfig = Config.all({
   driver: Config.Literals(["process", "http"], "SWITCHYARD_INTERN_RUNTIME").pipe(Config.withDefault("process" as const)),
   orchestratorUrl: Config.option(Config.String("SWITCHYARD_INTERN_ORCHESTRATOR_URL")),
   timeoutMs: Config.Int("SWITCHYARD_INTERN_ORCHESTRATOR_TIMEOUT_MS").pipe(Config.withDefault(5_000)),

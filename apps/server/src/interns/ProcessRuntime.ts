@@ -19,9 +19,9 @@ export interface ProcessRuntimeOptions {
 }
 
 // In the bundle this module is part of `dist/main.mjs` and the program is `dist/runtime/InternProcess.mjs`.
-export const programPath = fileURLToPath(new URL(`./runtime/InternProcess${import.meta.url.endsWith(".ts") ? ".ts" : ".mjs"}`, import.meta.url))
+const programPath = fileURLToPath(new URL(`./runtime/InternProcess${import.meta.url.endsWith(".ts") ? ".ts" : ".mjs"}`, import.meta.url))
 
-export const hostnameFor = (name: string, internId: string) =>
+const hostnameFor = (name: string, internId: string) =>
   `${name}-${internId.replace(/-/gu, "").slice(-8)}.interns.localhost`
 
 interface Supervised {
@@ -60,7 +60,7 @@ const describeExit = (s: Supervised, code: number | null, signal: NodeJS.Signals
   return detail === undefined ? `${what} (${how})` : `${what}: ${detail} (${how})`
 }
 
-export const make = (options: ProcessRuntimeOptions) =>
+const make = (options: ProcessRuntimeOptions) =>
   Effect.gen(function*() {
     const root = Path.resolve(options.root)
     const stopTimeoutMs = options.stopTimeoutMs ?? 5_000

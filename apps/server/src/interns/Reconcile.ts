@@ -7,7 +7,7 @@ import { InternControl } from "./InternControl.ts"
  * interns meant to be up whose runtime is gone are started again, strays are stopped, and
  * interrupted destructions resume.
  */
-export const reconcileAll = Effect.gen(function*() {
+const reconcileAll = Effect.gen(function*() {
   const store = yield* InternStore
   const control = yield* InternControl
   // A store that does not answer at start-up leaves the interns as stored (said once, at error

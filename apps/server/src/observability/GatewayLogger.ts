@@ -5,7 +5,7 @@ import { Config, Context, Effect, type Fiber, Layer, Logger, LogLevel, Option, R
  * default `pretty` on a terminal and `json` otherwise) and `SWITCHYARD_LOG_LEVEL` (`debug`,
  * `info`, `warn`, `error`; default `info`).
  */
-export const LogConfig = Config.all({
+const LogConfig = Config.all({
   format: Config.Literals(["json", "pretty"], "SWITCHYARD_LOG_FORMAT").pipe(Config.option),
   level: Config.Literals(["debug", "info", "warn", "error"], "SWITCHYARD_LOG_LEVEL").pipe(Config.withDefault("info" as const))
 })
@@ -37,7 +37,7 @@ const sampledSpan = (fiber: Fiber.Fiber<unknown, unknown>) => {
  * as top-level fields, `cause` when the event carries one, and `trace_id` / `span_id` while a
  * sampled span is current. Effect's structured formatter reads the event; this only lays it out.
  */
-export const json = Logger.make<unknown, void>((options) => {
+const json = Logger.make<unknown, void>((options) => {
   const event = Logger.formatStructured.log(options)
   const messages = Array.isArray(event.message) ? event.message : [event.message]
   const line: Record<string, unknown> = {

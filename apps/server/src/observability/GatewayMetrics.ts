@@ -47,7 +47,7 @@ const processMetrics = () => {
 }
 
 /** `RateLimited` → `rate_limited`: label values in the exposition's usual spelling. */
-export const snakeCase = (tag: string) => tag.replace(/([a-z0-9])([A-Z])/gu, "$1_$2").toLowerCase()
+const snakeCase = (tag: string) => tag.replace(/([a-z0-9])([A-Z])/gu, "$1_$2").toLowerCase()
 
 export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetricsShape>()(
   "@switchyard/server/observability/GatewayMetrics"

@@ -6,7 +6,7 @@ import { GatewayMetrics } from "./GatewayMetrics.ts"
 /**
  * `SWITCHYARD_METRICS_TOKEN`: when set, `GET /metrics` needs `Authorization: Bearer <token>`.
  */
-export const MetricsTokenConfig = Config.option(Config.Redacted("SWITCHYARD_METRICS_TOKEN"))
+const MetricsTokenConfig = Config.option(Config.Redacted("SWITCHYARD_METRICS_TOKEN"))
 
 const digest = (text: string) => createHash("sha256").update(text, "utf8").digest()
 

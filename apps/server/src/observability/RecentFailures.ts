@@ -13,7 +13,7 @@ export interface RecentFailuresShape {
   readonly of: (workspaceId: string, limit: number) => ReadonlyArray<FailureRecord>
 }
 
-export const capacity = 1_000
+const capacity = 1_000
 
 export class RecentFailures extends Context.Service<RecentFailures, RecentFailuresShape>()(
   "@switchyard/server/observability/RecentFailures"

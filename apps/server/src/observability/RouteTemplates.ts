@@ -11,7 +11,7 @@ export interface RouteTemplates {
   readonly of: (method: string, url: string) => string
 }
 
-export const unmatched = "unmatched"
+const unmatched = "unmatched"
 
 // Served at the listener's root, outside the API contract.
 const rootPaths: ReadonlyArray<readonly [string, `/${string}`]> = [

@@ -24,7 +24,7 @@ export const TracingConfig = Config.all({
  * Requests that are not traced: health checks, metric scrapes and the console's files, which
  * would fill a trace store with spans nobody reads.
  */
-export const untraced = (url: string): boolean => {
+const untraced = (url: string): boolean => {
   const query = url.indexOf("?")
   const path = query === -1 ? url : url.slice(0, query)
   return path === "/api/v1/health" || path === "/metrics" || path === "/ui" || path.startsWith("/ui/")

@@ -14,7 +14,7 @@ export interface Sample {
   readonly tokensPerSecond: number
 }
 
-export const windowMs = 5 * 60_000
+const windowMs = 5 * 60_000
 const maxSamples = 2048
 const recomputeMs = 1_000
 const minuteMs = 60_000

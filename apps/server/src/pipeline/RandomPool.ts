@@ -8,7 +8,7 @@ let offset = pool.length
  * the CSPRNG per few hundred requests instead of one per id. The view is overwritten by a later
  * refill, so read it at once.
  */
-export const take = (n: number): Buffer => {
+const take = (n: number): Buffer => {
   if (offset + n > pool.length) {
     Crypto.randomFillSync(pool)
     offset = 0

@@ -18,7 +18,7 @@ export type AdapterId = typeof AdapterId.Type
  * An adapter: the embeddings port, `forward` when it can hand vectors back in the upstream's own
  * bytes, and `rerank` when its wire format has a rerank API.
  */
-export type Adapter = EmbeddingProvider.EmbeddingProvider["Service"] & {
+type Adapter = EmbeddingProvider.EmbeddingProvider["Service"] & {
   readonly forward?: OpenAiCompatible.ForwardingProvider["forward"]
   readonly rerank?: RerankProvider["rerank"]
 }

@@ -1,5 +1,5 @@
-import { EmbeddingProvider } from "@switchyard/core"
-import { Effect, Layer, Schema } from "effect"
+import type { EmbeddingProvider } from "@switchyard/core"
+import { Effect, Schema } from "effect"
 import * as InputType from "./InputType.ts"
 import * as MediaData from "./MediaData.ts"
 import * as TokenEstimate from "./TokenEstimate.ts"
@@ -8,7 +8,7 @@ import * as RerankWire from "./RerankWire.ts"
 import * as WireFormat from "./WireFormat.ts"
 
 export const baseUrl = "https://api.cohere.com/v2"
-export const path = "/embed"
+const path = "/embed"
 
 // Cohere requires an input_type; a document is the neutral choice when the client names none.
 const inputTypes: Partial<Record<InputType.Purpose, string>> = {
@@ -23,7 +23,7 @@ const inputTypes: Partial<Record<InputType.Purpose, string>> = {
 export const inputTypeOf = (inputType: string | undefined): string =>
   inputTypes[InputType.purposeOf(inputType) ?? "document"] ?? "search_document"
 
-export const EmbedResponse = Schema.Struct({
+const EmbedResponse = Schema.Struct({
   id: Schema.optionalKey(Schema.String),
   embeddings: Schema.Struct({
     float: Schema.optionalKey(Schema.NullOr(Schema.Array(VectorEncoding.FloatVector))),
@@ -103,7 +103,7 @@ const usage = (response: typeof EmbedResponse.Type, request: EmbeddingProvider.U
   }
 }
 
-export const wireFormat: WireFormat.WireFormat<typeof EmbedResponse.Type> = {
+const wireFormat: WireFormat.WireFormat<typeof EmbedResponse.Type> = {
   name: "Cohere",
   keyHeaders: WireFormat.bearer,
   response: EmbedResponse,
@@ -120,9 +120,7 @@ export const wireFormat: WireFormat.WireFormat<typeof EmbedResponse.Type> = {
 
 export const make = WireFormat.make(wireFormat)
 
-export const layer = Layer.effect(EmbeddingProvider.EmbeddingProvider, make)
-
-export const RerankResponse = Schema.Struct({
+const RerankResponse = Schema.Struct({
   id: Schema.optionalKey(Schema.NullOr(Schema.String)),
   results: Schema.Array(RerankWire.WireScore),
   meta: Schema.optionalKey(Schema.NullOr(Schema.Struct({
@@ -135,7 +133,7 @@ export const RerankResponse = Schema.Struct({
 /**
  * Cohere's v2 rerank (`POST /v2/rerank`), billed in search units.
  */
-export const rerankFormat: RerankWire.RerankFormat<typeof RerankResponse.Type> = {
+const rerankFormat: RerankWire.RerankFormat<typeof RerankResponse.Type> = {
   name: "Cohere",
   keyHeaders: WireFormat.bearer,
   path: "/rerank",

@@ -1,5 +1,5 @@
-import { EmbeddingProvider } from "@switchyard/core"
-import { Effect, Layer, Schema } from "effect"
+import type { EmbeddingProvider } from "@switchyard/core"
+import { Effect, Schema } from "effect"
 import * as InputType from "./InputType.ts"
 import * as MediaData from "./MediaData.ts"
 import * as TokenEstimate from "./TokenEstimate.ts"
@@ -8,9 +8,9 @@ import * as WireFormat from "./WireFormat.ts"
 
 export const baseUrl = "https://generativelanguage.googleapis.com/v1beta"
 
-export const modelName = (upstreamModel: string): string => upstreamModel.replace(/^models\//u, "")
+const modelName = (upstreamModel: string): string => upstreamModel.replace(/^models\//u, "")
 
-export const pathOf = (upstreamModel: string): string =>
+const pathOf = (upstreamModel: string): string =>
   `/models/${encodeURIComponent(modelName(upstreamModel))}:batchEmbedContents`
 
 const taskTypes: Record<InputType.Purpose, string> = {
@@ -30,7 +30,7 @@ const ModalityTokenCount = Schema.Struct({
   tokenCount: Schema.optionalKey(Schema.Finite)
 })
 
-export const BatchEmbedContentsResponse = Schema.Struct({
+const BatchEmbedContentsResponse = Schema.Struct({
   embeddings: Schema.Array(Schema.Struct({ values: VectorEncoding.FloatVector })),
   usageMetadata: Schema.optionalKey(Schema.Struct({
     promptTokenCount: Schema.optionalKey(Schema.Finite),
@@ -114,7 +114,7 @@ const modalityTokens = (
   return Object.keys(out).length > 0 ? out : undefined
 }
 
-export const wireFormat: WireFormat.WireFormat<typeof BatchEmbedContentsResponse.Type> = {
+const wireFormat: WireFormat.WireFormat<typeof BatchEmbedContentsResponse.Type> = {
   name: "Gemini",
   keyHeaders: WireFormat.keyIn("x-goog-api-key"),
   response: BatchEmbedContentsResponse,
@@ -132,5 +132,3 @@ export const wireFormat: WireFormat.WireFormat<typeof BatchEmbedContentsResponse
 }
 
 export const make = WireFormat.make(wireFormat)
-
-export const layer = Layer.effect(EmbeddingProvider.EmbeddingProvider, make)

@@ -4,7 +4,7 @@ import * as WireFormat from "./WireFormat.ts"
 
 export const baseUrl = "https://api.jina.ai/v1"
 
-export const RerankResponse = Schema.Struct({
+const RerankResponse = Schema.Struct({
   id: Schema.optionalKey(Schema.NullOr(Schema.String)),
   results: Schema.Array(RerankWire.WireScore),
   usage: Schema.optionalKey(Schema.NullOr(Schema.Struct({ total_tokens: Schema.optionalKey(Schema.NullOr(Schema.Finite)) })))
@@ -17,7 +17,7 @@ export const RerankResponse = Schema.Struct({
  * them. A call with an image sends every document as an object, `{ "text" }`, `{ "image" }` or
  * both, as Jina's multimodal reranker takes them.
  */
-export const rerankFormat: RerankWire.RerankFormat<typeof RerankResponse.Type> = {
+const rerankFormat: RerankWire.RerankFormat<typeof RerankResponse.Type> = {
   name: "Jina",
   keyHeaders: WireFormat.bearer,
   path: "/rerank",

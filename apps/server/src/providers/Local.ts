@@ -1,7 +1,7 @@
 import { EmbeddingProvider } from "@switchyard/core"
 import * as SearchUnits from "@switchyard/core/catalog/SearchUnits"
 import type * as RerankProvider from "@switchyard/core/providers/RerankProvider"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { fnv1a } from "./Fnv1a.ts"
 import * as MediaData from "./MediaData.ts"
 import * as TokenEstimate from "./TokenEstimate.ts"
@@ -9,8 +9,8 @@ import * as VectorEncoding from "./VectorEncoding.ts"
 import * as WireFormat from "./WireFormat.ts"
 import * as Span from "../instrumentation/Span.ts"
 
-export const defaultDimensions = 256
-export const maxDimensions = 8192
+const defaultDimensions = 256
+const maxDimensions = 8192
 
 const mix = (value: number): number => {
   let h = value
@@ -106,9 +106,6 @@ export const make = (options?: { readonly dimensions?: number }) => {
   }, Span.within("Local.embed"))
   return EmbeddingProvider.EmbeddingProvider.of({ embed })
 }
-
-export const layer = (options?: { readonly dimensions?: number }) =>
-  Layer.succeed(EmbeddingProvider.EmbeddingProvider, make(options))
 
 const cosine = (a: ReadonlyArray<number>, b: ReadonlyArray<number>) => {
   let dot = 0

@@ -53,7 +53,7 @@ const mimeTypes: Record<Kind, Record<string, string>> = {
   }
 }
 
-export const mimeTypeOf = (kind: Kind, format: string | undefined): string | undefined => {
+const mimeTypeOf = (kind: Kind, format: string | undefined): string | undefined => {
   if (format === undefined) return undefined
   const label = format.trim().toLowerCase()
   if (label.includes("/")) return label

@@ -63,7 +63,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** The results of an output or error file: one per JSON line with a `custom_id`. */
-export const parseResults = (text: string): ReadonlyArray<BatchProvider.Result> => {
+const parseResults = (text: string): ReadonlyArray<BatchProvider.Result> => {
   const results: Array<BatchProvider.Result> = []
   for (const line of text.split("\n")) {
     if (line.trim().length === 0) continue

@@ -132,7 +132,7 @@ const Usage = Schema.Struct({
   })))
 })
 
-export const EmbeddingsResponse = Schema.Struct({
+const EmbeddingsResponse = Schema.Struct({
   id: Schema.optionalKey(Schema.NullOr(Schema.String)),
   data: Schema.Array(Schema.Struct({
     index: Schema.optionalKey(Schema.Int),

@@ -6,11 +6,12 @@ import { Effect, Redacted, Schema } from "effect"
 import { HttpClient } from "effect/http"
 import * as UpstreamHttp from "./UpstreamHttp.ts"
 import type { KeyHeaders } from "./WireFormat.ts"
+import * as Span from "../instrumentation/Span.ts"
 
 /**
  * What the provider billed for one call; undefined where it reported nothing.
  */
-export interface Billed {
+interface Billed {
   readonly searchUnits?: number | undefined
   readonly totalTokens?: number | undefined
   readonly upstreamId?: string | undefined
@@ -86,7 +87,7 @@ export const make = <Response>(format: RerankFormat<Response>) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     const decodeResponse = UpstreamHttp.decode(format.response)
-    const rerank = Effect.fn(`${format.name}.rerank`)(function*(
+    const rerank = Effect.fnUntraced(function*(
       connection: EmbeddingProvider.Connection,
       request: RerankProvider.UpstreamRerank
     ) {
@@ -106,6 +107,6 @@ export const make = <Response>(format: RerankFormat<Response>) =>
         totalTokens: billedCount(totalTokens),
         ...(upstreamId !== undefined ? { upstreamId } : {})
       } satisfies RerankProvider.RerankResult
-    })
+    }, Span.within(`${format.name}.rerank`))
     return { rerank } satisfies RerankProvider.RerankProvider
   })

@@ -34,7 +34,7 @@ export const fromBase64 = (encoded: string): ReadonlyArray<number> | undefined =
 }
 
 // A float32 is NaN or infinite exactly when its eight exponent bits are all set.
-export const allFinite32 = (bytes: Uint8Array): boolean => {
+const allFinite32 = (bytes: Uint8Array): boolean => {
   for (let i = 0; i + 3 < bytes.length; i += 4) {
     if ((bytes[i + 3]! & 0x7f) === 0x7f && (bytes[i + 2]! & 0x80) === 0x80) return false
   }

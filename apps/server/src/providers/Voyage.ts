@@ -1,5 +1,5 @@
-import { EmbeddingProvider } from "@switchyard/core"
-import { Effect, Layer, Schema } from "effect"
+import type { EmbeddingProvider } from "@switchyard/core"
+import { Effect, Schema } from "effect"
 import * as InputType from "./InputType.ts"
 import * as MediaData from "./MediaData.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
@@ -7,8 +7,8 @@ import * as RerankWire from "./RerankWire.ts"
 import * as WireFormat from "./WireFormat.ts"
 
 export const baseUrl = "https://api.voyageai.com/v1"
-export const textPath = "/embeddings"
-export const multimodalPath = "/multimodalembeddings"
+const textPath = "/embeddings"
+const multimodalPath = "/multimodalembeddings"
 
 const inputTypes: Partial<Record<InputType.Purpose, "query" | "document">> = {
   query: "query",
@@ -17,7 +17,7 @@ const inputTypes: Partial<Record<InputType.Purpose, "query" | "document">> = {
   code_document: "document"
 }
 
-export const EmbeddingsResponse = Schema.Struct({
+const EmbeddingsResponse = Schema.Struct({
   data: Schema.Array(Schema.Struct({
     index: Schema.optionalKey(Schema.Int),
     embedding: Schema.Union([VectorEncoding.FloatVector, Schema.String])
@@ -112,7 +112,7 @@ const modalityTokens = (usage: Usage): EmbeddingProvider.ModalityTokens | undefi
   return out
 }
 
-export const wireFormat: WireFormat.WireFormat<typeof EmbeddingsResponse.Type> = {
+const wireFormat: WireFormat.WireFormat<typeof EmbeddingsResponse.Type> = {
   name: "Voyage",
   keyHeaders: WireFormat.bearer,
   response: EmbeddingsResponse,
@@ -128,9 +128,7 @@ export const wireFormat: WireFormat.WireFormat<typeof EmbeddingsResponse.Type> =
 
 export const make = WireFormat.make(wireFormat)
 
-export const layer = Layer.effect(EmbeddingProvider.EmbeddingProvider, make)
-
-export const RerankResponse = Schema.Struct({
+const RerankResponse = Schema.Struct({
   data: Schema.Array(RerankWire.WireScore),
   usage: Schema.optionalKey(Schema.NullOr(Schema.Struct({ total_tokens: Schema.optionalKey(Schema.NullOr(Schema.Finite)) })))
 })
@@ -139,7 +137,7 @@ export const RerankResponse = Schema.Struct({
  * Voyage's rerank (`POST /v1/rerank`), billed in tokens. Voyage truncates long documents itself
  * (`truncation`, on by default) and takes no per-document token limit.
  */
-export const rerankFormat: RerankWire.RerankFormat<typeof RerankResponse.Type> = {
+const rerankFormat: RerankWire.RerankFormat<typeof RerankResponse.Type> = {
   name: "Voyage",
   keyHeaders: WireFormat.bearer,
   path: "/rerank",

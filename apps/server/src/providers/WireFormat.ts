@@ -4,6 +4,7 @@ import { Effect, Redacted, type Schema } from "effect"
 import { HttpClient } from "effect/http"
 import * as UpstreamHttp from "./UpstreamHttp.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
+import * as Span from "../instrumentation/Span.ts"
 
 /**
  * The headers that carry a provider's API key.
@@ -19,7 +20,7 @@ export const keyIn = (name: string): KeyHeaders => (apiKey) => ({ [name]: apiKey
 /**
  * One request as it goes on the wire: the path after the connection's base URL, and the JSON body.
  */
-export interface Outgoing {
+interface Outgoing {
   readonly path: string
   readonly body: unknown
 }
@@ -80,7 +81,7 @@ export const make = <Response>(format: WireFormat<Response>) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     const decodeResponse = UpstreamHttp.decode(format.response)
-    const embed = Effect.fn(`${format.name}.embed`)(function*(
+    const embed = Effect.fnUntraced(function*(
       connection: EmbeddingProvider.Connection,
       request: EmbeddingProvider.UpstreamRequest
     ) {
@@ -101,6 +102,6 @@ export const make = <Response>(format: WireFormat<Response>) =>
         ...(modalityTokens !== undefined ? { modalityTokens } : {}),
         ...(upstreamId !== undefined ? { upstreamId } : {})
       } satisfies EmbeddingProvider.EmbeddingResult
-    })
+    }, Span.within(`${format.name}.embed`))
     return EmbeddingProvider.EmbeddingProvider.of({ embed })
   })

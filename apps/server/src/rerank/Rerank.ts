@@ -106,7 +106,7 @@ const worstCase = (endpoint: Catalog.Endpoint, measured: Measured): bigint => {
 }
 
 /** Scores best first; equal scores keep the documents' order. */
-export const ranked = (scores: ReadonlyArray<RerankProvider.Score>, topN: number | undefined) => {
+const ranked = (scores: ReadonlyArray<RerankProvider.Score>, topN: number | undefined) => {
   const sorted = [...scores].sort((a, b) => b.relevance_score - a.relevance_score || a.index - b.index)
   return topN === undefined ? sorted : sorted.slice(0, topN)
 }

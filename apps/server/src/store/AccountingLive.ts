@@ -59,10 +59,10 @@ export interface AccountingOptions {
   readonly resolveWithinMs?: number
 }
 
-export const defaultLeaseTtl = Duration.minutes(10)
-export const defaultIdleReturn = Duration.seconds(5)
-export const defaultFactsTtl = Duration.seconds(1)
-export const defaultLingerMs = 10
+const defaultLeaseTtl = Duration.minutes(10)
+const defaultIdleReturn = Duration.seconds(5)
+const defaultFactsTtl = Duration.seconds(1)
+const defaultLingerMs = 10
 
 export const make = (options: AccountingOptions = {}) =>
   Effect.gen(function*() {

@@ -38,7 +38,7 @@ interface KeyRow {
   readonly byok_usage_limit_window: string
 }
 
-export const toRecord = (row: KeyRow): ApiKeyRecord => {
+const toRecord = (row: KeyRow): ApiKeyRecord => {
   const limit = row.limit_nanos === null ? null : BigInt(row.limit_nanos)
   const spent = BigInt(row.usage_limit_window) + (flag(row.include_byok_in_limit) ? BigInt(row.byok_usage_limit_window) : 0n)
   const remaining = limit === null ? null : limit - spent > 0n ? limit - spent : 0n
@@ -75,7 +75,7 @@ export const toRecord = (row: KeyRow): ApiKeyRecord => {
  * the ledger rows and are never pruned, so the figures stay exact when old ledger rows are, and a
  * listing reads at most the rows of the windows' days, whatever the size of the ledger.
  */
-export const selectKeysWithUsage = (sql: SqlClient.SqlClient, now: Date) => {
+const selectKeysWithUsage = (sql: SqlClient.SqlClient, now: Date) => {
   const w = startsAt(now)
   const day = (at: Date) => at.toISOString().slice(0, 10)
   const column = (byok: boolean) => (byok ? sql`s.byok_nanos` : sql`s.spent_nanos`)

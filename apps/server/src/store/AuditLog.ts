@@ -21,7 +21,7 @@ export interface AuditDraft {
 }
 
 /** The filters of a listing, already checked; `workspaceId` set limits it to one workspace. */
-export interface AuditFilter {
+interface AuditFilter {
   readonly workspaceId: string | undefined
   readonly action?: string | undefined
   readonly targetType?: string | undefined

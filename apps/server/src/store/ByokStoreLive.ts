@@ -8,7 +8,7 @@ import { flag, type Flag, type Instant, iso } from "./Columns.ts"
 import { CredentialCipher } from "./CredentialCipher.ts"
 import * as Span from "../instrumentation/Span.ts"
 
-export class CredentialKeyMismatch extends Data.TaggedError("CredentialKeyMismatch")<{ readonly message: string }> {}
+class CredentialKeyMismatch extends Data.TaggedError("CredentialKeyMismatch")<{ readonly message: string }> {}
 
 interface CredentialRow {
   readonly id: string
@@ -27,7 +27,7 @@ const aad = (id: string, workspaceId: string, provider: string) => `byok:${id}:$
  * What a credential's record shows of its secret: the first three and last four characters of a
  * long secret, nothing of a short one.
  */
-export const labelOf = (secret: string): string => (secret.length >= 16 ? `${secret.slice(0, 3)}...${secret.slice(-4)}` : "...")
+const labelOf = (secret: string): string => (secret.length >= 16 ? `${secret.slice(0, 3)}...${secret.slice(-4)}` : "...")
 
 const toKey = (row: CredentialRow): ByokKey => ({
   id: row.id,

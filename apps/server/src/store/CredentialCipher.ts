@@ -4,7 +4,7 @@ import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { StoreConfig } from "./Database.ts"
 
-export class SecretKeyInvalid extends Data.TaggedError("SecretKeyInvalid")<{ readonly message: string }> {}
+class SecretKeyInvalid extends Data.TaggedError("SecretKeyInvalid")<{ readonly message: string }> {}
 
 /**
  * AES-256-GCM for secrets kept in the store (BYOK credentials). A sealed value is
@@ -85,7 +85,7 @@ const keyFile = (dataDir: string) =>
  * sealed, and a key generated per data directory would differ between them. On the embedded store (one
  * process per data directory) it defaults to `<data dir>/secret.key`, created once with mode 0600.
  */
-export const load = Effect.gen(function*() {
+const load = Effect.gen(function*() {
   const configured = yield* Config.option(Config.Redacted("SWITCHYARD_SECRET_KEY"))
   if (Option.isSome(configured) && Redacted.value(configured.value).length > 0) {
     const key = parseKey(Redacted.value(configured.value))

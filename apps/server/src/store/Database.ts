@@ -41,7 +41,7 @@ export const sqliteFile = (dataDir: string) => NodePath.join(dataDir, "switchyar
 export const importCommand = (dataDir: string) => `pnpm store:import-pglite --data-dir ${JSON.stringify(dataDir)}`
 
 /** A data directory of an earlier version: a PGlite store and no SQLite one. */
-export class PgliteDataDir extends Data.TaggedError("PgliteDataDir")<{ readonly dataDir: string }> {
+class PgliteDataDir extends Data.TaggedError("PgliteDataDir")<{ readonly dataDir: string }> {
   override get message() {
     return `the data directory ${this.dataDir} holds a PGlite store of an earlier version (pglite/) and no SQLite store; ` +
       `stop here and copy it with: ${importCommand(this.dataDir)} (see docs/configuration.md, "The store")`
@@ -56,7 +56,7 @@ const refuseOldStore = (dataDir: string) =>
   )
 
 /** The store that failed, named in the start error: never `DATABASE_URL` when it is unset. */
-export const storeName = (choice: StoreChoice) =>
+const storeName = (choice: StoreChoice) =>
   choice.kind === "postgres" ? "the database (DATABASE_URL)" : `the SQLite store ${sqliteFile(choice.dataDir)} (SWITCHYARD_DATA_DIR)`
 
 const drivers = {
@@ -85,7 +85,7 @@ export const support = <E, R>(
   )
 
 /** The store could not be opened or migrated: names which store (the start error's line). */
-export class StoreStartFailed extends Data.TaggedError("StoreStartFailed")<{ readonly store: string; readonly cause: unknown }> {}
+class StoreStartFailed extends Data.TaggedError("StoreStartFailed")<{ readonly store: string; readonly cause: unknown }> {}
 
 const storeFailures = new Set(["SqlError", "MigrationError"])
 

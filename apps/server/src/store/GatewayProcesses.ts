@@ -42,7 +42,7 @@ export interface GatewayProcessOptions {
   readonly sole?: boolean
 }
 
-export const defaultHeartbeat = Duration.seconds(10)
+const defaultHeartbeat = Duration.seconds(10)
 export const defaultStaleAfter = Duration.seconds(30)
 
 /**

@@ -27,7 +27,7 @@ interface InternRow {
   readonly updated_at: Instant
 }
 
-export const fromRow = (row: InternRow): StoredIntern => ({
+const fromRow = (row: InternRow): StoredIntern => ({
   id: row.id,
   workspaceId: row.workspace_id,
   creatorUserId: row.creator_user_id,

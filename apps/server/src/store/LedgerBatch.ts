@@ -72,8 +72,6 @@ export interface LedgerBatchOptions {
 export interface LedgerBatch {
   /** Writes the row with the next batch; `after` runs once that batch ended, even if the caller left. */
   readonly write: (row: LedgerRow, after: After) => Effect.Effect<Written, StoreUnavailable>
-  /** Tells a lingering flush that `busy` may have changed. */
-  readonly nudge: () => void
   /** Runs `effect` while no batch is being written (to read a lease's row as the last flush left it). */
   readonly exclusive: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
@@ -202,7 +200,6 @@ export const make = (
           waiting.push({ row, done, after, span: Context.getOrUndefined(fiber.context, Tracer.ParentSpan) })
           wake.openUnsafe()
           return Deferred.await(done)
-        }),
-      nudge: () => void wake.openUnsafe()
+        })
     }
   })

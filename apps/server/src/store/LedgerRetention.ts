@@ -27,7 +27,7 @@ import * as Span from "../instrumentation/Span.ts"
 import { type Instant, instant } from "./Columns.ts"
 import * as Workers from "../Workers.ts"
 
-export const RetentionConfig = Config.schema(
+const RetentionConfig = Config.schema(
   Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 36_500 })),
   "SWITCHYARD_LEDGER_RETENTION_DAYS"
 ).pipe(Config.withDefault(62))
@@ -50,8 +50,8 @@ export interface RetentionOptions {
  * holds the file's write lock, so a batch there is small (1,000 rows); on PostgreSQL a batch holds
  * only its own rows' locks.
  */
-export const defaultBatchRows = (driver: string) => (driver === "sqlite" ? 1_000 : 5_000)
-export const defaultPauseMs = 100
+const defaultBatchRows = (driver: string) => (driver === "sqlite" ? 1_000 : 5_000)
+const defaultPauseMs = 100
 
 const dayMs = 86_400_000
 

@@ -58,7 +58,7 @@ export const limited = (facts: MoneyFacts, byok: boolean): boolean =>
   (facts.budgets !== null && (!byok || facts.includeByokInBudgets)) ||
   (facts.prepaid && !byok)
 
-export interface MoneyFactsCache {
+interface MoneyFactsCache {
   /** `None` for a key that does not exist. */
   readonly of: (keyId: string) => Effect.Effect<Option.Option<MoneyFacts>, StoreUnavailable>
   readonly forget: (keyId: string) => Effect.Effect<void>

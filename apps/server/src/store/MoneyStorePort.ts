@@ -64,7 +64,7 @@ export interface Flushed {
   readonly fenced: boolean
 }
 
-export interface CreditRead {
+interface CreditRead {
   readonly credits: bigint
   readonly usage: bigint
   readonly held: bigint
@@ -80,7 +80,7 @@ export interface CreditGrant {
 }
 
 /** The registration of gateway processes sharing the store, and the sweep of dead ones' holds. */
-export interface Processes {
+interface Processes {
   /** Says the process `id` is alive (creating its row). */
   readonly heartbeat: (id: string) => Effect.Effect<void, SqlError>
   /** Deletes the holds of every owner not seen within `staleAfter` (and their rows, but `self`'s); how many holds. */

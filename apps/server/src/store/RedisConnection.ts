@@ -36,16 +36,16 @@ export class RedisStatus extends Context.Service<RedisStatus, {
  * allowance of 50). A lost connection fails at once (no offline queue); only a Redis that is
  * connected and silent costs this bound, and only until the circuit opens.
  */
-export const commandTimeout = Duration.millis(250)
+const commandTimeout = Duration.millis(250)
 
 /** How long the circuit stays open (every call failing at once) before one call probes Redis again. */
-export const openDuration = Duration.seconds(1)
+const openDuration = Duration.seconds(1)
 
 /** Failures in a row that open the circuit: one slow answer under load is not an outage. */
-export const failuresToOpen = 3
+const failuresToOpen = 3
 
 /** How long a TCP connection to Redis may take to open. */
-export const connectTimeout = Duration.seconds(1)
+const connectTimeout = Duration.seconds(1)
 
 /**
  * Background pings in a row without an answer after which the connection is replaced by a new
@@ -53,14 +53,14 @@ export const connectTimeout = Duration.seconds(1)
  * would otherwise never be given up: node-redis only reconnects after the socket closes, and a
  * silent socket can stay open for the kernel's whole retransmission time (about 15 minutes).
  */
-export const pingsBeforeReplacing = 5
+const pingsBeforeReplacing = 5
 
 // Reconnecting after a lost connection: 50 ms doubling up to 1 s, with jitter. It never gives up:
 // Redis coming back is the common end of an outage.
 const reconnectDelay = (retries: number) => Math.min(2 ** retries * 50, 1000) + Math.floor(Math.random() * 100)
 
 /** A command's failure while Redis is known to be down: the caller falls back without a log line. */
-export class RedisUnavailable extends Error {
+class RedisUnavailable extends Error {
   constructor() {
     super("Redis is unavailable")
     this.name = "RedisUnavailable"
@@ -75,7 +75,7 @@ export class RedisUnavailable extends Error {
  * background ping each second finds an outage, and Redis's return, without traffic. After
  * {@link pingsBeforeReplacing} failed pings in a row, `replace` gives the connection up for a new one.
  */
-export const guarded = (send: (args: ReadonlyArray<string>) => Promise<unknown>, replace: Effect.Effect<void>) =>
+const guarded = (send: (args: ReadonlyArray<string>) => Promise<unknown>, replace: Effect.Effect<void>) =>
   Effect.gen(function*() {
     const breaker = yield* CircuitBreaker.make({
       tripPolicy: CircuitBreaker.consecutive(failuresToOpen),

@@ -35,7 +35,7 @@ export interface SqliteOptions {
 }
 
 /** The SQLite result code of a failure, where it has one (`errcode` on `node:sqlite`'s errors). */
-export const resultCode = (cause: unknown): number | undefined => {
+const resultCode = (cause: unknown): number | undefined => {
   const code = (cause as { errcode?: unknown } | null)?.errcode
   return typeof code === "number" ? code : undefined
 }
@@ -104,7 +104,7 @@ const rowsOf = (statement: StatementSync, params: ReadonlyArray<unknown>, arrays
 }
 
 /** SQLITE_FULL (13) and SQLITE_IOERR (10, with its extended codes): the disk refused a write. */
-export const isDiskFailure = (cause: unknown): boolean => {
+const isDiskFailure = (cause: unknown): boolean => {
   const code = resultCode(cause)
   return code !== undefined && ((code & 0xff) === 13 || (code & 0xff) === 10)
 }
@@ -197,7 +197,7 @@ const connectionOf = (db: DatabaseSync, prepared: Prepared, disk: DiskWatch): Sq
  * Opens (creating where missing) the SQLite database at `filename` (`:memory:` for a private
  * in-memory one) and serves it as a `SqlClient` until the scope closes.
  */
-export const make = (
+const make = (
   filename: string,
   options: SqliteOptions = {}
 ): Effect.Effect<SqlClient.SqlClient, SqlError.SqlError, Scope.Scope | Reactivity.Reactivity> =>

@@ -39,16 +39,16 @@ const msOf = (value: unknown): number | null =>
 const truthy = (value: unknown): boolean => value === true || value === 1 || value === 1n
 
 /** The UTC day of an epoch-milliseconds time, as the spend counters date it. */
-export const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10)
+const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10)
 
 /** The all-time counter row's day. */
-export const allTime = "-infinity"
+const allTime = "-infinity"
 
 /**
  * The first and last day of a limit window (`daily`, `weekly` from Monday, `monthly`, else all
  * time) at `nowMs`, as `BETWEEN` bounds on the counters' days.
  */
-export const windowDays = (reset: string | null, nowMs: number): readonly [string, string] => {
+const windowDays = (reset: string | null, nowMs: number): readonly [string, string] => {
   const now = new Date(nowMs)
   switch (reset) {
     case "daily":

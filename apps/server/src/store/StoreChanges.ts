@@ -13,7 +13,7 @@ export type Change =
   | { readonly _tag: "Key"; readonly keyId: string }
   | { readonly _tag: "Workspace"; readonly workspaceId: string }
 
-export const channel = "switchyard_changes"
+const channel = "switchyard_changes"
 
 const encode = (change: Change): string => (change._tag === "Key" ? `k:${change.keyId}` : `w:${change.workspaceId}`)
 const decode = (payload: string): Change | undefined =>

@@ -41,7 +41,7 @@ const functionCall = /\bswitchyard_([a-z_]+)\s*\(/u
 const firstWord = /^\s*\(?\s*([A-Za-z]+)/u
 
 /** The kind of a statement's SQL text. */
-export const kindOf = (text: string): string => {
+const kindOf = (text: string): string => {
   const called = functionCall.exec(text)
   if (called !== null) return called[1]!
   return firstWord.exec(text)?.[1]?.toLowerCase() ?? "other"
@@ -55,7 +55,7 @@ const maxKinds = 512
  * The kind of a statement, read from its literal SQL text: the driver compiles the statement, so
  * counting it does not compile it a second time.
  */
-export const kindOfStatement = (statement: Statement.Statement<unknown>): string => {
+const kindOfStatement = (statement: Statement.Statement<unknown>): string => {
   let text = ""
   for (const segment of statement.segments) {
     if (segment._tag === "Literal") text += segment.value

@@ -43,7 +43,7 @@ export const stepEvery = Duration.seconds(1)
 export const vacuumPages = 256
 
 /** Rows `ANALYZE` reads of each index (`PRAGMA analysis_limit`). */
-export const analysisLimit = 1_000
+const analysisLimit = 1_000
 
 /** What the write-ahead log file is truncated to after a checkpoint starts it over (`journal_size_limit`). */
 export const walLimitBytes = 16 * 1024 * 1024
@@ -75,7 +75,7 @@ const timed = <A>(step: Done["step"], self: Effect.Effect<A, unknown>, detail: (
 export const optimize = (sql: SqlClient.SqlClient) => timed("optimize", sql.unsafe("PRAGMA optimize=0x10002"), () => "")
 
 /** A checkpoint that waits for no one: the log's frames and those now in the database file. */
-export const checkpoint = (sql: SqlClient.SqlClient) =>
+const checkpoint = (sql: SqlClient.SqlClient) =>
   timed(
     "checkpoint",
     sql.unsafe<{ busy: number; log: number; checkpointed: number }>("PRAGMA wal_checkpoint(PASSIVE)"),
@@ -88,7 +88,7 @@ export const freePages = (sql: SqlClient.SqlClient) =>
   Effect.map(sql.unsafe<{ freelist_count: number }>("PRAGMA freelist_count"), (rows) => Number(rows[0]?.freelist_count ?? 0))
 
 /** One step of giving free pages back: at most {@link vacuumPages}. */
-export const vacuumStep = (sql: SqlClient.SqlClient, pages = vacuumPages) =>
+const vacuumStep = (sql: SqlClient.SqlClient, pages = vacuumPages) =>
   Effect.gen(function*() {
     const before = yield* freePages(sql)
     if (before === 0) return undefined

@@ -76,7 +76,7 @@ const toRecord = (row: WorkspaceRow): StoredWorkspace => ({
 })
 
 /** The first-start role was called `owner`; it is an admin. */
-export const roleOf = (role: string): MemberRole => (role === "member" ? "member" : "admin")
+const roleOf = (role: string): MemberRole => (role === "member" ? "member" : "admin")
 
 const toMember = (row: MemberRow): WorkspaceMember => ({
   id: row.id,

@@ -52,7 +52,7 @@ describe(`a fresh install with one OpenAI-compatible provider (${storeKind})`, (
     const text = await openai.embeddings.create({ model, input: ["hello world", "second"] })
     assert.strictEqual(text.data.length, 2)
     assert.strictEqual(text.data[0]!.embedding.length, 1536)
-    assert.strictEqual((text.usage as unknown as { cost: number }).cost, costOf(3, "0.02"))
+    assert.propertyVal(text.usage, "cost", costOf(3, "0.02"))
 
     const ids = await openai.embeddings.create({ model, input: [[15339, 1917], [5686]] })
     assert.strictEqual(ids.data.length, 2)

@@ -2,6 +2,15 @@ import { OpenRouter } from "@openrouter/sdk"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { type Gateway, startGateway } from "../embeddings/Gateway.ts"
 
+/** The longest round trip of the embeddings calls this file made: no latency the gateway measured can exceed it. */
+let slowestEmbedMs = 0
+const timedEmbed = async (gateway: Gateway, body: unknown) => {
+  const started = performance.now()
+  const reply = await gateway.embed(body)
+  slowestEmbedMs = Math.max(slowestEmbedMs, performance.now() - started)
+  return reply
+}
+
 const statusOf = async (promise: Promise<unknown>) => {
   const error = await promise.then(() => undefined, (e: unknown) => e)
   return (error as { statusCode?: number } | undefined)?.statusCode
@@ -83,7 +92,7 @@ describe("@openrouter/sdk against Switchyard: workspaces, members, budgets, gene
   })
 
   it("generations.getGeneration and analytics.getUserActivity pass the SDK's validation", async () => {
-    const reply = await gateway.embed({ model: "switchyard/local-embed", input: ["hello world", "again"] })
+    const reply = await timedEmbed(gateway, { model: "switchyard/local-embed", input: ["hello world", "again"] })
     assert.strictEqual(reply.status, 200, reply.text)
     const user = new OpenRouter({ apiKey: gateway.server.apiKey, serverURL: gateway.server.baseUrl })
     const generation = await user.generations.getGeneration({ id: reply.json.id })
@@ -92,7 +101,9 @@ describe("@openrouter/sdk against Switchyard: workspaces, members, budgets, gene
     assert.strictEqual(generation.data.tokensPrompt, reply.json.usage.prompt_tokens)
     assert.strictEqual(generation.data.totalCost, 0)
     assert.isFalse(generation.data.isByok)
+    // The gateway's own measure of the request: within the round trip the test saw.
     assert.isAtLeast(generation.data.latency!, 0)
+    assert.isAtMost(generation.data.latency!, slowestEmbedMs)
     assert.strictEqual(generation.data.apiType, "embeddings")
     assert.strictEqual(await statusOf(user.generations.getGeneration({ id: "gen-unknown" })), 404)
 
@@ -114,7 +125,7 @@ describe("@openrouter/sdk against Switchyard: workspaces, members, budgets, gene
     const local = providers.data.find((p) => p.slug === "local")
     assert.isDefined(local)
     assert.isNull(local!.privacyPolicyUrl)
-    const served = await gateway.embed({ model: "switchyard/local-embed", input: "measure me" })
+    const served = await timedEmbed(gateway, { model: "switchyard/local-embed", input: "measure me" })
     assert.strictEqual(served.status, 200, served.text)
     const listed = await user.endpoints.list({ author: "switchyard", slug: "local-embed" })
     assert.strictEqual(listed.data.id, "switchyard/local-embed")
@@ -124,7 +135,13 @@ describe("@openrouter/sdk against Switchyard: workspaces, members, budgets, gene
     assert.strictEqual(endpoint.pricing.prompt, "0")
     assert.strictEqual(endpoint.uptimeLast5m, 100)
     assert.isNotNull(endpoint.latencyLast30m)
-    assert.isAtLeast(endpoint.latencyLast30m!.p50, 0)
+    // Percentiles of the calls this file made, in milliseconds: ordered, and none over the slowest round trip.
+    const { p50, p75, p90, p99 } = endpoint.latencyLast30m!
+    assert.isAtLeast(p50, 0)
+    assert.isAtMost(p50, p75)
+    assert.isAtMost(p75, p90)
+    assert.isAtMost(p90, p99)
+    assert.isAtMost(p99, slowestEmbedMs)
     const raw = await gateway.call("/models/switchyard/local-embed/endpoints")
     assert.strictEqual(raw.json.data.endpoints[0].data_collection, "deny")
     assert.strictEqual(await statusOf(user.endpoints.list({ author: "nobody", slug: "nothing" })), 404)

@@ -1,17 +1,38 @@
 import { assert, describe, it } from "@effect/vitest"
 import { builtin } from "@switchyard/core/catalog/BuiltinCatalog"
-import { Clock, Effect, Layer } from "effect"
+import * as RoutePlan from "@switchyard/core/routing/RoutePlan"
+import { Clock, Effect, Layer, Result } from "effect"
 import { TestClock } from "effect/testing"
 import { HttpClient, HttpClientResponse } from "effect/http"
 import { CurrentCatalog } from "../../src/catalog/CatalogLoader.ts"
 import { Broadcast, isRetryableStatus, type ServedEvent } from "../../src/embeddings/Broadcast.ts"
 
-const event = {
+// A request served by the built-in catalog's local model, as the embeddings task hands it over.
+const plan = Result.getOrThrow(RoutePlan.compute({ catalog: builtin, model: "switchyard/local-embed", isActive: () => true, now: 0, seed: 1 }))
+const event: ServedEvent = {
   request: { model: "acme/embed", input: "hello" },
-  served: { id: "gen-1", model: "acme/embed", provider: "alpha", promptTokens: 1, totalTokens: 1, costNanos: 0n, isByok: false },
-  caller: { workspaceId: "ws-1" },
+  served: {
+    id: "gen-1",
+    model: "acme/embed",
+    provider: "alpha",
+    endpoint: "alpha/acme-embed",
+    data: [],
+    encoding: "float",
+    dimensions: 8,
+    promptTokens: 1,
+    totalTokens: 1,
+    modalityTokens: undefined,
+    costNanos: 0n,
+    upstreamCostAtto: 0n,
+    isByok: false,
+    plan,
+    attempts: [],
+    vectorSpaceChange: undefined,
+    cache: { outcome: "bypass", items: 0, tokens: 0, bytes: 0 }
+  },
+  caller: { keyId: "key-1", keyHash: "hash-1", kind: "standard", userId: "user-1", workspaceId: "ws-1" },
   sessionId: undefined
-} as unknown as ServedEvent
+}
 
 // Broadcast over an HTTP client that answers the deliveries with `statuses` in turn (the last one
 // from then on); the test clock's time of each try.

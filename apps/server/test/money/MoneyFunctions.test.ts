@@ -1,7 +1,12 @@
 import { PgClient } from "@effect/sql-pg"
-import { assert, describe, layer } from "@effect/vitest"
+import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
+import * as ChildProcess from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as NodePath from "node:path"
+import { pathToFileURL } from "node:url"
 import * as MoneyFunctions from "../../src/store/MoneyFunctions.ts"
 import { migrate, migrations } from "../../src/store/Migrations.ts"
 import { dropDatabase, freshDatabase, storeKind } from "../support/TestServer.ts"
@@ -41,11 +46,52 @@ describe.skipIf(storeKind !== "postgres")("PostgreSQL's migration history", () =
           assert.strictEqual(found.find((r) => r.name === f.name)?.body, bodyOf(f), f.name)
         }
       }))
-
-    it("a change to a money function comes with a migration that applies it", () => {
-      // Changed MoneyFunctions.ts? Ship it with a migration (stores run `MoneyFunctions.replace` after
-      // any migration ran, so stores migrated before get the change); then update this.
-      assert.strictEqual(MoneyFunctions.digest, "9d09cdfd295361e73e1130446a969f2a24e3b6f84aea44ea98fe6f04327347e0")
-    })
   })
+})
+
+// A store runs `MoneyFunctions.replace` only when it ran a migration (Migrations.migrate), so a
+// function changed without a migration would never reach a store migrated before. The definitions
+// are compared, as SQL, with those of the commit that brought the current set of migrations onto
+// this branch (its first-parent history: a merge brings a branch's migrations and functions together).
+const root = NodePath.resolve(import.meta.dirname, "..", "..", "..", "..")
+const git = (args: ReadonlyArray<string>) => ChildProcess.execFileSync("git", [...args], { cwd: root, encoding: "utf8" })
+const modulePath = "apps/server/src/store/MoneyFunctions.ts"
+const migrationsPath = "apps/server/src/store/Migrations.ts"
+
+/** The migrations `Migrations.ts` of that commit lists. */
+const migrationsAt = (commit: string): string =>
+  [...git(["show", `${commit}:${migrationsPath}`]).matchAll(/^\s*"(\d{4}_\w+)":/gmu)].map((m) => m[1]).sort().join(",")
+
+/** Every definition as `MoneyFunctions.ts` of that commit writes it (the module run by Node as it was). */
+const definitionsAt = (commit: string): ReadonlyArray<string> => {
+  const dir = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "money-functions-"))
+  try {
+    const file = NodePath.join(dir, "MoneyFunctions.ts")
+    Fs.writeFileSync(file, git(["show", `${commit}:${modulePath}`]))
+    Fs.symlinkSync(NodePath.join(root, "apps", "server", "node_modules"), NodePath.join(dir, "node_modules"))
+    const script = `const m = await import(${JSON.stringify(pathToFileURL(file).href)}); process.stdout.write(JSON.stringify(m.all.map(m.definition)))`
+    return JSON.parse(ChildProcess.execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" }))
+  } finally {
+    Fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+describe("the money functions and the migrations", () => {
+  it("no function changed since the commit that brought the current migrations", () => {
+    const current = Object.keys(migrations).sort().join(",")
+    // A migration not committed yet: the change comes with it.
+    if (migrationsAt("HEAD") !== current) return
+    // This branch's commits that changed Migrations.ts, newest first: the last of the run that lists today's migrations brought them.
+    const commits = git(["log", "--first-parent", "--format=%H", "--", migrationsPath]).trim().split("\n")
+    const older = commits.findIndex((commit) => migrationsAt(commit) !== current)
+    const added = commits[(older === -1 ? commits.length : older) - 1]!
+    const then = definitionsAt(added)
+    const now = MoneyFunctions.all.map(MoneyFunctions.definition)
+    const changed = MoneyFunctions.all.filter((_, i) => then[i] !== now[i]).map((f) => f.name)
+    assert.deepStrictEqual(
+      { count: now.length, changed },
+      { count: then.length, changed: [] },
+      `changed since ${added}: ship the change with a migration, so stores migrated before run MoneyFunctions.replace`
+    )
+  }, 60_000)
 })

@@ -26,7 +26,16 @@ const runScripted = (
   Effect.gen(function*() {
     const released: Array<string> = []
     const started: Array<number> = []
-    const accounting = { release: (r: Reservation) => Effect.sync(() => void released.push(r.id)) } as unknown as Accounting["Service"]
+    // HeldAttempts only hands a failed run's hold back.
+    const unused = () => Effect.die(new Error("HeldAttempts only releases"))
+    const accounting: Accounting["Service"] = {
+      release: (r: Reservation) => Effect.sync(() => void released.push(r.id)),
+      reserve: unused,
+      settle: unused,
+      record: unused,
+      credits: unused,
+      addCredits: unused
+    }
     const run = HeldAttempts.run({
       accounting,
       reservation,

@@ -66,11 +66,16 @@ describe(`providers managed at runtime (${storeKind})`, () => {
     assert.strictEqual(FakeUpstream.bearer(managed.requests.at(-1)!), "sk-rotated-credential-0042")
     assert.strictEqual((await as(admin(), "PATCH", "/providers/fresh", { api_key: secret })).status, 200)
 
+    const testStarted = performance.now()
     const tested = await as(admin(), "POST", "/providers/fresh/test")
+    const testMs = performance.now() - testStarted
     assert.strictEqual(tested.status, 200, tested.text)
     assert.strictEqual(tested.json.data.ok, true)
     assert.strictEqual(tested.json.data.endpoints[0].status, 200)
-    assert.isNumber(tested.json.data.endpoints[0].latency_ms)
+    // The gateway's timing of its call to the endpoint: a whole number of milliseconds within the test's round trip.
+    assert.isTrue(Number.isInteger(tested.json.data.endpoints[0].latency_ms))
+    assert.isAtMost(tested.json.data.endpoints[0].latency_ms, testMs)
+    assert.isAtLeast(tested.json.data.endpoints[0].latency_ms, 0)
 
     const audit = await as(admin(), "GET", "/audit-log?action=provider.*")
     assert.deepStrictEqual(audit.json.data.map((e: any) => e.action).reverse(), [

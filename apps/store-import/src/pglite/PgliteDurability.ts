@@ -73,7 +73,9 @@ export class PgliteDurability {
   /** Gives PGlite's Node filesystem its fsync (see the module's description). */
   static install(pglite: PGlite): PgliteDurability {
     const durability = new PgliteDurability()
-    const ops = (pglite.Module as unknown as { NODEFS: { stream_ops: StreamOps } }).NODEFS.stream_ops
+    // Emscripten's Node filesystem is on the module at run time; PGlite's types do not name it.
+    const nodefs: { readonly stream_ops: StreamOps } = Reflect.get(pglite.Module, "NODEFS")
+    const ops = nodefs.stream_ops
     const close = ops.close
     ops.fsync = (stream) => {
       if (stream.path.startsWith(walPrefix)) {

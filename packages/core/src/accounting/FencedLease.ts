@@ -55,7 +55,7 @@ const nanos = (ms: number): bigint => BigInt(Math.max(0, Math.round(ms))) * 1_00
  *
  * @since 0.4.0
  */
-export const validUntil = (askedAtNanos: bigint, term: Term = defaultTerm): bigint => {
+const validUntil = (askedAtNanos: bigint, term: Term = defaultTerm): bigint => {
   const span = Math.min(term.sweepAfterMs, term.ttlMs)
   return askedAtNanos + nanos(span - Math.min(term.marginMs, span / 2))
 }
@@ -111,7 +111,7 @@ export const admit = (held: Held, worst: bigint, nowNanos: bigint): Held | undef
  *
  * @since 0.4.0
  */
-export const lost = (): Held => empty
+const lost = (): Held => empty
 
 /**
  * A grant answered: `amount` added to the row whose token is `fence` (`null`: the store holds no

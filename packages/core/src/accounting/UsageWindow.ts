@@ -44,7 +44,7 @@ export const startsAt = (now: Date): WindowStarts => {
  *
  * @since 0.1.0
  */
-export const nanosPerCredit = 1_000_000_000n
+const nanosPerCredit = 1_000_000_000n
 
 /**
  * @since 0.1.0

@@ -43,4 +43,3 @@ export class Authorization extends HttpApiMiddleware.Service<Authorization, { pr
   }
 ) {}
 
-export { Unauthorized }

@@ -26,7 +26,7 @@ const FileParams = { file_id: Schema.String }
  *
  * @since 0.4.0
  */
-export const UploadForm = Schema.Struct({ purpose: Schema.String, file: Multipart.SingleFileSchema }).pipe(
+const UploadForm = Schema.Struct({ purpose: Schema.String, file: Multipart.SingleFileSchema }).pipe(
   HttpApiSchema.asMultipartStream({ maxTotalSize: limits.bytes + 1024 * 1024, maxParts: 8 })
 )
 

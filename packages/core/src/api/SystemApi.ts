@@ -14,7 +14,7 @@ import { wire } from "../errors/ApiError.ts"
  *
  * @since 0.4.0
  */
-export const DependencyCheck = Schema.Struct({
+const DependencyCheck = Schema.Struct({
   status: Schema.Literals(["up", "down", "off", "low", "full"]),
   /** The disk's free bytes under the embedded store's data directory. */
   free_bytes: Schema.optionalKey(Schema.Number)

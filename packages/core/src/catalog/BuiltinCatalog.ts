@@ -34,7 +34,7 @@ export const localModel = "switchyard/local-embed"
  *
  * @since 0.4.0
  */
-export const localRerankModel = "switchyard/local-rerank"
+const localRerankModel = "switchyard/local-rerank"
 
 /**
  * The width of {@link localModel}'s vectors unless `dimensions` asks otherwise.

@@ -60,12 +60,12 @@ import { Price } from "./Money.ts"
  *
  * @since 0.1.0
  */
-export const Adapter = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local"])
+const Adapter = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local"])
 
 /**
  * @since 0.1.0
  */
-export type Adapter = typeof Adapter.Type
+type Adapter = typeof Adapter.Type
 
 /**
  * The flavour of an `openai` provider's API: `generic` is the plain OpenAI-compatible wire
@@ -101,7 +101,7 @@ export type Task = typeof Task.Type
  *
  * @since 0.4.0
  */
-export const rerankAdapters: ReadonlyArray<Adapter> = ["openai", "cohere", "voyage", "jina", "local"]
+const rerankAdapters: ReadonlyArray<Adapter> = ["openai", "cohere", "voyage", "jina", "local"]
 
 /**
  * The adapters whose rerank API carries image documents (Jina's shape, which `openai` speaks
@@ -109,14 +109,14 @@ export const rerankAdapters: ReadonlyArray<Adapter> = ["openai", "cohere", "voya
  *
  * @since 0.4.0
  */
-export const imageRerankAdapters: ReadonlyArray<Adapter> = ["openai", "jina"]
+const imageRerankAdapters: ReadonlyArray<Adapter> = ["openai", "jina"]
 
 /**
  * The kinds of document a rerank endpoint can take.
  *
  * @since 0.4.0
  */
-export const rerankModalities: ReadonlyArray<InputModalityType> = ["text", "image"]
+const rerankModalities: ReadonlyArray<InputModalityType> = ["text", "image"]
 
 /**
  * The price of an endpoint's lines when the gateway runs them through its provider's batch API
@@ -125,7 +125,7 @@ export const rerankModalities: ReadonlyArray<InputModalityType> = ["text", "imag
  *
  * @since 0.6.0
  */
-export const BatchPricing = Schema.Struct({
+const BatchPricing = Schema.Struct({
   prompt: Schema.optionalKey(Price),
   search: Schema.optionalKey(Price),
   completion: Schema.optionalKey(Price),
@@ -133,11 +133,6 @@ export const BatchPricing = Schema.Struct({
   image: Schema.optionalKey(Price),
   audio: Schema.optionalKey(Price)
 })
-
-/**
- * @since 0.6.0
- */
-export type BatchPricing = typeof BatchPricing.Type
 
 /**
  * An endpoint's list price (decimal USD strings). `search` is USD per 1,000 search units (a
@@ -498,7 +493,7 @@ export const workspace = (catalog: Catalog, name: string): Workspace => catalog.
  *
  * @since 0.1.0
  */
-export const defaultInputModalities: Record<Adapter, ReadonlyArray<InputModalityType>> = {
+const defaultInputModalities: Record<Adapter, ReadonlyArray<InputModalityType>> = {
   openai: ["text", "tokens"],
   cohere: ["text"],
   voyage: ["text"],

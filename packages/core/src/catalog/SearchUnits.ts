@@ -15,14 +15,14 @@
  *
  * @since 0.4.0
  */
-export const documentsPerUnit = 100
+const documentsPerUnit = 100
 
 /**
  * Tokens of one chunk (query plus document part).
  *
  * @since 0.4.0
  */
-export const tokensPerChunk = 500
+const tokensPerChunk = 500
 
 /**
  * The search units of one call: the query's tokens, and each document's.

@@ -27,7 +27,7 @@ import { HttpApiSchema } from "effect/http-api"
  *
  * @since 0.1.0
  */
-export const Metadata = Schema.Record(Schema.String, Schema.Unknown)
+const Metadata = Schema.Record(Schema.String, Schema.Unknown)
 
 /**
  * The integer-code error envelope of the embeddings and key endpoints.
@@ -61,13 +61,13 @@ const fields = {
  *
  * @since 0.1.0
  */
-export const envelope = <S extends Schema.Codec<unknown, EncodedError, never, never>>(self: S, status: number) =>
+const envelope = <S extends Schema.Codec<unknown, EncodedError, never, never> & { readonly identifier: string }>(self: S, status: number) =>
   ErrorEnvelope.pipe(
     Schema.decodeTo(
       self,
       SchemaTransformation.transform<EncodedError, ErrorEnvelope>({
         decode: (e) => ({
-          _tag: tagOf(self),
+          _tag: self.identifier,
           message: e.error.message,
           ...(e.error.metadata ? { metadata: e.error.metadata } : {})
         }),
@@ -88,8 +88,6 @@ interface EncodedError {
   readonly message: string
   readonly metadata?: { readonly [k: string]: unknown }
 }
-
-const tagOf = (self: Schema.Top): string => (self as unknown as { readonly identifier: string }).identifier
 
 /** 400: invalid request parameters or malformed input. @since 0.1.0 */
 export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", fields, { httpApiStatus: 400 }) {}

@@ -47,7 +47,7 @@ import type { StoreUnavailable } from "../store/StoreUnavailable.ts"
  *
  * @since 0.1.0
  */
-export const ErrorHint = Schema.Struct({
+const ErrorHint = Schema.Struct({
   reason: Schema.String,
   retryable: Schema.Boolean
 })
@@ -55,7 +55,7 @@ export const ErrorHint = Schema.Struct({
 /**
  * @since 0.1.0
  */
-export type ErrorHint = typeof ErrorHint.Type
+type ErrorHint = typeof ErrorHint.Type
 
 /**
  * The envelope of every intern error: `code` is a string identifier or an integer.
@@ -86,15 +86,13 @@ interface EncodedError {
   readonly metadata?: ErrorHint
 }
 
-const tagOf = (self: Schema.Top): string => (self as unknown as { readonly identifier: string }).identifier
-
 /**
  * Builds the wire schema of an error class: the envelope with a fixed `code` (and, when given, a
  * fixed `metadata.reason`), answered with `status`.
  *
  * @since 0.1.0
  */
-export const envelope = <S extends Schema.Codec<unknown, EncodedError, never, never>>(
+const envelope = <S extends Schema.Codec<unknown, EncodedError, never, never> & { readonly identifier: string }>(
   self: S,
   options: { readonly code: string | number; readonly status: number; readonly reason?: string }
 ) => {
@@ -114,7 +112,7 @@ export const envelope = <S extends Schema.Codec<unknown, EncodedError, never, ne
       self,
       SchemaTransformation.transform<EncodedError, WireError>({
         decode: (e) => ({
-          _tag: tagOf(self),
+          _tag: self.identifier,
           message: e.error.message,
           ...(e.error.metadata !== undefined ? { metadata: e.error.metadata } : {})
         }),

@@ -16,7 +16,7 @@ const nanosPerCredit = 1_000_000_000n
  *
  * @since 0.3.0
  */
-export const dollars = (nanos: bigint): string => {
+const dollars = (nanos: bigint): string => {
   const abs = nanos < 0n ? -nanos : nanos
   const fraction = (abs % nanosPerCredit).toString().padStart(9, "0").replace(/0+$/u, "")
   return `${nanos < 0n ? "-" : ""}$${abs / nanosPerCredit}${fraction === "" ? "" : `.${fraction}`}`

@@ -159,7 +159,7 @@ export const allows = (status: InternStatus, operation: Operation): boolean =>
  *
  * @since 0.1.0
  */
-export const settlesTo: { readonly [S in InternStatus]?: Target } = {
+const settlesTo: { readonly [S in InternStatus]?: Target } = {
   queued: "running",
   provisioning: "running",
   destroying: "removed"

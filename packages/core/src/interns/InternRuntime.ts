@@ -47,7 +47,7 @@ export interface RuntimeSpec {
  *
  * @since 0.1.0
  */
-export interface Started {
+interface Started {
   readonly hostname: string
 }
 

@@ -29,7 +29,7 @@ export interface StoredIntern extends Intern {
 /**
  * @since 0.1.0
  */
-export interface NewIntern {
+interface NewIntern {
   readonly id: string
   readonly workspaceId: string
   readonly creatorUserId: string
@@ -46,7 +46,7 @@ export interface NewIntern {
  *
  * @since 0.1.0
  */
-export interface SettingsPatch {
+interface SettingsPatch {
   readonly name?: string
   readonly description?: string | null
   readonly instructions?: string | null
@@ -58,7 +58,7 @@ export interface SettingsPatch {
  *
  * @since 0.1.0
  */
-export interface ListRequest {
+interface ListRequest {
   readonly workspaceId: string
   readonly statuses: ReadonlyArray<InternStatus>
   readonly after: string | undefined

@@ -42,14 +42,14 @@ export type Media = typeof Media.Type
  *
  * @since 0.1.0
  */
-export const TextPart = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
+const TextPart = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
 
 /**
  * An image part: `url` is an `http(s)` URL or a `data:` URL.
  *
  * @since 0.1.0
  */
-export const ImageUrlPart = Schema.Struct({
+const ImageUrlPart = Schema.Struct({
   type: Schema.Literal("image_url"),
   image_url: Schema.Struct({ url: Schema.String })
 })
@@ -59,21 +59,21 @@ export const ImageUrlPart = Schema.Struct({
  *
  * @since 0.1.0
  */
-export const AudioPart = Schema.Struct({ type: Schema.Literal("input_audio"), input_audio: Media })
+const AudioPart = Schema.Struct({ type: Schema.Literal("input_audio"), input_audio: Media })
 
 /**
  * A video part.
  *
  * @since 0.1.0
  */
-export const VideoPart = Schema.Struct({ type: Schema.Literal("input_video"), input_video: Media })
+const VideoPart = Schema.Struct({ type: Schema.Literal("input_video"), input_video: Media })
 
 /**
  * A file part (a PDF, for instance).
  *
  * @since 0.1.0
  */
-export const FilePart = Schema.Struct({ type: Schema.Literal("input_file"), input_file: Media })
+const FilePart = Schema.Struct({ type: Schema.Literal("input_file"), input_file: Media })
 
 /**
  * One part of a multimodal item, in the public API's wire shape (`type` plus a field named after
@@ -93,21 +93,21 @@ export type ContentPart = typeof ContentPart.Type
  *
  * @since 0.1.0
  */
-export const Texts = Schema.TaggedStruct("Texts", { texts: Schema.Array(Schema.String) })
+const Texts = Schema.TaggedStruct("Texts", { texts: Schema.Array(Schema.String) })
 
 /**
  * Token-id sequences to embed, one vector each.
  *
  * @since 0.1.0
  */
-export const Tokens = Schema.TaggedStruct("Tokens", { tokens: Schema.Array(Schema.Array(Schema.Int)) })
+const Tokens = Schema.TaggedStruct("Tokens", { tokens: Schema.Array(Schema.Array(Schema.Int)) })
 
 /**
  * Multimodal items to embed, one vector each; an item is the list of its parts.
  *
  * @since 0.1.0
  */
-export const Multimodal = Schema.TaggedStruct("Multimodal", {
+const Multimodal = Schema.TaggedStruct("Multimodal", {
   items: Schema.Array(Schema.Array(ContentPart))
 })
 
@@ -134,12 +134,7 @@ export type EmbeddingInput = typeof EmbeddingInput.Type
  *
  * @since 0.1.0
  */
-export const EncodingFormat = Schema.Literals(["float", "base64"])
-
-/**
- * @since 0.1.0
- */
-export type EncodingFormat = typeof EncodingFormat.Type
+const EncodingFormat = Schema.Literals(["float", "base64"])
 
 /**
  * One attempt's request, already reduced to what the chosen endpoint should receive.

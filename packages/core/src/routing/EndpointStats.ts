@@ -63,7 +63,7 @@ export const lookup = (stats: StatsById, candidate: Candidate): EndpointStats =>
  *
  * @since 0.1.0
  */
-export const failureWindowMs = 30_000
+const failureWindowMs = 30_000
 
 /**
  * Whether the endpoint failed within {@link failureWindowMs} before `now`.

@@ -213,7 +213,7 @@ export const filters: ReadonlyArray<readonly [Exclude<FilterName, "inactive">, F
  *
  * @since 0.1.0
  */
-export const exclusion = (context: FilterContext, candidate: Candidate): Exclusion | undefined => {
+const exclusion = (context: FilterContext, candidate: Candidate): Exclusion | undefined => {
   for (const [filter, apply] of filters) {
     const detail = apply(context, candidate)
     if (detail !== undefined) return { filter, detail }

@@ -51,7 +51,7 @@ export const limitedPrices = ["prompt", "completion", "image", "audio", "request
  *
  * @since 0.1.0
  */
-export interface PriceLimits {
+interface PriceLimits {
   readonly prompt?: bigint
   readonly completion?: bigint
   readonly image?: bigint

@@ -15,7 +15,7 @@
 /**
  * @since 0.1.0
  */
-export const publicNames: Readonly<Record<string, ReadonlyArray<string>>> = {
+const publicNames: Readonly<Record<string, ReadonlyArray<string>>> = {
   openai: ["OpenAI"],
   cohere: ["Cohere"],
   voyage: ["VoyageAI by MongoDB", "Voyage AI", "Voyage"],

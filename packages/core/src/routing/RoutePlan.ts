@@ -95,16 +95,14 @@ export interface PlanInput {
  *
  * @since 0.1.0
  */
-export type Mode = "order" | "sort" | "default"
-
-export type { CandidateReport } from "./CandidateReport.ts"
+type Mode = "order" | "sort" | "default"
 
 /**
  * Why the plan is what it is. JSON-serialisable, for logs and error metadata.
  *
  * @since 0.1.0
  */
-export interface Explanation {
+interface Explanation {
   readonly model: string
   readonly mode: Mode
   readonly seed: number

@@ -49,7 +49,7 @@ export const quantizationBits: Record<Quantization, number> = {
  *
  * @since 0.4.0
  */
-export const priceKeyOf = (candidate: Candidate, consumption?: Cost.Consumption | undefined): string =>
+const priceKeyOf = (candidate: Candidate, consumption?: Cost.Consumption | undefined): string =>
   consumption === undefined ? candidate.endpoint.pricing.prompt : Money.toDecimal(costAt(candidate, consumption))
 
 /**

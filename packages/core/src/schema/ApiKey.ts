@@ -116,14 +116,14 @@ const isoInstant = Schema.makeFilter<string>(
  *
  * @since 0.1.0
  */
-export const IsoDateTime = Schema.String.check(isoInstant)
+const IsoDateTime = Schema.String.check(isoInstant)
 
 /**
  * A spending limit in credits (USD): a finite number from 0 to 1,000,000,000.
  *
  * @since 0.1.0
  */
-export const Credits = Schema.Finite.check(
+const Credits = Schema.Finite.check(
   Schema.isGreaterThanOrEqualTo(0, { message: "must be at least 0" }),
   Schema.isLessThanOrEqualTo(1_000_000_000, { message: "must be at most 1000000000" })
 )
@@ -133,7 +133,7 @@ export const Credits = Schema.Finite.check(
  *
  * @since 0.1.0
  */
-export const KeyName = Schema.String.check(
+const KeyName = Schema.String.check(
   Schema.isBetweenCodePoints(1, 200, { message: "name must be 1 to 200 characters" })
 )
 
@@ -222,7 +222,7 @@ export const ApiKeyDeleted = Schema.Struct({ deleted: Schema.Literal(true) })
  *
  * @since 0.1.0
  */
-export const RateLimitInfo = Schema.Struct({
+const RateLimitInfo = Schema.Struct({
   requests: Schema.Int,
   interval: Schema.String,
   note: Schema.String

@@ -38,7 +38,7 @@ export type Endpoint = typeof Endpoint.Type
  *
  * @since 0.4.0
  */
-export const Purpose = Schema.Literals(["batch", "batch_output"])
+const Purpose = Schema.Literals(["batch", "batch_output"])
 
 /**
  * A file as `GET /files/{file_id}` answers it.
@@ -225,12 +225,7 @@ export const executionHeader = "x-switchyard-batch-execution"
  *
  * @since 0.6.0
  */
-export const Execution = Schema.Literals(["auto", "live"])
-
-/**
- * @since 0.6.0
- */
-export type Execution = typeof Execution.Type
+const Execution = Schema.Literals(["auto", "live"])
 
 /**
  * The headers `POST /batches` reads.

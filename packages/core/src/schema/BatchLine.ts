@@ -49,19 +49,6 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
 /**
- * Whether a line parses as a JSON object (what makes a file JSONL at all).
- *
- * @since 0.4.0
- */
-export const isJsonObject = (text: string): boolean => {
-  try {
-    return isRecord(JSON.parse(text))
-  } catch {
-    return false
-  }
-}
-
-/**
  * A line's `custom_id` as validation reads it: `undefined` when the line is not a JSON object,
  * `null` when it is one without a string `custom_id`.
  *

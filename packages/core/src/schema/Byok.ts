@@ -22,7 +22,7 @@ import { Schema, SchemaGetter } from "effect"
  *
  * @since 0.1.0
  */
-export const ProviderSlug = Schema.String.check(
+const ProviderSlug = Schema.String.check(
   Schema.isPattern(/^[a-z0-9][a-z0-9._-]*(\/[a-z0-9][a-z0-9._-]*)?$/u, {
     message: "provider must be a provider slug such as \"openai\""
   }),

@@ -30,7 +30,7 @@ const NonEmptyString = Schema.String.check(Schema.isMinLength(1))
  *
  * @since 0.1.0
  */
-export const TokenId = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+const TokenId = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 const TokenIds = Schema.Array(TokenId).check(Schema.isMinLength(1))
 
@@ -39,7 +39,7 @@ const TokenIds = Schema.Array(TokenId).check(Schema.isMinLength(1))
  *
  * @since 0.1.0
  */
-export const MultimodalMedia = Schema.Struct({
+const MultimodalMedia = Schema.Struct({
   data: Schema.String,
   format: Schema.optionalKey(Schema.String)
 })
@@ -49,7 +49,7 @@ export const MultimodalMedia = Schema.Struct({
  *
  * @since 0.1.0
  */
-export const ContentPart = Schema.Union([
+const ContentPart = Schema.Union([
   Schema.Struct({ type: Schema.Literal("text"), text: NonEmptyString }),
   Schema.Struct({ type: Schema.Literal("image_url"), image_url: Schema.Struct({ url: Schema.String }) }),
   Schema.Struct({ type: Schema.Literal("input_audio"), input_audio: MultimodalMedia }),
@@ -60,21 +60,21 @@ export const ContentPart = Schema.Union([
 /**
  * @since 0.1.0
  */
-export type ContentPart = typeof ContentPart.Type
+type ContentPart = typeof ContentPart.Type
 
 /**
  * One multimodal input: the parts embedded together into one vector.
  *
  * @since 0.1.0
  */
-export const MultimodalInput = Schema.Struct({
+const MultimodalInput = Schema.Struct({
   content: Schema.Array(ContentPart).check(Schema.isMinLength(1))
 })
 
 /**
  * @since 0.1.0
  */
-export type MultimodalInput = typeof MultimodalInput.Type
+type MultimodalInput = typeof MultimodalInput.Type
 
 type Form = "string" | "token id" | "token-id array" | "multimodal input"
 
@@ -110,15 +110,10 @@ const InputForms = Schema.Union([
  *
  * @since 0.1.0
  */
-export const EmbeddingInput = Schema.Union([
+const EmbeddingInput = Schema.Union([
   NonEmptyString,
   Schema.Array(Item).check(Schema.isMinLength(1), sameForm)
 ]).annotate({ expected: "a non-empty string or a non-empty array" }).pipe(Schema.decodeTo(InputForms, SchemaTransformation.passthrough({ strict: false })))
-
-/**
- * @since 0.1.0
- */
-export type EmbeddingInput = typeof EmbeddingInput.Type
 
 /**
  * A model identifier, `<vendor>/<model_name>`.
@@ -147,7 +142,7 @@ export const RequestModel = Schema.String.check(
  *
  * @since 0.1.0
  */
-export const providerParameters = ["dimensions", "encoding_format", "input_type", "user"] as const
+const providerParameters = ["dimensions", "encoding_format", "input_type", "user"] as const
 
 /**
  * @since 0.1.0

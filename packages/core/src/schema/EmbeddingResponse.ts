@@ -22,23 +22,18 @@ const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
  *
  * @since 0.1.0
  */
-export const EmbeddingData = Schema.Struct({
+const EmbeddingData = Schema.Struct({
   object: Schema.Literal("embedding"),
   embedding: Schema.Union([Schema.Array(Schema.Finite), Schema.String]),
   index: Schema.optionalKey(Count)
 })
 
 /**
- * @since 0.1.0
- */
-export type EmbeddingData = typeof EmbeddingData.Type
-
-/**
  * Breakdown of upstream inference costs, in credits.
  *
  * @since 0.1.0
  */
-export const CostDetails = Schema.Struct({
+const CostDetails = Schema.Struct({
   upstream_inference_prompt_cost: Schema.Finite,
   upstream_inference_completions_cost: Schema.Finite,
   upstream_inference_cost: Schema.optionalKey(Schema.NullOr(Schema.Finite)),
@@ -46,17 +41,12 @@ export const CostDetails = Schema.Struct({
 })
 
 /**
- * @since 0.1.0
- */
-export type CostDetails = typeof CostDetails.Type
-
-/**
  * Per-modality token counts; only non-zero counts are present, and only when the input mixes
  * two or more modalities and the provider reported them.
  *
  * @since 0.1.0
  */
-export const PromptTokensDetails = Schema.Struct({
+const PromptTokensDetails = Schema.Struct({
   audio_tokens: Schema.optionalKey(Count),
   file_tokens: Schema.optionalKey(Count),
   image_tokens: Schema.optionalKey(Count),
@@ -90,7 +80,7 @@ export type EmbeddingUsage = typeof EmbeddingUsage.Type
  *
  * @since 0.2.0
  */
-export const CacheReport = Schema.Struct({
+const CacheReport = Schema.Struct({
   status: Schema.Literals(["hit", "partial"]),
   items: Count,
   tokens: Count
@@ -123,7 +113,7 @@ export type EmbeddingResponse = typeof EmbeddingResponse.Type
  *
  * @since 0.1.0
  */
-export const ModelPricing = Schema.Struct({
+const ModelPricing = Schema.Struct({
   prompt: Schema.String,
   completion: Schema.String,
   request: Schema.optionalKey(Schema.String),

@@ -75,7 +75,7 @@ const atMostChars = (max: number, field: string) =>
  *
  * @since 0.1.0
  */
-export const namePattern = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/u
+const namePattern = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/u
 
 /**
  * An intern name: 2 to 17 characters matching {@link namePattern}.
@@ -87,7 +87,7 @@ export const namePattern = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/u
  *
  * @since 0.1.0
  */
-export const InternName = Schema.String.check(
+const InternName = Schema.String.check(
   Schema.isBetweenCodePoints(limits.nameMin, limits.nameMax, {
     message: `name must be ${limits.nameMin} to ${limits.nameMax} characters`
   }),
@@ -102,14 +102,14 @@ export const InternName = Schema.String.check(
  *
  * @since 0.1.0
  */
-export const modelPattern = /^[A-Za-z0-9][A-Za-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._-]*(:[A-Za-z0-9][A-Za-z0-9._-]*)?$/u
+const modelPattern = /^[A-Za-z0-9][A-Za-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._-]*(:[A-Za-z0-9][A-Za-z0-9._-]*)?$/u
 
 /**
  * A model slug of at most 200 characters.
  *
  * @since 0.1.0
  */
-export const ModelSlug = Schema.String.check(
+const ModelSlug = Schema.String.check(
   atMostChars(limits.model, "model"),
   Schema.isPattern(modelPattern, { message: "model must be a model slug of the form <vendor>/<model>[:<variant>]" })
 )
@@ -119,14 +119,14 @@ export const ModelSlug = Schema.String.check(
  *
  * @since 0.1.0
  */
-export const Description = Schema.String.check(atMostChars(limits.description, "description"))
+const Description = Schema.String.check(atMostChars(limits.description, "description"))
 
 /**
  * Standing instructions of at most 100000 characters.
  *
  * @since 0.1.0
  */
-export const Instructions = Schema.String.check(atMostChars(limits.instructions, "instructions"))
+const Instructions = Schema.String.check(atMostChars(limits.instructions, "instructions"))
 
 /**
  * The active provisioning step, as the public SDK reads it.

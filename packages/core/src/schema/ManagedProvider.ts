@@ -44,7 +44,7 @@ export const ProviderSlugParams = { slug: Schema.String.check(Schema.isBetweenLe
  *
  * @since 0.1.0
  */
-export const CredentialShown = Schema.Struct({ set: Schema.Boolean, last4: Schema.NullOr(Schema.String) })
+const CredentialShown = Schema.Struct({ set: Schema.Boolean, last4: Schema.NullOr(Schema.String) })
 
 /**
  * One provider as an administrator sees it.
@@ -142,7 +142,7 @@ export const decodeInput = (body: Readonly<Record<string, unknown>>): Effect.Eff
  * @since 0.1.0
  */
 export const encode = (provider: Catalog.Provider): Record<string, unknown> =>
-  Schema.encodeSync(Catalog.Provider)(provider) as unknown as Record<string, unknown>
+  Schema.encodeSync(Catalog.Provider)(provider)
 
 /**
  * The body a `PATCH` makes of a stored provider: its fields replaced by those the patch names.

@@ -14,7 +14,7 @@ import { EmbeddingModel, ListModelsQuery } from "./EmbeddingResponse.ts"
  *
  * @since 0.4.0
  */
-export const OutputModalities = Schema.String.check(Schema.isPattern(/^[a-z_]+(,[a-z_]+)*$/u)).annotate({
+const OutputModalities = Schema.String.check(Schema.isPattern(/^[a-z_]+(,[a-z_]+)*$/u)).annotate({
   description: "Comma-separated output modalities (embeddings, rerank) or all; default embeddings"
 })
 

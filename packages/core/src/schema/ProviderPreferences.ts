@@ -106,7 +106,7 @@ export type Partition = typeof Partition.Type
  *
  * @since 0.1.0
  */
-export const ProviderSortConfig = closed({
+const ProviderSortConfig = closed({
   by: Schema.optionalKey(Schema.NullOr(SortBy)),
   partition: Schema.optionalKey(Schema.NullOr(Partition))
 })
@@ -116,12 +116,7 @@ export const ProviderSortConfig = closed({
  *
  * @since 0.1.0
  */
-export const ProviderSort = Schema.Union([SortBy, ProviderSortConfig])
-
-/**
- * @since 0.1.0
- */
-export type ProviderSort = typeof ProviderSort.Type
+const ProviderSort = Schema.Union([SortBy, ProviderSortConfig])
 
 const Cutoff = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
 
@@ -130,17 +125,12 @@ const Cutoff = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
  *
  * @since 0.1.0
  */
-export const PercentileCutoffs = closed({
+const PercentileCutoffs = closed({
   p50: Schema.optionalKey(Schema.NullOr(Cutoff)),
   p75: Schema.optionalKey(Schema.NullOr(Cutoff)),
   p90: Schema.optionalKey(Schema.NullOr(Cutoff)),
   p99: Schema.optionalKey(Schema.NullOr(Cutoff))
 })
-
-/**
- * @since 0.1.0
- */
-export type PercentileCutoffs = typeof PercentileCutoffs.Type
 
 /**
  * A latency (seconds) or throughput (tokens per second) preference: a p50 cutoff or
@@ -161,7 +151,7 @@ export type PerformanceCutoff = typeof PerformanceCutoff.Type
  *
  * @since 0.1.0
  */
-export const PriceLimit = Schema.String.annotate({ message: "Expected a decimal string of USD such as \"0.02\" (a string, not a number)" }).check(
+const PriceLimit = Schema.String.annotate({ message: "Expected a decimal string of USD such as \"0.02\" (a string, not a number)" }).check(
   Schema.isPattern(/^(0|[1-9][0-9]{0,17})(\.[0-9]{1,18})?$/u, {
     expected: "a non-negative decimal string such as \"0.02\" (at most 18 digits after the point)"
   })

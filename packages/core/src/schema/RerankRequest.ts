@@ -41,12 +41,7 @@ const DocumentObject = Schema.Struct({
  *
  * @since 0.4.0
  */
-export const RerankDocument = Schema.Union([Schema.String, DocumentObject])
-
-/**
- * @since 0.4.0
- */
-export type RerankDocument = typeof RerankDocument.Type
+const RerankDocument = Schema.Union([Schema.String, DocumentObject])
 
 const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 
@@ -55,7 +50,7 @@ const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
  *
  * @since 0.4.0
  */
-export const providerParameters = ["max_tokens_per_doc"] as const
+const providerParameters = ["max_tokens_per_doc"] as const
 
 /**
  * @since 0.4.0

@@ -15,16 +15,11 @@ const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
  *
  * @since 0.4.0
  */
-export const RerankResult = Schema.Struct({
+const RerankResult = Schema.Struct({
   index: Count,
   relevance_score: Schema.Finite,
   document: Schema.Struct({ text: Schema.optionalKey(Schema.String), image: Schema.optionalKey(Schema.String) })
 }).annotate({ identifier: "RerankResult" })
-
-/**
- * @since 0.4.0
- */
-export type RerankResult = typeof RerankResult.Type
 
 /**
  * What the request consumed and cost: the search units and tokens the provider billed (or the
@@ -33,7 +28,7 @@ export type RerankResult = typeof RerankResult.Type
  *
  * @since 0.4.0
  */
-export const RerankUsage = Schema.Struct({
+const RerankUsage = Schema.Struct({
   search_units: Count,
   total_tokens: Count,
   cost: Schema.Finite,

@@ -35,7 +35,7 @@ export const CandidateReport = Schema.Struct({
  *
  * @since 0.1.0
  */
-export const Explanation = Schema.Struct({
+const Explanation = Schema.Struct({
   model: Schema.String,
   mode: Schema.Literals(["order", "sort", "default"]),
   seed: Schema.Int,

@@ -172,7 +172,7 @@ const missingModel =
  *
  * @since 0.1.0
  */
-export interface StatusFacts {
+interface StatusFacts {
   readonly status: number
   readonly message?: string | undefined
   readonly code?: string | undefined
@@ -187,7 +187,7 @@ const textField = (key: "provider_message" | "provider_code", value: string | un
  *
  * @since 0.1.0
  */
-export const reasonOfStatus = (facts: StatusFacts): Reason => {
+const reasonOfStatus = (facts: StatusFacts): Reason => {
   const { status } = facts
   const message = textField("provider_message", facts.message)
   const retry = facts.retry_after_ms === undefined ? {} : { retry_after_ms: facts.retry_after_ms }

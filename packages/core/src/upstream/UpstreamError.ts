@@ -88,7 +88,7 @@ export class ModelNotFound extends Schema.TaggedClass<ModelNotFound>()("ModelNot
   provider_message: optionalText
 }) {}
 /** The adapter cannot express this input for the provider; nothing was sent. @since 0.1.0 */
-export class UnsupportedInput extends Schema.TaggedClass<UnsupportedInput>()("UnsupportedInput", {
+class UnsupportedInput extends Schema.TaggedClass<UnsupportedInput>()("UnsupportedInput", {
   detail: Schema.String
 }) {}
 /** No complete answer within the time limit (or the provider reported a timeout). @since 0.1.0 */
@@ -112,15 +112,15 @@ export class ServerError extends Schema.TaggedClass<ServerError>()("ServerError"
   provider_message: optionalText
 }) {}
 /** No connection could be made; the provider never saw the request. @since 0.1.0 */
-export class Unreachable extends Schema.TaggedClass<Unreachable>()("Unreachable", {
+class Unreachable extends Schema.TaggedClass<Unreachable>()("Unreachable", {
   detail: Schema.String
 }) {}
 /** The connection broke after the request was sent. @since 0.1.0 */
-export class ConnectionLost extends Schema.TaggedClass<ConnectionLost>()("ConnectionLost", {
+class ConnectionLost extends Schema.TaggedClass<ConnectionLost>()("ConnectionLost", {
   detail: Schema.String
 }) {}
 /** A 2xx answer that breaks the provider's contract (bad JSON, wrong count or width of vectors). @since 0.1.0 */
-export class InvalidResponse extends Schema.TaggedClass<InvalidResponse>()("InvalidResponse", {
+class InvalidResponse extends Schema.TaggedClass<InvalidResponse>()("InvalidResponse", {
   detail: Schema.String
 }) {}
 /** A status the gateway has no rule for. @since 0.1.0 */

@@ -7,7 +7,7 @@ import * as Connection from "../../Connection.ts"
 import * as Output from "../../Output.ts"
 import * as SharedFlags from "../../SharedFlags.ts"
 
-export const perMillion = (perToken: string): string => {
+const perMillion = (perToken: string): string => {
   const value = Number(perToken)
   return Number.isFinite(value) ? `$${Number((value * 1_000_000).toPrecision(10))}` : perToken
 }

@@ -59,7 +59,7 @@ type Task = "embeddings" | "rerank"
 
 const taskOf = (report: RoutePlanReport): Task => (report.object === "rerank.plan" ? "rerank" : "embeddings")
 
-export const render = (report: RoutePlanReport, estimated: boolean) =>
+const render = (report: RoutePlanReport, estimated: boolean) =>
   Effect.gen(function*() {
     const task = taskOf(report)
     yield* Output.line(`Route for ${report.model}${task === "rerank" ? " (rerank)" : ""}: ${modeText(report.explanation)}`)
