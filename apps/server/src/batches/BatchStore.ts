@@ -82,10 +82,10 @@ type Op<A> = Effect.Effect<A, StoreUnavailable>
 
 /** What a finished unit writes: its output and error lines, and how many of each. */
 export interface UnitResult {
-  /** The served lines' output lines, each without its line end. */
-  readonly output: ReadonlyArray<string>
+  /** The served lines' output lines, each without its line end (each read once, as it is written). */
+  readonly output: ReadonlyArray<{ readonly line: string }>
   /** The failed lines' error lines, each without its line end. */
-  readonly errors: ReadonlyArray<string>
+  readonly errors: ReadonlyArray<{ readonly line: string }>
   readonly completed: number
   readonly failed: number
   /** What the served lines cost. */

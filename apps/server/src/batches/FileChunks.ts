@@ -85,18 +85,19 @@ export const unitChunksFrom = 2 ** 30
 /**
  * A unit's output (or error) lines as chunks of about `chunkBytes`, numbered from the unit's first
  * line (a unit has at most as many chunks as lines, so the numbers of two units never meet): no
- * string, and no value the store binds, holds a whole unit's lines (256 embeddings of 30 KB).
+ * string, and no value the store binds, holds a whole unit's lines (256 embeddings of 30 KB). Each
+ * line's text is read once, as its chunk is made.
  */
-export const unitChunks = (firstLine: number, lines: ReadonlyArray<string>): Array<ChunkRow> => {
+export const unitChunks = (firstLine: number, lines: ReadonlyArray<{ readonly line: string }>): Array<ChunkRow> => {
   const chunks: Array<ChunkRow> = []
-  let start = 0
+  let part: Array<string> = []
   let bytes = 0
-  for (let i = 0; i < lines.length; i++) {
-    bytes += lines[i]!.length + 1
+  for (const [i, { line }] of lines.entries()) {
+    part.push(line)
+    bytes += line.length + 1
     if (bytes >= chunkBytes || i === lines.length - 1) {
-      const part = lines.slice(start, i + 1)
       chunks.push({ seq: unitChunksFrom + firstLine - 1 + chunks.length, lines: part.length, data: `${part.join("\n")}\n` })
-      start = i + 1
+      part = []
       bytes = 0
     }
   }

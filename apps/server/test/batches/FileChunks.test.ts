@@ -52,7 +52,7 @@ describe("FileChunks", () => {
   it("cuts a unit's lines into chunks numbered from its first line, past every unit and provider batch number", () => {
     const line = "x".repeat(30_000)
     const lines = Array.from({ length: 20 }, (_, i) => `${i}${line}`)
-    const chunks = FileChunks.unitChunks(257, lines)
+    const chunks = FileChunks.unitChunks(257, lines.map((line) => ({ line })))
     assert.isAbove(chunks.length, 1)
     assert.isAtMost(chunks.length, lines.length)
     assert.deepStrictEqual(chunks.map((c) => c.seq), chunks.map((_, i) => FileChunks.unitChunksFrom + 256 + i))
