@@ -233,8 +233,8 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const { written } = yield* Effect.uninterruptible(Effect.tap(
         store.completeAndClaim(unit, owner, {
-          output: served.map((r) => `${r.line}\n`).join(""),
-          errors: failed.map((r) => `${r.line}\n`).join(""),
+          output: served,
+          errors: failed,
           completed: served.length,
           failed: failed.length,
           costNanos: served.reduce((sum, r) => sum + (r.costNanos ?? 0n), 0n),

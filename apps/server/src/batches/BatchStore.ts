@@ -3,6 +3,8 @@ import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/Stor
 import { Context, Effect, Layer, Option, Stream } from "effect"
 import { isReadonlyArrayNonEmpty } from "effect/Array"
 import { SqlClient } from "effect/sql"
+import * as FileChunks from "./FileChunks.ts"
+import type { ChunkRow } from "./FileChunks.ts"
 import * as ProviderBatchStore from "./ProviderBatchStore.ts"
 
 /**
@@ -70,11 +72,6 @@ export interface NewUnit {
   readonly lineCount: number
 }
 
-export interface ChunkRow {
-  readonly seq: number
-  readonly lines: number
-  readonly data: string
-}
 
 export interface Page<A> {
   readonly rows: ReadonlyArray<A>
@@ -85,8 +82,10 @@ type Op<A> = Effect.Effect<A, StoreUnavailable>
 
 /** What a finished unit writes: its output and error lines, and how many of each. */
 export interface UnitResult {
-  readonly output: string
-  readonly errors: string
+  /** The served lines' output lines, each without its line end (each read once, as it is written). */
+  readonly output: ReadonlyArray<{ readonly line: string }>
+  /** The failed lines' error lines, each without its line end. */
+  readonly errors: ReadonlyArray<{ readonly line: string }>
   readonly completed: number
   readonly failed: number
   /** What the served lines cost. */
@@ -224,12 +223,8 @@ export class BatchStore extends Context.Service<BatchStore, {
           const files = yield* sql<{ readonly output_file_id: string; readonly error_file_id: string }>`SELECT output_file_id,
             error_file_id FROM batches WHERE id = ${unit.batch_id}`
           const batch = files[0]!
-          if (result.completed > 0) {
-            yield* insertChunk(batch.output_file_id, { seq: unit.seq, lines: result.completed, data: result.output })
-          }
-          if (result.failed > 0) {
-            yield* insertChunk(batch.error_file_id, { seq: unit.seq, lines: result.failed, data: result.errors })
-          }
+          for (const chunk of FileChunks.unitChunks(unit.first_line, result.output)) yield* insertChunk(batch.output_file_id, chunk)
+          for (const chunk of FileChunks.unitChunks(unit.first_line, result.errors)) yield* insertChunk(batch.error_file_id, chunk)
           yield* sql`UPDATE batches SET completed = completed + ${result.completed}, failed = failed + ${result.failed},
               cost_nanos = cost_nanos + ${result.costNanos} WHERE id = ${unit.batch_id}`
           yield* ProviderBatchStore.insert(sql, unit, result.providerBatches ?? [], result.now ?? 0)

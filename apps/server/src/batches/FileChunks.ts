@@ -1,5 +1,11 @@
 import { Effect, Stream } from "effect"
-import type { ChunkRow } from "./BatchStore.ts"
+
+/** A file's chunk as the store keeps it: its number in the file, its lines and their text. */
+export interface ChunkRow {
+  readonly seq: number
+  readonly lines: number
+  readonly data: string
+}
 
 /**
  * A file's bytes cut into chunks of whole lines of about `chunkBytes` (a longer line is a chunk
@@ -68,6 +74,35 @@ export const ingest = <E, E2, E3, R>(
     yield* flush
     return { bytes, lines, chunks: seq }
   })
+
+/**
+ * Where a unit's output (or error) chunks are numbered from: above every chunk numbered by unit
+ * (before units wrote several chunks, below the batch's line count) and every provider batch's
+ * chunk (`Batch.limits.lines` + n), so that none of them meet; the file is read in this order.
+ */
+export const unitChunksFrom = 2 ** 30
+
+/**
+ * A unit's output (or error) lines as chunks of about `chunkBytes`, numbered from the unit's first
+ * line (a unit has at most as many chunks as lines, so the numbers of two units never meet): no
+ * string, and no value the store binds, holds a whole unit's lines (256 embeddings of 30 KB). Each
+ * line's text is read once, as its chunk is made.
+ */
+export const unitChunks = (firstLine: number, lines: ReadonlyArray<{ readonly line: string }>): Array<ChunkRow> => {
+  const chunks: Array<ChunkRow> = []
+  let part: Array<string> = []
+  let bytes = 0
+  for (const [i, { line }] of lines.entries()) {
+    part.push(line)
+    bytes += line.length + 1
+    if (bytes >= chunkBytes || i === lines.length - 1) {
+      chunks.push({ seq: unitChunksFrom + firstLine - 1 + chunks.length, lines: part.length, data: `${part.join("\n")}\n` })
+      part = []
+      bytes = 0
+    }
+  }
+  return chunks
+}
 
 /** A chunk's lines, each without its line end. */
 export const linesOf = (data: string): Array<string> => {

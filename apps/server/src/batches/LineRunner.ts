@@ -12,6 +12,7 @@ import * as Crypto from "node:crypto"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { Embeddings } from "../embeddings/Embeddings.ts"
 import * as EmbeddingsAnswer from "../embeddings/Answer.ts"
+import type { Served } from "../embeddings/Settlement.ts"
 import { resolveModel } from "../pipeline/Route.ts"
 import * as RerankAnswer from "../rerank/Answer.ts"
 import * as SchemaErrorsLive from "../http/SchemaErrorsLive.ts"
@@ -32,6 +33,7 @@ export interface BatchIdentity {
 /** A line run: its output line (served) or its error line. */
 export interface LineOutcome {
   readonly served: boolean
+  /** The output or error line; a served line of a group may write it out each time it is read (read it once). */
   readonly line: string
   /** What a served line was charged (its generation's cost); absent for an error line. */
   readonly costNanos?: bigint
@@ -94,7 +96,7 @@ export class LineRunner extends Context.Service<LineRunner, {
             const served = yield* embeddings.create(batch.caller, payload, { generationId: id }).pipe(
               Effect.mapError(EmbeddingsError.toApiError)
             )
-            return { json: textOf(EmbeddingsAnswer.body(served, payload, false)), costNanos: served.costNanos }
+            return { json: EmbeddingsAnswer.text(served, payload, false), costNanos: served.costNanos }
           })
         }
         return Effect.gen(function*() {
@@ -159,12 +161,24 @@ export class LineRunner extends Context.Service<LineRunner, {
           })
         )
       }
-      const served = (batch: BatchIdentity, line: number, customId: string, json: string, costNanos: bigint): LineOutcome => ({
-        served: true,
-        status: 200,
-        line: BatchLine.outputLine(requestId(batch, line), customId, generationId(batch, line), json),
-        costNanos
-      })
+      /**
+       * A served line of a group, whose output line is written out when it is read, as its unit is
+       * written: until then the line holds its share of the upstream's answer, not a 30 KB string of
+       * its own that would live as long as the unit, past the young generation, for a full
+       * collection to free.
+       */
+      const servedLater = (batch: BatchIdentity, line: number, customId: string, served: Served, request: EmbeddingRequest): LineOutcome => {
+        const id = requestId(batch, line)
+        const generation = generationId(batch, line)
+        return {
+          served: true,
+          status: 200,
+          costNanos: served.costNanos,
+          get line() {
+            return BatchLine.outputLine(id, customId, generation, EmbeddingsAnswer.text(served, request, false))
+          }
+        }
+      }
       const failed = (batch: BatchIdentity, line: number, customId: string | null, error: ApiError): LineOutcome => {
         const status = statusOf(error)
         return { served: false, status, line: BatchLine.errorLine(requestId(batch, line), customId, status, error.message) }
@@ -221,7 +235,7 @@ export class LineRunner extends Context.Service<LineRunner, {
                   const result = results[k]!
                   const line = lines[index]!.line
                   const outcome = result._tag === "Success"
-                    ? served(batch, line, customId, textOf(EmbeddingsAnswer.body(result.success, request, false)), result.success.costNanos)
+                    ? servedLater(batch, line, customId, result.success, request)
                     : failed(batch, line, customId, EmbeddingsError.toApiError(result.failure))
                   outcomes[index] = outcome
                   return accessLine(batch, line, outcome, started)
@@ -264,8 +278,6 @@ const statuses: Record<ApiError["_tag"], number> = {
 /** The HTTP status of an error, as the live endpoint answers it (an error line's `code`). */
 export const statusOf = (error: ApiError): number => statuses[error._tag]
 
-/** A body's bytes as text, read in place (`Buffer.from` of a view would copy its 30 KB first). */
-const textOf = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8")
 
 const isText = (input: EmbeddingRequest["input"]): boolean =>
   typeof input === "string" || (Array.isArray(input) && input.length > 0 && input.every((item) => typeof item === "string"))

@@ -41,6 +41,26 @@ export const body = (served: Served, request: EmbeddingRequest, explain: boolean
   return Buffer.concat(chunks, length)
 }
 
+/**
+ * The response body as text, for a batch's output line, which is text: the same JSON as
+ * {@link body}, each forwarded vector read once from the upstream's bytes into the string,
+ * without a copy of the whole body as bytes first.
+ */
+export const text = (served: Served, request: EmbeddingRequest, explain: boolean): string => {
+  const rest = JSON.stringify(envelope(served, request, explain))
+  let out = listHeadText
+  for (const [position, d] of served.data.entries()) {
+    const vector = d.embedding
+    const json = vector instanceof ForwardedVector
+      ? Buffer.from(vector.json.buffer, vector.json.byteOffset, vector.json.byteLength).toString("latin1")
+      : JSON.stringify(vector)
+    out += `${position === 0 ? itemHeadText : `,${itemHeadText}`}${json},"index":${d.index}}`
+  }
+  return `${out}],${rest.slice(1)}`
+}
+
+const listHeadText = `{"object":"list","data":[`
+const itemHeadText = `{"object":"embedding","embedding":`
 const listHead = Buffer.from(`{"object":"list","data":[`, "latin1")
 const itemHead = Buffer.from(`{"object":"embedding","embedding":`, "latin1")
 const nextItemHead = Buffer.from(`,{"object":"embedding","embedding":`, "latin1")

@@ -91,8 +91,8 @@ describe("batches: the 24 h completion window", () => {
       yield* batches.finalize(now)
       assert.strictEqual((yield* batch("batch_running")).status, "in_progress")
       const written = yield* batches.complete(unit, "runner", {
-        output: "{\"custom_id\":\"a\"}\n",
-        errors: "{\"custom_id\":\"b\",\"error\":{\"code\":\"batch_expired\"}}\n",
+        output: [{ line: "{\"custom_id\":\"a\"}" }],
+        errors: [{ line: "{\"custom_id\":\"b\",\"error\":{\"code\":\"batch_expired\"}}" }],
         completed: 1,
         costNanos: 0n,
         failed: 1

@@ -1,6 +1,7 @@
+import * as Batch from "@switchyard/core/schema/Batch"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
-import type { ChunkRow } from "../../src/batches/BatchStore.ts"
+import type { ChunkRow } from "../../src/batches/FileChunks.ts"
 import * as FileChunks from "../../src/batches/FileChunks.ts"
 
 const ingest = (pieces: ReadonlyArray<string | Uint8Array>, maxBytes = 1_000_000) => {
@@ -47,4 +48,20 @@ describe("FileChunks", () => {
       const error = yield* Effect.flip(ingest(["a\n".repeat(10), "b\n".repeat(10), "c\n"], 30))
       assert.strictEqual(error, "too large")
     }))
+
+  it("cuts a unit's lines into chunks numbered from its first line, past every unit and provider batch number", () => {
+    const line = "x".repeat(30_000)
+    const lines = Array.from({ length: 20 }, (_, i) => `${i}${line}`)
+    const chunks = FileChunks.unitChunks(257, lines.map((line) => ({ line })))
+    assert.isAbove(chunks.length, 1)
+    assert.isAtMost(chunks.length, lines.length)
+    assert.deepStrictEqual(chunks.map((c) => c.seq), chunks.map((_, i) => FileChunks.unitChunksFrom + 256 + i))
+    assert.isAbove(FileChunks.unitChunksFrom, Batch.limits.lines * 2)
+    for (const chunk of chunks.slice(0, -1)) assert.isBelow(chunk.data.length, FileChunks.chunkBytes + line.length + 4)
+    assert.strictEqual(chunks.reduce((n, c) => n + c.lines, 0), 20)
+    assert.deepStrictEqual(chunks.flatMap((c) => FileChunks.linesOf(c.data)), lines)
+    // The next unit's chunks start after this unit's last line: the numbers never meet.
+    assert.isBelow(chunks.at(-1)!.seq, FileChunks.unitChunksFrom + 256 + lines.length)
+    assert.deepStrictEqual(FileChunks.unitChunks(1, []), [])
+  })
 })
