@@ -320,7 +320,7 @@ export class ProviderBatches extends Context.Service<ProviderBatches, {
             vectorSpaceChange: undefined,
             cache: { outcome: CachePolicy.outcome(prepared.cachePolicy, UpstreamInput.count(prepared.input), 0), items: 0, tokens: 0, bytes: 0 }
           }
-          const json = Buffer.from(EmbeddingsAnswer.body(served, request, false)).toString("utf8")
+          const json = EmbeddingsAnswer.text(served, request, false)
           return { served: true, status: 200, line: BatchLine.outputLine(requestId(batch, line), customId, id, json), costNanos } satisfies LineOutcome
         }).pipe(Effect.catch((error: ApiError) => Effect.succeed(errorOutcome(batch, line, customId, error))))
 
