@@ -1,18 +1,12 @@
-import { PgClient } from "@effect/sql-pg"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { nanosFromCredits } from "@switchyard/core/accounting/UsageWindow"
-import { Effect, Redacted } from "effect"
-import { SqlClient } from "effect/sql"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import OpenAI, { toFile } from "openai"
-import * as KeySecret from "../../src/auth/KeySecret.ts"
-import * as SqliteClient from "../../src/store/SqliteClient.ts"
+import { toFile } from "openai"
 import { endpoint, provider } from "../embeddings/Gateway.ts"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import type * as FakeUpstream from "../fakes/FakeUpstream.ts"
-import { type BundleProcess, healthy, launch } from "../support/BundleProcess.ts"
-import { freePort } from "../support/ServerProcess.ts"
+import { batchInput, booksOnPostgres, booksOnSqlite, type Gateway, gateways, kill, until } from "../support/BatchGateways.ts"
 import { dropDatabase, freshDatabase, postgresReachable, tempDir } from "../support/TestServer.ts"
 
 // kill -9 of the built gateway (`node dist/main.mjs`) in the middle of a batch: on the embedded
@@ -21,57 +15,7 @@ import { dropDatabase, freshDatabase, postgresReachable, tempDir } from "../supp
 
 const lines = 3_000
 const pgReachable = await postgresReachable()
-const apiKey = KeySecret.generate()
-const managementKey = KeySecret.generate()
-
-const input = () =>
-  Array.from({ length: lines }, (_, i) =>
-    JSON.stringify({ custom_id: `c${i}`, method: "POST", url: "/v1/embeddings", body: { model: "acme/embed", input: `line ${i} of the batch` } }))
-    .join("\n")
-
-const until = async <A>(read: () => Promise<A>, done: (a: A) => boolean, timeoutMs: number): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await read()
-    if (done(value)) return value
-    if (Date.now() > deadline) throw new Error(`not done within ${timeoutMs} ms: ${JSON.stringify(value)}`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}
-
-interface Gateway {
-  readonly process: BundleProcess
-  readonly origin: string
-  readonly client: OpenAI
-}
-
-const started: Array<BundleProcess> = []
-
-const start = async (env: Record<string, string>): Promise<Gateway> => {
-  const port = await freePort()
-  const gateway = launch({
-    SWITCHYARD_HOST: "127.0.0.1",
-    SWITCHYARD_PORT: String(port),
-    SWITCHYARD_BOOTSTRAP_API_KEY: apiKey,
-    SWITCHYARD_BOOTSTRAP_MANAGEMENT_KEY: managementKey,
-    SWITCHYARD_RATE_LIMIT: "off",
-    SWITCHYARD_LOG_LEVEL: "warn",
-    ALPHA_API_KEY: "sk-fake",
-    SWITCHYARD_BATCH_POLL_MS: "100",
-    SWITCHYARD_BATCH_UNIT_LINES: "64",
-    ...env
-  })
-  started.push(gateway)
-  const origin = `http://127.0.0.1:${port}`
-  await healthy(gateway, origin, 120_000)
-  return { process: gateway, origin, client: new OpenAI({ apiKey, baseURL: `${origin}/api/v1`, maxRetries: 0 }) }
-}
-
-const kill = async (gateway: Gateway) => {
-  gateway.process.child.kill("SIGKILL")
-  const exit = await gateway.process.exited
-  assert.strictEqual(exit.signal, "SIGKILL")
-}
+const { start, killAll, topUp, activity } = gateways({})
 
 const configFile = (upstreamUrl: string) => {
   const path = NodePath.join(tempDir("config"), "switchyard.json")
@@ -83,31 +27,13 @@ const configFile = (upstreamUrl: string) => {
 
 /** Starts a batch of `lines` lines and waits until some, not all, of its units are written. */
 const startBatch = async (gateway: Gateway) => {
-  const topUp = await fetch(`${gateway.origin}/api/v1/credits`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${managementKey}`, "content-type": "application/json" },
-    body: JSON.stringify({ amount: 1000 })
-  })
-  assert.strictEqual(topUp.status, 200)
-  const file = await gateway.client.files.create({ file: await toFile(Buffer.from(input()), "corpus.jsonl"), purpose: "batch" })
+  await topUp(gateway)
+  const file = await gateway.client.files.create({ file: await toFile(Buffer.from(batchInput(lines, "c")), "corpus.jsonl"), purpose: "batch" })
   const batch = await gateway.client.batches.create({ input_file_id: file.id, endpoint: "/v1/embeddings", completion_window: "24h" })
   const midway = await until(() => gateway.client.batches.retrieve(batch.id), (b) => (b.request_counts?.completed ?? 0) > 0, 60_000)
   assert.isBelow(midway.request_counts!.completed, lines, "the batch was still running at the kill")
   return { batchId: batch.id, before: midway.request_counts!.completed }
 }
-
-interface Books {
-  readonly rows: number
-  readonly distinct: number
-  readonly nanos: bigint
-}
-
-const readBooks = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql<{ n: number | string; d: number | string; nanos: string | null }>`SELECT COUNT(*) AS n,
-    COUNT(DISTINCT generation_id) AS d, CAST(SUM(cost_nanos) AS text) AS nanos FROM ledger`
-  return { rows: Number(rows[0]!.n), distinct: Number(rows[0]!.d), nanos: BigInt(rows[0]!.nanos ?? "0") } satisfies Books
-})
 
 /** The finished batch's output: every custom_id once, and the sum of its lines' costs. */
 const finished = async (gateway: Gateway, batchId: string, timeoutMs: number) => {
@@ -119,9 +45,7 @@ const finished = async (gateway: Gateway, batchId: string, timeoutMs: number) =>
   assert.strictEqual(new Set(ids).size, lines, "no custom_id twice")
   assert.sameMembers(ids, Array.from({ length: lines }, (_, i) => `c${i}`))
   const lineNanos = output.reduce((n, o) => n + nanosFromCredits(o.response.body.usage.cost)!, 0n)
-  const activity = await fetch(`${gateway.origin}/api/v1/activity`, { headers: { authorization: `Bearer ${managementKey}` } })
-  const activityNanos = ((await activity.json()) as { data: Array<{ usage: number }> }).data
-    .reduce((n, item) => n + nanosFromCredits(item.usage)!, 0n)
+  const activityNanos = await activity(gateway, (usage) => nanosFromCredits(usage)!)
   // Each unit adds its lines' costs once, whoever ran it and however often it was claimed.
   // `cost` is Switchyard's field on the batch; the openai SDK does not type it.
   const cost: unknown = Reflect.get(done, "cost")
@@ -137,7 +61,7 @@ describe("batches: kill -9 of the built gateway mid-batch", () => {
     upstream.setBehaviour({ _tag: "Delay", ms: 250 })
   })
   afterAll(async () => {
-    for (const gateway of started) if (gateway.isRunning()) gateway.child.kill("SIGKILL")
+    killAll()
     await upstream?.close()
   })
 
@@ -155,9 +79,7 @@ describe("batches: kill -9 of the built gateway mid-batch", () => {
     const finishedMs = Date.now() - killedAt
     assert.isBelow(finishedMs, 30_000, "sooner than the default claim lease (30 s)")
     await second.process.stop()
-    const books = await Effect.runPromise(
-      readBooks.pipe(Effect.provide(SqliteClient.layer(NodePath.join(dataDir, "switchyard.db")))) as Effect.Effect<Books, unknown, never>
-    )
+    const books = await booksOnSqlite(dataDir)
     assert.strictEqual(books.rows, lines, "one ledger row per served line")
     assert.strictEqual(books.distinct, lines)
     assert.strictEqual(books.nanos, lineNanos, "the ledger's sum is the output lines' costs")
@@ -183,9 +105,7 @@ describe("batches: kill -9 of the built gateway mid-batch", () => {
       const { activityNanos, lineNanos } = await finished(b, batchId, 60_000)
       const finishedMs = Date.now() - killedAt
       assert.isBelow(finishedMs, leaseMs + 30_000, "bounded: the lease, then the remaining lines")
-      const books = await Effect.runPromise(
-        readBooks.pipe(Effect.provide(PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 1 }))) as Effect.Effect<Books, unknown, never>
-      )
+      const books = await booksOnPostgres(databaseUrl)
       await b.process.stop()
       assert.strictEqual(books.rows, lines, "one ledger row per served line")
       assert.strictEqual(books.distinct, lines)
