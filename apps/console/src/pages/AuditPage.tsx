@@ -2,6 +2,7 @@ import { Alert, Badge, Button, Code, Group, Select, SimpleGrid, Stack, Table, Te
 import type { AuditEntry, AuditVerification } from "@switchyard/core/schema/Audit"
 import { useState } from "react"
 import * as AuditDiff from "../AuditDiff.ts"
+import { CursorButtons, useCursorPages } from "../CursorPages.tsx"
 import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
 import { ScrollTable } from "../ScrollTable.tsx"
 import { useSession } from "../SessionContext.ts"
@@ -69,9 +70,8 @@ export const AuditPage = () => {
   const { client } = useSession()
   const [draft, setDraft] = useState<Filters>(noFilters)
   const [filters, setFilters] = useState<Filters>(noFilters)
-  // The cursors of the pages before this one, so that "Newer" goes back.
-  const [cursors, setCursors] = useState<ReadonlyArray<string | null>>([])
-  const [cursor, setCursor] = useState<string | null>(null)
+  const pages = useCursorPages()
+  const { cursor } = pages
   const [verification, setVerification] = useState<AuditVerification | null>(null)
   const [verifyError, setVerifyError] = useState<unknown>(null)
   const [verifying, setVerifying] = useState(false)
@@ -84,8 +84,7 @@ export const AuditPage = () => {
   const apply = (event: React.FormEvent) => {
     event.preventDefault()
     setFilters(draft)
-    setCursors([])
-    setCursor(null)
+    pages.reset()
   }
 
   const verify = () => {
@@ -149,28 +148,7 @@ export const AuditPage = () => {
         </Table>
       </ScrollTable>
       {entries.data !== undefined && entries.data.data.length === 0 && <Text c="dimmed" size="sm" mt="sm">No entry matches these filters.</Text>}
-      <Group mt="md">
-        <Button
-          variant="default"
-          disabled={cursors.length === 0}
-          onClick={() => {
-            setCursor(cursors[cursors.length - 1] ?? null)
-            setCursors(cursors.slice(0, -1))
-          }}
-        >
-          Newer
-        </Button>
-        <Button
-          variant="default"
-          disabled={next === null}
-          onClick={() => {
-            setCursors([...cursors, cursor])
-            setCursor(next)
-          }}
-        >
-          Older
-        </Button>
-      </Group>
+      <CursorButtons pages={pages} next={next} mt="md" />
     </>
   )
 }

@@ -3,6 +3,7 @@ import type { BatchObject } from "@switchyard/core/schema/Batch"
 import { useEffect, useState } from "react"
 import * as BatchProgress from "../BatchProgress.ts"
 import * as Format from "../Format.ts"
+import { CursorButtons, useCursorPages } from "../CursorPages.tsx"
 import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
 import { serverMessage } from "../ServerMessage.ts"
 import { ScrollTable } from "../ScrollTable.tsx"
@@ -49,9 +50,8 @@ const download = async (fileId: string, name: string) => {
 
 export const BatchesPage = () => {
   const { client } = useSession()
-  // The cursors of the pages before this one, so that "Newer" goes back.
-  const [cursors, setCursors] = useState<ReadonlyArray<string | null>>([])
-  const [cursor, setCursor] = useState<string | null>(null)
+  const pages = useCursorPages()
+  const { cursor } = pages
   const batches = useLoad(
     ["batches", client, cursor],
     (signal) => client.batches.list({ query: { limit: pageSize, ...(cursor === null ? {} : { after: cursor }) } }, { signal })
@@ -175,28 +175,7 @@ export const BatchesPage = () => {
         {batches.data !== undefined && list.length === 0 && (
           <Text c="dimmed" size="sm">No batch yet: upload a JSONL file with purpose "batch" and create one (see the README).</Text>
         )}
-        <Group>
-          <Button
-            variant="default"
-            disabled={cursors.length === 0}
-            onClick={() => {
-              setCursor(cursors[cursors.length - 1] ?? null)
-              setCursors(cursors.slice(0, -1))
-            }}
-          >
-            Newer
-          </Button>
-          <Button
-            variant="default"
-            disabled={batches.data?.has_more !== true}
-            onClick={() => {
-              setCursors([...cursors, cursor])
-              setCursor(batches.data?.last_id ?? null)
-            }}
-          >
-            Older
-          </Button>
-        </Group>
+        <CursorButtons pages={pages} next={batches.data?.has_more === true ? batches.data.last_id ?? null : null} />
       </Stack>
     </>
   )
