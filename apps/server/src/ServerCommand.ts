@@ -14,7 +14,7 @@ import * as Database from "./store/Database.ts"
 // With no command the gateway serves (Gateway.ts, which `main.ts` runs without this parser when
 // there are no arguments at all).
 const gateway = Command.make("switchyard-server", {}, () => Gateway.serve).pipe(
-  Command.withDescription("The Switchyard gateway. With no command it serves; its settings are environment variables (README, Configuration).")
+  Command.withDescription("The Switchyard gateway. With no command it serves; its settings are environment variables (docs/configuration.md).")
 )
 
 const mintManagementKey = Command.make(

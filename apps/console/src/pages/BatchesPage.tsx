@@ -173,7 +173,7 @@ export const BatchesPage = () => {
       </ScrollTable>
       <Stack gap="xs" mt="sm">
         {batches.data !== undefined && list.length === 0 && (
-          <Text c="dimmed" size="sm">No batch yet: upload a JSONL file with purpose "batch" and create one (see the README).</Text>
+          <Text c="dimmed" size="sm">No batch yet: upload a JSONL file with purpose "batch" and create one (see docs/batches.md).</Text>
         )}
         <CursorButtons pages={pages} next={batches.data?.has_more === true ? batches.data.last_id ?? null : null} />
       </Stack>
