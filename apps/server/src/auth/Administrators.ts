@@ -1,5 +1,5 @@
 import { Caller, type CallerShape } from "@switchyard/core/api/Authorization"
-import { Forbidden } from "@switchyard/core/errors/ApiError"
+import { Forbidden } from "@switchyard/core/schema/ApiError"
 import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"

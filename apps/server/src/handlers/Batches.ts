@@ -1,6 +1,6 @@
 import { Api } from "@switchyard/core/api/Api"
 import * as Batch from "@switchyard/core/schema/Batch"
-import { BadRequest, NotFound } from "@switchyard/core/errors/ApiError"
+import { BadRequest, NotFound } from "@switchyard/core/schema/ApiError"
 import { Clock, Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import * as Crypto from "node:crypto"

@@ -1,5 +1,5 @@
 import { Api } from "@switchyard/core/api/Api"
-import { BadRequest, NotFound, PayloadTooLarge } from "@switchyard/core/errors/ApiError"
+import { BadRequest, NotFound, PayloadTooLarge } from "@switchyard/core/schema/ApiError"
 import * as Batch from "@switchyard/core/schema/Batch"
 import { Clock, Effect, Option, Stream } from "effect"
 import { Multipart } from "effect/http"

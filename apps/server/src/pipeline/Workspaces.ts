@@ -21,7 +21,7 @@ export interface WorkspaceSettings {
  * `workspaces.<slug>`, with what a management key set over them.
  */
 export const routingOf = (catalog: Catalog.Catalog, workspace: WorkspaceSettings): Catalog.Workspace =>
-  Workspace.withRouting(Catalog.workspace(catalog, workspace.slug), workspace.routing)
+  Catalog.withRouting(Catalog.workspace(catalog, workspace.slug), workspace.routing)
 
 /**
  * Whether the embeddings cache is on for a workspace: the workspace API's switch when a

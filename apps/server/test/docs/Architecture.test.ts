@@ -15,7 +15,8 @@ const serverSrc = NodePath.join(repoRoot, "apps", "server", "src")
 
 /** The floor of each folder (`store/`) and top-level file (`Server.ts`) of the server, from the page's table of floors. */
 const floors = new Map<string, number>()
-for (const row of page.slice(page.indexOf("## Floors")).matchAll(/^\| (\d+) \| ([^|]+) \|/gmu)) {
+const floorsTable = page.slice(page.indexOf("\n## Floors\n"), page.indexOf("\n## Core floors\n"))
+for (const row of floorsTable.matchAll(/^\| (\d+) \| ([^|]+) \|/gmu)) {
   const floor = Number(row[1])
   for (const name of row[2]!.matchAll(/`([^`]+)`/gu)) floors.set(name[1]!, floor)
 }
