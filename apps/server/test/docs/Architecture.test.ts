@@ -72,3 +72,26 @@ describe("docs/architecture.md", () => {
     assert.deepStrictEqual(missing, [], `named in docs/architecture.md but not in the repository: ${missing.join(", ")}`)
   })
 })
+
+/** The lines of the server's sources outside `store/` that write SQL or branch on the store's dialect. */
+const sqlOutsideStore = (files: ReadonlyArray<readonly [file: string, text: string]>): Array<string> =>
+  files.flatMap(([file, text]) =>
+    placeOf(file) === "store/"
+      ? []
+      : text.split("\n").flatMap((line, i) =>
+        /\bsql(?:<[^>]*>)?`|\bonDialect|\b(?:driver|dialect) === /u.test(line) ? [`${NodePath.relative(serverSrc, file)}:${i + 1}`] : []
+      )
+  )
+
+describe("the store's dialect stays in store/", () => {
+  const files = sourceFiles(serverSrc).map((file) => [file, Fs.readFileSync(file, "utf8")] as const)
+
+  it("has no SQL statement or dialect branch outside store/", () => {
+    assert.deepStrictEqual(sqlOutsideStore(files), [])
+  })
+
+  it("finds a planted one", () => {
+    const planted = [NodePath.join(serverSrc, "auth", "Planted.ts"), "const rows = sql<{ n: number }>`SELECT 1 AS n`\n"] as const
+    assert.deepStrictEqual(sqlOutsideStore([...files, planted]), ["auth/Planted.ts:1"])
+  })
+})
