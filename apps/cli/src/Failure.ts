@@ -1,4 +1,4 @@
-import * as ApiError from "@switchyard/core/errors/ApiError"
+import * as ApiError from "@switchyard/core/schema/ApiError"
 import * as InternError from "@switchyard/core/errors/InternError"
 import { Data, Effect, Option, type Redacted, Runtime, Schema } from "effect"
 import { CliError } from "effect/cli"

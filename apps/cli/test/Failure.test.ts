@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as ApiError from "@switchyard/core/errors/ApiError"
+import * as ApiError from "@switchyard/core/schema/ApiError"
 import * as InternError from "@switchyard/core/errors/InternError"
 import { Effect, Runtime } from "effect"
 import { HttpClientError, HttpClientRequest } from "effect/http"

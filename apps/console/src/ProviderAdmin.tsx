@@ -1,5 +1,5 @@
 import { Alert, Badge, Button, Group, Modal, PasswordInput, Stack, Table, Text, Textarea } from "@mantine/core"
-import type { ProviderTestResult } from "@switchyard/core/schema/ManagedProvider"
+import type { ProviderTestResult } from "@switchyard/core/catalog/ManagedProvider"
 import type { ProviderRecord } from "@switchyard/core/schema/ProviderListing"
 import { useEffect, useState } from "react"
 import * as Format from "./Format.ts"

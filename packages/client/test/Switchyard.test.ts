@@ -1,6 +1,6 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Api } from "@switchyard/core/api/Api"
-import { Conflict, Forbidden, NotFound } from "@switchyard/core/errors/ApiError"
+import { Conflict, Forbidden, NotFound } from "@switchyard/core/schema/ApiError"
 import { HttpApi } from "effect/http-api"
 import * as FakeOpenAi from "../../../apps/server/test/fakes/FakeOpenAi.ts"
 import type { FakeServer } from "../../../apps/server/test/fakes/FakeUpstream.ts"

@@ -1,5 +1,5 @@
 export * as Api from "./api/Api.ts"
-export * as ApiError from "./errors/ApiError.ts"
+export * as ApiError from "./schema/ApiError.ts"
 export * as ApiKey from "./schema/ApiKey.ts"
 export * as Authorization from "./api/Authorization.ts"
 export * as KeysApi from "./api/KeysApi.ts"

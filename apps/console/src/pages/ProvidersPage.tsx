@@ -1,5 +1,5 @@
 import { Alert, Anchor, Badge, Button, Group, Menu, Stack, Table, Text, Title, VisuallyHidden } from "@mantine/core"
-import type { ProviderTestResult } from "@switchyard/core/schema/ManagedProvider"
+import type { ProviderTestResult } from "@switchyard/core/catalog/ManagedProvider"
 import type { ProviderRecord } from "@switchyard/core/schema/ProviderListing"
 import { useState } from "react"
 import * as EndpointPrice from "../EndpointPrice.ts"

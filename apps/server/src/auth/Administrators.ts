@@ -1,8 +1,8 @@
 import { Caller, type CallerShape } from "@switchyard/core/api/Authorization"
-import { Forbidden } from "@switchyard/core/errors/ApiError"
-import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
+import { Forbidden } from "@switchyard/core/schema/ApiError"
+import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Context, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
+import * as WorkspaceStatements from "../store/WorkspaceStatements.ts"
 
 /**
  * Instance administrators: the management keys of the workspace `default` (the one first start
@@ -18,12 +18,9 @@ export class Administrators extends Context.Service<Administrators, {
   static readonly layer = Layer.effect(
     Administrators,
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
+      const workspaces = yield* WorkspaceStatements.make
       const isAdministrator = (caller: CallerShape) =>
-        caller.kind !== "management"
-          ? Effect.succeed(false)
-          : sql<{ id: string }>`SELECT id FROM workspaces WHERE id = ${caller.workspaceId} AND slug = 'default'
-              AND deleted_at IS NULL`.pipe(Effect.map((rows) => rows.length > 0), fromSqlError("administrators"))
+        caller.kind !== "management" ? Effect.succeed(false) : workspaces.isDefault(caller.workspaceId)
       const require = Effect.gen(function*() {
         const caller = yield* Caller
         if (!(yield* isAdministrator(caller))) {

@@ -1,8 +1,9 @@
 import { Config, Console, Data, Effect, Option, Redacted } from "effect"
-import { SqlClient } from "effect/sql"
-import * as Crypto from "node:crypto"
+import * as FirstStart from "../store/FirstStart.ts"
 import * as KeySecret from "./KeySecret.ts"
 import * as MintManagementKey from "./MintManagementKey.ts"
+
+type FirstStartStatements = Effect.Success<typeof FirstStart.make>
 
 const variables = {
   managementKey: "SWITCHYARD_BOOTSTRAP_MANAGEMENT_KEY",
@@ -70,14 +71,12 @@ export interface Bootstrapped {
  * variable says so and names the way to a new management key. A secret that already is one of the
  * store's keys (a deployment that sets the variable on every start) is in effect and says nothing.
  */
-const warnIgnored = (sql: SqlClient.SqlClient, given: Secrets) =>
+const warnIgnored = (store: FirstStartStatements, given: Secrets) =>
   Effect.forEach(["managementKey", "apiKey"] as const, (name) =>
     Effect.gen(function*() {
       const secret = given[name]
       if (Option.isNone(secret)) return
-      const known = yield* sql<{ n: number }>`SELECT CAST(count(*) AS integer) AS n FROM api_keys
-        WHERE hash = ${KeySecret.hash(Redacted.value(secret.value))} AND deleted_at IS NULL`
-      if ((known[0]?.n ?? 0) > 0) return
+      if (yield* store.liveKey(KeySecret.hash(Redacted.value(secret.value)))) return
       yield* Effect.logWarning(
         `${variables[name]} is ignored: it applies only to the first start, on an empty store, and this store already has its workspace and keys. ` +
           (name === "managementKey"
@@ -94,32 +93,27 @@ const warnIgnored = (sql: SqlClient.SqlClient, given: Secrets) =>
  * written.
  */
 export const bootstrap = Effect.fn("Bootstrap.bootstrap")(function*() {
-  const sql = yield* SqlClient.SqlClient
+  const store = yield* FirstStart.make
   const given = yield* givenSecrets
-  return yield* sql.withTransaction(Effect.gen(function*() {
-    // Replicas starting together on PostgreSQL take turns on an advisory lock; on SQLite the
-    // transaction's `BEGIN IMMEDIATE` already holds the file's only write lock.
-    yield* sql.onDialectOrElse({ pg: () => Effect.asVoid(sql`SELECT pg_advisory_xact_lock(7031)`), orElse: () => Effect.void })
-    const existing = yield* sql<{ n: number }>`SELECT CAST(count(*) AS integer) AS n FROM workspaces`
-    if ((existing[0]?.n ?? 0) > 0) {
-      yield* warnIgnored(sql, given)
+  return yield* store.locked(Effect.gen(function*() {
+    if ((yield* store.workspaces) > 0) {
+      yield* warnIgnored(store, given)
       return Option.none<Bootstrapped>()
     }
     const secrets = yield* checked(given)
-    const workspaceId = Crypto.randomUUID()
-    const userId = Crypto.randomUUID()
     const generate = () => Redacted.make(KeySecret.generate())
     const managementKey = Option.getOrElse(secrets.managementKey, generate)
     const apiKey = Option.getOrElse(secrets.apiKey, generate)
-    yield* sql`INSERT INTO workspaces (id, slug, name) VALUES (${workspaceId}, 'default', 'Default')`
-    yield* sql`INSERT INTO users (id, name, default_workspace_id) VALUES (${userId}, 'admin', ${workspaceId})`
-    yield* sql`INSERT INTO memberships (user_id, workspace_id, role) VALUES (${userId}, ${workspaceId}, 'admin')`
-    const insertKey = (kind: "management" | "standard", name: string, secret: Redacted.Redacted<string>) =>
-      sql`INSERT INTO api_keys (id, hash, kind, name, label, user_id, workspace_id)
-        VALUES (${Crypto.randomUUID()}, ${KeySecret.hash(Redacted.value(secret))}, ${kind}, ${name},
-          ${KeySecret.label(Redacted.value(secret))}, ${userId}, ${workspaceId})`
-    yield* insertKey("management", "Bootstrap management key", managementKey)
-    yield* insertKey("standard", "Bootstrap API key", apiKey)
+    const key = (kind: "management" | "standard", name: string, secret: Redacted.Redacted<string>): FirstStart.FirstKey => ({
+      kind,
+      name,
+      hash: KeySecret.hash(Redacted.value(secret)),
+      label: KeySecret.label(Redacted.value(secret))
+    })
+    const { workspaceId, userId } = yield* store.create([
+      key("management", "Bootstrap management key", managementKey),
+      key("standard", "Bootstrap API key", apiKey)
+    ])
     const generated = { managementKey: Option.isNone(given.managementKey), apiKey: Option.isNone(given.apiKey) }
     return Option.some<Bootstrapped>({ workspaceId, userId, managementKey, apiKey, generated })
   }))

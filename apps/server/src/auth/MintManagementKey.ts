@@ -8,8 +8,8 @@
  */
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import { Clock, Console, Data, Effect } from "effect"
-import { SqlClient } from "effect/sql"
 import { DataDirLocked } from "../store/DataDirLock.ts"
+import * as FirstStart from "../store/FirstStart.ts"
 import * as KeySecret from "./KeySecret.ts"
 
 /** The command an operator runs, as the README and the start-up warnings spell it. */
@@ -25,17 +25,12 @@ export interface Minted {
 
 /** Makes a management key in the workspace `slug`, owned by its first administrator. */
 export const mint = Effect.fn("MintManagementKey.mint")(function*(options: { readonly workspace: string; readonly name: string }) {
-  const sql = yield* SqlClient.SqlClient
+  const store = yield* FirstStart.make
   const keys = yield* ApiKeyStore
-  const owners = yield* sql<{ workspace_id: string; user_id: string }>`SELECT w.id AS workspace_id, m.user_id
-    FROM workspaces w JOIN memberships m ON m.workspace_id = w.id AND m.role <> 'member'
-    WHERE w.slug = ${options.workspace} AND w.deleted_at IS NULL
-    ORDER BY m.created_at, m.user_id LIMIT 1`
-  const owner = owners[0]
+  const owner = yield* store.firstAdministrator(options.workspace)
   if (owner === undefined) {
-    const any = yield* sql<{ n: number }>`SELECT CAST(count(*) AS integer) AS n FROM workspaces WHERE deleted_at IS NULL`
     return yield* new MintRefused({
-      message: (any[0]?.n ?? 0) === 0
+      message: (yield* store.liveWorkspaces) === 0
         ? "the store has no workspace yet: start the gateway once, it creates the workspace `default` and prints its first keys"
         : `no workspace \`${options.workspace}\` with an administrator in this store (--workspace names a workspace by its slug)`
     })

@@ -1,14 +1,13 @@
 import * as Batch from "@switchyard/core/schema/Batch"
 import * as BatchLine from "@switchyard/core/schema/BatchLine"
 import { Cause, Clock, Config, Duration, Effect, Fiber, Layer, Option, Ref, Schedule, Stream } from "effect"
-import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import { GatewayMetrics } from "../observability/GatewayMetrics.ts"
-import { BatchStore, type NewUnit, type UnitRow } from "./BatchStore.ts"
-import * as FileChunks from "./FileChunks.ts"
+import { BatchStore, type NewUnit, soleClaimer, type UnitRow } from "../store/BatchStore.ts"
+import * as FileChunks from "../store/FileChunks.ts"
 import { type BatchIdentity, type LineOutcome, LineRunner, requestId } from "./LineRunner.ts"
 import { ProviderBatches } from "./ProviderBatches.ts"
-import type { NewProviderBatch } from "./ProviderBatchStore.ts"
+import type { NewProviderBatch } from "../store/ProviderBatchStore.ts"
 
 const BatchRunnerConfig = Config.all({
   /** Units a replica runs at once. */
@@ -51,8 +50,7 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
   const owner = `runner-${Crypto.randomBytes(8).toString("hex")}`
   // The embedded store with one worker is this process's alone: a unit still claimed was claimed
   // by a process that died (kill -9, power cut) and runs again now, not once its lease lapses.
-  const sql = yield* SqlClient.SqlClient
-  if (sql.onDialectOrElse({ sqlite: () => config.workerProcesses.trim() === "1", orElse: () => false })) {
+  if (yield* soleClaimer(config.workerProcesses)) {
     const released = yield* store.releaseAll.pipe(
       Effect.catch((error) => Effect.as(Effect.logWarning("batches: the claims before a restart stay until their lease lapses", error), 0))
     )

@@ -1,6 +1,6 @@
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import type * as Batch from "@switchyard/core/schema/Batch"
-import type { BatchRow, FileRow } from "./BatchStore.ts"
+import type { BatchRow, FileRow } from "../store/BatchStore.ts"
 
 /**
  * Rows as OpenAI's objects: times in unix seconds, an absent file id as `null`.

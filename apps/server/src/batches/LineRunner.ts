@@ -1,6 +1,6 @@
 import type { CallerShape } from "@switchyard/core/api/Authorization"
 import * as EmbeddingsError from "@switchyard/core/errors/EmbeddingsError"
-import type { ApiError } from "@switchyard/core/errors/ApiError"
+import type { ApiError } from "@switchyard/core/schema/ApiError"
 import type * as Batch from "@switchyard/core/schema/Batch"
 import * as BatchLine from "@switchyard/core/schema/BatchLine"
 import * as EmbeddingRequestSchema from "@switchyard/core/schema/EmbeddingRequest"

@@ -3,7 +3,7 @@ import * as Catalog from "@switchyard/core/catalog/Catalog"
 import * as Cost from "@switchyard/core/catalog/Cost"
 import * as Money from "@switchyard/core/catalog/Money"
 import * as EmbeddingsError from "@switchyard/core/errors/EmbeddingsError"
-import { type ApiError, BadRequest, ServiceUnavailable } from "@switchyard/core/errors/ApiError"
+import { type ApiError, BadRequest, ServiceUnavailable } from "@switchyard/core/schema/ApiError"
 import * as BatchProvider from "@switchyard/core/providers/BatchProvider"
 import type { EmbeddingProvider } from "@switchyard/core"
 import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters"
@@ -17,7 +17,6 @@ import * as UpstreamAnswer from "@switchyard/core/upstream/UpstreamAnswer"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Cause, Clock, Config, Context, Duration, Effect, Layer, Option, Result, Schema } from "effect"
 import { HttpApiError } from "effect/http-api"
-import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import type { Served } from "../embeddings/Embeddings.ts"
@@ -35,10 +34,10 @@ import { connectionOf } from "../providers/Adapters.ts"
 import * as OpenAiBatch from "../providers/OpenAiBatch.ts"
 import * as OpenAiCompatible from "../providers/OpenAiCompatible.ts"
 import * as VectorEncoding from "../providers/VectorEncoding.ts"
-import { type BatchRow, BatchStore } from "./BatchStore.ts"
-import * as FileChunks from "./FileChunks.ts"
+import { type BatchRow, BatchStore, soleClaimer } from "../store/BatchStore.ts"
+import * as FileChunks from "../store/FileChunks.ts"
 import { type BatchIdentity, generationId, type LineOutcome, LineRunner, requestId, statusOf } from "./LineRunner.ts"
-import { type NewProviderBatch, type ProviderBatchRow, ProviderBatchStore } from "./ProviderBatchStore.ts"
+import { type NewProviderBatch, type ProviderBatchRow, ProviderBatchStore } from "../store/ProviderBatchStore.ts"
 
 const ProviderBatchesConfig = Config.all({
   /** How often a provider batch is asked how it stands. */
@@ -549,8 +548,7 @@ export class ProviderBatches extends Context.Service<ProviderBatches, {
         Effect.forever
       )
 
-      const sql = yield* SqlClient.SqlClient
-      if (sql.onDialectOrElse({ sqlite: () => config.workerProcesses.trim() === "1", orElse: () => false })) {
+      if (yield* soleClaimer(config.workerProcesses)) {
         yield* Effect.ignore(parts.releaseAll)
       }
       // Background timing on the system clock, as the batch runner's.

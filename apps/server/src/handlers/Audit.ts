@@ -1,5 +1,5 @@
 import { Api } from "@switchyard/core/api/Api"
-import { BadRequest, NotFound } from "@switchyard/core/errors/ApiError"
+import { BadRequest, NotFound } from "@switchyard/core/schema/ApiError"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Administrators } from "../auth/Administrators.ts"

@@ -1,5 +1,5 @@
 import { Api } from "@switchyard/core/api/Api"
-import { BadRequest, NotFound } from "@switchyard/core/errors/ApiError"
+import { BadRequest, NotFound } from "@switchyard/core/schema/ApiError"
 import { unsupportedFields } from "@switchyard/core/schema/Byok"
 import type { ByokKey, CreateByokBody, UpdateByokBody } from "@switchyard/core/schema/Byok"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"

@@ -1,6 +1,6 @@
 import { Api } from "@switchyard/core/api/Api"
 import { creditsFromNanos, nanosFromCredits } from "@switchyard/core/accounting/UsageWindow"
-import { BadRequest } from "@switchyard/core/errors/ApiError"
+import { BadRequest } from "@switchyard/core/schema/ApiError"
 import { Accounting } from "@switchyard/core/store/Accounting"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import type { CreditTotals } from "@switchyard/core/store/Accounting"

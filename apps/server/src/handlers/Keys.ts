@@ -1,7 +1,7 @@
 import { Api } from "@switchyard/core/api/Api"
 import { Caller } from "@switchyard/core/api/Authorization"
 import { nanosFromCredits } from "@switchyard/core/accounting/UsageWindow"
-import { BadRequest, Forbidden, NotFound, Unauthorized } from "@switchyard/core/errors/ApiError"
+import { BadRequest, Forbidden, NotFound, Unauthorized } from "@switchyard/core/schema/ApiError"
 import { pageSize } from "@switchyard/core/schema/ApiKey"
 import type { CurrentKeyRecord } from "@switchyard/core/schema/ApiKey"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"

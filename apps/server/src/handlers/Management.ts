@@ -3,7 +3,7 @@
  * on, and the current time (from Effect's `Clock`).
  */
 import { Caller } from "@switchyard/core/api/Authorization"
-import { BadRequest, Forbidden, NotFound } from "@switchyard/core/errors/ApiError"
+import { BadRequest, Forbidden, NotFound } from "@switchyard/core/schema/ApiError"
 import type { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import { Clock, Effect } from "effect"
 

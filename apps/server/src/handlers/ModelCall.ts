@@ -1,7 +1,7 @@
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import { Caller } from "@switchyard/core/api/Authorization"
 import type * as Catalog from "@switchyard/core/catalog/Catalog"
-import { type ApiError, BadRequest, Forbidden } from "@switchyard/core/errors/ApiError"
+import { type ApiError, BadRequest, Forbidden } from "@switchyard/core/schema/ApiError"
 import * as EmbeddingsError from "@switchyard/core/errors/EmbeddingsError"
 import type { RoutePlan } from "@switchyard/core"
 import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"

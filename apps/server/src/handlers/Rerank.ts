@@ -1,6 +1,6 @@
 import { Api } from "@switchyard/core/api/Api"
 import type { Caller } from "@switchyard/core/api/Authorization"
-import type { ApiError } from "@switchyard/core/errors/ApiError"
+import type { ApiError } from "@switchyard/core/schema/ApiError"
 import * as ModelListing from "@switchyard/core/catalog/ModelListing"
 import type * as RerankRequest from "@switchyard/core/schema/RerankRequest"
 import type { CohereRerankResponse } from "@switchyard/core/schema/CohereRerank"

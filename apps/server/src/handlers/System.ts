@@ -1,6 +1,6 @@
 import { Api } from "@switchyard/core/api/Api"
 import type { HealthChecks } from "@switchyard/core/api/SystemApi"
-import { ServiceUnavailable } from "@switchyard/core/errors/ApiError"
+import { ServiceUnavailable } from "@switchyard/core/schema/ApiError"
 import { Cause, Duration, Effect, Fiber, Layer, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Persistence } from "effect/persistence"

@@ -1,6 +1,6 @@
 import { Api } from "@switchyard/core/api/Api"
 import { creditsFromNanos, nanosFromCredits } from "@switchyard/core/accounting/UsageWindow"
-import { BadRequest, Forbidden, NotFound } from "@switchyard/core/errors/ApiError"
+import { BadRequest, Forbidden, NotFound } from "@switchyard/core/schema/ApiError"
 import { patchRouting, unsupportedSettings } from "@switchyard/core/schema/Workspace"
 import type { BudgetInterval, CreateWorkspaceBody, UpdateWorkspaceBody } from "@switchyard/core/schema/Workspace"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"

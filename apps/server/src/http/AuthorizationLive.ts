@@ -1,5 +1,5 @@
 import { Authorization, Caller } from "@switchyard/core/api/Authorization"
-import { Unauthorized } from "@switchyard/core/errors/ApiError"
+import { Unauthorized } from "@switchyard/core/schema/ApiError"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import { Clock, Effect, Layer, Option, Redacted } from "effect"
 import * as KeySecret from "../auth/KeySecret.ts"

@@ -1,4 +1,4 @@
-import { BadRequest } from "@switchyard/core/errors/ApiError"
+import { BadRequest } from "@switchyard/core/schema/ApiError"
 import { Effect } from "effect"
 
 /**

@@ -1,4 +1,4 @@
-import { TooManyRequests } from "@switchyard/core/errors/ApiError"
+import { TooManyRequests } from "@switchyard/core/schema/ApiError"
 import { Clock, Config, Context, Data, Duration, Effect, Layer, Option } from "effect"
 import { HttpEffect, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { RateLimiter } from "effect/persistence"

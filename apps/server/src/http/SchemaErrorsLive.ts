@@ -1,6 +1,6 @@
 import { SchemaErrors } from "@switchyard/core/api/SchemaErrors"
 import * as DecodeIssue from "@switchyard/core/schema/DecodeIssue"
-import { BadRequest } from "@switchyard/core/errors/ApiError"
+import { BadRequest } from "@switchyard/core/schema/ApiError"
 import { Effect } from "effect"
 import { type HttpApiError, HttpApiMiddleware } from "effect/http-api"
 

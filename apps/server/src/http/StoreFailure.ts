@@ -3,7 +3,7 @@
  * (`reason: "store_unavailable"`), the request's facts keep its cause, and the access log writes it
  * once, at error level, with that cause; the answer gets `Retry-After`.
  */
-import type { ServiceUnavailable } from "@switchyard/core/errors/ApiError"
+import type { ServiceUnavailable } from "@switchyard/core/schema/ApiError"
 import { storeToApiError } from "@switchyard/core/errors/EmbeddingsError"
 import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Effect } from "effect"

@@ -1,8 +1,8 @@
 import { Clock, Context, Effect, Layer, Option } from "effect"
-import { SqlClient } from "effect/sql"
 import * as Prometheus from "prom-client"
 import { RedisStatus } from "../store/RedisConnection.ts"
 import * as RedisConnection from "../store/RedisConnection.ts"
+import * as OpenHolds from "../store/OpenHolds.ts"
 import { StoreStatements } from "../store/StoreStatements.ts"
 import type { RequestFacts } from "../instrumentation/RequestFacts.ts"
 
@@ -55,7 +55,7 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
   static readonly layer = Layer.effect(
     GatewayMetrics,
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
+      const openHolds = yield* OpenHolds.make
       const store = yield* StoreStatements
       const registry = new Prometheus.Registry()
       const process = processMetrics()
@@ -167,13 +167,11 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
         }
       })
 
-      const readHolds = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        sql<{ n: number; nanos: string }>`SELECT CAST(count(*) AS integer) AS n, CAST(COALESCE(SUM(amount_nanos), 0) AS text) AS nanos
-          FROM holds WHERE expires_at > ${new Date(now)}`).pipe(
-        Effect.tap((rows) =>
+      const readHolds = Effect.flatMap(Clock.currentTimeMillis, openHolds).pipe(
+        Effect.tap((open) =>
           Effect.sync(() => {
-            holds.set(Number(rows[0]?.n ?? 0))
-            heldUsd.set(Number(rows[0]?.nanos ?? "0") / 1e9)
+            holds.set(open.count)
+            heldUsd.set(Number(open.nanos) / 1e9)
           })
         ),
         Effect.catchCause((cause) => Effect.logWarning("metrics: could not read the open holds", cause))

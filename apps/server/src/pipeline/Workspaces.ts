@@ -1,9 +1,9 @@
 import * as Catalog from "@switchyard/core/catalog/Catalog"
 import * as Workspace from "@switchyard/core/schema/Workspace"
-import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
+import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Cache, Context, Duration, Effect, Exit, Layer } from "effect"
-import { SqlClient } from "effect/sql"
-import { type Flag, flagOrNull } from "../store/Columns.ts"
+import { flagOrNull } from "../store/Columns.ts"
+import * as WorkspaceStatements from "../store/WorkspaceStatements.ts"
 
 /**
  * What the embeddings path needs of a workspace: its name (the catalog's workspace settings are
@@ -21,7 +21,7 @@ export interface WorkspaceSettings {
  * `workspaces.<slug>`, with what a management key set over them.
  */
 export const routingOf = (catalog: Catalog.Catalog, workspace: WorkspaceSettings): Catalog.Workspace =>
-  Workspace.withRouting(Catalog.workspace(catalog, workspace.slug), workspace.routing)
+  Catalog.withRouting(Catalog.workspace(catalog, workspace.slug), workspace.routing)
 
 /**
  * Whether the embeddings cache is on for a workspace: the workspace API's switch when a
@@ -46,15 +46,14 @@ export class Workspaces extends Context.Service<Workspaces, {
   static readonly layer = Layer.effect(
     Workspaces,
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
+      const workspaces = yield* WorkspaceStatements.make
       const settings = yield* Cache.makeWith(
         (workspaceId: string) =>
-          sql<{ slug: string; cache: Flag | null; routing: string | null }>`SELECT slug, cache, routing FROM workspaces WHERE id = ${workspaceId}`.pipe(
-            fromSqlError("workspaces.settings"),
-            Effect.map((rows): WorkspaceSettings => ({
-              slug: rows[0]?.slug ?? "",
-              cache: flagOrNull(rows[0]?.cache ?? null),
-              routing: Workspace.decodeRouting(rows[0]?.routing ?? null)
+          workspaces.settings(workspaceId).pipe(
+            Effect.map((row): WorkspaceSettings => ({
+              slug: row?.slug ?? "",
+              cache: flagOrNull(row?.cache ?? null),
+              routing: Workspace.decodeRouting(row?.routing ?? null)
             }))
           ),
         {

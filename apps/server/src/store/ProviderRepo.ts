@@ -1,5 +1,5 @@
 import * as Catalog from "@switchyard/core/catalog/Catalog"
-import * as ManagedProvider from "@switchyard/core/schema/ManagedProvider"
+import * as ManagedProvider from "@switchyard/core/catalog/ManagedProvider"
 import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { SqlClient } from "effect/sql"

@@ -15,7 +15,8 @@ const serverSrc = NodePath.join(repoRoot, "apps", "server", "src")
 
 /** The floor of each folder (`store/`) and top-level file (`Server.ts`) of the server, from the page's table of floors. */
 const floors = new Map<string, number>()
-for (const row of page.slice(page.indexOf("## Floors")).matchAll(/^\| (\d+) \| ([^|]+) \|/gmu)) {
+const floorsTable = page.slice(page.indexOf("\n## Floors\n"), page.indexOf("\n## Core floors\n"))
+for (const row of floorsTable.matchAll(/^\| (\d+) \| ([^|]+) \|/gmu)) {
   const floor = Number(row[1])
   for (const name of row[2]!.matchAll(/`([^`]+)`/gu)) floors.set(name[1]!, floor)
 }
@@ -69,5 +70,28 @@ describe("docs/architecture.md", () => {
   it("names only files and folders that exist", () => {
     const missing = named.filter((path) => resolve(path) === undefined)
     assert.deepStrictEqual(missing, [], `named in docs/architecture.md but not in the repository: ${missing.join(", ")}`)
+  })
+})
+
+/** The lines of the server's sources outside `store/` that write SQL or branch on the store's dialect. */
+const sqlOutsideStore = (files: ReadonlyArray<readonly [file: string, text: string]>): Array<string> =>
+  files.flatMap(([file, text]) =>
+    placeOf(file) === "store/"
+      ? []
+      : text.split("\n").flatMap((line, i) =>
+        /\bsql(?:<[^>]*>)?`|\bonDialect|\b(?:driver|dialect) === /u.test(line) ? [`${NodePath.relative(serverSrc, file)}:${i + 1}`] : []
+      )
+  )
+
+describe("the store's dialect stays in store/", () => {
+  const files = sourceFiles(serverSrc).map((file) => [file, Fs.readFileSync(file, "utf8")] as const)
+
+  it("has no SQL statement or dialect branch outside store/", () => {
+    assert.deepStrictEqual(sqlOutsideStore(files), [])
+  })
+
+  it("finds a planted one", () => {
+    const planted = [NodePath.join(serverSrc, "auth", "Planted.ts"), "const rows = sql<{ n: number }>`SELECT 1 AS n`\n"] as const
+    assert.deepStrictEqual(sqlOutsideStore([...files, planted]), ["auth/Planted.ts:1"])
   })
 })

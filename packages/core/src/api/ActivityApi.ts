@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
-import { wire } from "../errors/ApiError.ts"
+import { wire } from "../schema/ApiError.ts"
 import { ActivityQuery, ActivityResponse, FailuresQuery, FailuresResponse, GenerationQuery, GenerationResponse } from "../schema/Activity.ts"
 import { Authorization } from "./Authorization.ts"
 

@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
-import { wire } from "../errors/ApiError.ts"
+import { wire } from "../schema/ApiError.ts"
 import { AuditList, AuditQuery, AuditVerification } from "../schema/Audit.ts"
 import { Authorization } from "./Authorization.ts"
 

@@ -6,7 +6,7 @@
  */
 import { Context } from "effect"
 import { HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
-import { Unauthorized, wire } from "../errors/ApiError.ts"
+import { Unauthorized, wire } from "../schema/ApiError.ts"
 
 /**
  * Who is calling: the key that authenticated the request and what it selects.

@@ -12,7 +12,7 @@
  */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
-import { wire } from "../errors/ApiError.ts"
+import { wire } from "../schema/ApiError.ts"
 import { BatchList, BatchObject, CreateBatch, CreateBatchHeaders, ListQuery } from "../schema/Batch.ts"
 import { Authorization } from "./Authorization.ts"
 

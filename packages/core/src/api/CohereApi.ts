@@ -4,7 +4,7 @@
  * @since 0.4.0
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { modelCallErrors } from "../errors/ApiError.ts"
+import { modelCallErrors } from "../schema/ApiError.ts"
 import { CohereRerankRequest, CohereRerankResponse } from "../schema/CohereRerank.ts"
 import { Authorization } from "./Authorization.ts"
 

@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { modelCallErrors, wire } from "../errors/ApiError.ts"
+import { modelCallErrors, wire } from "../schema/ApiError.ts"
 import { EmbeddingRequest } from "../schema/EmbeddingRequest.ts"
 import { EmbeddingModelList, EmbeddingResponse, ListModelsQuery } from "../schema/EmbeddingResponse.ts"
 import { RoutePlanReport } from "../schema/RoutePlanReport.ts"

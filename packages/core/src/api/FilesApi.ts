@@ -13,7 +13,7 @@
 import { Schema } from "effect"
 import { Multipart } from "effect/http"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
-import { wire } from "../errors/ApiError.ts"
+import { wire } from "../schema/ApiError.ts"
 import { FileDeleted, FileList, FileObject, limits, ListQuery } from "../schema/Batch.ts"
 import { Authorization } from "./Authorization.ts"
 

@@ -10,7 +10,7 @@
  * @since 0.1.0
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
-import { wire } from "../errors/ApiError.ts"
+import { wire } from "../schema/ApiError.ts"
 import {
   ApiKeyDeleted,
   ApiKeyList,

@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { wire } from "../errors/ApiError.ts"
+import { wire } from "../schema/ApiError.ts"
 import { EmbeddingModelList } from "../schema/EmbeddingResponse.ts"
 import {
   CountModelsQuery,

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
-import { conflictWire, wire } from "../errors/ApiError.ts"
+import { conflictWire, wire } from "../schema/ApiError.ts"
 import {
   CreateProviderBody,
   ManagedProviderResponse,
@@ -13,7 +13,7 @@ import {
   ProviderSlugParams,
   ProviderTestResult,
   UpdateProviderBody
-} from "../schema/ManagedProvider.ts"
+} from "../catalog/ManagedProvider.ts"
 import { Authorization } from "./Authorization.ts"
 
 const errors = [wire[400], wire[403], wire[404], conflictWire, wire[429], wire[500], wire[503]]

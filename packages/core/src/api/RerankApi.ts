@@ -4,7 +4,7 @@
  * @since 0.4.0
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { modelCallErrors, wire } from "../errors/ApiError.ts"
+import { modelCallErrors, wire } from "../schema/ApiError.ts"
 import { EmbeddingModelList, ListModelsQuery } from "../schema/EmbeddingResponse.ts"
 import { RerankRequest } from "../schema/RerankRequest.ts"
 import { RerankResponse } from "../schema/RerankResponse.ts"

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { HttpApiMiddleware } from "effect/http-api"
-import { wire } from "../errors/ApiError.ts"
+import { wire } from "../schema/ApiError.ts"
 
 /**
  * @since 0.1.0

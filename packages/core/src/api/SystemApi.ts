@@ -5,7 +5,7 @@
  */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
-import { wire } from "../errors/ApiError.ts"
+import { wire } from "../schema/ApiError.ts"
 
 /**
  * One dependency's state in `/health`'s body: `up`, `down`, `off` (not configured) or, for the

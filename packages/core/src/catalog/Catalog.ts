@@ -50,6 +50,7 @@ import * as DecodeIssue from "../schema/DecodeIssue.ts"
 import type { InputModality as InputModalityType } from "../schema/EmbeddingRequest.ts"
 import { InputModality, ModelSlug } from "../schema/EmbeddingRequest.ts"
 import { DataCollection, Quantization } from "../schema/ProviderPreferences.ts"
+import type { RoutingSettings } from "../schema/Workspace.ts"
 import { Price } from "./Money.ts"
 
 /**
@@ -484,6 +485,15 @@ export const isActive = (provider: Provider, env: Environment): boolean => {
  * @since 0.1.0
  */
 export const workspace = (catalog: Catalog, name: string): Workspace => catalog.workspaces[name] ?? openWorkspace
+
+/**
+ * A workspace's provider settings as requests apply them: the config file's, with what a
+ * management key set over them.
+ *
+ * @since 0.3.0
+ */
+export const withRouting = (base: Workspace, routing: RoutingSettings | null): Workspace =>
+  routing === null ? base : { ...base, ...routing }
 
 /**
  * The kinds of input an endpoint takes when its config does not list `input_modalities`: what

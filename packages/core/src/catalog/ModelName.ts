@@ -13,7 +13,7 @@
  * @since 0.1.0
  */
 import { Result } from "effect"
-import { BadRequest } from "../errors/ApiError.ts"
+import { BadRequest } from "../schema/ApiError.ts"
 import type { Catalog, Provider } from "./Catalog.ts"
 
 const bareName = (model: string) => model.slice(model.indexOf("/") + 1).toLowerCase()

@@ -7,7 +7,7 @@
  */
 import { creditsFromNanos } from "../accounting/UsageWindow.ts"
 import type { Refused } from "../store/Accounting.ts"
-import { PaymentRequired, Unauthorized } from "./ApiError.ts"
+import { PaymentRequired, Unauthorized } from "../schema/ApiError.ts"
 
 const nanosPerCredit = 1_000_000_000n
 

@@ -18,7 +18,7 @@
  * @since 0.1.0
  */
 import { Effect, Schema, SchemaTransformation } from "effect"
-import { BadRequest } from "../errors/ApiError.ts"
+import { BadRequest } from "./ApiError.ts"
 import * as DecodeIssue from "./DecodeIssue.ts"
 import { ProviderPreferences } from "./ProviderPreferences.ts"
 import { TraceConfig } from "./TraceConfig.ts"

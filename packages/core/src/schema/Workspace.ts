@@ -12,7 +12,6 @@
  * @since 0.1.0
  */
 import { Option, Schema, SchemaGetter } from "effect"
-import type * as Catalog from "../catalog/Catalog.ts"
 import { IntFromString } from "./Byok.ts"
 
 /**
@@ -387,15 +386,6 @@ export const patchRouting = (current: RoutingSettings | null, body: UpdateWorksp
   }
   return next as RoutingSettings
 }
-
-/**
- * A workspace's provider settings as requests apply them: the config file's, with what a
- * management key set over them.
- *
- * @since 0.3.0
- */
-export const withRouting = (base: Catalog.Workspace, routing: RoutingSettings | null): Catalog.Workspace =>
-  routing === null ? base : { ...base, ...routing }
 
 const StoredRouting = Schema.fromJsonString(RoutingSettings)
 

@@ -20,7 +20,7 @@
  * @since 0.1.0
  */
 import { Clock, Data, Effect, Exit, Option } from "effect"
-import type { ApiError } from "../errors/ApiError.ts"
+import type { ApiError } from "../schema/ApiError.ts"
 import type { Candidate } from "../routing/Candidates.ts"
 import { type AttemptContext, describe, toApiError, UpstreamError } from "./UpstreamError.ts"
 

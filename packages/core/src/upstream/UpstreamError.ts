@@ -49,8 +49,8 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import type { ApiError } from "../errors/ApiError.ts"
-import { fromStatus } from "../errors/ApiError.ts"
+import type { ApiError } from "../schema/ApiError.ts"
+import { fromStatus } from "../schema/ApiError.ts"
 import type { FailureClass } from "./FailureClass.ts"
 
 const Status = Schema.Int

@@ -4,7 +4,7 @@ import * as Catalog from "../../src/catalog/Catalog.ts"
 import * as Cost from "../../src/catalog/Cost.ts"
 import * as Money from "../../src/catalog/Money.ts"
 import * as SearchUnits from "../../src/catalog/SearchUnits.ts"
-import { routingToApiError } from "../../src/errors/EmbeddingsError.ts"
+import { routingToApiError } from "../../src/routing/RoutingError.ts"
 import { priceText } from "../../src/routing/CandidateReport.ts"
 import * as RoutePlan from "../../src/routing/RoutePlan.ts"
 

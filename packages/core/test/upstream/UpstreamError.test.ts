@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { TestClock } from "effect/testing"
 import * as fc from "fast-check"
-import * as ApiError from "../../src/errors/ApiError.ts"
+import * as ApiError from "../../src/schema/ApiError.ts"
 import { Clock, Effect, Schema } from "effect"
 import { Headers } from "effect/http"
 import { FailureClass } from "../../src/upstream/FailureClass.ts"

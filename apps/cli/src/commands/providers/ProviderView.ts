@@ -1,4 +1,4 @@
-import type { ManagedProvider } from "@switchyard/core/schema/ManagedProvider"
+import type { ManagedProvider } from "@switchyard/core/catalog/ManagedProvider"
 import type { ProviderRecord } from "@switchyard/core/schema/ProviderListing"
 import { Config, Effect, Option, Redacted } from "effect"
 import { Argument, Flag } from "effect/cli"

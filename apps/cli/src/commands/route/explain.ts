@@ -1,6 +1,6 @@
 import { GatewayClient } from "@switchyard/client/GatewayClient"
 import { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
-import type { BadRequest, NotFound } from "@switchyard/core/errors/ApiError"
+import type { BadRequest, NotFound } from "@switchyard/core/schema/ApiError"
 import { priceText } from "@switchyard/core/routing/CandidateReport"
 import { RerankRequest } from "@switchyard/core/schema/RerankRequest"
 import { CandidateReport, type RoutePlanReport } from "@switchyard/core/schema/RoutePlanReport"

@@ -8,6 +8,13 @@ import type { ChunkRow } from "./FileChunks.ts"
 import * as ProviderBatchStore from "./ProviderBatchStore.ts"
 
 /**
+ * Whether this process is the only one that claims units: the embedded store run by one worker.
+ * Then a unit still claimed at start was claimed by a process that died (kill -9, power cut).
+ */
+export const soleClaimer = (workerProcesses: string) =>
+  Effect.map(SqlClient.SqlClient, (sql) => sql.onDialectOrElse({ sqlite: () => workerProcesses.trim() === "1", orElse: () => false }))
+
+/**
  * Files, batches and batch units in the SQL store, in the SQL PostgreSQL and SQLite share.
  * Times are epoch milliseconds from the caller's `Clock`.
  */

@@ -13,8 +13,8 @@
  * @since 0.1.0
  */
 import { Effect, Schema } from "effect"
-import * as Catalog from "../catalog/Catalog.ts"
-import * as DecodeIssue from "./DecodeIssue.ts"
+import * as Catalog from "./Catalog.ts"
+import * as DecodeIssue from "../schema/DecodeIssue.ts"
 
 const Secret = Schema.String.check(Schema.isBetweenLength(1, 4096))
 
