@@ -218,7 +218,7 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
         const granted = SpendLease.grantFrom(avail, r.ask) ?? r.ask.need
         const seen = nowMs()
         yield* sql`INSERT INTO gateway_processes (id, started_at, seen_at) VALUES (${r.owner}, ${seen}, ${seen})
-          ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`
+          ON CONFLICT (id) DO UPDATE SET seen_at = max(gateway_processes.seen_at, excluded.seen_at)`
         let fence: string | null
         if (own.length === 0 && granted > 0n) {
           // A new row takes the next token: a lease taken and granted again never carries its old one.
@@ -356,11 +356,14 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
       }))
 
     const processes: MoneyStore["processes"] = {
-      heartbeat: (id) => {
-        const seen = nowMs()
-        return sql`INSERT INTO gateway_processes (id, started_at, seen_at) VALUES (${id}, ${seen}, ${seen})
-          ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`.pipe(Effect.asVoid)
-      },
+      // The time is read each time the heartbeat runs (a caller builds it once and repeats it), and
+      // `seen_at` never goes back: a process seen later by one clock is not made older by another.
+      heartbeat: (id) =>
+        Effect.suspend(() => {
+          const seen = nowMs()
+          return sql`INSERT INTO gateway_processes (id, started_at, seen_at) VALUES (${id}, ${seen}, ${seen})
+            ON CONFLICT (id) DO UPDATE SET seen_at = max(gateway_processes.seen_at, excluded.seen_at)`
+        }).pipe(Effect.asVoid),
       sweep: (self, staleAfter) =>
         sql.withTransaction(Effect.gen(function*() {
           const since = nowMs() - Duration.toMillis(staleAfter)
@@ -382,9 +385,9 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
           yield* sql`DELETE FROM gateway_processes WHERE id = ${self}`
         })),
       live: (staleAfter) =>
-        sql<{ n: unknown }>`SELECT count(*) AS n FROM gateway_processes WHERE seen_at >= ${nowMs() - Duration.toMillis(staleAfter)}`.pipe(
-          Effect.map((rows) => Number(rows[0]?.n ?? 0))
-        )
+        Effect.suspend(() =>
+          sql<{ n: unknown }>`SELECT count(*) AS n FROM gateway_processes WHERE seen_at >= ${nowMs() - Duration.toMillis(staleAfter)}`
+        ).pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)))
     }
 
     return { dialect: "sqlite", grant, handBack, end, readLease, flush, written, credits, addCredits, processes } satisfies MoneyStore
