@@ -1,6 +1,6 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Api } from "@switchyard/core/api/Api"
-import { Config, Duration, Effect, Layer, Option } from "effect"
+import { Config, Effect, Layer, Option, Schema } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { createServer } from "node:http"
@@ -74,6 +74,9 @@ const ServerConfig = Config.all({
   host: Config.String("SWITCHYARD_HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.Port("SWITCHYARD_PORT").pipe(Config.withDefault(8080)),
   maxBodyBytes: Config.Int("SWITCHYARD_MAX_BODY_BYTES").pipe(Config.withDefault(8 * 1024 * 1024)),
+  drainGraceMillis: Config.schema(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 600_000 })), "SWITCHYARD_DRAIN_GRACE_MS").pipe(
+    Config.withDefault(Drain.defaultGraceMillis)
+  ),
   // From src/ and from a bundle in dist/ alike, the built console is apps/console/dist.
   consoleDir: ConsoleRoute.ConsoleDirConfig(fileURLToPath(new URL("../../console/dist", import.meta.url)))
 })
@@ -183,11 +186,12 @@ export const Routes = BootstrapLive.pipe(Layer.provideMerge(App))
  */
 export const ServerLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* ServerConfig
-  // On SIGTERM the server drains (Drain.ts): answers close their connections, idle ones close at
-  // once; the grace period bounds only requests still running.
+  // On SIGTERM the server drains (Drain.ts): readiness fails, the socket stops accepting, answers
+  // close their connections, idle ones are left to close by themselves within the grace.
+  const connections = Layer.effect(Drain.DrainConnections, Effect.map(ServedRequests, Drain.make))
   const listening = Layer.unwrap(Effect.gen(function*() {
-    const served = yield* ServedRequests
-    return NodeHttpServer.layerServer(() => Drain.install(ClientErrors.install(createServer()), served), {
+    const drained = yield* Drain.DrainConnections
+    return NodeHttpServer.layerServer(() => Drain.install(ClientErrors.install(createServer()), drained), {
       host: config.host,
       port: config.port,
       gracefulShutdownTimeout: "25 seconds"
@@ -199,15 +203,15 @@ export const ServerLive = Layer.unwrap(Effect.gen(function*() {
     return HttpServer.serve(served.serve(router.asHttpEffect())).pipe(Layer.provideMerge(listening))
   }))
   // Released before the server closes (layers are released in reverse): on a drain, the server
-  // keeps its connections a moment longer, so a request already sent on a kept-alive connection
-  // is answered (with `Connection: close`) rather than reset by the close (Drain.ts).
+  // keeps its connections until they closed by themselves or the grace is over, so a request
+  // already sent on a kept-alive connection is answered (with `Connection: close`), never reset.
   const Linger = Layer.effectDiscard(Effect.gen(function*() {
-    const served = yield* ServedRequests
+    const drained = yield* Drain.DrainConnections
     // The runtime's own signal listener (which starts this release) runs before the one that
     // marks the drain (ShutdownLog.ts), in the same turn: the drain is read after a yield.
     yield* Effect.addFinalizer(() =>
       Effect.yieldNow.pipe(
-        Effect.andThen(Effect.suspend(() => (served.draining() ? Effect.sleep(Duration.millis(Drain.lingerMillis)) : Effect.void)))
+        Effect.andThen(Effect.suspend(() => (drained.draining() ? Drain.windDown(drained, config.drainGraceMillis) : Effect.void)))
       )
     )
   }))
@@ -225,6 +229,7 @@ export const ServerLive = Layer.unwrap(Effect.gen(function*() {
     Layer.provideMerge(Layer.merge(HttpRouter.layer, NodeHttpServer.layerHttpServices)),
     // Built first and released last: its "stopped" line follows everything else's shutdown.
     Layer.provideMerge(ShutdownLog.layer),
+    Layer.provideMerge(connections),
     Layer.provideMerge(ServedRequests.layer)
   )
 }))

@@ -1,39 +1,93 @@
+import { Context, Duration, Effect } from "effect"
 import type * as Http from "node:http"
+import * as Net from "node:net"
 
 /**
- * What a draining server does to its connections, so that a load balancer in front loses nothing:
+ * How a stopping server lets go of its connections so that nobody behind a load balancer is reset
+ * (HTTP/1.1 keep-alive's classic race: a request already on the wire when the server closes an
+ * idle connection).
  *
- * - every answer not yet begun carries `Connection: close` (Node then closes the connection once
- *   it is sent), so a kept-alive client opens its next request elsewhere;
- * - a request that still arrives on an old connection is answered, with `Connection: close`.
+ * At the signal (`SIGTERM`, `SIGINT`):
  *
- * Idle kept-alive connections are not closed at once: a client may be sending its next request on
- * one at that very moment, and closing it would reset that request. They are closed when the
- * server closes, after the linger (`lingerMillis`, Server.ts), by which time a client that was
- * about to send has sent and been answered with `Connection: close`.
+ * - readiness answers 503 at once (`/api/v1/health`, ServedRequests.ts), so the load balancer takes
+ *   the process out of rotation;
+ * - the listening socket stops accepting: a new connection is refused, which a client knows it
+ *   never sent anything on;
+ * - every answer not begun yet carries `Connection: close`, and Node closes its connection once it
+ *   is sent, so a kept-alive client opens its next request elsewhere;
+ * - an idle kept-alive connection is left open: its client may be sending on it right now. It
+ *   closes after carrying one more answer (with `Connection: close`), or once it has been idle
+ *   longer than the server's keep-alive time (Node closes it then, and a client that honours the
+ *   `Keep-Alive: timeout` header has stopped using it before).
+ *
+ * The process waits for that for at most the grace (`SWITCHYARD_DRAIN_GRACE_MS`, default 5 s, the
+ * keep-alive time: by then every connection idle at the signal has closed by itself); what is still
+ * idle after it is closed (only a grace shorter than the keep-alive time leaves any), and the
+ * requests still running are waited for.
  */
-/**
- * How long a draining server keeps listening and its idle connections open before it closes
- * them: long enough for a request already on its way over a kept-alive connection to arrive (and
- * be answered with `Connection: close`), short beside any grace period.
- */
-export const lingerMillis = 500
+export interface Connections {
+  /** Open connections, with how many requests each is answering now. */
+  readonly open: Map<Net.Socket, { active: number }>
+  /** Whether the process is stopping. */
+  readonly draining: () => boolean
+  /** Runs `f` when the process starts stopping (at once if it already is). */
+  readonly onDrain: (f: () => void) => void
+}
 
-export const install = <S extends Http.Server>(
-  server: S,
-  drain: { readonly draining: () => boolean; readonly onDrain: (f: () => void) => void }
-): S => {
-  const open = new Set<Http.ServerResponse>()
+/** The server's connections, as the drain sees them. */
+export class DrainConnections extends Context.Service<DrainConnections, Connections>()("@switchyard/server/http/Drain/DrainConnections") {}
+
+/** The default grace: Node's keep-alive time, after which an idle connection closes by itself. */
+export const defaultGraceMillis = 5_000
+
+/** How long requests still running after the grace may take before the server closes anyway. */
+const requestsMillis = 25_000
+
+export const make = (drain: { readonly draining: () => boolean; readonly onDrain: (f: () => void) => void }): Connections => ({
+  open: new Map(),
+  draining: drain.draining,
+  onDrain: drain.onDrain
+})
+
+export const install = <S extends Http.Server>(server: S, connections: Connections): S => {
+  const answering = new Set<Http.ServerResponse>()
   const closeAfter = (response: Http.ServerResponse) => {
     if (!response.headersSent) response.setHeader("connection", "close")
   }
-  server.on("request", (_request: Http.IncomingMessage, response: Http.ServerResponse) => {
-    if (drain.draining()) return closeAfter(response)
-    open.add(response)
-    response.once("close", () => open.delete(response))
+  server.on("connection", (socket: Net.Socket) => {
+    connections.open.set(socket, { active: 0 })
+    socket.once("close", () => connections.open.delete(socket))
   })
-  drain.onDrain(() => {
-    for (const response of open) closeAfter(response)
+  server.on("request", (request: Http.IncomingMessage, response: Http.ServerResponse) => {
+    const state = connections.open.get(request.socket)
+    if (state !== undefined) state.active++
+    response.once("close", () => {
+      if (state !== undefined) state.active--
+      answering.delete(response)
+    })
+    if (connections.draining()) return closeAfter(response)
+    answering.add(response)
+  })
+  connections.onDrain(() => {
+    for (const response of answering) closeAfter(response)
+    // Stop accepting, and only that: `http.Server#close` would also close the idle connections
+    // at once, which is the race this module is here to avoid.
+    if (server.listening) Net.Server.prototype.close.call(server)
   })
   return server
 }
+
+/**
+ * Once stopping: waits until every connection has closed or the grace is over, closes what is
+ * idle then, and waits for the requests still running (at most 25 s more). Times are the Effect
+ * `Clock`'s.
+ */
+export const windDown = (connections: Connections, graceMillis: number): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const poll = Duration.millis(20)
+    const graceSteps = Math.ceil(graceMillis / 20)
+    for (let i = 0; i < graceSteps && connections.open.size > 0; i++) yield* Effect.sleep(poll)
+    for (const [socket, state] of connections.open) if (state.active === 0) socket.destroy()
+    const steps = requestsMillis / 20
+    for (let i = 0; i < steps && connections.open.size > 0; i++) yield* Effect.sleep(poll)
+  })

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Layer, Scope } from "effect"
+import { Duration, Effect, Exit, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { SqlClient } from "effect/sql"
 import * as GatewayProcesses from "../../src/store/GatewayProcesses.ts"
