@@ -94,6 +94,8 @@ interface LeaseEntry {
   signature: string
   demand: SpendLease.Demand
   lastUsedMs: number
+  /** Until when (monotonic) a check at amount 0 under `signature` found no scope over its limit. */
+  checkedUntilNanos: bigint
   readonly lock: Semaphore.Semaphore
   /** The reservations admitted from it and not yet settled or released (worst case, facts, token), by reservation id. */
   readonly open: Map<string, { readonly worst: bigint; readonly signature: string; readonly fence: string }>
@@ -137,6 +139,7 @@ export const make = (
         signature,
         demand: SpendLease.noDemand(nowMs),
         lastUsedMs: nowMs,
+        checkedUntilNanos: 0n,
         lock: Semaphore.makeUnsafe(1),
         open: new Map()
       }
@@ -381,12 +384,20 @@ export const make = (
     const check: LeaseBook["check"] = (request) =>
       Effect.gen(function*() {
         const entry = leaseFor(request.keyId, request.workspaceId, request.byok, request.signature, request.nowMs)
-        if (entry.signature === request.signature && (SpendLease.inUse(entry.held.lease) || entry.held.lease.amount !== 0n)) return
+        const now = yield* Clock.monotonicTimeNanos
+        entry.lastUsedMs = request.nowMs
+        // Under the same facts, a lease held or a recent check answers without a statement: nothing
+        // but a change of the facts (which changes the signature) puts a scope over its limit.
+        if (
+          entry.signature === request.signature &&
+          (SpendLease.inUse(entry.held.lease) || entry.held.lease.amount !== 0n || now < entry.checkedUntilNanos)
+        ) return
         const refused = yield* locked(entry, Effect.gen(function*() {
           yield* adopt(entry, request.signature)
           return yield* grant(entry, SpendLease.upTo(0n), 0n, request.nowMs)
         }))
         if (refused !== undefined) return yield* Effect.fail(refused)
+        entry.checkedUntilNanos = FencedLease.validUntil(now, term)
       })
 
     return { admit, settle, release, check } satisfies LeaseBook

@@ -5,7 +5,8 @@ import type * as FakeUpstream from "../fakes/FakeUpstream.ts"
 import { storeKind } from "../support/TestServer.ts"
 
 const configFor = (url: string) => ({
-  providers: [provider("alpha", url, {}, [endpoint("acme/embed", { upstream_model: "embed", pricing: { prompt: "1" } })])]
+  providers: [provider("alpha", url, {}, [endpoint("acme/embed", { upstream_model: "embed", pricing: { prompt: "1" } })])],
+  workspaces: { default: { cache: true } }
 })
 
 /** The store's statements by kind and the batch rows observed, from `/metrics`. */
@@ -66,5 +67,24 @@ describe(`store statements per request (${storeKind})`, () => {
     assert.strictEqual(spent.lease, 1, JSON.stringify(spent))
     assert.strictEqual(after.rows - before.rows, 12)
     assert.strictEqual(spent.flush, after.batches - before.batches)
+  })
+
+  it("cached requests with prepaid credits on: no statement per request but the shared ledger write", async () => {
+    const granted = await gateway.call("/credits", { amount: 100 }, { key: gateway.server.managementKey })
+    assert.strictEqual(granted.status, 200, granted.text)
+    assert.strictEqual((await gateway.embed({ model: "acme/embed", input: "cached" })).status, 200)
+    const hit = await gateway.embed({ model: "acme/embed", input: "cached" })
+    assert.strictEqual(hit.headers.get("x-switchyard-cache"), "hit")
+    // Another key of the workspace, whose requests are all hits: its lease is never granted anything.
+    const created = await gateway.call("/keys", { name: "reader" }, { key: gateway.server.managementKey })
+    assert.strictEqual(created.status, 201, created.text)
+    const key = created.json.key as string
+    assert.strictEqual((await gateway.embed({ model: "acme/embed", input: "cached" }, { key })).status, 200)
+    const before = await storeFigures(gateway)
+    for (let i = 0; i < 20; i++) assert.strictEqual((await gateway.embed({ model: "acme/embed", input: "cached" }, { key })).status, 200)
+    const spent = delta((await storeFigures(gateway)).statements, before.statements)
+    // A cost-0 row under credits is checked against the scopes once, not once per request.
+    assert.isAtMost(spent.lease ?? 0, 1, JSON.stringify(spent))
+    assert.strictEqual(spent.flush, 20, JSON.stringify(spent))
   })
 })

@@ -51,11 +51,13 @@ export const defaultTerm: Term = { sweepAfterMs: 30_000, ttlMs: 600_000, marginM
 const nanos = (ms: number): bigint => BigInt(Math.max(0, Math.round(ms))) * 1_000_000n
 
 /**
- * The end of a lease's validity when its grant was asked at `askedAtNanos`.
+ * The end of a lease's validity when its grant was asked at `askedAtNanos`. A check at amount 0
+ * that found no scope over its limit holds as long, under the same facts: only a change of the
+ * facts (a lower limit, a new window), which the caller's signature names, could make it refuse.
  *
  * @since 0.4.0
  */
-const validUntil = (askedAtNanos: bigint, term: Term = defaultTerm): bigint => {
+export const validUntil = (askedAtNanos: bigint, term: Term = defaultTerm): bigint => {
   const span = Math.min(term.sweepAfterMs, term.ttlMs)
   return askedAtNanos + nanos(span - Math.min(term.marginMs, span / 2))
 }
