@@ -9,7 +9,7 @@ import * as Load from "./Load.ts"
 import * as OldBuild from "./OldBuild.ts"
 import * as PgDatabase from "./PgDatabase.ts"
 import * as ProcStats from "./ProcStats.ts"
-import { type Child, repoRoot, sleep, startEffectFloor, startFloor, startPeer, startSwitchyard, startUpstream, upstreamApiKey, upstreamModels } from "./Processes.ts"
+import { type Child, repoRoot, sleep, startEffectFloor, startFloor, startPeer, startSwitchyard, startUpstream, type Switchyard, upstreamApiKey, upstreamModels } from "./Processes.ts"
 import * as Profile from "./Profile.ts"
 import * as Report from "./Report.ts"
 
@@ -44,6 +44,8 @@ interface Started {
   readonly logs: Partial<Record<TargetId, string>>
   readonly cleanups: Array<() => Promise<void>>
   readonly workDir: string
+  /** The Switchyard processes, funded only after their idle memory was read. */
+  readonly gateways: Array<Switchyard>
 }
 
 const wanted = (options: BenchOptions): ReadonlySet<TargetId> => {
@@ -99,14 +101,16 @@ const startAll = async (options: BenchOptions, targets: ReadonlySet<TargetId>, s
       width,
       ...(databaseUrl !== undefined ? { databaseUrl } : {}),
       ...(name === "switchyard-old" && old !== undefined
-        ? { main: old.main, startFlags: old.startFlags }
+        ? { main: old.main, startFlags: old.startFlags, startEnv: old.startEnv }
         : options.serverMain !== undefined
         ? { main: options.serverMain }
         : {}),
       logLevel: name === "switchyard-quiet" ? "warn" : "info",
+      fundLater: true,
       ...(name === "switchyard-workers" ? { env: { SWITCHYARD_WORKERS: "2" } } : {})
     })
     children.push(sy)
+    started.gateways.push(sy)
     const served = name === "switchyard"
       ? ["switchyard", "switchyard-free", "switchyard-cached"] as const
       : name === "switchyard-quiet" || name === "switchyard-old" || name === "switchyard-workers"
@@ -129,6 +133,14 @@ const startAll = async (options: BenchOptions, targets: ReadonlySet<TargetId>, s
     const databaseUrl = await PgDatabase.create(serverUrl)
     cleanups.push(() => PgDatabase.drop(serverUrl, databaseUrl).then(() => undefined))
     await addSwitchyard("switchyard-pg", "PostgreSQL", databaseUrl)
+  }
+}
+
+/** Waits `ms`, asking each gateway's `/api/v1/health` once a second meanwhile. */
+const probedIdle = async (gateways: ReadonlyArray<Switchyard>, ms: number) => {
+  for (const end = Date.now() + ms; Date.now() < end;) {
+    await Promise.all(gateways.map((g) => fetch(`${g.base}/health`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.arrayBuffer(), () => undefined)))
+    await sleep(Math.min(1_000, Math.max(0, end - Date.now())))
   }
 }
 
@@ -294,6 +306,7 @@ export const run = async (options: BenchOptions): Promise<Report.Report> => {
     pids: {},
     logs: {},
     cleanups: [],
+    gateways: [],
     workDir
   }
   const onSignal = () => {
@@ -311,14 +324,17 @@ export const run = async (options: BenchOptions): Promise<Report.Report> => {
     await startAll(options, targets, started, old)
     // Idle after start: every process started, quiet, and left idle a while (V8 gives back the
     // heap start-up grew once it has been idle for some seconds), before any request.
+    // The gateways have answered nothing but `/api/v1/health` so far, and are probed as an
+    // operator's readiness probe would be (once a second) while they idle.
     await quiesce(started.children.map((c) => c.pid))
-    await sleep(options.idleWaitSeconds * 1000)
+    await probedIdle(started.gateways, options.idleWaitSeconds * 1000)
     const idleRssMb: Partial<Record<TargetId, number>> = {}
     for (const target of ["switchyard", "switchyard-pg", "switchyard-old"] as const) {
       const pid = started.pids[target]
       if (pid !== undefined) idleRssMb[target] = ProcStats.rssBytes(pid) / 2 ** 20
     }
     options.log(`idle RSS ${options.idleWaitSeconds} s after start: ${Object.entries(idleRssMb).map(([t, mb]) => `${t} ${mb.toFixed(0)} MB`).join(", ")}`)
+    for (const gateway of started.gateways) await gateway.fund()
     const samples: Array<Report.Sample> = []
     const summaries: Array<Report.CellSummary> = []
     let peakPerCell = true

@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
-import { repoRoot, startFlagsOf } from "./Processes.ts"
+import { repoRoot, startEnvOf, startFlagsOf } from "./Processes.ts"
 
 /**
  * An earlier commit's server as a further target (`--old-server REF`): that commit checked out in a
@@ -20,6 +20,8 @@ export interface OldBuild {
   readonly main: string
   /** The Node flags of that build's start script. */
   readonly startFlags: ReadonlyArray<string>
+  /** The environment its start script sets before `node`. */
+  readonly startEnv: Readonly<Record<string, string>>
   /** Removes the worktree. */
   readonly remove: () => void
 }
@@ -70,7 +72,7 @@ export const prepare = (ref: string, log: (line: string) => void): OldBuild => {
     if (built.status !== 0 || !Fs.existsSync(main)) throw new Error(`building the server of ${ref} failed: ${output(built)}`)
     const startFlags = startFlagsOf(serverDir)
     log(`old build: ${main} built; its start flags: ${startFlags.join(" ") || "(none)"}`)
-    return { ref, commit, main, startFlags, remove }
+    return { ref, commit, main, startFlags, startEnv: startEnvOf(serverDir), remove }
   } catch (error) {
     remove()
     throw error

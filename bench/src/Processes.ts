@@ -45,6 +45,20 @@ export const startFlagsOf = (dir: string): ReadonlyArray<string> => {
   return words.slice(words.indexOf("node") + 1).filter((word) => word.startsWith("--"))
 }
 
+/** The environment the start script sets before `node` (`MALLOC_ARENA_MAX=1 node …`). */
+export const startEnvOf = (dir: string): Readonly<Record<string, string>> => {
+  const pkg = JSON.parse(Fs.readFileSync(NodePath.join(dir, "package.json"), "utf8")) as {
+    readonly scripts: { readonly start: string }
+  }
+  const words = pkg.scripts.start.trim().split(/\s+/u)
+  return Object.fromEntries(
+    words.slice(0, words.indexOf("node")).flatMap((word) => {
+      const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/u.exec(word)
+      return match === null ? [] : [[match[1]!, match[2]!]]
+    })
+  )
+}
+
 const switchyardStartFlags = (): ReadonlyArray<string> => startFlagsOf(serverDir)
 
 const living = new Set<ChildProcess>()
@@ -281,6 +295,10 @@ export interface Switchyard extends Child {
   readonly apiKey: string
   readonly managementKey: string
   readonly store: "sqlite" | "postgres"
+  /** Its API base URL (`http://127.0.0.1:<port>/api/v1`). */
+  readonly base: string
+  /** Gives the workspace its credits (done at start unless `fundLater`). */
+  readonly fund: () => Promise<void>
 }
 
 const newSecret = () => `sk-sy-v1-${Crypto.randomBytes(32).toString("hex")}`
@@ -315,6 +333,8 @@ export const startSwitchyard = async (options: {
   readonly secretKey?: string
   /** The Node flags of another build's start script, in place of this checkout's (with `main`). */
   readonly startFlags?: ReadonlyArray<string>
+  /** The environment of another build's start script, in place of this checkout's (with `main`). */
+  readonly startEnv?: Readonly<Record<string, string>>
   /** The default workspace's embeddings cache (on unless `false`). */
   readonly cache?: boolean
   /** Node flags before the entry point (a `--import` preload). */
@@ -323,6 +343,11 @@ export const startSwitchyard = async (options: {
   readonly env?: Readonly<Record<string, string>>
   /** Start it inside this cgroup (its `cgroup.procs` file). */
   readonly cgroupProcs?: string
+  /**
+   * Leave the credits to `fund()`: the start then sends nothing but `/api/v1/health` probes, so the
+   * process can be measured idle as an operator's probe leaves it.
+   */
+  readonly fundLater?: boolean
 }): Promise<Switchyard> => {
   const port = await freePort()
   Fs.mkdirSync(options.dataDir, { recursive: true })
@@ -348,14 +373,14 @@ export const startSwitchyard = async (options: {
     ...(options.databaseUrl !== undefined
       ? { DATABASE_URL: options.databaseUrl, SWITCHYARD_SECRET_KEY: options.secretKey ?? Crypto.randomBytes(32).toString("base64") }
       : {}),
+    ...(options.startEnv ?? startEnvOf(serverDir)),
     ...options.env
   })
   const profile = options.cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`]
   const child = spawnNode({ name: options.name, port, args: [...(options.startFlags ?? switchyardStartFlags()), ...profile, ...(options.nodeFlags ?? []), options.main ?? switchyardBundle()], env, logDir: options.logDir, ...(options.cgroupProcs !== undefined ? { cgroupProcs: options.cgroupProcs } : {}) })
   const base = `http://127.0.0.1:${port}/api/v1`
-  try {
-    await waitReady(child, async () => (await fetch(`${base}/openapi.json`, { signal: AbortSignal.timeout(2_000) })).ok, 300_000)
-    // The first-start keys are made once the socket is open (Server.ts): until then a key is unknown.
+  // The first-start keys are made once the socket is open (Server.ts): until then a key is unknown.
+  const fund = async () => {
     const grant = () =>
       fetch(`${base}/credits`, {
         method: "POST",
@@ -369,9 +394,13 @@ export const startSwitchyard = async (options: {
       granted = await grant()
     }
     if (!granted.ok) throw new Error(`${options.name}: adding credits answered ${granted.status}: ${await granted.text()}`)
+  }
+  try {
+    await waitReady(child, async () => (await fetch(`${base}/health`, { signal: AbortSignal.timeout(2_000) })).ok, 300_000)
+    if (options.fundLater !== true) await fund()
   } catch (error) {
     await child.stop()
     throw error
   }
-  return { ...child, apiKey, managementKey, store: options.databaseUrl === undefined ? "sqlite" : "postgres" }
+  return { ...child, apiKey, managementKey, base, fund, store: options.databaseUrl === undefined ? "sqlite" : "postgres" }
 }

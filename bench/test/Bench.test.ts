@@ -10,7 +10,7 @@ import * as FastUpstream from "../src/FastUpstream.ts"
 import * as PassThrough from "../src/PassThrough.ts"
 import * as Profile from "../src/Profile.ts"
 import * as OldBuild from "../src/OldBuild.ts"
-import { benchModels, effectFloorApiKey, repoRoot, startFlagsOf, upstreamModels } from "../src/Processes.ts"
+import { benchModels, effectFloorApiKey, repoRoot, startEnvOf, startFlagsOf, upstreamModels } from "../src/Processes.ts"
 import * as Report from "../src/Report.ts"
 import type * as SoakReport from "../src/SoakReport.ts"
 
@@ -135,13 +135,17 @@ describe("the old build (--old-server REF)", () => {
     assert.include(Report.markdown(report), "commit 0123456789ab")
   })
 
-  it("runs the old build with the Node flags of its own start script", () => {
+  it("runs the old build with the Node flags and environment of its own start script", () => {
     const dir = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "switchyard-bench-flags-"))
     try {
       Fs.writeFileSync(NodePath.join(dir, "package.json"), JSON.stringify({ scripts: { start: "trap '' INT && node --max-semi-space-size=8 --v8-pool-size=1 dist/main.mjs" } }))
       assert.deepStrictEqual(startFlagsOf(dir), ["--max-semi-space-size=8", "--v8-pool-size=1"])
+      assert.deepStrictEqual(startEnvOf(dir), {})
       Fs.writeFileSync(NodePath.join(dir, "package.json"), JSON.stringify({ scripts: { start: "node dist/main.mjs" } }))
       assert.deepStrictEqual(startFlagsOf(dir), [])
+      Fs.writeFileSync(NodePath.join(dir, "package.json"), JSON.stringify({ scripts: { start: "trap '' INT && MALLOC_ARENA_MAX=1 node --v8-pool-size=1 dist/main.mjs" } }))
+      assert.deepStrictEqual(startEnvOf(dir), { MALLOC_ARENA_MAX: "1" })
+      assert.deepStrictEqual(startFlagsOf(dir), ["--v8-pool-size=1"])
     } finally {
       Fs.rmSync(dir, { recursive: true, force: true })
     }
