@@ -14,7 +14,9 @@ RUN pnpm install --frozen-lockfile \
 # Run stage: Node, the bundle, the server's npm dependencies and the built console (served at
 # /ui/); no sources, no build tools.
 FROM node:${NODE_VERSION}-bookworm-slim
+# One malloc arena: about 9 MB less resident memory at idle (docs/production.md).
 ENV NODE_ENV=production \
+    MALLOC_ARENA_MAX=1 \
     SWITCHYARD_HOST=0.0.0.0 \
     SWITCHYARD_PORT=8080 \
     SWITCHYARD_DATA_DIR=/data \
