@@ -45,3 +45,12 @@ export const withGateway = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.flatMap(failureContext, (context) => Effect.flatMap(Failure.describe(error, context), Effect.fail))
     )
   )
+
+/** `withGateway` for a command about one kind of thing: a 404's hint names the command that lists them. */
+export const withGatewayListing = (listCommand: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(
+    Effect.provide(layer),
+    Effect.catch((error) =>
+      Effect.flatMap(failureContext, (context) => Effect.flatMap(Failure.describe(error, { ...context, listCommand }), Effect.fail))
+    )
+  )

@@ -65,6 +65,8 @@ const exitCodeOf = (status: number): number =>
 export interface Context {
   readonly baseUrl: string
   readonly hasKey: boolean
+  /** The command that lists what the running command names (`switchyard providers list`), for a 404's hint. */
+  readonly listCommand?: string
 }
 
 const metadataOf = (error: unknown): Record<string, unknown> =>
@@ -72,11 +74,15 @@ const metadataOf = (error: unknown): Record<string, unknown> =>
     ? error.metadata as Record<string, unknown>
     : {}
 
-const notFoundHint = (metadata: Record<string, unknown>): string =>
-  Array.isArray(metadata.candidates)
+const notFoundHint = (metadata: Record<string, unknown>, context: Context): string =>
+  Array.isArray(metadata.disabled)
+    ? "An instance administrator enables it again with `switchyard providers update SLUG --enable`; `switchyard providers list` shows every provider."
+    : Array.isArray(metadata.candidates)
     ? "Every provider of this model is out for these preferences; `switchyard route explain` with the same flags shows why each one is."
     : typeof metadata.model === "string"
     ? "`switchyard models list` shows the models this gateway serves."
+    : context.listCommand !== undefined
+    ? `Check the name or id; \`${context.listCommand}\` shows what exists.`
     : "Check the name or id; `switchyard keys list`, `switchyard interns list` and `switchyard models list` show what exists."
 
 const hintFor = (status: number, tag: string | undefined, context: Context, metadata: Record<string, unknown> = {}): string | undefined => {
@@ -93,7 +99,7 @@ const hintFor = (status: number, tag: string | undefined, context: Context, meta
       return "Add credits (`switchyard credits add USD` with a management key) or raise the key's limit (`switchyard keys update HASH --limit USD`)."
     case 404:
       return tag === "NotFound"
-        ? notFoundHint(metadata)
+        ? notFoundHint(metadata, context)
         : "Check the id; `switchyard interns list` shows the interns this key can see."
     case 409:
       return tag === "InternBusy"

@@ -46,6 +46,21 @@ describe("Failure.describe", () => {
       assert.notInclude(unknown.hint ?? "", "keys list")
     }))
 
+  it.effect("names the list of the kind of thing the command named, and how to enable a disabled provider", () =>
+    Effect.gen(function*() {
+      const provider = yield* Failure.describe(new ApiError.NotFound({ message: "No provider acme" }), { ...context, listCommand: "switchyard providers list" })
+      assert.include(provider.hint ?? "", "`switchyard providers list`")
+      assert.notInclude(provider.hint ?? "", "keys list")
+      const disabled = yield* Failure.describe(
+        new ApiError.NotFound({
+          message: "Model \"acme/embed\" has no enabled provider: acme is disabled",
+          metadata: { model: "acme/embed", reason: "no enabled provider", candidates: [], disabled: ["acme"] }
+        }),
+        context
+      )
+      assert.include(disabled.hint ?? "", "providers update SLUG --enable")
+    }))
+
   it.effect("tells a missing key from a refused one", () =>
     Effect.gen(function*() {
       const withKey = yield* Failure.describe(new ApiError.Unauthorized({ message: "unknown key" }), context)

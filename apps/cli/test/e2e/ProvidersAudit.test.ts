@@ -41,6 +41,13 @@ describe("switchyard providers and switchyard audit (the binary against the gate
     const renamed = await runCli(["providers", "update", "acme", "--name", "Acme Cloud", "--json"], { env })
     assert.strictEqual(JSON.parse(renamed.stdout).data.name, "Acme Cloud")
     assert.strictEqual((await runCli(["providers", "update", "acme"], { env })).code, 2)
+    // `--upstream-url` is the provider's address; `--base-url` stays the gateway's own.
+    const moved = await runCli(["providers", "update", "acme", "--upstream-url", "http://127.0.0.1:9/v1", "--json"], { env })
+    assert.strictEqual(JSON.parse(moved.stdout).data.provider.base_url, "http://127.0.0.1:9/v1", moved.stderr)
+    const missing = await runCli(["providers", "rm", "nobody"], { env })
+    assert.strictEqual(missing.code, 4)
+    assert.include(missing.stderr, "switchyard providers list")
+    assert.notInclude(missing.stderr, "keys list")
     const disabled = await runCli(["providers", "disable", "acme"], { env })
     assert.strictEqual(disabled.code, 0, disabled.stderr)
     assert.match((await runCli(["providers", "list"], { env })).stdout, /^acme\s+Acme Cloud\s+api\s+disabled/mu)

@@ -33,7 +33,10 @@ const credentialOf = (stored: StoredProvider) =>
     return Option.filter(value, (v) => Redacted.value(v).trim() !== "")
   })
 
-/** The snapshot of the declared catalog with the stored providers added (enabled ones only). */
+/**
+ * The snapshot of the declared catalog with the stored providers added; a disabled one is in the
+ * catalog but never active, so its models answer that their provider is disabled.
+ */
 const build = (declared: CatalogLoader.LoadedCatalog, stored: ReadonlyArray<StoredProvider>) =>
   Effect.gen(function*() {
     if (stored.length === 0) return declared
@@ -42,8 +45,9 @@ const build = (declared: CatalogLoader.LoadedCatalog, stored: ReadonlyArray<Stor
     const credentials = new Map(declared.credentials)
     const active = new Set(declared.active)
     for (const one of stored) {
-      if (!one.provider.enabled || declaredSlugs.has(one.provider.slug)) continue
+      if (declaredSlugs.has(one.provider.slug)) continue
       providers.push(one.provider)
+      if (!one.provider.enabled) continue
       const credential = yield* credentialOf(one)
       if (Option.isSome(credential)) credentials.set(one.provider.slug, credential.value)
       const needsNone = one.provider.api_key_env === undefined || one.provider.api_key_env === null

@@ -10,7 +10,9 @@ import type { LoadedCatalog } from "./CatalogLoader.ts"
  */
 export const activeFor = (loaded: LoadedCatalog, byok: ByokStore["Service"]) =>
 (workspaceId: string, provider: Provider): Effect.Effect<boolean, StoreUnavailable> =>
-  loaded.active.has(provider.slug) || provider.adapter === "local"
+  !provider.enabled
+    ? Effect.succeed(false)
+    : loaded.active.has(provider.slug) || provider.adapter === "local"
     ? Effect.succeed(loaded.active.has(provider.slug))
     : byok.credentialFor(workspaceId, provider.slug).pipe(
       Effect.map(Option.isSome),

@@ -89,10 +89,8 @@ export const ProvidersHandlers = HttpApiBuilder.group(
           const declared = new Set(live.declared.catalog.providers.map((p) => p.slug))
           const stored = administrator ? yield* repo.all : []
           const managed = new Map(stored.map((one) => [one.provider.slug, one]))
-          const providers = [
-            ...loaded.catalog.providers,
-            ...stored.filter((one) => !one.provider.enabled && !declared.has(one.provider.slug)).map((one) => one.provider)
-          ]
+          // A provider disabled through the API is listed to administrators only.
+          const providers = loaded.catalog.providers.filter((p) => administrator || p.enabled || declared.has(p.slug))
           for (const provider of providers) {
             const one = managed.get(provider.slug)
             data.push({

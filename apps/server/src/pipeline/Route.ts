@@ -98,7 +98,7 @@ export const make = (services: Services) => {
       workspace,
       sentParameters: query.sentParameters,
       inputModalities: query.inputModalities,
-      isActive: (p) => snapshot.active.has(p.slug) || own.has(p.slug),
+      isActive: (p) => p.enabled && (snapshot.active.has(p.slug) || own.has(p.slug)),
       stats: (id) => health.statsOf(id, now),
       now,
       seed: query.seed ?? RandomPool.uint32()

@@ -54,7 +54,15 @@ describe(`providers managed at runtime (${storeKind})`, () => {
     const disabled = await as(admin(), "PATCH", "/providers/fresh", { enabled: false })
     assert.strictEqual(disabled.status, 200, disabled.text)
     assert.strictEqual(disabled.json.data.enabled, false)
-    assert.strictEqual((await gateway.embed({ model: "fresh/embed", input: "off" })).status, 404)
+    const off = await gateway.embed({ model: "fresh/embed", input: "off" })
+    assert.strictEqual(off.status, 404)
+    // It says why: the model exists, its only provider is disabled.
+    assert.strictEqual(off.json.error.message, 'Model "fresh/embed" has no enabled provider: fresh is disabled', off.text)
+    assert.deepStrictEqual(off.json.error.metadata.disabled, ["fresh"])
+    assert.isFalse(
+      ((await as(gateway.server.apiKey, "GET", "/providers")).json.data as Array<any>).some((p) => p.slug === "fresh"),
+      "a provider disabled through the API is listed to administrators only"
+    )
     assert.deepInclude((await as(admin(), "GET", "/providers")).json.data.find((p: any) => p.slug === "fresh"), { enabled: false, active: false })
     assert.strictEqual((await as(admin(), "PATCH", "/providers/fresh", { enabled: true })).status, 200)
     assert.strictEqual((await gateway.embed({ model: "fresh/embed", input: "on" })).status, 200)

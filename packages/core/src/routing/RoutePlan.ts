@@ -275,6 +275,11 @@ export const compute = (input: PlanInput): Result.Result<Plan, RoutingError> => 
     ),
     ...excluded.map(({ candidate, exclusion }) => excludedReport(candidate, exclusion))
   ]
+  // Every provider serving the model is switched off: the answer says so rather than listing filters.
+  const disabled = [...new Set(set.inactive.filter((c) => !c.provider.enabled).map((c) => c.provider.slug))]
+  if (set.active.length === 0 && disabled.length > 0 && set.inactive.every((c) => !c.provider.enabled)) {
+    return Result.fail(new NoEligibleProvider({ model: set.model, reason: "no enabled provider", candidates: excludedReports(), disabled }))
+  }
   const decision = eligible.length === 0
     ? "every endpoint serving the model was excluded"
     : decide(eligible, prefs, input)

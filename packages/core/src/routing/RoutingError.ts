@@ -82,13 +82,26 @@ export class NoEligibleProvider extends Data.TaggedError("NoEligibleProvider")<{
   readonly model: string
   readonly reason: string
   readonly candidates: ReadonlyArray<CandidateReport>
+  /** Set when every provider serving the model is disabled: their slugs. */
+  readonly disabled?: ReadonlyArray<string>
 }> {
   override get message(): string {
+    if (this.disabled !== undefined && this.disabled.length > 0) {
+      const names = this.disabled.length === 1
+        ? `${this.disabled[0]} is disabled`
+        : `${this.disabled.slice(0, -1).join(", ")} and ${this.disabled.at(-1)} are disabled`
+      return `Model ${JSON.stringify(this.model)} has no enabled provider: ${names}`
+    }
     const reasons = this.candidates.map((r) => `${r.id}: ${r.detail ?? "not in provider.order"}`).join("; ")
     return `No allowed provider for model ${JSON.stringify(this.model)}: ${this.reason} (${reasons})`
   }
-  get metadata(): { readonly model: string; readonly reason: string; readonly candidates: ReadonlyArray<CandidateReport> } {
-    return { model: this.model, reason: this.reason, candidates: this.candidates }
+  get metadata(): {
+    readonly model: string
+    readonly reason: string
+    readonly candidates: ReadonlyArray<CandidateReport>
+    readonly disabled?: ReadonlyArray<string>
+  } {
+    return { model: this.model, reason: this.reason, candidates: this.candidates, ...(this.disabled === undefined ? {} : { disabled: this.disabled }) }
   }
 }
 

@@ -15,5 +15,5 @@ export const cancel = Command.make(
     const batch = yield* client.batches.cancel({ params: { batch_id: id } })
     if (json) return yield* Output.json(batch)
     yield* BatchView.record(batch)
-  }, Connection.withGateway)
+  }, Connection.withGatewayListing("switchyard batch list"))
 ).pipe(Command.withDescription("Stop a batch: lines already served stay in its output (and charged), the rest are not run"))

@@ -16,5 +16,5 @@ export const get = Command.make(
     const batch = yield* client.batches.get({ params: { batch_id: id } })
     if (json) return yield* Output.json(batch)
     yield* BatchView.record(batch)
-  }, Connection.withGateway)
+  }, Connection.withGatewayListing("switchyard batch list"))
 ).pipe(Command.withDescription("One batch: its status, counts and files"))

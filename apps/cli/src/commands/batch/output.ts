@@ -31,5 +31,5 @@ export const output = Command.make(
         ;(sink as Fs.WriteStream).end(() => resume(Effect.void))
       })
     }
-  }, Connection.withGateway)
+  }, Connection.withGatewayListing("switchyard batch list"))
 ).pipe(Command.withDescription("Print a finished batch's output (or error) lines, as JSONL"))

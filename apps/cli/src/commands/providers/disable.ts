@@ -14,5 +14,5 @@ export const disable = Command.make(
     const { data } = yield* client.providerAdmin.update({ params: { slug }, payload: { enabled: false } })
     if (json) return yield* Output.json({ data })
     yield* Output.line(`Disabled provider ${slug}: every replica stops routing to it within a second.`)
-  }, Connection.withGateway)
+  }, Connection.withGatewayListing("switchyard providers list"))
 ).pipe(Command.withDescription("Take a provider out of routing (requests in flight finish)"))

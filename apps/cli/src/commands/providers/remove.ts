@@ -14,5 +14,5 @@ export const remove = Command.make(
     const result = yield* client.providerAdmin.delete({ params: { slug } })
     if (json) return yield* Output.json({ ...result, slug })
     yield* Output.line(`Deleted provider ${slug} and its stored credential.`)
-  }, Connection.withGateway)
+  }, Connection.withGatewayListing("switchyard providers list"))
 ).pipe(Command.withDescription("Delete a provider created through the API"), Command.withAlias("delete"))

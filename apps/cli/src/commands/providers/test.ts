@@ -31,5 +31,5 @@ export const test = Command.make(
     if (!data.ok) {
       return yield* new Failure({ message: `Provider ${slug} failed its test`, hint: undefined, exitCode: ExitCode.unavailable })
     }
-  }, Connection.withGateway)
+  }, Connection.withGatewayListing("switchyard providers list"))
 ).pipe(Command.withDescription("Make one small call to each of a provider's endpoints: status and latency"))

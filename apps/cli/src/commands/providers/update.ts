@@ -16,7 +16,8 @@ export const update = Command.make(
       Flag.optional
     ),
     name: Flag.String("name").pipe(Flag.withDescription("New display name"), Flag.optional),
-    baseUrl: Flag.String("base-url").pipe(Flag.withMetavar("URL"), Flag.withDescription("New base URL"), Flag.optional),
+    // Not `--base-url`: that is the gateway's own address, anywhere on the line.
+    upstreamUrl: Flag.String("upstream-url").pipe(Flag.withMetavar("URL"), Flag.withDescription("The provider's new base URL (its `base_url`)"), Flag.optional),
     enable: SharedFlags.toggle("enable", "Turn the provider on"),
     keyFromEnv: ProviderView.keyFromEnvFlag,
     removeKey: SharedFlags.toggle("remove-key", "Remove the stored credential"),
@@ -27,22 +28,23 @@ export const update = Command.make(
     const payload: Record<string, unknown> = {
       ...(Option.isSome(input.file) ? yield* ProviderView.readJson(input.file.value) : {}),
       ...(Option.isSome(input.name) ? { name: input.name.value } : {}),
-      ...(Option.isSome(input.baseUrl) ? { base_url: input.baseUrl.value } : {}),
+      ...(Option.isSome(input.upstreamUrl) ? { base_url: input.upstreamUrl.value } : {}),
       ...(input.enable ? { enabled: true } : {}),
       ...(input.removeKey ? { api_key: null } : {}),
       ...(yield* ProviderView.keyFromEnv(input.keyFromEnv))
     }
     if (Object.keys(payload).length === 0) {
-      return yield* new Usage({ message: "Nothing to change", hint: "Give --file, --name, --base-url, --enable, --key-from-env or --remove-key." })
+      return yield* new Usage({ message: "Nothing to change", hint: "Give --file, --name, --upstream-url, --enable, --key-from-env or --remove-key." })
     }
     const { data } = yield* client.providerAdmin.update({ params: { slug: input.slug }, payload })
     if (input.json) return yield* Output.json({ data })
     yield* ProviderView.detail(data)
-  }, Connection.withGateway)
+  }, Connection.withGatewayListing("switchyard providers list"))
 ).pipe(
   Command.withDescription("Change a provider created through the API (config-file providers answer 409)"),
   Command.withExamples([
     { command: "switchyard providers update acme --key-from-env ACME_KEY", description: "Rotate the credential" },
-    { command: "switchyard providers update acme --enable", description: "Turn a disabled provider back on" }
+    { command: "switchyard providers update acme --enable", description: "Turn a disabled provider back on" },
+    { command: "switchyard providers update acme --upstream-url https://api.acme.example/v1", description: "Point it at another upstream address" }
   ])
 )
