@@ -6,6 +6,7 @@ import { GatewayMetrics } from "../observability/GatewayMetrics.ts"
 import { BatchStore, type NewUnit, soleClaimer, type UnitRow } from "../store/BatchStore.ts"
 import * as FileChunks from "../store/FileChunks.ts"
 import { type BatchIdentity, type LineOutcome, LineRunner, requestId } from "./LineRunner.ts"
+import * as BatchWire from "./BatchWire.ts"
 import { ProviderBatches } from "./ProviderBatches.ts"
 import type { NewProviderBatch } from "../store/ProviderBatchStore.ts"
 
@@ -21,7 +22,7 @@ const BatchRunnerConfig = Config.all({
   /** How often an idle replica looks for work, and a running unit for a cancel. */
   pollMs: Config.Int("SWITCHYARD_BATCH_POLL_MS").pipe(Config.withDefault(1_000)),
   /** How long files (uploads, outputs and errors) are kept after they were made. */
-  retention: Config.Duration("SWITCHYARD_BATCH_RETENTION").pipe(Config.withDefault(Duration.days(30))),
+  retention: BatchWire.Retention,
   /** Several processes on one embedded store (their claims are not a dead predecessor's). */
   workerProcesses: Config.String("SWITCHYARD_WORKERS").pipe(Config.withDefault("1"))
 })

@@ -1,6 +1,10 @@
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import type * as Batch from "@switchyard/core/schema/Batch"
+import { Config, Duration } from "effect"
 import type { BatchRow, FileRow } from "../store/BatchStore.ts"
+
+/** How long files (uploads, outputs and errors) are kept after they were made, then deleted. */
+export const Retention = Config.Duration("SWITCHYARD_BATCH_RETENTION").pipe(Config.withDefault(Duration.days(30)))
 
 /**
  * Rows as OpenAI's objects: times in unix seconds, an absent file id as `null`.
@@ -9,12 +13,13 @@ import type { BatchRow, FileRow } from "../store/BatchStore.ts"
 const seconds = (ms: number | string) => Math.floor(Number(ms) / 1000)
 const secondsOrNull = (ms: number | string | null) => (ms === null ? null : seconds(ms))
 
-export const file = (row: FileRow): Batch.FileObject => ({
+/** A file as OpenAI's object; it expires (is deleted) `retentionMs` after it was made. */
+export const file = (row: FileRow, retentionMs: number): Batch.FileObject => ({
   id: row.id,
   object: "file",
   bytes: Number(row.bytes),
   created_at: seconds(row.created_at),
-  expires_at: null,
+  expires_at: seconds(Number(row.created_at) + retentionMs),
   filename: row.filename,
   purpose: row.purpose === "batch_output" ? "batch_output" : "batch",
   status: "processed",

@@ -1,7 +1,7 @@
 import { Api } from "@switchyard/core/api/Api"
 import { BadRequest, NotFound, PayloadTooLarge } from "@switchyard/core/schema/ApiError"
 import * as Batch from "@switchyard/core/schema/Batch"
-import { Clock, Effect, Option, Stream } from "effect"
+import { Clock, Duration, Effect, Option, Stream } from "effect"
 import { Multipart } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import * as Crypto from "node:crypto"
@@ -35,6 +35,8 @@ export const FilesHandlers = HttpApiBuilder.group(
   "files",
   Effect.fn(function*(handlers) {
     const store = yield* BatchStore
+    const retentionMs = Duration.toMillis(yield* BatchWire.Retention)
+    const fileObject = (row: FileRow) => BatchWire.file(row, retentionMs)
     const owned = (workspaceId: string, id: string) =>
       Effect.flatMap(store.file(workspaceId, id), Option.match({
         onNone: () => Effect.fail(noSuchFile(id)),
@@ -99,20 +101,20 @@ export const FilesHandlers = HttpApiBuilder.group(
             created_at: yield* Clock.currentTimeMillis
           }
           yield* store.insertFile(row).pipe(Effect.onError(() => Effect.ignore(store.dropFile(id))))
-          return BatchWire.file(row)
+          return fileObject(row)
         })))
       .handle("list", ({ query }) =>
         StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* requireStandardKey
           const limit = query.limit ?? 10_000
           const page = yield* store.files(caller.workspaceId, { after: query.after, limit, purpose: query.purpose })
-          const data = page.rows.map(BatchWire.file)
+          const data = page.rows.map(fileObject)
           return { object: "list" as const, data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: page.hasMore }
         })))
       .handle("get", ({ params }) =>
         StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* requireStandardKey
-          return BatchWire.file(yield* owned(caller.workspaceId, params.file_id))
+          return fileObject(yield* owned(caller.workspaceId, params.file_id))
         })))
       .handle("content", ({ params }) =>
         StoreFailure.answer(Effect.gen(function*() {

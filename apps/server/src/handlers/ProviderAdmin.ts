@@ -2,6 +2,7 @@ import { Api } from "@switchyard/core/api/Api"
 import type * as Catalog from "@switchyard/core/catalog/Catalog"
 import { BadRequest, Conflict, NotFound } from "@switchyard/core/schema/ApiError"
 import * as ManagedProvider from "@switchyard/core/catalog/ManagedProvider"
+import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Clock, Effect, Option, type Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Administrators } from "../auth/Administrators.ts"
@@ -82,7 +83,8 @@ export const ProviderAdminHandlers = HttpApiBuilder.group(
               encodingFormat: "float"
             }))
           const outcome = yield* call.pipe(
-            Effect.mapError((error) => scrub(error, connection)),
+            // The message names the provider tested, as an attempt's does.
+            Effect.mapError((error) => UpstreamError.atProvider(provider.slug)(scrub(error, connection))),
             Effect.timeoutOption(testTimeoutMs),
             Effect.result
           )

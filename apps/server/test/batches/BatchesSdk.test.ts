@@ -74,6 +74,8 @@ describe("openai SDK against Switchyard: files and batches", () => {
       line("bad-body", { model: "acme/embed" })
     ].join("\n")
     const file = await client.files.create({ file: await toFile(Buffer.from(input), "input.jsonl"), purpose: "batch" })
+    // Kept 30 days (SWITCHYARD_BATCH_RETENTION), and it says when it goes.
+    assert.strictEqual(file.expires_at, file.created_at + 30 * 24 * 3600)
     assert.strictEqual(file.object, "file")
     assert.strictEqual(file.purpose, "batch")
     assert.strictEqual(file.bytes, Buffer.byteLength(input))

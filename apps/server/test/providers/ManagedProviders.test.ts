@@ -72,6 +72,11 @@ describe(`providers managed at runtime (${storeKind})`, () => {
     // The upstream knows only the first credential: the rotated one reaches it, and is refused.
     assert.strictEqual((await gateway.embed({ model: "fresh/embed", input: "rotated" })).status, 502)
     assert.strictEqual(FakeUpstream.bearer(managed.requests.at(-1)!), "sk-rotated-credential-0042")
+    // The provider test says which provider refused, not "upstream".
+    const refusedTest = (await as(admin(), "POST", "/providers/fresh/test")).json.data.endpoints[0]
+    assert.strictEqual(refusedTest.ok, false)
+    assert.include(refusedTest.error, 'Provider "fresh" ')
+    assert.notInclude(refusedTest.error, "upstream")
     assert.strictEqual((await as(admin(), "PATCH", "/providers/fresh", { api_key: secret })).status, 200)
 
     const testStarted = performance.now()
