@@ -36,6 +36,7 @@ import * as InternRuntimeLive from "./interns/InternRuntimeLive.ts"
 import * as Reconcile from "./interns/Reconcile.ts"
 import * as InternStoreLive from "./store/InternStoreLive.ts"
 import * as AccessLog from "./observability/AccessLog.ts"
+import * as AuditWatch from "./observability/AuditWatch.ts"
 import * as MethodNotAllowed from "./http/MethodNotAllowed.ts"
 import { GatewayMetrics } from "./observability/GatewayMetrics.ts"
 import { RecentFailures } from "./observability/RecentFailures.ts"
@@ -124,7 +125,9 @@ const InternsLive = Layer.mergeAll(InternsHandlers.pipe(Layer.provide(InternPoli
 
 const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive, EmbeddingsHandlers, RerankHandlers, CohereHandlers, ModelsHandlers,
   WorkspacesHandlers, ActivityHandlers, ProvidersHandlers, ProviderAdminHandlers, AuditHandlers, FilesHandlers, BatchesHandlers).pipe(
-  Layer.provide(EmbeddingsLive)
+  Layer.provide(EmbeddingsLive),
+  // The audit chain's check in the background: health and the audit listing read what it found.
+  Layer.provide(AuditWatch.AuditIntegrity.layer)
 )
 
 /**

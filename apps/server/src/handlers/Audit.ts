@@ -3,6 +3,7 @@ import { BadRequest, NotFound } from "@switchyard/core/schema/ApiError"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Administrators } from "../auth/Administrators.ts"
+import { AuditIntegrity } from "../observability/AuditWatch.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 import { AuditLog } from "../store/AuditLog.ts"
 import { requireManagement } from "./Management.ts"
@@ -13,6 +14,14 @@ export const AuditHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const audit = yield* AuditLog
     const administrators = yield* Administrators
+    const integrity = yield* AuditIntegrity
+    // From the break on an entry cannot be trusted; up to the last check it was found whole;
+    // after that it is not checked yet.
+    const verified = (id: number): boolean | null => {
+      const now = integrity.current()
+      if (now.firstBroken !== undefined && id >= now.firstBroken.id) return false
+      return id <= now.through ? true : null
+    }
     return handlers
       .handle("list", ({ query }) =>
         StoreFailure.answer(Effect.gen(function*() {
@@ -39,7 +48,7 @@ export const AuditHandlers = HttpApiBuilder.group(
             cursor: query.cursor,
             limit: query.limit ?? 100
           })
-          return { data: page.data, next_cursor: page.nextCursor }
+          return { data: page.data.map((entry) => ({ ...entry, verified: verified(entry.id) })), next_cursor: page.nextCursor }
         })))
       .handle("verify", () =>
         StoreFailure.answer(Effect.gen(function*() {

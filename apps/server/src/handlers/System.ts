@@ -6,6 +6,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { Persistence } from "effect/persistence"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs/promises"
+import { AuditIntegrity } from "../observability/AuditWatch.ts"
 import { ServedRequests } from "../http/ServedRequests.ts"
 import { StoreConfig } from "../store/Database.ts"
 import * as RedisConnection from "../store/RedisConnection.ts"
@@ -62,6 +63,7 @@ export const SystemHandlers = HttpApiBuilder.group(
     const self = `process:${Crypto.randomUUID()}`
     const redis = Option.getOrUndefined(yield* Effect.serviceOption(RedisStatus))
     const served = Option.getOrUndefined(yield* Effect.serviceOption(ServedRequests))
+    const audit = yield* AuditIntegrity
     const store = yield* StoreConfig
     const dataDir = store.kind === "postgres" ? undefined : store.dataDir
 
@@ -110,14 +112,16 @@ export const SystemHandlers = HttpApiBuilder.group(
       Effect.gen(function*() {
         const [failure, disk] = yield* Effect.all([storeCheck, diskCheck], { concurrency: 2 })
         const storeFailure = failure ?? (disk.status === "full" ? "has a full disk" : undefined)
+        const integrity = audit.current()
         const checks: Checks = {
           store: { status: storeFailure === undefined ? "up" : "down" },
           redis: { status: redis?.state() ?? "off" },
-          disk
+          disk,
+          audit: { status: integrity.state, ...(integrity.firstBroken === undefined ? {} : { first_broken: integrity.firstBroken }) }
         }
         if (served?.draining()) return yield* Effect.fail(unavailable("", checks, "shutting_down"))
         if (storeFailure !== undefined) return yield* Effect.fail(unavailable(storeFailure, checks))
-        const degraded = checks.redis.status === "down" || disk.status !== "up" && disk.status !== "off"
+        const degraded = checks.redis.status === "down" || disk.status !== "up" && disk.status !== "off" || integrity.state === "broken"
         return { status: degraded ? "degraded" as const : "ok" as const, checks }
       }))
   })

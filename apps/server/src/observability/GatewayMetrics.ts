@@ -28,6 +28,8 @@ export interface GatewayMetricsShape {
   readonly cacheWrite: (bytes: number) => void
   /** Lines of batches checkpointed, by endpoint and outcome (`served`, or `failed`: an error line). */
   readonly batchLines: (lines: { readonly endpoint: string; readonly served: number; readonly failed: number }) => void
+  /** Whether the audit log's chain was found whole at its last check (observability/AuditWatch.ts). */
+  readonly auditChain: (ok: boolean) => void
   /** The Prometheus text exposition of every metric, process metrics included. */
   readonly render: Effect.Effect<string>
   readonly contentType: string
@@ -154,6 +156,12 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
       cacheBytes.inc({ direction: "read" }, 0)
       cacheBytes.inc({ direction: "write" }, 0)
 
+      // 1 while the audit log's chain was whole at its last check, 0 from a break on; absent before the first.
+      const auditChainOk = new Prometheus.Gauge({
+        name: "switchyard_audit_chain_ok",
+        help: "Whether the audit log's hash chain was whole at this process's last check (1) or broken (0)",
+        registers: [registry]
+      })
       // 1 while a configured dependency answers, 0 during its outage (Redis: RedisConnection.ts).
       const redis = Option.getOrUndefined(yield* Effect.serviceOption(RedisStatus))
       new Prometheus.Gauge({
@@ -179,6 +187,7 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
 
       return GatewayMetrics.of({
         contentType: registry.contentType,
+        auditChain: (ok) => auditChainOk.set(ok ? 1 : 0),
         cacheRead: ({ bytes, hits, misses, model }) => {
           cacheHits.inc({ model }, hits)
           cacheMisses.inc({ model }, misses)

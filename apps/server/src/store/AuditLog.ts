@@ -122,7 +122,21 @@ export interface AuditLogShape {
   readonly list: (filter: AuditFilter) => Effect.Effect<{ readonly data: ReadonlyArray<AuditEntry>; readonly nextCursor: string | null }, StoreUnavailable>
   /** Checks every link of the chain, oldest first, and the head against the last entry. */
   readonly verify: Effect.Effect<AuditVerification, StoreUnavailable>
+  /**
+   * Checks the links after `from` (an entry found whole before, or `start`), and where the check
+   * got to: the last entry found whole.
+   */
+  readonly verifyFrom: (from: ChainPoint) => Effect.Effect<AuditVerification & { readonly through: ChainPoint }, StoreUnavailable>
 }
+
+/** A point of the chain: an entry's id and hash (`start`: before the first entry). */
+export interface ChainPoint {
+  readonly id: number
+  readonly hash: string
+}
+
+/** Before the first entry. */
+export const start: ChainPoint = { id: 0, hash: AuditChain.genesis }
 
 export class AuditLog extends Context.Service<AuditLog, AuditLogShape>()("@switchyard/server/store/AuditLog") {
   /**
@@ -223,34 +237,40 @@ export class AuditLog extends Context.Service<AuditLog, AuditLogShape>()("@switc
           }
         }).pipe(fromSqlError("audit.list"))
 
-      const verify = Effect.gen(function*() {
-        // The head first: entries appended while this runs are left for the next check.
-        const head = (yield* sql<{ seq: number | string; hash: string }>`SELECT seq, hash FROM audit_head WHERE id = 1`)[0]
-        const last = Number(head?.seq ?? 0)
-        let previous = AuditChain.genesis
-        let after = 0
-        let checked = 0
-        while (true) {
-          const rows = (yield* sql<Row>`SELECT * FROM audit_log WHERE id > ${after} AND id <= ${last}
-            ORDER BY id LIMIT ${verifyPage}`).map(stored)
-          const result = AuditChain.check(rows, previous, sha256)
-          if (result.broken !== undefined) {
-            const at = result.broken.id
-            return { ok: false, checked: checked + rows.filter((r) => r.id < at).length, first_broken: result.broken }
+      const verifyFrom = (from: ChainPoint) =>
+        Effect.gen(function*() {
+          // The head first: entries appended while this runs are left for the next check.
+          const head = (yield* sql<{ seq: number | string; hash: string }>`SELECT seq, hash FROM audit_head WHERE id = 1`)[0]
+          const last = Number(head?.seq ?? 0)
+          let previous = from.hash
+          let after = from.id
+          let checked = 0
+          while (true) {
+            const rows = (yield* sql<Row>`SELECT * FROM audit_log WHERE id > ${after} AND id <= ${last}
+              ORDER BY id LIMIT ${verifyPage}`).map(stored)
+            const result = AuditChain.check(rows, previous, sha256)
+            if (result.broken !== undefined) {
+              const at = result.broken.id
+              const whole = rows.filter((r) => r.id < at)
+              const last = whole.at(-1)
+              const through = last === undefined ? { id: after, hash: previous } : { id: last.id, hash: last.hash }
+              return { ok: false, checked: checked + whole.length, first_broken: result.broken, through }
+            }
+            checked += rows.length
+            previous = result.last
+            if (rows.length > 0) after = rows[rows.length - 1]!.id
+            if (rows.length < verifyPage) break
           }
-          checked += rows.length
-          previous = result.last
-          if (rows.length > 0) after = rows[rows.length - 1]!.id
-          if (rows.length < verifyPage) break
-        }
-        // Entries cut off the end leave the head naming a hash no entry has: the first missing one is broken.
-        if (head !== undefined && head.hash !== previous) {
-          return { ok: false, checked, first_broken: { id: after + 1, reason: "prev_hash_mismatch" as const } }
-        }
-        return { ok: true, checked }
-      }).pipe(fromSqlError("audit.verify"))
+          // Entries cut off the end leave the head naming a hash no entry has: the first missing one is broken.
+          if (head !== undefined && (after < last || head.hash !== previous)) {
+            return { ok: false, checked, first_broken: { id: after + 1, reason: "prev_hash_mismatch" as const }, through: { id: after, hash: previous } }
+          }
+          return { ok: true, checked, through: { id: after, hash: previous } }
+        }).pipe(fromSqlError("audit.verify"))
 
-      return AuditLog.of({ append, recorded, list, verify })
+      const verify = Effect.map(verifyFrom(start), ({ through: _, ...verification }) => verification as AuditVerification)
+
+      return AuditLog.of({ append, recorded, list, verify, verifyFrom })
     })
   )
 }

@@ -15,6 +15,7 @@ import { money } from "./migrations/Money.ts"
 import * as MoneyFunctions from "./MoneyFunctions.ts"
 import { prepaidCredits } from "./migrations/PrepaidCredits.ts"
 import { providerBatches } from "./migrations/ProviderBatches.ts"
+import { auditAppendOnly } from "./migrations/AuditAppendOnly.ts"
 import { sqliteBaseline } from "./migrations/SqliteBaseline.ts"
 import { spendCounters } from "./migrations/SpendCounters.ts"
 import { spendLeases } from "./migrations/SpendLeases.ts"
@@ -113,7 +114,8 @@ export const migrations: Record<string, Migration> = {
   "0016_audit_log": auditLog,
   "0017_batches": batches,
   "0018_batch_cost": batchCost,
-  "0019_provider_batches": providerBatches
+  "0019_provider_batches": providerBatches,
+  "0020_audit_append_only": auditAppendOnly
 }
 
 const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })

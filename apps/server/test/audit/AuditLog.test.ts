@@ -1,6 +1,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { dropAppendOnly } from "../support/AuditGuard.ts"
 import { call, type RunningServer, startServer, storeKind } from "../support/TestServer.ts"
 
 interface Entry {
@@ -32,6 +33,7 @@ const providerBody = (slug: string) => ({
 })
 
 const unknownIntern = "00000000-0000-7000-8000-000000000000"
+
 
 describe(`the audit log of management actions (${storeKind})`, () => {
   let server: RunningServer
@@ -311,6 +313,13 @@ describe(`the audit log of management actions (${storeKind})`, () => {
     // An entry from the middle with an `after` to forge (a deletion's is null).
     const changes = all.filter((e) => e.after !== null)
     const victim = changes[Math.floor(changes.length / 2)]!
+    // The store itself refuses to change a past entry, whatever client asks.
+    const refused = await server.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      Effect.flip(sql`UPDATE audit_log SET after_json = ${JSON.stringify({ name: "forged" })} WHERE id = ${victim.id}`)))
+    const said = [refused.message, String(refused.cause), String((refused.cause as { cause?: unknown } | undefined)?.cause)].join(" ")
+    assert.include(said, "append-only")
+    // The database's owner can drop that guard: the chain still tells.
+    await server.run(dropAppendOnly)
     await server.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
       sql`UPDATE audit_log SET after_json = ${JSON.stringify({ name: "forged" })} WHERE id = ${victim.id}`))
     const tampered = await call(server, "GET", "/audit-log/verify", operator)

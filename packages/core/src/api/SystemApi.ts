@@ -29,12 +29,24 @@ const DependencyCheck = Schema.Struct({
 export const HealthChecks = Schema.Struct({
   store: DependencyCheck,
   redis: DependencyCheck,
-  disk: DependencyCheck
+  disk: DependencyCheck,
+  /**
+   * The audit log's hash chain at this process's last check (`unchecked` before the first):
+   * `broken` names the first entry found changed or missing, and makes the status `degraded`.
+   */
+  audit: Schema.optionalKey(Schema.Struct({
+    status: Schema.Literals(["unchecked", "ok", "broken"]),
+    first_broken: Schema.optionalKey(Schema.Struct({
+      id: Schema.Int,
+      reason: Schema.Literals(["hash_mismatch", "prev_hash_mismatch"])
+    }))
+  }))
 })
 
 /**
  * `GET /health`: 200 while this process can answer requests and write its ledger (`status: "ok"`,
- * or `"degraded"` while an optional dependency, Redis or the disk's free space, is not well), with
+ * or `"degraded"` while an optional dependency, Redis or the disk's free space, is not well, or the
+ * audit log's chain is broken), with
  * each dependency's state in `checks`; 503 in the error envelope when the store cannot be written
  * or the process is shutting down (`metadata.reason`, `metadata.status: "unavailable"` and
  * `metadata.checks`), so a load balancer takes the replica out.

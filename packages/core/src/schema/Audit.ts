@@ -36,7 +36,12 @@ export const AuditEntry = Schema.Struct({
   ip: Schema.NullOr(Schema.String),
   request_id: Schema.NullOr(Schema.String),
   prev_hash: Schema.String,
-  hash: Schema.String
+  hash: Schema.String,
+  /**
+   * What the gateway's last check of the chain found of this entry: `true` whole, `false` at or
+   * after the first broken entry, `null` added since the last check.
+   */
+  verified: Schema.optionalKey(Schema.NullOr(Schema.Boolean))
 })
 
 /**
