@@ -637,6 +637,50 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     }
   })
 
+  it("a management sign-in oversees every workspace's batches: lists them with their workspace, cancels a running one (1280 and 390 px)", async () => {
+    await page.setViewportSize({ width: 1280, height: 860 })
+    const running = await SeededGateway.submitBatch(gateway.origin, gateway.apiKey, Array.from({ length: 6 }, (_, i) => ({
+      custom_id: `m${i}`,
+      body: { model: "acme/slow-embed", input: `overseen line ${i}` }
+    })))
+    await page.getByRole("button", { name: "Sign out" }).click()
+    await signIn(gateway.managementKey)
+    try {
+      await open("Batches")
+      const seeded = page.locator(`tr[data-batch="${gateway.batchId}"]`)
+      await seeded.waitFor()
+      const workspace = (await (await fetch(`${gateway.origin}/api/v1/batches/${gateway.batchId}`, {
+        headers: { authorization: `Bearer ${gateway.managementKey}` }
+      })).json() as { workspace_id: string }).workspace_id
+      assert.strictEqual((await seeded.locator("td").allInnerTexts())[1], workspace)
+      // Files are the workspace's standard keys' to read: no download here.
+      assert.strictEqual(await page.getByRole("button", { name: `Download the output of ${gateway.batchId}` }).count(), 0)
+      await page.locator(`tr[data-batch="${running}"]`).waitFor()
+      await page.getByRole("button", { name: `Cancel ${running}` }).click()
+      await page.getByRole("status").getByText(`Cancelling ${running}`).waitFor()
+      await page.locator(`tr[data-batch="${running}"][data-status="cancelled"]`).waitFor({ timeout: 30_000 })
+      const audit = await (await fetch(`${gateway.origin}/api/v1/audit-log?action=batch.cancel`, {
+        headers: { authorization: `Bearer ${gateway.managementKey}` }
+      })).json() as { data: Array<{ target: { id: string } }> }
+      assert.include(audit.data.map((e) => e.target.id), running)
+      await fitsWidth("Batches")
+      assert.deepStrictEqual(await cutBadges("Batches"), [])
+      await shoot("batches-management")
+
+      await page.setViewportSize({ width: 390, height: 844 })
+      await page.waitForFunction(() => {
+        const nav = document.querySelector('nav[aria-label="Console pages"]')
+        return nav === null || nav.getBoundingClientRect().right <= 0
+      })
+      await reachable("Batches", `tr[data-batch="${gateway.batchId}"] td:last-child`)
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+      assert.isAtMost(overflow, 0)
+      await shoot("batches-management-narrow")
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 860 })
+    }
+  })
+
   it("breaks no WCAG 2 A/AA rule axe-core checks (labels, names, contrast) on any page", () => {
     assert.isAbove(Object.keys(accessibility).length, 14)
     assert.deepStrictEqual(Object.fromEntries(Object.entries(accessibility).filter(([, found]) => found.length > 0)), {})

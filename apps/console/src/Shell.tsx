@@ -18,15 +18,15 @@ interface Page {
   readonly component: () => React.JSX.Element
 }
 
-// `keys`: which keys the page's operations take (management operations, or a workspace's own
-// files and batches, which only its standard keys read); other keys do not see the page.
+// `keys`: which keys the page's operations take (management operations, or any key: batches are
+// a standard key's own and a management key's to oversee); other keys do not see the page.
 const pages: ReadonlyArray<Page> = [
   { path: "/", title: "Overview", keys: "any", component: OverviewPage },
   { path: "/keys", title: "Keys", keys: "management", component: KeysPage },
   { path: "/workspaces", title: "Workspaces and budgets", keys: "management", component: WorkspacesPage },
   { path: "/providers", title: "Providers", keys: "any", component: ProvidersPage },
   { path: "/playground", title: "Route playground", keys: "any", component: PlaygroundPage },
-  { path: "/batches", title: "Batches", keys: "standard", component: BatchesPage },
+  { path: "/batches", title: "Batches", keys: "any", component: BatchesPage },
   { path: "/interns", title: "Interns", keys: "any", component: InternsPage },
   { path: "/audit", title: "Audit", keys: "management", component: AuditPage }
 ]

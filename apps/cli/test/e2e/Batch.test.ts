@@ -39,6 +39,12 @@ describe("switchyard batch (the binary against a fresh gateway on 127.0.0.1)", (
 
     const listed = await runCli(["batch", "list", "--json"], { env })
     assert.include(JSON.parse(listed.stdout).data.map((b: { id: string }) => b.id), batch.id)
+    // The instance administrator's management key oversees every workspace's batches.
+    const admin = { ...env, SWITCHYARD_API_KEY: server.managementKey }
+    const everywhere = await runCli(["batch", "list", "--all-workspaces"], { env: admin })
+    assert.strictEqual(everywhere.code, 0, everywhere.stderr)
+    assert.match(everywhere.stdout, new RegExp(`^${batch.id}\\s.*\\s${batch.workspace_id}$`, "mu"))
+    assert.strictEqual((await runCli(["batch", "get", batch.id], { env: admin })).code, 0)
 
     const output = await runCli(["batch", "output", batch.id], { env })
     assert.strictEqual(output.code, 0, output.stderr)

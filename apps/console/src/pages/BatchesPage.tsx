@@ -49,7 +49,7 @@ const download = async (fileId: string, name: string) => {
 }
 
 export const BatchesPage = () => {
-  const { client } = useSession()
+  const { client, isManagement } = useSession()
   const pages = useCursorPages()
   const { cursor } = pages
   const batches = useLoad(
@@ -85,7 +85,9 @@ export const BatchesPage = () => {
     <>
       <PageHeader
         title="Batches"
-        description="This workspace's batches (OpenAI's Batch API): how far each got, what its lines cost so far, and its output."
+        description={isManagement
+          ? "The batches this management key oversees (its workspace's; an instance administrator's: every workspace's): how far each got, what its lines cost so far; cancel a runaway one."
+          : "This workspace's batches (OpenAI's Batch API): how far each got, what its lines cost so far, and its output."}
       >
         <Button variant="default" onClick={batches.reload} loading={batches.loading}>Refresh</Button>
       </PageHeader>
@@ -100,6 +102,7 @@ export const BatchesPage = () => {
           <Table.Thead>
             <Table.Tr>
               <Table.Th scope="col">Batch</Table.Th>
+              {isManagement && <Table.Th scope="col">Workspace</Table.Th>}
               <Table.Th scope="col">Status</Table.Th>
               <Table.Th scope="col" miw={150}>Progress</Table.Th>
               <Table.Th scope="col">Served</Table.Th>
@@ -119,6 +122,11 @@ export const BatchesPage = () => {
                     <Code style={{ overflowWrap: "anywhere" }}>{batch.id}</Code>
                     <Text size="xs" c="dimmed">{batch.endpoint}</Text>
                   </Table.Td>
+                  {isManagement && (
+                    <Table.Td>
+                      <Code style={{ overflowWrap: "anywhere" }}>{batch.workspace_id ?? "-"}</Code>
+                    </Table.Td>
+                  )}
                   <Table.Td style={{ whiteSpace: "nowrap" }}>
                     <Badge variant="light" color={statusColor[batch.status]} styles={{ label: { overflow: "visible" } }}>
                       {batch.status.replace("_", " ")}
@@ -143,7 +151,7 @@ export const BatchesPage = () => {
                           Cancel
                         </Button>
                       )}
-                      {batch.output_file_id !== null && (
+                      {!isManagement && batch.output_file_id !== null && (
                         <Button
                           size="compact-sm"
                           variant="default"
@@ -153,7 +161,7 @@ export const BatchesPage = () => {
                           Output
                         </Button>
                       )}
-                      {batch.error_file_id !== null && (
+                      {!isManagement && batch.error_file_id !== null && (
                         <Button
                           size="compact-sm"
                           variant="default"

@@ -50,5 +50,6 @@ export const batch = (row: BatchRow): Batch.BatchObject => ({
   cancelled_at: secondsOrNull(row.cancelled_at),
   request_counts: { total: Number(row.total), completed: Number(row.completed), failed: Number(row.failed) },
   metadata: row.metadata === null ? null : JSON.parse(row.metadata),
-  cost: creditsFromNanos(BigInt(row.cost_nanos))
+  cost: creditsFromNanos(BigInt(row.cost_nanos)),
+  workspace_id: row.workspace_id
 })

@@ -9,6 +9,9 @@ import * as BatchWire from "../batches/BatchWire.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 import { noSuchFile } from "./Files.ts"
 import { requireStandardKey } from "./ModelCall.ts"
+import { Caller } from "@switchyard/core/api/Authorization"
+import { Administrators } from "../auth/Administrators.ts"
+import { AuditLog } from "../store/AuditLog.ts"
 
 const window24h = 24 * 60 * 60 * 1000
 
@@ -21,8 +24,28 @@ export const BatchesHandlers = HttpApiBuilder.group(
   "batches",
   Effect.fn(function*(handlers) {
     const store = yield* BatchStore
+    const administrators = yield* Administrators
+    const audit = yield* AuditLog
     const owned = (workspaceId: string, id: string) =>
       Effect.flatMap(store.batch(workspaceId, id), Option.match({ onNone: () => Effect.fail(noSuchBatch(id)), onSome: Effect.succeed }))
+    /**
+     * Which batches the caller oversees: a standard or management key its own workspace's; an
+     * instance administrator's management key every workspace's (`undefined`).
+     */
+    const oversight = Effect.gen(function*() {
+      const caller = yield* Caller
+      const everything = caller.kind === "management" && (yield* administrators.isAdministrator(caller))
+      return { caller, scope: everything ? undefined : caller.workspaceId }
+    })
+    const overseen = (id: string) =>
+      Effect.gen(function*() {
+        const { caller, scope } = yield* oversight
+        const batch = scope === undefined
+          ? Option.getOrUndefined(yield* store.batchById(id))
+          : Option.getOrUndefined(yield* store.batch(scope, id))
+        if (batch === undefined) return yield* noSuchBatch(id)
+        return { caller, batch }
+      })
     return handlers
       .handle("create", ({ headers, payload }) =>
         StoreFailure.answer(Effect.gen(function*() {
@@ -73,25 +96,40 @@ export const BatchesHandlers = HttpApiBuilder.group(
         })))
       .handle("list", ({ query }) =>
         StoreFailure.answer(Effect.gen(function*() {
-          const caller = yield* requireStandardKey
-          const page = yield* store.batches(caller.workspaceId, { after: query.after, limit: query.limit ?? 20 })
+          const { caller, scope } = yield* oversight
+          const requested = query.workspace_id?.toLowerCase()
+          if (requested !== undefined && scope !== undefined && requested !== scope) {
+            return yield* new NotFound({ message: `No workspace ${query.workspace_id} for this key`, metadata: { workspace_id: query.workspace_id } })
+          }
+          const workspace = caller.kind === "standard" ? caller.workspaceId : requested ?? scope
+          const page = yield* store.batches(workspace, { after: query.after, limit: query.limit ?? 20 })
           const data = page.rows.map(BatchWire.batch)
           return { object: "list" as const, data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: page.hasMore }
         })))
       .handle("get", ({ params }) =>
         StoreFailure.answer(Effect.gen(function*() {
-          const caller = yield* requireStandardKey
-          return BatchWire.batch(yield* owned(caller.workspaceId, params.batch_id))
+          return BatchWire.batch((yield* overseen(params.batch_id)).batch)
         })))
       .handle("cancel", ({ params }) =>
         StoreFailure.answer(Effect.gen(function*() {
-          const caller = yield* requireStandardKey
-          const batch = yield* owned(caller.workspaceId, params.batch_id)
+          const { batch, caller } = yield* overseen(params.batch_id)
           if (batch.status !== "validating" && batch.status !== "in_progress" && batch.status !== "cancelling" && batch.status !== "cancelled") {
             return yield* new BadRequest({ message: `Cannot cancel a batch with status ${batch.status}`, metadata: { status: batch.status } })
           }
-          yield* store.cancel(batch.id, yield* Clock.currentTimeMillis)
-          return BatchWire.batch(yield* owned(caller.workspaceId, batch.id))
+          const cancel = store.cancel(batch.id, yield* Clock.currentTimeMillis)
+          // A management key stopping someone's batch is an operator's action: an audit entry.
+          if (caller.kind === "management" && batch.status !== "cancelling" && batch.status !== "cancelled") {
+            yield* audit.recorded(cancel, () => ({
+              action: "batch.cancel",
+              target: { type: "batch", id: batch.id },
+              workspaceId: batch.workspace_id,
+              before: { status: batch.status, completed: Number(batch.completed), failed: Number(batch.failed), total: Number(batch.total) },
+              after: { status: "cancelling" }
+            }))
+          } else {
+            yield* cancel
+          }
+          return BatchWire.batch(yield* owned(batch.workspace_id, batch.id))
         })))
   })
 )

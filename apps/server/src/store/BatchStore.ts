@@ -115,7 +115,8 @@ export class BatchStore extends Context.Service<BatchStore, {
   readonly insertBatch: (row: BatchRow) => Op<void>
   readonly batch: (workspaceId: string, id: string) => Op<Option.Option<BatchRow>>
   readonly batchById: (id: string) => Op<Option.Option<BatchRow>>
-  readonly batches: (workspaceId: string, options: { readonly after?: string | undefined; readonly limit: number }) => Op<Page<BatchRow>>
+  /** The batches of one workspace, or (`undefined`) of every workspace, newest first. */
+  readonly batches: (workspaceId: string | undefined, options: { readonly after?: string | undefined; readonly limit: number }) => Op<Page<BatchRow>>
   /** Asks a batch to stop: `cancelling` (a batch not yet running becomes `cancelled` once its units are dropped). */
   readonly cancel: (id: string, now: number) => Op<void>
   readonly validating: Op<ReadonlyArray<string>>
@@ -300,10 +301,11 @@ export class BatchStore extends Context.Service<BatchStore, {
           ),
         batches: (workspaceId, { after, limit }) =>
           Effect.gen(function*() {
+            const inScope = workspaceId === undefined ? sql`1 = 1` : sql`workspace_id = ${workspaceId}`
             const cursor = after === undefined
               ? undefined
-              : (yield* sql<BatchRow>`SELECT ${batchColumns} FROM batches WHERE id = ${after} AND workspace_id = ${workspaceId}`)[0]
-            const rows = yield* sql<BatchRow>`SELECT ${batchColumns} FROM batches WHERE workspace_id = ${workspaceId}
+              : (yield* sql<BatchRow>`SELECT ${batchColumns} FROM batches WHERE id = ${after} AND ${inScope}`)[0]
+            const rows = yield* sql<BatchRow>`SELECT ${batchColumns} FROM batches WHERE ${inScope}
               ${
               cursor === undefined
                 ? sql``

@@ -103,6 +103,17 @@ export const ListQuery = {
 }
 
 /**
+ * `GET /batches`: `ListQuery`, and with a management key `workspace_id`, the batches of that
+ * workspace (an instance administrator's key: any workspace; without it, every workspace's).
+ *
+ * @since 0.5.0
+ */
+export const BatchListQuery = {
+  ...ListQuery,
+  workspace_id: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(64)))
+}
+
+/**
  * The statuses of a batch, as OpenAI names them.
  *
  * @since 0.4.0
@@ -169,7 +180,9 @@ export const BatchObject = Schema.Struct({
   request_counts: Schema.Struct({ total: Schema.Int, completed: Schema.Int, failed: Schema.Int }),
   metadata: Schema.NullOr(Schema.Record(Schema.String, Schema.String)),
   /** Switchyard: USD charged for the lines served so far, as `usage.cost` of a live answer. */
-  cost: Schema.Finite
+  cost: Schema.Finite,
+  /** Switchyard: the workspace the batch belongs to (an administrator oversees several). */
+  workspace_id: Schema.optionalKey(Schema.String)
 })
 
 /**

@@ -13,6 +13,9 @@ export const columns: ReadonlyArray<Output.Column<BatchObject>> = [
   { header: "CREATED", value: (b) => at(b.created_at) }
 ]
 
+/** The workspace of each batch, for a list across workspaces. */
+export const workspaceColumn: Output.Column<BatchObject> = { header: "WORKSPACE", value: (b) => b.workspace_id ?? "-" }
+
 export const record = (b: BatchObject) =>
   Output.record([
     ["id", b.id],
