@@ -3,7 +3,8 @@ import * as BatchLine from "@switchyard/core/schema/BatchLine"
 import { Cause, Clock, Config, Duration, Effect, Fiber, Layer, Option, Ref, Schedule, Stream } from "effect"
 import * as Crypto from "node:crypto"
 import { GatewayMetrics } from "../observability/GatewayMetrics.ts"
-import { BatchStore, type NewUnit, soleClaimer, type UnitRow } from "../store/BatchStore.ts"
+import { type BatchRow, BatchStore, type NewUnit, soleClaimer, type UnitRow } from "../store/BatchStore.ts"
+import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import * as FileChunks from "../store/FileChunks.ts"
 import { type BatchIdentity, type LineOutcome, LineRunner, requestId } from "./LineRunner.ts"
 import * as BatchWire from "./BatchWire.ts"
@@ -114,6 +115,7 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
         return yield* failure("too_many_requests", `The input file has ${total} lines; a batch takes at most ${Batch.limits.lines}`)
       }
       yield* store.start(id, units, total, now)
+      yield* Effect.logInfo("batch started").pipe(Effect.annotateLogs({ batch_id: id, lines: total, units: units.length }))
     })
 
   const runLine = (batch: BatchIdentity, line: number, text: string, stopped: () => boolean): Effect.Effect<LineOutcome> =>
@@ -245,9 +247,47 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
             held.next = next
           })
       ))
-      if (written) metrics.batchLines({ endpoint: row.endpoint, served: served.length, failed: failed.length })
+      if (written) {
+        metrics.batchLines({ endpoint: row.endpoint, served: served.length, failed: failed.length })
+        yield* Effect.logDebug("batch unit").pipe(Effect.annotateLogs({
+          batch_id: row.id,
+          first_line: unit.first_line,
+          served: served.length,
+          failed: failed.length
+        }))
+      }
     }).pipe(Effect.ensuring(Effect.suspend(() => release)))
   }
+
+  /** The failed lines of a batch by their status, read from its error file. */
+  const failuresOf = (errorFile: string) =>
+    errorFile === ""
+      ? Effect.succeed<Record<string, number>>({})
+      : Stream.runFold(store.chunks(errorFile), () => ({}) as Record<string, number>, (counts, chunk) => {
+        for (const text of FileChunks.linesOf(chunk.data)) {
+          const found = /"error":\{"code":(?:(\d+)|"([^"]+)")/u.exec(text)
+          const code = found?.[1] ?? found?.[2] ?? "other"
+          counts[code] = (counts[code] ?? 0) + 1
+        }
+        return counts
+      })
+
+  /** A batch's one line at its end: its counts, cost, duration and failures by status. */
+  const finished = (batch: BatchRow, status: Batch.Status, errorFile: string) =>
+    Effect.gen(function*() {
+      const failures = Number(batch.failed) > 0 ? yield* failuresOf(errorFile) : {}
+      const now = yield* Clock.currentTimeMillis
+      yield* Effect.logInfo("batch finished").pipe(Effect.annotateLogs({
+        batch_id: batch.id,
+        status,
+        lines: Number(batch.total),
+        served: Number(batch.completed),
+        failed: Number(batch.failed),
+        cost: creditsFromNanos(BigInt(batch.cost_nanos)),
+        duration_ms: now - Number(batch.created_at),
+        failures
+      }))
+    }).pipe(Effect.catch((error) => Effect.logWarning("batch finished; its failures could not be counted", error)))
 
   // Completion windows are checked once a poll by one of the workers.
   let lastExpiryCheck = 0
@@ -266,7 +306,8 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
         // A process that stops gives its unit back; its served lines settle again as no-ops.
         yield* runUnit(unit.value, held).pipe(Effect.onInterrupt(() => Effect.ignore(store.release(unit.value, owner))))
       }
-      yield* store.finalize(yield* Clock.currentTimeMillis)
+      const ended = yield* store.finalize(yield* Clock.currentTimeMillis)
+      for (const one of ended) yield* finished(one.batch, one.status, one.errorFile)
       return Option.isSome(unit)
     })
 

@@ -119,9 +119,12 @@ export class LineRunner extends Context.Service<LineRunner, {
           Effect.annotateLogs({ batch_id: batch.id })
         )
 
-      /** The line's access line: what the live endpoint's access line says, with the batch and the line. */
+      /**
+       * The line's own line, at `debug`: what the live endpoint's access line says, with the batch
+       * and the line. A batch logs as a batch at `info` (BatchRunner.ts): started, finished.
+       */
       const accessLine = (batch: BatchIdentity, line: number, outcome: LineOutcome, started: number) =>
-        Effect.logInfo("batch line").pipe(Effect.annotateLogs({
+        Effect.logDebug("batch line").pipe(Effect.annotateLogs({
           batch_id: batch.id,
           line,
           path: batch.endpoint,

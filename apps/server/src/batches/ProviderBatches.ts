@@ -352,12 +352,12 @@ export class ProviderBatches extends Context.Service<ProviderBatches, {
           })
           if (!written) return
           metrics.batchLines({ endpoint: row.endpoint, served: served.length, failed: failed.length })
-          // Each line's access line, as a live-run line has: the batch, the line, its status and generation.
+          // Each line's own line at `debug`, as a live-run line has: the batch, the line, its status and generation.
           const batch = identityOf(row)
           yield* Effect.forEach(lines, ({ line }, i) => {
             const outcome = results[i]
             if (outcome === undefined) return Effect.void
-            return Effect.logInfo("batch line").pipe(Effect.annotateLogs({
+            return Effect.logDebug("batch line").pipe(Effect.annotateLogs({
               batch_id: row.id,
               line,
               path: row.endpoint,

@@ -152,7 +152,8 @@ export class BatchStore extends Context.Service<BatchStore, {
    */
   readonly expireOverdue: (now: number) => Op<void>
   /** Batches whose every unit and provider batch is done (or dropped), finished: `completed` or `cancelled`. */
-  readonly finalize: (now: number) => Op<void>
+  /** Ends the batches whose units are all done; the ones this call ended, as they ended. */
+  readonly finalize: (now: number) => Op<ReadonlyArray<{ readonly batch: BatchRow; readonly status: Batch.Status; readonly errorFile: string }>>
   readonly status: (id: string) => Op<Option.Option<Batch.Status>>
   /**
    * Files made before `cutoff` expire: their bytes go, their row stays (`status` `expired`) so
@@ -384,21 +385,27 @@ export class BatchStore extends Context.Service<BatchStore, {
                   (b.status = 'in_progress' AND u.status IN ('pending', 'running'))
                   OR (u.status = 'running' AND u.claimed_until >= ${now})))
                 AND NOT EXISTS (SELECT 1 FROM provider_batches p WHERE p.batch_id = b.id AND p.status <> 'done')`
+            const ended: Array<{ readonly batch: BatchRow; readonly status: Batch.Status; readonly errorFile: string }> = []
             for (const batch of finished) {
               yield* sql.withTransaction(Effect.gen(function*() {
                 const cancelled = batch.status === "cancelling"
                 const expired = !cancelled && batch.expired_at !== null
+                const status = cancelled ? "cancelled" : expired ? "expired" : "completed"
                 const output = yield* outputFile(batch.workspace_id, batch.output_file_id, `${batch.id}_output.jsonl`, now)
                 const errors = yield* outputFile(batch.workspace_id, batch.error_file_id, `${batch.id}_error.jsonl`, now)
-                yield* sql`UPDATE batches SET
-                    status = ${cancelled ? "cancelled" : expired ? "expired" : "completed"},
+                const done = yield* sql<{ readonly id: string }>`UPDATE batches SET
+                    status = ${status},
                     finalizing_at = ${now},
                     ${cancelled ? sql`cancelled_at = ${now}` : expired ? sql`expired_at = ${now}` : sql`completed_at = ${now}`},
                     output_file_id = ${output ? batch.output_file_id : ""},
                     error_file_id = ${errors ? batch.error_file_id : ""}
-                  WHERE id = ${batch.id} AND status = ${batch.status}`
+                  WHERE id = ${batch.id} AND status = ${batch.status}
+                  RETURNING id`
+                // Another process may have ended it first: it says so, not this one.
+                if (done.length > 0) ended.push({ batch, status, errorFile: errors ? batch.error_file_id : "" })
               }))
             }
+            return ended
           }).pipe(op("batches.finalize")),
         expire: (cutoff) =>
           sql.withTransaction(Effect.gen(function*() {

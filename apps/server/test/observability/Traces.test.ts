@@ -247,7 +247,7 @@ describe(`traces over OTLP/HTTP (${storeKind})`, () => {
     }
   })
 
-  it("a batch's lines: their spans and their access lines carry the batch's id", async () => {
+  it("a batch's lines: their spans and its start and end lines carry the batch's id", async () => {
     const { call, gateway, keys } = observed
     assert.strictEqual((await call("/credits", { amount: 5 }, { key: keys.managementKey })).status, 200)
     const input = ["one", "two", "three"]
@@ -262,14 +262,12 @@ describe(`traces over OTLP/HTTP (${storeKind})`, () => {
     const created = await call("/batches", { input_file_id: file.id, endpoint: "/v1/embeddings", completion_window: "24h" })
     assert.strictEqual(created.status, 200, JSON.stringify(created.json))
     const batchId = created.json.id as string
-    await waitFor(() => gateway.stdout().split("\n").filter((l) => l.includes(batchId) && l.includes("batch line")).length === 3)
-    const lines = gateway.stdout().split("\n").filter((l) => l.includes("batch line")).map((l) => JSON.parse(l))
-      .filter((l) => l.batch_id === batchId)
-    assert.sameMembers(lines.map((l) => l.line), [1, 2, 3])
-    for (const l of lines) {
-      assert.strictEqual(l.status, 200)
-      assert.match(l.generation_id, /^gen-emb-/u)
-    }
+    // At info a batch logs as a batch: its start and its end, with its id (each line is at debug).
+    const logged = () => gateway.stdout().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)).filter((l) => l.batch_id === batchId)
+    await waitFor(() => logged().some((l) => l.message === "batch finished"))
+    assert.deepInclude(logged().find((l) => l.message === "batch started"), { lines: 3, units: 1 })
+    assert.deepInclude(logged().find((l) => l.message === "batch finished"), { status: "completed", lines: 3, served: 3, failed: 0 })
+    assert.strictEqual(logged().filter((l) => l.message === "batch line").length, 0)
 
     let spans: ReadonlyArray<OtlpSpan> = []
     await waitFor(() => {
