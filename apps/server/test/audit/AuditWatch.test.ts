@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { call, freshDatabase, dropDatabase, type RunningServer, startServer, storeKind, tempDir } from "../support/TestServer.ts"
 import { dropAppendOnly } from "../support/AuditGuard.ts"
+import { capturingStdout } from "../support/CapturedOutput.ts"
 
 const waitFor = async <A>(what: string, read: () => Promise<A>, done: (a: A) => boolean, withinMs: number): Promise<A> => {
   const deadline = Date.now() + withinMs
@@ -59,9 +60,13 @@ describe(`the audit chain checked without asking (${storeKind})`, () => {
     // Restarted on the same store: found again within 5 s of the start.
     await server.close()
     const started = Date.now()
-    server = await startServer({ env: { SWITCHYARD_AUDIT_VERIFY_S: "300" }, dataDir, ...(databaseUrl !== undefined ? { databaseUrl } : {}) })
-    await waitFor("the break reported after a start", () => metric(server), (m) => m === "0", 5_000)
+    const { lines } = await capturingStdout(async () => {
+      server = await startServer({ env: { SWITCHYARD_AUDIT_VERIFY_S: "300", SWITCHYARD_LOG_FORMAT: "json" }, dataDir, ...(databaseUrl !== undefined ? { databaseUrl } : {}) })
+      await waitFor("the break reported after a start", () => metric(server), (m) => m === "0", 5_000)
+    })
     assert.isBelow(Date.now() - started, 5_000)
+    // The error line names the entry.
+    assert.deepInclude(lines.find((l) => String(l.message).includes("audit log: the chain is broken")), { level: "error", audit_entry: 2 })
     assert.strictEqual((await call(server, "GET", "/health", operator)).body.checks.audit.first_broken.id, 2)
   })
 })
