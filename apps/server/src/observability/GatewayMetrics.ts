@@ -51,6 +51,100 @@ const processMetrics = () => {
 /** `RateLimited` → `rate_limited`: label values in the exposition's usual spelling. */
 const snakeCase = (tag: string) => tag.replace(/([a-z0-9])([A-Z])/gu, "$1_$2").toLowerCase()
 
+const counter = <L extends string>(registry: Prometheus.Registry, name: string, help: string, labelNames: ReadonlyArray<L>) =>
+  new Prometheus.Counter<L>({ name, help, labelNames, registers: [registry] })
+
+const histogram = <L extends string>(registry: Prometheus.Registry, name: string, help: string, labelNames: ReadonlyArray<L>) =>
+  new Prometheus.Histogram<L>({ name, help, labelNames, buckets: latencyBuckets, registers: [registry] })
+
+/** The requests' own metrics, from what their parts noted: counts, durations, upstream attempts, tokens and cost. */
+const requestMetrics = (registry: Prometheus.Registry): GatewayMetricsShape["record"] => {
+  const labels = ["method", "route", "status"] as const
+  const requests = counter(registry, "switchyard_http_requests_total", "HTTP requests answered, by method, route template and status", labels)
+  const duration = histogram(registry, "switchyard_http_request_duration_seconds", "Time from receiving a request to its response, by method, route template and status", labels)
+  const attempts = counter(registry, "switchyard_upstream_attempts_total", "Upstream attempts, by provider and outcome (success, or the failure reason)", ["provider", "outcome"])
+  const attemptDuration = histogram(registry, "switchyard_upstream_attempt_duration_seconds", "Duration of upstream attempts, by provider and outcome", ["provider", "outcome"])
+  const fallbacks = counter(registry, "switchyard_fallbacks_total", "Moves to the next endpoint of a route after a failed attempt, by model and the provider that failed", ["model", "provider"])
+  const tokens = counter(registry, "switchyard_tokens_total", "Tokens the serving provider counted for served requests (cached tokens apart), by task (embeddings, rerank), model and provider", ["task", "model", "provider"])
+  const cachedTokens = counter(registry, "switchyard_cached_tokens_total", "Tokens of served requests answered from the embeddings cache (no upstream call), by model and the provider credited", ["model", "provider"])
+  const cost = counter(registry, "switchyard_cost_usd_total", "Credits charged for served requests in USD, by task (embeddings, rerank), model, serving provider and whether the workspace's own credential (BYOK) served", ["task", "model", "provider", "byok"])
+  const refusals = counter(registry, "switchyard_rate_limit_refusals_total", "Requests refused with 429 by a key's own rate limit (SWITCHYARD_RATE_LIMIT), by route template", ["route"])
+  return ({ facts, method, route, seconds, status }) => {
+    const labels = { method, route, status: String(status) }
+    requests.inc(labels)
+    duration.observe(labels, seconds)
+    if (facts.rate_limited === true) refusals.inc({ route })
+    const tried = facts.attempts
+    if (tried !== undefined) {
+      for (const [i, attempt] of tried.entries()) {
+        const outcome = attempt.outcome === "failure" ? snakeCase(attempt.reason ?? "failure") : attempt.outcome
+        attempts.inc({ provider: attempt.provider, outcome })
+        if (attempt.latency_ms !== undefined) attemptDuration.observe({ provider: attempt.provider, outcome }, attempt.latency_ms / 1000)
+        if (attempt.outcome !== "success" && i < tried.length - 1 && facts.model !== undefined) {
+          fallbacks.inc({ model: facts.model, provider: attempt.provider })
+        }
+      }
+    }
+    if (facts.generation_id !== undefined && facts.model !== undefined && facts.provider !== undefined) {
+      const task = facts.task ?? "embeddings"
+      const cached = facts.cached_tokens ?? 0
+      if (facts.tokens !== undefined) tokens.inc({ task, model: facts.model, provider: facts.provider }, facts.tokens - cached)
+      if (cached > 0) cachedTokens.inc({ model: facts.model, provider: facts.provider }, cached)
+      if (facts.cost !== undefined) cost.inc({ task, model: facts.model, provider: facts.provider, byok: String(facts.byok === true) }, facts.cost)
+    }
+  }
+}
+
+/** The embeddings cache's reads and writes. */
+const cacheMetrics = (registry: Prometheus.Registry): Pick<GatewayMetricsShape, "cacheRead" | "cacheWrite"> => {
+  const hits = counter(registry, "switchyard_embedding_cache_hits_total", "Embedding input items served from the embeddings cache, by model", ["model"])
+  const misses = counter(registry, "switchyard_embedding_cache_misses_total", "Embedding input items looked up in the embeddings cache and not found (sent upstream), by model", ["model"])
+  const bytes = counter(registry, "switchyard_embedding_cache_bytes_total", "Bytes of vectors served from (direction=\"read\") and stored in (direction=\"write\") the embeddings cache", ["direction"])
+  // Both series exist from the start, so a rate over them is 0 rather than absent.
+  bytes.inc({ direction: "read" }, 0)
+  bytes.inc({ direction: "write" }, 0)
+  return {
+    cacheRead: (read) => {
+      hits.inc({ model: read.model }, read.hits)
+      misses.inc({ model: read.model }, read.misses)
+      bytes.inc({ direction: "read" }, read.bytes)
+    },
+    cacheWrite: (written) => bytes.inc({ direction: "write" }, written)
+  }
+}
+
+/** The store's open holds, read at each scrape (with replicas, each reads the same shared figure). */
+const holdMetrics = (registry: Prometheus.Registry, openHolds: Effect.Success<typeof OpenHolds.make>) => {
+  const holds = new Prometheus.Gauge({
+    name: "switchyard_holds_open",
+    help: "Credit holds open in the store (each gateway process's spend leases, on every replica sharing it), read at each scrape",
+    registers: [registry]
+  })
+  const heldUsd = new Prometheus.Gauge({ name: "switchyard_holds_open_usd", help: "USD held by the open credit holds in the store, read at each scrape", registers: [registry] })
+  return Effect.flatMap(Clock.currentTimeMillis, openHolds).pipe(
+    Effect.tap((open) =>
+      Effect.sync(() => {
+        holds.set(open.count)
+        heldUsd.set(Number(open.nanos) / 1e9)
+      })
+    ),
+    Effect.catchCause((cause) => Effect.logWarning("metrics: could not read the open holds", cause))
+  )
+}
+
+/** 1 while a configured dependency answers, 0 during its outage (Redis: RedisConnection.ts); absent when not configured. */
+const dependencyMetric = (registry: Prometheus.Registry, redis: RedisStatus["Service"] | undefined) =>
+  new Prometheus.Gauge({
+    name: "switchyard_dependency_up",
+    help: "Whether an optional dependency answers (1) or is in an outage (0), by dependency; absent when not configured",
+    labelNames: ["dependency"] as const,
+    registers: [registry],
+    collect() {
+      const state = redis?.state() ?? "off"
+      if (state !== "off") this.set({ dependency: "redis" }, state === "up" ? 1 : 0)
+    }
+  })
+
 export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetricsShape>()(
   "@switchyard/server/observability/GatewayMetrics"
 ) {
@@ -61,171 +155,26 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
       const store = yield* StoreStatements
       const registry = new Prometheus.Registry()
       const process = processMetrics()
-      const requests = new Prometheus.Counter({
-        name: "switchyard_http_requests_total",
-        help: "HTTP requests answered, by method, route template and status",
-        labelNames: ["method", "route", "status"] as const,
-        registers: [registry]
-      })
-      const duration = new Prometheus.Histogram({
-        name: "switchyard_http_request_duration_seconds",
-        help: "Time from receiving a request to its response, by method, route template and status",
-        labelNames: ["method", "route", "status"] as const,
-        buckets: latencyBuckets,
-        registers: [registry]
-      })
-      const attempts = new Prometheus.Counter({
-        name: "switchyard_upstream_attempts_total",
-        help: "Upstream attempts, by provider and outcome (success, or the failure reason)",
-        labelNames: ["provider", "outcome"] as const,
-        registers: [registry]
-      })
-      const attemptDuration = new Prometheus.Histogram({
-        name: "switchyard_upstream_attempt_duration_seconds",
-        help: "Duration of upstream attempts, by provider and outcome",
-        labelNames: ["provider", "outcome"] as const,
-        buckets: latencyBuckets,
-        registers: [registry]
-      })
-      const fallbacks = new Prometheus.Counter({
-        name: "switchyard_fallbacks_total",
-        help: "Moves to the next endpoint of a route after a failed attempt, by model and the provider that failed",
-        labelNames: ["model", "provider"] as const,
-        registers: [registry]
-      })
-      const tokens = new Prometheus.Counter({
-        name: "switchyard_tokens_total",
-        help: "Tokens the serving provider counted for served requests (cached tokens apart), by task (embeddings, rerank), model and provider",
-        labelNames: ["task", "model", "provider"] as const,
-        registers: [registry]
-      })
-      const cachedTokens = new Prometheus.Counter({
-        name: "switchyard_cached_tokens_total",
-        help: "Tokens of served requests answered from the embeddings cache (no upstream call), by model and the provider credited",
-        labelNames: ["model", "provider"] as const,
-        registers: [registry]
-      })
-      const cost = new Prometheus.Counter({
-        name: "switchyard_cost_usd_total",
-        help: "Credits charged for served requests in USD, by task (embeddings, rerank), model, serving provider and whether the workspace's own credential (BYOK) served",
-        labelNames: ["task", "model", "provider", "byok"] as const,
-        registers: [registry]
-      })
-      const refusals = new Prometheus.Counter({
-        name: "switchyard_rate_limit_refusals_total",
-        help: "Requests refused with 429 by a key's own rate limit (SWITCHYARD_RATE_LIMIT), by route template",
-        labelNames: ["route"] as const,
-        registers: [registry]
-      })
-      const holds = new Prometheus.Gauge({
-        name: "switchyard_holds_open",
-        help: "Credit holds open in the store (each gateway process's spend leases, on every replica sharing it), read at each scrape",
-        registers: [registry]
-      })
-      const heldUsd = new Prometheus.Gauge({
-        name: "switchyard_holds_open_usd",
-        help: "USD held by the open credit holds in the store, read at each scrape",
-        registers: [registry]
-      })
-
-      const cacheHits = new Prometheus.Counter({
-        name: "switchyard_embedding_cache_hits_total",
-        help: "Embedding input items served from the embeddings cache, by model",
-        labelNames: ["model"] as const,
-        registers: [registry]
-      })
-      const cacheMisses = new Prometheus.Counter({
-        name: "switchyard_embedding_cache_misses_total",
-        help: "Embedding input items looked up in the embeddings cache and not found (sent upstream), by model",
-        labelNames: ["model"] as const,
-        registers: [registry]
-      })
-      const cacheBytes = new Prometheus.Counter({
-        name: "switchyard_embedding_cache_bytes_total",
-        help: "Bytes of vectors served from (direction=\"read\") and stored in (direction=\"write\") the embeddings cache",
-        labelNames: ["direction"] as const,
-        registers: [registry]
-      })
-      const batchLines = new Prometheus.Counter({
-        name: "switchyard_batch_lines_total",
-        help: "Lines of batches run and checkpointed, by endpoint and outcome (served, or failed: an error line)",
-        labelNames: ["endpoint", "outcome"] as const,
-        registers: [registry]
-      })
-      // Both series exist from the start, so a rate over them is 0 rather than absent.
-      cacheBytes.inc({ direction: "read" }, 0)
-      cacheBytes.inc({ direction: "write" }, 0)
-
+      const requests = requestMetrics(registry)
+      const cache = cacheMetrics(registry)
+      const readHolds = holdMetrics(registry, openHolds)
+      const batchLines = counter(registry, "switchyard_batch_lines_total", "Lines of batches run and checkpointed, by endpoint and outcome (served, or failed: an error line)", ["endpoint", "outcome"])
       // 1 while the audit log's chain was whole at its last check, 0 from a break on; absent before the first.
       const auditChainOk = new Prometheus.Gauge({
         name: "switchyard_audit_chain_ok",
         help: "Whether the audit log's hash chain was whole at this process's last check (1) or broken (0)",
         registers: [registry]
       })
-      // 1 while a configured dependency answers, 0 during its outage (Redis: RedisConnection.ts).
-      const redis = Option.getOrUndefined(yield* Effect.serviceOption(RedisStatus))
-      new Prometheus.Gauge({
-        name: "switchyard_dependency_up",
-        help: "Whether an optional dependency answers (1) or is in an outage (0), by dependency; absent when not configured",
-        labelNames: ["dependency"] as const,
-        registers: [registry],
-        collect() {
-          const state = redis?.state() ?? "off"
-          if (state !== "off") this.set({ dependency: "redis" }, state === "up" ? 1 : 0)
-        }
-      })
-
-      const readHolds = Effect.flatMap(Clock.currentTimeMillis, openHolds).pipe(
-        Effect.tap((open) =>
-          Effect.sync(() => {
-            holds.set(open.count)
-            heldUsd.set(Number(open.nanos) / 1e9)
-          })
-        ),
-        Effect.catchCause((cause) => Effect.logWarning("metrics: could not read the open holds", cause))
-      )
-
+      dependencyMetric(registry, Option.getOrUndefined(yield* Effect.serviceOption(RedisStatus)))
       return GatewayMetrics.of({
         contentType: registry.contentType,
         auditChain: (ok) => auditChainOk.set(ok ? 1 : 0),
-        cacheRead: ({ bytes, hits, misses, model }) => {
-          cacheHits.inc({ model }, hits)
-          cacheMisses.inc({ model }, misses)
-          cacheBytes.inc({ direction: "read" }, bytes)
-        },
-        cacheWrite: (bytes) => cacheBytes.inc({ direction: "write" }, bytes),
+        ...cache,
         batchLines: ({ endpoint, served, failed }) => {
           batchLines.inc({ endpoint, outcome: "served" }, served)
           batchLines.inc({ endpoint, outcome: "failed" }, failed)
         },
-        record: ({ facts, method, route, seconds, status }) => {
-          const labels = { method, route, status: String(status) }
-          requests.inc(labels)
-          duration.observe(labels, seconds)
-          if (facts.rate_limited === true) refusals.inc({ route })
-          const tried = facts.attempts
-          if (tried !== undefined) {
-            for (const [i, attempt] of tried.entries()) {
-              const outcome = attempt.outcome === "failure" ? snakeCase(attempt.reason ?? "failure") : attempt.outcome
-              attempts.inc({ provider: attempt.provider, outcome })
-              if (attempt.latency_ms !== undefined) {
-                attemptDuration.observe({ provider: attempt.provider, outcome }, attempt.latency_ms / 1000)
-              }
-              if (attempt.outcome !== "success" && i < tried.length - 1 && facts.model !== undefined) {
-                fallbacks.inc({ model: facts.model, provider: attempt.provider })
-              }
-            }
-          }
-          if (facts.generation_id !== undefined && facts.model !== undefined && facts.provider !== undefined) {
-            const task = facts.task ?? "embeddings"
-            const cached = facts.cached_tokens ?? 0
-            if (facts.tokens !== undefined) tokens.inc({ task, model: facts.model, provider: facts.provider }, facts.tokens - cached)
-            if (cached > 0) cachedTokens.inc({ model: facts.model, provider: facts.provider }, cached)
-            if (facts.cost !== undefined) {
-              cost.inc({ task, model: facts.model, provider: facts.provider, byok: String(facts.byok === true) }, facts.cost)
-            }
-          }
-        },
+        record: requests,
         render: readHolds.pipe(
           Effect.andThen(store.render),
           Effect.flatMap((storeMetrics) =>
