@@ -7,9 +7,19 @@ const up = { status: "up" }
 const down_ = { status: "down" }
 const off = { status: "off" }
 
+/** The checks without the audit chain's, which is its own matter (observability/AuditWatch.ts): whole or not checked yet here. */
+const withoutAudit = (checks: any) => {
+  const { audit, ...rest } = checks
+  assert.include(["unchecked", "ok"], audit?.status)
+  return rest
+}
+
 const health = async (server: RunningServer) => {
   const response = await fetch(`${server.baseUrl}/health`, { signal: AbortSignal.timeout(15_000) })
-  return { status: response.status, body: await response.json() as any }
+  const body = await response.json() as any
+  if (body.checks !== undefined) body.checks = withoutAudit(body.checks)
+  if (body.error?.metadata?.checks !== undefined) body.error.metadata.checks = withoutAudit(body.error.metadata.checks)
+  return { status: response.status, body }
 }
 
 describe("GET /api/v1/health with the store down", () => {
