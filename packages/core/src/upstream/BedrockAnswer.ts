@@ -38,6 +38,8 @@ export const statusOfErrorType: Readonly<Record<string, number>> = {
   InternalServerException: 500
 }
 
+const unknownModel = /model identifier is invalid/iu
+
 /**
  * The error type of an answer: `x-amzn-errortype` up to its first `:`, else the body's `__type`.
  *
@@ -57,8 +59,11 @@ export const errorTypeOf = (headers: UpstreamAnswer.HeaderValues, body: string):
  */
 export const fromResponse = (response: UpstreamAnswer.UpstreamResponse, now: number): UpstreamError => {
   const type = errorTypeOf(response.headers, response.body)
-  const status = (type === undefined ? undefined : statusOfErrorType[type]) ?? response.status
   const message = UpstreamAnswer.parseErrorBody(response.body).message
+  // An unknown model id comes back as a ValidationException; it is a missing model.
+  const status = type === "ValidationException" && unknownModel.test(message ?? "")
+    ? 404
+    : (type === undefined ? undefined : statusOfErrorType[type]) ?? response.status
   // The body Bedrock sends is `{ "message" }`; the type travels as the provider's code.
   const body = JSON.stringify({ message: message ?? type ?? "", ...(type === undefined ? {} : { code: type }) })
   return UpstreamAnswer.fromResponse({ status, headers: response.headers, body }, now)
