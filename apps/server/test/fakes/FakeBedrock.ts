@@ -37,9 +37,19 @@ export interface FakeBedrock {
   readonly credentialsToken: string
   readonly invocations: ReadonlyArray<{ readonly path: string; readonly headers: Http.IncomingHttpHeaders; readonly body: unknown }>
   /** Credential fetches, each with the key issued and when it expires. */
-  readonly issued: ReadonlyArray<{ readonly accessKeyId: string; readonly expiration: number }>
+  readonly issued: ReadonlyArray<{
+    readonly accessKeyId: string
+    readonly secretAccessKey: string
+    readonly sessionToken: string
+    readonly expiration: number
+  }>
   /** Requests signed with each issued key, by access key id. */
   readonly usesOf: (accessKeyId: string) => number
+  /**
+   * Checks every later signature against a secret other than the one issued, as AWS does once a
+   * key is rotated: every signed call is refused with `InvalidSignatureException`.
+   */
+  readonly rotateSecrets: () => void
   /** Refuse the next calls as Bedrock would, one refusal each. */
   readonly refuseNext: (...refusals: ReadonlyArray<Refusal>) => void
   readonly close: () => Promise<void>
@@ -124,7 +134,7 @@ export const start = (options: Options = {}): Promise<FakeBedrock> => {
     secrets.set(options.staticKey.accessKeyId, { secret: options.staticKey.secretAccessKey, session: undefined, expiration: Infinity })
   }
   const invocations: Array<{ path: string; headers: Http.IncomingHttpHeaders; body: unknown }> = []
-  const issued: Array<{ accessKeyId: string; expiration: number }> = []
+  const issued: Array<{ accessKeyId: string; secretAccessKey: string; sessionToken: string; expiration: number }> = []
   const uses = new Map<string, number>()
   let refusals: Array<Refusal> = []
   const sockets = new Set<Socket>()
@@ -136,7 +146,7 @@ export const start = (options: Options = {}): Promise<FakeBedrock> => {
     const secret = `fake-secret-${n}-${Math.random().toString(36).slice(2)}`
     const session = `fake-session-${n}-${Math.random().toString(36).slice(2)}`
     secrets.set(accessKeyId, { secret, session, expiration })
-    issued.push({ accessKeyId, expiration })
+    issued.push({ accessKeyId, secretAccessKey: secret, sessionToken: session, expiration })
     reply(response, 200, {
       AccessKeyId: accessKeyId,
       SecretAccessKey: secret,
@@ -251,6 +261,9 @@ export const start = (options: Options = {}): Promise<FakeBedrock> => {
         invocations,
         issued,
         usesOf: (accessKeyId) => uses.get(accessKeyId) ?? 0,
+        rotateSecrets: () => {
+          for (const [id, known] of secrets) secrets.set(id, { ...known, secret: `rotated-${known.secret}` })
+        },
         refuseNext: (...next) => {
           refusals = [...next]
         },

@@ -1,0 +1,91 @@
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { costOf, type Gateway, startGateway } from "../embeddings/Gateway.ts"
+import * as FakeBedrock from "../fakes/FakeBedrock.ts"
+import * as FakeUpstream from "../fakes/FakeUpstream.ts"
+import { capturingStdout } from "../support/CapturedOutput.ts"
+import { storeKind } from "../support/TestServer.ts"
+
+// The gateway's AWS chain reads the process environment: only the fake's container route is set.
+for (const name of ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE"]) {
+  delete process.env[name]
+}
+process.env.AWS_CONFIG_FILE = "/nonexistent/aws-config"
+process.env.AWS_SHARED_CREDENTIALS_FILE = "/nonexistent/aws-credentials"
+process.env.AWS_EC2_METADATA_DISABLED = "true"
+
+const titan = "amazon.titan-embed-text-v2:0"
+
+describe(`a gateway with Amazon Bedrock configured as the product describes it (${storeKind})`, () => {
+  let fake: FakeBedrock.FakeBedrock
+  let gateway: Gateway
+
+  beforeAll(async () => {
+    fake = await FakeBedrock.start()
+    process.env.AWS_CONTAINER_CREDENTIALS_FULL_URI = fake.credentialsUrl
+    process.env.AWS_CONTAINER_AUTHORIZATION_TOKEN = fake.credentialsToken
+    gateway = await startGateway({
+      credits: 10,
+      config: {
+        providers: [{
+          slug: "amazon-bedrock",
+          name: "Amazon Bedrock",
+          adapter: "bedrock",
+          region: "us-east-1",
+          base_url: fake.url,
+          data_collection: "deny",
+          endpoints: [
+            {
+              model: "amazon/titan-embed-text-v2",
+              upstream_model: titan,
+              pricing: { prompt: "0.02" },
+              dimensions: 1024,
+              supported_parameters: ["dimensions", "encoding_format"],
+              max_batch_items: 128
+            },
+            { model: "cohere/rerank-v3.5", upstream_model: "cohere.rerank-v3-5:0", task: "rerank", pricing: { search: "2" } }
+          ]
+        }]
+      },
+      env: { AWS_CONTAINER_CREDENTIALS_FULL_URI: fake.credentialsUrl }
+    })
+  }, 60_000)
+
+  afterAll(async () => {
+    await gateway?.close()
+    await fake?.close()
+  })
+
+  it("embeds through Titan with the vectors, usage tokens and cost of the answer", async () => {
+    const reply = await gateway.embed({ model: "amazon/titan-embed-text-v2", input: ["the red fox", "jumps"], dimensions: 256 })
+    assert.strictEqual(reply.status, 200, reply.text)
+    assert.deepStrictEqual(reply.json.data.map((d: { embedding: Array<number> }) => d.embedding), [
+      FakeUpstream.vectorFor(`${titan}|the red fox`, 256),
+      FakeUpstream.vectorFor(`${titan}|jumps`, 256)
+    ])
+    assert.strictEqual(reply.json.usage.prompt_tokens, 4)
+    assert.strictEqual(reply.json.usage.cost, costOf(4, "0.02"))
+    assert.strictEqual(reply.headers.get("x-switchyard-provider"), "amazon-bedrock")
+  })
+
+  it("reranks through Cohere Rerank 3.5 on Bedrock", async () => {
+    const reply = await gateway.call("/rerank", { model: "cohere/rerank-v3.5", query: "red fox", documents: ["a blue whale", "the red fox"] })
+    assert.strictEqual(reply.status, 200, reply.text)
+    assert.strictEqual(reply.json.results[0].index, 1)
+    assert.strictEqual(reply.json.results.length, 2)
+  })
+
+  it("a signature the service no longer accepts is refused naming the provider, with no secret in the answer or the log", async () => {
+    fake.rotateSecrets()
+    const { result: reply, text } = await capturingStdout(() => gateway.embed({ model: "amazon/titan-embed-text-v2", input: "x" }))
+    assert.strictEqual(reply.status, 502, reply.text)
+    assert.include(reply.json.error.message, "\"amazon-bedrock\"")
+    assert.include(reply.json.error.message, "rejected the gateway's credentials")
+    for (const credential of fake.issued) {
+      for (const secret of [credential.secretAccessKey, credential.sessionToken]) {
+        assert.notInclude(reply.text, secret)
+        assert.notInclude(text, secret)
+      }
+    }
+    assert.notInclude(reply.text, "Signature=")
+  })
+})
