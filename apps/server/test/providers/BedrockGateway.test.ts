@@ -74,9 +74,35 @@ describe(`a gateway with Amazon Bedrock configured as the product describes it (
     assert.strictEqual(reply.json.results.length, 2)
   })
 
+  it("takes a managed bedrock provider through the API and routes to it", async () => {
+    const created = await gateway.call("/providers", {
+      slug: "bedrock-managed",
+      name: "Bedrock (managed)",
+      adapter: "bedrock",
+      region: "us-east-1",
+      base_url: fake.url,
+      data_collection: "deny",
+      endpoints: [{ model: "amazon/titan-embed-text-v2", upstream_model: titan, pricing: { prompt: "0.02" }, dimensions: 1024, max_batch_items: 128 }]
+    }, { key: gateway.server.managementKey })
+    assert.strictEqual(created.status, 201, created.text)
+    assert.strictEqual(created.json.data.provider.region, "us-east-1")
+    const missingRegion = await gateway.call("/providers", {
+      slug: "bedrock-nowhere",
+      name: "Bedrock",
+      adapter: "bedrock",
+      data_collection: "deny",
+      endpoints: []
+    }, { key: gateway.server.managementKey })
+    assert.strictEqual(missingRegion.status, 400, missingRegion.text)
+    assert.include(missingRegion.text, "needs a region")
+    const reply = await gateway.embed({ model: "amazon/titan-embed-text-v2", input: "x", provider: { only: ["bedrock-managed"] } })
+    assert.strictEqual(reply.status, 200, reply.text)
+    assert.strictEqual(reply.headers.get("x-switchyard-provider"), "bedrock-managed")
+  })
+
   it("a signature the service no longer accepts is refused naming the provider, with no secret in the answer or the log", async () => {
     fake.rotateSecrets()
-    const { result: reply, text } = await capturingStdout(() => gateway.embed({ model: "amazon/titan-embed-text-v2", input: "x" }))
+    const { result: reply, text } = await capturingStdout(() => gateway.embed({ model: "amazon/titan-embed-text-v2", input: "x", provider: { only: ["amazon-bedrock"] } }))
     assert.strictEqual(reply.status, 502, reply.text)
     assert.include(reply.json.error.message, "\"amazon-bedrock\"")
     assert.include(reply.json.error.message, "rejected the gateway's credentials")
