@@ -19,7 +19,7 @@ export interface AwsCredential {
 export type CredentialSource = (options?: { readonly forceRefresh?: boolean }) => Promise<AwsCredential>
 
 /** A credential is replaced this long before it expires, as the AWS SDKs do. */
-export const refreshBeforeMs = 5 * 60_000
+const refreshBeforeMs = 5 * 60_000
 
 /**
  * The chain's credential, fetched once and held until {@link refreshBeforeMs} before it expires

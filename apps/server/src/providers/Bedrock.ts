@@ -18,10 +18,10 @@ import * as Span from "../instrumentation/Span.ts"
 export const baseUrlOf = (region: string): string => `https://bedrock-runtime.${region}.amazonaws.com`
 
 /** Titan Text Embeddings takes one text a call; a request's texts go out this many at a time. */
-export const titanConcurrency = 8
+const titanConcurrency = 8
 
 /** Cohere Embed on Bedrock takes at most this many texts a call. */
-export const cohereTextsPerCall = 96
+const cohereTextsPerCall = 96
 
 const tokenCountHeader = "x-amzn-bedrock-input-token-count"
 
@@ -151,7 +151,7 @@ const embedCohere = Effect.fnUntraced(function*(
   let tokens = 0
   for (const [chunk, { response, inputTokens }] of answers.entries()) {
     const floats = Array.isArray(response.embeddings) ? response.embeddings : (response.embeddings as { readonly float: ReadonlyArray<ReadonlyArray<number>> }).float
-    floats.forEach((value, i) => vectors.push({ index: chunk * cohereTextsPerCall + i, value }))
+    for (const [i, value] of floats.entries()) vectors.push({ index: chunk * cohereTextsPerCall + i, value })
     tokens += inputTokens ?? 0
   }
   return { vectors, tokens, upstreamId: answers.length === 1 ? answers[0]!.response.id : undefined }

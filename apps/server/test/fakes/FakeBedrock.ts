@@ -22,7 +22,7 @@ export interface Options {
   readonly now?: () => number
 }
 
-export interface Refusal {
+interface Refusal {
   readonly status: number
   readonly type: string
   readonly message: string
@@ -93,7 +93,7 @@ const cohereEmbed = (model: string, body: Record<string, unknown>) => {
   if (!Array.isArray(texts) || texts.length === 0 || texts.some((t) => typeof t !== "string")) {
     return validation("Malformed input request: #/texts: expected a non-empty array of strings")
   }
-  if (texts.length > 96) return validation("Malformed input request: #/texts: expected maxItems: 96, actual: " + texts.length)
+  if (texts.length > 96) return validation(`Malformed input request: #/texts: expected maxItems: 96, actual: ${texts.length}`)
   if (typeof body.input_type !== "string") return validation("Malformed input request: #: required key [input_type] not found")
   const floats = (texts as Array<string>).map((t) => FakeUpstream.vectorFor(`${model}|${body.input_type}|${t}`, 1024))
   const byType = Array.isArray(body.embedding_types)

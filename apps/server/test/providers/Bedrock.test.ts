@@ -66,7 +66,9 @@ describe("Bedrock", () => {
       assert.deepStrictEqual(fake.invocations.map((i) => (i.body as { texts: Array<string> }).texts.length).sort(), [4, 96])
       assert.strictEqual((fake.invocations[0]!.body as { input_type: string }).input_type, "search_query")
       assert.strictEqual(result.embeddings.length, 100)
-      result.embeddings.forEach((e, i) => assert.deepStrictEqual(e.embedding, FakeUpstream.vectorFor(`cohere.embed-english-v3|search_query|text number ${i}`, 1024)))
+      for (const [i, e] of result.embeddings.entries()) {
+        assert.deepStrictEqual(e.embedding, FakeUpstream.vectorFor(`cohere.embed-english-v3|search_query|text number ${i}`, 1024))
+      }
       assert.strictEqual(result.promptTokens, 300)
     }).pipe(overHttp))
 

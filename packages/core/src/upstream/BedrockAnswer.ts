@@ -20,7 +20,7 @@ import type { UpstreamError } from "./UpstreamError.ts"
  *
  * @since 0.9.0
  */
-export const statusOfErrorType: Readonly<Record<string, number>> = {
+const statusOfErrorType: Readonly<Record<string, number>> = {
   ThrottlingException: 429,
   ServiceQuotaExceededException: 429,
   ModelNotReadyException: 503,
