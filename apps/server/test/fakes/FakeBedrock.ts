@@ -276,3 +276,22 @@ export const start = (options: Options = {}): Promise<FakeBedrock> => {
     })
   })
 }
+
+/**
+ * Leaves the AWS default chain of this test process nothing to find (no keys, profiles, web
+ * identity or instance metadata), so only a container route it is pointed at answers.
+ */
+export const isolateCredentialChain = () => {
+  for (const name of ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE"]) {
+    delete process.env[name]
+  }
+  process.env.AWS_CONFIG_FILE = "/nonexistent/aws-config"
+  process.env.AWS_SHARED_CREDENTIALS_FILE = "/nonexistent/aws-credentials"
+  process.env.AWS_EC2_METADATA_DISABLED = "true"
+}
+
+/** Points the chain's container route at the fake's credentials endpoint. */
+export const pointCredentialChainAt = (fake: FakeBedrock) => {
+  process.env.AWS_CONTAINER_CREDENTIALS_FULL_URI = fake.credentialsUrl
+  process.env.AWS_CONTAINER_AUTHORIZATION_TOKEN = fake.credentialsToken
+}

@@ -7,13 +7,7 @@ import * as FakeUpstream from "../fakes/FakeUpstream.ts"
 import * as Bedrock from "../../src/providers/Bedrock.ts"
 import { overHttp, reasonOf, request, texts } from "./ProviderHarness.ts"
 
-// The default chain reads the container route the fake serves; nothing else is configured here.
-for (const name of ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE"]) {
-  delete process.env[name]
-}
-process.env.AWS_CONFIG_FILE = "/nonexistent/aws-config"
-process.env.AWS_SHARED_CREDENTIALS_FILE = "/nonexistent/aws-credentials"
-process.env.AWS_EC2_METADATA_DISABLED = "true"
+FakeBedrock.isolateCredentialChain()
 
 const titanModel = "amazon.titan-embed-text-v2:0"
 
@@ -21,8 +15,7 @@ const started = (options: FakeBedrock.Options = {}) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       const fake = await FakeBedrock.start(options)
-      process.env.AWS_CONTAINER_CREDENTIALS_FULL_URI = fake.credentialsUrl
-      process.env.AWS_CONTAINER_AUTHORIZATION_TOKEN = fake.credentialsToken
+      FakeBedrock.pointCredentialChainAt(fake)
       return fake
     }),
     (fake) => Effect.promise(() => fake.close())

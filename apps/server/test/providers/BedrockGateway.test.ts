@@ -5,13 +5,7 @@ import * as FakeUpstream from "../fakes/FakeUpstream.ts"
 import { capturingStdout } from "../support/CapturedOutput.ts"
 import { storeKind } from "../support/TestServer.ts"
 
-// The gateway's AWS chain reads the process environment: only the fake's container route is set.
-for (const name of ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE"]) {
-  delete process.env[name]
-}
-process.env.AWS_CONFIG_FILE = "/nonexistent/aws-config"
-process.env.AWS_SHARED_CREDENTIALS_FILE = "/nonexistent/aws-credentials"
-process.env.AWS_EC2_METADATA_DISABLED = "true"
+FakeBedrock.isolateCredentialChain()
 
 const titan = "amazon.titan-embed-text-v2:0"
 
@@ -21,8 +15,7 @@ describe(`a gateway with Amazon Bedrock configured as the product describes it (
 
   beforeAll(async () => {
     fake = await FakeBedrock.start()
-    process.env.AWS_CONTAINER_CREDENTIALS_FULL_URI = fake.credentialsUrl
-    process.env.AWS_CONTAINER_AUTHORIZATION_TOKEN = fake.credentialsToken
+    FakeBedrock.pointCredentialChainAt(fake)
     gateway = await startGateway({
       credits: 10,
       config: {
