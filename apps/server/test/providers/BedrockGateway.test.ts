@@ -1,6 +1,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { costOf, type Gateway, startGateway } from "../embeddings/Gateway.ts"
+import { costOf, endpoint, type Gateway, provider, startGateway } from "../embeddings/Gateway.ts"
 import * as FakeBedrock from "../fakes/FakeBedrock.ts"
+import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import * as FakeUpstream from "../fakes/FakeUpstream.ts"
 import { capturingStdout } from "../support/CapturedOutput.ts"
 import { storeKind } from "../support/TestServer.ts"
@@ -11,11 +12,13 @@ const titan = "amazon.titan-embed-text-v2:0"
 
 describe(`a gateway with Amazon Bedrock configured as the product describes it (${storeKind})`, () => {
   let fake: FakeBedrock.FakeBedrock
+  let other: FakeUpstream.FakeServer
   let gateway: Gateway
 
   beforeAll(async () => {
     fake = await FakeBedrock.start()
     FakeBedrock.pointCredentialChainAt(fake)
+    other = await FakeOpenAi.start({ defaultWidth: 256 })
     gateway = await startGateway({
       credits: 10,
       config: {
@@ -37,7 +40,7 @@ describe(`a gateway with Amazon Bedrock configured as the product describes it (
             },
             { model: "cohere/rerank-v3.5", upstream_model: "cohere.rerank-v3-5:0", task: "rerank", pricing: { search: "2" } }
           ]
-        }]
+        }, provider("other", other.url, { data_collection: "allow" }, [endpoint("amazon/titan-embed-text-v2", { dimensions: 256 })])]
       },
       env: { AWS_CONTAINER_CREDENTIALS_FULL_URI: fake.credentialsUrl }
     })
@@ -46,6 +49,7 @@ describe(`a gateway with Amazon Bedrock configured as the product describes it (
   afterAll(async () => {
     await gateway?.close()
     await fake?.close()
+    await other?.close()
   })
 
   it("embeds through Titan with the vectors, usage tokens and cost of the answer", async () => {
@@ -58,6 +62,28 @@ describe(`a gateway with Amazon Bedrock configured as the product describes it (
     assert.strictEqual(reply.json.usage.prompt_tokens, 4)
     assert.strictEqual(reply.json.usage.cost, costOf(4, "0.02"))
     assert.strictEqual(reply.headers.get("x-switchyard-provider"), "amazon-bedrock")
+  })
+
+  it("a throttled Bedrock falls back to the next provider of the same model; /generation lists both attempts", async () => {
+    fake.refuseNext({ status: 429, type: "ThrottlingException", message: "Too many requests, please wait before trying again." })
+    const reply = await gateway.embed({
+      model: "amazon/titan-embed-text-v2",
+      input: "throttled then served",
+      dimensions: 256,
+      provider: { order: ["amazon-bedrock", "other"] }
+    })
+    assert.strictEqual(reply.status, 200, reply.text)
+    assert.strictEqual(reply.headers.get("x-switchyard-provider"), "other")
+    const generation = await gateway.call(`/generation?id=${reply.json.id}`)
+    const responses = generation.json.data.provider_responses as Array<any>
+    assert.deepStrictEqual(responses.map((r) => [r.provider_name, r.status, r.reason]), [
+      ["Amazon Bedrock", 429, "RateLimited"],
+      ["other", 200, undefined]
+    ])
+    // data_collection: "deny" keeps the request on Bedrock, which answers once the throttle passes.
+    const denied = await gateway.embed({ model: "amazon/titan-embed-text-v2", input: "private", provider: { data_collection: "deny" } })
+    assert.strictEqual(denied.status, 200, denied.text)
+    assert.strictEqual(denied.headers.get("x-switchyard-provider"), "amazon-bedrock")
   })
 
   it("reranks through Cohere Rerank 3.5 on Bedrock", async () => {
