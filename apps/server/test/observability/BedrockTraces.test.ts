@@ -1,7 +1,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as FakeBedrock from "../fakes/FakeBedrock.ts"
 import { storeKind } from "../support/TestServer.ts"
-import { type ObservedGateway, spansOf, startObservedGateway, startReceiver, waitFor } from "./Receivers.ts"
+import { type ObservedGateway, spansOf, startObservedGateway, startReceiver, tracingTo, waitFor } from "./Receivers.ts"
 
 describe(`a Bedrock call's credential in no span and no log line (${storeKind})`, () => {
   let fake: FakeBedrock.FakeBedrock
@@ -16,10 +16,7 @@ describe(`a Bedrock call's credential in no span and no log line (${storeKind})`
     observed = await startObservedGateway({
       webhookUrl: `${webhook.origin}/hooks`,
       env: {
-        SWITCHYARD_RATE_LIMIT: "off",
-        OTEL_EXPORTER_OTLP_ENDPOINT: collector.origin,
-        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
-        OTEL_BSP_SCHEDULE_DELAY: "100",
+        ...tracingTo(collector),
         // The gateway process's AWS chain finds only the fake's container route.
         AWS_ACCESS_KEY_ID: "",
         AWS_PROFILE: "",
