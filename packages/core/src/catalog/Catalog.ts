@@ -33,6 +33,8 @@
  *   of one upstream call with `max_documents`.
  * - A provider is active when it needs no credential (`api_key_env` absent or `null`, as for
  *   the `local` adapter) or when the variable `api_key_env` names is set and non-empty.
+ * - A `bedrock` provider names its AWS `region` (`us-east-1`); its `base_url` is optional
+ *   (`https://bedrock-runtime.{region}.amazonaws.com` by default).
  * - Optional extras: `dialect` (an `openai` provider's API flavour, see {@link Dialect}; default
  *   `generic`, never guessed from the host), `enabled` (default `true`; `false` removes a built-in provider),
  *   `headers` (extra request headers), `timeout_ms`; per endpoint `variant` (default
