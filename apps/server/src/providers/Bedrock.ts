@@ -57,9 +57,10 @@ const loadSigning = () =>
 // The default chain (environment, profile, web identity, container, instance), made on first use.
 const defaultChain = (): AwsCredentials.CredentialSource => {
   let chain: Promise<AwsCredentials.CredentialSource> | undefined
-  return (options) =>
-    (chain ??= import("@aws-sdk/credential-providers").then(({ fromNodeProviderChain }) => fromNodeProviderChain()))
-      .then((source) => source(options))
+  return (options) => {
+    chain ??= import("@aws-sdk/credential-providers").then(({ fromNodeProviderChain }) => fromNodeProviderChain())
+    return chain.then((source) => source(options))
+  }
 }
 
 /** The model family an upstream id names (a bare id, a cross-region profile `us.…` or an ARN). */
