@@ -1,4 +1,4 @@
-import { Alert, Badge, Button, Group, Modal, PasswordInput, Stack, Table, Text, Textarea } from "@mantine/core"
+import { Alert, Badge, Button, Group, Modal, PasswordInput, SegmentedControl, Stack, Table, Text, Textarea } from "@mantine/core"
 import type { ProviderTestResult } from "@switchyard/core/catalog/ManagedProvider"
 import type { ProviderRecord } from "@switchyard/core/schema/ProviderListing"
 import { useEffect, useState } from "react"
@@ -14,6 +14,12 @@ import { useSession } from "./SessionContext.ts"
  */
 
 const jsonText = (value: unknown) => JSON.stringify(value, null, 2)
+
+// The adapter the text names, while it parses; the template it started from otherwise.
+const adapterOf = (text: string): string => {
+  const parsed = ProviderDraft.parse(text)
+  return parsed._tag === "Ok" && typeof parsed.value.adapter === "string" ? parsed.value.adapter : "openai"
+}
 
 const ProviderJsonInput = ({ value, onChange, description }: {
   readonly value: string
@@ -64,6 +70,15 @@ export const AddProviderModal = ({ opened, onClose, onAdded }: {
     <Modal opened={opened} onClose={onClose} title="Add a provider" size="lg">
       <form onSubmit={submit}>
         <Stack>
+          <SegmentedControl
+            aria-label="Start from"
+            data={ProviderDraft.templates.map((t) => ({ value: t.adapter, label: t.label }))}
+            value={adapterOf(text)}
+            onChange={(adapter) => {
+              const chosen = ProviderDraft.templates.find((t) => t.adapter === adapter)
+              if (chosen !== undefined) setText(jsonText(chosen.provider))
+            }}
+          />
           <ProviderJsonInput
             value={text}
             onChange={setText}
@@ -71,7 +86,7 @@ export const AddProviderModal = ({ opened, onClose, onAdded }: {
           />
           <PasswordInput
             label="Upstream API key"
-            description="Stored encrypted and never shown again: only whether it is set and its last 4 characters."
+            description={ProviderDraft.credentialHint(adapterOf(text))}
             autoComplete="off"
             value={apiKey}
             onChange={(event) => setApiKey(event.currentTarget.value)}

@@ -23,6 +23,36 @@ export const template: ProviderJson = {
   ]
 }
 
+/** What a provider on Amazon Bedrock starts from: signed with the gateway's AWS credentials in a region. */
+const bedrockTemplate: ProviderJson = {
+  slug: "",
+  name: "",
+  adapter: "bedrock",
+  region: "us-east-1",
+  data_collection: "deny",
+  endpoints: [
+    {
+      model: "amazon/titan-embed-text-v2",
+      upstream_model: "amazon.titan-embed-text-v2:0",
+      pricing: { prompt: "0.02" },
+      dimensions: 1024,
+      max_batch_items: 128
+    }
+  ]
+}
+
+/** The add form's starting points, by the adapter each is written for. */
+export const templates: ReadonlyArray<{ readonly adapter: string; readonly label: string; readonly provider: ProviderJson }> = [
+  { adapter: "openai", label: "OpenAI-compatible API", provider: template },
+  { adapter: "bedrock", label: "Amazon Bedrock", provider: bedrockTemplate }
+]
+
+/** What the add form says of the credential field for a provider of this adapter. */
+export const credentialHint = (adapter: unknown): string =>
+  adapter === "bedrock"
+    ? "Optional: a Bedrock API key. Left empty, calls are signed with the gateway's AWS credentials (environment, profile, web identity, container or instance role)."
+    : "Stored encrypted and never shown again: only whether it is set and its last 4 characters."
+
 export type Parsed =
   | { readonly _tag: "Ok"; readonly value: ProviderJson }
   | { readonly _tag: "Invalid"; readonly message: string }

@@ -1,4 +1,6 @@
 import { assert, describe, it } from "vitest"
+import * as Catalog from "@switchyard/core/catalog/Catalog"
+import { Schema } from "effect"
 import * as ProviderDraft from "../src/ProviderDraft.ts"
 
 describe("ProviderDraft", () => {
@@ -37,5 +39,17 @@ describe("ProviderDraft", () => {
     assert.strictEqual(ProviderDraft.credential({ set: true, last4: null }), "set")
     assert.strictEqual(ProviderDraft.credential({ set: false, last4: null }), "not set")
     assert.strictEqual(ProviderDraft.credential(undefined), "-")
+  })
+
+  it("starts the add form from a template per adapter, each a provider the config file's schema takes once named", () => {
+    for (const { adapter, provider } of ProviderDraft.templates) {
+      assert.strictEqual(provider.adapter, adapter)
+      const named = { ...provider, slug: `new-${adapter}`, name: "New" }
+      assert.doesNotThrow(() => Schema.decodeUnknownSync(Catalog.Provider)(named, { onExcessProperty: "error" }), adapter)
+    }
+    const bedrock = ProviderDraft.templates.find((t) => t.adapter === "bedrock")!.provider
+    assert.strictEqual(bedrock.region, "us-east-1")
+    assert.include(ProviderDraft.credentialHint("bedrock"), "AWS credentials")
+    assert.notInclude(ProviderDraft.credentialHint("openai"), "AWS")
   })
 })

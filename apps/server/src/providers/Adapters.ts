@@ -3,6 +3,7 @@ import type { RerankProvider } from "@switchyard/core/providers/RerankProvider"
 import type * as Catalog from "@switchyard/core/catalog/Catalog"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
+import * as Bedrock from "./Bedrock.ts"
 import * as Cohere from "./Cohere.ts"
 import * as Gemini from "./Gemini.ts"
 import * as Jina from "./Jina.ts"
@@ -10,7 +11,7 @@ import * as Local from "./Local.ts"
 import * as OpenAiCompatible from "./OpenAiCompatible.ts"
 import * as Voyage from "./Voyage.ts"
 
-export const AdapterId = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local"])
+export const AdapterId = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local", "bedrock"])
 
 export type AdapterId = typeof AdapterId.Type
 
@@ -31,7 +32,8 @@ export const defaultBaseUrls: Readonly<Record<AdapterId, string>> = {
   voyage: Voyage.baseUrl,
   gemini: Gemini.baseUrl,
   jina: Jina.baseUrl,
-  local: "local:"
+  local: "local:",
+  bedrock: Bedrock.baseUrlOf("us-east-1")
 }
 
 export const make = Effect.gen(function*() {
@@ -49,7 +51,8 @@ export const make = Effect.gen(function*() {
       forward: (connection, request) => openai.forward({ ...connection, dialect: "jina" }, request),
       rerank: jinaRerank
     },
-    local: { ...Local.make(), rerank: Local.makeRerank().rerank }
+    local: { ...Local.make(), rerank: Local.makeRerank().rerank },
+    bedrock: yield* Bedrock.make()
   }
   return table
 })
@@ -66,6 +69,7 @@ export interface ProviderAccess {
   readonly base_url?: string | null | undefined
   readonly api_key_env?: string | null | undefined
   readonly headers?: Readonly<Record<string, string>> | null | undefined
+  readonly region?: string | undefined
 }
 
 // The last connection made for each provider: its credential rarely changes, so an attempt
@@ -83,10 +87,12 @@ export const connectionOf = (
   if (known !== undefined && known.apiKey === apiKey) return known
   const connection: EmbeddingProvider.Connection = {
     ...(provider.slug !== undefined ? { provider: provider.slug } : {}),
-    baseUrl: provider.base_url ?? defaultBaseUrls[provider.adapter],
+    baseUrl: provider.base_url ??
+      (provider.adapter === "bedrock" && provider.region !== undefined ? Bedrock.baseUrlOf(provider.region) : defaultBaseUrls[provider.adapter]),
     apiKey,
     ...(provider.headers ? { headers: provider.headers } : {}),
-    ...(provider.dialect !== undefined ? { dialect: provider.dialect } : {})
+    ...(provider.dialect !== undefined ? { dialect: provider.dialect } : {}),
+    ...(provider.region !== undefined ? { region: provider.region } : {})
   }
   connections.set(provider, connection)
   return connection

@@ -49,7 +49,7 @@ const billedCount = (n: number | undefined): number | undefined =>
 
 // Every document sent has exactly one score: a provider that drops, repeats or invents an index
 // has not answered the request.
-const checkScores = (
+export const checkScores = (
   scores: ReadonlyArray<RerankProvider.Score>,
   documents: number
 ): Effect.Effect<ReadonlyArray<RerankProvider.Score>, UpstreamError.UpstreamError> => {

@@ -59,7 +59,7 @@ export const clientLayer: Layer.Layer<HttpClient.HttpClient> = Layer.effect(Http
  * The headers that carry upstream credentials, never written into a trace (the tracing layer
  * provides the list once, for every client span).
  */
-export const redactedHeaders = ["authorization", "cookie", "set-cookie", "x-api-key", "x-goog-api-key"]
+export const redactedHeaders = ["authorization", "cookie", "set-cookie", "x-api-key", "x-goog-api-key", "x-amz-security-token"]
 
 // A provider's base URL and an API path make a handful of URLs: each is joined once.
 const joined = new Map<string, Map<string, string>>()

@@ -75,6 +75,14 @@ export const waitFor = async (condition: () => boolean, timeoutMs = 30_000) => {
  * The gateway as its own process (what operators run) in front of two fake OpenAI-compatible
  * providers of one model, `alpha` (cheaper, tried first) and `beta`, with a broadcast destination.
  */
+/** The environment of a gateway exporting its spans to `collector` quickly, without rate limits. */
+export const tracingTo = (collector: { readonly origin: string }): Record<string, string> => ({
+  SWITCHYARD_RATE_LIMIT: "off",
+  OTEL_EXPORTER_OTLP_ENDPOINT: collector.origin,
+  OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+  OTEL_BSP_SCHEDULE_DELAY: "100"
+})
+
 export const startObservedGateway = async (options: {
   readonly env?: Record<string, string>
   readonly webhookUrl: string

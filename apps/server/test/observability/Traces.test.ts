@@ -2,7 +2,7 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { endpoint, provider } from "../embeddings/Gateway.ts"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import { storeKind } from "../support/TestServer.ts"
-import { attribute, type ObservedGateway, type OtlpSpan, spansOf, startObservedGateway, startReceiver, waitFor } from "./Receivers.ts"
+import { attribute, type ObservedGateway, type OtlpSpan, spansOf, startObservedGateway, startReceiver, tracingTo, waitFor } from "./Receivers.ts"
 
 const traceparent = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/u
 
@@ -16,12 +16,7 @@ describe(`traces over OTLP/HTTP (${storeKind})`, () => {
     webhook = await startReceiver()
     observed = await startObservedGateway({
       webhookUrl: `${webhook.origin}/hooks`,
-      env: {
-        SWITCHYARD_RATE_LIMIT: "off",
-        OTEL_EXPORTER_OTLP_ENDPOINT: collector.origin,
-        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
-        OTEL_BSP_SCHEDULE_DELAY: "100"
-      }
+      env: tracingTo(collector)
     })
   }, 120_000)
   afterAll(async () => {

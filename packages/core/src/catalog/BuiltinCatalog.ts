@@ -5,7 +5,8 @@
  *
  * **Details**
  *
- * A provider here is active only when its `api_key_env` variable is set; a config file
+ * A provider here is active only when its `api_key_env` variable is set (Amazon Bedrock: when
+ * the AWS credential chain is configured); a config file
  * overrides any entry by slug (or removes it with `"enabled": false`).
  *
  * **Gotchas**
@@ -203,6 +204,73 @@ const source = {
           name: "Cohere: Rerank Multilingual 3",
           pricing: { search: "2" },
           supported_parameters: ["max_tokens_per_doc"],
+          max_documents: 1000,
+          max_input_tokens: 4096
+        }
+      ]
+    },
+    {
+      // Amazon Bedrock: InvokeModel signed with the AWS default credential chain; active when
+      // the chain is configured (see Catalog.awsCredentialEnv). AWS does not store or train on
+      // Bedrock prompts. Prices: us-east-1 on-demand list prices as published on the Bedrock
+      // pricing page, read 2025-06 (approx: not re-read since; check before billing).
+      slug: "amazon-bedrock",
+      name: "Amazon Bedrock",
+      adapter: "bedrock",
+      region: "us-east-1",
+      data_collection: "deny",
+      zdr: false,
+      endpoints: [
+        {
+          model: "amazon/titan-embed-text-v2",
+          upstream_model: "amazon.titan-embed-text-v2:0",
+          name: "Amazon: Titan Text Embeddings V2",
+          // $0.00002 per 1,000 input tokens.
+          pricing: { prompt: "0.02" },
+          dimensions: 1024,
+          supported_parameters: ["dimensions", "encoding_format"],
+          // One input per upstream call: a request fans out this many calls at most.
+          max_batch_items: 128,
+          max_input_tokens: 8192
+        },
+        {
+          model: "cohere/embed-english-v3.0",
+          upstream_model: "cohere.embed-english-v3",
+          name: "Cohere: Embed English v3 (Bedrock)",
+          // $0.0001 per 1,000 input tokens.
+          pricing: { prompt: "0.1" },
+          dimensions: 1024,
+          supported_parameters: ["input_type", "encoding_format"],
+          max_batch_items: 96,
+          max_input_tokens: 512
+        },
+        {
+          model: "cohere/embed-multilingual-v3.0",
+          upstream_model: "cohere.embed-multilingual-v3",
+          name: "Cohere: Embed Multilingual v3 (Bedrock)",
+          pricing: { prompt: "0.1" },
+          dimensions: 1024,
+          supported_parameters: ["input_type", "encoding_format"],
+          max_batch_items: 96,
+          max_input_tokens: 512
+        },
+        // Rerank is billed per query of up to 100 documents: $2.00 (Cohere) and $1.00 (Amazon)
+        // per 1,000.
+        {
+          model: "cohere/rerank-v3.5",
+          upstream_model: "cohere.rerank-v3-5:0",
+          task: "rerank",
+          name: "Cohere: Rerank 3.5 (Bedrock)",
+          pricing: { search: "2" },
+          max_documents: 1000,
+          max_input_tokens: 4096
+        },
+        {
+          model: "amazon/rerank-v1.0",
+          upstream_model: "amazon.rerank-v1:0",
+          task: "rerank",
+          name: "Amazon: Rerank 1.0",
+          pricing: { search: "1" },
           max_documents: 1000,
           max_input_tokens: 4096
         }

@@ -33,6 +33,8 @@
  *   of one upstream call with `max_documents`.
  * - A provider is active when it needs no credential (`api_key_env` absent or `null`, as for
  *   the `local` adapter) or when the variable `api_key_env` names is set and non-empty.
+ * - A `bedrock` provider names its AWS `region` (`us-east-1`); its `base_url` is optional
+ *   (`https://bedrock-runtime.{region}.amazonaws.com` by default).
  * - Optional extras: `dialect` (an `openai` provider's API flavour, see {@link Dialect}; default
  *   `generic`, never guessed from the host), `enabled` (default `true`; `false` removes a built-in provider),
  *   `headers` (extra request headers), `timeout_ms`; per endpoint `variant` (default
@@ -57,11 +59,12 @@ import { Price } from "./Money.ts"
  * How the gateway talks to a provider: `openai` is any OpenAI-compatible embeddings API (its
  * rerank endpoints speak Jina's rerank shape, as vLLM and other OpenAI-compatible hosts do);
  * `jina` is Jina AI (OpenAI-compatible embeddings in Jina's dialect, Jina's rerank); `local` is
- * the in-process model that needs no network and no key.
+ * the in-process model that needs no network and no key; `bedrock` is Amazon Bedrock's
+ * `InvokeModel`, signed with SigV4 for the provider's `region`.
  *
  * @since 0.1.0
  */
-const Adapter = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local"])
+const Adapter = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local", "bedrock"])
 
 /**
  * @since 0.1.0
@@ -102,7 +105,7 @@ export type Task = typeof Task.Type
  *
  * @since 0.4.0
  */
-const rerankAdapters: ReadonlyArray<Adapter> = ["openai", "cohere", "voyage", "jina", "local"]
+const rerankAdapters: ReadonlyArray<Adapter> = ["openai", "cohere", "voyage", "jina", "local", "bedrock"]
 
 /**
  * The adapters whose rerank API carries image documents (Jina's shape, which `openai` speaks
@@ -310,6 +313,9 @@ export const Provider = Schema.Struct({
     Schema.isPattern(/^https?:\/\/\S+$/u, { expected: "an http(s) URL" })
   )),
   api_key_env: Schema.optionalKey(Schema.NullOr(EnvName)),
+  region: Schema.optionalKey(Schema.String.check(
+    Schema.isPattern(/^[a-z]{2}(-[a-z]+)+-\d+$/u, { expected: "an AWS region such as us-east-1" })
+  )),
   data_collection: DataCollection,
   zdr: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(false))),
   enabled: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(true))),
@@ -318,8 +324,11 @@ export const Provider = Schema.Struct({
   endpoints: Schema.Array(Endpoint).check(uniqueEndpoints)
 }).check(Schema.makeFilter((p) => {
   const issues: Array<Schema.FilterIssue> = []
-  if (p.adapter !== "local" && p.base_url === undefined) {
+  if (p.adapter !== "local" && p.adapter !== "bedrock" && p.base_url === undefined) {
     issues.push({ path: ["base_url"], issue: `a provider with adapter ${p.adapter} needs a base_url` })
+  }
+  if (p.adapter === "bedrock" && p.region === undefined) {
+    issues.push({ path: ["region"], issue: "a provider with adapter bedrock needs a region" })
   }
   p.endpoints.forEach((e, i) => {
     if (e.task === "rerank" && !rerankAdapters.includes(p.adapter)) {
@@ -467,13 +476,40 @@ export const merge = (builtin: Catalog, file: Catalog): Catalog => {
 export type Environment = { readonly [name: string]: string | undefined }
 
 /**
+ * The variables that say AWS credentials are configured for the default credential chain: keys,
+ * a shared profile, a web identity token (EKS), a container role (ECS), or an instance role
+ * opted into with `AWS_EC2_METADATA_DISABLED=false`. A `bedrock` provider without
+ * `api_key_env` is active when one of them is set.
+ *
+ * @since 0.9.0
+ */
+export const awsCredentialEnv: ReadonlyArray<string> = [
+  "AWS_ACCESS_KEY_ID",
+  "AWS_PROFILE",
+  "AWS_WEB_IDENTITY_TOKEN_FILE",
+  "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+  "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+  "AWS_EC2_METADATA_DISABLED"
+]
+
+const awsConfigured = (env: Environment): boolean =>
+  awsCredentialEnv.some((name) => {
+    const value = (env[name] ?? "").trim()
+    return name === "AWS_EC2_METADATA_DISABLED" ? value.toLowerCase() === "false" : value !== ""
+  })
+
+/**
  * Whether a provider can take requests: enabled, and either needing no credential or having
- * its `api_key_env` variable set to a non-empty value.
+ * its `api_key_env` variable set to a non-empty value (a `bedrock` provider without one: the
+ * AWS chain configured, see {@link awsCredentialEnv}).
  *
  * @since 0.1.0
  */
 export const isActive = (provider: Provider, env: Environment): boolean => {
   if (!provider.enabled) return false
+  if (provider.adapter === "bedrock" && (provider.api_key_env === undefined || provider.api_key_env === null)) {
+    return awsConfigured(env)
+  }
   if (provider.api_key_env === undefined || provider.api_key_env === null) return true
   const value = env[provider.api_key_env]
   return value !== undefined && value.trim() !== ""
@@ -509,6 +545,7 @@ const defaultInputModalities: Record<Adapter, ReadonlyArray<InputModalityType>> 
   voyage: ["text"],
   gemini: ["text"],
   jina: ["text", "image"],
+  bedrock: ["text"],
   local: ["text", "tokens", "image", "audio", "video", "file"]
 }
 

@@ -12,7 +12,8 @@
  * **Gotchas**
  *
  * The document is a preliminary check: rules the schema expresses as filters (unique provider
- * slugs, a `base_url` for every adapter but `local`, unique endpoints) are the decoder's alone.
+ * slugs, a `base_url` for every adapter but `local` and `bedrock`, a `region` for `bedrock`,
+ * unique endpoints) are the decoder's alone.
  *
  * @since 0.1.0
  */

@@ -188,6 +188,8 @@ export interface Connection {
   readonly apiKey: Redacted.Redacted<string> | undefined
   readonly headers?: Readonly<Record<string, string>>
   readonly dialect?: Dialect
+  /** The AWS region a `bedrock` provider signs its requests for. */
+  readonly region?: string
 }
 
 /**

@@ -182,10 +182,33 @@ describe("BuiltinCatalog", () => {
   })
 
   it("names a real https endpoint and one credential per remote provider", () => {
-    const remote = BuiltinCatalog.builtin.providers.filter((p) => p.adapter !== "local")
+    // Bedrock's credential is the AWS chain's, its URL the region's (see below).
+    const remote = BuiltinCatalog.builtin.providers.filter((p) => p.adapter !== "local" && p.adapter !== "bedrock")
     assert.deepStrictEqual(remote.map((p) => p.api_key_env).sort(), [...keys].sort())
     for (const p of remote) assert.match(p.base_url ?? "", /^https:\/\//, p.slug)
   })
+
+  it("activates Amazon Bedrock only when the AWS credential chain is configured", () => {
+    const bedrock = BuiltinCatalog.builtin.providers.find((p) => p.slug === "amazon-bedrock")!
+    assert.strictEqual(bedrock.region, "us-east-1")
+    assert.strictEqual(bedrock.data_collection, "deny")
+    assert.isFalse(Catalog.isActive(bedrock, {}))
+    assert.isFalse(Catalog.isActive(bedrock, { AWS_EC2_METADATA_DISABLED: "true", AWS_REGION: "us-east-1" }))
+    assert.isTrue(Catalog.isActive(bedrock, { AWS_ACCESS_KEY_ID: "AKIAEXAMPLE" }))
+    assert.isTrue(Catalog.isActive(bedrock, { AWS_CONTAINER_CREDENTIALS_FULL_URI: "http://127.0.0.1:1/creds" }))
+    assert.isTrue(Catalog.isActive(bedrock, { AWS_EC2_METADATA_DISABLED: "false" }))
+    // A Bedrock API key named by api_key_env decides instead.
+    assert.isFalse(Catalog.isActive({ ...bedrock, api_key_env: "AWS_BEARER_TOKEN_BEDROCK" }, { AWS_ACCESS_KEY_ID: "AKIAEXAMPLE" }))
+  })
+
+  it.effect("asks a bedrock provider for its region, not a base_url", () =>
+    Effect.gen(function*() {
+      const bedrock = { slug: "b", name: "B", adapter: "bedrock", data_collection: "deny", endpoints: [] }
+      const error = yield* Effect.flip(Catalog.decode({ providers: [bedrock] }))
+      assert.include(error.message, "a provider with adapter bedrock needs a region")
+      assert.notInclude(error.message, "base_url")
+      yield* Catalog.decode({ providers: [{ ...bedrock, region: "eu-central-1" }] })
+    }))
 
   it("lists OpenAI at its list prices", () => {
     const openai = BuiltinCatalog.builtin.providers.find((p) => p.slug === "openai")!

@@ -29,6 +29,7 @@ export const detail = (p: ManagedProvider) =>
     ["api key", credential(p.api_key)],
     ["adapter", Output.show(p.provider.adapter)],
     ["base url", Output.show(p.provider.base_url)],
+    ...(p.provider.region === undefined ? [] : [["region", Output.show(p.provider.region)] as const]),
     ["endpoints", String(Array.isArray(p.provider.endpoints) ? p.provider.endpoints.length : 0)],
     ["updated", Output.date(p.updated_at)]
   ])

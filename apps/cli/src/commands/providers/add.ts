@@ -1,17 +1,19 @@
 import { GatewayClient } from "@switchyard/client/GatewayClient"
-import { Effect } from "effect"
-import { Command } from "effect/cli"
+import { Effect, Option } from "effect"
+import { Command, Flag } from "effect/cli"
 import * as Connection from "../../Connection.ts"
 import * as Output from "../../Output.ts"
 import * as SharedFlags from "../../SharedFlags.ts"
+import * as ProviderFields from "./ProviderFields.ts"
 import * as ProviderView from "./ProviderView.ts"
 
 export const add = Command.make(
   "add",
-  { file: ProviderView.fileFlag, keyFromEnv: ProviderView.keyFromEnvFlag, json: SharedFlags.json },
-  Effect.fn(function*({ file, json, keyFromEnv }) {
+  { file: Flag.optional(ProviderView.fileFlag), keyFromEnv: ProviderView.keyFromEnvFlag, json: SharedFlags.json, ...ProviderFields.flags },
+  Effect.fn(function*({ file, json, keyFromEnv, ...given }) {
     const client = yield* GatewayClient
-    const payload = { ...(yield* ProviderView.readJson(file)), ...(yield* ProviderView.keyFromEnv(keyFromEnv)) }
+    const fromFile = Option.isSome(file) ? yield* ProviderView.readJson(file.value) : undefined
+    const payload = { ...(yield* ProviderFields.payloadOf(fromFile, given)), ...(yield* ProviderView.keyFromEnv(keyFromEnv)) }
     const { data } = yield* client.providerAdmin.create({ payload })
     if (json) return yield* Output.json({ data })
     yield* ProviderView.detail(data)
@@ -19,6 +21,10 @@ export const add = Command.make(
 ).pipe(
   Command.withDescription("Add a provider at runtime, live on every replica within a second (instance administrators)"),
   Command.withExamples([
-    { command: "switchyard providers add --file acme.json --key-from-env ACME_KEY", description: "Add the provider in acme.json with the credential in $ACME_KEY" }
+    { command: "switchyard providers add --file acme.json --key-from-env ACME_KEY", description: "Add the provider in acme.json with the credential in $ACME_KEY" },
+    {
+      command: "switchyard providers add --slug bedrock-eu --adapter bedrock --region eu-central-1 --data-collection deny --file endpoints.json",
+      description: "Add Amazon Bedrock in Frankfurt, signed with the AWS credentials of the gateway's host"
+    }
   ])
 )

@@ -1,0 +1,53 @@
+import { Effect, Option } from "effect"
+import { Flag } from "effect/cli"
+import { Usage } from "../../Failure.ts"
+
+const optionalText = (name: string, metavar: string, description: string) =>
+  Flag.String(name).pipe(Flag.withMetavar(metavar), Flag.withDescription(description), Flag.optional)
+
+/**
+ * A provider's top-level fields given as flags, for `providers add` without a file or over one:
+ * each flag given replaces the file's field of the config file's name.
+ */
+export const flags = {
+  slug: optionalText("slug", "SLUG", "The provider's slug (overrides the file's)"),
+  name: optionalText("name", "NAME", "The provider's display name (default: the slug)"),
+  adapter: optionalText("adapter", "ADAPTER", "The wire format: openai, cohere, voyage, gemini, jina, local or bedrock"),
+  baseUrl: optionalText("base-url", "URL", "The provider's base URL (bedrock: optional, bedrock-runtime.{region} by default)"),
+  region: optionalText("region", "REGION", "The AWS region a bedrock provider signs its requests for (us-east-1)"),
+  dataCollection: Flag.ChoiceWithValue("data-collection", [["allow", "allow"], ["deny", "deny"]]).pipe(
+    Flag.withDescription("Whether the provider may store or train on requests"),
+    Flag.optional
+  )
+}
+
+type Given = { readonly [K in keyof typeof flags]: Option.Option<string> }
+
+const fieldNames: Readonly<Record<keyof typeof flags, string>> = {
+  slug: "slug",
+  name: "name",
+  adapter: "adapter",
+  baseUrl: "base_url",
+  region: "region",
+  dataCollection: "data_collection"
+}
+
+/**
+ * The provider to send: the file's (if any) with the flags' fields over it; its name defaults to
+ * its slug, its endpoints to none yet (add them with `providers update`).
+ */
+export const payloadOf = Effect.fnUntraced(function*(file: Record<string, unknown> | undefined, given: Given) {
+  const fields: Record<string, unknown> = {}
+  for (const key of Object.keys(fieldNames) as Array<keyof typeof flags>) {
+    const value = given[key]
+    if (Option.isSome(value)) fields[fieldNames[key]] = value.value
+  }
+  if (file === undefined && (fields.slug === undefined || fields.adapter === undefined || fields.data_collection === undefined)) {
+    return yield* new Usage({
+      message: "Without --file, a provider needs --slug, --adapter and --data-collection",
+      hint: "Or give its JSON with --file."
+    })
+  }
+  const merged: Record<string, unknown> = { endpoints: [], ...file, ...fields }
+  return merged.name === undefined && merged.slug !== undefined ? { ...merged, name: merged.slug } : merged
+})
