@@ -7,10 +7,12 @@ import * as Cohere from "./Cohere.ts"
 import * as Gemini from "./Gemini.ts"
 import * as Jina from "./Jina.ts"
 import * as Local from "./Local.ts"
+import * as Ollama from "./Ollama.ts"
 import * as OpenAiCompatible from "./OpenAiCompatible.ts"
+import * as Tei from "./Tei.ts"
 import * as Voyage from "./Voyage.ts"
 
-export const AdapterId = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local"])
+export const AdapterId = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local", "tei", "ollama"])
 
 export type AdapterId = typeof AdapterId.Type
 
@@ -31,7 +33,9 @@ export const defaultBaseUrls: Readonly<Record<AdapterId, string>> = {
   voyage: Voyage.baseUrl,
   gemini: Gemini.baseUrl,
   jina: Jina.baseUrl,
-  local: "local:"
+  local: "local:",
+  tei: Tei.baseUrl,
+  ollama: Ollama.baseUrl
 }
 
 export const make = Effect.gen(function*() {
@@ -49,7 +53,9 @@ export const make = Effect.gen(function*() {
       forward: (connection, request) => openai.forward({ ...connection, dialect: "jina" }, request),
       rerank: jinaRerank
     },
-    local: { ...Local.make(), rerank: Local.makeRerank().rerank }
+    local: { ...Local.make(), rerank: Local.makeRerank().rerank },
+    tei: { ...(yield* Tei.make), rerank: (yield* Tei.makeRerank).rerank },
+    ollama: yield* Ollama.make
   }
   return table
 })

@@ -61,7 +61,7 @@ import { Price } from "./Money.ts"
  *
  * @since 0.1.0
  */
-const Adapter = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local"])
+const Adapter = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local", "tei", "ollama"])
 
 /**
  * @since 0.1.0
@@ -102,7 +102,7 @@ export type Task = typeof Task.Type
  *
  * @since 0.4.0
  */
-const rerankAdapters: ReadonlyArray<Adapter> = ["openai", "cohere", "voyage", "jina", "local"]
+const rerankAdapters: ReadonlyArray<Adapter> = ["openai", "cohere", "voyage", "jina", "local", "tei"]
 
 /**
  * The adapters whose rerank API carries image documents (Jina's shape, which `openai` speaks
@@ -509,7 +509,9 @@ const defaultInputModalities: Record<Adapter, ReadonlyArray<InputModalityType>> 
   voyage: ["text"],
   gemini: ["text"],
   jina: ["text", "image"],
-  local: ["text", "tokens", "image", "audio", "video", "file"]
+  local: ["text", "tokens", "image", "audio", "video", "file"],
+  tei: ["text"],
+  ollama: ["text"]
 }
 
 const textOnly: ReadonlyArray<InputModalityType> = ["text"]
