@@ -58,7 +58,7 @@ const countTokens = Effect.fnUntraced(function*(
     if (tokenized.length !== batch.length) {
       return yield* UpstreamError.invalidResponse(`${batch.length} texts were tokenized and ${tokenized.length} answered`)
     }
-    batch.forEach((text, index) => counts.set(text, tokenized[index]!.length))
+    for (const [index, text] of batch.entries()) counts.set(text, tokenized[index]!.length)
   }
   return texts.reduce((sum, text) => sum + (counts.get(text) ?? 0), 0)
 })
