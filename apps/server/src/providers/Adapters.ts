@@ -8,10 +8,12 @@ import * as Cohere from "./Cohere.ts"
 import * as Gemini from "./Gemini.ts"
 import * as Jina from "./Jina.ts"
 import * as Local from "./Local.ts"
+import * as Ollama from "./Ollama.ts"
 import * as OpenAiCompatible from "./OpenAiCompatible.ts"
+import * as Tei from "./Tei.ts"
 import * as Voyage from "./Voyage.ts"
 
-export const AdapterId = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local", "bedrock"])
+export const AdapterId = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local", "bedrock", "tei", "ollama"])
 
 export type AdapterId = typeof AdapterId.Type
 
@@ -33,7 +35,9 @@ export const defaultBaseUrls: Readonly<Record<AdapterId, string>> = {
   gemini: Gemini.baseUrl,
   jina: Jina.baseUrl,
   local: "local:",
-  bedrock: Bedrock.baseUrlOf("us-east-1")
+  bedrock: Bedrock.baseUrlOf("us-east-1"),
+  tei: Tei.baseUrl,
+  ollama: Ollama.baseUrl
 }
 
 export const make = Effect.gen(function*() {
@@ -52,7 +56,9 @@ export const make = Effect.gen(function*() {
       rerank: jinaRerank
     },
     local: { ...Local.make(), rerank: Local.makeRerank().rerank },
-    bedrock: yield* Bedrock.make()
+    bedrock: yield* Bedrock.make(),
+    tei: { ...(yield* Tei.make), rerank: (yield* Tei.makeRerank).rerank },
+    ollama: yield* Ollama.make
   }
   return table
 })

@@ -64,7 +64,7 @@ import { Price } from "./Money.ts"
  *
  * @since 0.1.0
  */
-const Adapter = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local", "bedrock"])
+const Adapter = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local", "bedrock", "tei", "ollama"])
 
 /**
  * @since 0.1.0
@@ -105,7 +105,7 @@ export type Task = typeof Task.Type
  *
  * @since 0.4.0
  */
-const rerankAdapters: ReadonlyArray<Adapter> = ["openai", "cohere", "voyage", "jina", "local", "bedrock"]
+const rerankAdapters: ReadonlyArray<Adapter> = ["openai", "cohere", "voyage", "jina", "local", "bedrock", "tei"]
 
 /**
  * The adapters whose rerank API carries image documents (Jina's shape, which `openai` speaks
@@ -546,7 +546,9 @@ const defaultInputModalities: Record<Adapter, ReadonlyArray<InputModalityType>> 
   gemini: ["text"],
   jina: ["text", "image"],
   bedrock: ["text"],
-  local: ["text", "tokens", "image", "audio", "video", "file"]
+  local: ["text", "tokens", "image", "audio", "video", "file"],
+  tei: ["text"],
+  ollama: ["text"]
 }
 
 const textOnly: ReadonlyArray<InputModalityType> = ["text"]

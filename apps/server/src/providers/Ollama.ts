@@ -1,0 +1,48 @@
+import { Effect, Schema } from "effect"
+import * as VectorEncoding from "./VectorEncoding.ts"
+import * as WireFormat from "./WireFormat.ts"
+
+/** Where Ollama listens by default. */
+export const baseUrl = "http://127.0.0.1:11434"
+
+// `POST /api/embed` answers the vectors in input order and the tokens it read.
+const EmbedResponse = Schema.Struct({
+  model: Schema.optionalKey(Schema.String),
+  embeddings: Schema.Array(VectorEncoding.FloatVector),
+  prompt_eval_count: Schema.optionalKey(Schema.NullOr(Schema.Finite))
+})
+
+/**
+ * Ollama's embeddings (`POST /api/embed` with `model`, `input`, `truncate`, `dimensions`), tokens
+ * from `prompt_eval_count`. Ollama takes text only.
+ */
+const wireFormat: WireFormat.WireFormat<typeof EmbedResponse.Type> = {
+  name: "Ollama",
+  keyHeaders: WireFormat.bearer,
+  response: EmbedResponse,
+  request: (request) => {
+    switch (request.input._tag) {
+      case "Texts":
+        return Effect.succeed({
+          path: "/api/embed",
+          body: {
+            model: request.upstreamModel,
+            input: request.input.texts,
+            truncate: false,
+            ...(request.dimensions !== undefined ? { dimensions: request.dimensions } : {})
+          }
+        })
+      case "Tokens":
+        return WireFormat.unsupported("Ollama does not accept token ids")
+      case "Multimodal":
+        return WireFormat.unsupported("Ollama embeds text only")
+    }
+  },
+  vectors: (response) => Effect.succeed(response.embeddings.map((value, index) => ({ index, value }))),
+  usage: (response) => {
+    const tokens = response.prompt_eval_count ?? 0
+    return { promptTokens: tokens, totalTokens: tokens }
+  }
+}
+
+export const make = WireFormat.make(wireFormat)

@@ -1,0 +1,43 @@
+import * as FakeUpstream from "./FakeUpstream.ts"
+
+/**
+ * Ollama, from its API reference: `POST /api/embed` with `model` and `input` (a string or a list)
+ * answers `{ model, embeddings, total_duration, load_duration, prompt_eval_count }`; every error
+ * is `{ "error": "..." }` (404 for a model not pulled, 400 for a bad body).
+ */
+export interface Options {
+  readonly models?: ReadonlyArray<string>
+}
+
+const error = (status: number, message: string) => ({ status, body: { error: message } })
+
+const api = (options: Options = {}): FakeUpstream.FakeApi => ({
+  basePath: "",
+  errorBody: (status, message) => error(status, message).body,
+  handle: (request, shape) => {
+    if (request.method !== "POST" || request.path !== "/api/embed") return error(404, "404 page not found")
+    const body = request.body
+    if (!FakeUpstream.isRecord(body)) return error(400, "invalid request body")
+    if (typeof body.model !== "string") return error(400, "model is required")
+    if (!(options.models ?? ["nomic-embed-text"]).includes(body.model)) {
+      return error(404, `model "${body.model}" not found, try pulling it first`)
+    }
+    const input = typeof body.input === "string" ? [body.input] : body.input
+    if (!Array.isArray(input) || !input.every((t) => typeof t === "string")) return error(400, "invalid input type")
+    const width = shape.width ?? (typeof body.dimensions === "number" ? body.dimensions : 768)
+    const embeddings = input.map((text) => FakeUpstream.vectorFor(`${body.model}|${text}`, width))
+    return {
+      status: 200,
+      body: {
+        model: body.model,
+        embeddings: shape.dropOne ? embeddings.slice(1) : embeddings,
+        total_duration: 14_143_917,
+        load_duration: 1_019_500,
+        prompt_eval_count: input.reduce((sum, text) => sum + FakeUpstream.wordCount(text) + 2, 0)
+      }
+    }
+  }
+})
+
+export const start = (options: Options & { readonly port?: number } = {}) =>
+  FakeUpstream.start(api(options), options.port === undefined ? {} : { port: options.port })

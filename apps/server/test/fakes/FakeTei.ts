@@ -1,0 +1,75 @@
+import * as FakeUpstream from "./FakeUpstream.ts"
+
+/**
+ * Hugging Face Text Embeddings Inference, from its OpenAPI reference: `POST /embed` answers a bare
+ * list of vectors and no counts, `POST /tokenize` the tokens of each input, `POST /rerank` a list
+ * of `{ index, score }`. Errors are `{ "error", "error_type" }`: 413 past the batch size, 422 for a
+ * bad input, 424 when the model fails, 429 when the queue is full.
+ */
+export interface Options {
+  readonly apiKey?: string
+  readonly maxBatch?: number
+}
+
+const errorTypes: Readonly<Record<number, string>> = {
+  401: "Unhealthy",
+  404: "Validation",
+  413: "Validation",
+  422: "Validation",
+  424: "Backend",
+  429: "Overloaded"
+}
+
+const error = (status: number, message: string) => ({ status, body: { error: message, error_type: errorTypes[status] ?? "Backend" } })
+
+// The fake tokenizer: `[CLS]`, one token per word, `[SEP]`.
+const tokensOf = (text: string) => [101, ...text.split(/\s+/u).filter((word) => word !== "").map((_, i) => 1000 + i), 102]
+
+const inputsOf = (body: unknown, field: string): ReadonlyArray<string> | undefined => {
+  if (!FakeUpstream.isRecord(body)) return undefined
+  const inputs = typeof body[field] === "string" ? [body[field]] : body[field]
+  return Array.isArray(inputs) && inputs.length > 0 && inputs.every((t) => typeof t === "string") ? inputs : undefined
+}
+
+const api = (options: Options = {}): FakeUpstream.FakeApi => ({
+  basePath: "",
+  errorBody: (status, message) => error(status, message).body,
+  handle: (request, shape) => {
+    if (options.apiKey !== undefined && FakeUpstream.bearer(request) !== options.apiKey) return error(401, "Unauthorized")
+    const maxBatch = options.maxBatch ?? 32
+    switch (`${request.method} ${request.path}`) {
+      case "POST /embed": {
+        const inputs = inputsOf(request.body, "inputs")
+        if (inputs === undefined) return error(422, "`inputs` cannot be empty")
+        if (inputs.length > maxBatch) return error(413, `batch size ${inputs.length} > maximum allowed batch size ${maxBatch}`)
+        const body = request.body as Record<string, unknown>
+        const width = shape.width ?? (typeof body.dimensions === "number" ? body.dimensions : 384)
+        const vectors = inputs.map((text) => FakeUpstream.vectorFor(text, width))
+        return { status: 200, body: shape.dropOne ? vectors.slice(1) : vectors }
+      }
+      case "POST /tokenize": {
+        const inputs = inputsOf(request.body, "inputs")
+        if (inputs === undefined) return error(422, "`inputs` cannot be empty")
+        if (inputs.length > maxBatch) return error(413, `batch size ${inputs.length} > maximum allowed batch size ${maxBatch}`)
+        return {
+          status: 200,
+          body: inputs.map((text) => tokensOf(text).map((id, i) => ({ id, text: String(id), special: id < 1000, start: i, stop: i + 1 })))
+        }
+      }
+      case "POST /rerank": {
+        const texts = inputsOf(request.body, "texts")
+        const query = FakeUpstream.isRecord(request.body) ? request.body.query : undefined
+        if (texts === undefined || typeof query !== "string") return error(422, "`query` and `texts` are required")
+        const scores = texts.map((text, index) => ({ index, score: FakeUpstream.vectorFor(`${query}|${text}`, 1)[0]! / 2 + 0.5 }))
+        return { status: 200, body: scores.sort((a, b) => b.score - a.score) }
+      }
+      case "GET /health":
+        return { status: 200, body: null }
+      default:
+        return error(404, "Not Found")
+    }
+  }
+})
+
+export const start = (options: Options & { readonly port?: number } = {}) =>
+  FakeUpstream.start(api(options), options.port === undefined ? {} : { port: options.port })
