@@ -3,8 +3,8 @@ import type { Caller, CallerShape } from "@switchyard/core/api/Authorization"
 import * as CachePolicy from "@switchyard/core/cache/CachePolicy"
 import * as ModelListing from "@switchyard/core/catalog/ModelListing"
 import { type ApiError, BadRequest } from "@switchyard/core/schema/ApiError"
-import type { EmbeddingRequest } from "@switchyard/core/schema/EmbeddingRequest"
-import { Effect, Option, Result, Tracer } from "effect"
+import { type EmbeddingRequest, inputCount } from "@switchyard/core/schema/EmbeddingRequest"
+import { Config, Effect, Option, Result, Tracer } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
@@ -27,6 +27,28 @@ import {
   sessionIdOf,
   truthy
 } from "./ModelCall.ts"
+
+/**
+ * The most inputs one request may carry (`SWITCHYARD_MAX_INPUTS`, 2,048 like OpenAI's own limit):
+ * what a request holds grows with its inputs, so larger work goes through `/batches`.
+ */
+const MaxInputsConfig = Config.Int("SWITCHYARD_MAX_INPUTS").pipe(Config.withDefault(2048))
+
+/**
+ * Refuses a request of more inputs than the limit with a 400 that names the limit and the way on.
+ */
+const withinInputLimit = (maxInputs: number) => (payload: EmbeddingRequest) => {
+  const count = inputCount(payload)
+  return count <= maxInputs
+    ? Effect.void
+    : Effect.fail(
+      new BadRequest({
+        message: `input has ${count} items; a request takes at most ${maxInputs} (SWITCHYARD_MAX_INPUTS). ` +
+          `Split it into requests of at most ${maxInputs} inputs, or send the larger work through /api/v1/batches.`,
+        metadata: { field: "input", max_inputs: maxInputs, inputs: count }
+      })
+    )
+}
 
 /**
  * Reads the per-request options the headers carry: the draw's seed, whether to explain the route,
@@ -82,11 +104,13 @@ const serveWith = (embeddings: Embeddings["Service"], broadcast: Broadcast["Serv
  */
 const create = Effect.gen(function*() {
   const serve = serveWith(yield* Embeddings, yield* Broadcast)
+  const withinLimit = withinInputLimit(yield* MaxInputsConfig)
   // A model named without its vendor becomes the one served model of that name (after the key
   // check, so a management key still gets its 403 first).
   const resolved = resolveModel(yield* CurrentCatalog)
   return Effect.fnUntraced(function*(payload: EmbeddingRequest, request: HttpServerRequest.HttpServerRequest) {
     const caller = yield* requireStandardKey
+    yield* withinLimit(payload)
     const answer = yield* serve(caller, yield* resolved(payload), request.headers)
     return HttpServerResponse.uint8Array(answer.body, { contentType: "application/json", headers: answer.headers })
   })
@@ -100,11 +124,13 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
     const loaded = yield* CurrentCatalog
     const serve = yield* create
     const resolved = resolveModel(loaded)
+    const withinLimit = withinInputLimit(yield* MaxInputsConfig)
     return handlers
       .handle("create", ({ payload, request }) => serve(payload, request) as Effect.Effect<never, ApiError, Caller>)
       .handle("plan", ({ payload }) =>
         Effect.gen(function*() {
           const caller = yield* requireStandardKey
+          yield* withinLimit(payload)
           const { options } = yield* requestOptions(payload, (yield* HttpServerRequest.HttpServerRequest).headers)
           const dry = yield* embeddings.dryRun(caller, yield* resolved(payload), options).pipe(answerPlan)
           return planReport("embeddings", dry.plan, { tokens: dry.estimatedPromptTokens, worstNanos: dry.estimatedCostNanos })
