@@ -115,7 +115,7 @@ export const migrations: Record<string, Migration> = {
   "0017_batches": batches,
   "0018_batch_cost": batchCost,
   "0019_provider_batches": providerBatches,
-  "0020_audit_append_only": auditAppendOnly
+  "0022_audit_append_only": auditAppendOnly
 }
 
 const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })
