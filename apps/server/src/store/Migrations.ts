@@ -7,6 +7,7 @@ import { batches } from "./migrations/Batches.ts"
 import { cachedTokens } from "./migrations/CachedTokens.ts"
 import { currentMoneyFunctions } from "./migrations/CurrentMoneyFunctions.ts"
 import { fencedLeases } from "./migrations/FencedLeases.ts"
+import { forwardLiveness } from "./migrations/ForwardLiveness.ts"
 import { generationAttempts } from "./migrations/GenerationAttempts.ts"
 import { interns } from "./migrations/Interns.ts"
 import { managedProviders } from "./migrations/ManagedProviders.ts"
@@ -113,7 +114,8 @@ export const migrations: Record<string, Migration> = {
   "0016_audit_log": auditLog,
   "0017_batches": batches,
   "0018_batch_cost": batchCost,
-  "0019_provider_batches": providerBatches
+  "0019_provider_batches": providerBatches,
+  "0020_forward_liveness": forwardLiveness
 }
 
 const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })

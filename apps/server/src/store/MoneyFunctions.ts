@@ -210,7 +210,7 @@ const lease = {
   sweep: `DELETE FROM holds WHERE key_id = p_key AND expires_at <= p_now AND id <> p_id`,
   held: `SELECT h.amount_nanos FROM holds h WHERE h.id = p_id`,
   alive: `INSERT INTO gateway_processes (id, started_at, seen_at) VALUES (p_owner, now(), now())
-          ON CONFLICT (id) DO UPDATE SET seen_at = now()`,
+          ON CONFLICT (id) DO UPDATE SET seen_at = GREATEST(gateway_processes.seen_at, now())`,
   grant: `INSERT INTO holds (id, key_id, workspace_id, amount_nanos, is_byok, created_at, expires_at, owner)
           VALUES (p_id, p_key, p_workspace, v_grant, p_byok, p_now, p_expires, p_owner)
           ON CONFLICT (id) DO UPDATE SET amount_nanos = holds.amount_nanos + EXCLUDED.amount_nanos,

@@ -218,7 +218,7 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
         const granted = SpendLease.grantFrom(avail, r.ask) ?? r.ask.need
         const seen = nowMs()
         yield* sql`INSERT INTO gateway_processes (id, started_at, seen_at) VALUES (${r.owner}, ${seen}, ${seen})
-          ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`
+          ON CONFLICT (id) DO UPDATE SET seen_at = max(gateway_processes.seen_at, excluded.seen_at)`
         let fence: string | null
         if (own.length === 0 && granted > 0n) {
           // A new row takes the next token: a lease taken and granted again never carries its old one.
@@ -356,11 +356,14 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
       }))
 
     const processes: MoneyStore["processes"] = {
-      heartbeat: (id) => {
-        const seen = nowMs()
-        return sql`INSERT INTO gateway_processes (id, started_at, seen_at) VALUES (${id}, ${seen}, ${seen})
-          ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`.pipe(Effect.asVoid)
-      },
+      // The time is read when the heartbeat runs, not when it is built (it is built once and
+      // repeated), and `seen_at` only moves forward: a live process never looks older than it is.
+      heartbeat: (id) =>
+        Effect.suspend(() => {
+          const seen = nowMs()
+          return sql`INSERT INTO gateway_processes (id, started_at, seen_at) VALUES (${id}, ${seen}, ${seen})
+            ON CONFLICT (id) DO UPDATE SET seen_at = max(gateway_processes.seen_at, excluded.seen_at)`.pipe(Effect.asVoid)
+        }),
       sweep: (self, staleAfter) =>
         sql.withTransaction(Effect.gen(function*() {
           const since = nowMs() - Duration.toMillis(staleAfter)
