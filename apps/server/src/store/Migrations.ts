@@ -13,6 +13,7 @@ import { interns } from "./migrations/Interns.ts"
 import { managedProviders } from "./migrations/ManagedProviders.ts"
 import { ledgerRetention } from "./migrations/LedgerRetention.ts"
 import { money } from "./migrations/Money.ts"
+import { movedRowSettlement } from "./migrations/MovedRowSettlement.ts"
 import * as MoneyFunctions from "./MoneyFunctions.ts"
 import { prepaidCredits } from "./migrations/PrepaidCredits.ts"
 import { providerBatches } from "./migrations/ProviderBatches.ts"
@@ -115,7 +116,8 @@ export const migrations: Record<string, Migration> = {
   "0017_batches": batches,
   "0018_batch_cost": batchCost,
   "0019_provider_batches": providerBatches,
-  "0020_forward_liveness": forwardLiveness
+  "0020_forward_liveness": forwardLiveness,
+  "0021_moved_row_settlement": movedRowSettlement
 }
 
 const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })

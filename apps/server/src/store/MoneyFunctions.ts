@@ -402,7 +402,7 @@ const moved = {
   rows: `SELECT i.* FROM jsonb_to_recordset(p_rows) AS i(generation text, key text, workspace text, model text,
           provider text, prompt_tokens integer, total_tokens integer, cost bigint, byok boolean, created timestamptz, latency_ms integer,
           cached_items integer, cached_tokens integer, lease text, fence bigint, attempts text)
-        WHERE i.lease IS NOT NULL AND (SELECT h.fence FROM holds h WHERE h.id = i.lease) IS DISTINCT FROM i.fence
+        WHERE i.lease IS NOT NULL AND NOT EXISTS (SELECT 1 FROM holds h WHERE h.id = i.lease AND h.fence = i.fence)
           AND NOT EXISTS (SELECT 1 FROM ledger e WHERE e.generation_id = i.generation)`,
   key: `SELECT k.limit_nanos, k.limit_reset, k.include_byok_in_limit FROM api_keys k WHERE k.id = v_row.key`,
   settle: `WITH written AS (
