@@ -16,14 +16,17 @@ const books = (gateway: Gateway) =>
     return { ledger: ledger.map((r) => r.generation_id), holds, spent: BigInt(spent[0]!.n), usage: BigInt(usage[0]!.n) }
   }))
 
-/** Waits until the gateway's lease row is in the store (the request was admitted from it). */
-const leaseRow = async (gateway: Gateway) => {
+/**
+ * Waits until the request reached the upstream (it was admitted) and returns the gateway's lease
+ * row it was admitted from.
+ */
+const leaseRow = async (gateway: Gateway, fake: FakeUpstream.FakeServer, seen: number) => {
   for (let i = 0; i < 200; i++) {
     const { holds } = await books(gateway)
-    if (holds.length > 0) return holds[0]!
+    if (holds.length > 0 && fake.requests.length > seen) return holds[0]!
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
-  throw new Error("no lease row appeared")
+  throw new Error("the request was not admitted")
 }
 
 describe(`fenced leases (${storeKind})`, () => {
@@ -48,8 +51,9 @@ describe(`fenced leases (${storeKind})`, () => {
   ) => {
     fake.setBehaviour({ _tag: "Delay", ms: 600 })
     const before = await books(gateway)
+    const seen = fake.requests.length
     const answer = gateway.embed({ model: "acme/embed", input: "taken while upstream" })
-    const row = await leaseRow(gateway)
+    const row = await leaseRow(gateway, fake, seen)
     await gateway.server.run(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       yield* take(sql, row.id)
