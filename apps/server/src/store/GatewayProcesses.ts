@@ -19,8 +19,11 @@ import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/Stor
  *
  * - A live process that cannot reach PostgreSQL (or is frozen) for more than thirty seconds
  *   loses its holds. Its spend leases stop being valid by its own clock before that, and a ledger
- *   row settled against a lease that was swept is not written (the lease's fencing token, see
- *   `AccountingLive`): the request is answered 503 and not charged.
+ *   row answered under a lease that was swept (another fencing token, see `AccountingLive`) is
+ *   settled under the key's current room, as core's `FencedLease.settlesMoved` says: written and
+ *   charged when every limit allows it, refused (503, not charged) only when it would overshoot one.
+ * - A heartbeat reads the time when it runs, and `seen_at` only moves forward on both stores: a
+ *   process that heartbeats is never judged dead, however long it grants nothing.
  * - A spend-lease grant also refreshes the process's `seen_at` (`switchyard_lease`).
  * - Holds without an owner (taken before the owner column existed, or through
  *   `AccountingLive.make()` without one) are left to their expiry.

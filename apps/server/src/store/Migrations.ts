@@ -7,11 +7,13 @@ import { batches } from "./migrations/Batches.ts"
 import { cachedTokens } from "./migrations/CachedTokens.ts"
 import { currentMoneyFunctions } from "./migrations/CurrentMoneyFunctions.ts"
 import { fencedLeases } from "./migrations/FencedLeases.ts"
+import { forwardLiveness } from "./migrations/ForwardLiveness.ts"
 import { generationAttempts } from "./migrations/GenerationAttempts.ts"
 import { interns } from "./migrations/Interns.ts"
 import { managedProviders } from "./migrations/ManagedProviders.ts"
 import { ledgerRetention } from "./migrations/LedgerRetention.ts"
 import { money } from "./migrations/Money.ts"
+import { movedRowSettlement } from "./migrations/MovedRowSettlement.ts"
 import * as MoneyFunctions from "./MoneyFunctions.ts"
 import { prepaidCredits } from "./migrations/PrepaidCredits.ts"
 import { providerBatches } from "./migrations/ProviderBatches.ts"
@@ -115,6 +117,8 @@ export const migrations: Record<string, Migration> = {
   "0017_batches": batches,
   "0018_batch_cost": batchCost,
   "0019_provider_batches": providerBatches,
+  "0020_forward_liveness": forwardLiveness,
+  "0021_moved_row_settlement": movedRowSettlement,
   "0022_audit_append_only": auditAppendOnly
 }
 

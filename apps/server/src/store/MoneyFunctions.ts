@@ -210,7 +210,7 @@ const lease = {
   sweep: `DELETE FROM holds WHERE key_id = p_key AND expires_at <= p_now AND id <> p_id`,
   held: `SELECT h.amount_nanos FROM holds h WHERE h.id = p_id`,
   alive: `INSERT INTO gateway_processes (id, started_at, seen_at) VALUES (p_owner, now(), now())
-          ON CONFLICT (id) DO UPDATE SET seen_at = now()`,
+          ON CONFLICT (id) DO UPDATE SET seen_at = GREATEST(gateway_processes.seen_at, now())`,
   grant: `INSERT INTO holds (id, key_id, workspace_id, amount_nanos, is_byok, created_at, expires_at, owner)
           VALUES (p_id, p_key, p_workspace, v_grant, p_byok, p_now, p_expires, p_owner)
           ON CONFLICT (id) DO UPDATE SET amount_nanos = holds.amount_nanos + EXCLUDED.amount_nanos,
@@ -388,10 +388,51 @@ const flush = {
       )
       SELECT i.generation,
           COALESCE(w.cost_nanos, (SELECT e.cost_nanos FROM ledger e WHERE e.generation_id = i.generation))::text,
-          w.generation_id IS NOT NULL,
+          w.generation_id IS NOT NULL OR i.generation = ANY (v_settled),
           NOT EXISTS (SELECT 1 FROM admitted a WHERE a.generation = i.generation)
         FROM input i
         LEFT JOIN written w ON w.generation_id = i.generation`
+}
+
+/**
+ * The statements of `switchyard_flush` that settle rows whose lease moved, one row (`v_row`, a
+ * record) at a time: each reads or writes one row by primary key.
+ */
+const moved = {
+  rows: `SELECT i.* FROM jsonb_to_recordset(p_rows) AS i(generation text, key text, workspace text, model text,
+          provider text, prompt_tokens integer, total_tokens integer, cost bigint, byok boolean, created timestamptz, latency_ms integer,
+          cached_items integer, cached_tokens integer, lease text, fence bigint, attempts text)
+        WHERE i.lease IS NOT NULL AND NOT EXISTS (SELECT 1 FROM holds h WHERE h.id = i.lease AND h.fence = i.fence)
+          AND NOT EXISTS (SELECT 1 FROM ledger e WHERE e.generation_id = i.generation)`,
+  key: `SELECT k.limit_nanos, k.limit_reset, k.include_byok_in_limit FROM api_keys k WHERE k.id = v_row.key`,
+  settle: `WITH written AS (
+        INSERT INTO ledger (generation_id, key_id, workspace_id, model, provider, prompt_tokens, total_tokens, cost_nanos,
+            is_byok, created_at, latency_ms, cached_items, cached_tokens, attempts)
+          VALUES (v_row.generation, v_row.key, v_row.workspace, v_row.model, v_row.provider, v_row.prompt_tokens, v_row.total_tokens,
+            v_row.cost, v_row.byok, v_row.created, v_row.latency_ms, COALESCE(v_row.cached_items, 0), COALESCE(v_row.cached_tokens, 0),
+            v_row.attempts)
+          ON CONFLICT (generation_id) DO NOTHING
+          RETURNING cost_nanos
+      ), days AS (
+        SELECT d.day FROM written w CROSS JOIN LATERAL (VALUES ((v_row.created AT TIME ZONE 'UTC')::date), ('-infinity'::date)) AS d(day)
+          WHERE w.cost_nanos > 0
+      ), key_days AS (
+        INSERT INTO key_spend AS s (key_id, day, spent_nanos, byok_nanos)
+          SELECT v_row.key, d.day, CASE WHEN v_row.byok THEN 0 ELSE v_row.cost END, CASE WHEN v_row.byok THEN v_row.cost ELSE 0 END
+            FROM days d
+          ON CONFLICT (key_id, day) DO UPDATE
+            SET spent_nanos = s.spent_nanos + EXCLUDED.spent_nanos, byok_nanos = s.byok_nanos + EXCLUDED.byok_nanos
+          RETURNING 1
+      ), workspace_days AS (
+        INSERT INTO workspace_spend AS s (workspace_id, day, spent_nanos, byok_nanos)
+          SELECT v_row.workspace, d.day, CASE WHEN v_row.byok THEN 0 ELSE v_row.cost END, CASE WHEN v_row.byok THEN v_row.cost ELSE 0 END
+            FROM days d
+          ON CONFLICT (workspace_id, day) DO UPDATE
+            SET spent_nanos = s.spent_nanos + EXCLUDED.spent_nanos, byok_nanos = s.byok_nanos + EXCLUDED.byok_nanos
+          RETURNING 1
+      )
+      UPDATE credit_accounts a SET usage_nanos = a.usage_nanos + w.cost_nanos, updated_at = v_row.created
+        FROM written w WHERE a.workspace_id = v_row.workspace AND NOT v_row.byok AND w.cost_nanos > 0`,
 }
 
 /**
@@ -415,12 +456,33 @@ export const switchyardFlush: MoneyFunction = {
   name: "switchyard_flush",
   parameters: "p_rows jsonb, p_expires timestamptz",
   returns: "RETURNS TABLE (o_generation text, o_cost text, o_written boolean, o_fenced boolean)",
-  declare: "",
+  declare: `      v_row record;
+      v_key record;
+      v_budget record;
+      v_fits boolean;
+      v_settled text[] := '{}';`,
   statements: flush,
   body: `
       ${perform(flush.keys)};
       ${perform(flush.accounts)};
       ${perform(flush.leases)};
+      FOR v_row IN ${moved.rows} LOOP
+        v_fits := true;
+        IF v_row.cost > 0 THEN
+          ${moved.key} INTO v_key;
+          IF FOUND AND v_key.limit_nanos IS NOT NULL AND (NOT v_row.byok OR v_key.include_byok_in_limit) THEN
+            v_fits := v_row.cost <= switchyard_key_room(v_row.key, v_key.limit_nanos, v_key.limit_reset,
+              v_key.include_byok_in_limit, now(), '');
+          END IF;
+          SELECT * INTO v_budget FROM switchyard_budget_room(v_row.workspace, v_row.byok, now(), '');
+          IF v_budget.o_room IS NOT NULL AND v_row.cost > v_budget.o_room THEN v_fits := false; END IF;
+          IF NOT v_row.byok AND v_row.cost > switchyard_balance_room(v_row.workspace, now(), '') THEN v_fits := false; END IF;
+        END IF;
+        IF v_fits THEN
+          ${moved.settle};
+          v_settled := v_settled || v_row.generation;
+        END IF;
+      END LOOP;
       RETURN QUERY ${flush.write};`
 }
 

@@ -56,7 +56,7 @@ export interface GrantOutcome {
   readonly fence: string | null
 }
 
-/** What became of a flushed row: its cost (`null`: not written and none before), written now, or refused by its fence. */
+/** What became of a flushed row: its cost (`null`: not written and none before), written now, and whether its lease had moved. */
 export interface Flushed {
   readonly generation: string
   readonly cost: bigint | null
@@ -106,7 +106,9 @@ export interface MoneyStore {
   /**
    * Writes a batch of ledger rows in one transaction, with the spend counters, the workspaces'
    * usage and the leases' amounts they move; each lease used lives until at least `expiresAtMs`.
-   * Idempotent by generation id; a row whose lease is gone or carries another token is not written.
+   * Idempotent by generation id; a row whose lease is gone or carries another token is settled
+   * under the key's current room (written when it fits, core's `FencedLease.settlesMoved`) and
+   * answered `fenced`.
    */
   readonly flush: (rows: ReadonlyArray<LedgerRow>, expiresAtMs: number) => Effect.Effect<ReadonlyArray<Flushed>, SqlError>
   /** The generation ids of `rows` found in the ledger, with their cost, once every flush under way ended. */

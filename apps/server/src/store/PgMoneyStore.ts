@@ -118,7 +118,7 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
     const processes: MoneyStore["processes"] = {
       heartbeat: (id) =>
         sql`INSERT INTO gateway_processes (id, started_at, seen_at) VALUES (${id}, now(), now())
-          ON CONFLICT (id) DO UPDATE SET seen_at = GREATEST(gateway_processes.seen_at, excluded.seen_at)`.pipe(Effect.asVoid),
+          ON CONFLICT (id) DO UPDATE SET seen_at = GREATEST(gateway_processes.seen_at, now())`.pipe(Effect.asVoid),
       // The rows go first: once a dead process's holds are gone, so is its row (the holds of an
       // owner without a row are swept all the same). `SKIP LOCKED`: a hold being settled right
       // now is left to that settlement, and the sweep never waits on a reservation's locks.

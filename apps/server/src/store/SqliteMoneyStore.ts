@@ -21,6 +21,7 @@
  *   per lease, one insert per row and one upsert per counter it moves, in process.
  * - Process liveness is dated by the `Clock` of the layer that made the store.
  */
+import * as FencedLease from "@switchyard/core/accounting/FencedLease"
 import * as SpendLease from "@switchyard/core/accounting/SpendLease"
 import { Clock, Duration, Effect, Option } from "effect"
 import type { SqlClient } from "effect/sql"
@@ -166,6 +167,42 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
         return big(row.credits) - big(row.usage) - held
       })
 
+    /** What each scope counting a row of `cost` on the key still allows, every open hold counted (`undefined`: it does not count). */
+    const roomsOf = (keyId: string, workspaceId: string, byok: boolean, now: number) =>
+      Effect.gen(function*() {
+        const keys = yield* sql<Record<string, unknown>>`SELECT CAST(limit_nanos AS text) AS limit_nanos, limit_reset, include_byok_in_limit
+          FROM api_keys WHERE id = ${keyId}`
+        const key = keys[0]
+        const includeByok = key !== undefined && truthy(key.include_byok_in_limit)
+        const limited = key !== undefined && key.limit_nanos !== null && (!byok || includeByok)
+        const keyLeft = limited ? yield* keyRoom(keyId, big(key.limit_nanos), key.limit_reset as string | null, includeByok, now, "") : undefined
+        const budget = yield* budgetRoom(workspaceId, byok, now, "")
+        const balance = byok ? maxBig : yield* balanceRoom(workspaceId, now, "")
+        return [keyLeft, budget?.room, balance < maxBig ? balance : undefined]
+      })
+
+    /** Adds a written row's cost to its key's and workspace's counters and the workspace's usage, now. */
+    const charge = (row: LedgerRow, cost: bigint) =>
+      Effect.gen(function*() {
+        if (cost === 0n) return
+        const createdMs = Date.parse(row.created)
+        const spent = row.byok ? 0n : cost
+        const byok = row.byok ? cost : 0n
+        for (const day of [dayOf(createdMs), allTime]) {
+          yield* sql`INSERT INTO key_spend (key_id, day, spent_nanos, byok_nanos) VALUES (${row.key}, ${day}, ${spent}, ${byok})
+            ON CONFLICT (key_id, day) DO UPDATE
+              SET spent_nanos = key_spend.spent_nanos + excluded.spent_nanos, byok_nanos = key_spend.byok_nanos + excluded.byok_nanos`
+          yield* sql`INSERT INTO workspace_spend (workspace_id, day, spent_nanos, byok_nanos) VALUES (${row.workspace}, ${day}, ${spent}, ${byok})
+            ON CONFLICT (workspace_id, day) DO UPDATE
+              SET spent_nanos = workspace_spend.spent_nanos + excluded.spent_nanos, byok_nanos = workspace_spend.byok_nanos + excluded.byok_nanos`
+        }
+        if (!row.byok) {
+          yield* sql`INSERT INTO credit_accounts (workspace_id, usage_nanos, updated_at) VALUES (${row.workspace}, ${cost}, ${createdMs})
+            ON CONFLICT (workspace_id) DO UPDATE
+              SET usage_nanos = credit_accounts.usage_nanos + excluded.usage_nanos, updated_at = excluded.updated_at`
+        }
+      })
+
     const refused = (outcome: GrantOutcome["outcome"], more: Partial<GrantOutcome> = {}): GrantOutcome => ({
       outcome,
       granted: null,
@@ -275,7 +312,14 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
           // Written only under its lease's current token (a row without one, like a lease gone, is not: PostgreSQL's NULL = NULL).
           const stored = row.lease === null ? undefined : fences.get(row.lease)
           if (row.lease !== null && (stored === null || stored !== row.fence)) {
-            out.push({ generation: row.generation, cost: yield* costOf(row.generation), written: false, fenced: true })
+            // Its lease moved (swept, taken over, fenced by a newer token) after the upstream was
+            // paid: settled now under the key's current room, refused only past a limit (core's rule).
+            const before = yield* costOf(row.generation)
+            const fits = before === null &&
+              FencedLease.settlesMoved(BigInt(row.cost), yield* roomsOf(row.key, row.workspace, row.byok, nowMs()))
+            const inserted = fits ? yield* insertLedger<{ cost: unknown }>(insertText, ledgerColumns.map(([, value]) => value(row))) : []
+            if (inserted.length > 0) yield* charge(row, big(inserted[0]!.cost))
+            out.push({ generation: row.generation, cost: inserted.length > 0 ? big(inserted[0]!.cost) : before, written: inserted.length > 0, fenced: true })
             continue
           }
           const inserted = yield* insertLedger<{ cost: unknown }>(insertText, ledgerColumns.map(([, value]) => value(row)))
@@ -356,14 +400,14 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
       }))
 
     const processes: MoneyStore["processes"] = {
-      // The time is read each time the heartbeat runs (a caller builds it once and repeats it), and
-      // `seen_at` never goes back: a process seen later by one clock is not made older by another.
+      // The time is read when the heartbeat runs, not when it is built (it is built once and
+      // repeated), and `seen_at` only moves forward: a live process never looks older than it is.
       heartbeat: (id) =>
         Effect.suspend(() => {
           const seen = nowMs()
           return sql`INSERT INTO gateway_processes (id, started_at, seen_at) VALUES (${id}, ${seen}, ${seen})
-            ON CONFLICT (id) DO UPDATE SET seen_at = max(gateway_processes.seen_at, excluded.seen_at)`
-        }).pipe(Effect.asVoid),
+            ON CONFLICT (id) DO UPDATE SET seen_at = max(gateway_processes.seen_at, excluded.seen_at)`.pipe(Effect.asVoid)
+        }),
       sweep: (self, staleAfter) =>
         sql.withTransaction(Effect.gen(function*() {
           const since = nowMs() - Duration.toMillis(staleAfter)

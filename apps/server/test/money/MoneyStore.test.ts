@@ -74,7 +74,7 @@ for (const kind of moneyStores) {
         assert.deepStrictEqual([over.outcome, over.room], ["key_limit", 0n])
       }))
 
-    it.effect("a flush writes each row once by generation id, moves the counters, usage and lease, and refuses a row whose lease was taken", () =>
+    it.effect("a flush writes each row once by generation id, moves the counters, usage and lease, and settles a row whose lease was taken under the key's room", () =>
       Effect.gen(function*() {
         const store = yield* MoneyStore.make
         const sql = yield* SqlClient.SqlClient
@@ -95,19 +95,25 @@ for (const kind of moneyStores) {
         const credits = yield* store.credits(key.workspaceId, t0)
         assert.deepStrictEqual([credits.credits, credits.usage, credits.held], [10_000n, 123n, 377n])
         assert.deepStrictEqual(yield* store.readLease(lease), { amount: 377n, fence: granted.fence! })
-        // The lease taken and granted again: a row under its old token is not written and not charged.
+        // The lease taken and granted again: a row answered under its old token is settled under the
+        // room every scope has left now (FencedLease.settlesMoved), counting the new lease's hold.
         yield* sql`DELETE FROM holds WHERE id = ${lease}`
         const regranted = yield* grantTo(store, key, lease, { need: 10n, desired: 10n, unit: 1n, edge: 0n, divisor: 1n })
         assert.notStrictEqual(regranted.fence, granted.fence)
         const stale = row(key, 5n, held)
         const fenced = yield* store.flush([stale], t0 + 900_000)
-        assert.deepStrictEqual(fenced.map((r) => [r.cost, r.written, r.fenced]), [[null, false, true]])
-        // A row naming a lease but no token (its lease was lost before it settled) is not written either, lease row or not.
+        assert.deepStrictEqual(fenced.map((r) => [r.cost, r.written, r.fenced]), [[5n, true, true]])
+        // A row naming a lease but no token (its lease was lost before it settled) is settled the same way, lease row or not.
         const tokenless = yield* store.flush([row(key, 5n, { id: lease, fence: null }), row(key, 5n, { id: "lease-gone", fence: null })], t0 + 900_000)
-        assert.deepStrictEqual(tokenless.map((r) => [r.cost, r.written, r.fenced]), [[null, false, true], [null, false, true]])
-        assert.deepStrictEqual(yield* ledgerSums(key.keyId), { total: 130n, paid: 123n, rows: 3 })
-        const written = yield* store.written([first, stale, byok])
-        assert.deepStrictEqual([...written.entries()].sort(), [[byok.generation, 7n], [first.generation, 123n]].sort())
+        assert.deepStrictEqual(tokenless.map((r) => [r.cost, r.written, r.fenced]), [[5n, true, true], [5n, true, true]])
+        // Credits 10,000, usage 138, the new lease's 10 held: a moved row of 9,853 would overshoot, one of 9,852 fits.
+        const over = row(key, 9_853n, held)
+        const exact = row(key, 9_852n, held)
+        const room = yield* store.flush([over, exact], t0 + 900_000)
+        assert.deepStrictEqual(room.map((r) => [r.cost, r.written, r.fenced]), [[null, false, true], [9_852n, true, true]])
+        assert.deepStrictEqual(yield* ledgerSums(key.keyId), { total: 9_997n, paid: 9_990n, rows: 7 })
+        const written = yield* store.written([first, stale, byok, over])
+        assert.deepStrictEqual([...written.entries()].sort(), [[byok.generation, 7n], [first.generation, 123n], [stale.generation, 5n]].sort())
       }))
 
     it.effect("a flush keeps each row's upstream attempts as they came (JSON text), and none for a row without them", () =>

@@ -108,7 +108,7 @@ const variables = (f: MoneyFunction) => {
     const m = /^\s*(p_\w+)\s+(\w+)/u.exec(part)
     if (m !== null) types.set(m[1]!, m[2]!)
   }
-  for (const m of f.declare.matchAll(/(v_\w+)\s+(\w+)/gu)) types.set(m[1]!, m[2]!)
+  for (const m of f.declare.matchAll(/(v_\w+)\s+(\w+(?:\[\])?)/gu)) types.set(m[1]!, m[2]!)
   return types
 }
 type MoneyFunction = MoneyFunctions.MoneyFunction

@@ -18,8 +18,10 @@
  * answers with the row's token; the ledger rows settled against the lease carry the token they
  * were admitted under, and the store writes a row only while the lease row has that token. A
  * grant or re-read that finds another token (or no row) means the lease was taken: what the
- * process held under the old token is gone ({@link lost}), its admitted requests are not charged,
- * and it starts again from what the store says.
+ * process held under the old token is gone ({@link lost}) and it starts again from what the store
+ * says. A row its admitted requests were answered under is still written when the key's current
+ * room allows it ({@link settlesMoved}): the upstream was paid, so only a row that would overshoot
+ * a limit is refused.
  *
  * Pure: times are the caller's monotonic nanoseconds.
  *
@@ -148,3 +150,17 @@ export const reread = (held: Held, stored: { readonly amount: bigint; readonly f
   if (held.fence === null) return { lease: { ...held.lease, amount: stored.amount }, fence: stored.fence, validUntilNanos: 0n }
   return { lease: { ...SpendLease.empty, amount: stored.amount }, fence: stored.fence, validUntilNanos: 0n }
 }
+
+/**
+ * Whether a ledger row answered under a lease that moved (swept, expired and taken over, or fenced
+ * by a newer token) is written: the request was admitted and the upstream paid, so the row is
+ * settled in the flush's transaction under the key's current room, with the checks a grant makes
+ * (key limit, workspace budgets, prepaid credits, each counting every open hold), as a grant whose
+ * `need` is the row's cost. `rooms` holds what each scope that counts the row still allows
+ * (`undefined`: the scope does not count it). A row costing nothing is always written; only a row
+ * that would overshoot a scope is refused.
+ *
+ * @since 0.4.0
+ */
+export const settlesMoved = (cost: bigint, rooms: ReadonlyArray<bigint | undefined>): boolean =>
+  cost <= 0n || rooms.every((room) => room === undefined || cost <= room)

@@ -118,3 +118,13 @@ describe("FencedLease: fencing tokens", () => {
       assert.deepStrictEqual((yield* grantNow(adopted, 0n, "3")).lease, adopted.lease)
     }))
 })
+
+describe("FencedLease: a row answered under a lease that moved", () => {
+  it("is written when every scope that counts it has room for its cost, and refused only when one would overshoot", () => {
+    assert.isTrue(FencedLease.settlesMoved(40n, [40n, undefined, 100n]), "exactly the room left fits")
+    assert.isFalse(FencedLease.settlesMoved(41n, [40n, undefined, 100n]), "one over the key limit's room is refused")
+    assert.isFalse(FencedLease.settlesMoved(41n, [undefined, 100n, 40n]), "any scope refuses: here the credits")
+    assert.isTrue(FencedLease.settlesMoved(1_000n, [undefined, undefined, undefined]), "no scope counts it: written")
+    assert.isTrue(FencedLease.settlesMoved(0n, [-5n]), "a row costing nothing never overshoots, even past a limit")
+  })
+})
