@@ -3,6 +3,7 @@ import { Migrator, SqlClient } from "effect/sql"
 import { accountingBatch } from "./migrations/AccountingBatch.ts"
 import { auditLog } from "./migrations/AuditLog.ts"
 import { batchCost } from "./migrations/BatchCost.ts"
+import { batchValidator } from "./migrations/BatchValidator.ts"
 import { batches } from "./migrations/Batches.ts"
 import { cachedTokens } from "./migrations/CachedTokens.ts"
 import { currentMoneyFunctions } from "./migrations/CurrentMoneyFunctions.ts"
@@ -113,7 +114,8 @@ export const migrations: Record<string, Migration> = {
   "0016_audit_log": auditLog,
   "0017_batches": batches,
   "0018_batch_cost": batchCost,
-  "0019_provider_batches": providerBatches
+  "0019_provider_batches": providerBatches,
+  "0026_batch_validator": batchValidator
 }
 
 const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })

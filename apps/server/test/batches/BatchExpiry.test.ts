@@ -70,7 +70,7 @@ describe("batches: the 24 h completion window", () => {
       yield* newBatch("batch_running")
       const started = yield* Clock.currentTimeMillis
       yield* batches.start("batch_running", [{ seq: 0, inputSeq: 0, lineOffset: 0, firstLine: 1, lineCount: 2 }], 2, started)
-      const unit = Option.getOrThrow(yield* batches.claim("runner", started, 60_000))
+      const unit = Option.getOrThrow(yield* batches.claim({ owner: "runner", now: started, staleAfter: Duration.seconds(30) }))
 
       yield* TestClock.adjust(Duration.millis(window - 1))
       yield* batches.expireOverdue(yield* Clock.currentTimeMillis)
@@ -88,7 +88,7 @@ describe("batches: the 24 h completion window", () => {
       assert.strictEqual(running.status, "in_progress", "its running unit finishes first")
       assert.strictEqual(Number(running.expired_at), now)
 
-      yield* batches.finalize(now)
+      yield* batches.finalize({ owner: "runner", now, staleAfter: Duration.seconds(30) })
       assert.strictEqual((yield* batch("batch_running")).status, "in_progress")
       const written = yield* batches.complete(unit, "runner", {
         output: [{ line: "{\"custom_id\":\"a\"}" }],
@@ -98,7 +98,7 @@ describe("batches: the 24 h completion window", () => {
         failed: 1
       })
       assert.isTrue(written)
-      yield* batches.finalize(yield* Clock.currentTimeMillis)
+      yield* batches.finalize({ owner: "runner", now: yield* Clock.currentTimeMillis, staleAfter: Duration.seconds(30) })
       const done = yield* batch("batch_running")
       assert.strictEqual(done.status, "expired")
       assert.isNull(done.completed_at)
