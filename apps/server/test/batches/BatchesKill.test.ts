@@ -31,6 +31,9 @@ const lines = Number(process.env.SWITCHYARD_TEST_BATCH_LINES ?? 3_000)
 /** How long unseen before a process is judged dead, and how often each process is seen. */
 const staleMs = 30_000
 const heartbeatMs = 10_000
+/** What the lines left at a kill take at most, beyond the time the dead process is judged dead in. */
+const remainingMs = Math.max(30_000, lines * 10)
+const testMs = Math.max(240_000, lines * 20)
 const pgReachable = await postgresReachable()
 const { start, killAll, topUp, activity } = gateways({})
 
@@ -47,7 +50,7 @@ const startBatch = async (gateway: Gateway) => {
   await topUp(gateway)
   const file = await gateway.client.files.create({ file: await toFile(Buffer.from(batchInput(lines, "c")), "corpus.jsonl"), purpose: "batch" })
   const batch = await gateway.client.batches.create({ input_file_id: file.id, endpoint: "/v1/embeddings", completion_window: "24h" })
-  const midway = await until(() => gateway.client.batches.retrieve(batch.id), (b) => (b.request_counts?.completed ?? 0) > 0, 60_000)
+  const midway = await until(() => gateway.client.batches.retrieve(batch.id), (b) => (b.request_counts?.completed ?? 0) > 0, remainingMs)
   assert.isBelow(midway.request_counts!.completed, lines, "the batch was still running at the kill")
   return { batchId: batch.id, before: midway.request_counts!.completed }
 }
@@ -118,7 +121,7 @@ describe("batches: kill -9 of the built gateway mid-batch", () => {
     assert.strictEqual(books.nanos, lineNanos, "the ledger's sum is the output lines' costs")
     assert.strictEqual(activityNanos, lineNanos, "/activity's cost is the output lines' costs")
     console.log(`batch kill -9 (embedded): ${JSON.stringify({ lines, completedBeforeKill: before, finishedAfterKillMs: finishedMs })}`)
-  }, 240_000)
+  }, testMs)
 
   it.skipIf(!pgReachable)("PostgreSQL, two replicas: the survivor takes the killed replica's units once it is judged dead; every line once in the output, charged once", async () => {
     const databaseUrl = await freshDatabase()
@@ -130,9 +133,9 @@ describe("batches: kill -9 of the built gateway mid-batch", () => {
       await kill(a)
       const killedAt = Date.now()
       const atKill = await claimsOnPostgres(databaseUrl, batchId)
-      const { activityNanos, lineNanos } = await finished(b, batchId, staleMs + heartbeatMs + 60_000)
+      const { activityNanos, lineNanos } = await finished(b, batchId, staleMs + heartbeatMs + 2 * remainingMs)
       const finishedMs = Date.now() - killedAt
-      assert.isBelow(finishedMs, staleMs + heartbeatMs + 30_000, "its units were taken once it was judged dead")
+      assert.isBelow(finishedMs, staleMs + heartbeatMs + remainingMs, "its units were taken once it was judged dead")
       const after = await claimsOnPostgres(databaseUrl, batchId)
       const dead = atKill.processes.filter((id) => !after.processes.includes(id))
       assert.strictEqual(dead.length, 1, "one replica died")
@@ -147,7 +150,7 @@ describe("batches: kill -9 of the built gateway mid-batch", () => {
     } finally {
       await dropDatabase(databaseUrl)
     }
-  }, 240_000)
+  }, testMs)
 
   it("embedded store, two workers: a worker killed mid-batch; the other takes its units once it is judged dead; every line once in the output, charged once", async () => {
     const dataDir = tempDir("batch-kill-workers")
@@ -160,7 +163,7 @@ describe("batches: kill -9 of the built gateway mid-batch", () => {
     process.kill(childrenOf(gateway.process.child.pid!)[0]!, "SIGKILL")
     const killedAt = Date.now()
     const atKill = await claimsOnSqlite(dataDir, batchId)
-    const { activityNanos, lineNanos } = await finished(gateway, batchId, staleMs + heartbeatMs + 60_000)
+    const { activityNanos, lineNanos } = await finished(gateway, batchId, staleMs + heartbeatMs + 2 * remainingMs)
     const finishedMs = Date.now() - killedAt
     const after = await claimsOnSqlite(dataDir, batchId)
     await gateway.process.stop()
@@ -168,12 +171,12 @@ describe("batches: kill -9 of the built gateway mid-batch", () => {
     const dead = atKill.processes.filter((id) => !after.processes.includes(id))
     assert.strictEqual(dead.length, 1, "one process died")
     const heldAtKill = takenOver(atKill, after, dead[0]!)
-    assert.isBelow(finishedMs, staleMs + heartbeatMs + 30_000, "its units were taken once it was judged dead")
+    assert.isBelow(finishedMs, staleMs + heartbeatMs + remainingMs, "its units were taken once it was judged dead")
     const books = await booksOnSqlite(dataDir)
     assert.strictEqual(books.rows, lines, "one ledger row per served line")
     assert.strictEqual(books.distinct, lines)
     assert.strictEqual(books.nanos, lineNanos, "the ledger's sum is the output lines' costs")
     assert.strictEqual(activityNanos, lineNanos, "/activity's cost is the output lines' costs")
     console.log(`batch kill -9 (two workers): ${JSON.stringify({ lines, completedBeforeKill: before, heldAtKill, finishedAfterKillMs: finishedMs })}`)
-  }, 240_000)
+  }, testMs)
 })
