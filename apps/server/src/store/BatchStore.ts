@@ -240,13 +240,16 @@ export class BatchStore extends Context.Service<BatchStore, {
         sql.onDialectOrElse({
           pg: () =>
             Effect.map(
-              sql<UnitRow>`UPDATE batch_units SET status = 'running', claimed_by = ${claimer.owner}, claimed_until = NULL
-                WHERE (batch_id, seq) IN (SELECT u.batch_id, u.seq
+              // The candidate in a CTE: evaluated once (a subquery in `IN` may be run again per row
+              // and claim several units, of which only one would be run).
+              sql<UnitRow>`WITH next AS (SELECT u.batch_id, u.seq
                   FROM batch_units u JOIN batches b ON b.id = u.batch_id
                   WHERE b.status = 'in_progress' AND ${claimable(claimer)}
                   ORDER BY b.created_at, u.batch_id, u.seq LIMIT 1
                   FOR UPDATE OF u SKIP LOCKED)
-                RETURNING ${unitColumns}`,
+                UPDATE batch_units SET status = 'running', claimed_by = ${claimer.owner}, claimed_until = NULL
+                FROM next WHERE batch_units.batch_id = next.batch_id AND batch_units.seq = next.seq
+                RETURNING ${sql.literal(["batch_id", "seq", "input_seq", "line_offset", "first_line", "line_count"].map((c) => `batch_units.${c}`).join(", "))}`,
               (rows) => Option.fromNullishOr(rows[0])
             ),
           orElse: () =>

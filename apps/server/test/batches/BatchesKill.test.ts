@@ -33,7 +33,7 @@ const staleMs = 30_000
 const heartbeatMs = 10_000
 /** What the lines left at a kill take at most, beyond the time the dead process is judged dead in. */
 const remainingMs = Math.max(30_000, lines * 10)
-const testMs = Math.max(240_000, lines * 20)
+const testMs = Math.max(240_000, lines * 40)
 const pgReachable = await postgresReachable()
 const { start, killAll, topUp, activity } = gateways({})
 
