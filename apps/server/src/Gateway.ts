@@ -24,10 +24,9 @@ import * as Workers from "./Workers.ts"
 // A failure to start is one line on standard error (StartupFailure.ts) and exit code 1; SIGTERM
 // and SIGINT stop the server gracefully (in-flight requests finish) with exit code 0, not the
 // default 130.
-export const serve = Effect.suspend(() => {
-  const workers = Workers.parse(process.env.SWITCHYARD_WORKERS)
-  if (typeof workers === "string") return Effect.fail(new Workers.WorkersSetting({ message: workers }))
-  return workers === 1 || Workers.index() !== undefined ? Layer.launch(ServerLive) : supervise(workers)
+export const serve = Effect.gen(function*() {
+  const workers = yield* Workers.count.pipe(Effect.mapError((error) => new Workers.WorkersSetting({ message: error.cause.message })))
+  return yield* workers === 1 || Workers.index() !== undefined ? Layer.launch(ServerLive) : supervise(workers)
 }).pipe(StartupFailure.report("cannot start"))
 
 /**

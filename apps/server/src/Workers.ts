@@ -19,7 +19,7 @@
  *   SIGTERM or SIGINT to the primary stops every worker gracefully and then the primary (exit 0).
  * - With one worker nothing is forked: the process is the gateway, as before.
  */
-import { Data } from "effect"
+import { Config, ConfigProvider, Data, Effect } from "effect"
 import * as Cluster from "node:cluster"
 import * as Os from "node:os"
 
@@ -39,6 +39,20 @@ export const parse = (value: string | undefined, cores = Os.availableParallelism
   }
   return Number(text)
 }
+
+/**
+ * The number of gateway processes `SWITCHYARD_WORKERS` asks for (default 1, `auto`: the machine's
+ * cores), parsed here once for every module that depends on it: the gateway's start, the money
+ * store's process registration and the batches' claims. A value that is not a count fails the
+ * start with {@link parse}'s sentence.
+ */
+export const count: Config.Config<number> = Config.String("SWITCHYARD_WORKERS").pipe(
+  Config.withDefault(""),
+  Config.mapEffect((text) => {
+    const workers = parse(text)
+    return typeof workers === "number" ? Effect.succeed(workers) : Effect.fail(new Config.ConfigError(new ConfigProvider.SourceError({ message: workers })))
+  })
+)
 
 /** This process's worker number (1 to N) when a primary forked it, else `undefined`. */
 export const index = (): number | undefined => {

@@ -1,9 +1,9 @@
 import * as Batch from "@switchyard/core/schema/Batch"
 import * as BatchLine from "@switchyard/core/schema/BatchLine"
 import { Cause, Clock, Config, Duration, Effect, Fiber, Layer, Option, Ref, Schedule, Stream } from "effect"
-import * as Crypto from "node:crypto"
 import { GatewayMetrics } from "../observability/GatewayMetrics.ts"
-import { type BatchRow, BatchStore, type NewUnit, soleClaimer, type UnitRow } from "../store/BatchStore.ts"
+import { type BatchRow, BatchStore, type Claimer, type NewUnit, type UnitRow } from "../store/BatchStore.ts"
+import { GatewayProcess } from "../store/GatewayProcesses.ts"
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import * as FileChunks from "../store/FileChunks.ts"
 import { type BatchIdentity, type LineOutcome, LineRunner, requestId } from "./LineRunner.ts"
@@ -18,14 +18,10 @@ const BatchRunnerConfig = Config.all({
   lineConcurrency: Config.Int("SWITCHYARD_BATCH_LINE_CONCURRENCY").pipe(Config.withDefault(16)),
   /** Lines per unit: the claimable, checkpointed part of a batch. */
   unitLines: Config.Int("SWITCHYARD_BATCH_UNIT_LINES").pipe(Config.withDefault(256)),
-  /** How long a claim lasts without renewal: a dead replica's unit is claimed again after it. */
-  leaseMs: Config.Int("SWITCHYARD_BATCH_LEASE_MS").pipe(Config.withDefault(30_000)),
   /** How often an idle replica looks for work, and a running unit for a cancel. */
   pollMs: Config.Int("SWITCHYARD_BATCH_POLL_MS").pipe(Config.withDefault(1_000)),
   /** How long files (uploads, outputs and errors) are kept after they were made. */
-  retention: BatchWire.Retention,
-  /** Several processes on one embedded store (their claims are not a dead predecessor's). */
-  workerProcesses: Config.String("SWITCHYARD_WORKERS").pipe(Config.withDefault("1"))
+  retention: BatchWire.Retention
 })
 
 /** A worker's next unit, claimed when its last one was written. */
@@ -38,8 +34,9 @@ const retryable = (status: number) => status === 429 || status === 502 || status
 
 /**
  * The batches' background work, one per gateway process, in the server's scope: validates new
- * batches into units, claims units (a lease that the running replica renews, so a dead replica's
- * unit is claimed again once it lapses), runs their lines through the live model path at a bounded
+ * batches into units (one process per batch), claims units in this process's name (held while the
+ * process is alive: a unit of a process judged dead by `GatewayProcesses` is claimed again at
+ * once; on the embedded store with one worker, a unit claimed before a restart), runs their lines through the live model path at a bounded
  * concurrency, paced by busy answers, writes each unit's output and error lines with its counts in
  * one transaction, and finishes batches whose units are all done. A cancel is seen within one poll.
  */
@@ -49,17 +46,26 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
   const lines = yield* LineRunner
   const providers = yield* ProviderBatches
   const metrics = yield* GatewayMetrics
-  const owner = `runner-${Crypto.randomBytes(8).toString("hex")}`
-  // The embedded store with one worker is this process's alone: a unit still claimed was claimed
-  // by a process that died (kill -9, power cut) and runs again now, not once its lease lapses.
-  if (yield* soleClaimer(config.workerProcesses)) {
-    const released = yield* store.releaseAll.pipe(
-      Effect.catch((error) => Effect.as(Effect.logWarning("batches: the claims before a restart stay until their lease lapses", error), 0))
-    )
-    if (released > 0) yield* Effect.logInfo(`batches: ${released} unit(s) claimed before a restart run again`)
-  }
+  const gatewayProcess = yield* GatewayProcess
+  const owner = gatewayProcess.id
+  const claimer = (now: number): Claimer => ({ owner, now, staleAfter: gatewayProcess.staleAfter })
   // Until when every line waits: set by an answer that says the upstream is busy.
   const pausedUntil = yield* Ref.make(0)
+
+  // Batches this process validates now: its workers share its claims.
+  const validatingHere = new Set<string>()
+
+  /** Validates the batch if no other live process or worker of this one does. */
+  const validateOnce = (id: string) =>
+    Effect.gen(function*() {
+      if (validatingHere.has(id)) return
+      validatingHere.add(id)
+      yield* Effect.gen(function*() {
+        if (!(yield* store.claimValidation(id, claimer(yield* Clock.currentTimeMillis)))) return
+        // Let go if it did not end (a store error): a later try, here or elsewhere, claims it again.
+        yield* validate(id).pipe(Effect.onError(() => Effect.ignore(store.releaseValidation(id, owner))))
+      }).pipe(Effect.ensuring(Effect.sync(() => validatingHere.delete(id))))
+    })
 
   const validate = (id: string) =>
     Effect.gen(function*() {
@@ -134,19 +140,15 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
       Effect.catch((outcome) => Effect.succeed(outcome))
     )
 
-  // Stops when the batch is being cancelled, or when the claim was lost; renews the claim meanwhile.
+  // Stops when the batch is being cancelled, or when the claim was lost (this process was judged
+  // dead while frozen or cut off from the store, and another took the unit).
   const watch = (unit: UnitRow) =>
     Effect.gen(function*() {
-      let renewed = yield* Clock.currentTimeMillis
       while (true) {
         yield* Effect.sleep(Duration.millis(config.pollMs))
         const status = yield* store.status(unit.batch_id)
         if (Option.isNone(status) || status.value !== "in_progress") return "cancelled" as const
-        const now = yield* Clock.currentTimeMillis
-        if (now - renewed >= config.leaseMs / 3) {
-          if (!(yield* store.extend(unit, owner, now + config.leaseMs))) return "lost" as const
-          renewed = now
-        }
+        if (!(yield* store.claimed(unit, owner))) return "lost" as const
       }
     })
 
@@ -241,7 +243,7 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
           costNanos: served.reduce((sum, r) => sum + (r.costNanos ?? 0n), 0n),
           providerBatches,
           now
-        }, { now, leaseMs: config.leaseMs }),
+        }, claimer(now)),
         ({ next }) =>
           Effect.sync(() => {
             held.next = next
@@ -298,15 +300,15 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
         lastExpiryCheck = now
         yield* store.expireOverdue(now)
       }
-      for (const id of yield* store.validating) yield* validate(id)
+      for (const id of yield* store.validating) yield* validateOnce(id)
       // The unit claimed as the last one was written, else one claimed now.
-      const unit = Option.isSome(held.next) ? held.next : yield* store.claim(owner, yield* Clock.currentTimeMillis, config.leaseMs)
+      const unit = Option.isSome(held.next) ? held.next : yield* store.claim(claimer(yield* Clock.currentTimeMillis))
       held.next = Option.none()
       if (Option.isSome(unit)) {
         // A process that stops gives its unit back; its served lines settle again as no-ops.
         yield* runUnit(unit.value, held).pipe(Effect.onInterrupt(() => Effect.ignore(store.release(unit.value, owner))))
       }
-      const ended = yield* store.finalize(yield* Clock.currentTimeMillis)
+      const ended = yield* store.finalize(claimer(yield* Clock.currentTimeMillis))
       for (const one of ended) yield* finished(one.batch, one.status, one.errorFile)
       return Option.isSome(unit)
     })

@@ -34,7 +34,8 @@ import { connectionOf } from "../providers/Adapters.ts"
 import * as OpenAiBatch from "../providers/OpenAiBatch.ts"
 import * as OpenAiCompatible from "../providers/OpenAiCompatible.ts"
 import * as VectorEncoding from "../providers/VectorEncoding.ts"
-import { type BatchRow, BatchStore, soleClaimer } from "../store/BatchStore.ts"
+import { type BatchRow, BatchStore } from "../store/BatchStore.ts"
+import { GatewayProcess } from "../store/GatewayProcesses.ts"
 import * as FileChunks from "../store/FileChunks.ts"
 import { type BatchIdentity, generationId, type LineOutcome, LineRunner, requestId, statusOf } from "./LineRunner.ts"
 import { type NewProviderBatch, type ProviderBatchRow, ProviderBatchStore } from "../store/ProviderBatchStore.ts"
@@ -45,8 +46,7 @@ const ProviderBatchesConfig = Config.all({
   /** How often a replica looks for provider batches due (the batch runner's poll). */
   loopMs: Config.Int("SWITCHYARD_BATCH_POLL_MS").pipe(Config.withDefault(1_000)),
   /** How long one step on a provider batch keeps its claim at most. */
-  leaseMs: Config.Int("SWITCHYARD_BATCH_LEASE_MS").pipe(Config.withDefault(30_000)),
-  workerProcesses: Config.String("SWITCHYARD_WORKERS").pipe(Config.withDefault("1"))
+  leaseMs: Config.Int("SWITCHYARD_BATCH_LEASE_MS").pipe(Config.withDefault(30_000))
 })
 
 /** How long a cancelled provider batch is waited for (OpenAI's cancel takes up to 10 minutes). */
@@ -548,7 +548,8 @@ export class ProviderBatches extends Context.Service<ProviderBatches, {
         Effect.forever
       )
 
-      if (yield* soleClaimer(config.workerProcesses)) {
+      // The embedded store with one worker is this process's alone: a claim found at start is a dead one's.
+      if ((yield* GatewayProcess).sole) {
         yield* Effect.ignore(parts.releaseAll)
       }
       // Background timing on the system clock, as the batch runner's.

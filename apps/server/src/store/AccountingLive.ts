@@ -26,7 +26,7 @@ import type { AddCreditsRequest, CreditTotals, RecordRequest, Reservation, Reser
 import { fromSqlError } from "@switchyard/core/store/StoreUnavailable"
 import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import * as AttemptRecord from "@switchyard/core/upstream/AttemptRecord"
-import { Clock, Config, Deferred, Duration, Effect, Layer, Option } from "effect"
+import { Clock, Config, Context, Deferred, Duration, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import * as GatewayProcesses from "./GatewayProcesses.ts"
@@ -38,6 +38,7 @@ import { InFlight } from "./InFlight.ts"
 import { StoreChanges } from "./StoreChanges.ts"
 import { StoreStatements } from "./StoreStatements.ts"
 import * as Span from "../instrumentation/Span.ts"
+import * as Workers from "../Workers.ts"
 
 export interface AccountingOptions {
   /** How long a lease counts after its last use if its process never hands it back. */
@@ -64,7 +65,8 @@ const defaultIdleReturn = Duration.seconds(5)
 const defaultFactsTtl = Duration.seconds(1)
 const defaultLingerMs = 10
 
-export const make = (options: AccountingOptions = {}) =>
+/** The money port, and this process's registration it holds its leases under. */
+const build = (options: AccountingOptions) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const statements = yield* StoreStatements
@@ -72,7 +74,8 @@ export const make = (options: AccountingOptions = {}) =>
     const inFlight = yield* InFlight
     const store = yield* MoneyStore.make
     // The embedded store with one worker belongs to this process alone.
-    const owner = yield* GatewayProcesses.register(store, { sole: store.dialect === "sqlite", ...options.process })
+    const processOptions = { sole: store.dialect === "sqlite", ...options.process }
+    const owner = yield* GatewayProcesses.register(store, processOptions)
     const leaseTtl = Duration.fromInputUnsafe(options.leaseTtl ?? defaultLeaseTtl)
     const idleReturnMs = Duration.toMillis(Duration.fromInputUnsafe(options.idleReturn ?? defaultIdleReturn))
     const policy = options.policy ?? SpendLease.defaultPolicy
@@ -274,7 +277,7 @@ export const make = (options: AccountingOptions = {}) =>
         return yield* credits(request.workspaceId)
       })
 
-    return Accounting.of({
+    const accounting = Accounting.of({
       reserve: (request) => reserve(request).pipe(Span.within("Accounting.reserve")),
       settle: (reservation, request) => settle(reservation, request).pipe(Span.within("Accounting.settle")),
       record: (request) => record(request).pipe(Span.within("Accounting.record")),
@@ -282,13 +285,23 @@ export const make = (options: AccountingOptions = {}) =>
       credits,
       addCredits
     })
+    const process = GatewayProcesses.GatewayProcess.of({
+      id: owner,
+      staleAfter: Duration.fromInputUnsafe(processOptions.staleAfter ?? GatewayProcesses.defaultStaleAfter),
+      sole: processOptions.sole
+    })
+    return { accounting, process }
   })
+
+export const make = (options: AccountingOptions = {}) => Effect.map(build(options), ({ accounting }) => accounting)
 
 /**
  * The money port on the SQL store, with its process registration (`GatewayProcesses`), key facts
  * and leases in memory, and ledger rows in batches.
  */
-export const layerWith = (options: AccountingOptions) => Layer.effect(Accounting, make(options))
+export const layerWith = (options: AccountingOptions) =>
+  Layer.effectContext(Effect.map(build(options), ({ accounting, process }) =>
+    Context.make(Accounting, accounting).pipe(Context.add(GatewayProcesses.GatewayProcess, process))))
 
 /**
  * `SWITCHYARD_LEASE_IDLE_MS`: how long an unused lease keeps its slice before it hands it back
@@ -299,10 +312,10 @@ export const layer = Layer.unwrap(
   Effect.gen(function*() {
     const idleMs = yield* Config.Int("SWITCHYARD_LEASE_IDLE_MS").pipe(Config.withDefault(Duration.toMillis(defaultIdleReturn)))
     // Several worker processes share the embedded store: none of them owns it alone.
-    const workers = yield* Config.String("SWITCHYARD_WORKERS").pipe(Config.withDefault("1"))
+    const workers = yield* Workers.count
     return layerWith({
       idleReturn: Duration.millis(Math.max(1, idleMs)),
-      ...(workers.trim() === "1" ? {} : { process: { sole: false } })
+      ...(workers === 1 ? {} : { process: { sole: false } })
     })
   })
 )

@@ -1,18 +1,11 @@
 import type * as Batch from "@switchyard/core/schema/Batch"
 import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
-import { Context, Effect, Layer, Option, Stream } from "effect"
+import { Context, Duration, Effect, Layer, Option, Stream } from "effect"
 import { isReadonlyArrayNonEmpty } from "effect/Array"
 import { SqlClient } from "effect/sql"
 import * as FileChunks from "./FileChunks.ts"
 import type { ChunkRow } from "./FileChunks.ts"
 import * as ProviderBatchStore from "./ProviderBatchStore.ts"
-
-/**
- * Whether this process is the only one that claims units: the embedded store run by one worker.
- * Then a unit still claimed at start was claimed by a process that died (kill -9, power cut).
- */
-export const soleClaimer = (workerProcesses: string) =>
-  Effect.map(SqlClient.SqlClient, (sql) => sql.onDialectOrElse({ sqlite: () => workerProcesses.trim() === "1", orElse: () => false }))
 
 /**
  * Files, batches and batch units in the SQL store, in the SQL PostgreSQL and SQLite share.
@@ -71,6 +64,16 @@ export interface UnitRow {
   readonly line_count: number
 }
 
+/**
+ * A process that claims: its id (`GatewayProcess`), the time by its clock (the store's on
+ * PostgreSQL is used instead), and how long unseen before a process counts as dead.
+ */
+export interface Claimer {
+  readonly owner: string
+  readonly now: number
+  readonly staleAfter: Duration.Duration
+}
+
 export interface NewUnit {
   readonly seq: number
   readonly inputSeq: number
@@ -123,16 +126,22 @@ export class BatchStore extends Context.Service<BatchStore, {
   /** The batch's units and its total, and `in_progress`; nothing when another replica did it first. */
   readonly start: (id: string, units: ReadonlyArray<NewUnit>, total: number, now: number) => Op<void>
   readonly fail: (id: string, errors: ReadonlyArray<Batch.BatchError>, now: number) => Op<void>
-  /** Claims a unit that is waiting, or whose claim expired, of a batch in progress. */
-  readonly claim: (owner: string, now: number, leaseMs: number) => Op<Option.Option<UnitRow>>
-  readonly extend: (unit: UnitRow, owner: string, until: number) => Op<boolean>
+  /**
+   * Claims the batch's validation for the claimer, if no live process has it: one process reads a
+   * new batch's input, whatever the number of replicas and workers.
+   */
+  readonly claimValidation: (id: string, claimer: Claimer) => Op<boolean>
+  /** Lets go of a validation the owner did not finish (a store error): another try claims it again. */
+  readonly releaseValidation: (id: string, owner: string) => Op<void>
+  /**
+   * Claims a unit of a batch in progress that is waiting, or claimed by a process judged dead
+   * (not seen by the store within `staleAfter`, the liveness of `GatewayProcesses`).
+   */
+  readonly claim: (claimer: Claimer) => Op<Option.Option<UnitRow>>
+  /** Whether the unit is still claimed by the owner (a process judged dead while frozen lost it). */
+  readonly claimed: (unit: UnitRow, owner: string) => Op<boolean>
   /** Gives a claimed unit back (a process that stops), for any replica to claim at once. */
   readonly release: (unit: UnitRow, owner: string) => Op<void>
-  /**
-   * Gives back every claimed unit: at the start of a process that is the store's only one (the
-   * embedded store with one worker), whose claims are all a dead predecessor's.
-   */
-  readonly releaseAll: Op<number>
   /** Writes a unit's lines and counts once, if its claim is still the owner's. */
   readonly complete: (unit: UnitRow, owner: string, result: UnitResult) => Op<boolean>
   /**
@@ -143,7 +152,7 @@ export class BatchStore extends Context.Service<BatchStore, {
     unit: UnitRow,
     owner: string,
     result: UnitResult,
-    next: { readonly now: number; readonly leaseMs: number }
+    next: Claimer
   ) => Op<{ readonly written: boolean; readonly next: Option.Option<UnitRow> }>
   /**
    * Batches whose completion window passed by `now`: one still validating is `expired`; one in
@@ -151,9 +160,12 @@ export class BatchStore extends Context.Service<BatchStore, {
    * lines instead of running, and it finishes as `expired`.
    */
   readonly expireOverdue: (now: number) => Op<void>
-  /** Batches whose every unit and provider batch is done (or dropped), finished: `completed` or `cancelled`. */
-  /** Ends the batches whose units are all done; the ones this call ended, as they ended. */
-  readonly finalize: (now: number) => Op<ReadonlyArray<{ readonly batch: BatchRow; readonly status: Batch.Status; readonly errorFile: string }>>
+  /**
+   * Batches whose every unit and provider batch is done (or dropped), finished: `completed` or
+   * `cancelled` (a cancelled batch once no live process still runs one of its units); the ones
+   * this call ended, as they ended.
+   */
+  readonly finalize: (claimer: Claimer) => Op<ReadonlyArray<{ readonly batch: BatchRow; readonly status: Batch.Status; readonly errorFile: string }>>
   readonly status: (id: string) => Op<Option.Option<Batch.Status>>
   /**
    * Files made before `cutoff` expire: their bytes go, their row stays (`status` `expired`) so
@@ -202,23 +214,61 @@ export class BatchStore extends Context.Service<BatchStore, {
           return true
         })
 
-      // Claims a unit that is waiting, or whose claim expired, of a batch in progress.
-      const claimOne = (owner: string, now: number, leaseMs: number) =>
-        Effect.gen(function*() {
-          const candidates = yield* sql<{ readonly batch_id: string; readonly seq: number }>`SELECT u.batch_id, u.seq
-            FROM batch_units u JOIN batches b ON b.id = u.batch_id
-            WHERE b.status = 'in_progress' AND (u.status = 'pending' OR (u.status = 'running' AND u.claimed_until < ${now}))
-            ORDER BY b.created_at, u.batch_id, u.seq LIMIT 8`
-          for (const candidate of candidates) {
-            // Claimed only if no other replica claimed it in between.
-            const claimed = yield* sql<UnitRow>`UPDATE batch_units SET status = 'running', claimed_by = ${owner},
-                claimed_until = ${now + leaseMs}
-              WHERE batch_id = ${candidate.batch_id} AND seq = ${candidate.seq}
-                AND (status = 'pending' OR (status = 'running' AND claimed_until < ${now}))
-              RETURNING batch_id, seq, input_seq, line_offset, first_line, line_count`
-            if (claimed[0] !== undefined) return Option.some(claimed[0])
-          }
-          return Option.none()
+      // Whether the process named in `column` is alive: seen by the store within `staleAfter`. On
+      // PostgreSQL by the database's clock (replicas' clocks differ); on SQLite by the one machine's.
+      const alive = (column: string, claimer: Claimer) =>
+        sql.onDialectOrElse({
+          pg: () =>
+            sql`EXISTS (SELECT 1 FROM gateway_processes p WHERE p.id = ${sql.literal(column)}
+              AND p.seen_at >= now() - make_interval(secs => ${Duration.toMillis(claimer.staleAfter) / 1000}::double precision))`,
+          orElse: () =>
+            sql`EXISTS (SELECT 1 FROM gateway_processes p WHERE p.id = ${sql.literal(column)}
+              AND p.seen_at >= ${claimer.now - Duration.toMillis(claimer.staleAfter)})`
+        })
+
+      // A unit another process may take: waiting, or claimed by a process judged dead. A unit
+      // claimed by this process is never its own to take again (the embedded store's only process
+      // has no heartbeat row).
+      const claimable = (claimer: Claimer, units = "u") =>
+        sql`(${sql.literal(units)}.status = 'pending' OR (${sql.literal(units)}.status = 'running'
+          AND ${sql.literal(units)}.claimed_by <> ${claimer.owner} AND NOT ${alive(`${units}.claimed_by`, claimer)}))`
+
+      const unitColumns = sql`batch_id, seq, input_seq, line_offset, first_line, line_count`
+
+      // Claims one unit. PostgreSQL: one statement, the candidate locked with `SKIP LOCKED`, so
+      // replicas claiming at once take different units and none waits on another. SQLite: one
+      // writer at a time; the update repeats the condition, so a unit claimed in between is skipped.
+      const claimOne = (claimer: Claimer) =>
+        sql.onDialectOrElse({
+          pg: () =>
+            Effect.map(
+              // The candidate in a CTE: evaluated once (a subquery in `IN` may be run again per row
+              // and claim several units, of which only one would be run).
+              sql<UnitRow>`WITH next AS (SELECT u.batch_id, u.seq
+                  FROM batch_units u JOIN batches b ON b.id = u.batch_id
+                  WHERE b.status = 'in_progress' AND ${claimable(claimer)}
+                  ORDER BY b.created_at, u.batch_id, u.seq LIMIT 1
+                  FOR UPDATE OF u SKIP LOCKED)
+                UPDATE batch_units SET status = 'running', claimed_by = ${claimer.owner}, claimed_until = NULL
+                FROM next WHERE batch_units.batch_id = next.batch_id AND batch_units.seq = next.seq
+                RETURNING ${sql.literal(["batch_id", "seq", "input_seq", "line_offset", "first_line", "line_count"].map((c) => `batch_units.${c}`).join(", "))}`,
+              (rows) => Option.fromNullishOr(rows[0])
+            ),
+          orElse: () =>
+            Effect.gen(function*() {
+              const candidates = yield* sql<{ readonly batch_id: string; readonly seq: number }>`SELECT u.batch_id, u.seq
+                FROM batch_units u JOIN batches b ON b.id = u.batch_id
+                WHERE b.status = 'in_progress' AND ${claimable(claimer)}
+                ORDER BY b.created_at, u.batch_id, u.seq LIMIT 8`
+              for (const candidate of candidates) {
+                const claimed = yield* sql<UnitRow>`UPDATE batch_units SET status = 'running', claimed_by = ${claimer.owner},
+                    claimed_until = NULL
+                  WHERE batch_id = ${candidate.batch_id} AND seq = ${candidate.seq} AND ${claimable(claimer, "batch_units")}
+                  RETURNING ${unitColumns}`
+                if (claimed[0] !== undefined) return Option.some(claimed[0])
+              }
+              return Option.none()
+            })
         })
 
       // Marks a unit done with its lines and counts, if its claim is still the owner's (in a transaction).
@@ -348,27 +398,34 @@ export class BatchStore extends Context.Service<BatchStore, {
           sql`UPDATE batches SET status = 'failed', failed_at = ${now},
               errors = ${JSON.stringify({ object: "list", data: errors })}
             WHERE id = ${id} AND status = 'validating'`.pipe(Effect.asVoid, op("batches.fail")),
-        claim: (owner, now, leaseMs) => claimOne(owner, now, leaseMs).pipe(op("batches.claim")),
-        extend: (unit, owner, until) =>
-          sql<{ readonly seq: number }>`UPDATE batch_units SET claimed_until = ${until}
-            WHERE batch_id = ${unit.batch_id} AND seq = ${unit.seq} AND status = 'running' AND claimed_by = ${owner}
-            RETURNING seq`.pipe(Effect.map((rows) => rows.length > 0), op("batches.extend")),
+        claimValidation: (id, claimer) =>
+          sql<{ readonly id: string }>`UPDATE batches SET validator = ${claimer.owner}
+            WHERE id = ${id} AND status = 'validating'
+              AND (validator IS NULL OR (validator <> ${claimer.owner} AND NOT ${alive("batches.validator", claimer)}))
+            RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), op("batches.validate")),
+        releaseValidation: (id, owner) =>
+          sql`UPDATE batches SET validator = NULL WHERE id = ${id} AND validator = ${owner} AND status = 'validating'`.pipe(
+            Effect.asVoid,
+            op("batches.validate")
+          ),
+        claim: (claimer) => claimOne(claimer).pipe(op("batches.claim")),
+        claimed: (unit, owner) =>
+          sql<{ readonly seq: number }>`SELECT seq FROM batch_units
+            WHERE batch_id = ${unit.batch_id} AND seq = ${unit.seq} AND status = 'running' AND claimed_by = ${owner}`.pipe(
+            Effect.map((rows) => rows.length > 0),
+            op("batches.claimed")
+          ),
         release: (unit, owner) =>
           sql`UPDATE batch_units SET status = 'pending', claimed_by = NULL, claimed_until = NULL
             WHERE batch_id = ${unit.batch_id} AND seq = ${unit.seq} AND status = 'running' AND claimed_by = ${owner}`.pipe(
             Effect.asVoid,
             op("batches.release")
           ),
-        releaseAll: sql<{ readonly seq: number }>`UPDATE batch_units SET status = 'pending', claimed_by = NULL,
-            claimed_until = NULL WHERE status = 'running' RETURNING seq`.pipe(
-          Effect.map((rows) => rows.length),
-          op("batches.release")
-        ),
         complete: (unit, owner, result) => sql.withTransaction(completeOne(unit, owner, result)).pipe(op("batches.complete")),
         completeAndClaim: (unit, owner, result, next) =>
           sql.withTransaction(Effect.gen(function*() {
             const written = yield* completeOne(unit, owner, result)
-            return { written, next: yield* claimOne(owner, next.now, next.leaseMs) }
+            return { written, next: yield* claimOne(next) }
           })).pipe(op("batches.complete")),
         expireOverdue: (now) =>
           sql.withTransaction(Effect.gen(function*() {
@@ -377,13 +434,14 @@ export class BatchStore extends Context.Service<BatchStore, {
             yield* sql`UPDATE batches SET expired_at = ${now}
               WHERE status = 'in_progress' AND expires_at <= ${now} AND expired_at IS NULL`
           })).pipe(op("batches.expire")),
-        finalize: (now) =>
+        finalize: (claimer) =>
           Effect.gen(function*() {
+            const now = claimer.now
             const finished = yield* sql<BatchRow>`SELECT ${batchColumns} FROM batches b
               WHERE b.status IN ('in_progress', 'cancelling')
                 AND NOT EXISTS (SELECT 1 FROM batch_units u WHERE u.batch_id = b.id AND (
                   (b.status = 'in_progress' AND u.status IN ('pending', 'running'))
-                  OR (u.status = 'running' AND u.claimed_until >= ${now})))
+                  OR (u.status = 'running' AND (u.claimed_by = ${claimer.owner} OR ${alive("u.claimed_by", claimer)}))))
                 AND NOT EXISTS (SELECT 1 FROM provider_batches p WHERE p.batch_id = b.id AND p.status <> 'done')`
             const ended: Array<{ readonly batch: BatchRow; readonly status: Batch.Status; readonly errorFile: string }> = []
             for (const batch of finished) {

@@ -28,7 +28,7 @@ import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/Stor
  * - Holds without an owner (taken before the owner column existed, or through
  *   `AccountingLive.make()` without one) are left to their expiry.
  */
-import { Duration, Effect, Schedule } from "effect"
+import { Context, Duration, Effect, Schedule } from "effect"
 import type { Scope } from "effect"
 import * as Crypto from "node:crypto"
 import type { MoneyStore } from "./MoneyStorePort.ts"
@@ -44,6 +44,17 @@ export interface GatewayProcessOptions {
    */
   readonly sole?: boolean
 }
+
+/**
+ * This gateway process as the store knows it: its id, the owner of its holds and of the batch
+ * units it claims, and how long unseen before another process counts as dead. `sole`: the store
+ * is this process's alone (no heartbeat runs; every other owner found is a dead process's).
+ */
+export class GatewayProcess extends Context.Service<GatewayProcess, {
+  readonly id: string
+  readonly staleAfter: Duration.Duration
+  readonly sole: boolean
+}>()("switchyard/store/GatewayProcess") {}
 
 const defaultHeartbeat = Duration.seconds(10)
 export const defaultStaleAfter = Duration.seconds(30)

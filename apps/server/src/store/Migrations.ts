@@ -3,6 +3,7 @@ import { Migrator, SqlClient } from "effect/sql"
 import { accountingBatch } from "./migrations/AccountingBatch.ts"
 import { auditLog } from "./migrations/AuditLog.ts"
 import { batchCost } from "./migrations/BatchCost.ts"
+import { batchValidator } from "./migrations/BatchValidator.ts"
 import { batches } from "./migrations/Batches.ts"
 import { cachedTokens } from "./migrations/CachedTokens.ts"
 import { currentMoneyFunctions } from "./migrations/CurrentMoneyFunctions.ts"
@@ -119,7 +120,8 @@ export const migrations: Record<string, Migration> = {
   "0019_provider_batches": providerBatches,
   "0020_forward_liveness": forwardLiveness,
   "0021_moved_row_settlement": movedRowSettlement,
-  "0022_audit_append_only": auditAppendOnly
+  "0022_audit_append_only": auditAppendOnly,
+  "0026_batch_validator": batchValidator
 }
 
 const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })

@@ -1,64 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Duration, Effect, Layer, Option } from "effect"
-import { SqlClient } from "effect/sql"
+import { Clock, Duration, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
-import * as Fs from "node:fs"
-import * as NodePath from "node:path"
-import { type BatchRow, BatchStore } from "../../src/store/BatchStore.ts"
-import { migrate } from "../../src/store/Migrations.ts"
-import * as SqliteClient from "../../src/store/SqliteClient.ts"
-import { tempDir } from "../support/TestServer.ts"
-
-/** A migrated SQLite store in a file of its own, removed with the scope, and the batch store on it. */
-const store = Layer.unwrap(Effect.gen(function*() {
-  const dir = yield* Effect.acquireRelease(
-    Effect.sync(() => tempDir("batch-expiry")),
-    (dir) => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))
-  )
-  return BatchStore.layer.pipe(
-    Layer.provideMerge(Layer.effectDiscard(migrate)),
-    Layer.provideMerge(SqliteClient.layer(NodePath.join(dir, "switchyard.db")))
-  )
-}))
-
-const window = Duration.toMillis(Duration.hours(24))
-
-const newBatch = (id: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql`INSERT OR IGNORE INTO workspaces (id, slug, name) VALUES ('w', 'w', 'W')`
-    const now = yield* Clock.currentTimeMillis
-    const row: BatchRow = {
-      id,
-      workspace_id: "w",
-      key_id: "k",
-      key_hash: "h",
-      user_id: "u",
-      endpoint: "/v1/embeddings",
-      input_file_id: "file-in",
-      completion_window: "24h",
-      execution: "auto",
-      metadata: null,
-      status: "validating",
-      output_file_id: `file-out-${id}`,
-      error_file_id: `file-err-${id}`,
-      errors: null,
-      total: 0,
-      completed: 0,
-      failed: 0,
-      cost_nanos: 0,
-      created_at: now,
-      expires_at: now + window,
-      in_progress_at: null,
-      finalizing_at: null,
-      completed_at: null,
-      failed_at: null,
-      expired_at: null,
-      cancelling_at: null,
-      cancelled_at: null
-    }
-    yield* (yield* BatchStore).insertBatch(row)
-  })
+import { BatchStore } from "../../src/store/BatchStore.ts"
+import { newBatch, store, window } from "../support/BatchStores.ts"
 
 const batch = (id: string) => Effect.flatMap(BatchStore, (s) => s.batchById(id)).pipe(Effect.map(Option.getOrThrow))
 
@@ -70,7 +14,7 @@ describe("batches: the 24 h completion window", () => {
       yield* newBatch("batch_running")
       const started = yield* Clock.currentTimeMillis
       yield* batches.start("batch_running", [{ seq: 0, inputSeq: 0, lineOffset: 0, firstLine: 1, lineCount: 2 }], 2, started)
-      const unit = Option.getOrThrow(yield* batches.claim("runner", started, 60_000))
+      const unit = Option.getOrThrow(yield* batches.claim({ owner: "runner", now: started, staleAfter: Duration.seconds(30) }))
 
       yield* TestClock.adjust(Duration.millis(window - 1))
       yield* batches.expireOverdue(yield* Clock.currentTimeMillis)
@@ -88,7 +32,7 @@ describe("batches: the 24 h completion window", () => {
       assert.strictEqual(running.status, "in_progress", "its running unit finishes first")
       assert.strictEqual(Number(running.expired_at), now)
 
-      yield* batches.finalize(now)
+      yield* batches.finalize({ owner: "runner", now, staleAfter: Duration.seconds(30) })
       assert.strictEqual((yield* batch("batch_running")).status, "in_progress")
       const written = yield* batches.complete(unit, "runner", {
         output: [{ line: "{\"custom_id\":\"a\"}" }],
@@ -98,7 +42,7 @@ describe("batches: the 24 h completion window", () => {
         failed: 1
       })
       assert.isTrue(written)
-      yield* batches.finalize(yield* Clock.currentTimeMillis)
+      yield* batches.finalize({ owner: "runner", now: yield* Clock.currentTimeMillis, staleAfter: Duration.seconds(30) })
       const done = yield* batch("batch_running")
       assert.strictEqual(done.status, "expired")
       assert.isNull(done.completed_at)

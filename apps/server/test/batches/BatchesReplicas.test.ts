@@ -39,7 +39,7 @@ describe.skipIf(storeKind !== "postgres")("batches on two replicas sharing Postg
     await alpha?.close()
   })
 
-  it("both replicas run a batch's units; a dead replica's claim is taken again once it lapses; one replica stops and the other finishes", async () => {
+  it("both replicas run a batch's units; a claim of a process the store has not seen alive is taken again at once; one replica stops and the other finishes", async () => {
     alpha.setBehaviour({ _tag: "Delay", ms: 30 })
     const keys = { apiKey: KeySecret.generate(), managementKey: KeySecret.generate() }
     const databaseUrl = await freshDatabase()
@@ -52,7 +52,7 @@ describe.skipIf(storeKind !== "postgres")("batches on two replicas sharing Postg
         const file = await client.files.create({ file: await toFile(Buffer.from(input(80)), "corpus.jsonl"), purpose: "batch" })
         const batch = await client.batches.create({ input_file_id: file.id, endpoint: "/v1/embeddings", completion_window: "24h" })
         await until(() => client.batches.retrieve(batch.id), (x) => (x.request_counts?.completed ?? 0) >= 8)
-        // A replica that claimed the last unit and died: nobody renews its claim.
+        // A replica that claimed the last unit and died long ago: no heartbeat row in gateway_processes.
         await b.server.run(Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
           yield* sql`UPDATE batch_units SET status = 'running', claimed_by = 'dead-replica', claimed_until = ${Date.now() + 1_500}

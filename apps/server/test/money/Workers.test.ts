@@ -1,4 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Result } from "effect"
+import * as Os from "node:os"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import { DatabaseSync } from "node:sqlite"
@@ -6,23 +8,10 @@ import * as KeySecret from "../../src/auth/KeySecret.ts"
 import * as Workers from "../../src/Workers.ts"
 import { endpoint, provider } from "../embeddings/Gateway.ts"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
-import { type ServerProcess, startServerProcess } from "../support/ServerProcess.ts"
+import { childrenOf, type ServerProcess, startServerProcess } from "../support/ServerProcess.ts"
 import { storeKind, tempDir } from "../support/TestServer.ts"
 
 const tokens = (n: number) => Array.from({ length: n }, (_, i) => i + 1)
-
-/** The processes whose parent is `pid` (Linux's /proc). */
-const childrenOf = (pid: number): Array<number> =>
-  Fs.readdirSync("/proc").filter((name) => /^\d+$/u.test(name)).flatMap((name) => {
-    try {
-      const stat = Fs.readFileSync(`/proc/${name}/stat`, "utf8")
-      // The parent id is the second field after the command, which is in parentheses.
-      const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
-      return parent === pid ? [Number(name)] : []
-    } catch {
-      return []
-    }
-  })
 
 const until = async (check: () => boolean, ms: number) => {
   const deadline = Date.now() + ms
@@ -36,6 +25,29 @@ describe("SWITCHYARD_WORKERS", () => {
     assert.strictEqual(Workers.parse(" 3 "), 3)
     assert.strictEqual(Workers.parse("auto", 6), 6)
     for (const bad of ["0", "-1", "two", "1.5", "1000"]) assert.include(String(Workers.parse(bad)), "SWITCHYARD_WORKERS must be")
+  })
+
+  it("is parsed once, into the count the gateway, the money store and the batches read (Workers.count)", () => {
+    const count = (env: Record<string, string>) => Effect.runSync(Effect.result(Workers.count.parse(ConfigProvider.fromEnv({ env }))))
+    assert.deepStrictEqual(count({}), Result.succeed(1))
+    assert.deepStrictEqual(count({ SWITCHYARD_WORKERS: "1" }), Result.succeed(1))
+    assert.deepStrictEqual(count({ SWITCHYARD_WORKERS: " 4 " }), Result.succeed(4))
+    assert.deepStrictEqual(count({ SWITCHYARD_WORKERS: "auto" }), Result.succeed(Os.availableParallelism()))
+    for (const bad of ["0", "two", "auto2", "257"]) {
+      const parsed = count({ SWITCHYARD_WORKERS: bad })
+      assert.isTrue(Result.isFailure(parsed), bad)
+      if (Result.isFailure(parsed)) assert.include(parsed.failure.message, `SWITCHYARD_WORKERS must be a number of processes from 1 to 256, or auto`)
+    }
+  })
+
+  it("a value that is not a count stops the start with one line saying so (exit 1)", async () => {
+    await startServerProcess({ SWITCHYARD_WORKERS: "two", SWITCHYARD_DATA_DIR: tempDir("workers-bad") }, 20_000).then(
+      async (server) => {
+        await server.stop()
+        assert.fail("the gateway started with SWITCHYARD_WORKERS=two")
+      },
+      (error: Error) => assert.include(error.message, `SWITCHYARD_WORKERS must be a number of processes from 1 to 256, or auto (the machine's cores); got "two"`)
+    )
   })
 
   describe.skipIf(storeKind !== "sqlite" || process.platform !== "linux")("two workers on one SQLite file", () => {

@@ -20,13 +20,19 @@ export interface Gateway {
   readonly client: OpenAI
 }
 
-/** Polls `read` every 25 ms until `done` holds, or fails after `timeoutMs` with the last value. */
+/**
+ * Polls `read` every 25 ms until `done` holds, or fails after `timeoutMs` with the last value. A
+ * read whose connection was cut (a worker process of the gateway killed under it) is read again.
+ */
 export const until = async <A>(read: () => Promise<A> | A, done: (a: A) => boolean, timeoutMs: number): Promise<A> => {
   const deadline = Date.now() + timeoutMs
   for (;;) {
-    const value = await read()
-    if (done(value)) return value
-    if (Date.now() > deadline) throw new Error(`not done within ${timeoutMs} ms: ${JSON.stringify(value)}`)
+    const value = await Promise.resolve().then(read).then((a) => ({ a }), (error: unknown) => {
+      if (error instanceof Error && error.message === "Connection error." && Date.now() <= deadline) return undefined
+      throw error
+    })
+    if (value !== undefined && done(value.a)) return value.a
+    if (Date.now() > deadline) throw new Error(`not done within ${timeoutMs} ms: ${JSON.stringify(value?.a)}`)
     await new Promise((resolve) => setTimeout(resolve, 25))
   }
 }
@@ -109,4 +115,40 @@ export const booksOnSqlite = (dataDir: string): Promise<Books> =>
 export const booksOnPostgres = (databaseUrl: string): Promise<Books> =>
   Effect.runPromise(
     readBooks.pipe(Effect.provide(PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 1 }))) as Effect.Effect<Books, unknown, never>
+  )
+
+/** A batch's units (by whom each was claimed last) and the gateway processes the store sees alive. */
+export interface Claims {
+  readonly units: ReadonlyArray<{ readonly seq: number; readonly status: string; readonly owner: string | null }>
+  readonly running: ReadonlyArray<{ readonly seq: number; readonly owner: string | null }>
+  readonly processes: ReadonlyArray<string>
+}
+
+const readClaims = (batchId: string, aliveSince: (sql: SqlClient.SqlClient) => Effect.Effect<ReadonlyArray<{ id: string }>, unknown>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const units = (yield* sql<{ seq: number; status: string; claimed_by: string | null }>`SELECT seq, status, claimed_by
+      FROM batch_units WHERE batch_id = ${batchId} ORDER BY seq`).map((u) => ({ seq: Number(u.seq), status: u.status, owner: u.claimed_by }))
+    return {
+      units,
+      running: units.filter((u) => u.status === "running").map(({ owner, seq }) => ({ seq, owner })),
+      processes: (yield* aliveSince(sql)).map((p) => p.id)
+    } satisfies Claims
+  })
+
+// Alive: seen within the last 30 s (GatewayProcesses' default stale time).
+/** The claims of a batch on an embedded store's data directory. */
+export const claimsOnSqlite = (dataDir: string, batchId: string): Promise<Claims> =>
+  Effect.runPromise(
+    readClaims(batchId, (sql) => sql<{ id: string }>`SELECT id FROM gateway_processes WHERE seen_at >= ${Date.now() - 30_000}`).pipe(
+      Effect.provide(SqliteClient.layer(NodePath.join(dataDir, "switchyard.db")))
+    ) as Effect.Effect<Claims, unknown, never>
+  )
+
+/** The same, on a PostgreSQL database. */
+export const claimsOnPostgres = (databaseUrl: string, batchId: string): Promise<Claims> =>
+  Effect.runPromise(
+    readClaims(batchId, (sql) => sql<{ id: string }>`SELECT id FROM gateway_processes WHERE seen_at >= now() - interval '30 seconds'`).pipe(
+      Effect.provide(PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 1 }))
+    ) as Effect.Effect<Claims, unknown, never>
   )

@@ -1,4 +1,5 @@
 import * as ChildProcess from "node:child_process"
+import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as NodePath from "node:path"
 
@@ -61,3 +62,16 @@ export const startServerProcess = async (env: Record<string, string>, timeoutMs 
   await stop()
   throw new Error(`the server process did not become healthy within ${timeoutMs} ms:\n${output}`)
 }
+
+/** The processes whose parent is `pid` (Linux's /proc). */
+export const childrenOf = (pid: number): Array<number> =>
+  Fs.readdirSync("/proc").filter((name) => /^\d+$/u.test(name)).flatMap((name) => {
+    try {
+      const stat = Fs.readFileSync(`/proc/${name}/stat`, "utf8")
+      // The parent id is the second field after the command, which is in parentheses.
+      const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+      return parent === pid ? [Number(name)] : []
+    } catch {
+      return []
+    }
+  })
