@@ -1,16 +1,18 @@
 import type { EmbeddingProvider } from "@switchyard/core"
 import type { RerankProvider } from "@switchyard/core/providers/RerankProvider"
-import type * as Catalog from "@switchyard/core/catalog/Catalog"
+import * as Catalog from "@switchyard/core/catalog/Catalog"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
+import * as Azure from "./Azure.ts"
 import * as Cohere from "./Cohere.ts"
 import * as Gemini from "./Gemini.ts"
 import * as Jina from "./Jina.ts"
 import * as Local from "./Local.ts"
 import * as OpenAiCompatible from "./OpenAiCompatible.ts"
+import * as Vertex from "./Vertex.ts"
 import * as Voyage from "./Voyage.ts"
 
-export const AdapterId = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local"])
+export const AdapterId = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local", "azure", "vertex"])
 
 export type AdapterId = typeof AdapterId.Type
 
@@ -31,7 +33,10 @@ export const defaultBaseUrls: Readonly<Record<AdapterId, string>> = {
   voyage: Voyage.baseUrl,
   gemini: Gemini.baseUrl,
   jina: Jina.baseUrl,
-  local: "local:"
+  local: "local:",
+  // An Azure OpenAI resource has its own host: its config names it.
+  azure: "https://invalid.openai.azure.com",
+  vertex: Catalog.vertexBaseUrl("us-central1")
 }
 
 export const make = Effect.gen(function*() {
@@ -49,7 +54,9 @@ export const make = Effect.gen(function*() {
       forward: (connection, request) => openai.forward({ ...connection, dialect: "jina" }, request),
       rerank: jinaRerank
     },
-    local: { ...Local.make(), rerank: Local.makeRerank().rerank }
+    local: { ...Local.make(), rerank: Local.makeRerank().rerank },
+    azure: yield* Azure.make,
+    vertex: { ...(yield* Vertex.make), rerank: (yield* Vertex.makeRerank).rerank }
   }
   return table
 })
@@ -66,7 +73,41 @@ export interface ProviderAccess {
   readonly base_url?: string | null | undefined
   readonly api_key_env?: string | null | undefined
   readonly headers?: Readonly<Record<string, string>> | null | undefined
+  readonly api_version?: string | undefined
+  readonly auth?: "entra" | undefined
+  readonly project?: string | undefined
+  readonly location?: string | undefined
+  readonly credentials_file?: string | undefined
 }
+
+// Azure's placement and identity, Vertex's project, location, hosts and identity.
+const cloudOf = (provider: ProviderAccess): Partial<EmbeddingProvider.Connection> => {
+  switch (provider.adapter) {
+    case "azure":
+      return {
+        ...(provider.api_version !== undefined ? { apiVersion: provider.api_version } : {}),
+        ...(provider.auth === "entra" ? { identity: { kind: "entra" } } : {})
+      }
+    case "vertex":
+      return {
+        ...(provider.project !== undefined ? { project: provider.project } : {}),
+        ...(provider.location !== undefined ? { location: provider.location } : {}),
+        rankingBaseUrl: provider.base_url ?? Vertex.rankingBaseUrl,
+        identity: {
+          kind: "google",
+          ...(provider.credentials_file !== undefined ? { credentialsFile: provider.credentials_file } : {})
+        }
+      }
+    default:
+      return {}
+  }
+}
+
+const baseUrlOf = (provider: ProviderAccess): string =>
+  provider.base_url ??
+    (provider.adapter === "vertex" && provider.location !== undefined
+      ? Catalog.vertexBaseUrl(provider.location)
+      : defaultBaseUrls[provider.adapter])
 
 // The last connection made for each provider: its credential rarely changes, so an attempt
 // reuses it instead of building one.
@@ -83,8 +124,9 @@ export const connectionOf = (
   if (known !== undefined && known.apiKey === apiKey) return known
   const connection: EmbeddingProvider.Connection = {
     ...(provider.slug !== undefined ? { provider: provider.slug } : {}),
-    baseUrl: provider.base_url ?? defaultBaseUrls[provider.adapter],
+    baseUrl: baseUrlOf(provider),
     apiKey,
+    ...cloudOf(provider),
     ...(provider.headers ? { headers: provider.headers } : {}),
     ...(provider.dialect !== undefined ? { dialect: provider.dialect } : {})
   }

@@ -57,11 +57,13 @@ import { Price } from "./Money.ts"
  * How the gateway talks to a provider: `openai` is any OpenAI-compatible embeddings API (its
  * rerank endpoints speak Jina's rerank shape, as vLLM and other OpenAI-compatible hosts do);
  * `jina` is Jina AI (OpenAI-compatible embeddings in Jina's dialect, Jina's rerank); `local` is
- * the in-process model that needs no network and no key.
+ * the in-process model that needs no network and no key; `azure` is Azure OpenAI (deployment URLs,
+ * `api-version`, an `api-key` or an Entra ID token) and `vertex` is Google Vertex AI (`:predict`
+ * and the Ranking API under a Google identity's token).
  *
  * @since 0.1.0
  */
-const Adapter = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local"])
+const Adapter = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local", "azure", "vertex"])
 
 /**
  * @since 0.1.0
@@ -102,7 +104,7 @@ export type Task = typeof Task.Type
  *
  * @since 0.4.0
  */
-const rerankAdapters: ReadonlyArray<Adapter> = ["openai", "cohere", "voyage", "jina", "local"]
+const rerankAdapters: ReadonlyArray<Adapter> = ["openai", "cohere", "voyage", "jina", "local", "vertex"]
 
 /**
  * The adapters whose rerank API carries image documents (Jina's shape, which `openai` speaks
@@ -297,6 +299,49 @@ const uniqueEndpoints = Schema.makeFilter((endpoints: ReadonlyArray<Endpoint>) =
 })
 
 /**
+ * The fields of the cloud adapters: Azure's `api_version` and `auth` (`"entra"`: a token from
+ * Entra ID instead of `api_key_env`), Vertex's `project`, `location` and `credentials_file` (a
+ * service-account file; absent, Application Default Credentials).
+ *
+ * @since 0.9.0
+ */
+const CloudFields = Schema.Struct({
+  api_version: Schema.optionalKey(NonEmptyString),
+  auth: Schema.optionalKey(Schema.Literal("entra")),
+  project: Schema.optionalKey(NonEmptyString),
+  location: Schema.optionalKey(NonEmptyString),
+  credentials_file: Schema.optionalKey(NonEmptyString)
+})
+
+const cloudIssues = (p: typeof CloudFields.Type & { readonly adapter: Adapter }): Array<Schema.FilterIssue> => {
+  const issues: Array<Schema.FilterIssue> = []
+  const need = (field: keyof typeof CloudFields.Type) => {
+    if (p[field] === undefined) issues.push({ path: [field], issue: `a provider with adapter ${p.adapter} needs ${field}` })
+  }
+  const refuse = (fields: ReadonlyArray<keyof typeof CloudFields.Type>) => {
+    for (const field of fields) {
+      if (p[field] !== undefined) issues.push({ path: [field], issue: `${field} belongs to another adapter than ${p.adapter}` })
+    }
+  }
+  if (p.adapter === "azure") {
+    need("api_version")
+    refuse(["project", "location", "credentials_file"])
+  } else if (p.adapter === "vertex") {
+    need("project")
+    need("location")
+    refuse(["api_version", "auth"])
+  } else refuse(["api_version", "auth", "project", "location", "credentials_file"])
+  return issues
+}
+
+/**
+ * Where a Vertex provider is reached when its config names no `base_url`: its location's host.
+ *
+ * @since 0.9.0
+ */
+export const vertexBaseUrl = (location: string): string => `https://${location}-aiplatform.googleapis.com`
+
+/**
  * One provider and the endpoints it serves.
  *
  * @since 0.1.0
@@ -315,12 +360,14 @@ export const Provider = Schema.Struct({
   enabled: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(true))),
   headers: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
   timeout_ms: Schema.optionalKey(PositiveInt),
+  ...CloudFields.fields,
   endpoints: Schema.Array(Endpoint).check(uniqueEndpoints)
 }).check(Schema.makeFilter((p) => {
   const issues: Array<Schema.FilterIssue> = []
-  if (p.adapter !== "local" && p.base_url === undefined) {
+  if (p.adapter !== "local" && p.adapter !== "vertex" && p.base_url === undefined) {
     issues.push({ path: ["base_url"], issue: `a provider with adapter ${p.adapter} needs a base_url` })
   }
+  issues.push(...cloudIssues(p))
   p.endpoints.forEach((e, i) => {
     if (e.task === "rerank" && !rerankAdapters.includes(p.adapter)) {
       issues.push({ path: ["endpoints", i, "task"], issue: `adapter ${p.adapter} has no rerank API` })
@@ -474,6 +521,15 @@ export type Environment = { readonly [name: string]: string | undefined }
  */
 export const isActive = (provider: Provider, env: Environment): boolean => {
   if (!provider.enabled) return false
+  if (provider.adapter === "vertex") {
+    // Application Default Credentials: a service-account file, or the metadata server of GCE/GKE.
+    return provider.credentials_file !== undefined ||
+      [env.GOOGLE_APPLICATION_CREDENTIALS, env.GCE_METADATA_HOST].some((value) => value !== undefined && value.trim() !== "")
+  }
+  if (provider.adapter === "azure" && provider.auth === "entra") {
+    // DefaultAzureCredential: a service principal or workload identity in the environment, or a managed identity.
+    return [env.AZURE_CLIENT_ID, env.IDENTITY_ENDPOINT, env.MSI_ENDPOINT].some((value) => value !== undefined && value.trim() !== "")
+  }
   if (provider.api_key_env === undefined || provider.api_key_env === null) return true
   const value = env[provider.api_key_env]
   return value !== undefined && value.trim() !== ""
@@ -509,7 +565,9 @@ const defaultInputModalities: Record<Adapter, ReadonlyArray<InputModalityType>> 
   voyage: ["text"],
   gemini: ["text"],
   jina: ["text", "image"],
-  local: ["text", "tokens", "image", "audio", "video", "file"]
+  local: ["text", "tokens", "image", "audio", "video", "file"],
+  azure: ["text", "tokens"],
+  vertex: ["text"]
 }
 
 const textOnly: ReadonlyArray<InputModalityType> = ["text"]
