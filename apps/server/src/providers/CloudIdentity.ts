@@ -83,7 +83,10 @@ const googleSource = (credentialsFile: string | undefined) => {
 const sources = new Map<string, TokenSource>()
 
 const sourceOf = (identity: Identity): TokenSource => {
-  const key = identity.kind === "entra" ? "entra" : `google:${identity.credentialsFile ?? ""}`
+  // Without a file, Google's identity is the metadata server's, wherever GCE_METADATA_HOST puts it.
+  const key = identity.kind === "entra"
+    ? "entra"
+    : `google:${identity.credentialsFile ?? `metadata:${process.env.GCE_METADATA_HOST ?? ""}`}`
   let source = sources.get(key)
   if (source === undefined) {
     source = identity.kind === "entra" ? entraSource() : googleSource(identity.credentialsFile)
