@@ -63,6 +63,10 @@ export const load = Effect.gen(function*() {
       credentials.set(provider.slug, value.value)
     }
   }
+  for (const name of Catalog.identityVariables) {
+    const value = yield* Config.option(Config.String(name))
+    if (Option.isSome(value)) env[name] = value.value
+  }
   const active = new Set(catalog.providers.filter((p) => Catalog.isActive(p, env)).map((p) => p.slug))
   return { catalog, credentials, active } satisfies LoadedCatalog
 })

@@ -24,7 +24,7 @@ type Identity = NonNullable<EmbeddingProvider.Connection["identity"]>
  * no token is held or the held one is within five minutes of its expiry. Concurrent calls share
  * one fetch.
  */
-class TokenSource {
+export class TokenSource {
   private held: Token | undefined
   private fetching: Promise<Token> | undefined
   private readonly fetch: () => Promise<Token>

@@ -18,6 +18,8 @@ export interface Options {
   readonly identityHeader?: string
   /** The lifetime of an issued token, in seconds. */
   readonly tokenLifetimeS?: number
+  /** The width of a vector when the request names none. */
+  readonly defaultWidth?: number
 }
 
 export interface FakeAzure extends FakeUpstream.FakeServer {
@@ -73,7 +75,7 @@ export const start = async (options: Options = {}): Promise<FakeAzure> => {
       if (!Array.isArray(input) || input.length === 0 || !input.every((t) => typeof t === "string")) {
         return error(400, "BadRequest", "'input' must be a string or an array of strings")
       }
-      const width = shape.width ?? (typeof body.dimensions === "number" ? body.dimensions : 1536)
+      const width = shape.width ?? (typeof body.dimensions === "number" ? body.dimensions : options.defaultWidth ?? 1536)
       const texts = input as ReadonlyArray<string>
       const tokens = texts.reduce((sum, text) => sum + FakeUpstream.wordCount(text), 0)
       return {

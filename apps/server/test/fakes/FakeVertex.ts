@@ -13,6 +13,8 @@ import * as FakeUpstream from "./FakeUpstream.ts"
 export interface Options {
   readonly project?: string
   readonly tokenLifetimeS?: number
+  /** The width of a vector when the request names none. */
+  readonly defaultWidth?: number
 }
 
 export interface FakeVertex extends FakeUpstream.FakeServer {
@@ -98,7 +100,7 @@ export const start = async (options: Options = {}): Promise<FakeVertex> => {
           return error(400, `Unsupported task_type: ${String(instance.task_type)}`)
         }
       }
-      const width = shape.width ?? (typeof parameters.outputDimensionality === "number" ? parameters.outputDimensionality : 768)
+      const width = shape.width ?? (typeof parameters.outputDimensionality === "number" ? parameters.outputDimensionality : options.defaultWidth ?? 768)
       return {
         status: 200,
         body: {

@@ -513,9 +513,27 @@ export const merge = (builtin: Catalog, file: Catalog): Catalog => {
  */
 export type Environment = { readonly [name: string]: string | undefined }
 
+const googleIdentity = ["GOOGLE_APPLICATION_CREDENTIALS", "GCE_METADATA_HOST"] as const
+const entraIdentity = ["AZURE_CLIENT_ID", "IDENTITY_ENDPOINT", "MSI_ENDPOINT"] as const
+
+/**
+ * The variables that say a cloud identity is at hand ({@link isActive} reads them): Google's
+ * Application Default Credentials and the Entra ID identities DefaultAzureCredential finds.
+ *
+ * @since 0.9.0
+ */
+export const identityVariables: ReadonlyArray<string> = [...googleIdentity, ...entraIdentity]
+
+const anySet = (env: Environment, names: ReadonlyArray<string>) =>
+  names.some((name) => {
+    const value = env[name]
+    return value !== undefined && value.trim() !== ""
+  })
+
 /**
  * Whether a provider can take requests: enabled, and either needing no credential or having
- * its `api_key_env` variable set to a non-empty value.
+ * its `api_key_env` variable set to a non-empty value; a cloud provider's identity (Vertex's
+ * credentials file or Application Default Credentials, Azure's Entra ID) counts as its credential.
  *
  * @since 0.1.0
  */
@@ -523,12 +541,11 @@ export const isActive = (provider: Provider, env: Environment): boolean => {
   if (!provider.enabled) return false
   if (provider.adapter === "vertex") {
     // Application Default Credentials: a service-account file, or the metadata server of GCE/GKE.
-    return provider.credentials_file !== undefined ||
-      [env.GOOGLE_APPLICATION_CREDENTIALS, env.GCE_METADATA_HOST].some((value) => value !== undefined && value.trim() !== "")
+    return provider.credentials_file !== undefined || anySet(env, googleIdentity)
   }
   if (provider.adapter === "azure" && provider.auth === "entra") {
     // DefaultAzureCredential: a service principal or workload identity in the environment, or a managed identity.
-    return [env.AZURE_CLIENT_ID, env.IDENTITY_ENDPOINT, env.MSI_ENDPOINT].some((value) => value !== undefined && value.trim() !== "")
+    return anySet(env, entraIdentity)
   }
   if (provider.api_key_env === undefined || provider.api_key_env === null) return true
   const value = env[provider.api_key_env]
