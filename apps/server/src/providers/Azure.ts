@@ -7,7 +7,7 @@ import * as WireFormat from "./WireFormat.ts"
  * endpoint's `upstream_model` is the deployment's name. The key goes in `api-key`; with
  * `"auth": "entra"` a bearer token from Entra ID goes instead (see CloudIdentity).
  */
-export const placement: OpenAiCompatible.Placement = {
+const placement: OpenAiCompatible.Placement = {
   name: "Azure",
   path: (connection, request) =>
     `/openai/deployments/${encodeURIComponent(request.upstreamModel)}/embeddings?api-version=${

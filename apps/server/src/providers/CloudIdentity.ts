@@ -1,7 +1,6 @@
 import type { EmbeddingProvider } from "@switchyard/core"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Clock, Effect, Redacted } from "effect"
-import type { KeyHeaders } from "./WireFormat.ts"
 
 /** The scope of an Entra ID token for Azure OpenAI (Azure AI services). */
 const azureScope = "https://cognitiveservices.azure.com/.default"
@@ -103,7 +102,7 @@ const sourceOf = (identity: Identity): TokenSource => {
  */
 export const credentialHeaders = (
   connection: EmbeddingProvider.Connection,
-  keyHeaders: KeyHeaders
+  keyHeaders: (apiKey: string) => Readonly<Record<string, string>>
 ): Effect.Effect<Readonly<Record<string, string>>, UpstreamError.UpstreamError> => {
   const identity = connection.identity
   if (identity === undefined) {
