@@ -1,5 +1,6 @@
 import type { EmbeddingProvider } from "@switchyard/core"
 import { Effect, Schema } from "effect"
+import { taskTypes } from "./Gemini.ts"
 import * as InputType from "./InputType.ts"
 import * as RerankWire from "./RerankWire.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
@@ -7,16 +8,6 @@ import * as WireFormat from "./WireFormat.ts"
 
 /** The Ranking API's host (Discovery Engine), where a Vertex provider's rerank calls go by default. */
 export const rankingBaseUrl = "https://discoveryengine.googleapis.com"
-
-const taskTypes: Partial<Record<InputType.Purpose, string>> = {
-  query: "RETRIEVAL_QUERY",
-  document: "RETRIEVAL_DOCUMENT",
-  similarity: "SEMANTIC_SIMILARITY",
-  classification: "CLASSIFICATION",
-  clustering: "CLUSTERING",
-  code_query: "CODE_RETRIEVAL_QUERY",
-  code_document: "RETRIEVAL_DOCUMENT"
-}
 
 const PredictResponse = Schema.Struct({
   predictions: Schema.Array(Schema.Struct({

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto"
+import { taskTypes } from "./FakeGemini.ts"
 import * as FakeUpstream from "./FakeUpstream.ts"
 
 /**
@@ -29,17 +30,6 @@ const error = (status: number, message: string) => ({
   status,
   body: { error: { code: status, message, status: statuses[status] ?? "UNAVAILABLE" } }
 })
-
-const taskTypes = new Set([
-  "RETRIEVAL_QUERY",
-  "RETRIEVAL_DOCUMENT",
-  "SEMANTIC_SIMILARITY",
-  "CLASSIFICATION",
-  "CLUSTERING",
-  "QUESTION_ANSWERING",
-  "FACT_VERIFICATION",
-  "CODE_RETRIEVAL_QUERY"
-])
 
 export const start = async (options: Options = {}): Promise<FakeVertex> => {
   const issued = new Set<string>()
