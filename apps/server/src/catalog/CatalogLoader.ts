@@ -63,7 +63,7 @@ export const load = Effect.gen(function*() {
       credentials.set(provider.slug, value.value)
     }
   }
-  for (const name of Catalog.awsCredentialEnv) {
+  for (const name of [...Catalog.identityVariables, ...Catalog.awsCredentialEnv]) {
     const value = yield* Config.option(Config.String(name))
     if (Option.isSome(value)) env[name] = value.value
   }

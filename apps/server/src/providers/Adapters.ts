@@ -1,9 +1,10 @@
 import type { EmbeddingProvider } from "@switchyard/core"
 import type { RerankProvider } from "@switchyard/core/providers/RerankProvider"
-import type * as Catalog from "@switchyard/core/catalog/Catalog"
+import * as Catalog from "@switchyard/core/catalog/Catalog"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
 import * as Bedrock from "./Bedrock.ts"
+import * as Azure from "./Azure.ts"
 import * as Cohere from "./Cohere.ts"
 import * as Gemini from "./Gemini.ts"
 import * as Jina from "./Jina.ts"
@@ -11,9 +12,10 @@ import * as Local from "./Local.ts"
 import * as Ollama from "./Ollama.ts"
 import * as OpenAiCompatible from "./OpenAiCompatible.ts"
 import * as Tei from "./Tei.ts"
+import * as Vertex from "./Vertex.ts"
 import * as Voyage from "./Voyage.ts"
 
-export const AdapterId = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local", "bedrock", "tei", "ollama"])
+export const AdapterId = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local", "bedrock", "tei", "ollama", "azure", "vertex"])
 
 export type AdapterId = typeof AdapterId.Type
 
@@ -37,7 +39,10 @@ export const defaultBaseUrls: Readonly<Record<AdapterId, string>> = {
   local: "local:",
   bedrock: Bedrock.baseUrlOf("us-east-1"),
   tei: Tei.baseUrl,
-  ollama: Ollama.baseUrl
+  ollama: Ollama.baseUrl,
+  // An Azure OpenAI resource has its own host: its config names it.
+  azure: "https://invalid.openai.azure.com",
+  vertex: Catalog.vertexBaseUrl("us-central1")
 }
 
 export const make = Effect.gen(function*() {
@@ -58,7 +63,9 @@ export const make = Effect.gen(function*() {
     local: { ...Local.make(), rerank: Local.makeRerank().rerank },
     bedrock: yield* Bedrock.make(),
     tei: { ...(yield* Tei.make), rerank: (yield* Tei.makeRerank).rerank },
-    ollama: yield* Ollama.make
+    ollama: yield* Ollama.make,
+    azure: yield* Azure.make,
+    vertex: { ...(yield* Vertex.make), rerank: (yield* Vertex.makeRerank).rerank }
   }
   return table
 })
@@ -76,7 +83,43 @@ export interface ProviderAccess {
   readonly api_key_env?: string | null | undefined
   readonly headers?: Readonly<Record<string, string>> | null | undefined
   readonly region?: string | undefined
+  readonly api_version?: string | undefined
+  readonly auth?: "entra" | undefined
+  readonly project?: string | undefined
+  readonly location?: string | undefined
+  readonly credentials_file?: string | undefined
 }
+
+// Azure's placement and identity, Vertex's project, location, hosts and identity.
+const cloudOf = (provider: ProviderAccess): Partial<EmbeddingProvider.Connection> => {
+  switch (provider.adapter) {
+    case "azure":
+      return {
+        ...(provider.api_version !== undefined ? { apiVersion: provider.api_version } : {}),
+        ...(provider.auth === "entra" ? { identity: { kind: "entra" } } : {})
+      }
+    case "vertex":
+      return {
+        ...(provider.project !== undefined ? { project: provider.project } : {}),
+        ...(provider.location !== undefined ? { location: provider.location } : {}),
+        rankingBaseUrl: provider.base_url ?? Vertex.rankingBaseUrl,
+        identity: {
+          kind: "google",
+          ...(provider.credentials_file !== undefined ? { credentialsFile: provider.credentials_file } : {})
+        }
+      }
+    default:
+      return {}
+  }
+}
+
+const baseUrlOf = (provider: ProviderAccess): string =>
+  provider.base_url ??
+    (provider.adapter === "vertex" && provider.location !== undefined
+      ? Catalog.vertexBaseUrl(provider.location)
+      : provider.adapter === "bedrock" && provider.region !== undefined
+      ? Bedrock.baseUrlOf(provider.region)
+      : defaultBaseUrls[provider.adapter])
 
 // The last connection made for each provider: its credential rarely changes, so an attempt
 // reuses it instead of building one.
@@ -93,9 +136,9 @@ export const connectionOf = (
   if (known !== undefined && known.apiKey === apiKey) return known
   const connection: EmbeddingProvider.Connection = {
     ...(provider.slug !== undefined ? { provider: provider.slug } : {}),
-    baseUrl: provider.base_url ??
-      (provider.adapter === "bedrock" && provider.region !== undefined ? Bedrock.baseUrlOf(provider.region) : defaultBaseUrls[provider.adapter]),
+    baseUrl: baseUrlOf(provider),
     apiKey,
+    ...cloudOf(provider),
     ...(provider.headers ? { headers: provider.headers } : {}),
     ...(provider.dialect !== undefined ? { dialect: provider.dialect } : {}),
     ...(provider.region !== undefined ? { region: provider.region } : {})

@@ -13,7 +13,8 @@ const modelName = (upstreamModel: string): string => upstreamModel.replace(/^mod
 const pathOf = (upstreamModel: string): string =>
   `/models/${encodeURIComponent(modelName(upstreamModel))}:batchEmbedContents`
 
-const taskTypes: Record<InputType.Purpose, string> = {
+/** Google's task types by purpose, which Vertex AI's `task_type` shares. */
+export const taskTypes: Record<InputType.Purpose, string> = {
   query: "RETRIEVAL_QUERY",
   document: "RETRIEVAL_DOCUMENT",
   similarity: "SEMANTIC_SIMILARITY",

@@ -1,8 +1,9 @@
 import { EmbeddingProvider } from "@switchyard/core"
 import type * as Catalog from "@switchyard/core/catalog/Catalog"
 import type * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
-import { Effect, Redacted, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { HttpClient } from "effect/http"
+import * as CloudIdentity from "./CloudIdentity.ts"
 import * as InputType from "./InputType.ts"
 import * as MediaData from "./MediaData.ts"
 import * as TokenEstimate from "./TokenEstimate.ts"
@@ -304,7 +305,23 @@ export interface ForwardedResult extends Omit<EmbeddingProvider.EmbeddingResult,
   readonly embeddings: ReadonlyArray<VectorEncoding.Forwarded>
 }
 
-export const make = Effect.fnUntraced(function*() {
+/**
+ * Where an OpenAI-shaped call goes and how its key is sent, when not as OpenAI's own API has them
+ * (Azure OpenAI: a deployment's path, `api-version`, the `api-key` header).
+ */
+export interface Placement {
+  readonly name: string
+  readonly path: (connection: EmbeddingProvider.Connection, request: EmbeddingProvider.UpstreamRequest) => string
+  readonly keyHeaders: WireFormat.KeyHeaders
+}
+
+const openAiPlacement: Placement = {
+  name: "OpenAiCompatible",
+  path: (connection) => dialects[connection.dialect ?? "generic"].path,
+  keyHeaders: WireFormat.bearer
+}
+
+export const make = Effect.fnUntraced(function*(placement: Placement = openAiPlacement) {
   const client = yield* HttpClient.HttpClient
   const forward = Effect.fnUntraced(function*(
     connection: EmbeddingProvider.Connection,
@@ -314,12 +331,12 @@ export const make = Effect.fnUntraced(function*() {
     const body = yield* requestBody(dialect, request)
     const bytes = yield* UpstreamHttp.postBytes(client, {
       connection,
-      path: dialect.path,
-      headers: connection.apiKey === undefined ? {} : WireFormat.bearer(Redacted.value(connection.apiKey)),
+      path: placement.path(connection, request),
+      headers: yield* CloudIdentity.credentialHeaders(connection, placement.keyHeaders),
       body
     })
     return yield* resultOf(request, forwardedAnswer(bytes) ?? (yield* parsedAnswer(bytes)))
-  }, UpstreamSpan.adapter("OpenAiCompatible.embed"))
+  }, UpstreamSpan.adapter(`${placement.name}.embed`))
   const embed = (connection: EmbeddingProvider.Connection, request: EmbeddingProvider.UpstreamRequest) =>
     forward(connection, request).pipe(Effect.map((result): EmbeddingProvider.EmbeddingResult => ({
       ...result,

@@ -2,8 +2,9 @@ import type { EmbeddingProvider } from "@switchyard/core"
 import type * as RerankProvider from "@switchyard/core/providers/RerankProvider"
 import type * as RerankRequest from "@switchyard/core/schema/RerankRequest"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
-import { Effect, Redacted, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { HttpClient } from "effect/http"
+import * as CloudIdentity from "./CloudIdentity.ts"
 import * as UpstreamHttp from "./UpstreamHttp.ts"
 import type { KeyHeaders } from "./WireFormat.ts"
 import * as Span from "../instrumentation/Span.ts"
@@ -26,7 +27,10 @@ export interface RerankFormat<Response> {
   /** The provider's name, for the call's span (`Cohere.rerank`). */
   readonly name: string
   readonly keyHeaders: KeyHeaders
-  readonly path: string
+  /** The path after the base URL, or how a connection places it (Vertex's project). */
+  readonly path: string | ((connection: EmbeddingProvider.Connection) => string)
+  /** Where the call goes when not to the connection's base URL (Vertex's Ranking API). */
+  readonly baseUrl?: (connection: EmbeddingProvider.Connection) => string
   // biome-ignore lint/suspicious/noExplicitAny: the wire format's encoded side is its own
   readonly response: Schema.Codec<Response, any, never, never>
   /**
@@ -93,9 +97,9 @@ export const make = <Response>(format: RerankFormat<Response>) =>
     ) {
       const documents = yield* wireDocuments(format, request.documents)
       const json = yield* UpstreamHttp.post(client, {
-        connection,
-        path: format.path,
-        headers: connection.apiKey === undefined ? {} : format.keyHeaders(Redacted.value(connection.apiKey)),
+        connection: format.baseUrl === undefined ? connection : { ...connection, baseUrl: format.baseUrl(connection) },
+        path: typeof format.path === "string" ? format.path : format.path(connection),
+        headers: yield* CloudIdentity.credentialHeaders(connection, format.keyHeaders),
         body: format.body(request, documents)
       })
       const response = yield* decodeResponse(json)

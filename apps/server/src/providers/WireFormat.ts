@@ -1,7 +1,8 @@
 import { EmbeddingProvider } from "@switchyard/core"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
-import { Effect, Redacted, type Schema } from "effect"
+import { Effect, type Schema } from "effect"
 import { HttpClient } from "effect/http"
+import * as CloudIdentity from "./CloudIdentity.ts"
 import * as UpstreamHttp from "./UpstreamHttp.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
 import * as Span from "../instrumentation/Span.ts"
@@ -54,7 +55,8 @@ export interface WireFormat<Response> {
   // biome-ignore lint/suspicious/noExplicitAny: the wire format's encoded side is its own
   readonly response: Schema.Codec<Response, any, never, never>
   readonly request: (
-    request: EmbeddingProvider.UpstreamRequest
+    request: EmbeddingProvider.UpstreamRequest,
+    connection: EmbeddingProvider.Connection
   ) => Effect.Effect<Outgoing, UpstreamError.UpstreamError>
   /** The answer's vectors with their input positions, in whatever encoding the provider sent. */
   readonly vectors: (
@@ -85,11 +87,11 @@ export const make = <Response>(format: WireFormat<Response>) =>
       connection: EmbeddingProvider.Connection,
       request: EmbeddingProvider.UpstreamRequest
     ) {
-      const { path, body } = yield* format.request(request)
+      const { path, body } = yield* format.request(request, connection)
       const json = yield* UpstreamHttp.post(client, {
         connection,
         path,
-        headers: connection.apiKey === undefined ? {} : format.keyHeaders(Redacted.value(connection.apiKey)),
+        headers: yield* CloudIdentity.credentialHeaders(connection, format.keyHeaders),
         body
       })
       const response: Response = yield* decodeResponse(json)

@@ -16,7 +16,7 @@ const statusNames: Record<number, string> = {
   504: "DEADLINE_EXCEEDED"
 }
 
-const taskTypes = new Set([
+export const taskTypes = new Set([
   "TASK_TYPE_UNSPECIFIED",
   "RETRIEVAL_QUERY",
   "RETRIEVAL_DOCUMENT",

@@ -60,11 +60,13 @@ import { Price } from "./Money.ts"
  * rerank endpoints speak Jina's rerank shape, as vLLM and other OpenAI-compatible hosts do);
  * `jina` is Jina AI (OpenAI-compatible embeddings in Jina's dialect, Jina's rerank); `local` is
  * the in-process model that needs no network and no key; `bedrock` is Amazon Bedrock's
- * `InvokeModel`, signed with SigV4 for the provider's `region`.
+ * `InvokeModel`, signed with SigV4 for the provider's `region`; `tei` and `ollama` are self-hosted
+ * model servers; `azure` is Azure OpenAI (deployment URLs, `api-version`, an `api-key` or an Entra ID
+ * token) and `vertex` is Google Vertex AI (`:predict` and the Ranking API under a Google identity's token).
  *
  * @since 0.1.0
  */
-const Adapter = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local", "bedrock", "tei", "ollama"])
+const Adapter = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local", "bedrock", "tei", "ollama", "azure", "vertex"])
 
 /**
  * @since 0.1.0
@@ -105,7 +107,7 @@ export type Task = typeof Task.Type
  *
  * @since 0.4.0
  */
-const rerankAdapters: ReadonlyArray<Adapter> = ["openai", "cohere", "voyage", "jina", "local", "bedrock", "tei"]
+const rerankAdapters: ReadonlyArray<Adapter> = ["openai", "cohere", "voyage", "jina", "local", "bedrock", "tei", "vertex"]
 
 /**
  * The adapters whose rerank API carries image documents (Jina's shape, which `openai` speaks
@@ -300,6 +302,49 @@ const uniqueEndpoints = Schema.makeFilter((endpoints: ReadonlyArray<Endpoint>) =
 })
 
 /**
+ * The fields of the cloud adapters: Azure's `api_version` and `auth` (`"entra"`: a token from
+ * Entra ID instead of `api_key_env`), Vertex's `project`, `location` and `credentials_file` (a
+ * service-account file; absent, Application Default Credentials).
+ *
+ * @since 0.9.0
+ */
+const CloudFields = Schema.Struct({
+  api_version: Schema.optionalKey(NonEmptyString),
+  auth: Schema.optionalKey(Schema.Literal("entra")),
+  project: Schema.optionalKey(NonEmptyString),
+  location: Schema.optionalKey(NonEmptyString),
+  credentials_file: Schema.optionalKey(NonEmptyString)
+})
+
+const cloudIssues = (p: typeof CloudFields.Type & { readonly adapter: Adapter }): Array<Schema.FilterIssue> => {
+  const issues: Array<Schema.FilterIssue> = []
+  const need = (field: keyof typeof CloudFields.Type) => {
+    if (p[field] === undefined) issues.push({ path: [field], issue: `a provider with adapter ${p.adapter} needs ${field}` })
+  }
+  const refuse = (fields: ReadonlyArray<keyof typeof CloudFields.Type>) => {
+    for (const field of fields) {
+      if (p[field] !== undefined) issues.push({ path: [field], issue: `${field} belongs to another adapter than ${p.adapter}` })
+    }
+  }
+  if (p.adapter === "azure") {
+    need("api_version")
+    refuse(["project", "location", "credentials_file"])
+  } else if (p.adapter === "vertex") {
+    need("project")
+    need("location")
+    refuse(["api_version", "auth"])
+  } else refuse(["api_version", "auth", "project", "location", "credentials_file"])
+  return issues
+}
+
+/**
+ * Where a Vertex provider is reached when its config names no `base_url`: its location's host.
+ *
+ * @since 0.9.0
+ */
+export const vertexBaseUrl = (location: string): string => `https://${location}-aiplatform.googleapis.com`
+
+/**
  * One provider and the endpoints it serves.
  *
  * @since 0.1.0
@@ -321,15 +366,17 @@ export const Provider = Schema.Struct({
   enabled: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(true))),
   headers: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
   timeout_ms: Schema.optionalKey(PositiveInt),
+  ...CloudFields.fields,
   endpoints: Schema.Array(Endpoint).check(uniqueEndpoints)
 }).check(Schema.makeFilter((p) => {
   const issues: Array<Schema.FilterIssue> = []
-  if (p.adapter !== "local" && p.adapter !== "bedrock" && p.base_url === undefined) {
+  if (p.adapter !== "local" && p.adapter !== "bedrock" && p.adapter !== "vertex" && p.base_url === undefined) {
     issues.push({ path: ["base_url"], issue: `a provider with adapter ${p.adapter} needs a base_url` })
   }
   if (p.adapter === "bedrock" && p.region === undefined) {
     issues.push({ path: ["region"], issue: "a provider with adapter bedrock needs a region" })
   }
+  issues.push(...cloudIssues(p))
   p.endpoints.forEach((e, i) => {
     if (e.task === "rerank" && !rerankAdapters.includes(p.adapter)) {
       issues.push({ path: ["endpoints", i, "task"], issue: `adapter ${p.adapter} has no rerank API` })
@@ -475,6 +522,23 @@ export const merge = (builtin: Catalog, file: Catalog): Catalog => {
  */
 export type Environment = { readonly [name: string]: string | undefined }
 
+const googleIdentity = ["GOOGLE_APPLICATION_CREDENTIALS", "GCE_METADATA_HOST"] as const
+const entraIdentity = ["AZURE_CLIENT_ID", "IDENTITY_ENDPOINT", "MSI_ENDPOINT"] as const
+
+/**
+ * The variables that say a cloud identity is at hand ({@link isActive} reads them): Google's
+ * Application Default Credentials and the Entra ID identities DefaultAzureCredential finds.
+ *
+ * @since 0.9.0
+ */
+export const identityVariables: ReadonlyArray<string> = [...googleIdentity, ...entraIdentity]
+
+const anySet = (env: Environment, names: ReadonlyArray<string>) =>
+  names.some((name) => {
+    const value = env[name]
+    return value !== undefined && value.trim() !== ""
+  })
+
 /**
  * The variables that say AWS credentials are configured for the default credential chain: keys,
  * a shared profile, a web identity token (EKS), a container role (ECS), or an instance role
@@ -500,8 +564,9 @@ const awsConfigured = (env: Environment): boolean =>
 
 /**
  * Whether a provider can take requests: enabled, and either needing no credential or having
- * its `api_key_env` variable set to a non-empty value (a `bedrock` provider without one: the
- * AWS chain configured, see {@link awsCredentialEnv}).
+ * its `api_key_env` variable set to a non-empty value; a cloud provider's identity counts as its
+ * credential (a `bedrock` provider without a key: the AWS chain configured, see {@link awsCredentialEnv};
+ * Vertex's credentials file or Application Default Credentials; Azure's Entra ID).
  *
  * @since 0.1.0
  */
@@ -509,6 +574,14 @@ export const isActive = (provider: Provider, env: Environment): boolean => {
   if (!provider.enabled) return false
   if (provider.adapter === "bedrock" && (provider.api_key_env === undefined || provider.api_key_env === null)) {
     return awsConfigured(env)
+  }
+  if (provider.adapter === "vertex") {
+    // Application Default Credentials: a service-account file, or the metadata server of GCE/GKE.
+    return provider.credentials_file !== undefined || anySet(env, googleIdentity)
+  }
+  if (provider.adapter === "azure" && provider.auth === "entra") {
+    // DefaultAzureCredential: a service principal or workload identity in the environment, or a managed identity.
+    return anySet(env, entraIdentity)
   }
   if (provider.api_key_env === undefined || provider.api_key_env === null) return true
   const value = env[provider.api_key_env]
@@ -548,7 +621,9 @@ const defaultInputModalities: Record<Adapter, ReadonlyArray<InputModalityType>> 
   bedrock: ["text"],
   local: ["text", "tokens", "image", "audio", "video", "file"],
   tei: ["text"],
-  ollama: ["text"]
+  ollama: ["text"],
+  azure: ["text", "tokens"],
+  vertex: ["text"]
 }
 
 const textOnly: ReadonlyArray<InputModalityType> = ["text"]

@@ -190,6 +190,17 @@ export interface Connection {
   readonly dialect?: Dialect
   /** The AWS region a `bedrock` provider signs its requests for. */
   readonly region?: string
+  /** A cloud adapter's placement: Azure's `api-version`, Vertex's project and location. */
+  readonly apiVersion?: string
+  readonly project?: string
+  readonly location?: string
+  /** Where a Vertex provider's rerank calls go: its `base_url` when it names one, else the Ranking API's host. */
+  readonly rankingBaseUrl?: string
+  /**
+   * Where a cloud adapter takes its token from when it has no API key: `entra` (Azure's
+   * DefaultAzureCredential), or Google's Application Default Credentials (with a service-account file).
+   */
+  readonly identity?: { readonly kind: "entra" } | { readonly kind: "google"; readonly credentialsFile?: string }
 }
 
 /**

@@ -30,6 +30,11 @@ export const detail = (p: ManagedProvider) =>
     ["adapter", Output.show(p.provider.adapter)],
     ["base url", Output.show(p.provider.base_url)],
     ...(p.provider.region === undefined ? [] : [["region", Output.show(p.provider.region)] as const]),
+    // The cloud adapters' placement and identity (Azure's api_version and auth, Vertex's project,
+    // location and credentials file), shown when the provider has them.
+    ...(["api_version", "auth", "project", "location", "credentials_file"] as const)
+      .filter((field) => p.provider[field] !== undefined)
+      .map((field): [string, string] => [field.replace("_", " "), Output.show(p.provider[field])]),
     ["endpoints", String(Array.isArray(p.provider.endpoints) ? p.provider.endpoints.length : 0)],
     ["updated", Output.date(p.updated_at)]
   ])
