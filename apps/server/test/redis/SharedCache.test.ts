@@ -6,6 +6,7 @@ import * as KeySecret from "../../src/auth/KeySecret.ts"
 import { EmbeddingCache, type Entry } from "../../src/cache/EmbeddingCache.ts"
 import * as VectorEncoding from "../../src/providers/VectorEncoding.ts"
 import * as RedisConnection from "../../src/store/RedisConnection.ts"
+import { StoreChanges } from "../../src/store/StoreChanges.ts"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import { endpoint, type Gateway, provider, startGateway } from "../embeddings/Gateway.ts"
 import { dropDatabase, freshDatabase } from "../support/TestServer.ts"
@@ -63,5 +64,5 @@ describe.skipIf(redisUrl === undefined)("embeddings cache store in Redis", () =>
       }
       const [found] = yield* cache.getMany([keys])
       assert.deepStrictEqual(found!.map((e) => e?.tokens), [undefined, undefined, 2, 3, 4])
-    }).pipe(Effect.provide(Layer.merge(EmbeddingCache.layerRedis, RedisConnection.layer).pipe(Layer.provide(env)))), 60_000)
+    }).pipe(Effect.provide(Layer.merge(EmbeddingCache.layerRedis, RedisConnection.layer).pipe(Layer.provide([env, StoreChanges.layer])))), 60_000)
 })

@@ -1,0 +1,165 @@
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import * as Crypto from "node:crypto"
+import { EmbeddingCache, type Entry } from "../../src/cache/EmbeddingCache.ts"
+import * as MemoryTier from "../../src/cache/MemoryTier.ts"
+import * as KeySecret from "../../src/auth/KeySecret.ts"
+import * as VectorEncoding from "../../src/providers/VectorEncoding.ts"
+import * as StoreChanges from "../../src/store/StoreChanges.ts"
+import { endpoint, type Gateway, provider, startGateway } from "../embeddings/Gateway.ts"
+import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
+import type * as FakeUpstream from "../fakes/FakeUpstream.ts"
+import { sqlLayer } from "../support/MoneyStore.ts"
+import { dropDatabase, freshDatabase, storeKind } from "../support/TestServer.ts"
+
+const MiB = 1024 * 1024
+
+const entry = (n: number): Entry => ({ vector: VectorEncoding.fromStored({ encoding: "float", text: `[${n},0.5]`, width: 2 }), tokens: n })
+
+const cacheLayer = (env: Record<string, string>) =>
+  EmbeddingCache.layer.pipe(
+    Layer.provideMerge(sqlLayer()),
+    Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord({ REDIS_URL: "", SWITCHYARD_CACHE_TTL_SECONDS: "3600", ...env })))
+  )
+
+describe("the memory tier's bound", () => {
+  it("defaults to a sixteenth of the memory limit, at most 64 MiB; 32 MiB without a limit", () => {
+    assert.deepStrictEqual(
+      [256 * MiB, 512 * MiB, 1024 * MiB, 4096 * MiB, undefined].map(MemoryTier.defaultBytes),
+      [16 * MiB, 32 * MiB, 64 * MiB, 64 * MiB, 32 * MiB]
+    )
+  })
+
+  // Room for three entries of this size, not four.
+  const size = MemoryTier.sizeOf(entry(1))
+  it.effect("holds the most recently used entries within its bytes, the least recently used going first", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(size, 7 + MemoryTier.entryOverheadBytes)
+      const cache = yield* EmbeddingCache
+      const sql = yield* SqlClient.SqlClient
+      for (const n of [1, 2, 3]) yield* cache.setMany([[`k${n}`, entry(n)]])
+      // k1 is used: k2 is now the least recently used, and goes when k4 comes.
+      yield* cache.getMany([["k1"]])
+      yield* cache.setMany([["k4", entry(4)]])
+      yield* sql`DELETE FROM effect_persistence_embedding_cache`
+      assert.deepStrictEqual(yield* cache.getMany([["k1", "k2", "k3", "k4"]]), [[entry(1), undefined, entry(3), entry(4)]])
+    }).pipe(Effect.provide(cacheLayer({ SWITCHYARD_CACHE_MEMORY_BYTES: String(size * 4 - 1) }))), 180_000)
+
+  it.effect("holds nothing at 0 bytes: every read is the store's", () =>
+    Effect.gen(function*() {
+      const cache = yield* EmbeddingCache
+      const sql = yield* SqlClient.SqlClient
+      yield* cache.setMany([["k5", entry(5)]])
+      assert.deepStrictEqual(yield* cache.getMany([["k5"]]), [[entry(5)]])
+      yield* sql`DELETE FROM effect_persistence_embedding_cache`
+      assert.deepStrictEqual(yield* cache.getMany([["k5"]]), [[undefined]])
+    }).pipe(Effect.provide(cacheLayer({ SWITCHYARD_CACHE_MEMORY_BYTES: "0" }))), 180_000)
+})
+
+describe("word of refreshed cache entries", () => {
+  it("goes in as few notifications under PostgreSQL's 8000 bytes as the keys fit, and reads back whole", () => {
+    const keys = Array.from({ length: 1_000 }, (_, i) => Crypto.createHash("sha256").update(String(i)).digest("base64url"))
+    const payloads = StoreChanges.encode({ _tag: "CacheEntries", keys })
+    // 43 characters a key and a comma: 179 keys a payload.
+    assert.strictEqual(payloads.length, Math.ceil(1_000 / Math.floor((StoreChanges.maxPayloadBytes - 2 + 1) / 44)))
+    for (const payload of payloads) assert.isAtMost(Buffer.byteLength(payload), StoreChanges.maxPayloadBytes)
+    assert.deepStrictEqual(
+      payloads.flatMap((payload) => {
+        const change = StoreChanges.decode(payload)
+        return change?._tag === "CacheEntries" ? change.keys : []
+      }),
+      keys
+    )
+  })
+})
+
+const configFor = (url: string) => ({
+  providers: [provider("alpha", url, {}, [endpoint("acme/embed", { upstream_model: "embed", pricing: { prompt: "1" } })])],
+  workspaces: { default: { cache: true } }
+})
+
+/** The store's statements by kind, from `/metrics`. */
+const statements = async (gateway: Gateway) => {
+  const text = await (await fetch(`${gateway.server.origin}/metrics`)).text()
+  const found: Record<string, number> = {}
+  for (const match of text.matchAll(/^switchyard_store_statements_total\{kind="([a-z_]+)"\} (\d+)$/gmu)) found[match[1]!] = Number(match[2])
+  return found
+}
+
+describe(`a cache hit served from memory (${storeKind})`, () => {
+  let fake: FakeUpstream.FakeServer
+  let gateways: Array<Gateway>
+  beforeAll(async () => {
+    fake = await FakeOpenAi.start()
+    gateways = [
+      await startGateway({ config: configFor(fake.url), credits: 100 }),
+      await startGateway({ config: configFor(fake.url), credits: 100, env: { SWITCHYARD_CACHE_MEMORY_BYTES: "0" } })
+    ]
+  })
+  afterAll(async () => {
+    await Promise.all(gateways.map((g) => g.close()))
+    await fake.close()
+  })
+
+  it("reads no store statement: the ledger row rides the batched flush; with the tier off, each hit reads the store", async () => {
+    const reads: Array<number | undefined> = []
+    for (const gateway of gateways) {
+      assert.strictEqual((await gateway.embed({ model: "acme/embed", input: "hot" })).status, 200)
+      const before = await statements(gateway)
+      for (let i = 0; i < 10; i++) {
+        const hit = await gateway.embed({ model: "acme/embed", input: "hot" })
+        assert.strictEqual(hit.headers.get("x-switchyard-cache"), "hit", hit.text)
+      }
+      const after = await statements(gateway)
+      const spent = Object.fromEntries(Object.entries(after).map(([kind, n]) => [kind, n - (before[kind] ?? 0)]).filter(([, n]) => n !== 0))
+      assert.strictEqual(spent.flush, 10, JSON.stringify(spent))
+      reads.push(spent.select)
+    }
+    assert.deepStrictEqual(reads, [undefined, 10])
+  }, 180_000)
+})
+
+describe.skipIf(storeKind !== "postgres")("a refresh on one replica, on the other (postgres)", () => {
+  it("the other replica serves the refreshed vectors from then on, not the ones it keeps in memory", async () => {
+    const options: FakeOpenAi.Options = {}
+    const alpha = await FakeOpenAi.start(options)
+    const databaseUrl = await freshDatabase()
+    const keys = { apiKey: KeySecret.generate(), managementKey: KeySecret.generate() }
+    const gateways: Array<Gateway> = []
+    try {
+      for (const credits of [10, undefined]) {
+        gateways.push(await startGateway({ config: configFor(alpha.url), databaseUrl, keys, ...(credits !== undefined ? { credits } : {}) }))
+      }
+      const [one, other] = gateways as [Gateway, Gateway]
+      const input = `refreshed ${Crypto.randomUUID()}`
+      const first = await one.embed({ model: "acme/embed", input })
+      assert.strictEqual(first.headers.get("x-switchyard-cache"), "miss", first.text)
+      // The other replica reads it from the store into its memory, then from memory.
+      for (let i = 0; i < 2; i++) {
+        const hit = await other.embed({ model: "acme/embed", input })
+        assert.strictEqual(hit.headers.get("x-switchyard-cache"), "hit", hit.text)
+        assert.deepStrictEqual(hit.json.data, first.json.data)
+      }
+      // The upstream's model changes; a refresh on the first replica writes its new vectors.
+      options.revision = "2"
+      const refreshed = await one.embed({ model: "acme/embed", input }, { headers: { "x-switchyard-cache": "refresh" } })
+      assert.strictEqual(refreshed.status, 200, refreshed.text)
+      assert.notDeepEqual(refreshed.json.data, first.json.data)
+      // Word of it reaches the other replica within the bound of live changes (one second).
+      const deadline = Date.now() + 1_000
+      let seen = await other.embed({ model: "acme/embed", input })
+      while (Date.now() < deadline && JSON.stringify(seen.json.data) !== JSON.stringify(refreshed.json.data)) {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        seen = await other.embed({ model: "acme/embed", input })
+      }
+      assert.strictEqual(seen.headers.get("x-switchyard-cache"), "hit", seen.text)
+      assert.deepStrictEqual(seen.json.data, refreshed.json.data)
+      assert.strictEqual(alpha.requests.length, 2)
+    } finally {
+      await Promise.all(gateways.map((g) => g.close()))
+      await alpha.close()
+      await dropDatabase(databaseUrl)
+    }
+  }, 180_000)
+})
