@@ -94,7 +94,7 @@ const layerWith = <R>(evict: CacheEviction.Evict<R>) =>
       const ttl = Duration.seconds(config.ttlSeconds)
       const clock = yield* Clock.Clock
       const origin = clock.currentTimeMillisUnsafe() - 1
-      const memory = MemoryTier.make({
+      const memory = MemoryTier.make<Entry>({
         ...memoryBounds(config),
         ttlMillis: Duration.toMillis(Duration.min(ttl, memoryTtl)),
         // From 1 at the start: the tier reads a time of 0 as "no time to live" (a test's clock starts at 0).

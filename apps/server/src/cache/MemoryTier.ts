@@ -13,7 +13,11 @@
  *   the whole bound is not kept.
  */
 import { LRUCache } from "lru-cache"
-import type { Entry } from "./EmbeddingCache.ts"
+
+/** What the tier keeps: an entry of the cache, sized by its kept vector's bytes. */
+interface Kept {
+  readonly vector: { readonly json: Uint8Array }
+}
 
 const MiB = 1024 * 1024
 
@@ -25,9 +29,9 @@ export const defaultBytes = (limitBytes: number | undefined): number =>
   limitBytes === undefined ? 32 * MiB : Math.min(64 * MiB, Math.floor(limitBytes / 16))
 
 /** The bytes an entry is charged in the tier. */
-export const sizeOf = (entry: Entry): number => entry.vector.json.byteLength + entryOverheadBytes
+export const sizeOf = (entry: Kept): number => entry.vector.json.byteLength + entryOverheadBytes
 
-export interface MemoryTier {
+export interface MemoryTier<Entry extends Kept> {
   readonly get: (key: string) => Entry | undefined
   readonly set: (key: string, entry: Entry) => void
   readonly drop: (keys: ReadonlyArray<string>) => void
@@ -37,12 +41,12 @@ export interface MemoryTier {
  * A tier holding at most `maxBytes` (and at most `maxEntries`, when given), each entry at most
  * `ttlMillis` after it was set, by `now`. A bound of 0 holds nothing.
  */
-export const make = (options: {
+export const make = <Entry extends Kept>(options: {
   readonly maxBytes: number
   readonly maxEntries: number | undefined
   readonly ttlMillis: number
   readonly now: () => number
-}): MemoryTier => {
+}): MemoryTier<Entry> => {
   if (options.maxBytes <= 0 || options.maxEntries === 0) {
     return { get: () => undefined, set: () => {}, drop: () => {} }
   }

@@ -1,4 +1,4 @@
-import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
@@ -7,9 +7,9 @@ import * as MemoryTier from "../../src/cache/MemoryTier.ts"
 import * as KeySecret from "../../src/auth/KeySecret.ts"
 import * as VectorEncoding from "../../src/providers/VectorEncoding.ts"
 import * as StoreChanges from "../../src/store/StoreChanges.ts"
+import * as StoreStatements from "../../src/store/StoreStatements.ts"
 import { endpoint, type Gateway, provider, startGateway } from "../embeddings/Gateway.ts"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
-import type * as FakeUpstream from "../fakes/FakeUpstream.ts"
 import { sqlLayer } from "../support/MoneyStore.ts"
 import { dropDatabase, freshDatabase, storeKind } from "../support/TestServer.ts"
 
@@ -57,6 +57,27 @@ describe("the memory tier's bound", () => {
     }).pipe(Effect.provide(cacheLayer({ SWITCHYARD_CACHE_MEMORY_BYTES: "0" }))), 180_000)
 })
 
+/** The `select` statements the store has run, from the statement counter. */
+const selects = Effect.map(
+  Effect.flatMap(StoreStatements.StoreStatements, (statements) => statements.render),
+  (text) => Number(/^switchyard_store_statements_total\{kind="select"\} (\d+)$/mu.exec(text)?.[1] ?? "0")
+)
+
+describe(`a hit served from memory (${storeKind})`, () => {
+  const hits = Effect.gen(function*() {
+    const cache = yield* EmbeddingCache
+    yield* cache.setMany([["hot", entry(1)]])
+    const before = yield* selects
+    for (let i = 0; i < 10; i++) assert.deepStrictEqual(yield* cache.getMany([["hot"]]), [[entry(1)]])
+    return (yield* selects) - before
+  })
+
+  it.effect("reads no store statement", () => Effect.map(hits, (n) => assert.strictEqual(n, 0)).pipe(Effect.provide(cacheLayer({}))), 180_000)
+
+  it.effect("with the tier off, each hit is one read of the store", () =>
+    Effect.map(hits, (n) => assert.strictEqual(n, 10)).pipe(Effect.provide(cacheLayer({ SWITCHYARD_CACHE_MEMORY_BYTES: "0" }))), 180_000)
+})
+
 describe("word of refreshed cache entries", () => {
   it("goes in as few notifications under PostgreSQL's 8000 bytes as the keys fit, and reads back whole", () => {
     const keys = Array.from({ length: 1_000 }, (_, i) => Crypto.createHash("sha256").update(String(i)).digest("base64url"))
@@ -74,62 +95,20 @@ describe("word of refreshed cache entries", () => {
   })
 })
 
-const configFor = (url: string) => ({
-  providers: [provider("alpha", url, {}, [endpoint("acme/embed", { upstream_model: "embed", pricing: { prompt: "1" } })])],
-  workspaces: { default: { cache: true } }
-})
-
-/** The store's statements by kind, from `/metrics`. */
-const statements = async (gateway: Gateway) => {
-  const text = await (await fetch(`${gateway.server.origin}/metrics`)).text()
-  const found: Record<string, number> = {}
-  for (const match of text.matchAll(/^switchyard_store_statements_total\{kind="([a-z_]+)"\} (\d+)$/gmu)) found[match[1]!] = Number(match[2])
-  return found
-}
-
-describe(`a cache hit served from memory (${storeKind})`, () => {
-  let fake: FakeUpstream.FakeServer
-  let gateways: Array<Gateway>
-  beforeAll(async () => {
-    fake = await FakeOpenAi.start()
-    gateways = [
-      await startGateway({ config: configFor(fake.url), credits: 100 }),
-      await startGateway({ config: configFor(fake.url), credits: 100, env: { SWITCHYARD_CACHE_MEMORY_BYTES: "0" } })
-    ]
-  })
-  afterAll(async () => {
-    await Promise.all(gateways.map((g) => g.close()))
-    await fake.close()
-  })
-
-  it("reads no store statement: the ledger row rides the batched flush; with the tier off, each hit reads the store", async () => {
-    const reads: Array<number | undefined> = []
-    for (const gateway of gateways) {
-      assert.strictEqual((await gateway.embed({ model: "acme/embed", input: "hot" })).status, 200)
-      const before = await statements(gateway)
-      for (let i = 0; i < 10; i++) {
-        const hit = await gateway.embed({ model: "acme/embed", input: "hot" })
-        assert.strictEqual(hit.headers.get("x-switchyard-cache"), "hit", hit.text)
-      }
-      const after = await statements(gateway)
-      const spent = Object.fromEntries(Object.entries(after).map(([kind, n]) => [kind, n - (before[kind] ?? 0)]).filter(([, n]) => n !== 0))
-      assert.strictEqual(spent.flush, 10, JSON.stringify(spent))
-      reads.push(spent.select)
-    }
-    assert.deepStrictEqual(reads, [undefined, 10])
-  }, 180_000)
-})
-
 describe.skipIf(storeKind !== "postgres")("a refresh on one replica, on the other (postgres)", () => {
   it("the other replica serves the refreshed vectors from then on, not the ones it keeps in memory", async () => {
     const options: FakeOpenAi.Options = {}
     const alpha = await FakeOpenAi.start(options)
+    const config = {
+      providers: [provider("alpha", alpha.url, {}, [endpoint("acme/embed", { upstream_model: "embed" })])],
+      workspaces: { default: { cache: true } }
+    }
     const databaseUrl = await freshDatabase()
     const keys = { apiKey: KeySecret.generate(), managementKey: KeySecret.generate() }
     const gateways: Array<Gateway> = []
     try {
       for (const credits of [10, undefined]) {
-        gateways.push(await startGateway({ config: configFor(alpha.url), databaseUrl, keys, ...(credits !== undefined ? { credits } : {}) }))
+        gateways.push(await startGateway({ config, databaseUrl, keys, ...(credits !== undefined ? { credits } : {}) }))
       }
       const [one, other] = gateways as [Gateway, Gateway]
       const input = `refreshed ${Crypto.randomUUID()}`
