@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import * as fc from "fast-check"
 import * as Crypto from "node:crypto"
 import { EmbeddingCache, type Entry } from "../../src/cache/EmbeddingCache.ts"
 import * as MemoryTier from "../../src/cache/MemoryTier.ts"
@@ -78,6 +79,13 @@ describe(`a hit served from memory (${storeKind})`, () => {
     Effect.map(hits, (n) => assert.strictEqual(n, 10)).pipe(Effect.provide(cacheLayer({ SWITCHYARD_CACHE_MEMORY_BYTES: "0" }))), 180_000)
 })
 
+/** The cache keys the payloads announce, in order. */
+const keysOf = (payloads: ReadonlyArray<string>) =>
+  payloads.flatMap((payload) => {
+    const change = StoreChanges.decode(payload)
+    return change?._tag === "CacheEntries" ? change.keys : []
+  })
+
 describe("word of refreshed cache entries", () => {
   it("goes in as few notifications under PostgreSQL's 8000 bytes as the keys fit, and reads back whole", () => {
     const keys = Array.from({ length: 1_000 }, (_, i) => Crypto.createHash("sha256").update(String(i)).digest("base64url"))
@@ -85,13 +93,16 @@ describe("word of refreshed cache entries", () => {
     // 43 characters a key and a comma: 179 keys a payload.
     assert.strictEqual(payloads.length, Math.ceil(1_000 / Math.floor((StoreChanges.maxPayloadBytes - 2 + 1) / 44)))
     for (const payload of payloads) assert.isAtMost(Buffer.byteLength(payload), StoreChanges.maxPayloadBytes)
-    assert.deepStrictEqual(
-      payloads.flatMap((payload) => {
-        const change = StoreChanges.decode(payload)
-        return change?._tag === "CacheEntries" ? change.keys : []
-      }),
-      keys
-    )
+    assert.deepStrictEqual(keysOf(payloads), keys)
+  })
+
+  it("any keys: every payload under the limit, the keys read back in order", () => {
+    const key = fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/u)
+    fc.assert(fc.property(fc.array(key, { minLength: 1, maxLength: 600 }), (keys) => {
+      const payloads = StoreChanges.encode({ _tag: "CacheEntries", keys })
+      assert.isTrue(payloads.every((payload) => Buffer.byteLength(payload) <= StoreChanges.maxPayloadBytes))
+      assert.deepStrictEqual(keysOf(payloads), keys)
+    }), { numRuns: 100 })
   })
 })
 
