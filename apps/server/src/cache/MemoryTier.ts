@@ -21,8 +21,8 @@ interface Kept {
 
 const MiB = 1024 * 1024
 
-/** What an entry takes beside its vector's bytes: its key's text, its objects, the tier's nodes. */
-export const entryOverheadBytes = 256
+/** What an entry takes beside its vector's bytes: its key's text, its objects, the tier's nodes (454 measured). */
+export const entryOverheadBytes = 512
 
 /** The bytes the tier may hold by default, for a cgroup memory limit (`undefined`: none). */
 export const defaultBytes = (limitBytes: number | undefined): number =>
