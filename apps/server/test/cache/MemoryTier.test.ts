@@ -5,14 +5,13 @@ import * as fc from "fast-check"
 import * as Crypto from "node:crypto"
 import { EmbeddingCache, type Entry } from "../../src/cache/EmbeddingCache.ts"
 import * as MemoryTier from "../../src/cache/MemoryTier.ts"
-import * as KeySecret from "../../src/auth/KeySecret.ts"
 import * as VectorEncoding from "../../src/providers/VectorEncoding.ts"
 import * as StoreChanges from "../../src/store/StoreChanges.ts"
 import * as StoreStatements from "../../src/store/StoreStatements.ts"
-import { endpoint, type Gateway, provider, startGateway } from "../embeddings/Gateway.ts"
+import { endpoint, provider, startReplicas } from "../embeddings/Gateway.ts"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import { sqlLayer } from "../support/MoneyStore.ts"
-import { dropDatabase, freshDatabase, storeKind } from "../support/TestServer.ts"
+import { storeKind } from "../support/TestServer.ts"
 
 const MiB = 1024 * 1024
 
@@ -114,14 +113,8 @@ describe.skipIf(storeKind !== "postgres")("a refresh on one replica, on the othe
       providers: [provider("alpha", alpha.url, {}, [endpoint("acme/embed", { upstream_model: "embed" })])],
       workspaces: { default: { cache: true } }
     }
-    const databaseUrl = await freshDatabase()
-    const keys = { apiKey: KeySecret.generate(), managementKey: KeySecret.generate() }
-    const gateways: Array<Gateway> = []
+    const { gateways: [one, other], close } = await startReplicas({ config })
     try {
-      for (const credits of [10, undefined]) {
-        gateways.push(await startGateway({ config, databaseUrl, keys, ...(credits !== undefined ? { credits } : {}) }))
-      }
-      const [one, other] = gateways as [Gateway, Gateway]
       const input = `refreshed ${Crypto.randomUUID()}`
       const first = await one.embed({ model: "acme/embed", input })
       assert.strictEqual(first.headers.get("x-switchyard-cache"), "miss", first.text)
@@ -147,9 +140,8 @@ describe.skipIf(storeKind !== "postgres")("a refresh on one replica, on the othe
       assert.deepStrictEqual(seen.json.data, refreshed.json.data)
       assert.strictEqual(alpha.requests.length, 2)
     } finally {
-      await Promise.all(gateways.map((g) => g.close()))
+      await close()
       await alpha.close()
-      await dropDatabase(databaseUrl)
     }
   }, 180_000)
 })
