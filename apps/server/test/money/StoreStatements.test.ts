@@ -107,8 +107,8 @@ describe(`store statements per request (${storeKind})`, () => {
         reads.push(spent.select ?? 0)
       }
       // Every hit from the store is one read; from memory, none. (The key's facts, kept one second,
-      // may be read again in the window: one read more on either side.)
-      assert.isAtMost(reads[0]!, 1, JSON.stringify(reads))
+      // are read again once a second of the window, on either side: a slow run may see two.)
+      assert.isAtMost(reads[0]!, 2, JSON.stringify(reads))
       assert.isAtLeast(reads[1]!, 10, JSON.stringify(reads))
     } finally {
       await off.close()
