@@ -7,7 +7,7 @@
 import { Config, Effect, Layer, Option, Redacted } from "effect"
 import { HttpServer } from "effect/http"
 import * as NodePath from "node:path"
-import { CacheConfig } from "./cache/EmbeddingCache.ts"
+import { CacheConfig, memoryBounds } from "./cache/EmbeddingCache.ts"
 import * as CatalogLoader from "./catalog/CatalogLoader.ts"
 import * as ConsoleRoute from "./http/ConsoleRoute.ts"
 import * as RateLimit from "./http/RateLimit.ts"
@@ -38,6 +38,12 @@ const storeLine = (store: StoreChoice) =>
   store.kind === "postgres"
     ? `store: PostgreSQL at ${shownUrl(Redacted.value(store.url!))} (DATABASE_URL)`
     : `store: SQLite (embedded) in ${sqliteFile(store.dataDir)} (SWITCHYARD_DATA_DIR)`
+
+const inMemory = (bounds: { readonly maxBytes: number; readonly maxEntries: number | undefined }) =>
+  bounds.maxBytes <= 0 || bounds.maxEntries === 0
+    ? "none also in memory"
+    : `the most recently used also in memory, up to ${grouped(Math.round(bounds.maxBytes / 1024))} KiB` +
+      (bounds.maxEntries === undefined ? "" : ` and ${count(bounds.maxEntries, "entry", "entries")}`)
 
 const duration = (seconds: number) =>
   seconds % 86_400 === 0 ? count(seconds / 86_400, "day") : seconds % 3600 === 0 ? count(seconds / 3600, "hour") : count(seconds, "second")
@@ -79,7 +85,7 @@ const lines = (options: { readonly origin: string; readonly consoleDir: string }
         }),
       `cache: ${redisShared ? `in Redis at ${shownUrl(Redacted.value(Option.getOrThrow(redis)))} (REDIS_URL)` : "in the store"}, ` +
         `entries live ${duration(cache.ttlSeconds)}, at most ${count(cache.maxEntries, "entry", "entries")}, ` +
-        `${count(cache.memoryEntries, "entry", "entries")} also in memory (on for a workspace with \`cache: true\`)`,
+        `${inMemory(memoryBounds(cache))} (on for a workspace with \`cache: true\`)`,
       Option.match(rateLimit.policy, {
         onNone: () => "rate limit: off (SWITCHYARD_RATE_LIMIT=off)",
         onSome: (policy) => `rate limit: ${count(policy.requests, "request")} per ${policy.interval} per key, ${redisShared ? "shared in Redis" : "in this process"}`

@@ -193,7 +193,8 @@ export const embed = <E, R>(options: {
     })
     const write = (entries: ReadonlyArray<readonly [string, Entry]>) =>
       policy.write
-        ? Effect.map(cache.setMany(entries), (stored) => {
+        // A write without a read is a `refresh`: what other processes keep of these keys is dropped.
+        ? Effect.map(cache.setMany(entries, { replace: !policy.read }), (stored) => {
           if (stored) metrics.cacheWrite(entries.reduce((n, [, entry]) => n + bytesOf(entry), 0))
         })
         : Effect.void

@@ -1,8 +1,11 @@
-import { Cache, Clock, Config, Context, Duration, Effect, Layer, Option } from "effect"
+import { Clock, Config, Context, Duration, Effect, Layer, Option } from "effect"
 import { Persistence } from "effect/persistence"
+import * as MemoryBudget from "../http/MemoryBudget.ts"
 import * as VectorEncoding from "../providers/VectorEncoding.ts"
 import * as CacheEviction from "../store/CacheEviction.ts"
 import * as RedisConnection from "../store/RedisConnection.ts"
+import { StoreChanges } from "../store/StoreChanges.ts"
+import * as MemoryTier from "./MemoryTier.ts"
 
 /**
  * One cached vector, kept as the bytes an answer splices in, and the prompt tokens its input was
@@ -16,14 +19,27 @@ export interface Entry {
 export const CacheConfig = Config.all({
   ttlSeconds: Config.Int("SWITCHYARD_CACHE_TTL_SECONDS").pipe(Config.withDefault(7 * 24 * 3600)),
   maxEntries: Config.Int("SWITCHYARD_CACHE_MAX_ENTRIES").pipe(Config.withDefault(100_000)),
-  memoryEntries: Config.Int("SWITCHYARD_CACHE_MEMORY_ENTRIES").pipe(Config.withDefault(1024))
+  // The memory tier's bound in bytes; by default from the cgroup memory limit (MemoryTier.ts).
+  memoryBytes: Config.option(Config.Int("SWITCHYARD_CACHE_MEMORY_BYTES")),
+  // Deprecated: `0` still turns the memory tier off; another value bounds its entries as well.
+  memoryEntries: Config.option(Config.Int("SWITCHYARD_CACHE_MEMORY_ENTRIES"))
+})
+
+/**
+ * The memory tier's bounds from the config: its bytes (the configured, else the default for this
+ * process's memory limit) and its entries (deprecated; none unless configured). 0 turns it off.
+ */
+export const memoryBounds = (config: Config.Success<typeof CacheConfig>) => ({
+  maxBytes: Option.getOrElse(config.memoryBytes, () => MemoryTier.defaultBytes(MemoryBudget.readLimit())),
+  maxEntries: Option.getOrUndefined(config.memoryEntries)
 })
 
 // Time between two scheduled evictions (beside the one after every hundredth of the bound in writes).
 const evictInterval = Duration.minutes(1)
 
-// How long an entry read from the store stays in this process's memory: a `refresh` on another
-// replica reaches this one within it.
+// How long an entry stays in this process's memory. A `refresh` on another replica drops its keys
+// here as soon as the word of it arrives (StoreChanges.ts: PostgreSQL's NOTIFY); this bounds how
+// long a word lost, or never sent (Redis, or SQLite's workers), leaves an entry stale.
 const memoryTtl = Duration.minutes(5)
 
 /**
@@ -41,8 +57,15 @@ export class EmbeddingCache extends Context.Service<EmbeddingCache, {
    * has them.
    */
   readonly getMany: (groups: ReadonlyArray<ReadonlyArray<string>>) => Effect.Effect<ReadonlyArray<ReadonlyArray<Entry | undefined>>>
-  /** `true` when the store took the entries; `false` (logged) when it failed. */
-  readonly setMany: (entries: ReadonlyArray<readonly [key: string, entry: Entry]>) => Effect.Effect<boolean>
+  /**
+   * `true` when the store took the entries; `false` (logged) when it failed. With `replace` (a
+   * `refresh`), the entries may differ from what other processes hold in memory: once the store
+   * took them, their keys are announced as changed, and every process drops them from memory.
+   */
+  readonly setMany: (
+    entries: ReadonlyArray<readonly [key: string, entry: Entry]>,
+    options?: { readonly replace: boolean }
+  ) => Effect.Effect<boolean>
 }>()("@switchyard/server/cache/EmbeddingCache") {
   /** In Redis, shared by every replica that names it. */
   static readonly layerRedis = Layer.suspend(() =>
@@ -69,12 +92,16 @@ const layerWith = <R>(evict: CacheEviction.Evict<R>) =>
       const store = yield* backing.make(storeId)
       const evictOverflow = yield* evict
       const ttl = Duration.seconds(config.ttlSeconds)
-      const memory = yield* Cache.make<string, Entry>({
-        capacity: Math.max(config.memoryEntries, 1),
-        timeToLive: Duration.min(ttl, memoryTtl),
-        lookup: () => Effect.die("the in-memory cache is only read with getOption")
+      const clock = yield* Clock.Clock
+      const origin = clock.currentTimeMillisUnsafe() - 1
+      const memory = MemoryTier.make<Entry>({
+        ...memoryBounds(config),
+        ttlMillis: Duration.toMillis(Duration.min(ttl, memoryTtl)),
+        // From 1 at the start: the tier reads a time of 0 as "no time to live" (a test's clock starts at 0).
+        now: () => clock.currentTimeMillisUnsafe() - origin
       })
-      const remember = (key: string, entry: Entry) => config.memoryEntries > 0 ? Cache.set(memory, key, entry) : Effect.void
+      const changes = yield* StoreChanges
+      yield* changes.listen((change) => change._tag === "CacheEntries" ? Effect.sync(() => memory.drop(change.keys)) : Effect.void)
       // The bound is checked after every hundredth of its size in writes, not after each one.
       const evictEvery = Math.max(1, Math.floor(config.maxEntries / 100))
       let pending: Array<string> = []
@@ -105,7 +132,7 @@ const layerWith = <R>(evict: CacheEviction.Evict<R>) =>
             const entries: Array<Entry | undefined> = []
             const missing: Array<readonly [number, number]> = []
             for (const [i, key] of keys.entries()) {
-              const entry = Option.getOrUndefined(yield* Cache.getOption(memory, key))
+              const entry = memory.get(key)
               entries.push(entry)
               if (entry === undefined) missing.push([g, i])
             }
@@ -120,7 +147,7 @@ const layerWith = <R>(evict: CacheEviction.Evict<R>) =>
             if (entry === undefined) continue
             const [g, i] = absent[j]!
             found[g]![i] = entry
-            yield* remember(groups[g]![i]!, entry)
+            memory.set(groups[g]![i]!, entry)
           }
           return found
         })
@@ -136,11 +163,16 @@ const layerWith = <R>(evict: CacheEviction.Evict<R>) =>
       // And on a schedule: expired entries go even when nothing is written any more.
       yield* evictNow.pipe(Effect.delay(evictInterval), Effect.forever, Effect.forkScoped)
 
-      const setMany = (entries: ReadonlyArray<readonly [string, Entry]>) =>
+      const setMany = (entries: ReadonlyArray<readonly [string, Entry]>, options?: { readonly replace: boolean }) =>
         Effect.gen(function*() {
           if (entries.length === 0) return true
-          for (const [key, entry] of entries) yield* remember(key, entry)
-          if (storeDown()) return false
+          const remember = () => {
+            for (const [key, entry] of entries) memory.set(key, entry)
+          }
+          if (storeDown()) {
+            remember()
+            return false
+          }
           const stored = yield* store.setMany(entries.map(([key, entry]) => [key, toPersisted(entry), ttl] as const) as [
             readonly [string, object, Duration.Duration],
             ...Array<readonly [string, object, Duration.Duration]>
@@ -148,6 +180,9 @@ const layerWith = <R>(evict: CacheEviction.Evict<R>) =>
             Effect.as(true),
             Effect.catch((cause) => Effect.as(warn("writing")(cause), false))
           )
+          // Announced before this process keeps them: its own listener drops the keys as well.
+          if (stored && options?.replace === true) yield* changes.changed({ _tag: "CacheEntries", keys: entries.map(([key]) => key) })
+          remember()
           if (!stored) return false
           pending.push(...entries.map(([key]) => key))
           yield* evictIfDue

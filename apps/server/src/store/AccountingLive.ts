@@ -80,7 +80,9 @@ const build = (options: AccountingOptions) =>
     const idleReturnMs = Duration.toMillis(Duration.fromInputUnsafe(options.idleReturn ?? defaultIdleReturn))
     const policy = options.policy ?? SpendLease.defaultPolicy
     const facts = yield* MoneyFacts.make(sql, options.factsTtl ?? defaultFactsTtl)
-    yield* changes.listen((change) => (change._tag === "Key" ? facts.forget(change.keyId) : facts.forgetAll))
+    yield* changes.listen((change) =>
+      change._tag === "Key" ? facts.forget(change.keyId) : change._tag === "Workspace" ? facts.forgetAll : Effect.void
+    )
     // Rows waiting for the next batch; the requests in flight beyond them will write theirs soon.
     let waitingRows = 0
     const batch = yield* LedgerBatch.make(store, statements, {

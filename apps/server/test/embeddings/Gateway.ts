@@ -1,8 +1,9 @@
 import * as Money from "@switchyard/core/catalog/Money"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
+import * as KeySecret from "../../src/auth/KeySecret.ts"
 import type * as FakeUpstream from "../fakes/FakeUpstream.ts"
-import { type RunningServer, startServer, tempDir } from "../support/TestServer.ts"
+import { dropDatabase, freshDatabase, type RunningServer, startServer, tempDir } from "../support/TestServer.ts"
 
 export interface Reply {
   readonly status: number
@@ -117,6 +118,29 @@ export const startGateway = async (options: {
     embed: (body, callOptions) => call("/embeddings", body, callOptions),
     close: () => server.close()
   }
+}
+
+/**
+ * Two replicas sharing one fresh PostgreSQL database (so one workspace, topped up with credits by
+ * the first) and the bootstrap keys; `close` closes both and drops the database.
+ */
+export const startReplicas = async (options: { readonly config: Record<string, unknown>; readonly env?: Record<string, string> }) => {
+  const databaseUrl = await freshDatabase()
+  const keys = { apiKey: KeySecret.generate(), managementKey: KeySecret.generate() }
+  const gateways: Array<Gateway> = []
+  const close = async () => {
+    await Promise.all(gateways.map((g) => g.close()))
+    await dropDatabase(databaseUrl)
+  }
+  try {
+    for (const credits of [10, undefined]) {
+      gateways.push(await startGateway({ ...options, databaseUrl, keys, ...(credits !== undefined ? { credits } : {}) }))
+    }
+  } catch (error) {
+    await close()
+    throw error
+  }
+  return { gateways: gateways as [Gateway, Gateway], close }
 }
 
 export const request = async (

@@ -10,6 +10,11 @@ export interface Options extends FakeRerank.Options {
   readonly textOnly?: boolean
   /** The `id` every embeddings answer carries (none when absent, as some hosts send none). */
   readonly responseId?: string
+  /**
+   * The models' revision, read at each request: a host that updates a model behind the same name
+   * answers other vectors for the same input from then on.
+   */
+  revision?: string
 }
 
 const modelWidths: Record<string, number> = {
@@ -84,7 +89,10 @@ export const api = (options: Options = {}): FakeUpstream.FakeApi => ({
         ...(options.responseId === undefined ? {} : { id: options.responseId }),
         object: "list",
         data: kept.map((item, index) => {
-          const vector = FakeUpstream.vectorFor(`${body.model}|${item.seed}`, width)
+          const vector = FakeUpstream.vectorFor(
+            `${body.model}|${item.seed}${options.revision === undefined ? "" : `|${options.revision}`}`,
+            width
+          )
           return { object: "embedding", index, embedding: base64 ? FakeUpstream.float32Base64(vector) : vector }
         }),
         model: body.model,

@@ -173,7 +173,7 @@ describe("what the production bundle says at start and stop", () => {
         "  alpha: acme/embed (embeddings), acme/embed-large (embeddings)",
         `console: off, not built in ${notBuilt} (\`npx -y pnpm@10 build\` builds it; SWITCHYARD_CONSOLE_DIR names another place)`,
         "tracing: on, OTLP to http://collector:***@127.0.0.1:9/otlp/v1/traces as service switchyard",
-        "cache: in the store, entries live 1 hour, at most 100,000 entries, 0 entries also in memory (on for a workspace with `cache: true`)",
+        "cache: in the store, entries live 1 hour, at most 100,000 entries, none also in memory (on for a workspace with `cache: true`)",
         "rate limit: 120 requests per 1m per key, in this process",
         report[9]!
       ])

@@ -2,13 +2,12 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Crypto from "node:crypto"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { Redis } from "effect/persistence/Redis"
-import * as KeySecret from "../../src/auth/KeySecret.ts"
 import { EmbeddingCache, type Entry } from "../../src/cache/EmbeddingCache.ts"
 import * as VectorEncoding from "../../src/providers/VectorEncoding.ts"
 import * as RedisConnection from "../../src/store/RedisConnection.ts"
+import { StoreChanges } from "../../src/store/StoreChanges.ts"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
-import { endpoint, type Gateway, provider, startGateway } from "../embeddings/Gateway.ts"
-import { dropDatabase, freshDatabase } from "../support/TestServer.ts"
+import { endpoint, provider, startReplicas } from "../embeddings/Gateway.ts"
 
 const redisUrl = process.env.REDIS_URL
 
@@ -20,13 +19,8 @@ describe.skipIf(redisUrl === undefined)("embeddings cache shared through Redis",
       workspaces: { default: { cache: true } }
     }
     // Replicas share one database (so one workspace) and one Redis.
-    const databaseUrl = await freshDatabase()
-    const keys = { apiKey: KeySecret.generate(), managementKey: KeySecret.generate() }
-    const gateways: Array<Gateway> = []
+    const { gateways, close } = await startReplicas({ config, env: { REDIS_URL: redisUrl! } })
     try {
-      for (const credits of [10, undefined]) {
-        gateways.push(await startGateway({ config, databaseUrl, keys, env: { REDIS_URL: redisUrl! }, ...(credits !== undefined ? { credits } : {}) }))
-      }
       const input = [`shared ${Crypto.randomUUID()}`]
       const first = await gateways[0]!.embed({ model: "acme/embed", input })
       assert.strictEqual(first.status, 200, first.text)
@@ -38,9 +32,8 @@ describe.skipIf(redisUrl === undefined)("embeddings cache shared through Redis",
       assert.strictEqual(alpha.requests.length, 1)
       assert.deepStrictEqual(second.json.data, first.json.data)
     } finally {
-      await Promise.all(gateways.map((g) => g.close()))
+      await close()
       await alpha.close()
-      await dropDatabase(databaseUrl)
     }
   }, 180_000)
 })
@@ -63,5 +56,5 @@ describe.skipIf(redisUrl === undefined)("embeddings cache store in Redis", () =>
       }
       const [found] = yield* cache.getMany([keys])
       assert.deepStrictEqual(found!.map((e) => e?.tokens), [undefined, undefined, 2, 3, 4])
-    }).pipe(Effect.provide(Layer.merge(EmbeddingCache.layerRedis, RedisConnection.layer).pipe(Layer.provide(env)))), 60_000)
+    }).pipe(Effect.provide(Layer.merge(EmbeddingCache.layerRedis, RedisConnection.layer).pipe(Layer.provide([env, StoreChanges.layer])))), 60_000)
 })
