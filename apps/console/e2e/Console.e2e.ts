@@ -578,6 +578,19 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
     await shoot("interns-narrow")
   })
 
+  /** The Batches page at 390 px: the navigation folded away, the seeded batch's actions within reach, nothing wider than the screen. */
+  const batchesOnAPhone = async (name: string) => {
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.waitForFunction(() => {
+      const nav = document.querySelector('nav[aria-label="Console pages"]')
+      return nav === null || nav.getBoundingClientRect().right <= 0
+    })
+    await reachable("Batches", `tr[data-batch="${gateway.batchId}"] td:last-child`)
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+    assert.isAtMost(overflow, 0)
+    await shoot(name)
+  }
+
   it("lists the workspace's batches with progress, lines served and failed, cost so far; downloads an output, cancels a running batch (1280 and 390 px)", async () => {
     await page.setViewportSize({ width: 1280, height: 860 })
     const standard = new Switchyard({ baseUrl: gateway.origin, apiKey: gateway.apiKey, retry: false })
@@ -622,15 +635,7 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
       assert.deepStrictEqual(await cutBadges("Batches"), [])
       await shoot("batches")
 
-      await page.setViewportSize({ width: 390, height: 844 })
-      await page.waitForFunction(() => {
-        const nav = document.querySelector('nav[aria-label="Console pages"]')
-        return nav === null || nav.getBoundingClientRect().right <= 0
-      })
-      await reachable("Batches", `tr[data-batch="${gateway.batchId}"] td:last-child`)
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
-      assert.isAtMost(overflow, 0)
-      await shoot("batches-narrow")
+      await batchesOnAPhone("batches-narrow")
     } finally {
       await standard.close()
       await page.setViewportSize({ width: 1280, height: 860 })
@@ -667,15 +672,7 @@ describe("the web console in Chromium, against a gateway with real traffic", () 
       assert.deepStrictEqual(await cutBadges("Batches"), [])
       await shoot("batches-management")
 
-      await page.setViewportSize({ width: 390, height: 844 })
-      await page.waitForFunction(() => {
-        const nav = document.querySelector('nav[aria-label="Console pages"]')
-        return nav === null || nav.getBoundingClientRect().right <= 0
-      })
-      await reachable("Batches", `tr[data-batch="${gateway.batchId}"] td:last-child`)
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
-      assert.isAtMost(overflow, 0)
-      await shoot("batches-management-narrow")
+      await batchesOnAPhone("batches-management-narrow")
     } finally {
       await page.setViewportSize({ width: 1280, height: 860 })
     }
