@@ -121,7 +121,7 @@ export const migrations: Record<string, Migration> = {
   "0020_forward_liveness": forwardLiveness,
   "0021_moved_row_settlement": movedRowSettlement,
   "0022_audit_append_only": auditAppendOnly,
-  "0026_batch_validator": batchValidator
+  "0023_batch_validator": batchValidator
 }
 
 const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })

@@ -97,7 +97,10 @@ export const startGatewayProcess = async (env: Record<string, string>, timeoutMs
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     if (!isRunning()) throw new Error(`the gateway exited with ${child.exitCode ?? child.signalCode}:\n${output}`)
-    const healthy = await fetch(`${origin}/api/v1/health`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false)
+    // Its own answer: another test's server may hold the port this one was given (freePort is a
+    // guess), so the probe counts only once this process says it listens there.
+    const listening = output.includes(`listening on ${origin}/`)
+    const healthy = listening && await fetch(`${origin}/api/v1/health`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false)
     if (healthy) {
       return { pid: child.pid!, origin, baseUrl: `${origin}/api/v1`, output: () => output, isRunning, memory, kill, stop }
     }
