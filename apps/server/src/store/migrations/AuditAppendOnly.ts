@@ -19,13 +19,13 @@ export const auditAppendOnly = Effect.gen(function*() {
       }),
     orElse: () =>
       Effect.gen(function*() {
-        yield* sql.unsafe(`CREATE FUNCTION switchyard_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+        yield* sql.unsafe(`CREATE FUNCTION audit_log_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
           BEGIN RAISE EXCEPTION 'audit_log entries are append-only (% refused)', TG_OP USING ERRCODE = 'insufficient_privilege'; END
           $$`)
         yield* sql.unsafe(`CREATE TRIGGER audit_log_append_only BEFORE UPDATE OR DELETE ON audit_log
-          FOR EACH ROW EXECUTE FUNCTION switchyard_audit_append_only()`)
+          FOR EACH ROW EXECUTE FUNCTION audit_log_refuse_change()`)
         yield* sql.unsafe(`CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON audit_log
-          FOR EACH STATEMENT EXECUTE FUNCTION switchyard_audit_append_only()`)
+          FOR EACH STATEMENT EXECUTE FUNCTION audit_log_refuse_change()`)
       })
   })
 })
