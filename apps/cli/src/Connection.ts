@@ -38,19 +38,17 @@ const failureContext = resolved.pipe(
   Effect.orElseSucceed((): Failure.Context => ({ baseUrl: "(invalid base URL)", hasKey: false }))
 )
 
-export const withGateway = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+/** Runs a command against the gateway; a failure is described for the terminal, its 404 hint naming `listCommand` when given. */
+const gatewayFor = (listCommand?: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   effect.pipe(
     Effect.provide(layer),
     Effect.catch((error) =>
-      Effect.flatMap(failureContext, (context) => Effect.flatMap(Failure.describe(error, context), Effect.fail))
+      Effect.flatMap(failureContext, (context) =>
+        Effect.flatMap(Failure.describe(error, listCommand === undefined ? context : { ...context, listCommand }), Effect.fail))
     )
   )
 
+export const withGateway = gatewayFor()
+
 /** `withGateway` for a command about one kind of thing: a 404's hint names the command that lists them. */
-export const withGatewayListing = (listCommand: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  effect.pipe(
-    Effect.provide(layer),
-    Effect.catch((error) =>
-      Effect.flatMap(failureContext, (context) => Effect.flatMap(Failure.describe(error, { ...context, listCommand }), Effect.fail))
-    )
-  )
+export const withGatewayListing = (listCommand: string) => gatewayFor(listCommand)
