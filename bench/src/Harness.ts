@@ -60,9 +60,10 @@ export const run = async <A>(
  */
 export const pricedSmall = async (
   harness: Harness,
-  sy: { readonly port: number; readonly apiKey: string }
+  sy: { readonly port: number; readonly apiKey: string },
+  cellId: "small-c1" | "small-c16" = "small-c16"
 ) => {
-  const cell = cells.find((c) => c.id === "small-c16")!
+  const cell = cells.find((c) => c.id === cellId)!
   const request = requestFor(cell, "switchyard", {
     upstreamPort: harness.upstream.port,
     ports: { switchyard: sy.port },

@@ -66,6 +66,7 @@ export const run = async (options: {
   readonly store: "sqlite" | "postgres"
   readonly serverUrl: string | undefined
   readonly seconds: number
+  readonly cell: "small-c1" | "small-c16"
   readonly outDir: string
   readonly serverMain: string | undefined
   readonly log: (line: string) => void
@@ -94,7 +95,7 @@ export const run = async (options: {
         main: options.serverMain ?? NodePath.join(repoRoot, "apps", "server", "src", "main.ts")
       })
       children.push(sy)
-      const { cell, request } = await Harness.pricedSmall(harness, sy)
+      const { cell, request } = await Harness.pricedSmall(harness, sy, options.cell)
       const server = await Harness.pgServer(harness, options.serverUrl)
       await Load.run({ ...request, connections: cell.connections, seconds: Math.min(3, options.seconds) })
       options.log(`profiling Switchyard (${options.store}) for ${options.seconds} s under ${cell.label}`)

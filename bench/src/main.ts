@@ -82,7 +82,7 @@ if (values.help) {
                      an empty store (or --rows N seeded); checks round N against round 1
   --vs-empty         with --rounds and --rows: also run the rounds on an empty store and compare
   --stages           CPU µs per request of each stage of a priced embeddings request (V8 profile of
-                     the gateway under small c=16 for --seconds N, default 10) and the Effect
+                     the gateway under small c=16, or the first of --cells: small-c1, for --seconds N, default 10) and the Effect
                      runtime's counters per request
   --cgroup           the gateway inside a memory cgroup of each of --limits MB (default 512,256; as
                      root): first start on an empty data dir and restart (ms to the first answer),
@@ -243,12 +243,15 @@ if (values.cgroup) {
 }
 
 if (values.stages) {
+  const named = values.cells === undefined ? "small-c16" : values.cells.split(",")[0]
+  if (named !== "small-c1" && named !== "small-c16") fail("--stages runs small-c1 or small-c16 (--cells)")
+  const stageCell: "small-c1" | "small-c16" = named === "small-c1" ? "small-c1" : "small-c16"
   const results: Array<StageBench.StageResult> = []
   for (const store of stores) {
-    results.push(await StageBench.run({ store, serverUrl: databaseUrl, seconds: number("seconds", values.seconds, 10, 1, 600), outDir, serverMain, log }))
+    results.push(await StageBench.run({ store, serverUrl: databaseUrl, seconds: number("seconds", values.seconds, 10, 1, 600), cell: stageCell, outDir, serverMain, log }))
   }
   const text = [
-    "## Switchyard stage by stage: priced small c=16",
+    `## Switchyard stage by stage: priced ${stageCell === "small-c1" ? "small c=1" : "small c=16"}`,
     "",
     `\`${command}\` on ${new Date().toISOString().slice(0, 10)}, load average ${Os.loadavg().map((x) => x.toFixed(2)).join(" / ")} at the end. CPU µs per request of each stage: its share of the main thread's samples in a V8 CPU profile (\`--cpu-prof\`) under load, each sample given to the stage of the innermost frame on its stack that tells one (bench/src/Stages.ts), times the main thread's CPU time per request read from /proc (the profile's times are wall time). The profiler and the Effect counters (a \`--import\` preload, bench/src/effectCounters.ts) cost some CPU themselves: compare runs of this mode with each other, not with \`pnpm bench\`.`,
     "",
