@@ -14,7 +14,7 @@ import { PgClient } from "@effect/sql-pg"
 import * as MoneyModel from "@switchyard/core/accounting/MoneyModel"
 import type * as SpendLease from "@switchyard/core/accounting/SpendLease"
 import { assert } from "@effect/vitest"
-import { type Context, Effect, Layer, Redacted } from "effect"
+import { type Context, Duration, Effect, Layer, Redacted } from "effect"
 import type { SqlClient } from "effect/sql"
 import { SqlClient as Sql } from "effect/sql"
 import * as fc from "fast-check"
@@ -227,7 +227,10 @@ export const modelTarget = (ids: Ids): Target => {
   let now = 0
   return {
     name: "model",
-    setTime: (ms) => Effect.sync(() => void (now = ms)),
+    setTime: (ms) =>
+      Effect.sync(() => {
+        now = ms
+      }),
     grant: (r) => Effect.sync(() => model.grant(r)),
     handBack: (id, amount) => Effect.sync(() => model.handBack(id, amount)),
     end: (id, fence) => Effect.sync(() => model.end(id, fence)),
@@ -343,10 +346,16 @@ export const storeTarget = (
   setClock: (ms: number) => Effect.Effect<void>
 ): Target => {
   let now = 0
-  const stale = `${staleMs} millis` as const
+  const stale = Duration.millis(staleMs)
   return {
     name,
-    setTime: (ms) => Effect.andThen(Effect.sync(() => void (now = ms)), setClock(ms)),
+    setTime: (ms) =>
+      Effect.andThen(
+        Effect.sync(() => {
+          now = ms
+        }),
+        setClock(ms)
+      ),
     grant: (r) => Effect.orDie(store.grant(r)),
     handBack: (id, amount) => Effect.orDie(store.handBack(id, amount)),
     end: (id, fence) => Effect.orDie(store.end(id, fence)),
