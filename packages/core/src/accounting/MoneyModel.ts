@@ -1,0 +1,437 @@
+/**
+ * The money store's rules as one reference model in memory: what a grant, a hand-back, a flush, a
+ * sweep and the other operations of the money store (`MoneyStorePort` in the server) do to the
+ * books, written once from core's rules (`SpendLease.grantFrom`, `FencedLease.settlesMoved`,
+ * `UsageWindow.startsAt`). The property suite runs generated sequences of operations against this
+ * model and against each store (SQLite's TypeScript, PostgreSQL's PL/pgSQL) and asserts the same
+ * answers and the same books.
+ *
+ * **Details**
+ *
+ * - Money is `bigint` nano-USD; times are epoch milliseconds given by the caller (the store's
+ *   clock): nothing here reads a clock or does I/O.
+ * - A spend counter's day is its UTC date (`YYYY-MM-DD`), the all-time row `-infinity`, as both
+ *   stores date them; a limit window counts the day rows from its first day on, no window the
+ *   all-time row alone.
+ * - Fencing tokens are the model's own sequence; the stores' tokens differ in value (PostgreSQL's
+ *   sequence advances on every upsert), so the suite compares tokens by order of first appearance.
+ * - The model state is mutable and private to one {@link make}: one model per sequence.
+ *
+ * @since 0.4.0
+ */
+import * as FencedLease from "./FencedLease.ts"
+import * as SpendLease from "./SpendLease.ts"
+import * as UsageWindow from "./UsageWindow.ts"
+
+const maxBig = 9223372036854775807n
+
+/**
+ * A key as the store has it.
+ *
+ * @since 0.4.0
+ */
+export interface KeySpec {
+  readonly id: string
+  readonly workspace: string
+  readonly limit: bigint | null
+  /** `daily`, `weekly`, `monthly`, or `null` for all time. */
+  readonly reset: string | null
+  readonly includeByokInLimit: boolean
+}
+
+/**
+ * A workspace as the store has it: its budgets (`daily`, `weekly`, `monthly`, `lifetime`).
+ *
+ * @since 0.4.0
+ */
+export interface WorkspaceSpec {
+  readonly id: string
+  readonly includeByokInBudgets: boolean
+  readonly budgets: ReadonlyArray<{ readonly interval: string; readonly limit: bigint }>
+}
+
+/**
+ * A hold (a lease's row).
+ *
+ * @since 0.4.0
+ */
+export interface Hold {
+  readonly id: string
+  readonly key: string
+  readonly workspace: string
+  readonly amount: bigint
+  readonly byok: boolean
+  readonly expiresAtMs: number
+  readonly owner: string
+  readonly fence: string
+}
+
+/**
+ * A grant's request, as the store's port takes it.
+ *
+ * @since 0.4.0
+ */
+export interface Grant {
+  readonly id: string
+  readonly owner: string
+  readonly keyId: string
+  readonly workspaceId: string
+  readonly byok: boolean
+  readonly ask: SpendLease.Ask
+  readonly nowMs: number
+  readonly expiresAtMs: number
+}
+
+/**
+ * A grant's answer, as the store's port gives it.
+ *
+ * @since 0.4.0
+ */
+export interface GrantOutcome {
+  readonly outcome: string
+  readonly granted: bigint | null
+  readonly limit: bigint | null
+  readonly reset: string | null
+  readonly room: bigint | null
+  readonly fence: string | null
+}
+
+/**
+ * A ledger row a flush is given (its lease and the token it was admitted under, `null`: none).
+ *
+ * @since 0.4.0
+ */
+export interface Row {
+  readonly generation: string
+  readonly key: string
+  readonly workspace: string
+  readonly cost: bigint
+  readonly byok: boolean
+  readonly createdMs: number
+  readonly lease: string | null
+  readonly fence: string | null
+}
+
+/**
+ * What became of a flushed row.
+ *
+ * @since 0.4.0
+ */
+export interface Flushed {
+  readonly generation: string
+  readonly cost: bigint | null
+  readonly written: boolean
+  readonly fenced: boolean
+}
+
+/**
+ * The books: ledger rows, spend counters (rows with nothing spent left out), credit accounts
+ * (those with anything in them), holds and process rows.
+ *
+ * @since 0.4.0
+ */
+export interface Books {
+  readonly ledger: ReadonlyArray<{ readonly generation: string; readonly key: string; readonly cost: bigint; readonly byok: boolean }>
+  readonly keySpend: ReadonlyArray<{ readonly key: string; readonly day: string; readonly spent: bigint; readonly byok: bigint }>
+  readonly workspaceSpend: ReadonlyArray<{ readonly workspace: string; readonly day: string; readonly spent: bigint; readonly byok: bigint }>
+  readonly accounts: ReadonlyArray<{ readonly workspace: string; readonly credits: bigint; readonly usage: bigint; readonly prepaid: boolean }>
+  readonly holds: ReadonlyArray<Hold>
+  readonly processes: ReadonlyArray<{ readonly id: string; readonly seenMs: number }>
+}
+
+/**
+ * The UTC day of an epoch-milliseconds time, as the spend counters date it.
+ *
+ * @since 0.4.0
+ */
+export const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10)
+
+/**
+ * The all-time counter row's day.
+ *
+ * @since 0.4.0
+ */
+export const allTime = "-infinity"
+
+/** The first day of a window (`undefined`: all time, the `-infinity` row alone). */
+const windowStart = (reset: string | null, nowMs: number): string | undefined => {
+  const starts = UsageWindow.startsAt(new Date(nowMs))
+  switch (reset) {
+    case "daily":
+      return dayOf(starts.day.getTime())
+    case "weekly":
+      return dayOf(starts.week.getTime())
+    case "monthly":
+      return dayOf(starts.month.getTime())
+    default:
+      return undefined
+  }
+}
+
+const inWindow = (day: string, from: string | undefined): boolean => (from === undefined ? day === allTime : day !== allTime && day >= from)
+
+/**
+ * A model of the money store over the given keys and workspaces.
+ *
+ * @since 0.4.0
+ */
+export const make = (setup: { readonly keys: ReadonlyArray<KeySpec>; readonly workspaces: ReadonlyArray<WorkspaceSpec> }) => {
+  const keys = new Map(setup.keys.map((k) => [k.id, k]))
+  const workspaces = new Map(setup.workspaces.map((w) => [w.id, w]))
+  const holds = new Map<string, Hold>()
+  let nextFence = 0
+  const ledger = new Map<string, { key: string; cost: bigint; byok: boolean }>()
+  const keySpend = new Map<string, { key: string; day: string; spent: bigint; byok: bigint }>()
+  const workspaceSpend = new Map<string, { workspace: string; day: string; spent: bigint; byok: bigint }>()
+  const accounts = new Map<string, { credits: bigint; usage: bigint; prepaid: boolean }>()
+  const processes = new Map<string, number>()
+
+  const account = (workspace: string) => {
+    const found = accounts.get(workspace)
+    if (found !== undefined) return found
+    const opened = { credits: 0n, usage: 0n, prepaid: false }
+    accounts.set(workspace, opened)
+    return opened
+  }
+
+  const heldBy = (match: (h: Hold) => boolean, nowMs: number, exclude: string) =>
+    [...holds.values()].filter((h) => h.expiresAtMs > nowMs && h.id !== exclude && match(h)).reduce((sum, h) => sum + h.amount, 0n)
+
+  const spentIn = (
+    rows: Iterable<{ readonly day: string; readonly spent: bigint; readonly byok: bigint }>,
+    from: string | undefined,
+    includeByok: boolean
+  ) => [...rows].filter((r) => inWindow(r.day, from)).reduce((sum, r) => sum + r.spent + (includeByok ? r.byok : 0n), 0n)
+
+  const keyRoom = (key: KeySpec, limit: bigint, nowMs: number, exclude: string) => {
+    const spent = spentIn([...keySpend.values()].filter((r) => r.key === key.id), windowStart(key.reset, nowMs), key.includeByokInLimit)
+    const held = heldBy((h) => h.key === key.id && (!h.byok || key.includeByokInLimit), nowMs, exclude)
+    return limit - spent - held
+  }
+
+  const budgetRoom = (workspaceId: string, byok: boolean, nowMs: number, exclude: string) => {
+    const workspace = workspaces.get(workspaceId)
+    if (workspace === undefined || workspace.budgets.length === 0) return undefined
+    const includeByok = workspace.includeByokInBudgets
+    if (byok && !includeByok) return undefined
+    account(workspaceId)
+    const held = heldBy((h) => h.workspace === workspaceId && (!h.byok || includeByok), nowMs, exclude)
+    let least: { interval: string; limit: bigint; room: bigint } | undefined
+    for (const budget of workspace.budgets) {
+      const rows = [...workspaceSpend.values()].filter((r) => r.workspace === workspaceId)
+      const room = budget.limit - spentIn(rows, windowStart(budget.interval, nowMs), includeByok) - held
+      if (least === undefined || room < least.room) least = { interval: budget.interval, limit: budget.limit, room }
+    }
+    return least
+  }
+
+  const balanceRoom = (workspaceId: string, nowMs: number, exclude: string) => {
+    const a = account(workspaceId)
+    if (!a.prepaid) return maxBig
+    return a.credits - a.usage - heldBy((h) => h.workspace === workspaceId && !h.byok, nowMs, exclude)
+  }
+
+  const refused = (outcome: string, more: Partial<GrantOutcome> = {}): GrantOutcome => ({
+    outcome,
+    granted: null,
+    limit: null,
+    reset: null,
+    room: null,
+    fence: null,
+    ...more
+  })
+
+  const seen = (owner: string, nowMs: number) => processes.set(owner, Math.max(processes.get(owner) ?? nowMs, nowMs))
+
+  /** A grant to a lease: the checks of a reservation, then `SpendLease.grantFrom` of the least room. */
+  const grant = (r: Grant): GrantOutcome => {
+    const key = keys.get(r.keyId)
+    if (key === undefined) return refused("key_deleted")
+    if (key.workspace !== r.workspaceId) return refused("wrong_workspace")
+    const now = r.nowMs
+    for (const h of [...holds.values()]) if (h.key === r.keyId && h.expiresAtMs <= now && h.id !== r.id) holds.delete(h.id)
+    const own = holds.get(r.id)
+    const held = own?.amount ?? 0n
+    let avail = maxBig
+    if (key.limit !== null && (!r.byok || key.includeByokInLimit)) {
+      const room = keyRoom(key, key.limit, now, r.id) - held
+      if (r.ask.need > room) return refused("key_limit", { limit: key.limit, reset: key.reset, room })
+      if (room < avail) avail = room
+    }
+    const budget = budgetRoom(r.workspaceId, r.byok, now, r.id)
+    if (budget !== undefined) {
+      const room = budget.room - held
+      if (r.ask.need > room) return refused("workspace_budget", { limit: budget.limit, reset: budget.interval, room })
+      if (room < avail) avail = room
+    }
+    if (!r.byok) {
+      const balance = balanceRoom(r.workspaceId, now, r.id)
+      if (balance < maxBig) {
+        const room = balance - held
+        if (r.ask.need > room) return refused("workspace_credits", { room })
+        if (room < avail) avail = room
+      }
+    }
+    const granted = SpendLease.grantFrom(avail, r.ask) ?? r.ask.need
+    seen(r.owner, now)
+    let fence: string | null = null
+    if (own === undefined && granted > 0n) {
+      nextFence += 1
+      fence = String(nextFence)
+      holds.set(r.id, {
+        id: r.id,
+        key: r.keyId,
+        workspace: r.workspaceId,
+        amount: granted,
+        byok: r.byok,
+        expiresAtMs: r.expiresAtMs,
+        owner: r.owner,
+        fence
+      })
+    } else if (own !== undefined) {
+      holds.set(r.id, { ...own, amount: own.amount + granted, expiresAtMs: Math.max(own.expiresAtMs, r.expiresAtMs) })
+      fence = own.fence
+    }
+    return { outcome: "ok", granted, limit: null, reset: null, room: avail - granted, fence }
+  }
+
+  const handBack = (id: string, amount: bigint) => {
+    const h = holds.get(id)
+    if (h === undefined) return
+    if (h.amount <= amount) holds.delete(id)
+    else holds.set(id, { ...h, amount: h.amount - amount })
+  }
+
+  const end = (id: string, fence: string) => {
+    if (holds.get(id)?.fence === fence) holds.delete(id)
+  }
+
+  const readLease = (id: string) => {
+    const h = holds.get(id)
+    return h === undefined ? undefined : { amount: h.amount, fence: h.fence }
+  }
+
+  const count = (row: Row, cost: bigint) => {
+    if (cost === 0n) return
+    for (const day of [dayOf(row.createdMs), allTime]) {
+      const k = keySpend.get(`${row.key}|${day}`) ?? { key: row.key, day, spent: 0n, byok: 0n }
+      const w = workspaceSpend.get(`${row.workspace}|${day}`) ?? { workspace: row.workspace, day, spent: 0n, byok: 0n }
+      keySpend.set(`${row.key}|${day}`, row.byok ? { ...k, byok: k.byok + cost } : { ...k, spent: k.spent + cost })
+      workspaceSpend.set(`${row.workspace}|${day}`, row.byok ? { ...w, byok: w.byok + cost } : { ...w, spent: w.spent + cost })
+    }
+    if (!row.byok) {
+      const a = account(row.workspace)
+      accounts.set(row.workspace, { ...a, usage: a.usage + cost })
+    }
+  }
+
+  /**
+   * A batch of rows at `nowMs`, one transaction: rows whose lease moved are settled first under the
+   * current room (`FencedLease.settlesMoved`), then the others are written with their counters, and
+   * each lease used gives up what its rows cost and lives until at least `expiresAtMs`.
+   */
+  const flush = (rows: ReadonlyArray<Row>, expiresAtMs: number, nowMs: number): ReadonlyArray<Flushed> => {
+    const fences = new Map<string, string | null>()
+    for (const row of rows) if (row.lease !== null && !fences.has(row.lease)) fences.set(row.lease, holds.get(row.lease)?.fence ?? null)
+    // A row is written under its lease's current token only (no token, like no row, is not one: SQL's NULL = NULL).
+    const moved = (row: Row) => {
+      if (row.lease === null) return false
+      const stored = fences.get(row.lease) ?? null
+      return stored === null || stored !== row.fence
+    }
+    const out = new Map<string, Flushed>()
+    for (const row of rows.filter(moved)) {
+      const before = ledger.get(row.generation)?.cost ?? null
+      let fits = before === null
+      if (fits && row.cost > 0n) {
+        const key = keys.get(row.key)
+        const keyLeft = key !== undefined && key.limit !== null && (!row.byok || key.includeByokInLimit)
+          ? keyRoom(key, key.limit, nowMs, "")
+          : undefined
+        const balance = row.byok ? maxBig : balanceRoom(row.workspace, nowMs, "")
+        fits = FencedLease.settlesMoved(row.cost, [keyLeft, budgetRoom(row.workspace, row.byok, nowMs, "")?.room, balance < maxBig ? balance : undefined])
+      }
+      if (fits) {
+        ledger.set(row.generation, { key: row.key, cost: row.cost, byok: row.byok })
+        count(row, row.cost)
+      }
+      out.set(row.generation, { generation: row.generation, cost: fits ? row.cost : before, written: fits, fenced: true })
+    }
+    const leases = new Map<string, bigint>()
+    for (const row of rows.filter((r) => !moved(r))) {
+      const before = ledger.get(row.generation)
+      if (before !== undefined) {
+        out.set(row.generation, { generation: row.generation, cost: before.cost, written: false, fenced: false })
+        continue
+      }
+      ledger.set(row.generation, { key: row.key, cost: row.cost, byok: row.byok })
+      count(row, row.cost)
+      if (row.lease !== null) leases.set(row.lease, (leases.get(row.lease) ?? 0n) + row.cost)
+      out.set(row.generation, { generation: row.generation, cost: row.cost, written: true, fenced: false })
+    }
+    for (const [lease, spent] of leases) {
+      const h = holds.get(lease)
+      if (h === undefined) continue
+      const left = h.amount - spent
+      holds.set(lease, { ...h, amount: left > 0n ? left : 0n, expiresAtMs: Math.max(h.expiresAtMs, expiresAtMs) })
+    }
+    return rows.map((r) => out.get(r.generation)!)
+  }
+
+  const credits = (workspaceId: string, nowMs: number) => {
+    const a = accounts.get(workspaceId)
+    return { credits: a?.credits ?? 0n, usage: a?.usage ?? 0n, held: heldBy((h) => h.workspace === workspaceId && !h.byok, nowMs, "") }
+  }
+
+  const addCredits = (workspaceId: string, amount: bigint) => {
+    const a = account(workspaceId)
+    accounts.set(workspaceId, { ...a, credits: a.credits + amount, prepaid: true })
+  }
+
+  const processOps = {
+    heartbeat: (id: string, nowMs: number) => {
+      seen(id, nowMs)
+    },
+    /** Deletes the rows of processes unseen since `nowMs - staleMs` (but `self`'s), then the holds of every owner without a live row. */
+    sweep: (self: string, staleMs: number, nowMs: number): number => {
+      const since = nowMs - staleMs
+      for (const [id, seenMs] of [...processes]) if (id !== self && seenMs < since) processes.delete(id)
+      let swept = 0
+      for (const h of [...holds.values()]) {
+        const seenMs = processes.get(h.owner)
+        if (h.owner !== self && (seenMs === undefined || seenMs < since)) {
+          holds.delete(h.id)
+          swept += 1
+        }
+      }
+      return swept
+    },
+    claim: (self: string) => {
+      for (const h of [...holds.values()]) if (h.owner !== self) holds.delete(h.id)
+      for (const id of [...processes.keys()]) if (id !== self) processes.delete(id)
+    },
+    end: (self: string) => {
+      for (const h of [...holds.values()]) if (h.owner === self) holds.delete(h.id)
+      processes.delete(self)
+    },
+    live: (staleMs: number, nowMs: number): number => [...processes.values()].filter((s) => s >= nowMs - staleMs).length
+  }
+
+  const books = (): Books => ({
+    ledger: [...ledger].map(([generation, r]) => ({ generation, ...r })),
+    keySpend: [...keySpend.values()],
+    workspaceSpend: [...workspaceSpend.values()],
+    accounts: [...accounts].filter(([, a]) => a.credits !== 0n || a.usage !== 0n || a.prepaid).map(([workspace, a]) => ({ workspace, ...a })),
+    holds: [...holds.values()],
+    processes: [...processes].map(([id, seenMs]) => ({ id, seenMs }))
+  })
+
+  return { grant, handBack, end, readLease, flush, credits, addCredits, processes: processOps, books }
+}
+
+/**
+ * A model of the money store.
+ *
+ * @since 0.4.0
+ */
+export type Model = ReturnType<typeof make>
