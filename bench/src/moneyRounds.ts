@@ -179,6 +179,15 @@ await Harness.run({ logDir, store, serverUrl }, async (harness) => {
   const perRequest = (after.nanos - before.nanos) / BigInt(Math.max(1, rows))
   const requests = Number(values["limit-requests"])
   const limitNanos = perRequest * BigInt(requests)
+  // What a request is admitted against: its worst case, from the gateway's own plan of it.
+  const planned = await fetch(request.url.replace(/\/embeddings$/u, "/embeddings/plan"), {
+    method: "POST",
+    headers: { ...request.headers, authorization: `Bearer ${first.apiKey}`, "content-type": "application/json" },
+    body: request.body
+  })
+  const plan = planned.ok ? ((await planned.json()) as { estimate?: { cost?: number } }) : undefined
+  const worstNanos = plan?.estimate?.cost === undefined ? undefined : BigInt(Math.round(plan.estimate.cost * 1e9))
+  log(`a request costs ${perRequest} nanos; its worst case (what admission reserves) is ${worstNanos ?? "?"} nanos`)
   const spendLimited = async (label: string, through: ReadonlyArray<Switchyard>) => {
     const created = await fetch(`${first.base}/keys`, {
       method: "POST",
@@ -199,7 +208,8 @@ await Harness.run({ logDir, store, serverUrl }, async (harness) => {
     const remaining = current.ok ? ((await current.json()) as { data?: { limit_remaining?: number } }).data?.limit_remaining : undefined
     log(
       `limit ${limitNanos} nanos (${requests} requests of ${perRequest}) through ${label}: ${spent.ok} × 200 seen, ${spent.non2xx} refused; ` +
-        `ledger ${charged.rows} rows, ${charged.nanos} nanos (${charged.nanos <= limitNanos ? "within" : "OVER"} the limit, ${limitNanos - charged.nanos} left); ` +
+        `ledger ${charged.rows} rows, ${charged.nanos} nanos (${charged.nanos <= limitNanos ? "within" : "OVER"} the limit, ${limitNanos - charged.nanos} left` +
+        `${worstNanos === undefined ? "" : limitNanos - charged.nanos < worstNanos ? ", less than one worst case" : ", MORE than one worst case"}); ` +
         `limit_remaining ${remaining}`
     )
   }
