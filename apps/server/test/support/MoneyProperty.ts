@@ -174,7 +174,7 @@ export const scenario = (maxOps = 14): fc.Arbitrary<Scenario> =>
 // Targets
 
 /** What a target answers to an operation, money as bigint. */
-export interface Target {
+interface Target {
   readonly name: string
   readonly setTime: (ms: number) => Effect.Effect<void>
   readonly grant: (r: MoneyModel.Grant) => Effect.Effect<MoneyModel.GrantOutcome>
@@ -193,14 +193,14 @@ export interface Target {
 }
 
 /** The ids a sequence uses, the same on every target. */
-export interface Ids {
+interface Ids {
   readonly prefix: string
   readonly workspaces: ReadonlyArray<string>
   readonly keys: ReadonlyArray<MoneyModel.KeySpec>
   readonly workspaceSpecs: ReadonlyArray<MoneyModel.WorkspaceSpec>
 }
 
-export const idsOf = (s: Scenario): Ids => {
+const idsOf = (s: Scenario): Ids => {
   const prefix = `s${Crypto.randomUUID().slice(0, 8)}`
   const workspaces = s.workspaces.map((_, i) => `${prefix}-w${i}`)
   return {
@@ -222,7 +222,7 @@ export const idsOf = (s: Scenario): Ids => {
 }
 
 /** The reference model as a target. */
-export const modelTarget = (ids: Ids): Target => {
+const modelTarget = (ids: Ids): Target => {
   const model = MoneyModel.make({ keys: ids.keys, workspaces: ids.workspaceSpecs })
   let now = 0
   return {
@@ -254,7 +254,7 @@ const truthy = (value: unknown): boolean => value === true || value === 1 || val
  * Seeds a sequence's workspaces and keys, and empties the tables shared by every sequence
  * (holds, process rows): each sequence starts from a store with nothing held.
  */
-export const seed = (ids: Ids) =>
+const seed = (ids: Ids) =>
   Effect.gen(function*() {
     const sql = yield* Sql.SqlClient
     const sqlite = sql.onDialectOrElse({ sqlite: () => true, orElse: () => false })
@@ -339,7 +339,7 @@ const ledgerRow = (row: MoneyModel.Row) => ({
  * A money store as a target: `setTime` sets the clock the store reads (the Effect clock it was
  * made under on SQLite, `testclock` on PostgreSQL).
  */
-export const storeTarget = (
+const storeTarget = (
   name: string,
   store: MoneyStore,
   sql: SqlClient.SqlClient,
@@ -377,14 +377,14 @@ export const storeTarget = (
 // Playing a sequence
 
 /** What a target answered to every operation, and its books at the end, tokens renamed by first appearance. */
-export interface Played {
+interface Played {
   readonly answers: ReadonlyArray<unknown>
   readonly books: MoneyModel.Books
 }
 
 const sortBy = <A>(rows: ReadonlyArray<A>, keyOf: (a: A) => string) => [...rows].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0))
 
-export const play = (target: Target, s: Scenario, ids: Ids): Effect.Effect<Played> =>
+const play = (target: Target, s: Scenario, ids: Ids): Effect.Effect<Played> =>
   Effect.gen(function*() {
     let now = s.startMs
     yield* target.setTime(now)
@@ -574,7 +574,7 @@ export const pgClockLayer = (prepare: Effect.Effect<void, unknown, Sql.SqlClient
   }))
 
 /** Sets the `testclock` of a database made by {@link pgClockLayer}. */
-export const setPgClock = (sql: SqlClient.SqlClient) => (ms: number) =>
+const setPgClock = (sql: SqlClient.SqlClient) => (ms: number) =>
   sql`UPDATE testclock.clock SET t = ${new Date(ms)}`.pipe(Effect.asVoid, Effect.orDie)
 
 /** A store the property runs a sequence on: its services, and how a money store is made on them. */

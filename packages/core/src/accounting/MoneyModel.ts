@@ -139,19 +139,11 @@ export interface Books {
   readonly processes: ReadonlyArray<{ readonly id: string; readonly seenMs: number }>
 }
 
-/**
- * The UTC day of an epoch-milliseconds time, as the spend counters date it.
- *
- * @since 0.4.0
- */
-export const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10)
+/** The UTC day of an epoch-milliseconds time, as the spend counters date it. */
+const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10)
 
-/**
- * The all-time counter row's day.
- *
- * @since 0.4.0
- */
-export const allTime = "-infinity"
+/** The all-time counter row's day. */
+const allTime = "-infinity"
 
 /** The first day of a window (`undefined`: all time, the `-infinity` row alone). */
 const windowStart = (reset: string | null, nowMs: number): string | undefined => {
@@ -428,10 +420,3 @@ export const make = (setup: { readonly keys: ReadonlyArray<KeySpec>; readonly wo
 
   return { grant, handBack, end, readLease, flush, credits, addCredits, processes: processOps, books }
 }
-
-/**
- * A model of the money store.
- *
- * @since 0.4.0
- */
-export type Model = ReturnType<typeof make>
