@@ -223,6 +223,8 @@ describe("BuiltinCatalog", () => {
       "openai/text-embedding-3-large": "0.13",
       "openai/text-embedding-ada-002": "0.1"
     })
+    // Azure OpenAI's Batch API is the gateway's to use where an endpoint has a batch price.
+    assert.strictEqual(Catalog.batchApiOf(azure), "azure")
     // A config file's own `azure` is left as it is.
     const own = { ...azure, base_url: "https://other.openai.azure.com" }
     assert.strictEqual(
