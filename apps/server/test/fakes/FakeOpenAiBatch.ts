@@ -203,61 +203,61 @@ export const batchRoutes = (options: Routes): BatchRoutes => {
 
   const prefix = options.prefix
   const handle = (request: FakeUpstream.RecordedRequest): { readonly status: number; readonly body: unknown; readonly text?: string } => {
-      const path = request.path.split("?")[0]!
-      const refused = options.refuse(request)
-      if (refused !== undefined) return refused
-      if (request.method === "POST" && path === `${prefix}/files`) {
-        const parts = multipart(request.raw, request.headers["content-type"])
-        const file = parts?.get("file")
-        if (parts === undefined || file === undefined) return error(400, "'file' is a required property")
-        if (parts.get("purpose")?.content !== "batch") return error(400, "'purpose' must be 'batch'")
-        const stored = { id: nextId("file"), filename: file.filename ?? "upload.jsonl", purpose: "batch", content: file.content }
-        files.set(stored.id, stored)
-        return { status: 200, body: fileObject(stored) }
+    const path = request.path.split("?")[0]!
+    const refused = options.refuse(request)
+    if (refused !== undefined) return refused
+    if (request.method === "POST" && path === `${prefix}/files`) {
+      const parts = multipart(request.raw, request.headers["content-type"])
+      const file = parts?.get("file")
+      if (parts === undefined || file === undefined) return error(400, "'file' is a required property")
+      if (parts.get("purpose")?.content !== "batch") return error(400, "'purpose' must be 'batch'")
+      const stored = { id: nextId("file"), filename: file.filename ?? "upload.jsonl", purpose: "batch", content: file.content }
+      files.set(stored.id, stored)
+      return { status: 200, body: fileObject(stored) }
+    }
+    const content = new RegExp(`^${prefix}/files/([^/]+)/content$`, "u").exec(path)
+    if (request.method === "GET" && content !== null) {
+      const file = files.get(content[1]!)
+      return file === undefined ? error(404, `No such File object: ${content[1]}`) : { status: 200, body: null, text: file.content }
+    }
+    if (request.method === "POST" && path === `${prefix}/batches`) {
+      const body = request.body
+      if (!FakeUpstream.isRecord(body) || typeof body.input_file_id !== "string") return error(400, "'input_file_id' is required")
+      if (body.endpoint !== options.endpoint || body.completion_window !== "24h") return error(400, "unsupported endpoint or window")
+      const file = files.get(body.input_file_id)
+      if (file === undefined) return error(404, `No such File object: ${body.input_file_id}`)
+      const requests = file.content.split("\n").filter((l) => l.trim().length > 0).map((l) => JSON.parse(l) as { custom_id: string; body: unknown })
+      const b: FakeBatch = {
+        id: nextId("batch"),
+        status: "validating",
+        input_file_id: file.id,
+        metadata: body.metadata ?? null,
+        requests,
+        results: [],
+        errors: [],
+        output_file_id: null,
+        error_file_id: null,
+        created_at: seconds()
       }
-      const content = new RegExp(`^${prefix}/files/([^/]+)/content$`, "u").exec(path)
-      if (request.method === "GET" && content !== null) {
-        const file = files.get(content[1]!)
-        return file === undefined ? error(404, `No such File object: ${content[1]}`) : { status: 200, body: null, text: file.content }
-      }
-      if (request.method === "POST" && path === `${prefix}/batches`) {
-        const body = request.body
-        if (!FakeUpstream.isRecord(body) || typeof body.input_file_id !== "string") return error(400, "'input_file_id' is required")
-        if (body.endpoint !== options.endpoint || body.completion_window !== "24h") return error(400, "unsupported endpoint or window")
-        const file = files.get(body.input_file_id)
-        if (file === undefined) return error(404, `No such File object: ${body.input_file_id}`)
-        const requests = file.content.split("\n").filter((l) => l.trim().length > 0).map((l) => JSON.parse(l) as { custom_id: string; body: unknown })
-        const b: FakeBatch = {
-          id: nextId("batch"),
-          status: "validating",
-          input_file_id: file.id,
-          metadata: body.metadata ?? null,
-          requests,
-          results: [],
-          errors: [],
-          output_file_id: null,
-          error_file_id: null,
-          created_at: seconds()
-        }
-        batches.set(b.id, b)
-        return { status: 200, body: batchObject(b) }
-      }
-      if (request.method === "GET" && path === `${prefix}/batches`) {
-        return { status: 200, body: { object: "list", data: [...batches.values()].reverse().map(batchObject), has_more: false } }
-      }
-      const one = new RegExp(`^${prefix}/batches/([^/]+)(/cancel)?$`, "u").exec(path)
-      const b = one === null ? undefined : batches.get(one[1]!)
-      if (one === null) return error(404, `Unknown request URL: ${request.method} ${request.path}`)
-      if (b === undefined) return error(404, `No such Batch object: ${one[1]}`)
-      if (request.method === "POST" && one[2] !== undefined) {
-        if (b.status === "validating" || b.status === "in_progress" || b.status === "finalizing") b.status = "cancelling"
-        return { status: 200, body: batchObject(b) }
-      }
-      if (request.method === "GET" && one[2] === undefined) {
-        advance(b)
-        return { status: 200, body: batchObject(b) }
-      }
-      return error(404, `Unknown request URL: ${request.method} ${request.path}`)
+      batches.set(b.id, b)
+      return { status: 200, body: batchObject(b) }
+    }
+    if (request.method === "GET" && path === `${prefix}/batches`) {
+      return { status: 200, body: { object: "list", data: [...batches.values()].reverse().map(batchObject), has_more: false } }
+    }
+    const one = new RegExp(`^${prefix}/batches/([^/]+)(/cancel)?$`, "u").exec(path)
+    const b = one === null ? undefined : batches.get(one[1]!)
+    if (one === null) return error(404, `Unknown request URL: ${request.method} ${request.path}`)
+    if (b === undefined) return error(404, `No such Batch object: ${one[1]}`)
+    if (request.method === "POST" && one[2] !== undefined) {
+      if (b.status === "validating" || b.status === "in_progress" || b.status === "finalizing") b.status = "cancelling"
+      return { status: 200, body: batchObject(b) }
+    }
+    if (request.method === "GET" && one[2] === undefined) {
+      advance(b)
+      return { status: 200, body: batchObject(b) }
+    }
+    return error(404, `Unknown request URL: ${request.method} ${request.path}`)
   }
   return {
     batches,
