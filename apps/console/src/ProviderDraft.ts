@@ -41,17 +41,72 @@ const bedrockTemplate: ProviderJson = {
   ]
 }
 
+/**
+ * What an Azure OpenAI resource starts from: its host, the api-version, a deployment per model
+ * (`upstream_model` is the deployment's name); the key in the credential field, or `"auth": "entra"`.
+ */
+const azureTemplate: ProviderJson = {
+  slug: "",
+  name: "",
+  adapter: "azure",
+  base_url: "https://RESOURCE.openai.azure.com",
+  api_version: "2024-10-21",
+  data_collection: "deny",
+  endpoints: [
+    {
+      model: "openai/text-embedding-3-small",
+      upstream_model: "text-embedding-3-small",
+      pricing: { prompt: "0.02" },
+      dimensions: 1536,
+      max_batch_items: 2048
+    }
+  ]
+}
+
+/** What Vertex AI starts from: a project and location, signed with the gateway's Google identity. */
+const vertexTemplate: ProviderJson = {
+  slug: "",
+  name: "",
+  adapter: "vertex",
+  project: "my-project",
+  location: "us-central1",
+  data_collection: "deny",
+  endpoints: [
+    {
+      model: "google/text-embedding-005",
+      upstream_model: "text-embedding-005",
+      pricing: { prompt: "0.1" },
+      dimensions: 768,
+      max_batch_items: 250
+    },
+    {
+      model: "google/semantic-ranker-default-004",
+      upstream_model: "semantic-ranker-default-004",
+      task: "rerank",
+      pricing: { search: "1" }
+    }
+  ]
+}
+
 /** The add form's starting points, by the adapter each is written for. */
 export const templates: ReadonlyArray<{ readonly adapter: string; readonly label: string; readonly provider: ProviderJson }> = [
   { adapter: "openai", label: "OpenAI-compatible API", provider: template },
-  { adapter: "bedrock", label: "Amazon Bedrock", provider: bedrockTemplate }
+  { adapter: "azure", label: "Azure OpenAI", provider: azureTemplate },
+  { adapter: "bedrock", label: "Amazon Bedrock", provider: bedrockTemplate },
+  { adapter: "vertex", label: "Google Vertex AI", provider: vertexTemplate }
 ]
+
+const storedHint = "Stored encrypted and never shown again: only whether it is set and its last 4 characters."
 
 /** What the add form says of the credential field for a provider of this adapter. */
 export const credentialHint = (adapter: unknown): string =>
   adapter === "bedrock"
     ? "Optional: a Bedrock API key. Left empty, calls are signed with the gateway's AWS credentials (environment, profile, web identity, container or instance role)."
-    : "Stored encrypted and never shown again: only whether it is set and its last 4 characters."
+    : adapter === "azure"
+    ? `The resource's key, sent as api-key. Or leave it empty and add "auth": "entra" to sign with an Entra ID token of the gateway's identity (DefaultAzureCredential). ${storedHint}`
+    : adapter === "vertex"
+    ? "Leave empty: calls carry a token of the gateway's Google identity (\"credentials_file\", GOOGLE_APPLICATION_CREDENTIALS, or the metadata server of GKE/GCE)."
+    : storedHint
 
 export type Parsed =
   | { readonly _tag: "Ok"; readonly value: ProviderJson }

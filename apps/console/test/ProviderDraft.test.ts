@@ -51,5 +51,13 @@ describe("ProviderDraft", () => {
     assert.strictEqual(bedrock.region, "us-east-1")
     assert.include(ProviderDraft.credentialHint("bedrock"), "AWS credentials")
     assert.notInclude(ProviderDraft.credentialHint("openai"), "AWS")
+    assert.sameMembers(ProviderDraft.templates.map((t) => t.adapter), ["openai", "azure", "bedrock", "vertex"])
+    const azure = ProviderDraft.templates.find((t) => t.adapter === "azure")!.provider
+    assert.strictEqual(azure.api_version, "2024-10-21")
+    assert.include(ProviderDraft.credentialHint("azure"), "api-key")
+    assert.include(ProviderDraft.credentialHint("azure"), "entra")
+    const vertex = ProviderDraft.templates.find((t) => t.adapter === "vertex")!.provider
+    assert.deepStrictEqual([vertex.project, vertex.location], ["my-project", "us-central1"])
+    assert.include(ProviderDraft.credentialHint("vertex"), "credentials_file")
   })
 })

@@ -31,6 +31,7 @@ import * as SchemaErrorsLive from "../http/SchemaErrorsLive.ts"
 import { GatewayMetrics } from "../observability/GatewayMetrics.ts"
 import * as Span from "../instrumentation/Span.ts"
 import { connectionOf } from "../providers/Adapters.ts"
+import * as Azure from "../providers/Azure.ts"
 import * as OpenAiBatch from "../providers/OpenAiBatch.ts"
 import * as OpenAiCompatible from "../providers/OpenAiCompatible.ts"
 import * as VectorEncoding from "../providers/VectorEncoding.ts"
@@ -101,7 +102,7 @@ export class ProviderBatches extends Context.Service<ProviderBatches, {
         byok: yield* ByokStore,
         workspaces: yield* Workspaces
       })
-      const apis: Record<Catalog.BatchApi, BatchProvider.BatchProvider> = { openai: yield* OpenAiBatch.make }
+      const apis: Record<Catalog.BatchApi, BatchProvider.BatchProvider> = { openai: yield* OpenAiBatch.make, azure: yield* Azure.makeBatch }
       const resolved = resolveModel(loaded)
       const decode = Schema.decodeUnknownEffect(EmbeddingRequestSchema.EmbeddingRequest, { errors: "all" })
       const invalidBody = (cause: Schema.SchemaError) =>
@@ -119,7 +120,7 @@ export class ProviderBatches extends Context.Service<ProviderBatches, {
           return Result.map(request, (r) => ({ customId: parsed.request.customId, request: r }))
         })
 
-      /** What the endpoint is sent for a request, as the live attempt sends it. */
+      /** What the endpoint is sent for a request, as the live attempt sends it (under its batch deployment's name, if it has one). */
       const upstreamRequestOf = (
         request: EmbeddingRequestSchema.EmbeddingRequest,
         prepared: Preparation.Prepared,
@@ -129,7 +130,7 @@ export class ProviderBatches extends Context.Service<ProviderBatches, {
         const { width, ...asked } = EndpointParameters.forEndpoint(request, endpoint)
         const input = UpstreamInput.forEndpoint(prepared.input, Catalog.inputModalitiesOf(provider, endpoint))
         const upstream: EmbeddingProvider.UpstreamRequest = {
-          upstreamModel: endpoint.upstream_model,
+          upstreamModel: endpoint.batch_upstream_model ?? endpoint.upstream_model,
           encodingFormat: request.encoding_format ?? "float",
           ...asked,
           input

@@ -1,4 +1,4 @@
-import { builtin } from "@switchyard/core/catalog/BuiltinCatalog"
+import { builtin, placed, placementVariables } from "@switchyard/core/catalog/BuiltinCatalog"
 import * as Catalog from "@switchyard/core/catalog/Catalog"
 import { Config, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import * as Fs from "node:fs/promises"
@@ -49,9 +49,16 @@ export const readFile = (path: string) =>
 
 export const load = Effect.gen(function*() {
   const path = yield* Config.option(Config.String("SWITCHYARD_CONFIG"))
+  // The built-in Azure and Vertex providers are placed by the environment (their resource, project).
+  const placement: Record<string, string | undefined> = {}
+  for (const name of placementVariables) {
+    const value = yield* Config.option(Config.String(name))
+    if (Option.isSome(value)) placement[name] = value.value
+  }
+  const base = placed(builtin, placement)
   const catalog = Option.isSome(path) && path.value.trim() !== ""
-    ? Catalog.merge(builtin, yield* readFile(path.value))
-    : builtin
+    ? Catalog.merge(base, yield* readFile(path.value))
+    : base
   const env: Record<string, string | undefined> = {}
   const credentials = new Map<string, Redacted.Redacted<string>>()
   for (const provider of catalog.providers) {

@@ -1,3 +1,5 @@
+import * as CloudIdentity from "./CloudIdentity.ts"
+import * as OpenAiBatch from "./OpenAiBatch.ts"
 import * as OpenAiCompatible from "./OpenAiCompatible.ts"
 import * as WireFormat from "./WireFormat.ts"
 
@@ -17,3 +19,21 @@ const placement: OpenAiCompatible.Placement = {
 }
 
 export const make = OpenAiCompatible.make(placement)
+
+const apiVersionOf = (connection: { readonly apiVersion?: string | undefined }) =>
+  `api-version=${encodeURIComponent(connection.apiVersion ?? "")}`
+
+/**
+ * Azure OpenAI's Files and Batch API: OpenAI's, under `{base_url}/openai` with the provider's
+ * `api-version` on every call, signed as the embeddings are (`api-key`, or an Entra ID token). A
+ * request line's `url` and the batch's `endpoint` are `/embeddings`; its body's `model` is the
+ * global-batch deployment (the endpoint's `batch_upstream_model`, else its `upstream_model`).
+ */
+const batchPlacement: OpenAiBatch.Placement = {
+  url: (connection, path, query) =>
+    `${connection.baseUrl.replace(/\/+$/u, "")}/openai${path}?${apiVersionOf(connection)}${query === undefined ? "" : `&${query}`}`,
+  credentials: (connection) => CloudIdentity.credentialHeaders(connection, WireFormat.keyIn("api-key")),
+  endpoint: "/embeddings"
+}
+
+export const makeBatch = OpenAiBatch.makeWith(batchPlacement)

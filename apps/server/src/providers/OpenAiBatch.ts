@@ -84,13 +84,34 @@ const parseResults = (text: string): ReadonlyArray<BatchProvider.Result> => {
   return results
 }
 
-export const make = Effect.gen(function*() {
+/**
+ * Where a Files and Batch API of OpenAI's shape lives and how it is signed: OpenAI's own under
+ * the base URL with a bearer key; Azure OpenAI's under `/openai` with `api-version` (see Azure.ts).
+ */
+export interface Placement {
+  /** The URL of a path of the API (`/files`, `/batches/{id}`), with an extra query or none. */
+  readonly url: (connection: EmbeddingProvider.Connection, path: string, query?: string) => string
+  /** The headers that carry the connection's credential. */
+  readonly credentials: (connection: EmbeddingProvider.Connection) => Effect.Effect<Readonly<Record<string, string>>, UpstreamError.UpstreamError>
+  /** A request line's `url`, and the `endpoint` a batch is made for. */
+  readonly endpoint: string
+}
+
+// Not UpstreamHttp.joinUrl, which keeps every URL it joined: these paths carry ids.
+const trimmed = (connection: EmbeddingProvider.Connection) => connection.baseUrl.replace(/\/+$/u, "")
+
+const openAiPlacement: Placement = {
+  url: (connection, path, query) => `${trimmed(connection)}${path}${query === undefined ? "" : `?${query}`}`,
+  credentials: (connection) =>
+    Effect.succeed(connection.apiKey === undefined ? {} : WireFormat.bearer(Redacted.value(connection.apiKey))),
+  endpoint: "/v1/embeddings"
+}
+
+export const makeWith = Effect.fnUntraced(function*(placement: Placement) {
   const client = yield* HttpClient.HttpClient
 
-  const headersOf = (connection: EmbeddingProvider.Connection) => ({
-    ...(connection.apiKey === undefined ? {} : WireFormat.bearer(Redacted.value(connection.apiKey))),
-    ...connection.headers
-  })
+  const headersOf = (connection: EmbeddingProvider.Connection) =>
+    placement.credentials(connection).pipe(Effect.map((credentials) => ({ ...credentials, ...connection.headers })))
 
   // Sends one request; the 2xx response, else the provider's failure as an UpstreamError.
   const send = (request: HttpClientRequest.HttpClientRequest) =>
@@ -113,40 +134,41 @@ export const make = Effect.gen(function*() {
       Effect.flatMap((bytes) => UpstreamHttp.parseJson(new Uint8Array(bytes)))
     )
 
-  // Not UpstreamHttp.joinUrl, which keeps every URL it joined: these paths carry ids.
-  const url = (connection: EmbeddingProvider.Connection, path: string) => connection.baseUrl.replace(/\/+$/u, "") + path
-
-  const get = (connection: EmbeddingProvider.Connection, path: string) =>
-    send(HttpClientRequest.get(url(connection, path)).pipe(HttpClientRequest.setHeaders(headersOf(connection))))
+  const get = (connection: EmbeddingProvider.Connection, path: string, query?: string) =>
+    headersOf(connection).pipe(
+      Effect.flatMap((headers) => send(HttpClientRequest.get(placement.url(connection, path, query)).pipe(HttpClientRequest.setHeaders(headers))))
+    )
 
   const postJson = (connection: EmbeddingProvider.Connection, path: string, body: unknown) =>
-    send(HttpClientRequest.post(url(connection, path)).pipe(
-      HttpClientRequest.setHeaders(headersOf(connection)),
-      HttpClientRequest.acceptJson,
-      HttpClientRequest.bodyText(JSON.stringify(body), "application/json")
+    headersOf(connection).pipe(Effect.flatMap((headers) =>
+      send(HttpClientRequest.post(placement.url(connection, path)).pipe(
+        HttpClientRequest.setHeaders(headers),
+        HttpClientRequest.acceptJson,
+        HttpClientRequest.bodyText(JSON.stringify(body), "application/json")
+      ))
     ))
 
   const provider: BatchProvider.BatchProvider = {
-    requestLine: (customId, body) => JSON.stringify({ custom_id: customId, method: "POST", url: "/v1/embeddings", body }),
+    requestLine: (customId, body) => JSON.stringify({ custom_id: customId, method: "POST", url: placement.endpoint, body }),
     upload: (connection, filename, jsonl) =>
-      Effect.suspend(() => {
+      headersOf(connection).pipe(Effect.flatMap((headers) => {
         const form = new FormData()
         form.append("purpose", "batch")
         form.append("file", new Blob([jsonl], { type: "application/jsonl" }), filename)
-        return send(HttpClientRequest.post(url(connection, "/files")).pipe(
-          HttpClientRequest.setHeaders(headersOf(connection)),
+        return send(HttpClientRequest.post(placement.url(connection, "/files")).pipe(
+          HttpClientRequest.setHeaders(headers),
           HttpClientRequest.acceptJson,
           HttpClientRequest.bodyFormData(form)
         ))
-      }).pipe(Effect.flatMap(json), Effect.flatMap(decodeFile), Effect.map((file) => file.id)),
+      })).pipe(Effect.flatMap(json), Effect.flatMap(decodeFile), Effect.map((file) => file.id)),
     create: (connection, inputFileId, metadata) =>
-      postJson(connection, "/batches", { input_file_id: inputFileId, endpoint: "/v1/embeddings", completion_window: "24h", metadata }).pipe(
+      postJson(connection, "/batches", { input_file_id: inputFileId, endpoint: placement.endpoint, completion_window: "24h", metadata }).pipe(
         Effect.flatMap(json),
         Effect.flatMap(decodeBatch),
         Effect.map(upstreamBatch)
       ),
     find: (connection, inputFileId) =>
-      get(connection, "/batches?limit=100").pipe(
+      get(connection, "/batches", "limit=100").pipe(
         Effect.flatMap(json),
         Effect.flatMap(decodeList),
         Effect.map((list) => {
@@ -171,3 +193,5 @@ export const make = Effect.gen(function*() {
   }
   return provider
 })
+
+export const make = makeWith(openAiPlacement)

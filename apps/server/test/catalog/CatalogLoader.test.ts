@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { ConfigProvider, Effect } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
-import { readFile } from "../../src/catalog/CatalogLoader.ts"
+import { load, readFile } from "../../src/catalog/CatalogLoader.ts"
 
 const provider = {
   slug: "acme",
@@ -71,5 +71,30 @@ describe("config file", () => {
         assert.include(error.message, name)
         assert.include(error.message, "is not valid JSON or YAML")
       }
+    }))
+})
+
+describe("the built-in cloud providers", () => {
+  const loadWith = (env: Record<string, string>) =>
+    load.pipe(Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env })))
+
+  it.effect("Azure OpenAI and Vertex AI serve once the environment names the resource and the project, and their credential is there", () =>
+    Effect.gen(function*() {
+      const bare = yield* loadWith({ AZURE_OPENAI_API_KEY: "k", GOOGLE_APPLICATION_CREDENTIALS: "/sa.json" })
+      assert.isFalse(bare.active.has("azure"), "no resource named")
+      assert.isFalse(bare.active.has("google-vertex"), "no project named")
+      const placed = yield* loadWith({
+        AZURE_OPENAI_ENDPOINT: "https://myres.openai.azure.com",
+        AZURE_OPENAI_API_KEY: "k",
+        GOOGLE_CLOUD_PROJECT: "my-proj",
+        GOOGLE_APPLICATION_CREDENTIALS: "/sa.json"
+      })
+      assert.isTrue(placed.active.has("azure"))
+      assert.isTrue(placed.active.has("google-vertex"))
+      assert.strictEqual(placed.catalog.providers.find((p) => p.slug === "azure")?.base_url, "https://myres.openai.azure.com")
+      assert.strictEqual(placed.catalog.providers.find((p) => p.slug === "google-vertex")?.project, "my-proj")
+      const keyless = yield* loadWith({ AZURE_OPENAI_ENDPOINT: "https://myres.openai.azure.com", GOOGLE_CLOUD_PROJECT: "my-proj" })
+      assert.isFalse(keyless.active.has("azure"))
+      assert.isFalse(keyless.active.has("google-vertex"))
     }))
 })

@@ -3,6 +3,7 @@ import * as FakeAzureOpenAi from "../fakes/FakeAzureOpenAi.ts"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import * as FakeUpstream from "../fakes/FakeUpstream.ts"
 import * as FakeVertex from "../fakes/FakeVertex.ts"
+import { capturingStdout } from "../support/CapturedOutput.ts"
 import { endpoint, type Gateway, provider, startGateway } from "./Gateway.ts"
 
 const model = "openai/text-embedding-3-small"
@@ -68,11 +69,14 @@ describe("Azure OpenAI and Vertex AI behind the gateway", () => {
     assert.deepStrictEqual(responses.map((r) => [r.provider_name, r.status]), [["azure", 503], ["openai", 200]])
   })
 
-  it("a key Azure refuses is a 401-class refusal naming the provider, the key nowhere in the answer", async () => {
-    const reply = await gateway.embed({ model: "acme/refused", input: "x" })
-    assert.include([401, 403, 502], reply.status, reply.text)
-    assert.include(reply.text, "azurebad")
+  it("a key Azure refuses is a 401-class refusal naming the provider, the key nowhere in the answer or the log", async () => {
+    const { result: reply, text } = await capturingStdout(() => gateway.embed({ model: "acme/refused", input: "x" }))
+    assert.strictEqual(reply.status, 502, reply.text)
+    assert.include(reply.json.error.message, "\"azurebad\"")
+    assert.include(reply.json.error.message, "rejected the gateway's credentials")
+    assert.strictEqual(reply.json.error.metadata.upstream_status, 401)
     assert.notInclude(reply.text, badKey)
+    assert.notInclude(text, badKey)
   })
 
   it("embeds and reranks through Vertex AI with the metadata server's token", async () => {
@@ -85,5 +89,21 @@ describe("Azure OpenAI and Vertex AI behind the gateway", () => {
     assert.strictEqual(ranked.json.results.length, 2)
     assert.isAtLeast(ranked.json.results[0].relevance_score, ranked.json.results[1].relevance_score)
     assert.strictEqual(vertex.tokensIssued(), 1)
+  })
+
+  // Last: the revoked token stays held (it has not expired), so Vertex refuses from here on.
+  it("a token Vertex refuses is a 401-class refusal naming the provider, the token nowhere in the answer or the log", async () => {
+    assert.isAbove(vertex.tokens().length, 0)
+    vertex.revokeTokens()
+    const { result: reply, text } = await capturingStdout(() => gateway.embed({ model: "google/text-embedding-005", input: ["revoked"] }))
+    assert.strictEqual(reply.status, 502, reply.text)
+    assert.include(reply.json.error.message, "\"google-vertex\"")
+    assert.include(reply.json.error.message, "rejected the gateway's credentials")
+    const ranked = await capturingStdout(() => gateway.call("/rerank", { model: "google/semantic-ranker", query: "q", documents: ["a", "b"] }))
+    assert.strictEqual(ranked.result.status, 502, ranked.result.text)
+    assert.include(ranked.result.json.error.message, "\"google-vertex\"")
+    for (const token of vertex.tokens()) {
+      for (const out of [reply.text, text, ranked.result.text, ranked.text]) assert.notInclude(out, token)
+    }
   })
 })

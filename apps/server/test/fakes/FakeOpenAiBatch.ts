@@ -17,7 +17,7 @@ export interface Options extends FakeOpenAi.Options {
   readonly failRequest?: (customId: string, body: unknown) => { readonly status: number; readonly message: string } | undefined
 }
 
-interface FakeBatch {
+export interface FakeBatch {
   id: string
   status: "validating" | "in_progress" | "finalizing" | "completed" | "failed" | "expired" | "cancelling" | "cancelled"
   readonly input_file_id: string
@@ -59,8 +59,58 @@ const multipart = (raw: string, contentType: string | undefined) => {
   return parts
 }
 
+/**
+ * Where a Files and Batch API lives and what it checks: OpenAI's under `/v1` with its bearer key;
+ * Azure OpenAI's under `/openai` with `api-version` and its `api-key` or Entra token (see
+ * FakeAzureOpenAi). `run` answers one request of a batch as the live endpoint would.
+ */
+export interface Routes {
+  readonly prefix: string
+  /** The request line's `url` and the batch's `endpoint`. */
+  readonly endpoint: string
+  /** A refusal of the request's credential or query, or undefined when they pass. */
+  readonly refuse: (request: FakeUpstream.RecordedRequest) => { readonly status: number; readonly body: unknown } | undefined
+  readonly run: (body: unknown) => { readonly status: number; readonly body: unknown }
+  readonly linesPerPoll?: number | undefined
+  readonly failRequest?: Options["failRequest"]
+}
+
+export interface BatchRoutes {
+  readonly batches: ReadonlyMap<string, FakeBatch>
+  readonly pause: (paused: boolean) => void
+  /** Whether a path is the batch API's. */
+  readonly owns: (path: string) => boolean
+  readonly handle: (request: FakeUpstream.RecordedRequest) => { readonly status: number; readonly body: unknown; readonly text?: string }
+}
+
 export const start = async (options: Options = {}): Promise<FakeBatchServer> => {
   const live = FakeOpenAi.api(options)
+  const routes = batchRoutes({
+    prefix: "/v1",
+    endpoint: "/v1/embeddings",
+    refuse: (request) => FakeUpstream.bearer(request) !== (options.apiKey ?? "sk-fake") ? error(401, "Incorrect API key provided.") : undefined,
+    run: (body) =>
+      live.handle({
+        method: "POST",
+        path: "/v1/embeddings",
+        headers: { authorization: `Bearer ${options.apiKey ?? "sk-fake"}` },
+        raw: JSON.stringify(body),
+        body
+      }, {}),
+    linesPerPoll: options.linesPerPoll,
+    failRequest: options.failRequest
+  })
+  const api: FakeUpstream.FakeApi = {
+    basePath: "/v1",
+    errorBody: (status, message) => error(status, message).body,
+    handle: (request, shape) => routes.owns(request.path.split("?")[0]!) ? routes.handle(request) : live.handle(request, shape)
+  }
+  const server = await FakeUpstream.start(api)
+  return { ...server, batches: routes.batches, pause: routes.pause }
+}
+
+/** A Files and Batch API's routes under `routes.prefix`, over an in-memory store. */
+export const batchRoutes = (options: Routes): BatchRoutes => {
   const files = new Map<string, { readonly id: string; readonly filename: string; readonly purpose: string; readonly content: string }>()
   const batches = new Map<string, FakeBatch>()
   let paused = false
@@ -83,7 +133,7 @@ export const start = async (options: Options = {}): Promise<FakeBatchServer> => 
   const batchObject = (b: FakeBatch) => ({
     id: b.id,
     object: "batch",
-    endpoint: "/v1/embeddings",
+    endpoint: options.endpoint,
     errors: null,
     input_file_id: b.input_file_id,
     completion_window: "24h",
@@ -140,13 +190,7 @@ export const start = async (options: Options = {}): Promise<FakeBatchServer> => 
         }))
         continue
       }
-      const reply = live.handle({
-        method: "POST",
-        path: "/v1/embeddings",
-        headers: { authorization: `Bearer ${options.apiKey ?? "sk-fake"}` },
-        raw: JSON.stringify(request.body),
-        body: request.body
-      }, {})
+      const reply = options.run(request.body)
       const line = JSON.stringify({ id, custom_id: request.custom_id, response: { status_code: reply.status, request_id: id, body: reply.body }, error: null })
       if (reply.status === 200) b.results.push(line)
       else b.errors.push(line)
@@ -157,68 +201,70 @@ export const start = async (options: Options = {}): Promise<FakeBatchServer> => 
     }
   }
 
-  const api: FakeUpstream.FakeApi = {
-    basePath: "/v1",
-    errorBody: (status, message) => error(status, message).body,
-    handle: (request, shape) => {
-      const path = request.path.split("?")[0]!
-      const isBatchApi = path.startsWith("/v1/files") || path.startsWith("/v1/batches")
-      if (!isBatchApi) return live.handle(request, shape)
-      if (FakeUpstream.bearer(request) !== (options.apiKey ?? "sk-fake")) return error(401, "Incorrect API key provided.")
-      if (request.method === "POST" && path === "/v1/files") {
-        const parts = multipart(request.raw, request.headers["content-type"])
-        const file = parts?.get("file")
-        if (parts === undefined || file === undefined) return error(400, "'file' is a required property")
-        if (parts.get("purpose")?.content !== "batch") return error(400, "'purpose' must be 'batch'")
-        const stored = { id: nextId("file"), filename: file.filename ?? "upload.jsonl", purpose: "batch", content: file.content }
-        files.set(stored.id, stored)
-        return { status: 200, body: fileObject(stored) }
-      }
-      const content = /^\/v1\/files\/([^/]+)\/content$/u.exec(path)
-      if (request.method === "GET" && content !== null) {
-        const file = files.get(content[1]!)
-        return file === undefined ? error(404, `No such File object: ${content[1]}`) : { status: 200, body: null, text: file.content }
-      }
-      if (request.method === "POST" && path === "/v1/batches") {
-        const body = request.body
-        if (!FakeUpstream.isRecord(body) || typeof body.input_file_id !== "string") return error(400, "'input_file_id' is required")
-        if (body.endpoint !== "/v1/embeddings" || body.completion_window !== "24h") return error(400, "unsupported endpoint or window")
-        const file = files.get(body.input_file_id)
-        if (file === undefined) return error(404, `No such File object: ${body.input_file_id}`)
-        const requests = file.content.split("\n").filter((l) => l.trim().length > 0).map((l) => JSON.parse(l) as { custom_id: string; body: unknown })
-        const b: FakeBatch = {
-          id: nextId("batch"),
-          status: "validating",
-          input_file_id: file.id,
-          metadata: body.metadata ?? null,
-          requests,
-          results: [],
-          errors: [],
-          output_file_id: null,
-          error_file_id: null,
-          created_at: seconds()
-        }
-        batches.set(b.id, b)
-        return { status: 200, body: batchObject(b) }
-      }
-      if (request.method === "GET" && path === "/v1/batches") {
-        return { status: 200, body: { object: "list", data: [...batches.values()].reverse().map(batchObject), has_more: false } }
-      }
-      const one = /^\/v1\/batches\/([^/]+)(\/cancel)?$/u.exec(path)
-      const b = one === null ? undefined : batches.get(one[1]!)
-      if (one === null) return error(404, `Unknown request URL: ${request.method} ${request.path}`)
-      if (b === undefined) return error(404, `No such Batch object: ${one[1]}`)
-      if (request.method === "POST" && one[2] !== undefined) {
-        if (b.status === "validating" || b.status === "in_progress" || b.status === "finalizing") b.status = "cancelling"
-        return { status: 200, body: batchObject(b) }
-      }
-      if (request.method === "GET" && one[2] === undefined) {
-        advance(b)
-        return { status: 200, body: batchObject(b) }
-      }
-      return error(404, `Unknown request URL: ${request.method} ${request.path}`)
+  const prefix = options.prefix
+  const handle = (request: FakeUpstream.RecordedRequest): { readonly status: number; readonly body: unknown; readonly text?: string } => {
+    const path = request.path.split("?")[0]!
+    const refused = options.refuse(request)
+    if (refused !== undefined) return refused
+    if (request.method === "POST" && path === `${prefix}/files`) {
+      const parts = multipart(request.raw, request.headers["content-type"])
+      const file = parts?.get("file")
+      if (parts === undefined || file === undefined) return error(400, "'file' is a required property")
+      if (parts.get("purpose")?.content !== "batch") return error(400, "'purpose' must be 'batch'")
+      const stored = { id: nextId("file"), filename: file.filename ?? "upload.jsonl", purpose: "batch", content: file.content }
+      files.set(stored.id, stored)
+      return { status: 200, body: fileObject(stored) }
     }
+    const content = new RegExp(`^${prefix}/files/([^/]+)/content$`, "u").exec(path)
+    if (request.method === "GET" && content !== null) {
+      const file = files.get(content[1]!)
+      return file === undefined ? error(404, `No such File object: ${content[1]}`) : { status: 200, body: null, text: file.content }
+    }
+    if (request.method === "POST" && path === `${prefix}/batches`) {
+      const body = request.body
+      if (!FakeUpstream.isRecord(body) || typeof body.input_file_id !== "string") return error(400, "'input_file_id' is required")
+      if (body.endpoint !== options.endpoint || body.completion_window !== "24h") return error(400, "unsupported endpoint or window")
+      const file = files.get(body.input_file_id)
+      if (file === undefined) return error(404, `No such File object: ${body.input_file_id}`)
+      const requests = file.content.split("\n").filter((l) => l.trim().length > 0).map((l) => JSON.parse(l) as { custom_id: string; body: unknown })
+      const b: FakeBatch = {
+        id: nextId("batch"),
+        status: "validating",
+        input_file_id: file.id,
+        metadata: body.metadata ?? null,
+        requests,
+        results: [],
+        errors: [],
+        output_file_id: null,
+        error_file_id: null,
+        created_at: seconds()
+      }
+      batches.set(b.id, b)
+      return { status: 200, body: batchObject(b) }
+    }
+    if (request.method === "GET" && path === `${prefix}/batches`) {
+      return { status: 200, body: { object: "list", data: [...batches.values()].reverse().map(batchObject), has_more: false } }
+    }
+    const one = new RegExp(`^${prefix}/batches/([^/]+)(/cancel)?$`, "u").exec(path)
+    const b = one === null ? undefined : batches.get(one[1]!)
+    if (one === null) return error(404, `Unknown request URL: ${request.method} ${request.path}`)
+    if (b === undefined) return error(404, `No such Batch object: ${one[1]}`)
+    if (request.method === "POST" && one[2] !== undefined) {
+      if (b.status === "validating" || b.status === "in_progress" || b.status === "finalizing") b.status = "cancelling"
+      return { status: 200, body: batchObject(b) }
+    }
+    if (request.method === "GET" && one[2] === undefined) {
+      advance(b)
+      return { status: 200, body: batchObject(b) }
+    }
+    return error(404, `Unknown request URL: ${request.method} ${request.path}`)
   }
-  const server = await FakeUpstream.start(api)
-  return { ...server, batches, pause: (value) => { paused = value } }
+  return {
+    batches,
+    pause: (value) => {
+      paused = value
+    },
+    owns: (path) => path.startsWith(`${prefix}/files`) || path.startsWith(`${prefix}/batches`),
+    handle
+  }
 }

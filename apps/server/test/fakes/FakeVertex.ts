@@ -22,6 +22,10 @@ export interface FakeVertex extends FakeUpstream.FakeServer {
   /** `host:port`, for `GCE_METADATA_HOST`. */
   readonly host: string
   readonly tokensIssued: () => number
+  /** The tokens issued so far (to check that none leaks). */
+  readonly tokens: () => ReadonlyArray<string>
+  /** Stops accepting every token issued so far, as a revoked service account's. */
+  readonly revokeTokens: () => void
 }
 
 const statuses: Record<number, string> = { 400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND" }
@@ -33,6 +37,7 @@ const error = (status: number, message: string) => ({
 
 export const start = async (options: Options = {}): Promise<FakeVertex> => {
   const issued = new Set<string>()
+  const all: Array<string> = []
   const project = options.project ?? "fake-project"
   const metadata = (request: FakeUpstream.RecordedRequest, path: string) => {
     if (request.headers["metadata-flavor"] !== "Google") return { status: 403, body: "Missing Metadata-Flavor:Google header." }
@@ -43,6 +48,7 @@ export const start = async (options: Options = {}): Promise<FakeVertex> => {
     if (path === "/computeMetadata/v1/instance/service-accounts/default/token") {
       const token = `ya29.${randomBytes(24).toString("base64url")}`
       issued.add(token)
+      all.push(token)
       return { status: 200, headers, body: { access_token: token, expires_in: options.tokenLifetimeS ?? 3599, token_type: "Bearer" } }
     }
     return { status: 404, body: "Not Found", headers }
@@ -106,5 +112,11 @@ export const start = async (options: Options = {}): Promise<FakeVertex> => {
     }
   }
   const server = await FakeUpstream.start(api)
-  return { ...server, host: server.url.replace(/^http:\/\//u, ""), tokensIssued: () => issued.size }
+  return {
+    ...server,
+    host: server.url.replace(/^http:\/\//u, ""),
+    tokensIssued: () => all.length,
+    tokens: () => all,
+    revokeTokens: () => issued.clear()
+  }
 }

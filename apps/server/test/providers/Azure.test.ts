@@ -46,9 +46,10 @@ describe("Azure OpenAI", () => {
       assert.notInclude(JSON.stringify(failure), wrong)
     }).pipe(overHttp))
 
-  it.live("with auth entra, a bearer token from DefaultAzureCredential (managed identity), fetched once for many calls", () =>
+  // One test: the process holds one Entra ID token source, whose token only this fake issued.
+  it.live("with auth entra, a bearer token from DefaultAzureCredential (managed identity), fetched once for many calls and the Batch API", () =>
     Effect.gen(function*() {
-      const { server, azure } = yield* started()
+      const { server, azure } = yield* started({ batch: {} })
       const saved = { endpoint: process.env.IDENTITY_ENDPOINT, header: process.env.IDENTITY_HEADER }
       process.env.IDENTITY_ENDPOINT = `${server.url}/msi/token`
       process.env.IDENTITY_HEADER = "fake-identity-header"
@@ -69,6 +70,28 @@ describe("Azure OpenAI", () => {
       assert.strictEqual(embedCalls.length, 5)
       assert.isUndefined(embedCalls[0]!.headers["api-key"])
       assert.match(embedCalls[0]!.headers.authorization ?? "", /^Bearer .+/u)
+      assert.strictEqual(server.tokensIssued(), 1)
+
+      // Azure's Files and Batch API under the same token and api-version.
+      const batches = yield* Azure.makeBatch
+      const line = batches.requestLine("c0", { model: "embed-small", input: ["batch text"] })
+      assert.deepStrictEqual(JSON.parse(line), { custom_id: "c0", method: "POST", url: "/embeddings", body: { model: "embed-small", input: ["batch text"] } })
+      const fileId = yield* batches.upload(connection, "input.jsonl", `${line}\n`)
+      const created = yield* batches.create(connection, fileId, { switchyard: "test" })
+      assert.strictEqual(created.state, "pending")
+      assert.strictEqual((yield* batches.find(connection, fileId))?.id, created.id)
+      yield* batches.retrieve(connection, created.id)
+      const done = yield* batches.retrieve(connection, created.id)
+      assert.strictEqual(done.state, "completed")
+      const results = yield* batches.results(connection, done.outputFileId!)
+      assert.deepStrictEqual(results.map((r) => [r.customId, r.status]), [["c0", 200]])
+      const batchCalls = server.requests.filter((r) => r.path.startsWith("/openai/files") || r.path.startsWith("/openai/batches"))
+      assert.strictEqual(batchCalls.length, 6)
+      for (const call of batchCalls) {
+        assert.include(call.path, "api-version=2024-10-21")
+        assert.isUndefined(call.headers["api-key"])
+        assert.strictEqual(call.headers.authorization, embedCalls[0]!.headers.authorization)
+      }
       assert.strictEqual(server.tokensIssued(), 1)
     }).pipe(overHttp))
 })

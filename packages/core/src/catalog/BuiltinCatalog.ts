@@ -21,7 +21,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import { Catalog } from "./Catalog.ts"
+import * as Catalog from "./Catalog.ts"
 
 /**
  * The in-process model every install can serve without credentials.
@@ -45,6 +45,11 @@ const localRerankModel = "switchyard/local-rerank"
 export const localDimensions = 256
 
 const openAiParams = ["dimensions", "encoding_format", "user"]
+
+// Where the built-in Azure and Vertex providers point until the environment places them: hosts
+// and projects that are nobody's (the reserved `.invalid` name), on providers listed disabled.
+const unplacedAzure = "https://unplaced.invalid"
+const unplacedProject = "unplaced"
 
 // Written in the config file's own format and decoded through the same schema, so a typo here
 // fails the test suite exactly as it would fail an operator's file.
@@ -213,7 +218,10 @@ const source = {
       // Amazon Bedrock: InvokeModel signed with the AWS default credential chain; active when
       // the chain is configured (see Catalog.awsCredentialEnv). AWS does not store or train on
       // Bedrock prompts. Prices: us-east-1 on-demand list prices as published on the Bedrock
-      // pricing page, read 2025-06 (approx: not re-read since; check before billing).
+      // pricing page, read 2025-06; reviewed 2026-11-29 against public pages (the Bedrock
+      // pricing page and third-party summaries agree on Titan v2 $0.00002 and Cohere Embed v3
+      // $0.0001 per 1,000 tokens, rerank $1 (Amazon) and $2 (Cohere) per 1,000 queries; the
+      // stored copy of the pricing page did not show its per-model table: approx).
       slug: "amazon-bedrock",
       name: "Amazon Bedrock",
       adapter: "bedrock",
@@ -273,6 +281,128 @@ const source = {
           pricing: { search: "1" },
           max_documents: 1000,
           max_input_tokens: 4096
+        }
+      ]
+    },
+    {
+      // Azure OpenAI: a resource's own host and deployments, so listed disabled until
+      // `AZURE_OPENAI_ENDPOINT` names the resource (see {@link placed}); then active when
+      // `AZURE_OPENAI_API_KEY` is set (a config file entry with `"auth": "entra"` for Entra ID).
+      // Each deployment is assumed named after its model (`upstream_model`); a config file
+      // entry of slug `azure` replaces this one where they differ. Microsoft does not train on
+      // Azure OpenAI data. Prices: Azure OpenAI's pricing page, global deployments, read
+      // 2026-11-29 (approx: the same per-token prices as OpenAI's; Global Batch at half).
+      slug: "azure",
+      name: "Azure OpenAI",
+      adapter: "azure",
+      base_url: unplacedAzure,
+      api_version: "2024-10-21",
+      api_key_env: "AZURE_OPENAI_API_KEY",
+      enabled: false,
+      data_collection: "deny",
+      zdr: false,
+      endpoints: [
+        {
+          model: "openai/text-embedding-3-small",
+          upstream_model: "text-embedding-3-small",
+          name: "OpenAI: Text Embedding 3 Small (Azure)",
+          pricing: { prompt: "0.02" },
+          dimensions: 1536,
+          supported_parameters: openAiParams,
+          max_batch_items: 2048,
+          max_input_tokens: 8191,
+          input_modalities: ["text", "tokens"]
+        },
+        {
+          model: "openai/text-embedding-3-large",
+          upstream_model: "text-embedding-3-large",
+          name: "OpenAI: Text Embedding 3 Large (Azure)",
+          pricing: { prompt: "0.13" },
+          dimensions: 3072,
+          supported_parameters: openAiParams,
+          max_batch_items: 2048,
+          max_input_tokens: 8191,
+          input_modalities: ["text", "tokens"]
+        },
+        {
+          model: "openai/text-embedding-ada-002",
+          upstream_model: "text-embedding-ada-002",
+          name: "OpenAI: Text Embedding Ada 002 (Azure)",
+          pricing: { prompt: "0.1" },
+          dimensions: 1536,
+          supported_parameters: ["encoding_format", "user"],
+          max_batch_items: 2048,
+          max_input_tokens: 8191,
+          input_modalities: ["text", "tokens"]
+        }
+      ]
+    },
+    {
+      // Google Vertex AI: a project's own, so listed disabled until `GOOGLE_CLOUD_PROJECT` names
+      // it (`GOOGLE_CLOUD_LOCATION` the region, default us-central1; see {@link placed}); then
+      // active when Application Default Credentials are at hand. Google does not train on
+      // Vertex AI data without permission. Prices read 2026-11-29 from public pages (approx):
+      // gemini-embedding-001 $0.15 per million tokens; text-embedding-005 and
+      // text-multilingual-embedding-002 $0.000025 per 1,000 characters, about $0.1 per million
+      // tokens at four characters a token; the Ranking API $1 per 1,000 queries of up to 100
+      // records.
+      slug: "google-vertex",
+      name: "Google Vertex AI",
+      adapter: "vertex",
+      project: unplacedProject,
+      location: "us-central1",
+      enabled: false,
+      data_collection: "deny",
+      zdr: false,
+      endpoints: [
+        {
+          model: "google/gemini-embedding-001",
+          upstream_model: "gemini-embedding-001",
+          name: "Google: Gemini Embedding 001 (Vertex)",
+          pricing: { prompt: "0.15" },
+          dimensions: 3072,
+          supported_parameters: ["dimensions", "input_type"],
+          // Vertex takes one instance per call for this model.
+          max_batch_items: 1,
+          max_input_tokens: 2048
+        },
+        {
+          model: "google/text-embedding-005",
+          upstream_model: "text-embedding-005",
+          name: "Google: Text Embedding 005",
+          pricing: { prompt: "0.1" },
+          dimensions: 768,
+          supported_parameters: ["dimensions", "input_type"],
+          max_batch_items: 250,
+          max_input_tokens: 2048
+        },
+        {
+          model: "google/text-multilingual-embedding-002",
+          upstream_model: "text-multilingual-embedding-002",
+          name: "Google: Text Multilingual Embedding 002",
+          pricing: { prompt: "0.1" },
+          dimensions: 768,
+          supported_parameters: ["dimensions", "input_type"],
+          max_batch_items: 250,
+          max_input_tokens: 2048
+        },
+        {
+          model: "google/semantic-ranker-default-004",
+          upstream_model: "semantic-ranker-default-004",
+          task: "rerank",
+          name: "Google: Semantic Ranker Default 004",
+          pricing: { search: "1" },
+          max_documents: 200,
+          max_input_tokens: 1024
+        },
+        {
+          model: "google/semantic-ranker-fast-004",
+          upstream_model: "semantic-ranker-fast-004",
+          task: "rerank",
+          name: "Google: Semantic Ranker Fast 004",
+          pricing: { search: "1" },
+          max_documents: 200,
+          max_input_tokens: 1024
         }
       ]
     },
@@ -622,4 +752,50 @@ const source = {
  *
  * @since 0.1.0
  */
-export const builtin: Catalog = Schema.decodeUnknownSync(Catalog)(source, { onExcessProperty: "error" })
+export const builtin: Catalog.Catalog = Schema.decodeUnknownSync(Catalog.Catalog)(source, { onExcessProperty: "error" })
+
+/**
+ * The variables that place the built-in cloud providers ({@link placed}): the Azure OpenAI
+ * resource (`AZURE_OPENAI_ENDPOINT`, and `OPENAI_API_VERSION`, as the OpenAI SDK's Azure client
+ * reads them) and the Google Cloud project and region (`GOOGLE_CLOUD_PROJECT`,
+ * `GOOGLE_CLOUD_LOCATION`).
+ *
+ * @since 0.9.0
+ */
+export const placementVariables: ReadonlyArray<string> = [
+  "AZURE_OPENAI_ENDPOINT",
+  "OPENAI_API_VERSION",
+  "GOOGLE_CLOUD_PROJECT",
+  "GOOGLE_CLOUD_LOCATION"
+]
+
+const setting = (env: Catalog.Environment, name: string): string | undefined => {
+  const value = env[name]?.trim()
+  return value === undefined || value === "" ? undefined : value
+}
+
+/**
+ * The built-in catalog with its cloud providers placed by the environment: `azure` enabled at
+ * the resource `AZURE_OPENAI_ENDPOINT` names (an `https` URL; anything else leaves it disabled),
+ * `google-vertex` enabled in the project `GOOGLE_CLOUD_PROJECT` names. Enabled is not active:
+ * each still needs its credential ({@link Catalog.isActive}).
+ *
+ * @since 0.9.0
+ */
+export const placed = (catalog: Catalog.Catalog, env: Catalog.Environment): Catalog.Catalog => ({
+  ...catalog,
+  providers: catalog.providers.map((p): Catalog.Provider => {
+    if (p.slug === "azure" && p.base_url === unplacedAzure) {
+      const endpoint = setting(env, "AZURE_OPENAI_ENDPOINT")
+      if (endpoint === undefined || !/^https:\/\/\S+$/u.test(endpoint)) return p
+      const version = setting(env, "OPENAI_API_VERSION")
+      return { ...p, enabled: true, base_url: endpoint.replace(/\/+$/u, ""), ...(version !== undefined ? { api_version: version } : {}) }
+    }
+    if (p.slug === "google-vertex" && p.project === unplacedProject) {
+      const project = setting(env, "GOOGLE_CLOUD_PROJECT")
+      if (project === undefined) return p
+      return { ...p, enabled: true, project, location: setting(env, "GOOGLE_CLOUD_LOCATION") ?? p.location ?? "us-central1" }
+    }
+    return p
+  })
+})

@@ -195,11 +195,12 @@ export const batchPricingOf = (pricing: Pricing): Pricing | undefined => {
 
 /**
  * The wire formats of the provider batch APIs the gateway speaks: `openai` is OpenAI's Files and
- * Batch API (upload a JSONL file to `/files`, create `/batches`, poll it, download its output).
+ * Batch API (upload a JSONL file to `/files`, create `/batches`, poll it, download its output);
+ * `azure` is Azure OpenAI's (the same under `/openai`, with `api-version`, on global-batch deployments).
  *
  * @since 0.6.0
  */
-export const BatchApi = Schema.Literals(["openai"])
+export const BatchApi = Schema.Literals(["openai", "azure"])
 
 /**
  * @since 0.6.0
@@ -208,12 +209,12 @@ export type BatchApi = typeof BatchApi.Type
 
 /**
  * The batch API a provider has, as data: an `openai` provider in OpenAI's own dialect speaks
- * OpenAI's Batch API; no other provider has one the gateway speaks.
+ * OpenAI's Batch API, an `azure` provider Azure OpenAI's; no other provider has one the gateway speaks.
  *
  * @since 0.6.0
  */
 export const batchApiOf = (provider: Pick<Provider, "adapter" | "dialect">): BatchApi | undefined =>
-  provider.adapter === "openai" && provider.dialect === "openai" ? "openai" : undefined
+  provider.adapter === "openai" && provider.dialect === "openai" ? "openai" : provider.adapter === "azure" ? "azure" : undefined
 
 const Slug = Schema.String.check(
   Schema.isPattern(/^[a-z0-9][a-z0-9._-]*$/u, { expected: "a lowercase slug (letters, digits, '.', '_', '-')" })
@@ -229,6 +230,8 @@ const NonEmptyString = Schema.String.check(Schema.isMinLength(1))
 export const Endpoint = Schema.Struct({
   model: ModelSlug,
   upstream_model: NonEmptyString,
+  /** The upstream model a provider batch's lines name, when not `upstream_model` (Azure's global-batch deployment). */
+  batch_upstream_model: Schema.optionalKey(NonEmptyString),
   task: Task.pipe(Schema.withDecodingDefaultKey(Effect.succeed("embeddings" as const))),
   variant: Slug.pipe(Schema.withDecodingDefaultKey(Effect.succeed("default"))),
   pricing: Pricing,

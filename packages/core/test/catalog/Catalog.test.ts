@@ -183,7 +183,8 @@ describe("BuiltinCatalog", () => {
 
   it("names a real https endpoint and one credential per remote provider", () => {
     // Bedrock's credential is the AWS chain's, its URL the region's (see below).
-    const remote = BuiltinCatalog.builtin.providers.filter((p) => p.adapter !== "local" && p.adapter !== "bedrock")
+    // Azure's host and Vertex's project are the operator's (see the next tests).
+    const remote = BuiltinCatalog.builtin.providers.filter((p) => !["local", "bedrock", "azure", "vertex"].includes(p.adapter))
     assert.deepStrictEqual(remote.map((p) => p.api_key_env).sort(), [...keys].sort())
     for (const p of remote) assert.match(p.base_url ?? "", /^https:\/\//, p.slug)
   })
@@ -199,6 +200,54 @@ describe("BuiltinCatalog", () => {
     assert.isTrue(Catalog.isActive(bedrock, { AWS_EC2_METADATA_DISABLED: "false" }))
     // A Bedrock API key named by api_key_env decides instead.
     assert.isFalse(Catalog.isActive({ ...bedrock, api_key_env: "AWS_BEARER_TOKEN_BEDROCK" }, { AWS_ACCESS_KEY_ID: "AKIAEXAMPLE" }))
+  })
+
+  it("lists Azure OpenAI disabled until AZURE_OPENAI_ENDPOINT places it, then active with its key", () => {
+    const azureOf = (catalog: Catalog.Catalog) => catalog.providers.find((p) => p.slug === "azure")!
+    const unplaced = azureOf(BuiltinCatalog.builtin)
+    assert.strictEqual(unplaced.data_collection, "deny")
+    assert.isFalse(unplaced.enabled)
+    assert.isFalse(Catalog.isActive(unplaced, { AZURE_OPENAI_API_KEY: "k" }))
+    // Not an https URL: left disabled.
+    assert.isFalse(azureOf(BuiltinCatalog.placed(BuiltinCatalog.builtin, { AZURE_OPENAI_ENDPOINT: "myres.openai.azure.com" })).enabled)
+    const azure = azureOf(BuiltinCatalog.placed(BuiltinCatalog.builtin, {
+      AZURE_OPENAI_ENDPOINT: "https://myres.openai.azure.com/",
+      OPENAI_API_VERSION: "2025-01-01-preview"
+    }))
+    assert.strictEqual(azure.base_url, "https://myres.openai.azure.com")
+    assert.strictEqual(azure.api_version, "2025-01-01-preview")
+    assert.isFalse(Catalog.isActive(azure, {}))
+    assert.isTrue(Catalog.isActive(azure, { AZURE_OPENAI_API_KEY: "k" }))
+    assert.deepStrictEqual(Object.fromEntries(azure.endpoints.map((e) => [e.model, e.pricing.prompt])), {
+      "openai/text-embedding-3-small": "0.02",
+      "openai/text-embedding-3-large": "0.13",
+      "openai/text-embedding-ada-002": "0.1"
+    })
+    // Azure OpenAI's Batch API is the gateway's to use where an endpoint has a batch price.
+    assert.strictEqual(Catalog.batchApiOf(azure), "azure")
+    // A config file's own `azure` is left as it is.
+    const own = { ...azure, base_url: "https://other.openai.azure.com" }
+    assert.strictEqual(
+      azureOf(BuiltinCatalog.placed({ ...BuiltinCatalog.builtin, providers: [own] }, { AZURE_OPENAI_ENDPOINT: "https://x.openai.azure.com" })).base_url,
+      "https://other.openai.azure.com"
+    )
+  })
+
+  it("lists Google Vertex AI disabled until GOOGLE_CLOUD_PROJECT places it, then active with Application Default Credentials", () => {
+    const vertexOf = (catalog: Catalog.Catalog) => catalog.providers.find((p) => p.slug === "google-vertex")!
+    const unplaced = vertexOf(BuiltinCatalog.builtin)
+    assert.strictEqual(unplaced.data_collection, "deny")
+    assert.isFalse(Catalog.isActive(unplaced, { GOOGLE_APPLICATION_CREDENTIALS: "/sa.json" }))
+    const vertex = vertexOf(BuiltinCatalog.placed(BuiltinCatalog.builtin, { GOOGLE_CLOUD_PROJECT: "my-proj", GOOGLE_CLOUD_LOCATION: "europe-west4" }))
+    assert.strictEqual(vertex.project, "my-proj")
+    assert.strictEqual(vertex.location, "europe-west4")
+    assert.strictEqual(vertexOf(BuiltinCatalog.placed(BuiltinCatalog.builtin, { GOOGLE_CLOUD_PROJECT: "p" })).location, "us-central1")
+    assert.isFalse(Catalog.isActive(vertex, {}))
+    assert.isTrue(Catalog.isActive(vertex, { GOOGLE_APPLICATION_CREDENTIALS: "/sa.json" }))
+    assert.isTrue(Catalog.isActive(vertex, { GCE_METADATA_HOST: "127.0.0.1:1" }))
+    const tasks = Object.fromEntries(vertex.endpoints.map((e) => [e.model, e.task]))
+    assert.strictEqual(tasks["google/text-embedding-005"], "embeddings")
+    assert.strictEqual(tasks["google/semantic-ranker-default-004"], "rerank")
   })
 
   it.effect("asks a bedrock provider for its region, not a base_url", () =>

@@ -12,9 +12,29 @@ const optionalText = (name: string, metavar: string, description: string) =>
 export const flags = {
   slug: optionalText("slug", "SLUG", "The provider's slug (overrides the file's)"),
   name: optionalText("name", "NAME", "The provider's display name (default: the slug)"),
-  adapter: optionalText("adapter", "ADAPTER", "The wire format: openai, cohere, voyage, gemini, jina, local or bedrock"),
-  baseUrl: optionalText("base-url", "URL", "The provider's base URL (bedrock: optional, bedrock-runtime.{region} by default)"),
+  adapter: optionalText(
+    "adapter",
+    "ADAPTER",
+    "The wire format: openai, cohere, voyage, gemini, jina, local, tei, ollama, or a cloud's: azure, bedrock, vertex"
+  ),
+  baseUrl: optionalText(
+    "base-url",
+    "URL",
+    "The provider's base URL (azure: the resource's, https://NAME.openai.azure.com; bedrock and vertex: optional, the region's host by default)"
+  ),
   region: optionalText("region", "REGION", "The AWS region a bedrock provider signs its requests for (us-east-1)"),
+  apiVersion: optionalText("api-version", "VERSION", "The api-version an azure provider sends (2024-10-21)"),
+  auth: Flag.ChoiceWithValue("auth", [["entra", "entra"]]).pipe(
+    Flag.withDescription("azure: sign with an Entra ID token of the gateway's identity (DefaultAzureCredential) instead of a key"),
+    Flag.optional
+  ),
+  project: optionalText("project", "PROJECT", "The Google Cloud project of a vertex provider"),
+  location: optionalText("location", "LOCATION", "The region of a vertex provider (us-central1)"),
+  credentialsFile: optionalText(
+    "credentials-file",
+    "PATH",
+    "vertex: a service-account key file on the gateway's host (default: Application Default Credentials)"
+  ),
   dataCollection: Flag.ChoiceWithValue("data-collection", [["allow", "allow"], ["deny", "deny"]]).pipe(
     Flag.withDescription("Whether the provider may store or train on requests"),
     Flag.optional
@@ -29,6 +49,11 @@ const fieldNames: Readonly<Record<keyof typeof flags, string>> = {
   adapter: "adapter",
   baseUrl: "base_url",
   region: "region",
+  apiVersion: "api_version",
+  auth: "auth",
+  project: "project",
+  location: "location",
+  credentialsFile: "credentials_file",
   dataCollection: "data_collection"
 }
 

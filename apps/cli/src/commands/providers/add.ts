@@ -25,6 +25,16 @@ export const add = Command.make(
     {
       command: "switchyard providers add --slug bedrock-eu --adapter bedrock --region eu-central-1 --data-collection deny --file endpoints.json",
       description: "Add Amazon Bedrock in Frankfurt, signed with the AWS credentials of the gateway's host"
+    },
+    {
+      command:
+        "switchyard providers add --slug azure --adapter azure --base-url https://myres.openai.azure.com --api-version 2024-10-21 --auth entra --data-collection deny --file deployments.json",
+      description: "Add an Azure OpenAI resource, signed with an Entra ID token of the gateway's identity"
+    },
+    {
+      command:
+        "switchyard providers add --slug google-vertex --adapter vertex --project my-proj --location us-central1 --data-collection deny --file endpoints.json",
+      description: "Add Vertex AI in a project, signed with the gateway's Application Default Credentials"
     }
   ])
 )
