@@ -7,15 +7,17 @@ import * as Bedrock from "./Bedrock.ts"
 import * as Azure from "./Azure.ts"
 import * as Cohere from "./Cohere.ts"
 import * as Gemini from "./Gemini.ts"
+import * as Infinity from "./Infinity.ts"
 import * as Jina from "./Jina.ts"
 import * as Local from "./Local.ts"
 import * as Ollama from "./Ollama.ts"
 import * as OpenAiCompatible from "./OpenAiCompatible.ts"
 import * as Tei from "./Tei.ts"
 import * as Vertex from "./Vertex.ts"
+import * as Vllm from "./Vllm.ts"
 import * as Voyage from "./Voyage.ts"
 
-export const AdapterId = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local", "bedrock", "tei", "ollama", "azure", "vertex"])
+export const AdapterId = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local", "bedrock", "tei", "ollama", "azure", "vertex", "infinity", "vllm"])
 
 export type AdapterId = typeof AdapterId.Type
 
@@ -42,7 +44,9 @@ export const defaultBaseUrls: Readonly<Record<AdapterId, string>> = {
   ollama: Ollama.baseUrl,
   // An Azure OpenAI resource has its own host: its config names it.
   azure: "https://invalid.openai.azure.com",
-  vertex: Catalog.vertexBaseUrl("us-central1")
+  vertex: Catalog.vertexBaseUrl("us-central1"),
+  infinity: Infinity.baseUrl,
+  vllm: Vllm.baseUrl
 }
 
 export const make = Effect.gen(function*() {
@@ -65,7 +69,9 @@ export const make = Effect.gen(function*() {
     tei: { ...(yield* Tei.make), rerank: (yield* Tei.makeRerank).rerank },
     ollama: yield* Ollama.make,
     azure: yield* Azure.make,
-    vertex: { ...(yield* Vertex.make), rerank: (yield* Vertex.makeRerank).rerank }
+    vertex: { ...(yield* Vertex.make), rerank: (yield* Vertex.makeRerank).rerank },
+    infinity: yield* Infinity.make,
+    vllm: yield* Vllm.make
   }
   return table
 })

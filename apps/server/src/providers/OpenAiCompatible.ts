@@ -15,7 +15,8 @@ import * as UpstreamSpan from "../instrumentation/UpstreamSpan.ts"
 export type DialectId = Catalog.Dialect
 
 export interface Dialect {
-  readonly id: DialectId
+  /** The catalog's dialect, or the name of a self-hosted server that speaks its own (`vllm`). */
+  readonly id: DialectId | "infinity" | "vllm"
   readonly baseUrl: string
   readonly path: string
   readonly tokens: boolean
@@ -313,6 +314,11 @@ export interface Placement {
   readonly name: string
   readonly path: (connection: EmbeddingProvider.Connection, request: EmbeddingProvider.UpstreamRequest) => string
   readonly keyHeaders: WireFormat.KeyHeaders
+  /**
+   * The dialect this host always speaks (a self-hosted server's), in place of the connection's
+   * `dialect`.
+   */
+  readonly dialect?: Dialect
 }
 
 const openAiPlacement: Placement = {
@@ -327,7 +333,7 @@ export const make = Effect.fnUntraced(function*(placement: Placement = openAiPla
     connection: EmbeddingProvider.Connection,
     request: EmbeddingProvider.UpstreamRequest
   ) {
-    const dialect = dialects[connection.dialect ?? "generic"]
+    const dialect = placement.dialect ?? dialects[connection.dialect ?? "generic"]
     const body = yield* requestBody(dialect, request)
     const bytes = yield* UpstreamHttp.postBytes(client, {
       connection,

@@ -60,13 +60,13 @@ import { Price } from "./Money.ts"
  * rerank endpoints speak Jina's rerank shape, as vLLM and other OpenAI-compatible hosts do);
  * `jina` is Jina AI (OpenAI-compatible embeddings in Jina's dialect, Jina's rerank); `local` is
  * the in-process model that needs no network and no key; `bedrock` is Amazon Bedrock's
- * `InvokeModel`, signed with SigV4 for the provider's `region`; `tei` and `ollama` are self-hosted
- * model servers; `azure` is Azure OpenAI (deployment URLs, `api-version`, an `api-key` or an Entra ID
+ * `InvokeModel`, signed with SigV4 for the provider's `region`; `tei`, `ollama`, `infinity` and
+ * `vllm` are self-hosted model servers; `azure` is Azure OpenAI (deployment URLs, `api-version`, an `api-key` or an Entra ID
  * token) and `vertex` is Google Vertex AI (`:predict` and the Ranking API under a Google identity's token).
  *
  * @since 0.1.0
  */
-const Adapter = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local", "bedrock", "tei", "ollama", "azure", "vertex"])
+const Adapter = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local", "bedrock", "tei", "ollama", "azure", "vertex", "infinity", "vllm"])
 
 /**
  * @since 0.1.0
@@ -107,7 +107,7 @@ export type Task = typeof Task.Type
  *
  * @since 0.4.0
  */
-const rerankAdapters: ReadonlyArray<Adapter> = ["openai", "cohere", "voyage", "jina", "local", "bedrock", "tei", "vertex"]
+const rerankAdapters: ReadonlyArray<Adapter> = ["openai", "cohere", "voyage", "jina", "local", "bedrock", "tei", "vertex", "infinity", "vllm"]
 
 /**
  * The adapters whose rerank API carries image documents (Jina's shape, which `openai` speaks
@@ -623,7 +623,9 @@ const defaultInputModalities: Record<Adapter, ReadonlyArray<InputModalityType>> 
   tei: ["text"],
   ollama: ["text"],
   azure: ["text", "tokens"],
-  vertex: ["text"]
+  vertex: ["text"],
+  infinity: ["text"],
+  vllm: ["text", "tokens"]
 }
 
 const textOnly: ReadonlyArray<InputModalityType> = ["text"]
