@@ -97,7 +97,8 @@ export const make = (services: {
             embeddings,
             promptTokens: results.reduce((n, r) => n + r.promptTokens, 0),
             totalTokens: results.reduce((n, r) => n + r.totalTokens, 0),
-            ...withId(AttemptRecord.joinIds(results.map((r) => r.upstreamId)))
+            ...withId(AttemptRecord.joinIds(results.map((r) => r.upstreamId))),
+            ...(results.some((r) => r.tokensEstimated === true) ? { tokensEstimated: true } : {})
           }
         })
       )

@@ -264,14 +264,16 @@ const parsedAnswer = Effect.fnUntraced(function*(body: Uint8Array) {
 const resultOf = Effect.fnUntraced(function*(request: EmbeddingProvider.UpstreamRequest, answer: Answer) {
   const embeddings = yield* VectorEncoding.finishForwarded(request, answer.vectors)
   const usage = answer.usage ?? undefined
-  const promptTokens = usage?.prompt_tokens ?? usage?.total_tokens ?? TokenEstimate.ofInput(request.input)
+  const counted = usage?.prompt_tokens ?? usage?.total_tokens ?? undefined
+  const promptTokens = counted ?? TokenEstimate.ofInput(request.input)
   const modality = modalityTokens(usage?.prompt_tokens_details)
   return {
     embeddings,
     promptTokens,
     totalTokens: usage?.total_tokens ?? promptTokens,
     ...(modality !== undefined ? { modalityTokens: modality } : {}),
-    ...(answer.id !== undefined && answer.id !== null ? { upstreamId: answer.id } : {})
+    ...(answer.id !== undefined && answer.id !== null ? { upstreamId: answer.id } : {}),
+    ...(counted === undefined ? { tokensEstimated: true } : {})
   } satisfies ForwardedResult
 })
 

@@ -7,6 +7,8 @@ import * as FakeUpstream from "./FakeUpstream.ts"
  */
 export interface Options {
   readonly models?: ReadonlyArray<string>
+  /** Answer without `prompt_eval_count`, as a server that skipped evaluation does. */
+  readonly noCounts?: boolean
 }
 
 const error = (status: number, message: string) => ({ status, body: { error: message } })
@@ -33,7 +35,7 @@ const api = (options: Options = {}): FakeUpstream.FakeApi => ({
         embeddings: shape.dropOne ? embeddings.slice(1) : embeddings,
         total_duration: 14_143_917,
         load_duration: 1_019_500,
-        prompt_eval_count: input.reduce((sum, text) => sum + FakeUpstream.wordCount(text) + 2, 0)
+        ...(options.noCounts === true ? {} : { prompt_eval_count: input.reduce((sum, text) => sum + FakeUpstream.wordCount(text) + 2, 0) })
       }
     }
   }
