@@ -86,6 +86,8 @@ export interface ProviderAccess {
   readonly adapter: AdapterId
   readonly dialect?: Catalog.Dialect | undefined
   readonly base_url?: string | null | undefined
+  /** Replicas of one self-hosted server; a call picks one (Replicas.ts), the first stands for all. */
+  readonly base_urls?: ReadonlyArray<string> | undefined
   readonly api_key_env?: string | null | undefined
   readonly headers?: Readonly<Record<string, string>> | null | undefined
   readonly region?: string | undefined
@@ -120,7 +122,7 @@ const cloudOf = (provider: ProviderAccess): Partial<EmbeddingProvider.Connection
 }
 
 const baseUrlOf = (provider: ProviderAccess): string =>
-  provider.base_url ??
+  provider.base_url ?? provider.base_urls?.[0] ??
     (provider.adapter === "vertex" && provider.location !== undefined
       ? Catalog.vertexBaseUrl(provider.location)
       : provider.adapter === "bedrock" && provider.region !== undefined

@@ -54,6 +54,7 @@ import { InputModality, ModelSlug } from "../schema/EmbeddingRequest.ts"
 import { DataCollection, Quantization } from "../schema/ProviderPreferences.ts"
 import type { RoutingSettings } from "../schema/Workspace.ts"
 import { Price } from "./Money.ts"
+import * as SelfHosted from "./SelfHostedFields.ts"
 
 /**
  * How the gateway talks to a provider: `openai` is any OpenAI-compatible embeddings API (its
@@ -367,16 +368,18 @@ export const Provider = Schema.Struct({
   headers: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
   timeout_ms: Schema.optionalKey(PositiveInt),
   ...CloudFields.fields,
+  ...SelfHosted.SelfHostedFields.fields,
   endpoints: Schema.Array(Endpoint).check(uniqueEndpoints)
 }).check(Schema.makeFilter((p) => {
   const issues: Array<Schema.FilterIssue> = []
-  if (p.adapter !== "local" && p.adapter !== "bedrock" && p.adapter !== "vertex" && p.base_url === undefined) {
+  if (p.adapter !== "local" && p.adapter !== "bedrock" && p.adapter !== "vertex" && p.base_url === undefined && p.base_urls === undefined) {
     issues.push({ path: ["base_url"], issue: `a provider with adapter ${p.adapter} needs a base_url` })
   }
   if (p.adapter === "bedrock" && p.region === undefined) {
     issues.push({ path: ["region"], issue: "a provider with adapter bedrock needs a region" })
   }
   issues.push(...cloudIssues(p))
+  issues.push(...SelfHosted.issues(p))
   p.endpoints.forEach((e, i) => {
     if (e.task === "rerank" && !rerankAdapters.includes(p.adapter)) {
       issues.push({ path: ["endpoints", i, "task"], issue: `adapter ${p.adapter} has no rerank API` })
