@@ -13,6 +13,7 @@ import { Embeddings } from "./embeddings/Embeddings.ts"
 import { EndpointHealth } from "./pipeline/EndpointHealth.ts"
 import { Workspaces } from "./pipeline/Workspaces.ts"
 import { Adapters } from "./providers/Adapters.ts"
+import { HealthProbes } from "./providers/HealthProbes.ts"
 import { Replicas } from "./providers/Replicas.ts"
 import * as UpstreamHttp from "./providers/UpstreamHttp.ts"
 import { ByokHandlers } from "./handlers/Byok.ts"
@@ -102,7 +103,7 @@ const Stores = Layer.mergeAll(
  * The model paths (embeddings and rerank): catalog, adapters over one HTTP client, live endpoint
  * health, the embeddings cache, broadcast.
  */
-const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Rerank.layer, Broadcast.layer).pipe(
+const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Rerank.layer, Broadcast.layer, HealthProbes.layer).pipe(
   Layer.provide(EmbeddingCache.layer),
   // The providers' test action calls the adapters too.
   Layer.provideMerge(Adapters.layer),
