@@ -13,6 +13,8 @@ import { Embeddings } from "./embeddings/Embeddings.ts"
 import { EndpointHealth } from "./pipeline/EndpointHealth.ts"
 import { Workspaces } from "./pipeline/Workspaces.ts"
 import { Adapters } from "./providers/Adapters.ts"
+import { HealthProbes } from "./providers/HealthProbes.ts"
+import { Replicas } from "./providers/Replicas.ts"
 import * as UpstreamHttp from "./providers/UpstreamHttp.ts"
 import { ByokHandlers } from "./handlers/Byok.ts"
 import { CreditsHandlers } from "./handlers/Credits.ts"
@@ -101,10 +103,12 @@ const Stores = Layer.mergeAll(
  * The model paths (embeddings and rerank): catalog, adapters over one HTTP client, live endpoint
  * health, the embeddings cache, broadcast.
  */
-const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Rerank.layer, Broadcast.layer).pipe(
+const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Rerank.layer, Broadcast.layer, HealthProbes.layer).pipe(
   Layer.provide(EmbeddingCache.layer),
   // The providers' test action calls the adapters too.
   Layer.provideMerge(Adapters.layer),
+  // Each self-hosted server's replicas: their load and health, read by the providers' answers.
+  Layer.provideMerge(Replicas.layer),
   // The workspace handlers drop a workspace's kept settings when they change them.
   Layer.provideMerge(Workspaces.layer),
   Layer.provideMerge(EndpointHealth.layer),

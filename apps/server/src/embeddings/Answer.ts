@@ -84,7 +84,8 @@ const envelope = (served: Served, request: EmbeddingRequest, explain: boolean) =
         upstream_inference_cost: upstreamCost
       },
       is_byok: served.isByok,
-      ...(details === undefined ? {} : { prompt_tokens_details: details })
+      ...(details === undefined ? {} : { prompt_tokens_details: details }),
+      ...(served.tokensEstimated === true ? { tokens_estimated: true } : {})
     },
     ...(served.vectorSpaceChange !== undefined || explain || ignored.length > 0 || served.cache.items > 0
       ? {

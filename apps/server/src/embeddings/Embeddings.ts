@@ -13,6 +13,7 @@ import type { EmbeddingProvider } from "@switchyard/core"
 import * as Route from "../pipeline/Route.ts"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { Adapters } from "../providers/Adapters.ts"
+import { Replicas } from "../providers/Replicas.ts"
 import * as CachedEmbed from "../cache/CachedEmbed.ts"
 import { EmbeddingCache } from "../cache/EmbeddingCache.ts"
 import { GatewayMetrics } from "../observability/GatewayMetrics.ts"
@@ -80,6 +81,7 @@ export class Embeddings extends Context.Service<Embeddings, {
       const metrics = yield* GatewayMetrics
       const attempt = UpstreamAttempt.make({
         adapters: yield* Adapters,
+        replicas: yield* Replicas,
         loaded,
         cache: yield* EmbeddingCache,
         metrics,

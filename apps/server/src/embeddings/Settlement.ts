@@ -32,6 +32,8 @@ export interface Served {
   readonly promptTokens: number
   readonly totalTokens: number
   readonly modalityTokens: EmbeddingProvider.ModalityTokens | undefined
+  /** The upstream reported no count: the token counts are the gateway's estimate. */
+  readonly tokensEstimated?: boolean
   readonly costNanos: bigint
   readonly upstreamCostAtto: bigint
   readonly isByok: boolean
@@ -170,6 +172,7 @@ const shape = (
     promptTokens: result.promptTokens + result.cachedTokens,
     totalTokens: result.totalTokens + result.cachedTokens,
     modalityTokens: result.modalityTokens,
+    ...(result.tokensEstimated === true ? { tokensEstimated: true } : {}),
     costNanos: charged.costNanos,
     upstreamCostAtto: upstreamAtto,
     isByok,

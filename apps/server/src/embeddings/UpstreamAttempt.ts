@@ -9,6 +9,7 @@ import type { RequestTimedOut } from "@switchyard/core/errors/EmbeddingsError"
 import { Effect } from "effect"
 import type { LoadedCatalog } from "../catalog/CatalogLoader.ts"
 import { type AdapterTable, scrub, scrubText } from "../providers/Adapters.ts"
+import type { Replicas } from "../providers/Replicas.ts"
 import type { ForwardedResult } from "../providers/OpenAiCompatible.ts"
 import * as CachedEmbed from "../cache/CachedEmbed.ts"
 import type { EmbeddingCache } from "../cache/EmbeddingCache.ts"
@@ -39,6 +40,7 @@ const wrongWidth = (embeddings: ReadonlyArray<VectorEncoding.Forwarded>, expecte
  */
 export const make = (services: {
   readonly adapters: AdapterTable
+  readonly replicas: Replicas["Service"]
   readonly loaded: LoadedCatalog
   readonly cache: EmbeddingCache["Service"]
   readonly metrics: CachedEmbed.CacheMetrics
@@ -80,7 +82,10 @@ export const make = (services: {
     const connection = Route.connectionFor(prepared, services.loaded, provider)
     const adapter = services.adapters[provider.adapter]
     const forward = adapter.forward ?? adapter.embed
-    const embed = (connection: EmbeddingProvider.Connection, request: EmbeddingProvider.UpstreamRequest) => limit(forward(connection, request))
+    // Each upstream call goes to one replica of a self-hosted server, the next one when it fails,
+    // each try under the attempt's time limit.
+    const embed = (connection: EmbeddingProvider.Connection, request: EmbeddingProvider.UpstreamRequest) =>
+      services.replicas.through(provider, connection, (replica) => limit(forward(replica, request)))
     const send = (input: EmbeddingProvider.EmbeddingInput) => {
       const parts = UpstreamInput.batches(input, Catalog.batchSizeOf(endpoint))
       return parts.length === 1
@@ -97,7 +102,8 @@ export const make = (services: {
             embeddings,
             promptTokens: results.reduce((n, r) => n + r.promptTokens, 0),
             totalTokens: results.reduce((n, r) => n + r.totalTokens, 0),
-            ...withId(AttemptRecord.joinIds(results.map((r) => r.upstreamId)))
+            ...withId(AttemptRecord.joinIds(results.map((r) => r.upstreamId))),
+            ...(results.some((r) => r.tokensEstimated === true) ? { tokensEstimated: true } : {})
           }
         })
       )

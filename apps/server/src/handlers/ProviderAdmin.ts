@@ -10,6 +10,7 @@ import { LiveCatalog } from "../catalog/LiveCatalog.ts"
 import { refuseNul } from "../http/NulCharacters.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 import { Adapters, connectionOf, scrub } from "../providers/Adapters.ts"
+import { Replicas } from "../providers/Replicas.ts"
 import { AuditLog } from "../store/AuditLog.ts"
 import { ProviderRepo, type StoredProvider } from "../store/ProviderRepo.ts"
 import { fieldsOf } from "./Management.ts"
@@ -38,6 +39,7 @@ export const ProviderAdminHandlers = HttpApiBuilder.group(
     const administrators = yield* Administrators
     const repo = yield* ProviderRepo
     const live = yield* LiveCatalog
+    const replicas = yield* Replicas
     const audit = yield* AuditLog
     const adapters = yield* Adapters
 
@@ -129,8 +131,14 @@ export const ProviderAdminHandlers = HttpApiBuilder.group(
         StoreFailure.answer(Effect.gen(function*() {
           yield* administrators.require
           const fromConfig = declared(params.slug)
-          if (fromConfig !== undefined) return { data: shownDeclared(fromConfig) }
-          return { data: shown(yield* stored(params.slug)) }
+          const now = yield* Clock.currentTimeMillis
+          const withReplicas = (data: ManagedProvider.ManagedProvider, provider: Catalog.Provider) => {
+            const shownReplicas = replicas.report(provider, now)
+            return shownReplicas.length === 0 ? data : { ...data, replicas: shownReplicas }
+          }
+          if (fromConfig !== undefined) return { data: withReplicas(shownDeclared(fromConfig), fromConfig) }
+          const one = yield* stored(params.slug)
+          return { data: withReplicas(shown(one), one.provider) }
         })))
       .handle("update", ({ params, payload }) =>
         StoreFailure.answer(Effect.gen(function*() {

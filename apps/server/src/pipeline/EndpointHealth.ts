@@ -99,6 +99,8 @@ const percentiles = (values: Array<number>): Percentiles => {
 export class EndpointHealth extends Context.Service<EndpointHealth, {
   readonly success: (id: string, sample: Sample) => void
   readonly failure: (id: string, at: number) => void
+  /** A health probe found the endpoint's server up again at `at`: its outage window ends. */
+  readonly recovered: (id: string, at: number) => void
   /** One endpoint's statistics, `undefined` before its first call. */
   readonly statsOf: (id: string, now: number) => EndpointStats | undefined
   /** Percent of this process's calls to the endpoint in the last `windowMs` that did not fail against it. */
@@ -128,6 +130,10 @@ export class EndpointHealth extends Context.Service<EndpointHealth, {
         const s = of(id)
         s.lastFailureAt = at
         s.uptime.add(at, false)
+      },
+      recovered: (id, at) => {
+        const s = series.get(id)
+        if (s !== undefined && s.lastFailureAt !== undefined && s.lastFailureAt <= at) s.lastFailureAt = undefined
       },
       uptime: (id, now, windowMs) => series.get(id)?.uptime.percent(now, windowMs) ?? null,
       statsOf: (id, now) => series.get(id)?.stats(now)

@@ -7,15 +7,17 @@ import * as Bedrock from "./Bedrock.ts"
 import * as Azure from "./Azure.ts"
 import * as Cohere from "./Cohere.ts"
 import * as Gemini from "./Gemini.ts"
+import * as Infinity from "./Infinity.ts"
 import * as Jina from "./Jina.ts"
 import * as Local from "./Local.ts"
 import * as Ollama from "./Ollama.ts"
 import * as OpenAiCompatible from "./OpenAiCompatible.ts"
 import * as Tei from "./Tei.ts"
 import * as Vertex from "./Vertex.ts"
+import * as Vllm from "./Vllm.ts"
 import * as Voyage from "./Voyage.ts"
 
-export const AdapterId = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local", "bedrock", "tei", "ollama", "azure", "vertex"])
+export const AdapterId = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local", "bedrock", "tei", "ollama", "azure", "vertex", "infinity", "vllm"])
 
 export type AdapterId = typeof AdapterId.Type
 
@@ -42,7 +44,9 @@ export const defaultBaseUrls: Readonly<Record<AdapterId, string>> = {
   ollama: Ollama.baseUrl,
   // An Azure OpenAI resource has its own host: its config names it.
   azure: "https://invalid.openai.azure.com",
-  vertex: Catalog.vertexBaseUrl("us-central1")
+  vertex: Catalog.vertexBaseUrl("us-central1"),
+  infinity: Infinity.baseUrl,
+  vllm: Vllm.baseUrl
 }
 
 export const make = Effect.gen(function*() {
@@ -65,7 +69,9 @@ export const make = Effect.gen(function*() {
     tei: { ...(yield* Tei.make), rerank: (yield* Tei.makeRerank).rerank },
     ollama: yield* Ollama.make,
     azure: yield* Azure.make,
-    vertex: { ...(yield* Vertex.make), rerank: (yield* Vertex.makeRerank).rerank }
+    vertex: { ...(yield* Vertex.make), rerank: (yield* Vertex.makeRerank).rerank },
+    infinity: yield* Infinity.make,
+    vllm: yield* Vllm.make
   }
   return table
 })
@@ -80,6 +86,8 @@ export interface ProviderAccess {
   readonly adapter: AdapterId
   readonly dialect?: Catalog.Dialect | undefined
   readonly base_url?: string | null | undefined
+  /** Replicas of one self-hosted server; a call picks one (Replicas.ts), the first stands for all. */
+  readonly base_urls?: ReadonlyArray<string> | undefined
   readonly api_key_env?: string | null | undefined
   readonly headers?: Readonly<Record<string, string>> | null | undefined
   readonly region?: string | undefined
@@ -114,7 +122,7 @@ const cloudOf = (provider: ProviderAccess): Partial<EmbeddingProvider.Connection
 }
 
 const baseUrlOf = (provider: ProviderAccess): string =>
-  provider.base_url ??
+  provider.base_url ?? provider.base_urls?.[0] ??
     (provider.adapter === "vertex" && provider.location !== undefined
       ? Catalog.vertexBaseUrl(provider.location)
       : provider.adapter === "bedrock" && provider.region !== undefined

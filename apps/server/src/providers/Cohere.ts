@@ -99,7 +99,8 @@ const usage = (response: typeof EmbedResponse.Type, request: EmbeddingProvider.U
     promptTokens,
     totalTokens: promptTokens,
     modalityTokens: imageTokens !== undefined && imageTokens > 0 ? modalityTokens : undefined,
-    upstreamId: response.id
+    upstreamId: response.id,
+    tokensEstimated: textTokens === undefined && imageTokens === undefined
   }
 }
 

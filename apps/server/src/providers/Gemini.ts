@@ -127,7 +127,8 @@ const wireFormat: WireFormat.WireFormat<typeof BatchEmbedContentsResponse.Type> 
     return {
       promptTokens,
       totalTokens: usage?.totalTokenCount ?? promptTokens,
-      modalityTokens: modalityTokens(usage?.promptTokensDetails)
+      modalityTokens: modalityTokens(usage?.promptTokensDetails),
+      tokensEstimated: usage?.promptTokenCount === undefined
     }
   }
 }

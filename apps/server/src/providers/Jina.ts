@@ -37,3 +37,12 @@ const rerankFormat: RerankWire.RerankFormat<typeof RerankResponse.Type> = {
 }
 
 export const makeRerank = RerankWire.make(rerankFormat)
+
+/**
+ * Jina's rerank shape as a self-hosted server speaks it (Infinity, vLLM): at the server's own
+ * path, text documents only.
+ */
+export const makeTextRerank = (name: string, path: string) => {
+  const { imageDocument: _images, ...textOnly } = rerankFormat
+  return RerankWire.make({ ...textOnly, name, path })
+}

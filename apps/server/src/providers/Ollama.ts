@@ -1,4 +1,5 @@
 import { Effect, Schema } from "effect"
+import * as TokenEstimate from "./TokenEstimate.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
 import * as WireFormat from "./WireFormat.ts"
 
@@ -14,7 +15,7 @@ const EmbedResponse = Schema.Struct({
 
 /**
  * Ollama's embeddings (`POST /api/embed` with `model`, `input`, `truncate`, `dimensions`), tokens
- * from `prompt_eval_count`. Ollama takes text only.
+ * from `prompt_eval_count` (estimated from the input when absent). Ollama takes text only.
  */
 const wireFormat: WireFormat.WireFormat<typeof EmbedResponse.Type> = {
   name: "Ollama",
@@ -39,9 +40,11 @@ const wireFormat: WireFormat.WireFormat<typeof EmbedResponse.Type> = {
     }
   },
   vectors: (response) => Effect.succeed(response.embeddings.map((value, index) => ({ index, value }))),
-  usage: (response) => {
-    const tokens = response.prompt_eval_count ?? 0
-    return { promptTokens: tokens, totalTokens: tokens }
+  // An answer without `prompt_eval_count` (a server that skipped evaluation) is estimated, never 0.
+  usage: (response, request) => {
+    const counted = response.prompt_eval_count ?? undefined
+    const tokens = counted ?? TokenEstimate.ofInput(request.input)
+    return { promptTokens: tokens, totalTokens: tokens, ...(counted === undefined ? { tokensEstimated: true } : {}) }
   }
 }
 

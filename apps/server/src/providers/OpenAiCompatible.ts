@@ -15,7 +15,8 @@ import * as UpstreamSpan from "../instrumentation/UpstreamSpan.ts"
 export type DialectId = Catalog.Dialect
 
 export interface Dialect {
-  readonly id: DialectId
+  /** The catalog's dialect, or the name of a self-hosted server that speaks its own (`vllm`). */
+  readonly id: DialectId | "infinity" | "vllm"
   readonly baseUrl: string
   readonly path: string
   readonly tokens: boolean
@@ -263,14 +264,16 @@ const parsedAnswer = Effect.fnUntraced(function*(body: Uint8Array) {
 const resultOf = Effect.fnUntraced(function*(request: EmbeddingProvider.UpstreamRequest, answer: Answer) {
   const embeddings = yield* VectorEncoding.finishForwarded(request, answer.vectors)
   const usage = answer.usage ?? undefined
-  const promptTokens = usage?.prompt_tokens ?? usage?.total_tokens ?? TokenEstimate.ofInput(request.input)
+  const counted = usage?.prompt_tokens ?? usage?.total_tokens ?? undefined
+  const promptTokens = counted ?? TokenEstimate.ofInput(request.input)
   const modality = modalityTokens(usage?.prompt_tokens_details)
   return {
     embeddings,
     promptTokens,
     totalTokens: usage?.total_tokens ?? promptTokens,
     ...(modality !== undefined ? { modalityTokens: modality } : {}),
-    ...(answer.id !== undefined && answer.id !== null ? { upstreamId: answer.id } : {})
+    ...(answer.id !== undefined && answer.id !== null ? { upstreamId: answer.id } : {}),
+    ...(counted === undefined ? { tokensEstimated: true } : {})
   } satisfies ForwardedResult
 })
 
@@ -313,6 +316,11 @@ export interface Placement {
   readonly name: string
   readonly path: (connection: EmbeddingProvider.Connection, request: EmbeddingProvider.UpstreamRequest) => string
   readonly keyHeaders: WireFormat.KeyHeaders
+  /**
+   * The dialect this host always speaks (a self-hosted server's), in place of the connection's
+   * `dialect`.
+   */
+  readonly dialect?: Dialect
 }
 
 const openAiPlacement: Placement = {
@@ -327,7 +335,7 @@ export const make = Effect.fnUntraced(function*(placement: Placement = openAiPla
     connection: EmbeddingProvider.Connection,
     request: EmbeddingProvider.UpstreamRequest
   ) {
-    const dialect = dialects[connection.dialect ?? "generic"]
+    const dialect = placement.dialect ?? dialects[connection.dialect ?? "generic"]
     const body = yield* requestBody(dialect, request)
     const bytes = yield* UpstreamHttp.postBytes(client, {
       connection,

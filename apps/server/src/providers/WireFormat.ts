@@ -35,6 +35,8 @@ export interface Usage {
   readonly totalTokens: number
   readonly modalityTokens?: EmbeddingProvider.ModalityTokens | undefined
   readonly upstreamId?: string | undefined
+  /** The counts are the gateway's estimate: the answer had none. */
+  readonly tokensEstimated?: boolean | undefined
 }
 
 /**
@@ -96,13 +98,14 @@ export const make = <Response>(format: WireFormat<Response>) =>
       })
       const response: Response = yield* decodeResponse(json)
       const embeddings = yield* VectorEncoding.finish(request, yield* format.vectors(response))
-      const { modalityTokens, promptTokens, totalTokens, upstreamId } = format.usage(response, request)
+      const { modalityTokens, promptTokens, totalTokens, upstreamId, tokensEstimated } = format.usage(response, request)
       return {
         embeddings,
         promptTokens,
         totalTokens,
         ...(modalityTokens !== undefined ? { modalityTokens } : {}),
-        ...(upstreamId !== undefined ? { upstreamId } : {})
+        ...(upstreamId !== undefined ? { upstreamId } : {}),
+        ...(tokensEstimated === true ? { tokensEstimated } : {})
       } satisfies EmbeddingProvider.EmbeddingResult
     }, Span.within(`${format.name}.embed`))
     return EmbeddingProvider.EmbeddingProvider.of({ embed })

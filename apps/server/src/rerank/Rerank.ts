@@ -19,6 +19,7 @@ import { EndpointHealth } from "../pipeline/EndpointHealth.ts"
 import * as GenerationId from "../pipeline/GenerationId.ts"
 import { Workspaces } from "../pipeline/Workspaces.ts"
 import { Adapters, scrub, scrubText } from "../providers/Adapters.ts"
+import { Replicas } from "../providers/Replicas.ts"
 import * as TokenEstimate from "../providers/TokenEstimate.ts"
 import * as AttemptObserver from "../pipeline/AttemptObserver.ts"
 import * as Route from "../pipeline/Route.ts"
@@ -140,6 +141,7 @@ export class Rerank extends Context.Service<Rerank, {
       const health = yield* EndpointHealth
       const accounting = yield* Accounting
       const adapters = yield* Adapters
+      const replicas = yield* Replicas
       const inFlight = yield* InFlight
       const config = yield* HeldAttempts.CallConfig
       const route = Route.make({ loaded, health, byok: yield* ByokStore, workspaces: yield* Workspaces })
@@ -156,12 +158,12 @@ export class Rerank extends Context.Service<Rerank, {
           : undefined
         const { documents, queryTokens, documentTokens } = measured
         return Effect.forEach(calls(documents.length, Catalog.batchSizeOf(endpoint)), ({ start, end }) =>
-          limit(rerank(connection, {
+          replicas.through(provider, connection, (replica) => limit(rerank(replica, {
             upstreamModel: endpoint.upstream_model,
             query: request.query,
             documents: documents.slice(start, end),
             ...(maxTokensPerDoc !== undefined ? { maxTokensPerDoc } : {})
-          })).pipe(Effect.map((result): Billed => {
+          }))).pipe(Effect.map((result): Billed => {
             // A provider that reports no usage is billed on the gateway's own count.
             const estimated = documentTokens.slice(start, end)
             return {

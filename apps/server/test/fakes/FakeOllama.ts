@@ -3,10 +3,13 @@ import * as FakeUpstream from "./FakeUpstream.ts"
 /**
  * Ollama, from its API reference: `POST /api/embed` with `model` and `input` (a string or a list)
  * answers `{ model, embeddings, total_duration, load_duration, prompt_eval_count }`; every error
- * is `{ "error": "..." }` (404 for a model not pulled, 400 for a bad body).
+ * is `{ "error": "..." }` (404 for a model not pulled, 400 for a bad body). `GET /api/version`
+ * answers `{ "version" }`.
  */
 export interface Options {
   readonly models?: ReadonlyArray<string>
+  /** Answer without `prompt_eval_count`, as a server that skipped evaluation does. */
+  readonly noCounts?: boolean
 }
 
 const error = (status: number, message: string) => ({ status, body: { error: message } })
@@ -15,6 +18,7 @@ const api = (options: Options = {}): FakeUpstream.FakeApi => ({
   basePath: "",
   errorBody: (status, message) => error(status, message).body,
   handle: (request, shape) => {
+    if (request.method === "GET" && request.path === "/api/version") return { status: 200, body: { version: "0.12.3" } }
     if (request.method !== "POST" || request.path !== "/api/embed") return error(404, "404 page not found")
     const body = request.body
     if (!FakeUpstream.isRecord(body)) return error(400, "invalid request body")
@@ -33,7 +37,7 @@ const api = (options: Options = {}): FakeUpstream.FakeApi => ({
         embeddings: shape.dropOne ? embeddings.slice(1) : embeddings,
         total_duration: 14_143_917,
         load_duration: 1_019_500,
-        prompt_eval_count: input.reduce((sum, text) => sum + FakeUpstream.wordCount(text) + 2, 0)
+        ...(options.noCounts === true ? {} : { prompt_eval_count: input.reduce((sum, text) => sum + FakeUpstream.wordCount(text) + 2, 0) })
       }
     }
   }

@@ -121,6 +121,7 @@ describe("OpenAiCompatible", () => {
       const result = yield* embed(request("m", texts("Hello, world!")))
       assert.strictEqual(result.promptTokens, 4)
       assert.strictEqual(result.totalTokens, 4)
+      assert.strictEqual(result.tokensEstimated, true)
     }).pipe(overHttp))
 
   it.live("a base URL with a trailing slash still reaches /embeddings", () =>

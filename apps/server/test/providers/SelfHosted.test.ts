@@ -24,6 +24,7 @@ describe("Text Embeddings Inference", () => {
       // [CLS] + words + [SEP]: 5 + 4 + 5.
       assert.strictEqual(result.promptTokens, 14)
       assert.strictEqual(result.totalTokens, 14)
+      assert.isUndefined(result.tokensEstimated)
     }).pipe(overHttp))
 
   it.live("tokenizes in batches the server accepts", () =>
@@ -80,6 +81,15 @@ describe("Ollama", () => {
       assert.deepStrictEqual(lastBody(server), { model: "nomic-embed-text", input: ["hello world", "x"], truncate: false, dimensions: 64 })
       assert.deepStrictEqual(result.embeddings[0]!.embedding, FakeUpstream.vectorFor("nomic-embed-text|hello world", 64))
       assert.strictEqual(result.promptTokens, 7)
+      assert.isUndefined(result.tokensEstimated)
+    }).pipe(overHttp))
+
+  it.live("an answer without prompt_eval_count is estimated from the input, never 0, and marked so", () =>
+    Effect.gen(function*() {
+      const { embed } = yield* ollama({ fake: { noCounts: true } })
+      const result = yield* embed(request("nomic-embed-text", texts("Hello, world!", "x")))
+      assert.strictEqual(result.promptTokens, 5)
+      assert.strictEqual(result.tokensEstimated, true)
     }).pipe(overHttp))
 
   it.live("reads Ollama's { error } body: a model not pulled is not found", () =>

@@ -54,19 +54,20 @@ import { InputModality, ModelSlug } from "../schema/EmbeddingRequest.ts"
 import { DataCollection, Quantization } from "../schema/ProviderPreferences.ts"
 import type { RoutingSettings } from "../schema/Workspace.ts"
 import { Price } from "./Money.ts"
+import * as SelfHosted from "./SelfHostedFields.ts"
 
 /**
  * How the gateway talks to a provider: `openai` is any OpenAI-compatible embeddings API (its
  * rerank endpoints speak Jina's rerank shape, as vLLM and other OpenAI-compatible hosts do);
  * `jina` is Jina AI (OpenAI-compatible embeddings in Jina's dialect, Jina's rerank); `local` is
  * the in-process model that needs no network and no key; `bedrock` is Amazon Bedrock's
- * `InvokeModel`, signed with SigV4 for the provider's `region`; `tei` and `ollama` are self-hosted
- * model servers; `azure` is Azure OpenAI (deployment URLs, `api-version`, an `api-key` or an Entra ID
+ * `InvokeModel`, signed with SigV4 for the provider's `region`; `tei`, `ollama`, `infinity` and
+ * `vllm` are self-hosted model servers; `azure` is Azure OpenAI (deployment URLs, `api-version`, an `api-key` or an Entra ID
  * token) and `vertex` is Google Vertex AI (`:predict` and the Ranking API under a Google identity's token).
  *
  * @since 0.1.0
  */
-const Adapter = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local", "bedrock", "tei", "ollama", "azure", "vertex"])
+const Adapter = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local", "bedrock", "tei", "ollama", "azure", "vertex", "infinity", "vllm"])
 
 /**
  * @since 0.1.0
@@ -107,7 +108,7 @@ export type Task = typeof Task.Type
  *
  * @since 0.4.0
  */
-const rerankAdapters: ReadonlyArray<Adapter> = ["openai", "cohere", "voyage", "jina", "local", "bedrock", "tei", "vertex"]
+const rerankAdapters: ReadonlyArray<Adapter> = ["openai", "cohere", "voyage", "jina", "local", "bedrock", "tei", "vertex", "infinity", "vllm"]
 
 /**
  * The adapters whose rerank API carries image documents (Jina's shape, which `openai` speaks
@@ -370,16 +371,18 @@ export const Provider = Schema.Struct({
   headers: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
   timeout_ms: Schema.optionalKey(PositiveInt),
   ...CloudFields.fields,
+  ...SelfHosted.SelfHostedFields.fields,
   endpoints: Schema.Array(Endpoint).check(uniqueEndpoints)
 }).check(Schema.makeFilter((p) => {
   const issues: Array<Schema.FilterIssue> = []
-  if (p.adapter !== "local" && p.adapter !== "bedrock" && p.adapter !== "vertex" && p.base_url === undefined) {
+  if (p.adapter !== "local" && p.adapter !== "bedrock" && p.adapter !== "vertex" && p.base_url === undefined && p.base_urls === undefined) {
     issues.push({ path: ["base_url"], issue: `a provider with adapter ${p.adapter} needs a base_url` })
   }
   if (p.adapter === "bedrock" && p.region === undefined) {
     issues.push({ path: ["region"], issue: "a provider with adapter bedrock needs a region" })
   }
   issues.push(...cloudIssues(p))
+  issues.push(...SelfHosted.issues(p))
   p.endpoints.forEach((e, i) => {
     if (e.task === "rerank" && !rerankAdapters.includes(p.adapter)) {
       issues.push({ path: ["endpoints", i, "task"], issue: `adapter ${p.adapter} has no rerank API` })
@@ -626,7 +629,9 @@ const defaultInputModalities: Record<Adapter, ReadonlyArray<InputModalityType>> 
   tei: ["text"],
   ollama: ["text"],
   azure: ["text", "tokens"],
-  vertex: ["text"]
+  vertex: ["text"],
+  infinity: ["text"],
+  vllm: ["text", "tokens"]
 }
 
 const textOnly: ReadonlyArray<InputModalityType> = ["text"]

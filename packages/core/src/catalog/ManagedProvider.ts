@@ -59,7 +59,17 @@ export const ManagedProvider = Schema.Struct({
   active: Schema.Boolean,
   api_key: CredentialShown,
   provider: Schema.Record(Schema.String, Schema.Unknown),
-  updated_at: Schema.NullOr(Schema.String)
+  updated_at: Schema.NullOr(Schema.String),
+  /**
+   * A self-hosted server's replicas (`base_urls`, or its one `base_url`) as this process sees them:
+   * health (probes and the outage window after a failure), requests in flight, p50 latency.
+   */
+  replicas: Schema.optionalKey(Schema.Array(Schema.Struct({
+    base_url: Schema.String,
+    healthy: Schema.Boolean,
+    in_flight: Schema.Int,
+    p50_ms: Schema.NullOr(Schema.Finite)
+  })))
 })
 
 /**

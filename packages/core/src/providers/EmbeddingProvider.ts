@@ -244,6 +244,11 @@ export interface EmbeddingResult {
   readonly totalTokens: number
   readonly modalityTokens?: ModalityTokens
   readonly upstreamId?: string
+  /**
+   * Set when the upstream reported no count and had no route to count with: the token counts are
+   * the gateway's estimate from the input, never 0 for non-empty input.
+   */
+  readonly tokensEstimated?: boolean
 }
 
 /**

@@ -65,7 +65,12 @@ export const EmbeddingUsage = Schema.Struct({
   cost: Schema.optionalKey(Schema.Finite),
   cost_details: Schema.optionalKey(Schema.NullOr(CostDetails)),
   is_byok: Schema.optionalKey(Schema.Boolean),
-  prompt_tokens_details: Schema.optionalKey(PromptTokensDetails)
+  prompt_tokens_details: Schema.optionalKey(PromptTokensDetails),
+  /**
+   * Switchyard: present and `true` when the provider reported no token count and the gateway
+   * estimated it from the input (a self-hosted server without a tokenize route).
+   */
+  tokens_estimated: Schema.optionalKey(Schema.Boolean)
 })
 
 /**

@@ -19,7 +19,7 @@ describe("the config file's JSON Schema", () => {
     assert.deepStrictEqual(Object.keys(doc.properties).sort(), ["$schema", "broadcast", "providers", "workspaces"])
     const provider = doc.properties.providers.items
     assert.deepStrictEqual(provider.required, ["slug", "name", "adapter", "data_collection", "endpoints"])
-    assert.deepStrictEqual(provider.properties.adapter.enum, ["openai", "cohere", "voyage", "gemini", "jina", "local", "bedrock", "tei", "ollama", "azure", "vertex"])
+    assert.deepStrictEqual(provider.properties.adapter.enum, ["openai", "cohere", "voyage", "gemini", "jina", "local", "bedrock", "tei", "ollama", "azure", "vertex", "infinity", "vllm"])
     const endpoint = provider.properties.endpoints.items
     assert.includeMembers(endpoint.required, ["model", "upstream_model", "pricing"])
     assert.isFalse(endpoint.additionalProperties)
