@@ -6,7 +6,8 @@ import { type BatchRow, BatchStore, type Claimer, type NewUnit, type UnitRow } f
 import { GatewayProcess } from "../store/GatewayProcesses.ts"
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import * as FileChunks from "../store/FileChunks.ts"
-import { type BatchIdentity, type LineOutcome, LineRunner, requestId } from "./LineRunner.ts"
+import { type BatchIdentity, identityOf, type LineOutcome, requestId } from "./BatchLines.ts"
+import { LineRunner } from "./LineRunner.ts"
 import * as BatchWire from "./BatchWire.ts"
 import { ProviderBatches } from "./ProviderBatches.ts"
 import type { NewProviderBatch } from "../store/ProviderBatchStore.ts"
@@ -163,12 +164,7 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
       const found = yield* store.batchById(unit.batch_id)
       if (Option.isNone(found)) return
       const row = found.value
-      const batch: BatchIdentity = {
-        id: row.id,
-        createdAtMs: Number(row.created_at),
-        endpoint: row.endpoint,
-        caller: { keyId: row.key_id, keyHash: row.key_hash, kind: "standard", userId: row.user_id, workspaceId: row.workspace_id }
-      }
+      const batch = identityOf(row)
       const chunk = yield* store.chunk(row.input_file_id, unit.input_seq)
       const texts = Option.isSome(chunk)
         ? FileChunks.linesOf(chunk.value.data).slice(unit.line_offset, unit.line_offset + unit.line_count)

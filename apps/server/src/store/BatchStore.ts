@@ -3,6 +3,7 @@ import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/Stor
 import { Context, Duration, Effect, Layer, Option, Stream } from "effect"
 import { isReadonlyArrayNonEmpty } from "effect/Array"
 import { SqlClient } from "effect/sql"
+import * as BatchWrites from "./BatchWrites.ts"
 import * as FileChunks from "./FileChunks.ts"
 import type { ChunkRow } from "./FileChunks.ts"
 import * as ProviderBatchStore from "./ProviderBatchStore.ts"
@@ -179,10 +180,7 @@ export class BatchStore extends Context.Service<BatchStore, {
       const sql = yield* SqlClient.SqlClient
       const op = (operation: string) => <A, E, R>(self: Effect.Effect<A, E, R>) => fromSqlError(operation)(self)
 
-      const insertChunk = (fileId: string, chunk: ChunkRow) =>
-        sql`INSERT INTO batch_file_chunks (file_id, seq, lines, data)
-          VALUES (${fileId}, ${chunk.seq}, ${chunk.lines}, ${chunk.data})
-          ON CONFLICT (file_id, seq) DO NOTHING`.pipe(Effect.asVoid)
+      const insertChunk = (fileId: string, chunk: ChunkRow) => BatchWrites.insertChunk(sql, fileId, chunk)
 
       const fileTotals = (fileId: string) =>
         sql<{ readonly lines: number | string | null; readonly chunks: number | string }>`SELECT SUM(lines) AS lines, COUNT(*) AS chunks
@@ -279,13 +277,10 @@ export class BatchStore extends Context.Service<BatchStore, {
             WHERE batch_id = ${unit.batch_id} AND seq = ${unit.seq} AND status = 'running' AND claimed_by = ${owner}
             RETURNING seq`
           if (done.length === 0) return false
-          const files = yield* sql<{ readonly output_file_id: string; readonly error_file_id: string }>`SELECT output_file_id,
-            error_file_id FROM batches WHERE id = ${unit.batch_id}`
-          const batch = files[0]!
+          const batch = (yield* BatchWrites.filesOf(sql, unit.batch_id))!
           for (const chunk of FileChunks.unitChunks(unit.first_line, result.output)) yield* insertChunk(batch.output_file_id, chunk)
           for (const chunk of FileChunks.unitChunks(unit.first_line, result.errors)) yield* insertChunk(batch.error_file_id, chunk)
-          yield* sql`UPDATE batches SET completed = completed + ${result.completed}, failed = failed + ${result.failed},
-              cost_nanos = cost_nanos + ${result.costNanos} WHERE id = ${unit.batch_id}`
+          yield* BatchWrites.addCounts(sql, unit.batch_id, result)
           yield* ProviderBatchStore.insert(sql, unit, result.providerBatches ?? [], result.now ?? 0)
           return true
         })
