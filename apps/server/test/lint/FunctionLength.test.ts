@@ -87,7 +87,6 @@ const nameOf = (node: { readonly parent?: unknown }): string => {
 const waiting = new Set([
   "store/SqliteMoneyStore.ts make",
   "store/SqliteMoneyStore.ts (a function in make)",
-  "batches/BatchRunner.ts (a function in layer)",
   "store/LeaseBook.ts make",
   "store/LeaseBook.ts (a function in make)",
   "store/AccountingLive.ts build",
