@@ -73,31 +73,6 @@ export class LineRunner extends Context.Service<LineRunner, {
         })
       }
 
-      // Every log line and span of a batch's line carries the batch's id; each line or group of
-      // lines has a span of its own (a batch has no HTTP request span to hang them under).
-      const ofBatch = (batch: BatchIdentity, name: string, attributes: () => Record<string, unknown>) =>
-      <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-        self.pipe(
-          // A batch's lines are a trace of their own: no request is above them.
-          Span.within(name, () => ({ "switchyard.batch_id": batch.id, ...attributes() }), { root: true }),
-          Effect.annotateSpans({ "switchyard.batch_id": batch.id }),
-          Effect.annotateLogs({ batch_id: batch.id })
-        )
-
-      /**
-       * The line's own line, at `debug`: what the live endpoint's access line says, with the batch
-       * and the line. A batch logs as a batch at `info` (BatchRunner.ts): started, finished.
-       */
-      const accessLine = (batch: BatchIdentity, line: number, outcome: LineOutcome, started: number) =>
-        Effect.logDebug("batch line").pipe(Effect.annotateLogs({
-          batch_id: batch.id,
-          line,
-          path: batch.endpoint,
-          status: outcome.status,
-          duration_ms: Math.round((performance.now() - started) * 10) / 10,
-          ...(outcome.served ? { generation_id: generationId(batch, line) } : {})
-        }))
-
       const run = (batch: BatchIdentity, line: number, text: string): Effect.Effect<LineOutcome> =>
         Effect.suspend(() => {
           const started = performance.now()
@@ -123,25 +98,6 @@ export class LineRunner extends Context.Service<LineRunner, {
           })
         )
       }
-      /**
-       * A served line of a group, whose output line is written out when it is read, as its unit is
-       * written: until then the line holds its share of the upstream's answer, not a 30 KB string of
-       * its own that would live as long as the unit, past the young generation, for a full
-       * collection to free.
-       */
-      const servedLater = (batch: BatchIdentity, line: number, customId: string, served: Served, request: EmbeddingRequest): LineOutcome => {
-        const id = requestId(batch, line)
-        const generation = generationId(batch, line)
-        return {
-          served: true,
-          status: 200,
-          costNanos: served.costNanos,
-          get line() {
-            return BatchLine.outputLine(id, customId, generation, EmbeddingsAnswer.text(served, request, false))
-          }
-        }
-      }
-
       const runMany = (
         batch: BatchIdentity,
         lines: ReadonlyArray<{ readonly line: number; readonly text: string }>,
@@ -209,4 +165,48 @@ export class LineRunner extends Context.Service<LineRunner, {
       return LineRunner.of({ run, runMany })
     })
   )
+}
+
+// Every log line and span of a batch's line carries the batch's id; each line or group of
+// lines has a span of its own (a batch has no HTTP request span to hang them under).
+const ofBatch = (batch: BatchIdentity, name: string, attributes: () => Record<string, unknown>) =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  self.pipe(
+    // A batch's lines are a trace of their own: no request is above them.
+    Span.within(name, () => ({ "switchyard.batch_id": batch.id, ...attributes() }), { root: true }),
+    Effect.annotateSpans({ "switchyard.batch_id": batch.id }),
+    Effect.annotateLogs({ batch_id: batch.id })
+  )
+
+/**
+ * The line's own line, at `debug`: what the live endpoint's access line says, with the batch
+ * and the line. A batch logs as a batch at `info` (BatchRunner.ts): started, finished.
+ */
+const accessLine = (batch: BatchIdentity, line: number, outcome: LineOutcome, started: number) =>
+  Effect.logDebug("batch line").pipe(Effect.annotateLogs({
+    batch_id: batch.id,
+    line,
+    path: batch.endpoint,
+    status: outcome.status,
+    duration_ms: Math.round((performance.now() - started) * 10) / 10,
+    ...(outcome.served ? { generation_id: generationId(batch, line) } : {})
+  }))
+
+/**
+ * A served line of a group, whose output line is written out when it is read, as its unit is
+ * written: until then the line holds its share of the upstream's answer, not a 30 KB string of
+ * its own that would live as long as the unit, past the young generation, for a full
+ * collection to free.
+ */
+const servedLater = (batch: BatchIdentity, line: number, customId: string, served: Served, request: EmbeddingRequest): LineOutcome => {
+  const id = requestId(batch, line)
+  const generation = generationId(batch, line)
+  return {
+    served: true,
+    status: 200,
+    costNanos: served.costNanos,
+    get line() {
+      return BatchLine.outputLine(id, customId, generation, EmbeddingsAnswer.text(served, request, false))
+    }
+  }
 }

@@ -99,7 +99,6 @@ const waiting = new Set([
   "interns/ProcessRuntime.ts (a function in make)",
   "handlers/Keys.ts (a function in KeysHandlers)",
   "handlers/ProviderAdmin.ts (a function in ProviderAdminHandlers)",
-  "batches/LineRunner.ts (a function in layer)",
   "interns/HttpRuntime.ts make",
   "interns/HttpRuntime.ts (a function in make)"
 ])
