@@ -1,15 +1,15 @@
-import * as Batch from "@switchyard/core/schema/Batch"
-import * as BatchLine from "@switchyard/core/schema/BatchLine"
-import { Cause, Clock, Config, Duration, Effect, Fiber, Layer, Option, Ref, Schedule, Stream } from "effect"
+import type * as Batch from "@switchyard/core/schema/Batch"
+import { Cause, Clock, Config, Duration, Effect, Layer, Option, Ref, Stream } from "effect"
 import { GatewayMetrics } from "../observability/GatewayMetrics.ts"
-import { type BatchRow, BatchStore, type Claimer, type NewUnit, type UnitRow } from "../store/BatchStore.ts"
+import { type BatchRow, BatchStore, type Claimer } from "../store/BatchStore.ts"
 import { GatewayProcess } from "../store/GatewayProcesses.ts"
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import * as FileChunks from "../store/FileChunks.ts"
-import { type BatchIdentity, type LineOutcome, LineRunner, requestId } from "./LineRunner.ts"
+import { LineRunner } from "./LineRunner.ts"
 import * as BatchWire from "./BatchWire.ts"
 import { ProviderBatches } from "./ProviderBatches.ts"
-import type { NewProviderBatch } from "../store/ProviderBatchStore.ts"
+import { type Held, runUnit, type UnitRunner } from "./Units.ts"
+import { validate } from "./Validation.ts"
 
 const BatchRunnerConfig = Config.all({
   /** Units a replica runs at once. */
@@ -23,14 +23,6 @@ const BatchRunnerConfig = Config.all({
   /** How long files (uploads, outputs and errors) are kept after they were made. */
   retention: BatchWire.Retention
 })
-
-/** A worker's next unit, claimed when its last one was written. */
-interface Held {
-  next: Option.Option<UnitRow>
-}
-
-// Worth another try, later: the upstream or the gateway was busy, not the request wrong.
-const retryable = (status: number) => status === 429 || status === 502 || status === 503 || status === 524 || status === 529
 
 /**
  * The batches' background work, one per gateway process, in the server's scope: validates new
@@ -63,203 +55,11 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
       yield* Effect.gen(function*() {
         if (!(yield* store.claimValidation(id, claimer(yield* Clock.currentTimeMillis)))) return
         // Let go if it did not end (a store error): a later try, here or elsewhere, claims it again.
-        yield* validate(id).pipe(Effect.onError(() => Effect.ignore(store.releaseValidation(id, owner))))
+        yield* validate(store, config.unitLines, id).pipe(Effect.onError(() => Effect.ignore(store.releaseValidation(id, owner))))
       }).pipe(Effect.ensuring(Effect.sync(() => validatingHere.delete(id))))
     })
 
-  const validate = (id: string) =>
-    Effect.gen(function*() {
-      const found = yield* store.batchById(id)
-      if (Option.isNone(found)) return
-      const batch = found.value
-      const units: Array<NewUnit> = []
-      let total = 0
-      let json = 0
-      let lineNumber = 0
-      const customIds = new Set<string>()
-      let duplicate: { readonly line: number; readonly customId: string } | undefined
-      yield* Stream.runForEach(store.chunks(batch.input_file_id), (chunk) =>
-        Effect.sync(() => {
-          const texts = FileChunks.linesOf(chunk.data)
-          for (let offset = 0; offset < texts.length; offset += config.unitLines) {
-            units.push({
-              seq: units.length,
-              inputSeq: chunk.seq,
-              lineOffset: offset,
-              firstLine: lineNumber + offset + 1,
-              lineCount: Math.min(config.unitLines, texts.length - offset)
-            })
-          }
-          for (const [i, text] of texts.entries()) {
-            if (text.trim().length === 0) continue
-            total += 1
-            const customId = BatchLine.customIdOf(text)
-            if (customId === undefined) continue
-            json += 1
-            if (customId === null || duplicate !== undefined) continue
-            // OpenAI refuses a file in which two requests share a custom_id: the first repeat is named.
-            if (customIds.has(customId)) duplicate = { line: lineNumber + i + 1, customId }
-            else customIds.add(customId)
-          }
-          lineNumber += texts.length
-        }))
-      customIds.clear()
-      const now = yield* Clock.currentTimeMillis
-      const failure = (code: string, message: string, line: number | null = null, param: string | null = null) =>
-        store.fail(id, [{ code, message, param: line === null ? "input_file_id" : param, line }], now)
-      if (total === 0) return yield* failure("empty_file", "The input file has no lines")
-      if (duplicate !== undefined) {
-        return yield* failure(
-          "duplicate_custom_id",
-          `The custom_id for this request is a duplicate of another request (line ${duplicate.line}, custom_id ${JSON.stringify(duplicate.customId)}). The custom_id parameter must be unique for each individual request in a batch.`,
-          duplicate.line,
-          "custom_id"
-        )
-      }
-      if (json === 0) return yield* failure("invalid_json_line", "The input file is not JSONL: no line is a JSON object", 1)
-      if (total > Batch.limits.lines) {
-        return yield* failure("too_many_requests", `The input file has ${total} lines; a batch takes at most ${Batch.limits.lines}`)
-      }
-      yield* store.start(id, units, total, now)
-      yield* Effect.logInfo("batch started").pipe(Effect.annotateLogs({ batch_id: id, lines: total, units: units.length }))
-    })
-
-  const runLine = (batch: BatchIdentity, line: number, text: string, stopped: () => boolean): Effect.Effect<LineOutcome> =>
-    Effect.gen(function*() {
-      const wait = (yield* Ref.get(pausedUntil)) - (yield* Clock.currentTimeMillis)
-      if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
-      const outcome = yield* lines.run(batch, line, text)
-      if (!outcome.served && retryable(outcome.status)) {
-        const now = yield* Clock.currentTimeMillis
-        yield* Ref.update(pausedUntil, (until) => Math.max(until, now + 1_000))
-        return yield* Effect.fail(outcome)
-      }
-      return outcome
-    }).pipe(
-      Effect.retry({ schedule: Schedule.exponential(Duration.seconds(1)), times: 3, while: () => !stopped() }),
-      Effect.catch((outcome) => Effect.succeed(outcome))
-    )
-
-  // Stops when the batch is being cancelled, or when the claim was lost (this process was judged
-  // dead while frozen or cut off from the store, and another took the unit).
-  const watch = (unit: UnitRow) =>
-    Effect.gen(function*() {
-      while (true) {
-        yield* Effect.sleep(Duration.millis(config.pollMs))
-        const status = yield* store.status(unit.batch_id)
-        if (Option.isNone(status) || status.value !== "in_progress") return "cancelled" as const
-        if (!(yield* store.claimed(unit, owner))) return "lost" as const
-      }
-    })
-
-  /**
-   * Runs a unit and writes its lines; the worker's next unit is claimed in the same transaction
-   * and put in `held` at once (a worker stopped before running it gives it back).
-   */
-  const runUnit = (unit: UnitRow, held: Held) => {
-    // The holds that admitted the lines sent to provider batches, dropped once the unit is written.
-    let release: Effect.Effect<void> = Effect.void
-    return Effect.gen(function*() {
-      const found = yield* store.batchById(unit.batch_id)
-      if (Option.isNone(found)) return
-      const row = found.value
-      const batch: BatchIdentity = {
-        id: row.id,
-        createdAtMs: Number(row.created_at),
-        endpoint: row.endpoint,
-        caller: { keyId: row.key_id, keyHash: row.key_hash, kind: "standard", userId: row.user_id, workspaceId: row.workspace_id }
-      }
-      const chunk = yield* store.chunk(row.input_file_id, unit.input_seq)
-      const texts = Option.isSome(chunk)
-        ? FileChunks.linesOf(chunk.value.data).slice(unit.line_offset, unit.line_offset + unit.line_count)
-        : []
-      const results: Array<LineOutcome | undefined> = Array.from({ length: unit.line_count })
-      // A cancel stops new lines from starting; the lines in flight finish and are written, so
-      // that every line charged is in the output.
-      let stopping = false
-      const stopped = () => stopping
-      // Lines whose route has a provider batch API with a batch price go there (ProviderBatches.ts).
-      let providerBatches: ReadonlyArray<NewProviderBatch> = []
-      const work = Effect.gen(function*() {
-        const wanted = texts.flatMap((text, i) => (text.trim().length === 0 ? [] : [{ i, line: unit.first_line + i, text }]))
-        const diverted = yield* providers.divert({ ...batch, execution: row.execution }, wanted)
-        providerBatches = diverted.providerBatches
-        release = diverted.release
-        const live = diverted.live
-        const wait = (yield* Ref.get(pausedUntil)) - (yield* Clock.currentTimeMillis)
-        if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
-        const outcomes = yield* lines.runMany(batch, live, { concurrency: config.lineConcurrency, stopped })
-        const again: Array<(typeof wanted)[number]> = []
-        for (const [k, outcome] of outcomes.entries()) {
-          if (outcome === undefined) continue
-          if (!outcome.served && retryable(outcome.status)) again.push(live[k]!)
-          else results[live[k]!.i] = outcome
-        }
-        if (again.length > 0) {
-          // A busy upstream: those lines again, one by one, paced.
-          const now = yield* Clock.currentTimeMillis
-          yield* Ref.update(pausedUntil, (until) => Math.max(until, now + 1_000))
-          yield* Effect.forEach(again, ({ i, line, text }) =>
-            stopping ? Effect.void : Effect.flatMap(runLine(batch, line, text, stopped), (outcome) =>
-              Effect.sync(() => {
-                results[i] = outcome
-              })), { concurrency: config.lineConcurrency, discard: true })
-        }
-      })
-      if (row.expired_at !== null && Option.isSome(chunk)) {
-        // The completion window passed before this unit ran: its lines are not run.
-        for (const [i, text] of texts.entries()) {
-          if (text.trim().length === 0) continue
-          const customId = BatchLine.customIdOf(text)
-          results[i] = { served: false, status: 0, line: BatchLine.expiredLine(requestId(batch, unit.first_line + i), customId ?? null) }
-        }
-      } else if (Option.isNone(chunk)) {
-        // The input file was deleted under the batch: its lines cannot run.
-        for (let i = 0; i < unit.line_count; i++) {
-          const line = unit.first_line + i
-          results[i] = {
-            served: false,
-            status: 404,
-            line: BatchLine.errorLine(requestId(batch, line), null, 404, `Line ${line}: the input file was deleted`)
-          }
-        }
-      }
-      const running = yield* Effect.forkChild(row.expired_at === null ? work : Effect.void)
-      const ended = yield* Effect.raceFirst(Effect.as(Fiber.join(running), "done" as const), watch(unit))
-      if (ended === "lost") return yield* Fiber.interrupt(running)
-      if (ended === "cancelled") {
-        stopping = true
-        yield* Fiber.join(running)
-      }
-      const served = results.filter((r): r is LineOutcome => r !== undefined && r.served)
-      const failed = results.filter((r): r is LineOutcome => r !== undefined && !r.served)
-      const now = yield* Clock.currentTimeMillis
-      const { written } = yield* Effect.uninterruptible(Effect.tap(
-        store.completeAndClaim(unit, owner, {
-          output: served,
-          errors: failed,
-          completed: served.length,
-          failed: failed.length,
-          costNanos: served.reduce((sum, r) => sum + (r.costNanos ?? 0n), 0n),
-          providerBatches,
-          now
-        }, claimer(now)),
-        ({ next }) =>
-          Effect.sync(() => {
-            held.next = next
-          })
-      ))
-      if (written) {
-        metrics.batchLines({ endpoint: row.endpoint, served: served.length, failed: failed.length })
-        yield* Effect.logDebug("batch unit").pipe(Effect.annotateLogs({
-          batch_id: row.id,
-          first_line: unit.first_line,
-          served: served.length,
-          failed: failed.length
-        }))
-      }
-    }).pipe(Effect.ensuring(Effect.suspend(() => release)))
-  }
+  const run: UnitRunner = { config, store, lines, providers, metrics, owner, claimer, pausedUntil }
 
   /** The failed lines of a batch by their status, read from its error file. */
   const failuresOf = (errorFile: string) =>
@@ -306,7 +106,7 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
       held.next = Option.none()
       if (Option.isSome(unit)) {
         // A process that stops gives its unit back; its served lines settle again as no-ops.
-        yield* runUnit(unit.value, held).pipe(Effect.onInterrupt(() => Effect.ignore(store.release(unit.value, owner))))
+        yield* runUnit(run, unit.value, held).pipe(Effect.onInterrupt(() => Effect.ignore(store.release(unit.value, owner))))
       }
       const ended = yield* store.finalize(claimer(yield* Clock.currentTimeMillis))
       for (const one of ended) yield* finished(one.batch, one.status, one.errorFile)

@@ -12,19 +12,7 @@ import * as TraceContext from "../pipeline/TraceContext.ts"
 import { resolveModel } from "../pipeline/Route.ts"
 import * as Answer from "../rerank/Answer.ts"
 import { Rerank } from "../rerank/Rerank.ts"
-import {
-  answerCall,
-  answerPlan,
-  explainHeader,
-  noteSession,
-  planReport,
-  type RequestHeaders,
-  requireStandardKey,
-  seedHeader,
-  seedOf,
-  sessionIdOf,
-  truthy
-} from "./ModelCall.ts"
+import * as ModelCall from "./ModelCall.ts"
 
 /**
  * A rerank call from an authenticated caller to its served result and the answer's headers: the
@@ -32,14 +20,14 @@ import {
  */
 const serveWith = (rerank: Rerank["Service"], loaded: LoadedCatalog) => {
   const resolved = resolveModel(loaded)
-  return Effect.fnUntraced(function*(payload: RerankRequest.RerankRequest, headers: RequestHeaders) {
-    const caller = yield* requireStandardKey
-    const seed = yield* seedOf(headers)
-    const sessionId = yield* sessionIdOf(payload, headers)
+  return Effect.fnUntraced(function*(payload: RerankRequest.RerankRequest, headers: ModelCall.RequestHeaders) {
+    const caller = yield* ModelCall.requireStandardKey
+    const seed = yield* ModelCall.seedOf(headers)
+    const sessionId = yield* ModelCall.sessionIdOf(payload, headers)
     const request = yield* resolved(payload)
-    yield* noteSession(sessionId, request.user)
+    yield* ModelCall.noteSession(sessionId, request.user)
     const served = yield* rerank.create(caller, request, { seed }).pipe(
-      answerCall("rerank", request.model),
+      ModelCall.answerCall("rerank", request.model),
       TraceContext.within(TraceContext.annotationsOf(request, sessionId))
     )
     return {
@@ -48,7 +36,7 @@ const serveWith = (rerank: Rerank["Service"], loaded: LoadedCatalog) => {
       headers: {
         "x-generation-id": served.id,
         "x-switchyard-provider": served.provider,
-        [seedHeader]: String(served.plan.seed)
+        [ModelCall.seedHeader]: String(served.plan.seed)
       }
     }
   })
@@ -61,7 +49,7 @@ const create = Effect.gen(function*() {
   const serve = serveWith(yield* Rerank, yield* CurrentCatalog)
   return Effect.fnUntraced(function*(payload: RerankRequest.RerankRequest, request: HttpServerRequest.HttpServerRequest) {
     const answer = yield* serve(payload, request.headers)
-    return HttpServerResponse.jsonUnsafe(Answer.body(answer.served, answer.request, truthy(request.headers[explainHeader])), {
+    return HttpServerResponse.jsonUnsafe(Answer.body(answer.served, answer.request, ModelCall.truthy(request.headers[ModelCall.explainHeader])), {
       headers: answer.headers
     })
   })
@@ -85,12 +73,12 @@ export const RerankHandlers = HttpApiBuilder.group(
       }))
     ).handle("plan", ({ payload }) =>
       Effect.gen(function*() {
-        const caller = yield* requireStandardKey
+        const caller = yield* ModelCall.requireStandardKey
         const headers = (yield* HttpServerRequest.HttpServerRequest).headers
-        const seed = yield* seedOf(headers)
-        yield* sessionIdOf(payload, headers)
-        const dry = yield* rerank.dryRun(caller, yield* resolved(payload), { seed }).pipe(answerPlan)
-        return planReport("rerank", dry.plan, { tokens: dry.tokenBound, worstNanos: dry.worstNanos })
+        const seed = yield* ModelCall.seedOf(headers)
+        yield* ModelCall.sessionIdOf(payload, headers)
+        const dry = yield* rerank.dryRun(caller, yield* resolved(payload), { seed }).pipe(ModelCall.answerPlan)
+        return ModelCall.planReport("rerank", dry.plan, { tokens: dry.tokenBound, worstNanos: dry.worstNanos })
       })
     ).handle("create", ({ payload, request }) => serve(payload, request) as Effect.Effect<never, ApiError, Caller>)
   })

@@ -42,6 +42,17 @@ const jinaTaskOf = (inputType: string): string | undefined => {
   return purpose === undefined ? undefined : jinaTasks[purpose]
 }
 
+/** The wire of the providers that take text alone, count no tokens and know no input type or user. */
+const plainText = {
+  path: "/embeddings",
+  tokens: false,
+  multimodal: "none",
+  dimensionsField: "dimensions",
+  base64: undefined,
+  inputType: undefined,
+  user: false
+} as const satisfies Partial<Dialect>
+
 export const dialects: Record<DialectId, Dialect> = {
   openai: {
     id: "openai",
@@ -76,38 +87,13 @@ export const dialects: Record<DialectId, Dialect> = {
     inputType: { field: "task", map: jinaTaskOf },
     user: false
   },
-  together: {
-    id: "together",
-    baseUrl: "https://api.together.xyz/v1",
-    path: "/embeddings",
-    tokens: false,
-    multimodal: "none",
-    dimensionsField: "dimensions",
-    base64: undefined,
-    inputType: undefined,
-    user: false
-  },
-  fireworks: {
-    id: "fireworks",
-    baseUrl: "https://api.fireworks.ai/inference/v1",
-    path: "/embeddings",
-    tokens: false,
-    multimodal: "none",
-    dimensionsField: "dimensions",
-    base64: undefined,
-    inputType: undefined,
-    user: false
-  },
+  together: { ...plainText, id: "together", baseUrl: "https://api.together.xyz/v1" },
+  fireworks: { ...plainText, id: "fireworks", baseUrl: "https://api.fireworks.ai/inference/v1" },
   deepinfra: {
+    ...plainText,
     id: "deepinfra",
     baseUrl: "https://api.deepinfra.com/v1/openai",
-    path: "/embeddings",
-    tokens: false,
-    multimodal: "none",
-    dimensionsField: "dimensions",
-    base64: { field: "encoding_format", value: "base64" },
-    inputType: undefined,
-    user: false
+    base64: { field: "encoding_format", value: "base64" }
   },
   generic: {
     id: "generic",

@@ -11,6 +11,7 @@ import { fencedLeases } from "./migrations/FencedLeases.ts"
 import { forwardLiveness } from "./migrations/ForwardLiveness.ts"
 import { generationAttempts } from "./migrations/GenerationAttempts.ts"
 import { interns } from "./migrations/Interns.ts"
+import { apiKeysColumns, ledgerColumns } from "./migrations/SharedColumns.ts"
 import { managedProviders } from "./migrations/ManagedProviders.ts"
 import { ledgerRetention } from "./migrations/LedgerRetention.ts"
 import { money } from "./migrations/Money.ts"
@@ -48,12 +49,7 @@ const foundation = Effect.gen(function*() {
   yield* sql`CREATE TABLE api_keys (
     id text PRIMARY KEY,
     seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
-    hash text NOT NULL UNIQUE,
-    kind text NOT NULL CHECK (kind IN ('standard', 'management')),
-    name text NOT NULL,
-    label text NOT NULL,
-    user_id text NOT NULL REFERENCES users(id),
-    workspace_id text NOT NULL REFERENCES workspaces(id),
+    ${sql.literal(apiKeysColumns)},
     disabled boolean NOT NULL DEFAULT false,
     limit_nanos bigint,
     limit_reset text CHECK (limit_reset IN ('daily', 'weekly', 'monthly')),
@@ -65,13 +61,7 @@ const foundation = Effect.gen(function*() {
   )`
   yield* sql`CREATE INDEX api_keys_owner ON api_keys (user_id, workspace_id, seq)`
   yield* sql`CREATE TABLE ledger (
-    generation_id text PRIMARY KEY,
-    key_id text NOT NULL REFERENCES api_keys(id),
-    workspace_id text NOT NULL REFERENCES workspaces(id),
-    model text NOT NULL,
-    provider text NOT NULL,
-    prompt_tokens integer NOT NULL,
-    total_tokens integer NOT NULL,
+    ${sql.literal(ledgerColumns)},
     cost_nanos bigint NOT NULL CHECK (cost_nanos >= 0),
     is_byok boolean NOT NULL,
     created_at timestamptz NOT NULL DEFAULT now()

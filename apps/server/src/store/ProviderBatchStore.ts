@@ -3,6 +3,7 @@ import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/Stor
 import { Context, Effect, Layer, Option } from "effect"
 import { isReadonlyArrayNonEmpty } from "effect/Array"
 import { SqlClient } from "effect/sql"
+import * as BatchWrites from "./BatchWrites.ts"
 
 /**
  * Provider batches in the SQL store (`provider_batches`, migration `0019_provider_batches`), in
@@ -133,17 +134,12 @@ export class ProviderBatchStore extends Context.Service<ProviderBatchStore, {
   readonly releaseAll: Op<number>
   /** The ledger's costs of the generation ids already settled among `ids`. */
   readonly settled: (ids: ReadonlyArray<string>) => Op<ReadonlyMap<string, bigint>>
-  /** The batch's provider batches (tests and reports). */
-  readonly ofBatch: (batchId: string) => Op<ReadonlyArray<ProviderBatchRow>>
 }>()("@switchyard/server/batches/ProviderBatchStore") {
   static readonly layer = Layer.effect(
     ProviderBatchStore,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const op = (operation: string) => <A, E, R>(self: Effect.Effect<A, E, R>) => fromSqlError(operation)(self)
-      const insertChunk = (fileId: string, seq: number, lines: number, data: string) =>
-        sql`INSERT INTO batch_file_chunks (file_id, seq, lines, data) VALUES (${fileId}, ${seq}, ${lines}, ${data})
-          ON CONFLICT (file_id, seq) DO NOTHING`
 
       return ProviderBatchStore.of({
         claim: (owner, now, leaseMs) =>
@@ -182,14 +178,15 @@ export class ProviderBatchStore extends Context.Service<ProviderBatchStore, {
               WHERE batch_id = ${row.batch_id} AND seq = ${row.seq} AND claimed_by = ${owner} AND status <> 'done'
               RETURNING seq`
             if (done.length === 0) return false
-            const files = yield* sql<{ readonly output_file_id: string; readonly error_file_id: string }>`SELECT output_file_id,
-              error_file_id FROM batches WHERE id = ${row.batch_id}`
-            const batch = files[0]
+            const batch = yield* BatchWrites.filesOf(sql, row.batch_id)
             if (batch === undefined) return true
-            if (result.completed > 0) yield* insertChunk(batch.output_file_id, row.seq, result.completed, result.output)
-            if (result.failed > 0) yield* insertChunk(batch.error_file_id, row.seq, result.failed, result.errors)
-            yield* sql`UPDATE batches SET completed = completed + ${result.completed}, failed = failed + ${result.failed},
-                cost_nanos = cost_nanos + ${result.costNanos} WHERE id = ${row.batch_id}`
+            if (result.completed > 0) {
+              yield* BatchWrites.insertChunk(sql, batch.output_file_id, { seq: row.seq, lines: result.completed, data: result.output })
+            }
+            if (result.failed > 0) {
+              yield* BatchWrites.insertChunk(sql, batch.error_file_id, { seq: row.seq, lines: result.failed, data: result.errors })
+            }
+            yield* BatchWrites.addCounts(sql, row.batch_id, result)
             return true
           })).pipe(op("providerBatches.finish")),
         releaseAll: sql<{ readonly seq: number }>`UPDATE provider_batches SET claimed_by = NULL, claimed_until = NULL
@@ -205,11 +202,7 @@ export class ProviderBatchStore extends Context.Service<ProviderBatchStore, {
               for (const r of rows) out.set(r.generation_id, BigInt(r.cost_nanos))
             }
             return out as ReadonlyMap<string, bigint>
-          }).pipe(op("providerBatches.settled")),
-        ofBatch: (batchId) =>
-          sql<ProviderBatchRow>`SELECT ${columns(sql)} FROM provider_batches WHERE batch_id = ${batchId} ORDER BY seq`.pipe(
-            op("providerBatches.list")
-          )
+          }).pipe(op("providerBatches.settled"))
       })
     })
   )

@@ -193,6 +193,18 @@ export const fromStatus = (status: keyof typeof wire, message: string, metadata?
 }
 
 /**
+ * The HTTP status of an error, as the gateway answers it: the status {@link wire} keys it under
+ * (a batch's error line carries it as its `code`).
+ *
+ * @since 0.9.0
+ */
+export const statusOf = (error: ApiError): keyof typeof wire => statuses[error._tag]
+
+const statuses = Object.fromEntries(
+  (Object.keys(wire).map(Number) as Array<keyof typeof wire>).map((status) => [fromStatus(status, "")._tag, status])
+) as Record<ApiError["_tag"], keyof typeof wire>
+
+/**
  * The errors of a model call (`POST /embeddings`, `POST /rerank`, Cohere's `POST /v2/rerank`):
  * bad input, money, access, an unknown model, time limits, size, rate limits, and the upstream
  * failures `UpstreamError.toApiError` maps.

@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { byokCredentialsColumns, creditGrantsColumns, holdsColumns } from "./SharedColumns.ts"
 
 /**
  * Credit accounts and grants, reservation holds, BYOK credentials, and soft deletion of keys
@@ -15,17 +16,14 @@ export const money = Effect.gen(function*() {
     updated_at timestamptz
   )`
   yield* sql`CREATE TABLE credit_grants (
-    id text PRIMARY KEY,
-    workspace_id text NOT NULL REFERENCES workspaces(id),
+    ${sql.literal(creditGrantsColumns)},
     amount_nanos bigint NOT NULL CHECK (amount_nanos > 0),
     note text,
     granted_by_key_id text REFERENCES api_keys(id),
     created_at timestamptz NOT NULL
   )`
   yield* sql`CREATE TABLE holds (
-    id text PRIMARY KEY,
-    key_id text NOT NULL REFERENCES api_keys(id),
-    workspace_id text NOT NULL REFERENCES workspaces(id),
+    ${sql.literal(holdsColumns)},
     amount_nanos bigint NOT NULL CHECK (amount_nanos > 0),
     is_byok boolean NOT NULL,
     created_at timestamptz NOT NULL,
@@ -36,12 +34,7 @@ export const money = Effect.gen(function*() {
   yield* sql`CREATE INDEX holds_expiry ON holds (expires_at)`
   yield* sql`CREATE INDEX ledger_workspace_time ON ledger (workspace_id, created_at)`
   yield* sql`CREATE TABLE byok_credentials (
-    id text PRIMARY KEY,
-    workspace_id text NOT NULL REFERENCES workspaces(id),
-    provider text NOT NULL,
-    name text,
-    label text NOT NULL,
-    secret text NOT NULL,
+    ${sql.literal(byokCredentialsColumns)},
     disabled boolean NOT NULL DEFAULT false,
     sort_order integer NOT NULL,
     created_at timestamptz NOT NULL,

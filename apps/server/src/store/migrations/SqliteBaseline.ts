@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { apiKeysColumns, byokCredentialsColumns, creditGrantsColumns, holdsColumns, internsColumns, ledgerColumns } from "./SharedColumns.ts"
 
 /**
  * The SQLite store's schema in one step: the final shape of every table that migrations 0001–0013
@@ -66,12 +67,7 @@ export const sqliteBaseline = Effect.gen(function*() {
     `CREATE TABLE api_keys (
       seq integer PRIMARY KEY AUTOINCREMENT,
       id text NOT NULL UNIQUE,
-      hash text NOT NULL UNIQUE,
-      kind text NOT NULL CHECK (kind IN ('standard', 'management')),
-      name text NOT NULL,
-      label text NOT NULL,
-      user_id text NOT NULL REFERENCES users(id),
-      workspace_id text NOT NULL REFERENCES workspaces(id),
+      ${apiKeysColumns},
       disabled integer NOT NULL DEFAULT 0,
       limit_nanos integer,
       limit_reset text CHECK (limit_reset IN ('daily', 'weekly', 'monthly')),
@@ -84,13 +80,7 @@ export const sqliteBaseline = Effect.gen(function*() {
     ) STRICT`,
     `CREATE INDEX api_keys_owner ON api_keys (user_id, workspace_id, seq)`,
     `CREATE TABLE ledger (
-      generation_id text PRIMARY KEY,
-      key_id text NOT NULL REFERENCES api_keys(id),
-      workspace_id text NOT NULL REFERENCES workspaces(id),
-      model text NOT NULL,
-      provider text NOT NULL,
-      prompt_tokens integer NOT NULL,
-      total_tokens integer NOT NULL,
+      ${ledgerColumns},
       cost_nanos integer NOT NULL CHECK (cost_nanos >= 0),
       is_byok integer NOT NULL,
       created_at integer NOT NULL DEFAULT ${nowMs},
@@ -108,17 +98,14 @@ export const sqliteBaseline = Effect.gen(function*() {
       prepaid integer NOT NULL DEFAULT 0
     ) STRICT`,
     `CREATE TABLE credit_grants (
-      id text PRIMARY KEY,
-      workspace_id text NOT NULL REFERENCES workspaces(id),
+      ${creditGrantsColumns},
       amount_nanos integer NOT NULL CHECK (amount_nanos > 0),
       note text,
       granted_by_key_id text REFERENCES api_keys(id),
       created_at integer NOT NULL
     ) STRICT`,
     `CREATE TABLE holds (
-      id text PRIMARY KEY,
-      key_id text NOT NULL REFERENCES api_keys(id),
-      workspace_id text NOT NULL REFERENCES workspaces(id),
+      ${holdsColumns},
       amount_nanos integer NOT NULL CHECK (amount_nanos >= 0),
       is_byok integer NOT NULL,
       created_at integer NOT NULL,
@@ -136,12 +123,7 @@ export const sqliteBaseline = Effect.gen(function*() {
     ) STRICT`,
     `INSERT INTO holds_fence (singleton, value) VALUES (1, 0)`,
     `CREATE TABLE byok_credentials (
-      id text PRIMARY KEY,
-      workspace_id text NOT NULL REFERENCES workspaces(id),
-      provider text NOT NULL,
-      name text,
-      label text NOT NULL,
-      secret text NOT NULL,
+      ${byokCredentialsColumns},
       disabled integer NOT NULL DEFAULT 0,
       sort_order integer NOT NULL,
       created_at integer NOT NULL,
@@ -149,23 +131,7 @@ export const sqliteBaseline = Effect.gen(function*() {
     ) STRICT`,
     `CREATE INDEX byok_credentials_lookup ON byok_credentials (workspace_id, provider, sort_order)`,
     `CREATE TABLE interns (
-      id text PRIMARY KEY,
-      workspace_id text NOT NULL REFERENCES workspaces(id),
-      creator_user_id text NOT NULL REFERENCES users(id),
-      name text NOT NULL,
-      description text,
-      instructions text,
-      model text,
-      status text NOT NULL CHECK (status IN ('awaiting_slack_install', 'queued', 'provisioning', 'running',
-        'failed', 'stopped', 'destroying', 'destroy_failed')),
-      hostname text,
-      progress_label text,
-      progress_step integer,
-      progress_total integer,
-      last_failure_message text,
-      vault_id text UNIQUE,
-      attached_vault_id text,
-      run_id text,
+      ${internsColumns},
       created_at integer NOT NULL,
       updated_at integer NOT NULL,
       CHECK ((progress_label IS NULL) = (progress_step IS NULL) AND (progress_step IS NULL) = (progress_total IS NULL))
