@@ -31,7 +31,8 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "10" },
     idle: { type: "string", default: "40" },
     final: { type: "string", default: "60" },
-    "limit-requests": { type: "string", default: "2000" }
+    "limit-requests": { type: "string", default: "2000" },
+    "limit-only": { type: "boolean", default: false }
   }
 })
 const store = values.store === "postgres" ? "postgres" : "sqlite"
@@ -137,7 +138,7 @@ await Harness.run({ logDir, store, serverUrl }, async (harness) => {
   let ok = 0
   let non2xx = 0
   let errors = 0
-  const periods = [...Array.from({ length: rounds }, () => seconds), Number(values.final)]
+  const periods = values["limit-only"] ? [] : [...Array.from({ length: rounds }, () => seconds), Number(values.final)]
   for (const [i, period] of periods.entries()) {
     if (i > 0) {
       log(`idle ${idle} s`)
@@ -176,7 +177,7 @@ await Harness.run({ logDir, store, serverUrl }, async (harness) => {
     `${unwritten} answered but not written, ${unanswered} written but not answered`)
 
   // A key with a limit of N requests' cost, spent through both processes at once.
-  const perRequest = (after.nanos - before.nanos) / BigInt(Math.max(1, rows))
+  const perRequest = rows > 0 ? (after.nanos - before.nanos) / BigInt(rows) : before.nanos / BigInt(Math.max(1, before.rows))
   const requests = Number(values["limit-requests"])
   const limitNanos = perRequest * BigInt(requests)
   // What a request is admitted against: its worst case, from the gateway's own plan of it.
@@ -202,12 +203,38 @@ await Harness.run({ logDir, store, serverUrl }, async (harness) => {
       spent = { ok: spent.ok + r.ok, non2xx: spent.non2xx + r.non2xx, errors: spent.errors + r.errors }
       if (r.ok === 0) break
     }
+    // Once the load stops, each process hands its unused lease back (5 s idle): one request at a
+    // time, 9 s apart, through each process in turn, until every one refuses, takes what that returned.
+    let dripped = 0
+    for (let more = true; more;) {
+      more = false
+      for (const g of through) {
+        // Past the idle hand-back of every lease: what any process held unused is the key's again.
+        await sleep(9_000)
+        const answer = await fetch(request.url.replace(/:\d+\//u, `:${g.port}/`), {
+          method: "POST",
+          headers: { ...request.headers, authorization: `Bearer ${limited.key}`, "content-type": "application/json" },
+          body: request.body
+        })
+        const text = await answer.text()
+        if (!answer.ok) log(`${label}: one at a time: ${answer.status} ${text.slice(0, 300)}`)
+        if (answer.ok) {
+          dripped += 1
+          more = true
+        }
+      }
+    }
     await sleep(3_000)
     const charged = await ledgerOf(dataDir, harness.databaseUrl, KeySecret.hash(limited.key))
+    const held = await query(dataDir, harness.databaseUrl, (sql) =>
+      sql<{ amount: unknown; owner: unknown }>`SELECT CAST(amount_nanos AS text) AS amount, owner FROM holds
+        WHERE key_id = (SELECT id FROM api_keys WHERE hash = ${KeySecret.hash(limited.key)})`)
+    log(`${label}: holds on the limited key now: ${held.map((h) => `${String(h.amount)} (${String(h.owner).slice(0, 8)})`).join(", ") || "none"}`)
     const current = await fetch(`${first.base}/key`, { headers: { authorization: `Bearer ${limited.key}` } })
     const remaining = current.ok ? ((await current.json()) as { data?: { limit_remaining?: number } }).data?.limit_remaining : undefined
     log(
-      `limit ${limitNanos} nanos (${requests} requests of ${perRequest}) through ${label}: ${spent.ok} × 200 seen, ${spent.non2xx} refused; ` +
+      `limit ${limitNanos} nanos (${requests} requests of ${perRequest}) through ${label}: ${spent.ok} × 200 seen under load, ${spent.non2xx} refused, ` +
+        `then ${dripped} × 200 one at a time 9 s apart; ` +
         `ledger ${charged.rows} rows, ${charged.nanos} nanos (${charged.nanos <= limitNanos ? "within" : "OVER"} the limit, ${limitNanos - charged.nanos} left` +
         `${worstNanos === undefined ? "" : limitNanos - charged.nanos < worstNanos ? ", less than one worst case" : ", MORE than one worst case"}); ` +
         `limit_remaining ${remaining}`
