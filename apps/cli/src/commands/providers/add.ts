@@ -25,6 +25,10 @@ export const add = Command.make(
     {
       command: "switchyard providers add --slug bedrock-eu --adapter bedrock --region eu-central-1 --data-collection deny --file endpoints.json",
       description: "Add Amazon Bedrock in Frankfurt, signed with the AWS credentials of the gateway's host"
+    },
+    {
+      command: "switchyard providers add --slug gpu-tei --adapter tei --base-url http://tei-0:80 --base-url http://tei-1:80 --data-collection deny --file endpoints.json",
+      description: "Add two replicas of one Text Embeddings Inference server as one provider (least loaded first)"
     }
   ])
 )
