@@ -5,6 +5,7 @@ import { useEffect, useState } from "react"
 import * as Format from "./Format.ts"
 import { ErrorNotice } from "./PageHeader.tsx"
 import * as ProviderDraft from "./ProviderDraft.ts"
+import * as ReplicaHealth from "./ReplicaHealth.ts"
 import { ScrollTable } from "./ScrollTable.tsx"
 import { useSession } from "./SessionContext.ts"
 
@@ -109,6 +110,7 @@ export const EditProviderModal = ({ slug, onClose, onSaved }: {
 }) => {
   const { client } = useSession()
   const [stored, setStored] = useState<ProviderDraft.ProviderJson | null>(null)
+  const [replicas, setReplicas] = useState<ReadonlyArray<ReplicaHealth.ReplicaRow>>([])
   const [text, setText] = useState("")
   const [error, setError] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
@@ -119,6 +121,7 @@ export const EditProviderModal = ({ slug, onClose, onSaved }: {
       (found) => {
         setStored(found.data.provider)
         setText(jsonText(found.data.provider))
+        setReplicas(ReplicaHealth.rows(found.data.replicas))
       },
       (failure: unknown) => controller.signal.aborted || setError(failure)
     )
@@ -152,6 +155,7 @@ export const EditProviderModal = ({ slug, onClose, onSaved }: {
               description="The fields you change are replaced (endpoints as a whole); the credential is changed with Rotate key."
             />
           )}
+          {replicas.length === 0 ? null : <ReplicaTable name={slug} replicas={replicas} />}
           <ErrorNotice error={error} title="The provider was not changed" />
           <Group justify="flex-end">
             <Button variant="default" onClick={onClose}>Cancel</Button>
@@ -252,6 +256,36 @@ export const DeleteProviderModal = ({ provider, onClose, onDeleted }: {
 }
 
 /** One small call to each endpoint of a provider: what each answered, and how fast. */
+/** A self-hosted server's replicas as the answering gateway process sees them. */
+const ReplicaTable = ({ name, replicas }: { readonly name: string; readonly replicas: ReadonlyArray<ReplicaHealth.ReplicaRow> }) => (
+  <ScrollTable label={`Replicas of ${name}`} minWidth={480}>
+    <Table verticalSpacing="xs" striped>
+      <Table.Thead>
+        <Table.Tr>
+          <Table.Th scope="col">Replica</Table.Th>
+          <Table.Th scope="col">Health</Table.Th>
+          <Table.Th scope="col">In flight</Table.Th>
+          <Table.Th scope="col">p50</Table.Th>
+        </Table.Tr>
+      </Table.Thead>
+      <Table.Tbody>
+        {replicas.map((r) => (
+          <Table.Tr key={r.baseUrl} data-replica={r.baseUrl}>
+            <Table.Td><Text size="sm" ff="monospace" style={{ overflowWrap: "anywhere" }}>{r.baseUrl}</Text></Table.Td>
+            <Table.Td>
+              <Badge variant="light" color={r.state === "healthy" ? "teal" : "red"} styles={{ label: { overflow: "visible" } }}>
+                {r.state}
+              </Badge>
+            </Table.Td>
+            <Table.Td>{r.inFlight}</Table.Td>
+            <Table.Td style={{ whiteSpace: "nowrap" }}>{r.p50}</Table.Td>
+          </Table.Tr>
+        ))}
+      </Table.Tbody>
+    </Table>
+  </ScrollTable>
+)
+
 export const TestResults = ({ name, result, onClose }: {
   readonly name: string
   readonly result: ProviderTestResult["data"]

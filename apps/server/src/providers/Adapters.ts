@@ -7,7 +7,7 @@ import * as Bedrock from "./Bedrock.ts"
 import * as Azure from "./Azure.ts"
 import * as Cohere from "./Cohere.ts"
 import * as Gemini from "./Gemini.ts"
-import * as Infinity from "./Infinity.ts"
+import * as InfinityServer from "./Infinity.ts"
 import * as Jina from "./Jina.ts"
 import * as Local from "./Local.ts"
 import * as Ollama from "./Ollama.ts"
@@ -45,7 +45,7 @@ export const defaultBaseUrls: Readonly<Record<AdapterId, string>> = {
   // An Azure OpenAI resource has its own host: its config names it.
   azure: "https://invalid.openai.azure.com",
   vertex: Catalog.vertexBaseUrl("us-central1"),
-  infinity: Infinity.baseUrl,
+  infinity: InfinityServer.baseUrl,
   vllm: Vllm.baseUrl
 }
 
@@ -70,7 +70,7 @@ export const make = Effect.gen(function*() {
     ollama: yield* Ollama.make,
     azure: yield* Azure.make,
     vertex: { ...(yield* Vertex.make), rerank: (yield* Vertex.makeRerank).rerank },
-    infinity: yield* Infinity.make,
+    infinity: yield* InfinityServer.make,
     vllm: yield* Vllm.make
   }
   return table

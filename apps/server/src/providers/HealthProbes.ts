@@ -65,7 +65,7 @@ export const make = (options: {
       const urls = replicaUrlsOf(provider)
       const found = yield* Effect.forEach(urls, (url) => options.probe(provider, url, probeTimeoutMs(intervalS)), { concurrency: "unbounded" })
       const at = yield* Clock.currentTimeMillis
-      urls.forEach((url, i) => options.replicas.probed(provider, url, found[i]!, at))
+      for (const [i, url] of urls.entries()) options.replicas.probed(provider, url, found[i]!, at)
       const ids = provider.endpoints.map((e) => endpointId(provider, e))
       if (found.every((up) => !up)) {
         down.add(provider.slug)

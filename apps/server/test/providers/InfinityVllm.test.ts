@@ -5,11 +5,11 @@ import * as FakeInfinity from "../fakes/FakeInfinity.ts"
 import * as FakeUpstream from "../fakes/FakeUpstream.ts"
 import * as FakeVllm from "../fakes/FakeVllm.ts"
 import * as AdapterFixture from "../support/AdapterFixture.ts"
-import * as Infinity from "../../src/providers/Infinity.ts"
+import * as InfinityServer from "../../src/providers/Infinity.ts"
 import * as Vllm from "../../src/providers/Vllm.ts"
 import { describeFailureModes, lastBody, overHttp, reasonOf, request, texts, tokens } from "./ProviderHarness.ts"
 
-const infinity = AdapterFixture.make({ start: FakeInfinity.start, make: Infinity.make, apiKey: "unused" })
+const infinity = AdapterFixture.make({ start: FakeInfinity.start, make: InfinityServer.make, apiKey: "unused" })
 const vllm = AdapterFixture.make({ start: FakeVllm.start, make: Vllm.make, apiKey: "vllm-key" })
 
 const connectionTo = (server: FakeUpstream.FakeServer, key?: string): EmbeddingProvider.Connection => ({
@@ -54,7 +54,7 @@ describe("Infinity", () => {
   it.live("reranks through /rerank in Cohere's shape, one score per document, tokens from usage", () =>
     Effect.gen(function*() {
       const server = yield* FakeUpstream.scoped(() => FakeInfinity.start())
-      const adapter = yield* Infinity.make
+      const adapter = yield* InfinityServer.make
       const result = yield* adapter.rerank(connectionTo(server), {
         upstreamModel: "mixedbread-ai/mxbai-rerank-xsmall-v1",
         query: "cats",
@@ -76,7 +76,7 @@ describe("Infinity", () => {
   it.live("refuses an image document instead of dropping it", () =>
     Effect.gen(function*() {
       const server = yield* FakeUpstream.scoped(() => FakeInfinity.start())
-      const adapter = yield* Infinity.make
+      const adapter = yield* InfinityServer.make
       const reason = yield* reasonOf(adapter.rerank(connectionTo(server), {
         upstreamModel: "mixedbread-ai/mxbai-rerank-xsmall-v1",
         query: "cats",
@@ -132,7 +132,7 @@ describe("vLLM", () => {
 describeFailureModes({
   name: "Infinity",
   start: () => FakeInfinity.start({ apiKey: "inf-key" }),
-  make: Infinity.make,
+  make: InfinityServer.make,
   apiKey: "inf-key",
   model: "BAAI/bge-small-en-v1.5",
   input: texts("alpha", "beta")

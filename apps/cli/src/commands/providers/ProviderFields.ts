@@ -15,12 +15,14 @@ export const flags = {
   adapter: optionalText(
     "adapter",
     "ADAPTER",
-    "The wire format: openai, cohere, voyage, gemini, jina, local, tei, ollama, or a cloud's: azure, bedrock, vertex"
+    "The wire format: openai, cohere, voyage, gemini, jina, local, a cloud's: azure, bedrock, vertex, or a self-hosted server: tei, infinity, ollama, vllm"
   ),
-  baseUrl: optionalText(
-    "base-url",
-    "URL",
-    "The provider's base URL (azure: the resource's, https://NAME.openai.azure.com; bedrock and vertex: optional, the region's host by default)"
+  baseUrl: Flag.String("base-url").pipe(
+    Flag.withMetavar("URL"),
+    Flag.withDescription(
+      "The provider's base URL (azure: the resource's, https://NAME.openai.azure.com; bedrock and vertex: optional, the region's host by default); repeat it for the replicas of a self-hosted server (base_urls)"
+    ),
+    Flag.atLeast(0)
   ),
   region: optionalText("region", "REGION", "The AWS region a bedrock provider signs its requests for (us-east-1)"),
   apiVersion: optionalText("api-version", "VERSION", "The api-version an azure provider sends (2024-10-21)"),
@@ -41,13 +43,14 @@ export const flags = {
   )
 }
 
-type Given = { readonly [K in keyof typeof flags]: Option.Option<string> }
+type Given = { readonly [K in Exclude<keyof typeof flags, "baseUrl">]: Option.Option<string> } & {
+  readonly baseUrl: ReadonlyArray<string>
+}
 
-const fieldNames: Readonly<Record<keyof typeof flags, string>> = {
+const fieldNames: Readonly<Record<Exclude<keyof typeof flags, "baseUrl">, string>> = {
   slug: "slug",
   name: "name",
   adapter: "adapter",
-  baseUrl: "base_url",
   region: "region",
   apiVersion: "api_version",
   auth: "auth",
@@ -63,16 +66,21 @@ const fieldNames: Readonly<Record<keyof typeof flags, string>> = {
  */
 export const payloadOf = Effect.fnUntraced(function*(file: Record<string, unknown> | undefined, given: Given) {
   const fields: Record<string, unknown> = {}
-  for (const key of Object.keys(fieldNames) as Array<keyof typeof flags>) {
+  for (const key of Object.keys(fieldNames) as Array<keyof typeof fieldNames>) {
     const value = given[key]
     if (Option.isSome(value)) fields[fieldNames[key]] = value.value
   }
+  // One --base-url is the server; several are its replicas. Either replaces the file's servers.
+  if (given.baseUrl.length === 1) fields.base_url = given.baseUrl[0]
+  if (given.baseUrl.length > 1) fields.base_urls = given.baseUrl
+  const replaced = given.baseUrl.length === 0 ? undefined : given.baseUrl.length === 1 ? "base_urls" : "base_url"
   if (file === undefined && (fields.slug === undefined || fields.adapter === undefined || fields.data_collection === undefined)) {
     return yield* new Usage({
       message: "Without --file, a provider needs --slug, --adapter and --data-collection",
       hint: "Or give its JSON with --file."
     })
   }
-  const merged: Record<string, unknown> = { endpoints: [], ...file, ...fields }
+  const kept = Object.fromEntries(Object.entries(file ?? {}).filter(([field]) => field !== replaced))
+  const merged: Record<string, unknown> = { endpoints: [], ...kept, ...fields }
   return merged.name === undefined && merged.slug !== undefined ? { ...merged, name: merged.slug } : merged
 })

@@ -28,7 +28,9 @@ export const detail = (p: ManagedProvider) =>
     ["status", !p.enabled ? "disabled" : p.active ? "active" : "inactive"],
     ["api key", credential(p.api_key)],
     ["adapter", Output.show(p.provider.adapter)],
-    ["base url", Output.show(p.provider.base_url)],
+    ...(Array.isArray(p.provider.base_urls)
+      ? [["base urls", p.provider.base_urls.map(String).join(", ")] as const]
+      : [["base url", Output.show(p.provider.base_url)] as const]),
     ...(p.provider.region === undefined ? [] : [["region", Output.show(p.provider.region)] as const]),
     // The cloud adapters' placement and identity (Azure's api_version and auth, Vertex's project,
     // location and credentials file), shown when the provider has them.
@@ -36,6 +38,11 @@ export const detail = (p: ManagedProvider) =>
       .filter((field) => p.provider[field] !== undefined)
       .map((field): [string, string] => [field.replace("_", " "), Output.show(p.provider[field])]),
     ["endpoints", String(Array.isArray(p.provider.endpoints) ? p.provider.endpoints.length : 0)],
+    // A self-hosted server's replicas as the gateway process that answered sees them.
+    ...(p.replicas ?? []).map((r): [string, string] => [
+      `replica ${r.base_url}`,
+      `${r.healthy ? "healthy" : "held out"}, ${r.in_flight} in flight, p50 ${r.p50_ms === null ? "-" : `${r.p50_ms} ms`}`
+    ]),
     ["updated", Output.date(p.updated_at)]
   ])
 

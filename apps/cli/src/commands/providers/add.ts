@@ -35,6 +35,10 @@ export const add = Command.make(
       command:
         "switchyard providers add --slug google-vertex --adapter vertex --project my-proj --location us-central1 --data-collection deny --file endpoints.json",
       description: "Add Vertex AI in a project, signed with the gateway's Application Default Credentials"
+    },
+    {
+      command: "switchyard providers add --slug gpu-tei --adapter tei --base-url http://tei-0:80 --base-url http://tei-1:80 --data-collection deny --file endpoints.json",
+      description: "Add two replicas of one Text Embeddings Inference server as one provider (least loaded first)"
     }
   ])
 )
