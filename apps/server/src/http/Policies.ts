@@ -242,7 +242,10 @@ export const layer = (options: PolicyOptions) =>
         const charge = hasBody ? MemoryBudgetModule.chargeFor(held) : 0
         if (charge > 0 && !budget.take(charge)) return overBudget(request.url)
         const served = hasBody && isJsonBody(request.headers) ? depthChecked(request, app) : app
-        const route = Effect.provideService(served, HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit))
+        const route = served.pipe(
+          Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit)),
+          Effect.provideService(MemoryBudgetModule.RequestCharge, charge)
+        )
         const deadline = bodyDeadline(
           request,
           intern ? internBodyTimeoutMs : upload ? Math.max(bodyTimeoutMs, fileUploadTimeoutMs) : bodyTimeoutMs
