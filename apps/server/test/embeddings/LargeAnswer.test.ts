@@ -1,4 +1,5 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as Http from "node:http"
 import { type RunningServer, startServer, storeKind } from "../support/TestServer.ts"
 
 const model = "switchyard/local-embed"
@@ -45,5 +46,38 @@ describe(`a large embeddings answer, written part by part (${storeKind})`, () =>
     // The same serialisation as the one-write path: items in the same key order, no spaces.
     assert.strictEqual(large.bytes.subarray(0, 60).toString("latin1"), `{"object":"list","data":[{"object":"embedding","embedding":[`)
     assert.strictEqual(large.bytes.toString("utf8"), JSON.stringify(large.json))
+  })
+
+  // The answer is made only once its ledger row is on disk (an answer iff its row): a client that
+  // goes away while it is written is charged the whole request, like one that read every byte.
+  it("charges a client that disconnects while the answer is written its whole row", async () => {
+    const url = new URL(server.origin)
+    const body = JSON.stringify({ model, input: inputs(5000, 2000) })
+    const { id, received } = await new Promise<{ readonly id: string; readonly received: number }>((resolve, reject) => {
+      const request = Http.request({
+        host: url.hostname,
+        port: Number(url.port),
+        path: "/api/v1/embeddings",
+        method: "POST",
+        headers: { authorization: `Bearer ${server.apiKey}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) }
+      }, (response) => {
+        response.once("data", (chunk: Buffer) => {
+          const length = Number(response.headers["content-length"])
+          // Gone after the first part, long before the last.
+          request.destroy()
+          assert.isBelow(chunk.length, length)
+          resolve({ id: String(response.headers["x-generation-id"]), received: chunk.length })
+        })
+      })
+      request.on("error", (error) => (error.message.includes("socket hang up") || error.message.includes("aborted") ? undefined : reject(error)))
+      request.end(body)
+    })
+    assert.isAbove(received, 0)
+    const generation = await fetch(`${server.origin}/api/v1/generation?id=${id}`, { headers: { authorization: `Bearer ${server.apiKey}` } })
+    assert.strictEqual(generation.status, 200)
+    const data = ((await generation.json()) as any).data
+    assert.strictEqual(data.id, id)
+    const whole = await post(server, inputs(5000, 2000))
+    assert.strictEqual(data.tokens_prompt, whole.json.usage.prompt_tokens, "the whole request's tokens")
   })
 })
