@@ -1,5 +1,6 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Net from "node:net"
+import OpenAI, { toFile } from "openai"
 import { type RunningServer, startServer, storeKind } from "../support/TestServer.ts"
 
 const model = "switchyard/local-embed"
@@ -27,7 +28,7 @@ const activity = async (server: RunningServer) => {
 describe(`admission by the answer a request will hold (${storeKind})`, () => {
   let server: RunningServer
   beforeAll(async () => {
-    server = await startServer({ env: { SWITCHYARD_MEMORY_BUDGET_MB: "1", SWITCHYARD_BODY_TIMEOUT_MS: "3000" } })
+    server = await startServer({ env: { SWITCHYARD_MEMORY_BUDGET_MB: "1", SWITCHYARD_BODY_TIMEOUT_MS: "3000", SWITCHYARD_BATCH_POLL_MS: "100" } })
   })
   afterAll(async () => {
     await server.close()
@@ -93,5 +94,28 @@ describe(`admission by the answer a request will hold (${storeKind})`, () => {
     let served = await post(server, "/api/v1/embeddings", { model, input: inputs(50) })
     for (let i = 0; i < 50 && served.status === 503; i++) served = await post(server, "/api/v1/embeddings", { model, input: inputs(50) })
     assert.strictEqual(served.status, 200, JSON.stringify(served.body).slice(0, 300))
+  })
+
+  it("fails a batch line whose answer could never fit with the 413 in the error file; the lines that fit are served", async () => {
+    const client = new OpenAI({ apiKey: server.apiKey, baseURL: server.baseUrl, maxRetries: 0 })
+    const line = (customId: string, n: number) =>
+      JSON.stringify({ custom_id: customId, method: "POST", url: "/v1/embeddings", body: { model, input: inputs(n) } })
+    const input = [line("fits", 50), line("never", 200), line("small", 2)].join("\n")
+    const file = await client.files.create({ file: await toFile(Buffer.from(input), "admission.jsonl"), purpose: "batch" })
+    const created = await client.batches.create({ input_file_id: file.id, endpoint: "/v1/embeddings", completion_window: "24h" })
+    let batch = await client.batches.retrieve(created.id)
+    for (const deadline = Date.now() + 30_000; !["completed", "failed"].includes(batch.status) && Date.now() < deadline;) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      batch = await client.batches.retrieve(created.id)
+    }
+    assert.strictEqual(batch.status, "completed")
+    assert.deepStrictEqual(batch.request_counts, { total: 3, completed: 2, failed: 1 })
+    const lines = (text: string) => text.split("\n").filter((l) => l.length > 0).map((l) => JSON.parse(l))
+    const errors = lines(await (await client.files.content(batch.error_file_id!)).text())
+    assert.strictEqual(errors[0].custom_id, "never")
+    assert.strictEqual(errors[0].error.code, 413)
+    assert.match(errors[0].error.message, /at most 92 inputs/u)
+    const output = lines(await (await client.files.content(batch.output_file_id!)).text())
+    assert.deepStrictEqual(output.map((o) => [o.custom_id, o.response.body.data.length]).sort(), [["fits", 50], ["small", 2]])
   })
 })
