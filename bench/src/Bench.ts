@@ -168,7 +168,14 @@ const expected = {
  * Switchyard target that goes upstream answers `bypass`, the cached one `hit`), else its numbers
  * would measure something else.
  */
-export const validate = async (cell: Cell, request: TargetRequest, cache?: "hit" | "bypass"): Promise<string | undefined> => {
+export const validate = async (
+  cell: Cell,
+  request: TargetRequest,
+  cache?: "hit" | "bypass",
+  /** The most inputs of one upstream call: the fake upstream's vector is its item's place in the call. */
+  perCall: number = maxInputs
+): Promise<string | undefined> => {
+  const vectorAt = (index: number) => FastUpstream.vectorFor(index % perCall, width)
   let answer = await post(request)
   if (typeof answer === "string") answer = await post(request)
   if (typeof answer === "string") return answer
@@ -186,10 +193,11 @@ export const validate = async (cell: Cell, request: TargetRequest, cache?: "hit"
   for (const [position, item] of body.data.entries()) {
     const index = item.index ?? position
     if (cell.encoding === "base64") {
-      if (item.embedding !== expected.base64[index]) return `vector ${index} is not the upstream's base64 text`
+      const want = index < perCall && perCall === maxInputs ? expected.base64[index] : FastUpstream.base64Of(vectorAt(index))
+      if (item.embedding !== want) return `vector ${index} is not the upstream's base64 text`
     } else {
       const vector = item.embedding
-      const want = expected.float[index]!
+      const want = perCall === maxInputs ? expected.float[index % perCall]! : vectorAt(index)
       if (!Array.isArray(vector) || vector.length !== want.length || vector.some((x, i) => x !== want[i])) {
         return `vector ${index} differs from the upstream's`
       }

@@ -32,7 +32,7 @@ export const targetLabels: Record<TargetId, string> = {
   "switchyard-pg-free": "Switchyard (PostgreSQL, zero-priced model)"
 }
 
-export type CellId = "small-c1" | "small-c16" | "small-c64" | "large-c16" | "base64-c16" | "delay20-c64"
+export type CellId = "small-c1" | "small-c16" | "small-c64" | "large-c16" | "bulk2000-c4" | "base64-c16" | "delay20-c64"
 
 export interface Cell {
   readonly id: CellId
@@ -74,6 +74,8 @@ export const cells: ReadonlyArray<Cell> = [
   { id: "small-c16", label: "small, c=16", inputs: 1, encoding: "float", delayed: false, connections: 16, targets: [...withAccounting, "switchyard-cached", "switchyard-quiet", "switchyard-workers"] },
   { id: "small-c64", label: "small, c=64", inputs: 1, encoding: "float", delayed: false, connections: 64, targets: withAccounting },
   { id: "large-c16", label: "large (64 inputs × 1536 floats), c=16", inputs: 64, encoding: "float", delayed: false, connections: 16, targets: [...withPg, "switchyard-cached"] },
+  // As many inputs as OpenAI's SDK sends in one request: what a request holds is its answer (issue #50).
+  { id: "bulk2000-c4", label: "bulk (2,000 inputs × 1536 floats), c=4", inputs: 2000, encoding: "float", delayed: false, connections: 4, targets: ["switchyard"] },
   { id: "base64-c16", label: "base64 (1 input), c=16", inputs: 1, encoding: "base64", delayed: false, connections: 16, targets: core },
   { id: "delay20-c64", label: "20 ms upstream delay (1 input), c=64", inputs: 1, encoding: "float", delayed: true, connections: 64, targets: core }
 ]

@@ -107,6 +107,7 @@ interface CellOutcome {
   readonly cell: CellId
   readonly ok: number
   readonly non2xx: number
+  readonly statuses: Readonly<Record<number, number>>
   readonly errors: number
   readonly rps: number
   readonly alive: boolean
@@ -124,7 +125,19 @@ export interface LimitOutcome {
   readonly problem?: string
 }
 
-const loadCells: ReadonlyArray<CellId> = ["small-c16", "large-c16", "base64-c16"]
+/** The answers other than 2xx, and which statuses they were: `12 (503 × 12)`. */
+const other = (result: { readonly non2xx: number; readonly statuses: Readonly<Record<number, number>> }): string => {
+  const by = Object.entries(result.statuses).map(([status, n]) => `${status} × ${n}`)
+  return by.length === 0 ? String(result.non2xx) : `${result.non2xx} (${by.join(", ")})`
+}
+
+const loadCells: ReadonlyArray<CellId> = ["small-c16", "large-c16", "base64-c16", "bulk2000-c4"]
+
+/**
+ * The endpoints' `max_batch_items` here, and what the fake upstream takes: OpenAI's 2,048, so that a
+ * 2,000-input request is one upstream call whose whole answer the gateway holds (issue #50).
+ */
+const batchItems = 2048
 
 export const run = async (options: {
   readonly limitsMb: ReadonlyArray<number>
@@ -145,7 +158,7 @@ export const run = async (options: {
     // Built before the first start is timed (it is built once, on first use).
     if (options.serverMain === undefined) switchyardBundle()
     try {
-      outcomes.push(await Harness.run({ logDir: NodePath.join(options.workDir, `logs-${limitMb}`), store: "sqlite", serverUrl: undefined }, async (harness) => {
+      outcomes.push(await Harness.run({ logDir: NodePath.join(options.workDir, `logs-${limitMb}`), store: "sqlite", serverUrl: undefined, upstreamMaxInputs: batchItems }, async (harness) => {
         const dataDir = NodePath.join(options.workDir, `data-${limitMb}`)
         const start = async (name: string, secrets?: { readonly managementKey: string; readonly apiKey: string }) => {
           const started = Date.now()
@@ -156,6 +169,7 @@ export const run = async (options: {
             upstreamPort: harness.upstream.port,
             width: 1536,
             cgroupProcs: cgroup.procs,
+            maxBatchItems: batchItems,
             ...(secrets !== undefined ? { secrets } : {}),
             ...(options.serverMain !== undefined ? { main: options.serverMain } : {})
           })
@@ -190,12 +204,12 @@ export const run = async (options: {
             apiKeys: { switchyard: again.sy.apiKey },
             upstreamApiKey
           })
-          const problem = await validate(cell, request, "bypass").catch((error: Error) => error.message)
+          const problem = await validate(cell, request, "bypass", batchItems).catch((error: Error) => error.message)
           if (problem !== undefined) options.log(`${limitMb} MB ${id}: the first answer: ${problem}`)
           const result = await Load.run({ ...request, connections: cell.connections, seconds: options.seconds })
           const alive = !again.sy.exited()
-          results.push({ cell: id, ok: result.okTotal, non2xx: result.non2xx, errors: result.errors, rps: result.rps, alive })
-          options.log(`${limitMb} MB ${id}: ${result.okTotal} × 2xx, ${result.non2xx} other, ${result.errors} errors, ${alive ? "alive" : "KILLED"}`)
+          results.push({ cell: id, ok: result.okTotal, non2xx: result.non2xx, statuses: result.statuses, errors: result.errors, rps: result.rps, alive })
+          options.log(`${limitMb} MB ${id}: ${result.okTotal} × 2xx, ${other(result)} other, ${result.errors} errors, ${alive ? "alive" : "KILLED"}`)
           if (!alive) break
         }
         return outcome({ firstStartMs: first.ms, restartMs: again.ms, idleRssMb, cells: results })
@@ -225,8 +239,8 @@ export const markdown = (outcomes: ReadonlyArray<LimitOutcome>): ReadonlyArray<s
       ? [`| ${o.limitMb} MB | ${fmt(o.firstStartMs)} | ${fmt(o.restartMs)} | ${fmt(o.idleRssMb)} | ${o.problem ?? "–"} | | | | | | ${fmt(o.peakMb)} | ${fmt(o.oomKills)} |`]
       : o.cells.map((c, i) =>
         i === 0
-          ? `| ${o.limitMb} MB | ${fmt(o.firstStartMs)} | ${fmt(o.restartMs)} | ${fmt(o.idleRssMb)} | ${c.cell} | ${c.ok} | ${c.non2xx} | ${c.errors} | ${fmt(c.rps)} | ${c.alive ? "yes" : "**killed**"} | ${fmt(o.peakMb)} | ${fmt(o.oomKills)} |`
-          : `| | | | | ${c.cell} | ${c.ok} | ${c.non2xx} | ${c.errors} | ${fmt(c.rps)} | ${c.alive ? "yes" : "**killed**"} | | |`
+          ? `| ${o.limitMb} MB | ${fmt(o.firstStartMs)} | ${fmt(o.restartMs)} | ${fmt(o.idleRssMb)} | ${c.cell} | ${c.ok} | ${other(c)} | ${c.errors} | ${fmt(c.rps)} | ${c.alive ? "yes" : "**killed**"} | ${fmt(o.peakMb)} | ${fmt(o.oomKills)} |`
+          : `| | | | | ${c.cell} | ${c.ok} | ${other(c)} | ${c.errors} | ${fmt(c.rps)} | ${c.alive ? "yes" : "**killed**"} | | |`
       )
   )
 ]

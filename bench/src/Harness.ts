@@ -21,7 +21,13 @@ export interface Harness {
 }
 
 export const run = async <A>(
-  options: { readonly logDir: string; readonly store: "sqlite" | "postgres"; readonly serverUrl: string | undefined },
+  options: {
+    readonly logDir: string
+    readonly store: "sqlite" | "postgres"
+    readonly serverUrl: string | undefined
+    /** The most inputs the fake upstream takes in one call (64 unless given). */
+    readonly upstreamMaxInputs?: number
+  },
   body: (harness: Harness) => Promise<A>
 ): Promise<A> => {
   const children: Array<Child> = []
@@ -36,7 +42,7 @@ export const run = async <A>(
   process.once("SIGINT", onSignal)
   process.once("SIGTERM", onSignal)
   try {
-    const upstream = await startUpstream(options.logDir, { width, delays: {}, maxInputs: 64 })
+    const upstream = await startUpstream(options.logDir, { width, delays: {}, maxInputs: options.upstreamMaxInputs ?? 64 })
     children.push(upstream)
     let databaseUrl: string | undefined
     if (options.store === "postgres") {

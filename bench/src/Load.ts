@@ -24,6 +24,8 @@ export interface LoadResult {
   /** Successful answers in the whole run. */
   readonly okTotal: number
   readonly non2xx: number
+  /** The answers other than 2xx, by status. */
+  readonly statuses: Readonly<Record<number, number>>
   readonly errors: number
   readonly timeouts: number
   readonly seconds: number
@@ -46,6 +48,7 @@ export const run = (request: LoadRequest): Promise<LoadResult> =>
     let completions = new Float64Array(1 << 16)
     let count = 0
     let non2xx = 0
+    const statuses: Record<number, number> = {}
     let bytes = 0
     const started = process.hrtime.bigint()
     let guard: NodeJS.Timeout | undefined
@@ -72,6 +75,7 @@ export const run = (request: LoadRequest): Promise<LoadResult> =>
         ok: kept.length,
         okTotal: count,
         non2xx,
+        statuses,
         errors: result.errors,
         timeouts: result.timeouts,
         seconds,
@@ -85,6 +89,7 @@ export const run = (request: LoadRequest): Promise<LoadResult> =>
     instance.on("response", (_client: unknown, status: number, resBytes: number, responseTime: number) => {
       if (status < 200 || status >= 300) {
         non2xx++
+        statuses[status] = (statuses[status] ?? 0) + 1
         return
       }
       if (count === latencies.length) {

@@ -262,7 +262,7 @@ export const upstreamModels = {
  * serving the same model at a list price, at no price, and slowly; the workspace's embeddings
  * cache is on (the targets that must go upstream bypass it per request).
  */
-const switchyardConfig = (upstreamPort: number, width: number, cache: boolean) => {
+const switchyardConfig = (upstreamPort: number, width: number, cache: boolean, maxBatchItems: number) => {
   const endpoint = (model: string, upstreamModel: string, prompt: string) => ({
     model,
     upstream_model: upstreamModel,
@@ -270,7 +270,7 @@ const switchyardConfig = (upstreamPort: number, width: number, cache: boolean) =
     quantization: "fp32",
     dimensions: width,
     supported_parameters: ["dimensions", "encoding_format", "input_type", "user"],
-    max_batch_items: 64
+    max_batch_items: maxBatchItems
   })
   return {
     providers: [{
@@ -343,6 +343,8 @@ export const startSwitchyard = async (options: {
   readonly env?: Readonly<Record<string, string>>
   /** Start it inside this cgroup (its `cgroup.procs` file). */
   readonly cgroupProcs?: string
+  /** The endpoints' `max_batch_items` (64 unless given; the upstream must take as many). */
+  readonly maxBatchItems?: number
   /**
    * Leave the credits to `fund()`: the start then sends nothing but `/api/v1/health` probes, so the
    * process can be measured idle as an operator's probe leaves it.
@@ -352,7 +354,7 @@ export const startSwitchyard = async (options: {
   const port = await freePort()
   Fs.mkdirSync(options.dataDir, { recursive: true })
   const configPath = NodePath.join(options.dataDir, "switchyard.json")
-  Fs.writeFileSync(configPath, JSON.stringify(switchyardConfig(options.upstreamPort, options.width, options.cache ?? true), null, 2))
+  Fs.writeFileSync(configPath, JSON.stringify(switchyardConfig(options.upstreamPort, options.width, options.cache ?? true, options.maxBatchItems ?? 64), null, 2))
   const managementKey = options.secrets?.managementKey ?? newSecret()
   const apiKey = options.secrets?.apiKey ?? newSecret()
   const env = baseEnv()

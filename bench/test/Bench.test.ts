@@ -21,6 +21,7 @@ const sample = (target: Report.Sample["target"], run: number, rps: number, p50: 
   ok: rps,
   okTotal: rps,
   non2xx: 0,
+  statuses: {},
   errors: 0,
   timeouts: 0,
   seconds: 1,
@@ -275,7 +276,8 @@ describe("fake upstream and floor", () => {
     const floor = await PassThrough.start({ upstreamPort: upstream.port })
     try {
       const endpoints = { upstreamPort: upstream.port, ports: { floor: floor.port }, apiKeys: {}, upstreamApiKey: "k" }
-      for (const cell of cells.filter((c) => !c.delayed)) {
+      // The cells these targets run in (the bulk cell is Switchyard's alone).
+      for (const cell of cells.filter((c) => !c.delayed && c.targets.includes("direct"))) {
         assert.isUndefined(await validate(cell, requestFor(cell, "direct", endpoints)), cell.id)
         assert.isUndefined(await validate(cell, requestFor(cell, "floor", endpoints)), cell.id)
       }
@@ -307,7 +309,7 @@ describe("the minimal Effect gateway", () => {
     })
     try {
       const endpoints = { upstreamPort: upstream.port, ports: { "effect-floor": floor.port }, apiKeys: {}, upstreamApiKey: "k" }
-      for (const cell of cells.filter((c) => !c.delayed)) {
+      for (const cell of cells.filter((c) => !c.delayed && c.targets.includes("effect-floor"))) {
         assert.isUndefined(await validate(cell, requestFor(cell, "effect-floor", endpoints)), cell.id)
       }
       const post = (headers: Record<string, string>, body: unknown) =>

@@ -28,6 +28,7 @@ import * as AuthorizationLive from "./http/AuthorizationLive.ts"
 import * as ClientErrors from "./http/ClientErrors.ts"
 import * as ConsoleRoute from "./http/ConsoleRoute.ts"
 import * as Drain from "./http/Drain.ts"
+import { MemoryBudget } from "./http/MemoryBudget.ts"
 import * as Policies from "./http/Policies.ts"
 import * as RateLimit from "./http/RateLimit.ts"
 import * as SchemaErrorsLive from "./http/SchemaErrorsLive.ts"
@@ -105,6 +106,8 @@ const Stores = Layer.mergeAll(
  */
 const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Rerank.layer, Broadcast.layer, HealthProbes.layer).pipe(
   Layer.provide(EmbeddingCache.layer),
+  // The same budget as the request policies' (one layer, built once): a model call is charged its answer.
+  Layer.provide(MemoryBudget.layer),
   // The providers' test action calls the adapters too.
   Layer.provideMerge(Adapters.layer),
   // Each self-hosted server's replicas: their load and health, read by the providers' answers.

@@ -58,7 +58,7 @@ export class LineRunner extends Context.Service<LineRunner, {
         if (batch.endpoint === "/v1/embeddings") {
           return Effect.gen(function*() {
             const payload = yield* resolved(yield* decodeEmbeddings(body))
-            const served = yield* embeddings.create(batch.caller, payload, { generationId: id }).pipe(
+            const served = yield* embeddings.create(batch.caller, payload, { generationId: id, waitForMemory: true }).pipe(
               Effect.mapError(EmbeddingsError.toApiError)
             )
             return { json: EmbeddingsAnswer.text(served, payload, false), costNanos: served.costNanos }
@@ -66,7 +66,7 @@ export class LineRunner extends Context.Service<LineRunner, {
         }
         return Effect.gen(function*() {
           const payload = yield* resolved(yield* decodeRerank(body))
-          const served = yield* rerank.create(batch.caller, payload, { generationId: id }).pipe(
+          const served = yield* rerank.create(batch.caller, payload, { generationId: id, waitForMemory: true }).pipe(
             Effect.mapError(EmbeddingsError.toApiError)
           )
           return { json: JSON.stringify(RerankAnswer.body(served, payload, false)), costNanos: served.costNanos }

@@ -19,10 +19,11 @@ const modalityDetails = (served: Served) => {
 }
 
 /**
- * The response body as bytes: vectors forwarded from the upstream are copied in as the upstream
- * wrote them, other vectors are serialised once; nothing passes through a schema.
+ * The response body as its parts, in order, and their length: vectors forwarded from the upstream
+ * are views of the upstream's bytes (no copy), other vectors are serialised once; nothing passes
+ * through a schema. A large answer is written to the socket part by part ({@link body} joins them).
  */
-export const body = (served: Served, request: EmbeddingRequest, explain: boolean): Uint8Array => {
+export const parts = (served: Served, request: EmbeddingRequest, explain: boolean): { readonly chunks: ReadonlyArray<Uint8Array>; readonly length: number } => {
   const rest = JSON.stringify(envelope(served, request, explain))
   const chunks: Array<Uint8Array> = [listHead]
   let length = listHead.length
@@ -38,6 +39,12 @@ export const body = (served: Served, request: EmbeddingRequest, explain: boolean
   }
   // `rest` is an object's JSON: its opening brace becomes the comma after the list.
   push(Buffer.from(`],${rest.slice(1)}`, "utf8"))
+  return { chunks, length }
+}
+
+/** The response body as one array of bytes: {@link parts} joined. */
+export const body = (served: Served, request: EmbeddingRequest, explain: boolean): Uint8Array => {
+  const { chunks, length } = parts(served, request, explain)
   return Buffer.concat(chunks, length)
 }
 

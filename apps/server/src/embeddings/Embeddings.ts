@@ -28,6 +28,9 @@ import { InFlight } from "../store/InFlight.ts"
 import * as AttemptObserver from "../pipeline/AttemptObserver.ts"
 import * as HeldAttempts from "../pipeline/HeldAttempts.ts"
 import * as Span from "../instrumentation/Span.ts"
+import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters"
+import * as AnswerAdmission from "../http/AnswerAdmission.ts"
+import { MemoryBudget } from "../http/MemoryBudget.ts"
 
 export type { CallOptions } from "./Preparation.ts"
 export type { Served } from "./Settlement.ts"
@@ -79,6 +82,7 @@ export class Embeddings extends Context.Service<Embeddings, {
       const config = yield* HeldAttempts.CallConfig
       const prepare = Preparation.make({ loaded, health, byok: yield* ByokStore, workspaces: yield* Workspaces })
       const metrics = yield* GatewayMetrics
+      const budget = yield* MemoryBudget
       const attempt = UpstreamAttempt.make({
         adapters: yield* Adapters,
         replicas: yield* Replicas,
@@ -146,6 +150,14 @@ export class Embeddings extends Context.Service<Embeddings, {
         return RequestFacts.note({ cache: cache.outcome })
       }
 
+      // What the answer will hold: its inputs at the widest vectors any endpoint of the plan answers.
+      const expected = (request: EmbeddingRequest.EmbeddingRequest, prepared: Preparation.Prepared) =>
+        AnswerAdmission.embeddings(
+          UpstreamInput.count(prepared.input),
+          Math.max(0, ...prepared.attempts.map(({ candidate }) => EndpointParameters.forEndpoint(request, candidate.endpoint).width)),
+          request.encoding_format ?? "float"
+        )
+
       const create = Effect.fnUntraced(function*(
         caller: CallerShape,
         request: EmbeddingRequest.EmbeddingRequest,
@@ -153,7 +165,11 @@ export class Embeddings extends Context.Service<Embeddings, {
       ) {
         const startedAt = yield* Clock.currentTimeMillis
         const prepared = yield* prepare(caller, request, options)
-        return yield* serve(caller, request, prepared, startedAt, options.generationId).pipe(Effect.onExit((exit) => counted(prepared, exit)))
+        // Charged before the cache is read or any upstream called, until the answer is made.
+        return yield* serve(caller, request, prepared, startedAt, options.generationId).pipe(
+          AnswerAdmission.charged(budget, expected(request, prepared), { wait: options.waitForMemory === true }),
+          Effect.onExit((exit) => counted(prepared, exit))
+        )
       }, Span.within("Embeddings.create"))
 
       const dryRun = Effect.fnUntraced(function*(
@@ -174,9 +190,9 @@ export class Embeddings extends Context.Service<Embeddings, {
         } satisfies DryRun
       }, Span.within("Embeddings.dryRun"))
 
-      // Counted in flight with the other requests of its `createMany`.
+      // Counted in flight with the other requests of its `createMany`; a batch's line waits for memory.
       const one = (caller: CallerShape, request: EmbeddingRequest.EmbeddingRequest, generationId: string) =>
-        Effect.result(create(caller, request, { generationId }))
+        Effect.result(create(caller, request, { generationId, waitForMemory: true }))
 
       const createMany = (
         caller: CallerShape,
@@ -193,9 +209,32 @@ export class Embeddings extends Context.Service<Embeddings, {
           const planned = yield* Effect.result(prepare(caller, combined, {}))
           if (Result.isFailure(planned)) return requests.map(() => Result.fail(planned.failure))
           const prepared = planned.success
-          if (requests.length === 1 || prepared.cachePolicy.read || inputs.some((input) => input._tag !== "Texts")) {
-            return yield* Effect.forEach(requests, (r) => one(caller, r.request, r.generationId), { concurrency: "unbounded" })
+          const whole = expected(combined, prepared)
+          // A group whose answer could never fit is served line by line: each line that could fits
+          // in its turn, a line that never could fails alone.
+          if (
+            requests.length === 1 || prepared.cachePolicy.read || inputs.some((input) => input._tag !== "Texts") ||
+            whole.bytes > budget.budgetBytes
+          ) {
+            return yield* Effect.forEach(requests, (r) => one(caller, r.request, r.generationId), { concurrency: requests.length === 1 || whole.bytes <= budget.budgetBytes ? "unbounded" : 1 })
           }
+          return yield* grouped(caller, requests, inputs, texts, combined, prepared, startedAt).pipe(
+            AnswerAdmission.charged(budget, whole, { wait: true }),
+            // Only a refusal of the whole can fail here, and a group that fits the budget waits.
+            Effect.catch((refused) => Effect.succeed(requests.map((): Result.Result<Settlement.Served, EmbeddingsError> => Result.fail(refused))))
+          )
+        })
+
+      const grouped = (
+        caller: CallerShape,
+        requests: ReadonlyArray<{ readonly request: EmbeddingRequest.EmbeddingRequest; readonly generationId: string }>,
+        inputs: ReadonlyArray<EmbeddingProvider.EmbeddingInput>,
+        texts: (i: number) => ReadonlyArray<string>,
+        combined: EmbeddingRequest.EmbeddingRequest,
+        prepared: Preparation.Prepared,
+        startedAt: number
+      ): Effect.Effect<ReadonlyArray<Result.Result<Settlement.Served, EmbeddingsError>>> =>
+        Effect.gen(function*() {
           const bounds = inputs.map(UpstreamInput.tokenBound)
           const byok = prepared.attempts.every((a) => a.byok)
           const held = yield* Effect.forEach(requests, (_, i) =>

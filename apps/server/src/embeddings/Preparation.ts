@@ -19,6 +19,11 @@ export interface CallOptions {
    * batch and line so that a line run again is never charged twice (`settle` is idempotent on it).
    */
   readonly generationId?: string | undefined
+  /**
+   * Whether a request whose answer does not fit the memory held now waits until it does (a batch's
+   * line) instead of being refused with 503 (a live request).
+   */
+  readonly waitForMemory?: boolean | undefined
 }
 
 /**

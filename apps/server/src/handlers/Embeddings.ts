@@ -7,6 +7,7 @@ import { type EmbeddingRequest, inputCount } from "@switchyard/core/schema/Embed
 import { Config, Effect, Option, Result, Tracer } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
+import { Readable } from "node:stream"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import * as Answer from "../embeddings/Answer.ts"
 import { type CallOptions, Embeddings } from "../embeddings/Embeddings.ts"
@@ -33,6 +34,9 @@ import {
  * what a request holds grows with its inputs, so larger work goes through `/batches`.
  */
 const MaxInputsConfig = Config.Int("SWITCHYARD_MAX_INPUTS").pipe(Config.withDefault(2048))
+
+/** Answers larger than this are written part by part; smaller ones in one write, as before. */
+const streamedAbove = 1024 * 1024
 
 /**
  * Refuses a request of more inputs than the limit with a 400 that names the limit and the way on.
@@ -87,7 +91,7 @@ const serveWith = (embeddings: Embeddings["Service"], broadcast: Broadcast["Serv
         attempts: served.attempts.length
       }))
       return {
-        body: Answer.body(served, payload, explain),
+        body: Answer.parts(served, payload, explain),
         headers: {
           "x-generation-id": served.id,
           "x-switchyard-provider": served.provider,
@@ -112,7 +116,12 @@ const create = Effect.gen(function*() {
     const caller = yield* requireStandardKey
     yield* withinLimit(payload)
     const answer = yield* serve(caller, yield* resolved(payload), request.headers)
-    return HttpServerResponse.uint8Array(answer.body, { contentType: "application/json", headers: answer.headers })
+    const { chunks, length } = answer.body
+    // A large answer goes to the socket part by part, from the upstream's own bytes, instead of
+    // being joined into one more copy of itself first (the policies charge its length meanwhile).
+    return length > streamedAbove
+      ? HttpServerResponse.raw(Readable.from(chunks), { contentType: "application/json", contentLength: length, headers: answer.headers })
+      : HttpServerResponse.uint8Array(Buffer.concat(chunks, length), { contentType: "application/json", headers: answer.headers })
   })
 })
 

@@ -139,6 +139,8 @@ export const answerCall = (task: Catalog.Task, model: string) =>
 <A extends ServedCall, R>(self: Effect.Effect<A, EmbeddingsError.EmbeddingsError, R>): Effect.Effect<A, ApiError, R> =>
   self.pipe(
     Effect.tapError(StoreFailure.note),
+    // Memory held by the requests in flight: the access log gives the 503 its `Retry-After`.
+    Effect.tapError((error) => error._tag === "MemoryBusy" ? RequestFacts.note({ memory_busy: error.retryAfterSeconds }) : Effect.void),
     Effect.mapError(EmbeddingsError.toApiError),
     Effect.onExit(noteOutcome(task, model))
   )

@@ -15,8 +15,11 @@
  * - A request's charge: three times its declared body (the bytes, their text, what parsing makes
  *   of them), from when it is taken until its answer is given; the answer's bytes are charged as
  *   well while it is handed to the socket.
+ * - A model call is also charged what its answer will hold, once it is planned and before any
+ *   upstream call (`http/AnswerAdmission.ts`): more than the whole budget can never be served
+ *   (413), more than what is left now may be later (503 with `Retry-After`; a batch line waits).
  */
-import { Context, Layer } from "effect"
+import { Config, Context, Effect, Layer, Option, Schema } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 
@@ -30,6 +33,9 @@ const minimumBudgetBytes = 32 * MiB
 const unlimitedBudgetCap = 2048 * MiB
 /** How many bytes a request holds per byte of its body while it is read and parsed. */
 const bodyFactor = 3
+
+/** The budget set by the operator, in MiB, instead of the one derived from the limit. */
+const BudgetConfig = Config.option(Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)), "SWITCHYARD_MEMORY_BUDGET_MB"))
 
 /** The files a limit is read from, by path: a fixture in tests, the file system in production. */
 export type ReadFile = (path: string) => string | undefined
@@ -93,6 +99,14 @@ export const budgetFor = (limit: number | undefined, totalMemory: number): numbe
     ? Math.min(unlimitedBudgetCap, Math.floor(totalMemory / 4))
     : Math.max(minimumBudgetBytes, Math.floor((limit - baseBytes) / 2))
 
+/**
+ * What the request being served holds of the budget already (its body's charge), set by the
+ * request policies for the route.
+ */
+export const RequestCharge = Context.Reference<number>("@switchyard/server/http/MemoryBudget/RequestCharge", {
+  defaultValue: () => 0
+})
+
 /** What a request with a declared body of `bodyBytes` is charged while it is served. */
 export const chargeFor = (bodyBytes: number): number => bodyFactor * bodyBytes
 
@@ -106,6 +120,13 @@ export class MemoryBudget extends Context.Service<MemoryBudget, {
   readonly release: (bytes: number) => void
   /** Charges `bytes` whether or not they fit: bytes already made (an answer) must be sent. */
   readonly hold: (bytes: number) => void
+  /**
+   * Charges `bytes` when they fit beside what is held now (`taken`); otherwise charges nothing and
+   * says whether they could ever fit (`later`) or exceed the whole budget (`never`). `own` is what
+   * the asking request holds already (its body's charge): a request that nothing else holds beside
+   * is let through, as by {@link take}, when `bytes` fit the budget.
+   */
+  readonly admit: (bytes: number, own?: number) => "taken" | "later" | "never"
 }>()("@switchyard/server/http/MemoryBudget") {
   static readonly make = (budgetBytes: number, limitBytes: number | undefined) => {
     let held = 0
@@ -124,15 +145,28 @@ export class MemoryBudget extends Context.Service<MemoryBudget, {
       },
       hold: (bytes) => {
         held += bytes
+      },
+      admit: (bytes, own = 0) => {
+        if (bytes > budgetBytes) return "never"
+        if (held > own && held + bytes > budgetBytes) return "later"
+        held += bytes
+        return "taken"
       }
     })
   }
 
-  /** The budget of this process, from its cgroup's limit. */
-  static readonly layer = Layer.sync(MemoryBudget, () => {
-    const limit = readLimit()
-    return MemoryBudget.make(budgetFor(limit, Os.totalmem()), limit)
-  })
+  /**
+   * The budget of this process, from its cgroup's limit, or as the operator sets it
+   * (`SWITCHYARD_MEMORY_BUDGET_MB`, for a limit the gateway cannot see or a heap it knows better).
+   */
+  static readonly layer = Layer.effect(
+    MemoryBudget,
+    Effect.gen(function*() {
+      const limit = readLimit()
+      const set = yield* BudgetConfig
+      return MemoryBudget.make(Option.isSome(set) ? set.value * MiB : budgetFor(limit, Os.totalmem()), limit)
+    })
+  )
 }
 
 /** For the start report: the limit and the budget, in MiB. */

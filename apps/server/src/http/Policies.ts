@@ -199,9 +199,15 @@ const overBudget = (path: string) =>
     HttpServerResponse.setHeader("retry-after", "1")
   )
 
-// The bytes of an answer body made in memory (streamed answers hold their own chunks briefly).
+// The bytes of an answer body made in memory: one array, or parts already made and written one
+// by one (a large embeddings answer; its length is declared). Streamed answers of unknown length
+// hold their own chunks briefly.
 const answerBytes = (response: HttpServerResponse.HttpServerResponse) =>
-  response.body._tag === "Uint8Array" ? response.body.body.byteLength : 0
+  response.body._tag === "Uint8Array"
+    ? response.body.body.byteLength
+    : response.body._tag === "Raw"
+    ? response.body.contentLength ?? 0
+    : 0
 
 export const layer = (options: PolicyOptions) =>
   Layer.unwrap(Effect.gen(function*() {
@@ -242,7 +248,10 @@ export const layer = (options: PolicyOptions) =>
         const charge = hasBody ? MemoryBudgetModule.chargeFor(held) : 0
         if (charge > 0 && !budget.take(charge)) return overBudget(request.url)
         const served = hasBody && isJsonBody(request.headers) ? depthChecked(request, app) : app
-        const route = Effect.provideService(served, HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit))
+        const route = served.pipe(
+          Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit)),
+          Effect.provideService(MemoryBudgetModule.RequestCharge, charge)
+        )
         const deadline = bodyDeadline(
           request,
           intern ? internBodyTimeoutMs : upload ? Math.max(bodyTimeoutMs, fileUploadTimeoutMs) : bodyTimeoutMs

@@ -44,6 +44,8 @@ export interface RequestFacts {
   rate_limited?: boolean
   /** The store failed under the request (a 503): what was asked of it, and why it failed. */
   store_unavailable?: { readonly operation: string; readonly cause: unknown }
+  /** The answer would not fit beside the memory held now (a 503): seconds until worth retrying. */
+  memory_busy?: number
 }
 
 /**

@@ -165,9 +165,13 @@ export const layer = HttpRouter.middleware(
           )
         }
         return app.pipe(
-          // A store failure is worth retrying shortly: its 503 says when.
+          // A store failure, or memory held by the requests in flight, is worth retrying shortly: its 503 says when.
           Effect.map((response) =>
-            facts.store_unavailable === undefined ? response : HttpServerResponse.setHeader(response, "retry-after", String(retryAfterSeconds))
+            facts.store_unavailable !== undefined
+              ? HttpServerResponse.setHeader(response, "retry-after", String(retryAfterSeconds))
+              : facts.memory_busy !== undefined
+              ? HttpServerResponse.setHeader(response, "retry-after", String(facts.memory_busy))
+              : response
           ),
           Effect.provideService(CurrentRequestFacts, facts),
           Effect.onExit((exit) =>

@@ -26,6 +26,8 @@ import * as Route from "../pipeline/Route.ts"
 import { InFlight } from "../store/InFlight.ts"
 import * as HeldAttempts from "../pipeline/HeldAttempts.ts"
 import * as Span from "../instrumentation/Span.ts"
+import * as AnswerAdmission from "../http/AnswerAdmission.ts"
+import { MemoryBudget } from "../http/MemoryBudget.ts"
 
 /**
  * A rerank request served and settled: the scores best first (cut to `top_n`), what was billed,
@@ -125,7 +127,7 @@ export class Rerank extends Context.Service<Rerank, {
   readonly create: (
     caller: CallerShape,
     request: RerankRequest.RerankRequest,
-    options: { readonly seed?: number | undefined; readonly generationId?: string | undefined }
+    options: { readonly seed?: number | undefined; readonly generationId?: string | undefined; readonly waitForMemory?: boolean | undefined }
   ) => Effect.Effect<Reranked, EmbeddingsError>
   /** The route and the most the request can cost on its first endpoint; no provider is called. */
   readonly dryRun: (
@@ -143,6 +145,7 @@ export class Rerank extends Context.Service<Rerank, {
       const adapters = yield* Adapters
       const replicas = yield* Replicas
       const inFlight = yield* InFlight
+      const budget = yield* MemoryBudget
       const config = yield* HeldAttempts.CallConfig
       const route = Route.make({ loaded, health, byok: yield* ByokStore, workspaces: yield* Workspaces })
       const observe = AttemptObserver.make(health, (billed: Billed) => billed.totalTokens)
@@ -210,10 +213,25 @@ export class Rerank extends Context.Service<Rerank, {
       const create = Effect.fnUntraced(function*(
         caller: CallerShape,
         request: RerankRequest.RerankRequest,
-        options: { readonly seed?: number | undefined; readonly generationId?: string | undefined }
+        options: { readonly seed?: number | undefined; readonly generationId?: string | undefined; readonly waitForMemory?: boolean | undefined }
       ) {
         const startedAt = yield* Clock.currentTimeMillis
         const { routed, measured } = yield* prepare(caller, request, options)
+        // Charged its answer (the documents echoed back, a result each) before any upstream call.
+        const expected = AnswerAdmission.rerank(measured.documentBytes, request.return_documents !== false)
+        return yield* served(caller, request, options, startedAt, routed, measured).pipe(
+          AnswerAdmission.charged(budget, expected, { wait: options.waitForMemory === true })
+        )
+      }, Span.within("Rerank.create"))
+
+      const served = Effect.fnUntraced(function*(
+        caller: CallerShape,
+        request: RerankRequest.RerankRequest,
+        options: { readonly generationId?: string | undefined },
+        startedAt: number,
+        routed: Route.Route,
+        measured: Measured
+      ) {
         const reservation = yield* accounting.reserve({
           keyId: caller.keyId,
           workspaceId: caller.workspaceId,
@@ -262,7 +280,7 @@ export class Rerank extends Context.Service<Rerank, {
           plan: routed.plan,
           attempts: outcome.reports
         } satisfies Reranked
-      }, Span.within("Rerank.create"))
+      })
 
       const dryRun = Effect.fnUntraced(function*(
         caller: CallerShape,

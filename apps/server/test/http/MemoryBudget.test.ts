@@ -1,4 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
+import { Effect, Exit, Fiber } from "effect"
+import { TestClock } from "effect/testing"
+import * as AnswerAdmission from "../../src/http/AnswerAdmission.ts"
 import * as MemoryBudget from "../../src/http/MemoryBudget.ts"
 
 const MiB = 1024 * 1024
@@ -65,4 +68,58 @@ describe("MemoryBudget: the bytes in flight", () => {
     assert.strictEqual(budget.heldBytes(), 0)
     assert.strictEqual(MemoryBudget.chargeFor(1000), 3000)
   })
+
+  it("admits an answer that fits beside what is held, says later for one that fits alone, never for one past the budget", () => {
+    const budget = MemoryBudget.MemoryBudget.make(100, undefined)
+    assert.strictEqual(budget.admit(101), "never")
+    assert.strictEqual(budget.admit(60), "taken")
+    assert.strictEqual(budget.admit(50), "later")
+    assert.strictEqual(budget.heldBytes(), 60, "refused answers charge nothing")
+    budget.release(60)
+    // A request that holds its own body's charge and nothing else beside it is let through.
+    assert.isTrue(budget.take(70))
+    assert.strictEqual(budget.admit(50, 70), "taken")
+    assert.strictEqual(budget.admit(10, 70), "later", "now another answer is held beside it")
+    budget.release(120)
+  })
+})
+
+describe("AnswerAdmission: what an answer holds", () => {
+  it("counts inputs × dimensions at 22 bytes a float or 16/3 a base64 value, twice (upstream answers and the answer)", () => {
+    const float = AnswerAdmission.embeddings(2000, 1536, "float")
+    assert.strictEqual(float.bytes, 2000 * 2 * (1536 * 22 + 64))
+    assert.strictEqual(float.what, "2000 inputs × 1536 dimensions as float JSON")
+    assert.strictEqual(AnswerAdmission.embeddings(2000, 1536, "base64").bytes, 2000 * 2 * (8192 + 64))
+    // 22 bytes a value is at least what JSON.stringify writes for a unit vector's float32 values
+    // (of either sign, a few of them tiny); only vectors of tiny values throughout reach 24.
+    const raw = Array.from({ length: 1536 }, (_, i) => Math.sin(i * 7.3) * (i % 97 === 0 ? 1e-6 : 1))
+    const norm = Math.hypot(...raw)
+    const values = raw.map((x) => Math.fround(x / norm))
+    assert.isAtMost(JSON.stringify(values).length / values.length, AnswerAdmission.floatValueBytes)
+    const rerank = AnswerAdmission.rerank([1000, 3000], true)
+    assert.strictEqual(rerank.bytes, 4200)
+    assert.strictEqual(AnswerAdmission.rerank([1000, 3000], false).bytes, 200)
+  })
+
+  it.effect("refuses with 413 past the budget, 503 while busy, and a batch line waits on the clock until the bytes are released", () =>
+    Effect.gen(function*() {
+      const budget = MemoryBudget.MemoryBudget.make(100_000_000, undefined)
+      const large = AnswerAdmission.embeddings(3000, 1536, "float")
+      const refused = yield* Effect.exit(Effect.void.pipe(AnswerAdmission.charged(budget, large)))
+      assert.isTrue(Exit.isFailure(refused))
+      const tooLarge = yield* Effect.flip(Effect.void.pipe(AnswerAdmission.charged(budget, large)))
+      assert.strictEqual(tooLarge._tag, "AnswerTooLarge")
+      assert.include(tooLarge.message, "at most 1476 inputs")
+      const one = AnswerAdmission.embeddings(500, 1536, "float")
+      budget.hold(80_000_000)
+      const busy = yield* Effect.flip(Effect.void.pipe(AnswerAdmission.charged(budget, one)))
+      assert.strictEqual(busy._tag, "MemoryBusy")
+      const waiting = yield* Effect.forkChild(Effect.succeed("served").pipe(AnswerAdmission.charged(budget, one, { wait: true })))
+      yield* TestClock.adjust("10 seconds")
+      assert.isUndefined(waiting.pollUnsafe(), "still waiting while the bytes are held")
+      budget.release(80_000_000)
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual(yield* Fiber.join(waiting), "served")
+      assert.strictEqual(budget.heldBytes(), 0, "released once served")
+    }))
 })

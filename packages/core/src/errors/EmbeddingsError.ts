@@ -12,6 +12,8 @@
  * | `NoEligibleProvider` | 404 |
  * | `RequestTimedOut` | 408 |
  * | `CredentialUnreadable` | 503 |
+ * | `AnswerTooLarge` | 413 |
+ * | `MemoryBusy` | 503 (the route adds `Retry-After`) |
  * | `UpstreamFailed` | the last upstream failure's (see `UpstreamError`) |
  *
  * The money port's refusals (`Refused`) get 402 or 401 (`errors/Refusal`); a store that failed
@@ -26,7 +28,7 @@ import type { CredentialUnreadable } from "../store/ByokStore.ts"
 import type { Refused } from "../store/Accounting.ts"
 import type { StoreUnavailable } from "../store/StoreUnavailable.ts"
 import type { ApiError } from "../schema/ApiError.ts"
-import { type BadRequest, fromStatus, type NotFound, ServiceUnavailable } from "../schema/ApiError.ts"
+import { type BadRequest, fromStatus, type NotFound, PayloadTooLarge, ServiceUnavailable } from "../schema/ApiError.ts"
 import { refusalToApiError } from "./Refusal.ts"
 
 /**
@@ -39,6 +41,74 @@ export class RequestTimedOut extends Data.TaggedError("RequestTimedOut")<{ reado
     return `The request did not finish within ${this.timeoutMs} ms`
   }
 }
+
+const MiB = 1024 * 1024
+const mib = (bytes: number) => Math.ceil(bytes / MiB)
+
+/**
+ * What a request's answer would hold is more than the gateway's whole memory budget for requests
+ * in flight: it can never be served as it is, only split. `what` says what the estimate counts
+ * (e.g. "2000 inputs × 1536 dimensions as float JSON"); `maxItems` how many of its items would fit.
+ *
+ * @since 0.4.0
+ */
+export class AnswerTooLarge extends Data.TaggedError("AnswerTooLarge")<{
+  readonly answerBytes: number
+  readonly budgetBytes: number
+  readonly what: string
+  readonly items: "inputs" | "documents"
+  readonly maxItems: number
+}> {
+  override get message(): string {
+    return `The answer to this request would hold about ${mib(this.answerBytes)} MiB (${this.what}), more than the ` +
+      `${mib(this.budgetBytes)} MiB this gateway may hold for all requests in flight (its memory budget). ` +
+      `Split it into requests of at most ${this.maxItems} ${this.items}` +
+      (this.items === "inputs" ? `, ask for encoding_format "base64" (about 4 times smaller) or fewer dimensions.` : ".")
+  }
+}
+
+/**
+ * What a request's answer would hold does not fit beside the requests in flight now; it would
+ * fit alone: worth retrying shortly.
+ *
+ * @since 0.4.0
+ */
+export class MemoryBusy extends Data.TaggedError("MemoryBusy")<{
+  readonly answerBytes: number
+  readonly retryAfterSeconds: number
+}> {
+  override get message(): string {
+    return `The gateway holds as many answer bytes as its memory allows (this answer needs about ${mib(this.answerBytes)} MiB): retry shortly`
+  }
+}
+
+/**
+ * Why a request is not admitted by the memory it would hold.
+ *
+ * @since 0.4.0
+ */
+type AdmissionError = AnswerTooLarge | MemoryBusy
+
+/**
+ * The status and envelope of a request not admitted: 413 naming the limit and the split, or 503.
+ *
+ * @since 0.4.0
+ */
+const admissionToApiError = (error: AdmissionError): PayloadTooLarge | ServiceUnavailable =>
+  error._tag === "AnswerTooLarge"
+    ? new PayloadTooLarge({
+      message: error.message,
+      metadata: {
+        reason: "answer_too_large",
+        answer_bytes: error.answerBytes,
+        budget_bytes: error.budgetBytes,
+        [`max_${error.items}`]: error.maxItems
+      }
+    })
+    : new ServiceUnavailable({
+      message: error.message,
+      metadata: { reason: "memory_busy", retryable: true, retry_after: error.retryAfterSeconds }
+    })
 
 /**
  * Why a request could not be made ready to run: no route, or a credential it needs that does not
@@ -53,7 +123,7 @@ export type PreparationError = RoutingError | CredentialUnreadable
  *
  * @since 0.1.0
  */
-export type EmbeddingsError = PreparationError | RequestTimedOut | UpstreamFailed | Refused | StoreUnavailable
+export type EmbeddingsError = PreparationError | AdmissionError | RequestTimedOut | UpstreamFailed | Refused | StoreUnavailable
 
 /**
  * The status and envelope of a store that failed: 503, worth retrying.
@@ -100,5 +170,8 @@ export const toApiError = (error: EmbeddingsError): ApiError => {
       return refusalToApiError(error)
     case "StoreUnavailable":
       return storeToApiError(error)
+    case "AnswerTooLarge":
+    case "MemoryBusy":
+      return admissionToApiError(error)
   }
 }
