@@ -95,8 +95,6 @@ const waiting = new Set([
   "store/migrations/SqliteBaseline.ts (a function in sqliteBaseline)",
   "interns/ProcessRuntime.ts make",
   "interns/ProcessRuntime.ts (a function in make)",
-  "handlers/Keys.ts (a function in KeysHandlers)",
-  "handlers/ProviderAdmin.ts (a function in ProviderAdminHandlers)",
   "interns/HttpRuntime.ts make",
   "interns/HttpRuntime.ts (a function in make)"
 ])
