@@ -34,6 +34,42 @@ const futureInstant = (value: string | null, now: Date) => {
 
 const noKey = (hash: string) => new NotFound({ message: `No API key with hash ${hash.slice(0, 64)}` })
 
+/**
+ * Refuses a key the caller may not create: a management key, or a key for another member, only by
+ * an admin of the workspace, for a member of it; no external `api_key`.
+ */
+const mayCreate = (
+  keys: ApiKeyStore["Service"],
+  callerId: string,
+  workspaceId: string,
+  owner: string,
+  kind: string,
+  externalKey: unknown
+) =>
+  Effect.gen(function*() {
+    if (owner !== callerId || kind === "management") {
+      const role = yield* keys.roleIn(callerId, workspaceId)
+      if (Option.getOrUndefined(role) !== "admin") {
+        return yield* new Forbidden({
+          message: "Only an admin of the workspace may create management keys or keys for other members"
+        })
+      }
+      if (owner !== callerId && !(yield* keys.isMember(owner, workspaceId))) {
+        return yield* new BadRequest({
+          message: "creator_user_id must be a member of the workspace the key is created in",
+          metadata: { field: "creator_user_id" }
+        })
+      }
+    }
+    if (externalKey !== undefined) {
+      return yield* new BadRequest({ message: "external.api_key is not supported", metadata: { field: "external.api_key" } })
+    }
+  })
+
+/** The caller's default workspace: the one their user chose, else their key's. */
+const defaultWorkspace = (keys: ApiKeyStore["Service"], caller: typeof Caller.Service) =>
+  Effect.map(keys.defaultWorkspaceOf(caller.userId), Option.getOrElse(() => caller.workspaceId))
+
 export const KeysHandlers = HttpApiBuilder.group(
   Api,
   "keys",
@@ -41,13 +77,11 @@ export const KeysHandlers = HttpApiBuilder.group(
     const keys = yield* ApiKeyStore
     const rateLimit = yield* KeyRateLimit
     const audit = yield* AuditLog
-    const defaultWorkspace = (caller: typeof Caller.Service) =>
-      Effect.map(keys.defaultWorkspaceOf(caller.userId), Option.getOrElse(() => caller.workspaceId))
     return handlers
       .handle("list", ({ query }) =>
         StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* requireManagement
-          const workspaceId = yield* resolveWorkspace(keys, query.workspace_id, yield* defaultWorkspace(caller))
+          const workspaceId = yield* resolveWorkspace(keys, query.workspace_id, yield* defaultWorkspace(keys, caller))
           // An admin of the workspace lists every member's keys in it; a member their own.
           const role = yield* keys.roleIn(caller.userId, workspaceId)
           const data = yield* keys.list({
@@ -65,26 +99,10 @@ export const KeysHandlers = HttpApiBuilder.group(
           const caller = yield* requireManagement
           yield* refuseNul(payload)
           const now = yield* currentTime
-          const workspaceId = yield* resolveWorkspace(keys, payload.workspace_id, yield* defaultWorkspace(caller))
+          const workspaceId = yield* resolveWorkspace(keys, payload.workspace_id, yield* defaultWorkspace(keys, caller))
           const owner = payload.creator_user_id ?? caller.userId
           const kind = payload.kind ?? "standard"
-          if (owner !== caller.userId || kind === "management") {
-            const role = yield* keys.roleIn(caller.userId, workspaceId)
-            if (Option.getOrUndefined(role) !== "admin") {
-              return yield* new Forbidden({
-                message: "Only an admin of the workspace may create management keys or keys for other members"
-              })
-            }
-            if (owner !== caller.userId && !(yield* keys.isMember(owner, workspaceId))) {
-              return yield* new BadRequest({
-                message: "creator_user_id must be a member of the workspace the key is created in",
-                metadata: { field: "creator_user_id" }
-              })
-            }
-          }
-          if (payload.external?.api_key !== undefined) {
-            return yield* new BadRequest({ message: "external.api_key is not supported", metadata: { field: "external.api_key" } })
-          }
+          yield* mayCreate(keys, caller.userId, workspaceId, owner, kind, payload.external?.api_key)
           const secret = KeySecret.generate()
           const data = yield* audit.recorded(keys.create({
             kind,

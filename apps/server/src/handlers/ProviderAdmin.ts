@@ -32,6 +32,44 @@ const recorded = (stored: StoredProvider) => ({
 
 const testTimeoutMs = 15_000
 
+// One small call to an endpoint: its status and latency, the credential scrubbed from any error.
+const probe = (adapters: Adapters["Service"], provider: Catalog.Provider, credential: Option.Option<Redacted.Redacted<string>>) =>
+  (endpoint: Catalog.Endpoint) =>
+    Effect.gen(function*() {
+      const connection = connectionOf(provider, Option.getOrUndefined(credential))
+      const adapter = adapters[provider.adapter]
+      const started = yield* Clock.currentTimeMillis
+      const call = endpoint.task === "rerank"
+        ? adapter.rerank === undefined
+          ? Effect.die(new Error(`the ${provider.adapter} adapter has no rerank API`))
+          : Effect.asVoid(adapter.rerank(connection, { upstreamModel: endpoint.upstream_model, query: "ping", documents: [{ text: "ping" }, { text: "pong" }] }))
+        : Effect.asVoid(adapter.embed(connection, {
+          upstreamModel: endpoint.upstream_model,
+          input: { _tag: "Texts", texts: ["ping"] },
+          encodingFormat: "float"
+        }))
+      const outcome = yield* call.pipe(
+        // The message names the provider tested, as an attempt's does.
+        Effect.mapError((error) => UpstreamError.atProvider(provider.slug)(scrub(error, connection))),
+        Effect.timeoutOption(testTimeoutMs),
+        Effect.result
+      )
+      const latency = (yield* Clock.currentTimeMillis) - started
+      const base = { model: endpoint.model, task: endpoint.task, latency_ms: latency }
+      if (outcome._tag === "Success") {
+        return Option.isSome(outcome.success)
+          ? { ...base, ok: true, status: 200, error: null }
+          : { ...base, ok: false, status: null, error: `no answer within ${testTimeoutMs} ms` }
+      }
+      const reason = outcome.failure.reason as { readonly upstream_status?: unknown }
+      return {
+        ...base,
+        ok: false,
+        status: typeof reason.upstream_status === "number" ? reason.upstream_status : null,
+        error: outcome.failure.message
+      }
+    })
+
 export const ProviderAdminHandlers = HttpApiBuilder.group(
   Api,
   "providerAdmin",
@@ -67,44 +105,6 @@ export const ProviderAdminHandlers = HttpApiBuilder.group(
     })
     const stored = (slug: string) =>
       Effect.flatMap(repo.get(slug), Option.match({ onNone: () => Effect.fail(noProvider(slug)), onSome: Effect.succeed }))
-
-    // One small call to an endpoint: its status and latency, the credential scrubbed from any error.
-    const probe = (provider: Catalog.Provider, credential: Option.Option<Redacted.Redacted<string>>) =>
-      (endpoint: Catalog.Endpoint) =>
-        Effect.gen(function*() {
-          const connection = connectionOf(provider, Option.getOrUndefined(credential))
-          const adapter = adapters[provider.adapter]
-          const started = yield* Clock.currentTimeMillis
-          const call = endpoint.task === "rerank"
-            ? adapter.rerank === undefined
-              ? Effect.die(new Error(`the ${provider.adapter} adapter has no rerank API`))
-              : Effect.asVoid(adapter.rerank(connection, { upstreamModel: endpoint.upstream_model, query: "ping", documents: [{ text: "ping" }, { text: "pong" }] }))
-            : Effect.asVoid(adapter.embed(connection, {
-              upstreamModel: endpoint.upstream_model,
-              input: { _tag: "Texts", texts: ["ping"] },
-              encodingFormat: "float"
-            }))
-          const outcome = yield* call.pipe(
-            // The message names the provider tested, as an attempt's does.
-            Effect.mapError((error) => UpstreamError.atProvider(provider.slug)(scrub(error, connection))),
-            Effect.timeoutOption(testTimeoutMs),
-            Effect.result
-          )
-          const latency = (yield* Clock.currentTimeMillis) - started
-          const base = { model: endpoint.model, task: endpoint.task, latency_ms: latency }
-          if (outcome._tag === "Success") {
-            return Option.isSome(outcome.success)
-              ? { ...base, ok: true, status: 200, error: null }
-              : { ...base, ok: false, status: null, error: `no answer within ${testTimeoutMs} ms` }
-          }
-          const reason = outcome.failure.reason as { readonly upstream_status?: unknown }
-          return {
-            ...base,
-            ok: false,
-            status: typeof reason.upstream_status === "number" ? reason.upstream_status : null,
-            error: outcome.failure.message
-          }
-        })
 
     return handlers
       .handle("create", ({ payload }) =>
@@ -201,7 +201,7 @@ export const ProviderAdminHandlers = HttpApiBuilder.group(
                 ? one.credential
                 : Option.fromNullishOr(live.current().credentials.get(params.slug))
             }))
-          const endpoints = yield* Effect.forEach(target.provider.endpoints, probe(target.provider, target.credential), { concurrency: 4 })
+          const endpoints = yield* Effect.forEach(target.provider.endpoints, probe(adapters, target.provider, target.credential), { concurrency: 4 })
           return { data: { slug: params.slug, ok: endpoints.every((e) => e.ok), endpoints } }
         })))
   })

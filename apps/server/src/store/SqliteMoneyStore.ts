@@ -81,6 +81,251 @@ const ledgerColumns = [
   ["attempts", (r: LedgerRow) => r.attempts ?? null]
 ] as const
 
+const insertText = `INSERT INTO ledger (${ledgerColumns.map(([c]) => c).join(", ")})
+  VALUES (${ledgerColumns.map(() => "?").join(", ")})
+  ON CONFLICT (generation_id) DO NOTHING RETURNING CAST(cost_nanos AS text) AS cost`
+
+const sumOf = (rows: ReadonlyArray<{ readonly n: unknown }>) => big(rows[0]!.n)
+
+const refused = (outcome: GrantOutcome["outcome"], more: Partial<GrantOutcome> = {}): GrantOutcome => ({
+  outcome,
+  granted: null,
+  limit: null,
+  reset: null,
+  room: null,
+  fence: null,
+  ...more
+})
+
+/** What each scope (the key's limit, the workspace's budgets, its prepaid credits) still allows. */
+const roomsOn = (sql: SqlClient.SqlClient) => {
+  /** Creates the workspace's credit account (no credits, not prepaid) when it has none. */
+  const openAccount = (workspaceId: string) =>
+    sql`INSERT INTO credit_accounts (workspace_id) VALUES (${workspaceId}) ON CONFLICT (workspace_id) DO NOTHING`
+
+  /** What the key may still spend under its limit: the limit, less its window's counters, less its open holds but `exclude`. */
+  const keyRoom = (keyId: string, limit: bigint, reset: string | null, includeByok: boolean, now: number, exclude: string) =>
+    Effect.gen(function*() {
+      const [from, to] = windowDays(reset, now)
+      const spent = yield* sql<{ n: unknown }>`SELECT CAST(COALESCE(SUM(spent_nanos + CASE WHEN ${includeByok} THEN byok_nanos ELSE 0 END), 0) AS text) AS n
+        FROM key_spend WHERE key_id = ${keyId} AND day BETWEEN ${from} AND ${to}`
+      const held = yield* sql<{ n: unknown }>`SELECT CAST(COALESCE(SUM(amount_nanos), 0) AS text) AS n FROM holds
+        WHERE key_id = ${keyId} AND expires_at > ${now} AND (NOT is_byok OR ${includeByok}) AND id <> ${exclude}`
+      return limit - sumOf(spent) - sumOf(held)
+    })
+
+  /** The smallest room left under the workspace's budgets that count the request, or `undefined` for none. */
+  const budgetRoom = (workspaceId: string, byok: boolean, now: number, exclude: string) =>
+    Effect.gen(function*() {
+      const budgets = yield* sql<{ interval: string; limit_nanos: unknown }>`SELECT interval, CAST(limit_nanos AS text) AS limit_nanos
+        FROM workspace_budgets WHERE workspace_id = ${workspaceId}`
+      if (budgets.length === 0) return undefined
+      const workspace = yield* sql<{ include: unknown }>`SELECT include_byok_in_budgets AS include FROM workspaces WHERE id = ${workspaceId}`
+      if (workspace.length === 0) return undefined
+      const includeByok = truthy(workspace[0]!.include)
+      if (byok && !includeByok) return undefined
+      yield* openAccount(workspaceId)
+      const held = sumOf(
+        yield* sql<{ n: unknown }>`SELECT CAST(COALESCE(SUM(amount_nanos), 0) AS text) AS n FROM holds
+          WHERE workspace_id = ${workspaceId} AND expires_at > ${now} AND (NOT is_byok OR ${includeByok}) AND id <> ${exclude}`
+      )
+      let least: { interval: string; limit: bigint; room: bigint } | undefined
+      for (const budget of budgets) {
+        const [from, to] = windowDays(budget.interval, now)
+        const spent = sumOf(
+          yield* sql<{ n: unknown }>`SELECT CAST(COALESCE(SUM(spent_nanos + CASE WHEN ${includeByok} THEN byok_nanos ELSE 0 END), 0) AS text) AS n
+            FROM workspace_spend WHERE workspace_id = ${workspaceId} AND day BETWEEN ${from} AND ${to}`
+        )
+        const limit = big(budget.limit_nanos)
+        const room = limit - spent - held
+        if (least === undefined || room < least.room) least = { interval: budget.interval, limit, room }
+      }
+      return least
+    })
+
+  /** What the workspace's prepaid credits still allow, or the largest bigint when it has none. */
+  const balanceRoom = (workspaceId: string, now: number, exclude: string) =>
+    Effect.gen(function*() {
+      const account = () =>
+        sql<{ credits: unknown; usage: unknown; prepaid: unknown }>`SELECT CAST(credits_nanos AS text) AS credits,
+          CAST(usage_nanos AS text) AS usage, prepaid FROM credit_accounts WHERE workspace_id = ${workspaceId}`
+      let rows = yield* account()
+      if (rows.length === 0) {
+        yield* openAccount(workspaceId)
+        rows = yield* account()
+      }
+      const row = rows[0]!
+      if (!truthy(row.prepaid)) return maxBig
+      const held = sumOf(
+        yield* sql<{ n: unknown }>`SELECT CAST(COALESCE(SUM(amount_nanos), 0) AS text) AS n FROM holds
+          WHERE workspace_id = ${workspaceId} AND expires_at > ${now} AND NOT is_byok AND id <> ${exclude}`
+      )
+      return big(row.credits) - big(row.usage) - held
+    })
+
+  /** What each scope counting a row of `cost` on the key still allows, every open hold counted (`undefined`: it does not count). */
+  const roomsOf = (keyId: string, workspaceId: string, byok: boolean, now: number) =>
+    Effect.gen(function*() {
+      const keys = yield* sql<Record<string, unknown>>`SELECT CAST(limit_nanos AS text) AS limit_nanos, limit_reset, include_byok_in_limit
+        FROM api_keys WHERE id = ${keyId}`
+      const key = keys[0]
+      const includeByok = key !== undefined && truthy(key.include_byok_in_limit)
+      const limited = key !== undefined && key.limit_nanos !== null && (!byok || includeByok)
+      const keyLeft = limited ? yield* keyRoom(keyId, big(key.limit_nanos), key.limit_reset as string | null, includeByok, now, "") : undefined
+      const budget = yield* budgetRoom(workspaceId, byok, now, "")
+      const balance = byok ? maxBig : yield* balanceRoom(workspaceId, now, "")
+      return [keyLeft, budget?.room, balance < maxBig ? balance : undefined]
+    })
+
+  return { openAccount, keyRoom, budgetRoom, balanceRoom, roomsOf }
+}
+
+/** Writes rows into the ledger and adds their cost to the counters, each under its lease's current token. */
+const flushOn = (sql: SqlClient.SqlClient, roomsOf: ReturnType<typeof roomsOn>["roomsOf"], nowMs: () => number) => {
+  const insertLedger = sql.unsafe.bind(sql)
+  const costOf = (generation: string) =>
+    sql<{ cost: unknown }>`SELECT CAST(cost_nanos AS text) AS cost FROM ledger WHERE generation_id = ${generation}`.pipe(
+      Effect.map((rows) => (rows[0] === undefined ? null : big(rows[0].cost)))
+    )
+
+  /** Adds a written row's cost to its key's and workspace's counters and the workspace's usage, now. */
+  const charge = (row: LedgerRow, cost: bigint) =>
+    Effect.gen(function*() {
+      if (cost === 0n) return
+      const createdMs = Date.parse(row.created)
+      const spent = row.byok ? 0n : cost
+      const byok = row.byok ? cost : 0n
+      for (const day of [dayOf(createdMs), allTime]) {
+        yield* sql`INSERT INTO key_spend (key_id, day, spent_nanos, byok_nanos) VALUES (${row.key}, ${day}, ${spent}, ${byok})
+          ON CONFLICT (key_id, day) DO UPDATE
+            SET spent_nanos = key_spend.spent_nanos + excluded.spent_nanos, byok_nanos = key_spend.byok_nanos + excluded.byok_nanos`
+        yield* sql`INSERT INTO workspace_spend (workspace_id, day, spent_nanos, byok_nanos) VALUES (${row.workspace}, ${day}, ${spent}, ${byok})
+          ON CONFLICT (workspace_id, day) DO UPDATE
+            SET spent_nanos = workspace_spend.spent_nanos + excluded.spent_nanos, byok_nanos = workspace_spend.byok_nanos + excluded.byok_nanos`
+      }
+      if (!row.byok) {
+        yield* sql`INSERT INTO credit_accounts (workspace_id, usage_nanos, updated_at) VALUES (${row.workspace}, ${cost}, ${createdMs})
+          ON CONFLICT (workspace_id) DO UPDATE
+            SET usage_nanos = credit_accounts.usage_nanos + excluded.usage_nanos, updated_at = excluded.updated_at`
+      }
+    })
+
+  return (rows: ReadonlyArray<LedgerRow>, expiresAtMs: number) =>
+    sql.withTransaction(Effect.gen(function*() {
+      // Each lease's token as the store has it now (`null`: gone).
+      const fences = new Map<string, string | null>()
+      for (const row of rows) {
+        if (row.lease === null || fences.has(row.lease)) continue
+        const found = yield* sql<{ fence: unknown }>`SELECT CAST(fence AS text) AS fence FROM holds WHERE id = ${row.lease}`
+        fences.set(row.lease, found[0] === undefined ? null : String(found[0].fence))
+      }
+      const out: Array<Flushed> = []
+      const keyDays = new Map<string, { key: string; day: string; spent: bigint; byok: bigint }>()
+      const workspaceDays = new Map<string, { workspace: string; day: string; spent: bigint; byok: bigint }>()
+      const usage = new Map<string, { nanos: bigint; updatedMs: number }>()
+      const leases = new Map<string, bigint>()
+      for (const row of rows) {
+        // Written only under its lease's current token (a row without one, like a lease gone, is not: PostgreSQL's NULL = NULL).
+        const stored = row.lease === null ? undefined : fences.get(row.lease)
+        if (row.lease !== null && (stored === null || stored !== row.fence)) {
+          // Its lease moved (swept, taken over, fenced by a newer token) after the upstream was
+          // paid: settled now under the key's current room, refused only past a limit (core's rule).
+          const before = yield* costOf(row.generation)
+          const fits = before === null &&
+            FencedLease.settlesMoved(BigInt(row.cost), yield* roomsOf(row.key, row.workspace, row.byok, nowMs()))
+          const inserted = fits ? yield* insertLedger<{ cost: unknown }>(insertText, ledgerColumns.map(([, value]) => value(row))) : []
+          if (inserted.length > 0) yield* charge(row, big(inserted[0]!.cost))
+          out.push({ generation: row.generation, cost: inserted.length > 0 ? big(inserted[0]!.cost) : before, written: inserted.length > 0, fenced: true })
+          continue
+        }
+        const inserted = yield* insertLedger<{ cost: unknown }>(insertText, ledgerColumns.map(([, value]) => value(row)))
+        if (inserted.length === 0) {
+          out.push({ generation: row.generation, cost: yield* costOf(row.generation), written: false, fenced: false })
+          continue
+        }
+        const cost = big(inserted[0]!.cost)
+        out.push({ generation: row.generation, cost, written: true, fenced: false })
+        if (row.lease !== null) leases.set(row.lease, (leases.get(row.lease) ?? 0n) + cost)
+        if (cost === 0n) continue
+        const createdMs = Date.parse(row.created)
+        for (const day of [dayOf(createdMs), allTime]) {
+          const k = keyDays.get(`${row.key}|${day}`) ?? { key: row.key, day, spent: 0n, byok: 0n }
+          const w = workspaceDays.get(`${row.workspace}|${day}`) ?? { workspace: row.workspace, day, spent: 0n, byok: 0n }
+          if (row.byok) {
+            k.byok += cost
+            w.byok += cost
+          } else {
+            k.spent += cost
+            w.spent += cost
+          }
+          keyDays.set(`${row.key}|${day}`, k)
+          workspaceDays.set(`${row.workspace}|${day}`, w)
+        }
+        if (!row.byok) {
+          const u = usage.get(row.workspace)
+          usage.set(row.workspace, { nanos: (u?.nanos ?? 0n) + cost, updatedMs: Math.max(u?.updatedMs ?? createdMs, createdMs) })
+        }
+      }
+      for (const k of keyDays.values()) {
+        yield* sql`INSERT INTO key_spend (key_id, day, spent_nanos, byok_nanos) VALUES (${k.key}, ${k.day}, ${k.spent}, ${k.byok})
+          ON CONFLICT (key_id, day) DO UPDATE
+            SET spent_nanos = key_spend.spent_nanos + excluded.spent_nanos, byok_nanos = key_spend.byok_nanos + excluded.byok_nanos`
+      }
+      for (const w of workspaceDays.values()) {
+        yield* sql`INSERT INTO workspace_spend (workspace_id, day, spent_nanos, byok_nanos) VALUES (${w.workspace}, ${w.day}, ${w.spent}, ${w.byok})
+          ON CONFLICT (workspace_id, day) DO UPDATE
+            SET spent_nanos = workspace_spend.spent_nanos + excluded.spent_nanos, byok_nanos = workspace_spend.byok_nanos + excluded.byok_nanos`
+      }
+      for (const [workspace, u] of usage) {
+        yield* sql`INSERT INTO credit_accounts (workspace_id, usage_nanos, updated_at) VALUES (${workspace}, ${u.nanos}, ${u.updatedMs})
+          ON CONFLICT (workspace_id) DO UPDATE
+            SET usage_nanos = credit_accounts.usage_nanos + excluded.usage_nanos, updated_at = excluded.updated_at`
+      }
+      for (const [lease, spent] of leases) {
+        yield* sql`UPDATE holds SET amount_nanos = max(amount_nanos - ${spent}, 0), expires_at = max(expires_at, ${expiresAtMs})
+          WHERE id = ${lease}`
+      }
+      return out
+  }))
+}
+
+/** The gateway processes' heartbeats, and the holds of those gone. */
+const processesOn = (sql: SqlClient.SqlClient, nowMs: () => number) =>
+  ({
+    // The time is read when the heartbeat runs, not when it is built (it is built once and
+    // repeated), and `seen_at` only moves forward: a live process never looks older than it is.
+    heartbeat: (id) =>
+      Effect.suspend(() => {
+        const seen = nowMs()
+        return sql`INSERT INTO gateway_processes (id, started_at, seen_at) VALUES (${id}, ${seen}, ${seen})
+          ON CONFLICT (id) DO UPDATE SET seen_at = max(gateway_processes.seen_at, excluded.seen_at)`.pipe(Effect.asVoid)
+      }),
+    sweep: (self, staleAfter) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const since = nowMs() - Duration.toMillis(staleAfter)
+        yield* sql`DELETE FROM gateway_processes WHERE id <> ${self} AND seen_at < ${since}`
+        const holds = yield* sql<{ id: string }>`DELETE FROM holds
+          WHERE owner IS NOT NULL AND owner <> ${self} AND NOT EXISTS (
+            SELECT 1 FROM gateway_processes p WHERE p.id = holds.owner AND p.seen_at >= ${since})
+          RETURNING id`
+        return holds.length
+      })),
+    claim: (self) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* sql`DELETE FROM holds WHERE owner IS NOT ${self}`
+        yield* sql`DELETE FROM gateway_processes WHERE id <> ${self}`
+      })),
+    end: (self) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* sql`DELETE FROM holds WHERE owner = ${self}`
+        yield* sql`DELETE FROM gateway_processes WHERE id = ${self}`
+      })),
+    live: (staleAfter) =>
+      Effect.suspend(() =>
+        sql<{ n: unknown }>`SELECT count(*) AS n FROM gateway_processes WHERE seen_at >= ${nowMs() - Duration.toMillis(staleAfter)}`
+      ).pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)))
+}) satisfies MoneyStore["processes"]
+
 export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
   Effect.gen(function*() {
     const clock = yield* Clock.Clock
@@ -96,122 +341,8 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
       })
     const nowMs = () => clock.currentTimeMillisUnsafe()
 
-    const insertLedger = sql.unsafe.bind(sql)
-    const insertText = `INSERT INTO ledger (${ledgerColumns.map(([c]) => c).join(", ")})
-      VALUES (${ledgerColumns.map(() => "?").join(", ")})
-      ON CONFLICT (generation_id) DO NOTHING RETURNING CAST(cost_nanos AS text) AS cost`
-
-    /** Creates the workspace's credit account (no credits, not prepaid) when it has none. */
-    const openAccount = (workspaceId: string) =>
-      sql`INSERT INTO credit_accounts (workspace_id) VALUES (${workspaceId}) ON CONFLICT (workspace_id) DO NOTHING`
-
-    const sumOf = (rows: ReadonlyArray<{ readonly n: unknown }>) => big(rows[0]!.n)
-
-    /** What the key may still spend under its limit: the limit, less its window's counters, less its open holds but `exclude`. */
-    const keyRoom = (keyId: string, limit: bigint, reset: string | null, includeByok: boolean, now: number, exclude: string) =>
-      Effect.gen(function*() {
-        const [from, to] = windowDays(reset, now)
-        const spent = yield* sql<{ n: unknown }>`SELECT CAST(COALESCE(SUM(spent_nanos + CASE WHEN ${includeByok} THEN byok_nanos ELSE 0 END), 0) AS text) AS n
-          FROM key_spend WHERE key_id = ${keyId} AND day BETWEEN ${from} AND ${to}`
-        const held = yield* sql<{ n: unknown }>`SELECT CAST(COALESCE(SUM(amount_nanos), 0) AS text) AS n FROM holds
-          WHERE key_id = ${keyId} AND expires_at > ${now} AND (NOT is_byok OR ${includeByok}) AND id <> ${exclude}`
-        return limit - sumOf(spent) - sumOf(held)
-      })
-
-    /** The smallest room left under the workspace's budgets that count the request, or `undefined` for none. */
-    const budgetRoom = (workspaceId: string, byok: boolean, now: number, exclude: string) =>
-      Effect.gen(function*() {
-        const budgets = yield* sql<{ interval: string; limit_nanos: unknown }>`SELECT interval, CAST(limit_nanos AS text) AS limit_nanos
-          FROM workspace_budgets WHERE workspace_id = ${workspaceId}`
-        if (budgets.length === 0) return undefined
-        const workspace = yield* sql<{ include: unknown }>`SELECT include_byok_in_budgets AS include FROM workspaces WHERE id = ${workspaceId}`
-        if (workspace.length === 0) return undefined
-        const includeByok = truthy(workspace[0]!.include)
-        if (byok && !includeByok) return undefined
-        yield* openAccount(workspaceId)
-        const held = sumOf(
-          yield* sql<{ n: unknown }>`SELECT CAST(COALESCE(SUM(amount_nanos), 0) AS text) AS n FROM holds
-            WHERE workspace_id = ${workspaceId} AND expires_at > ${now} AND (NOT is_byok OR ${includeByok}) AND id <> ${exclude}`
-        )
-        let least: { interval: string; limit: bigint; room: bigint } | undefined
-        for (const budget of budgets) {
-          const [from, to] = windowDays(budget.interval, now)
-          const spent = sumOf(
-            yield* sql<{ n: unknown }>`SELECT CAST(COALESCE(SUM(spent_nanos + CASE WHEN ${includeByok} THEN byok_nanos ELSE 0 END), 0) AS text) AS n
-              FROM workspace_spend WHERE workspace_id = ${workspaceId} AND day BETWEEN ${from} AND ${to}`
-          )
-          const limit = big(budget.limit_nanos)
-          const room = limit - spent - held
-          if (least === undefined || room < least.room) least = { interval: budget.interval, limit, room }
-        }
-        return least
-      })
-
-    /** What the workspace's prepaid credits still allow, or the largest bigint when it has none. */
-    const balanceRoom = (workspaceId: string, now: number, exclude: string) =>
-      Effect.gen(function*() {
-        const account = () =>
-          sql<{ credits: unknown; usage: unknown; prepaid: unknown }>`SELECT CAST(credits_nanos AS text) AS credits,
-            CAST(usage_nanos AS text) AS usage, prepaid FROM credit_accounts WHERE workspace_id = ${workspaceId}`
-        let rows = yield* account()
-        if (rows.length === 0) {
-          yield* openAccount(workspaceId)
-          rows = yield* account()
-        }
-        const row = rows[0]!
-        if (!truthy(row.prepaid)) return maxBig
-        const held = sumOf(
-          yield* sql<{ n: unknown }>`SELECT CAST(COALESCE(SUM(amount_nanos), 0) AS text) AS n FROM holds
-            WHERE workspace_id = ${workspaceId} AND expires_at > ${now} AND NOT is_byok AND id <> ${exclude}`
-        )
-        return big(row.credits) - big(row.usage) - held
-      })
-
-    /** What each scope counting a row of `cost` on the key still allows, every open hold counted (`undefined`: it does not count). */
-    const roomsOf = (keyId: string, workspaceId: string, byok: boolean, now: number) =>
-      Effect.gen(function*() {
-        const keys = yield* sql<Record<string, unknown>>`SELECT CAST(limit_nanos AS text) AS limit_nanos, limit_reset, include_byok_in_limit
-          FROM api_keys WHERE id = ${keyId}`
-        const key = keys[0]
-        const includeByok = key !== undefined && truthy(key.include_byok_in_limit)
-        const limited = key !== undefined && key.limit_nanos !== null && (!byok || includeByok)
-        const keyLeft = limited ? yield* keyRoom(keyId, big(key.limit_nanos), key.limit_reset as string | null, includeByok, now, "") : undefined
-        const budget = yield* budgetRoom(workspaceId, byok, now, "")
-        const balance = byok ? maxBig : yield* balanceRoom(workspaceId, now, "")
-        return [keyLeft, budget?.room, balance < maxBig ? balance : undefined]
-      })
-
-    /** Adds a written row's cost to its key's and workspace's counters and the workspace's usage, now. */
-    const charge = (row: LedgerRow, cost: bigint) =>
-      Effect.gen(function*() {
-        if (cost === 0n) return
-        const createdMs = Date.parse(row.created)
-        const spent = row.byok ? 0n : cost
-        const byok = row.byok ? cost : 0n
-        for (const day of [dayOf(createdMs), allTime]) {
-          yield* sql`INSERT INTO key_spend (key_id, day, spent_nanos, byok_nanos) VALUES (${row.key}, ${day}, ${spent}, ${byok})
-            ON CONFLICT (key_id, day) DO UPDATE
-              SET spent_nanos = key_spend.spent_nanos + excluded.spent_nanos, byok_nanos = key_spend.byok_nanos + excluded.byok_nanos`
-          yield* sql`INSERT INTO workspace_spend (workspace_id, day, spent_nanos, byok_nanos) VALUES (${row.workspace}, ${day}, ${spent}, ${byok})
-            ON CONFLICT (workspace_id, day) DO UPDATE
-              SET spent_nanos = workspace_spend.spent_nanos + excluded.spent_nanos, byok_nanos = workspace_spend.byok_nanos + excluded.byok_nanos`
-        }
-        if (!row.byok) {
-          yield* sql`INSERT INTO credit_accounts (workspace_id, usage_nanos, updated_at) VALUES (${row.workspace}, ${cost}, ${createdMs})
-            ON CONFLICT (workspace_id) DO UPDATE
-              SET usage_nanos = credit_accounts.usage_nanos + excluded.usage_nanos, updated_at = excluded.updated_at`
-        }
-      })
-
-    const refused = (outcome: GrantOutcome["outcome"], more: Partial<GrantOutcome> = {}): GrantOutcome => ({
-      outcome,
-      granted: null,
-      limit: null,
-      reset: null,
-      room: null,
-      fence: null,
-      ...more
-    })
+    const { keyRoom, budgetRoom, balanceRoom, roomsOf } = roomsOn(sql)
+    const flushRows = flushOn(sql, roomsOf, nowMs)
 
     const grant = (r: GrantRequest) =>
       operation("lease")(sql.withTransaction(Effect.gen(function*() {
@@ -289,88 +420,7 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
         })
       )
 
-    const costOf = (generation: string) =>
-      sql<{ cost: unknown }>`SELECT CAST(cost_nanos AS text) AS cost FROM ledger WHERE generation_id = ${generation}`.pipe(
-        Effect.map((rows) => (rows[0] === undefined ? null : big(rows[0].cost)))
-      )
-
-    const flush = (rows: ReadonlyArray<LedgerRow>, expiresAtMs: number) =>
-      operation("flush")(sql.withTransaction(Effect.gen(function*() {
-        // Each lease's token as the store has it now (`null`: gone).
-        const fences = new Map<string, string | null>()
-        for (const row of rows) {
-          if (row.lease === null || fences.has(row.lease)) continue
-          const found = yield* sql<{ fence: unknown }>`SELECT CAST(fence AS text) AS fence FROM holds WHERE id = ${row.lease}`
-          fences.set(row.lease, found[0] === undefined ? null : String(found[0].fence))
-        }
-        const out: Array<Flushed> = []
-        const keyDays = new Map<string, { key: string; day: string; spent: bigint; byok: bigint }>()
-        const workspaceDays = new Map<string, { workspace: string; day: string; spent: bigint; byok: bigint }>()
-        const usage = new Map<string, { nanos: bigint; updatedMs: number }>()
-        const leases = new Map<string, bigint>()
-        for (const row of rows) {
-          // Written only under its lease's current token (a row without one, like a lease gone, is not: PostgreSQL's NULL = NULL).
-          const stored = row.lease === null ? undefined : fences.get(row.lease)
-          if (row.lease !== null && (stored === null || stored !== row.fence)) {
-            // Its lease moved (swept, taken over, fenced by a newer token) after the upstream was
-            // paid: settled now under the key's current room, refused only past a limit (core's rule).
-            const before = yield* costOf(row.generation)
-            const fits = before === null &&
-              FencedLease.settlesMoved(BigInt(row.cost), yield* roomsOf(row.key, row.workspace, row.byok, nowMs()))
-            const inserted = fits ? yield* insertLedger<{ cost: unknown }>(insertText, ledgerColumns.map(([, value]) => value(row))) : []
-            if (inserted.length > 0) yield* charge(row, big(inserted[0]!.cost))
-            out.push({ generation: row.generation, cost: inserted.length > 0 ? big(inserted[0]!.cost) : before, written: inserted.length > 0, fenced: true })
-            continue
-          }
-          const inserted = yield* insertLedger<{ cost: unknown }>(insertText, ledgerColumns.map(([, value]) => value(row)))
-          if (inserted.length === 0) {
-            out.push({ generation: row.generation, cost: yield* costOf(row.generation), written: false, fenced: false })
-            continue
-          }
-          const cost = big(inserted[0]!.cost)
-          out.push({ generation: row.generation, cost, written: true, fenced: false })
-          if (row.lease !== null) leases.set(row.lease, (leases.get(row.lease) ?? 0n) + cost)
-          if (cost === 0n) continue
-          const createdMs = Date.parse(row.created)
-          for (const day of [dayOf(createdMs), allTime]) {
-            const k = keyDays.get(`${row.key}|${day}`) ?? { key: row.key, day, spent: 0n, byok: 0n }
-            const w = workspaceDays.get(`${row.workspace}|${day}`) ?? { workspace: row.workspace, day, spent: 0n, byok: 0n }
-            if (row.byok) {
-              k.byok += cost
-              w.byok += cost
-            } else {
-              k.spent += cost
-              w.spent += cost
-            }
-            keyDays.set(`${row.key}|${day}`, k)
-            workspaceDays.set(`${row.workspace}|${day}`, w)
-          }
-          if (!row.byok) {
-            const u = usage.get(row.workspace)
-            usage.set(row.workspace, { nanos: (u?.nanos ?? 0n) + cost, updatedMs: Math.max(u?.updatedMs ?? createdMs, createdMs) })
-          }
-        }
-        for (const k of keyDays.values()) {
-          yield* sql`INSERT INTO key_spend (key_id, day, spent_nanos, byok_nanos) VALUES (${k.key}, ${k.day}, ${k.spent}, ${k.byok})
-            ON CONFLICT (key_id, day) DO UPDATE
-              SET spent_nanos = key_spend.spent_nanos + excluded.spent_nanos, byok_nanos = key_spend.byok_nanos + excluded.byok_nanos`
-        }
-        for (const w of workspaceDays.values()) {
-          yield* sql`INSERT INTO workspace_spend (workspace_id, day, spent_nanos, byok_nanos) VALUES (${w.workspace}, ${w.day}, ${w.spent}, ${w.byok})
-            ON CONFLICT (workspace_id, day) DO UPDATE
-              SET spent_nanos = workspace_spend.spent_nanos + excluded.spent_nanos, byok_nanos = workspace_spend.byok_nanos + excluded.byok_nanos`
-        }
-        for (const [workspace, u] of usage) {
-          yield* sql`INSERT INTO credit_accounts (workspace_id, usage_nanos, updated_at) VALUES (${workspace}, ${u.nanos}, ${u.updatedMs})
-            ON CONFLICT (workspace_id) DO UPDATE
-              SET usage_nanos = credit_accounts.usage_nanos + excluded.usage_nanos, updated_at = excluded.updated_at`
-        }
-        for (const [lease, spent] of leases) {
-          yield* sql`UPDATE holds SET amount_nanos = max(amount_nanos - ${spent}, 0), expires_at = max(expires_at, ${expiresAtMs})
-            WHERE id = ${lease}`
-        }
-        return out
-      })))
+    const flush = (rows: ReadonlyArray<LedgerRow>, expiresAtMs: number) => operation("flush")(flushRows(rows, expiresAtMs))
 
     // In a transaction: its write lock waits for any flush under way, in this process or another.
     const written = (rows: ReadonlyArray<LedgerRow>) =>
@@ -399,40 +449,7 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
             SET credits_nanos = credit_accounts.credits_nanos + excluded.credits_nanos, updated_at = excluded.updated_at, prepaid = 1`
       }))
 
-    const processes: MoneyStore["processes"] = {
-      // The time is read when the heartbeat runs, not when it is built (it is built once and
-      // repeated), and `seen_at` only moves forward: a live process never looks older than it is.
-      heartbeat: (id) =>
-        Effect.suspend(() => {
-          const seen = nowMs()
-          return sql`INSERT INTO gateway_processes (id, started_at, seen_at) VALUES (${id}, ${seen}, ${seen})
-            ON CONFLICT (id) DO UPDATE SET seen_at = max(gateway_processes.seen_at, excluded.seen_at)`.pipe(Effect.asVoid)
-        }),
-      sweep: (self, staleAfter) =>
-        sql.withTransaction(Effect.gen(function*() {
-          const since = nowMs() - Duration.toMillis(staleAfter)
-          yield* sql`DELETE FROM gateway_processes WHERE id <> ${self} AND seen_at < ${since}`
-          const holds = yield* sql<{ id: string }>`DELETE FROM holds
-            WHERE owner IS NOT NULL AND owner <> ${self} AND NOT EXISTS (
-              SELECT 1 FROM gateway_processes p WHERE p.id = holds.owner AND p.seen_at >= ${since})
-            RETURNING id`
-          return holds.length
-        })),
-      claim: (self) =>
-        sql.withTransaction(Effect.gen(function*() {
-          yield* sql`DELETE FROM holds WHERE owner IS NOT ${self}`
-          yield* sql`DELETE FROM gateway_processes WHERE id <> ${self}`
-        })),
-      end: (self) =>
-        sql.withTransaction(Effect.gen(function*() {
-          yield* sql`DELETE FROM holds WHERE owner = ${self}`
-          yield* sql`DELETE FROM gateway_processes WHERE id = ${self}`
-        })),
-      live: (staleAfter) =>
-        Effect.suspend(() =>
-          sql<{ n: unknown }>`SELECT count(*) AS n FROM gateway_processes WHERE seen_at >= ${nowMs() - Duration.toMillis(staleAfter)}`
-        ).pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)))
-    }
+    const processes = processesOn(sql, nowMs)
 
     return { dialect: "sqlite", grant, handBack, end, readLease, flush, written, credits, addCredits, processes } satisfies MoneyStore
   })
