@@ -93,6 +93,9 @@ describe("Azure OpenAI and Vertex AI behind the gateway", () => {
 
   // Last: the revoked token stays held (it has not expired), so Vertex refuses from here on.
   it("a token Vertex refuses is a 401-class refusal naming the provider, the token nowhere in the answer or the log", async () => {
+    // A token held first (the test before may have fetched it already).
+    const served = await gateway.embed({ model: "google/text-embedding-005", input: ["before"] })
+    assert.strictEqual(served.status, 200, served.text)
     assert.isAbove(vertex.tokens().length, 0)
     vertex.revokeTokens()
     const { result: reply, text } = await capturingStdout(() => gateway.embed({ model: "google/text-embedding-005", input: ["revoked"] }))
