@@ -89,7 +89,8 @@ describe("Azure OpenAI and Vertex AI behind the gateway", () => {
     assert.strictEqual(ranked.json.results.length, 2)
     assert.isAtLeast(ranked.json.results[0].relevance_score, ranked.json.results[1].relevance_score)
     assert.strictEqual(vertex.tokensIssued(), 1)
-  })
+    // google-auth-library's first token waits for its metadata-server detection (seconds on a busy machine).
+  }, 60_000)
 
   // Last: the revoked token stays held (it has not expired), so Vertex refuses from here on.
   it("a token Vertex refuses is a 401-class refusal naming the provider, the token nowhere in the answer or the log", async () => {
@@ -108,5 +109,5 @@ describe("Azure OpenAI and Vertex AI behind the gateway", () => {
     for (const token of vertex.tokens()) {
       for (const out of [reply.text, text, ranked.result.text, ranked.text]) assert.notInclude(out, token)
     }
-  })
+  }, 60_000)
 })
