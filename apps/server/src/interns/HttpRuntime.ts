@@ -40,6 +40,26 @@ interface Tracked {
   last: string
 }
 
+const unavailable = (what: string) => (cause: unknown) =>
+  new RuntimeUnavailable({
+    message: `The intern orchestrator could not be reached (${what}): ${cause instanceof Error ? cause.message : String(cause)}`
+  })
+
+const toObserved = (s: OrchestratorState): Observed => {
+  switch (s.state) {
+    case "absent":
+      return { _tag: "Absent" }
+    case "stopped":
+      return { _tag: "Stopped" }
+    case "starting":
+      return { _tag: "Starting", progress: s.progress }
+    case "running":
+      return { _tag: "Running" }
+    case "failed":
+      return { _tag: "Failed", message: s.message ?? "The orchestrator reports the intern failed" }
+  }
+}
+
 const make = (options: HttpRuntimeOptions) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
@@ -47,11 +67,6 @@ const make = (options: HttpRuntimeOptions) =>
     const timeout = Duration.millis(options.timeoutMs ?? 5_000)
     const events = yield* PubSub.unbounded<RuntimeEvent>()
     const tracked = new Map<string, Tracked>()
-
-    const unavailable = (what: string) => (cause: unknown) =>
-      new RuntimeUnavailable({
-        message: `The intern orchestrator could not be reached (${what}): ${cause instanceof Error ? cause.message : String(cause)}`
-      })
 
     const call = <A>(
       what: string,
@@ -85,21 +100,6 @@ const make = (options: HttpRuntimeOptions) =>
             Effect.andThen(response.json),
             Effect.flatMap(Schema.decodeUnknownEffect(OrchestratorState))
           ))
-
-    const toObserved = (s: OrchestratorState): Observed => {
-      switch (s.state) {
-        case "absent":
-          return { _tag: "Absent" }
-        case "stopped":
-          return { _tag: "Stopped" }
-        case "starting":
-          return { _tag: "Starting", progress: s.progress }
-        case "running":
-          return { _tag: "Running" }
-        case "failed":
-          return { _tag: "Failed", message: s.message ?? "The orchestrator reports the intern failed" }
-      }
-    }
 
     const observe = (internId: string, t: Tracked, s: OrchestratorState) => {
       if (s.run_id !== t.runId && s.state !== "absent") return

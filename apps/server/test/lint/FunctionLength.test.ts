@@ -94,9 +94,7 @@ const waiting = new Set([
   "handlers/Workspaces.ts (a function in WorkspacesHandlers)",
   "store/migrations/SqliteBaseline.ts (a function in sqliteBaseline)",
   "interns/ProcessRuntime.ts make",
-  "interns/ProcessRuntime.ts (a function in make)",
-  "interns/HttpRuntime.ts make",
-  "interns/HttpRuntime.ts (a function in make)"
+  "interns/ProcessRuntime.ts (a function in make)"
 ])
 
 describe("function length", () => {
