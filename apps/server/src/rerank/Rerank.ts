@@ -114,6 +114,50 @@ const ranked = (scores: ReadonlyArray<RerankProvider.Score>, topN: number | unde
   return topN === undefined ? sorted : sorted.slice(0, topN)
 }
 
+/** One attempt's calls of the endpoint, `max_documents` at a time through its replicas, merged by index. */
+const callOn = (deps: {
+  readonly loaded: CurrentCatalog["Service"]
+  readonly adapters: Adapters["Service"]
+  readonly replicas: Replicas["Service"]
+  readonly config: { readonly batchConcurrency: number }
+}) =>
+(request: RerankRequest.RerankRequest, measured: Measured, own: Route.Route["own"]) =>
+  ({ candidate }: Fallback.Attempt, limit: HeldAttempts.Limit): Effect.Effect<Billed, UpstreamError.UpstreamError | RequestTimedOut> => {
+    const { provider, endpoint } = candidate
+    const rerank = deps.adapters[provider.adapter].rerank
+    if (rerank === undefined) return Effect.fail(UpstreamError.unsupportedInput(`adapter ${provider.adapter} has no rerank API`))
+    const connection = Route.connectionFor({ own }, deps.loaded, provider)
+    const maxTokensPerDoc = request.max_tokens_per_doc !== undefined && endpoint.supported_parameters.includes("max_tokens_per_doc")
+      ? request.max_tokens_per_doc
+      : undefined
+    const { documents, queryTokens, documentTokens } = measured
+    return Effect.forEach(calls(documents.length, Catalog.batchSizeOf(endpoint)), ({ start, end }) =>
+      deps.replicas.through(provider, connection, (replica) => limit(rerank(replica, {
+        upstreamModel: endpoint.upstream_model,
+        query: request.query,
+        documents: documents.slice(start, end),
+        ...(maxTokensPerDoc !== undefined ? { maxTokensPerDoc } : {})
+      }))).pipe(Effect.map((result): Billed => {
+        // A provider that reports no usage is billed on the gateway's own count.
+        const estimated = documentTokens.slice(start, end)
+        return {
+          scores: result.scores.map((s) => ({ index: s.index + start, relevance_score: s.relevance_score })),
+          searchUnits: result.searchUnits ?? SearchUnits.ofCall(queryTokens, estimated),
+          totalTokens: result.totalTokens ?? SearchUnits.tokensOfCall(queryTokens, estimated),
+          upstreamId: result.upstreamId === undefined ? undefined : scrubText(result.upstreamId, connection)
+        }
+      }))
+    , { concurrency: deps.config.batchConcurrency }).pipe(
+      Effect.map((parts): Billed => ({
+        scores: parts.flatMap((p) => p.scores),
+        searchUnits: parts.reduce((n, p) => n + p.searchUnits, 0),
+        totalTokens: parts.reduce((n, p) => n + p.totalTokens, 0),
+        upstreamId: AttemptRecord.joinIds(parts.map((p) => p.upstreamId))
+      })),
+      Effect.mapError((error) => error._tag === "UpstreamError" ? scrub(error, connection) : error)
+    )
+  }
+
 /** A fresh generation id: the time it was made and random bits. */
 const generationId = GenerationId.make("rr")
 
@@ -150,42 +194,7 @@ export class Rerank extends Context.Service<Rerank, {
       const route = Route.make({ loaded, health, byok: yield* ByokStore, workspaces: yield* Workspaces })
       const observe = AttemptObserver.make(health, (billed: Billed) => billed.totalTokens)
 
-      const call = (request: RerankRequest.RerankRequest, measured: Measured, own: Route.Route["own"]) =>
-      ({ candidate }: Fallback.Attempt, limit: HeldAttempts.Limit): Effect.Effect<Billed, UpstreamError.UpstreamError | RequestTimedOut> => {
-        const { provider, endpoint } = candidate
-        const rerank = adapters[provider.adapter].rerank
-        if (rerank === undefined) return Effect.fail(UpstreamError.unsupportedInput(`adapter ${provider.adapter} has no rerank API`))
-        const connection = Route.connectionFor({ own }, loaded, provider)
-        const maxTokensPerDoc = request.max_tokens_per_doc !== undefined && endpoint.supported_parameters.includes("max_tokens_per_doc")
-          ? request.max_tokens_per_doc
-          : undefined
-        const { documents, queryTokens, documentTokens } = measured
-        return Effect.forEach(calls(documents.length, Catalog.batchSizeOf(endpoint)), ({ start, end }) =>
-          replicas.through(provider, connection, (replica) => limit(rerank(replica, {
-            upstreamModel: endpoint.upstream_model,
-            query: request.query,
-            documents: documents.slice(start, end),
-            ...(maxTokensPerDoc !== undefined ? { maxTokensPerDoc } : {})
-          }))).pipe(Effect.map((result): Billed => {
-            // A provider that reports no usage is billed on the gateway's own count.
-            const estimated = documentTokens.slice(start, end)
-            return {
-              scores: result.scores.map((s) => ({ index: s.index + start, relevance_score: s.relevance_score })),
-              searchUnits: result.searchUnits ?? SearchUnits.ofCall(queryTokens, estimated),
-              totalTokens: result.totalTokens ?? SearchUnits.tokensOfCall(queryTokens, estimated),
-              upstreamId: result.upstreamId === undefined ? undefined : scrubText(result.upstreamId, connection)
-            }
-          }))
-        , { concurrency: config.batchConcurrency }).pipe(
-          Effect.map((parts): Billed => ({
-            scores: parts.flatMap((p) => p.scores),
-            searchUnits: parts.reduce((n, p) => n + p.searchUnits, 0),
-            totalTokens: parts.reduce((n, p) => n + p.totalTokens, 0),
-            upstreamId: AttemptRecord.joinIds(parts.map((p) => p.upstreamId))
-          })),
-          Effect.mapError((error) => error._tag === "UpstreamError" ? scrub(error, connection) : error)
-        )
-      }
+      const call = callOn({ loaded, adapters, replicas, config })
 
       // The route, and the request's documents measured.
       const prepare = Effect.fnUntraced(function*(
