@@ -12,7 +12,7 @@ export const baseUrl = "http://127.0.0.1:7997"
  * token ids), `dimensions` for Matryoshka models, `encoding_format`, `user`. Its answer carries
  * `usage.prompt_tokens`.
  */
-export const dialect: OpenAiCompatible.Dialect = {
+const dialect: OpenAiCompatible.Dialect = {
   id: "infinity",
   baseUrl,
   path: "/embeddings",

@@ -12,7 +12,7 @@ export const baseUrl = "http://127.0.0.1:8000"
  * `input` as texts or token ids, `dimensions` for Matryoshka models, `encoding_format`, `user`.
  * Its answer carries `usage`.
  */
-export const dialect: OpenAiCompatible.Dialect = {
+const dialect: OpenAiCompatible.Dialect = {
   id: "vllm",
   baseUrl,
   path: "/v1/embeddings",

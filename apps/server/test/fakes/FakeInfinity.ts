@@ -26,7 +26,7 @@ const validation = (field: string, message: string) => ({
   body: { detail: [{ type: "value_error", loc: ["body", field], msg: message, input: null }] }
 })
 
-export const defaultModels = (): FakeServedModels.Served =>
+const defaultModels = (): FakeServedModels.Served =>
   new FakeServedModels.Served([
     { id: "BAAI/bge-small-en-v1.5", task: "embeddings", dimensions: 384 },
     { id: "mixedbread-ai/mxbai-rerank-xsmall-v1", task: "rerank" }

@@ -24,7 +24,7 @@ const error = (status: number, message: string) => ({
   }
 })
 
-export const defaultModels = (): FakeServedModels.Served =>
+const defaultModels = (): FakeServedModels.Served =>
   new FakeServedModels.Served([
     { id: "intfloat/e5-small-v2", task: "embeddings", dimensions: 384 },
     { id: "BAAI/bge-reranker-v2-m3", task: "rerank" }

@@ -137,7 +137,9 @@ describe("reliability: three TEI replicas as one provider under load", () => {
     assert.isTrue(heldOutSeen, "the dead replica is shown held out")
     assert.isAbove(backAt, 0, "the returned replica is healthy again")
     // One probe interval, plus the probe loop's one-second tick and the 50 ms poll here.
-    assert.isAtMost(backAt - restartedAt, probeIntervalS * 1000 + 1_500)
+    // Timing is held to one probe interval in the full run; the quick run shares the machine with
+    // the whole suite, so it allows a second probe.
+    assert.isAtMost(backAt - restartedAt, (level === "full" ? 1 : 2) * probeIntervalS * 1000 + 1_500)
     assert.isAbove(servedByReturned, 0, "the returned replica serves again")
   }, 3 * phaseMs + 60_000)
 })

@@ -4,9 +4,9 @@ import { endpointId } from "@switchyard/core/routing/Candidates"
 import { Clock, Context, Duration, Effect, Layer, Redacted, Schedule } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { LiveCatalog } from "../catalog/LiveCatalog.ts"
-import { EndpointHealth } from "../pipeline/EndpointHealth.ts"
-import { Replicas, replicaUrlsOf } from "./Replicas.ts"
-import { joinUrl } from "./UpstreamHttp.ts"
+import { EndpointHealth } from "./EndpointHealth.ts"
+import { Replicas, replicaUrlsOf } from "../providers/Replicas.ts"
+import { joinUrl } from "../providers/UpstreamHttp.ts"
 
 /**
  * The route each server answers when it is up: TEI's, Infinity's and vLLM's `GET /health`,
@@ -15,7 +15,7 @@ import { joinUrl } from "./UpstreamHttp.ts"
 export const healthPathOf = (adapter: string): string => (adapter === "ollama" ? "/api/version" : "/health")
 
 /** How long one probe may take: half its interval, at most 2 s. */
-export const probeTimeoutMs = (intervalS: number): number => Math.min(2_000, (intervalS * 1000) / 2)
+const probeTimeoutMs = (intervalS: number): number => Math.min(2_000, (intervalS * 1000) / 2)
 
 /** One probe of one replica: whether it answered 2xx within `timeoutMs`. Never fails. */
 export type Probe = (provider: Catalog.Provider, baseUrl: string, timeoutMs: number) => Effect.Effect<boolean>
@@ -46,7 +46,7 @@ const selfHosted = (provider: Catalog.Provider) =>
 /**
  * Probes every self-hosted provider's replicas, each provider every `health_interval_s` (default
  * 5), checked once a second: a replica that does not answer is held out of the replica order
- * (Replicas.ts) before a request meets it, and back at the first probe it answers. When every
+ * (providers/Replicas.ts) before a request meets it, and back at the first probe it answers. When every
  * replica of a provider is down, its endpoints are marked failed (EndpointHealth), so routing
  * puts them behind every other endpoint as it does after a failed request, and the first probe
  * that finds one up ends that.
@@ -98,7 +98,7 @@ export const make = (options: {
 export class HealthProbes extends Context.Service<HealthProbes, {
   /** Probes every self-hosted provider now, whatever its interval. */
   readonly probeAll: Effect.Effect<void>
-}>()("@switchyard/server/providers/HealthProbes") {
+}>()("@switchyard/server/pipeline/HealthProbes") {
   static readonly layer = Layer.effect(
     HealthProbes,
     Effect.gen(function*() {
