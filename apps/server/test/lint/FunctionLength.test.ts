@@ -92,7 +92,6 @@ const waiting = new Set([
   "store/WorkspaceRepo.ts (a function in layer)",
   "embeddings/Embeddings.ts (a function in layer)",
   "handlers/Workspaces.ts (a function in WorkspacesHandlers)",
-  "store/migrations/SqliteBaseline.ts (a function in sqliteBaseline)",
   "interns/ProcessRuntime.ts make",
   "interns/ProcessRuntime.ts (a function in make)"
 ])
