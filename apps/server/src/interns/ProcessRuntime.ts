@@ -60,6 +60,52 @@ const describeExit = (s: Supervised, code: number | null, signal: NodeJS.Signals
   return detail === undefined ? `${what} (${how})` : `${what}: ${detail} (${how})`
 }
 
+/** Whether the process listening on `port` says it is this intern's. */
+const answersAs = (port: number, internId: string) =>
+  Effect.promise(() =>
+    fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(1_000) })
+      .then((r) => r.json() as Promise<{ readonly intern_id?: string }>)
+      .then((body) => body.intern_id === internId)
+      .catch(() => false)
+  )
+
+type ChildMessage = { readonly type: string } & Record<string, unknown>
+
+/** What an intern process says over IPC: its progress, that it is ready, or why it failed. */
+const onMessage = (s: Supervised, spec: RuntimeSpec, message: ChildMessage, publish: (event: RuntimeEvent) => void) => {
+  if (message.type === "progress") {
+    s.progress = {
+      step_label: String(message.step_label),
+      step_number: Number(message.step_number),
+      total_steps: Number(message.total_steps)
+    }
+    publish({ _tag: "Progress", internId: spec.internId, runId: spec.runId, progress: s.progress })
+  } else if (message.type === "ready") {
+    s.ready = true
+    s.progress = null
+    publish({ _tag: "Ready", internId: spec.internId, runId: spec.runId })
+  } else if (message.type === "error") {
+    s.failure = String(message.message)
+  }
+}
+
+/** The message that configures a started intern process. */
+const configuration = (spec: RuntimeSpec, hostname: string, stepDelayMs: number) => ({
+  type: "configure",
+  config: {
+    internId: spec.internId,
+    runId: spec.runId,
+    workspaceId: spec.workspaceId,
+    name: spec.name,
+    hostname,
+    instructions: spec.instructions,
+    model: spec.model,
+    vaultId: spec.vaultId,
+    attachedVaultId: spec.attachedVaultId,
+    stepDelayMs
+  }
+})
+
 const make = (options: ProcessRuntimeOptions) =>
   Effect.gen(function*() {
     const root = Path.resolve(options.root)
@@ -101,14 +147,6 @@ const make = (options: ProcessRuntimeOptions) =>
         Fs.readFile(Path.join(dirOf(internId), "runtime.json"), "utf8")
           .then((text) => JSON.parse(text) as RuntimeFile)
           .catch(() => undefined)
-      )
-
-    const answersAs = (port: number, internId: string) =>
-      Effect.promise(() =>
-        fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(1_000) })
-          .then((r) => r.json() as Promise<{ readonly intern_id?: string }>)
-          .then((body) => body.intern_id === internId)
-          .catch(() => false)
       )
 
     // A process of an earlier gateway that has not exited yet: stop it before starting another.
@@ -155,22 +193,7 @@ const make = (options: ProcessRuntimeOptions) =>
         child.stderr?.on("data", (chunk: Buffer) => {
           s.stderr = (s.stderr + chunk.toString("utf8")).slice(-4_000)
         })
-        child.on("message", (message: { readonly type: string } & Record<string, unknown>) => {
-          if (message.type === "progress") {
-            s.progress = {
-              step_label: String(message.step_label),
-              step_number: Number(message.step_number),
-              total_steps: Number(message.total_steps)
-            }
-            publish({ _tag: "Progress", internId: spec.internId, runId: spec.runId, progress: s.progress })
-          } else if (message.type === "ready") {
-            s.ready = true
-            s.progress = null
-            publish({ _tag: "Ready", internId: spec.internId, runId: spec.runId })
-          } else if (message.type === "error") {
-            s.failure = String(message.message)
-          }
-        })
+        child.on("message", (message: ChildMessage) => onMessage(s, spec, message, publish))
         child.once("close", (code, signal) => {
           if (children.get(spec.internId) === s) children.delete(spec.internId)
           exitedResolve()
@@ -180,21 +203,7 @@ const make = (options: ProcessRuntimeOptions) =>
         child.once("spawn", () => {
           spawned = true
           children.set(spec.internId, s)
-          child.send({
-            type: "configure",
-            config: {
-              internId: spec.internId,
-              runId: spec.runId,
-              workspaceId: spec.workspaceId,
-              name: spec.name,
-              hostname,
-              instructions: spec.instructions,
-              model: spec.model,
-              vaultId: spec.vaultId,
-              attachedVaultId: spec.attachedVaultId,
-              stepDelayMs: options.stepDelayMs ?? 0
-            }
-          })
+          child.send(configuration(spec, hostname, options.stepDelayMs ?? 0))
           resume(Effect.succeed(s))
         })
       })

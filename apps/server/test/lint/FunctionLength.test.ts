@@ -91,9 +91,7 @@ const waiting = new Set([
   "store/AccountingLive.ts (a function in build)",
   "store/WorkspaceRepo.ts (a function in layer)",
   "embeddings/Embeddings.ts (a function in layer)",
-  "handlers/Workspaces.ts (a function in WorkspacesHandlers)",
-  "interns/ProcessRuntime.ts make",
-  "interns/ProcessRuntime.ts (a function in make)"
+  "handlers/Workspaces.ts (a function in WorkspacesHandlers)"
 ])
 
 describe("function length", () => {
