@@ -82,6 +82,90 @@ const checkBudgetOrder = (limits: ReadonlyMap<BudgetInterval, bigint>, interval:
   return Effect.void
 }
 
+/** Removes members from a workspace, refusing the last admin and members with active keys. */
+const removeMembers = (repo: WorkspaceRepo["Service"], audit: AuditLog["Service"], ref: string, userIds: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const found = yield* administered(repo, ref, "remove members")
+    const result = yield* audit.recorded(
+      repo.removeMembers(found.workspace.id, userIds),
+      (outcome) =>
+        "removed" in outcome && outcome.removed > 0
+          ? {
+            action: "member.remove",
+            target: { type: "workspace", id: found.workspace.id },
+            workspaceId: found.workspace.id,
+            before: { user_ids: [...new Set(userIds)] },
+            after: { removed_count: outcome.removed }
+          }
+          : undefined
+    )
+    if ("removed" in result) return { removed_count: result.removed }
+    if (result._tag === "LastAdmin") {
+      return yield* new BadRequest({
+        message: "A workspace keeps at least one admin: add another admin before removing the last one",
+        metadata: { reason: "last_admin" }
+      })
+    }
+    return yield* new BadRequest({
+      message: `User ${result._tag === "ActiveKeys" ? result.userId : ""} still has ${result.count} active API key(s) in this workspace; delete them first`,
+      metadata: { reason: "active_keys" }
+  })
+  })
+
+/** Sets one of a workspace's budgets, in order with its others. */
+const setBudget = (
+  repo: WorkspaceRepo["Service"], audit: AuditLog["Service"],
+  ref: string,
+  interval: BudgetInterval,
+  payload: { readonly limit_usd: number; readonly include_byok_in_budgets?: boolean | undefined }
+) =>
+  Effect.gen(function*() {
+    const found = yield* administered(repo, ref, "set its budgets")
+    const limit = nanosFromCredits(payload.limit_usd)
+    if (limit === undefined || limit < 0n) {
+      return yield* new BadRequest({ message: "limit_usd must be a non-negative amount of credits", metadata: { field: "limit_usd" } })
+    }
+    const limits = new Map(yield* repo.budgetLimits(found.workspace.id))
+    limits.delete(interval)
+    yield* checkBudgetOrder(limits, interval, limit)
+    const before = (yield* repo.budgets(found.workspace.id)).data.find((b) => (b.reset_interval ?? "lifetime") === interval)
+    const data = yield* audit.recorded(
+      repo.setBudget(found.workspace.id, interval, limit, payload.include_byok_in_budgets, yield* currentTime),
+      (budget) => ({
+        action: "budget.set",
+        target: { type: "budget", id: `${found.workspace.id}/${interval}` },
+        workspaceId: found.workspace.id,
+        before: before ?? null,
+        after: budget
+      })
+    )
+    const budgets = yield* repo.budgets(found.workspace.id)
+    return { data, include_byok_in_budgets: budgets.includeByok }
+  })
+
+/** Deletes one of a workspace's budgets. */
+const deleteBudget = (repo: WorkspaceRepo["Service"], audit: AuditLog["Service"], ref: string, interval: BudgetInterval) =>
+  Effect.gen(function*() {
+    const found = yield* administered(repo, ref, "delete its budgets")
+    const before = (yield* repo.budgets(found.workspace.id)).data.find((b) => (b.reset_interval ?? "lifetime") === interval)
+    const deleted = yield* audit.recorded(
+      repo.deleteBudget(found.workspace.id, interval),
+      (gone) =>
+        gone
+          ? {
+            action: "budget.delete",
+            target: { type: "budget", id: `${found.workspace.id}/${interval}` },
+            workspaceId: found.workspace.id,
+            before: before ?? null
+          }
+          : undefined
+    )
+    if (!deleted) {
+      return yield* new NotFound({ message: `Workspace ${found.workspace.slug} has no ${interval} budget` })
+    }
+    return { deleted: true as const }
+  })
+
 export const WorkspacesHandlers = HttpApiBuilder.group(
   Api,
   "workspaces",
@@ -213,34 +297,7 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
           )
           return { added_count: added.length, data: added }
         })))
-      .handle("removeMembers", ({ params, payload }) =>
-        StoreFailure.answer(Effect.gen(function*() {
-          const found = yield* administered(repo, params.id, "remove members")
-          const result = yield* audit.recorded(
-            repo.removeMembers(found.workspace.id, payload.user_ids),
-            (outcome) =>
-              "removed" in outcome && outcome.removed > 0
-                ? {
-                  action: "member.remove",
-                  target: { type: "workspace", id: found.workspace.id },
-                  workspaceId: found.workspace.id,
-                  before: { user_ids: [...new Set(payload.user_ids)] },
-                  after: { removed_count: outcome.removed }
-                }
-                : undefined
-          )
-          if ("removed" in result) return { removed_count: result.removed }
-          if (result._tag === "LastAdmin") {
-            return yield* new BadRequest({
-              message: "A workspace keeps at least one admin: add another admin before removing the last one",
-              metadata: { reason: "last_admin" }
-            })
-          }
-          return yield* new BadRequest({
-            message: `User ${result._tag === "ActiveKeys" ? result.userId : ""} still has ${result.count} active API key(s) in this workspace; delete them first`,
-            metadata: { reason: "active_keys" }
-          })
-        })))
+      .handle("removeMembers", ({ params, payload }) => StoreFailure.answer(removeMembers(repo, audit, params.id, payload.user_ids)))
       .handle("listBudgets", ({ params }) =>
         StoreFailure.answer(Effect.gen(function*() {
           const found = yield* membership(repo, params.workspace_ref)
@@ -257,50 +314,7 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
           }
           return { data: budget, include_byok_in_budgets: budgets.includeByok }
         })))
-      .handle("setBudget", ({ params, payload }) =>
-        StoreFailure.answer(Effect.gen(function*() {
-          const found = yield* administered(repo, params.workspace_ref, "set its budgets")
-          const limit = nanosFromCredits(payload.limit_usd)
-          if (limit === undefined || limit < 0n) {
-            return yield* new BadRequest({ message: "limit_usd must be a non-negative amount of credits", metadata: { field: "limit_usd" } })
-          }
-          const limits = new Map(yield* repo.budgetLimits(found.workspace.id))
-          limits.delete(params.interval)
-          yield* checkBudgetOrder(limits, params.interval, limit)
-          const before = (yield* repo.budgets(found.workspace.id)).data.find((b) => (b.reset_interval ?? "lifetime") === params.interval)
-          const data = yield* audit.recorded(
-            repo.setBudget(found.workspace.id, params.interval, limit, payload.include_byok_in_budgets, yield* currentTime),
-            (budget) => ({
-              action: "budget.set",
-              target: { type: "budget", id: `${found.workspace.id}/${params.interval}` },
-              workspaceId: found.workspace.id,
-              before: before ?? null,
-              after: budget
-            })
-          )
-          const budgets = yield* repo.budgets(found.workspace.id)
-          return { data, include_byok_in_budgets: budgets.includeByok }
-        })))
-      .handle("deleteBudget", ({ params }) =>
-        StoreFailure.answer(Effect.gen(function*() {
-          const found = yield* administered(repo, params.workspace_ref, "delete its budgets")
-          const before = (yield* repo.budgets(found.workspace.id)).data.find((b) => (b.reset_interval ?? "lifetime") === params.interval)
-          const deleted = yield* audit.recorded(
-            repo.deleteBudget(found.workspace.id, params.interval),
-            (gone) =>
-              gone
-                ? {
-                  action: "budget.delete",
-                  target: { type: "budget", id: `${found.workspace.id}/${params.interval}` },
-                  workspaceId: found.workspace.id,
-                  before: before ?? null
-                }
-                : undefined
-          )
-          if (!deleted) {
-            return yield* new NotFound({ message: `Workspace ${found.workspace.slug} has no ${params.interval} budget` })
-          }
-          return { deleted: true as const }
-        })))
+      .handle("setBudget", ({ params, payload }) => StoreFailure.answer(setBudget(repo, audit, params.workspace_ref, params.interval, payload)))
+      .handle("deleteBudget", ({ params }) => StoreFailure.answer(deleteBudget(repo, audit, params.workspace_ref, params.interval)))
   })
 )

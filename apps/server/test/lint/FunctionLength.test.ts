@@ -90,8 +90,7 @@ const waiting = new Set([
   "store/AccountingLive.ts build",
   "store/AccountingLive.ts (a function in build)",
   "store/WorkspaceRepo.ts (a function in layer)",
-  "embeddings/Embeddings.ts (a function in layer)",
-  "handlers/Workspaces.ts (a function in WorkspacesHandlers)"
+  "embeddings/Embeddings.ts (a function in layer)"
 ])
 
 describe("function length", () => {
