@@ -123,6 +123,117 @@ export type Blocked =
   | { readonly _tag: "Interns"; readonly count: number }
   | { readonly _tag: "LastAdmin"; readonly userId: string }
 
+// A workspace row held until the transaction ends: locked on PostgreSQL; SQLite's `BEGIN IMMEDIATE` already holds the only write lock.
+const lockWorkspaceOn = (sql: SqlClient.SqlClient) => (workspaceId: string) =>
+  sql.onDialectOrElse({
+    pg: () => Effect.asVoid(sql`SELECT id FROM workspaces WHERE id = ${workspaceId} FOR UPDATE`),
+    orElse: () => Effect.void
+  })
+// Users whose default workspace was `workspaceId` (among `userIds`, when given) fall back to
+// their earliest other membership, when they have one.
+const moveDefaultsOn = (sql: SqlClient.SqlClient) => (workspaceId: string, userIds?: ReadonlyArray<string>) => {
+  const other = sql`FROM memberships m WHERE m.user_id = users.id AND m.workspace_id <> ${workspaceId}`
+  return sql`UPDATE users SET default_workspace_id =
+      (SELECT m.workspace_id ${other} ORDER BY m.created_at, m.workspace_id LIMIT 1)
+    WHERE default_workspace_id = ${workspaceId} AND EXISTS (SELECT 1 ${other})
+      ${userIds === undefined ? sql`` : sql`AND users.id IN ${sql.in(userIds)}`}`
+}
+
+/** A workspace's members: listed, added, removed (never the last admin, never one with active keys). */
+const memberStatements = (sql: SqlClient.SqlClient) => {
+  const lockWorkspace = lockWorkspaceOn(sql)
+  const moveDefaults = moveDefaultsOn(sql)
+  const members = (workspaceId: string, offset: number, limit: number) =>
+    Effect.gen(function*() {
+      const rows = yield* sql<MemberRow>`SELECT id, user_id, workspace_id, role, created_at FROM memberships
+          WHERE workspace_id = ${workspaceId} ORDER BY created_at, user_id LIMIT ${limit} OFFSET ${offset}`.pipe(fromSqlError("workspaces"))
+      const total = yield* sql<{ n: number }>`SELECT CAST(count(*) AS integer) AS n FROM memberships WHERE workspace_id = ${workspaceId}`.pipe(
+        fromSqlError("workspaces")
+      )
+      return { data: rows.map(toMember), total: Number(total[0]!.n) }
+    })
+
+  const addMembers = (workspaceId: string, userIds: ReadonlyArray<string>, now: Date) =>
+    sql.withTransaction(Effect.gen(function*() {
+      const added: Array<WorkspaceMember> = []
+      for (const userId of new Set(userIds)) {
+        yield* sql`INSERT INTO users (id, name, default_workspace_id) VALUES (${userId}, ${userId}, ${workspaceId})
+          ON CONFLICT (id) DO NOTHING`
+        const rows = yield* sql<MemberRow>`INSERT INTO memberships (user_id, workspace_id, role, id, created_at)
+            VALUES (${userId}, ${workspaceId}, 'member', ${Crypto.randomUUID()}, ${now})
+            ON CONFLICT (user_id, workspace_id) DO NOTHING
+            RETURNING id, user_id, workspace_id, role, created_at`
+        if (rows[0] !== undefined) added.push(toMember(rows[0]))
+      }
+      return added
+    })).pipe(fromSqlError("workspaces"))
+
+  const removeMembers = (workspaceId: string, userIds: ReadonlyArray<string>) =>
+    sql.withTransaction(Effect.gen(function*() {
+      const ids = [...new Set(userIds)]
+      yield* lockWorkspace(workspaceId)
+      const keyed = yield* sql<{ user_id: string; n: number }>`SELECT user_id, CAST(count(*) AS integer) AS n FROM api_keys
+          WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL AND user_id IN ${sql.in(ids)}
+          GROUP BY user_id ORDER BY user_id`
+      if (keyed[0] !== undefined) {
+        return { _tag: "ActiveKeys", count: Number(keyed[0].n), userId: keyed[0].user_id } satisfies Blocked as Blocked
+      }
+      const admins = yield* sql<{ user_id: string }>`SELECT user_id FROM memberships
+          WHERE workspace_id = ${workspaceId} AND role <> 'member'`
+      const left = admins.filter((a) => !ids.includes(a.user_id))
+      if (admins.length > 0 && left.length === 0) {
+        return { _tag: "LastAdmin", userId: admins[0]!.user_id } satisfies Blocked as Blocked
+      }
+      const removed = yield* sql`DELETE FROM memberships WHERE workspace_id = ${workspaceId} AND user_id IN ${sql.in(ids)}
+          RETURNING user_id`
+      yield* moveDefaults(workspaceId, ids)
+      return { removed: removed.length }
+    })).pipe(fromSqlError("workspaces"))
+  return { members, addMembers, removeMembers }
+}
+
+/** A workspace's budgets and whether BYOK spend counts against them. */
+const budgetStatements = (sql: SqlClient.SqlClient) => {
+  const includeByok = (workspaceId: string) =>
+    sql<{ b: Flag }>`SELECT include_byok_in_budgets AS b FROM workspaces WHERE id = ${workspaceId}`.pipe(
+      fromSqlError("workspaces"),
+      Effect.map((rows) => rows[0] !== undefined && flag(rows[0].b))
+    )
+
+  const budgetRows = (workspaceId: string) =>
+    sql<BudgetRow>`SELECT id, workspace_id, interval, CAST(limit_nanos AS text) AS limit_nanos, created_at, updated_at
+        FROM workspace_budgets WHERE workspace_id = ${workspaceId}
+        ORDER BY CASE interval WHEN 'daily' THEN 0 WHEN 'weekly' THEN 1 WHEN 'monthly' THEN 2 ELSE 3 END`.pipe(fromSqlError("workspaces"))
+
+  const budgets = (workspaceId: string) =>
+    Effect.gen(function*() {
+      const rows = yield* budgetRows(workspaceId)
+      return { data: rows.map(toBudget), includeByok: yield* includeByok(workspaceId) }
+    })
+
+  const budgetLimits = (workspaceId: string) =>
+    Effect.map(budgetRows(workspaceId), (rows) => new Map(rows.map((r) => [r.interval, BigInt(r.limit_nanos)] as const)))
+
+  const setBudget = (workspaceId: string, interval: BudgetInterval, limitNanos: bigint, include: boolean | undefined, now: Date) =>
+    sql.withTransaction(Effect.gen(function*() {
+      if (include !== undefined) {
+        yield* sql`UPDATE workspaces SET include_byok_in_budgets = ${include}, updated_at = ${now} WHERE id = ${workspaceId}`
+      }
+      const rows = yield* sql<BudgetRow>`INSERT INTO workspace_budgets (id, workspace_id, interval, limit_nanos, created_at, updated_at)
+          VALUES (${Crypto.randomUUID()}, ${workspaceId}, ${interval}, CAST(${limitNanos.toString()} AS bigint), ${now}, ${now})
+          ON CONFLICT (workspace_id, interval) DO UPDATE SET limit_nanos = EXCLUDED.limit_nanos, updated_at = EXCLUDED.updated_at
+          RETURNING id, workspace_id, interval, CAST(limit_nanos AS text) AS limit_nanos, created_at, updated_at`
+      return toBudget(rows[0]!)
+    })).pipe(fromSqlError("workspaces"))
+
+  const deleteBudget = (workspaceId: string, interval: BudgetInterval) =>
+    sql`DELETE FROM workspace_budgets WHERE workspace_id = ${workspaceId} AND interval = ${interval} RETURNING id`.pipe(
+      fromSqlError("workspaces"),
+      Effect.map((rows) => rows.length > 0)
+    )
+  return { budgets, budgetLimits, setBudget, deleteBudget }
+}
+
 /**
  * Workspaces, memberships and budgets in SQL. Every read by reference goes through the user's
  * memberships, so a workspace the user does not belong to is indistinguishable from one that
@@ -180,21 +291,10 @@ export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
         pg: () => Effect.asVoid(sql`SELECT pg_advisory_xact_lock(7032)`),
         orElse: () => Effect.void
       })
-      // A workspace row held until the transaction ends (the same reasoning).
-      const lockWorkspace = (workspaceId: string) =>
-        sql.onDialectOrElse({
-          pg: () => Effect.asVoid(sql`SELECT id FROM workspaces WHERE id = ${workspaceId} FOR UPDATE`),
-          orElse: () => Effect.void
-        })
-      // Users whose default workspace was `workspaceId` (among `userIds`, when given) fall back to
-      // their earliest other membership, when they have one.
-      const moveDefaults = (workspaceId: string, userIds?: ReadonlyArray<string>) => {
-        const other = sql`FROM memberships m WHERE m.user_id = users.id AND m.workspace_id <> ${workspaceId}`
-        return sql`UPDATE users SET default_workspace_id =
-            (SELECT m.workspace_id ${other} ORDER BY m.created_at, m.workspace_id LIMIT 1)
-          WHERE default_workspace_id = ${workspaceId} AND EXISTS (SELECT 1 ${other})
-            ${userIds === undefined ? sql`` : sql`AND users.id IN ${sql.in(userIds)}`}`
-      }
+      const lockWorkspace = lockWorkspaceOn(sql)
+      const moveDefaults = moveDefaultsOn(sql)
+      const { members, addMembers, removeMembers } = memberStatements(sql)
+      const { budgets, budgetLimits, setBudget, deleteBudget } = budgetStatements(sql)
 
       const list = (userId: string, offset: number, limit: number) =>
         Effect.gen(function*() {
@@ -269,91 +369,6 @@ export class WorkspaceRepo extends Context.Service<WorkspaceRepo, {
           yield* sql`UPDATE workspaces SET deleted_at = ${now}, updated_at = ${now} WHERE id = ${workspaceId}`
           return Option.none<Blocked>()
         })).pipe(fromSqlError("workspaces"))
-
-      const members = (workspaceId: string, offset: number, limit: number) =>
-        Effect.gen(function*() {
-          const rows = yield* sql<MemberRow>`SELECT id, user_id, workspace_id, role, created_at FROM memberships
-              WHERE workspace_id = ${workspaceId} ORDER BY created_at, user_id LIMIT ${limit} OFFSET ${offset}`.pipe(fromSqlError("workspaces"))
-          const total = yield* sql<{ n: number }>`SELECT CAST(count(*) AS integer) AS n FROM memberships WHERE workspace_id = ${workspaceId}`.pipe(
-            fromSqlError("workspaces")
-          )
-          return { data: rows.map(toMember), total: Number(total[0]!.n) }
-        })
-
-      const addMembers = (workspaceId: string, userIds: ReadonlyArray<string>, now: Date) =>
-        sql.withTransaction(Effect.gen(function*() {
-          const added: Array<WorkspaceMember> = []
-          for (const userId of new Set(userIds)) {
-            yield* sql`INSERT INTO users (id, name, default_workspace_id) VALUES (${userId}, ${userId}, ${workspaceId})
-              ON CONFLICT (id) DO NOTHING`
-            const rows = yield* sql<MemberRow>`INSERT INTO memberships (user_id, workspace_id, role, id, created_at)
-                VALUES (${userId}, ${workspaceId}, 'member', ${Crypto.randomUUID()}, ${now})
-                ON CONFLICT (user_id, workspace_id) DO NOTHING
-                RETURNING id, user_id, workspace_id, role, created_at`
-            if (rows[0] !== undefined) added.push(toMember(rows[0]))
-          }
-          return added
-        })).pipe(fromSqlError("workspaces"))
-
-      const removeMembers = (workspaceId: string, userIds: ReadonlyArray<string>) =>
-        sql.withTransaction(Effect.gen(function*() {
-          const ids = [...new Set(userIds)]
-          yield* lockWorkspace(workspaceId)
-          const keyed = yield* sql<{ user_id: string; n: number }>`SELECT user_id, CAST(count(*) AS integer) AS n FROM api_keys
-              WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL AND user_id IN ${sql.in(ids)}
-              GROUP BY user_id ORDER BY user_id`
-          if (keyed[0] !== undefined) {
-            return { _tag: "ActiveKeys", count: Number(keyed[0].n), userId: keyed[0].user_id } satisfies Blocked as Blocked
-          }
-          const admins = yield* sql<{ user_id: string }>`SELECT user_id FROM memberships
-              WHERE workspace_id = ${workspaceId} AND role <> 'member'`
-          const left = admins.filter((a) => !ids.includes(a.user_id))
-          if (admins.length > 0 && left.length === 0) {
-            return { _tag: "LastAdmin", userId: admins[0]!.user_id } satisfies Blocked as Blocked
-          }
-          const removed = yield* sql`DELETE FROM memberships WHERE workspace_id = ${workspaceId} AND user_id IN ${sql.in(ids)}
-              RETURNING user_id`
-          yield* moveDefaults(workspaceId, ids)
-          return { removed: removed.length }
-        })).pipe(fromSqlError("workspaces"))
-
-      const includeByok = (workspaceId: string) =>
-        sql<{ b: Flag }>`SELECT include_byok_in_budgets AS b FROM workspaces WHERE id = ${workspaceId}`.pipe(
-          fromSqlError("workspaces"),
-          Effect.map((rows) => rows[0] !== undefined && flag(rows[0].b))
-        )
-
-      const budgetRows = (workspaceId: string) =>
-        sql<BudgetRow>`SELECT id, workspace_id, interval, CAST(limit_nanos AS text) AS limit_nanos, created_at, updated_at
-            FROM workspace_budgets WHERE workspace_id = ${workspaceId}
-            ORDER BY CASE interval WHEN 'daily' THEN 0 WHEN 'weekly' THEN 1 WHEN 'monthly' THEN 2 ELSE 3 END`.pipe(fromSqlError("workspaces"))
-
-      const budgets = (workspaceId: string) =>
-        Effect.gen(function*() {
-          const rows = yield* budgetRows(workspaceId)
-          return { data: rows.map(toBudget), includeByok: yield* includeByok(workspaceId) }
-        })
-
-      const budgetLimits = (workspaceId: string) =>
-        Effect.map(budgetRows(workspaceId), (rows) => new Map(rows.map((r) => [r.interval, BigInt(r.limit_nanos)] as const)))
-
-      const setBudget = (workspaceId: string, interval: BudgetInterval, limitNanos: bigint, include: boolean | undefined, now: Date) =>
-        sql.withTransaction(Effect.gen(function*() {
-          if (include !== undefined) {
-            yield* sql`UPDATE workspaces SET include_byok_in_budgets = ${include}, updated_at = ${now} WHERE id = ${workspaceId}`
-          }
-          const rows = yield* sql<BudgetRow>`INSERT INTO workspace_budgets (id, workspace_id, interval, limit_nanos, created_at, updated_at)
-              VALUES (${Crypto.randomUUID()}, ${workspaceId}, ${interval}, CAST(${limitNanos.toString()} AS bigint), ${now}, ${now})
-              ON CONFLICT (workspace_id, interval) DO UPDATE SET limit_nanos = EXCLUDED.limit_nanos, updated_at = EXCLUDED.updated_at
-              RETURNING id, workspace_id, interval, CAST(limit_nanos AS text) AS limit_nanos, created_at, updated_at`
-          return toBudget(rows[0]!)
-        })).pipe(fromSqlError("workspaces"))
-
-      const deleteBudget = (workspaceId: string, interval: BudgetInterval) =>
-        sql`DELETE FROM workspace_budgets WHERE workspace_id = ${workspaceId} AND interval = ${interval} RETURNING id`.pipe(
-          fromSqlError("workspaces"),
-          Effect.map((rows) => rows.length > 0)
-        )
 
       return WorkspaceRepo.of({
         find,

@@ -89,7 +89,6 @@ const waiting = new Set([
   "store/LeaseBook.ts (a function in make)",
   "store/AccountingLive.ts build",
   "store/AccountingLive.ts (a function in build)",
-  "store/WorkspaceRepo.ts (a function in layer)",
   "embeddings/Embeddings.ts (a function in layer)"
 ])
 
