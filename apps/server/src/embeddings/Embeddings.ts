@@ -41,6 +41,138 @@ export interface DryRun {
   readonly estimatedCostNanos: bigint
 }
 
+// What the answer will hold: its inputs at the widest vectors any endpoint of the plan answers.
+const expected = (request: EmbeddingRequest.EmbeddingRequest, prepared: Preparation.Prepared) =>
+  AnswerAdmission.embeddings(
+    UpstreamInput.count(prepared.input),
+    Math.max(0, ...prepared.attempts.map(({ candidate }) => EndpointParameters.forEndpoint(request, candidate.endpoint).width)),
+    request.encoding_format ?? "float"
+  )
+
+// What the cache did for a request, counted once whatever number of endpoints it was looked
+// up at or tried: each item a hit when the answer came from the cache, else a miss (a request
+// that does not read the cache counts nothing), and the cache's outcome noted for the
+// access line.
+const countedOn = (metrics: GatewayMetrics["Service"]) => (prepared: Preparation.Prepared, exit: Exit.Exit<Settlement.Served, unknown>) => {
+  const items = UpstreamInput.count(prepared.input)
+  const cache = Exit.isSuccess(exit)
+    ? exit.value.cache
+    : { outcome: CachePolicy.outcome(prepared.cachePolicy, items, 0), items: 0, bytes: 0 }
+  if (prepared.cachePolicy.read) {
+    metrics.cacheRead({ model: prepared.plan.model, hits: cache.items, misses: items - cache.items, bytes: cache.bytes })
+  }
+  return RequestFacts.note({ cache: cache.outcome })
+}
+
+/** What a group of batch lines served as one upstream call needs. */
+interface GroupServices {
+  readonly accounting: Accounting["Service"]
+  readonly attempt: ReturnType<typeof UpstreamAttempt.make>
+  readonly observe: ReturnType<typeof AttemptObserver.make<CachedEmbed.CachedResult>>
+  readonly config: { readonly requestTimeoutMs: number; readonly attemptTimeoutMs: number }
+}
+
+/**
+ * Lines of a batch served as one upstream call: each held on its own, the admitted ones' texts
+ * sent together, the answer's vectors and tokens apportioned back, and each line settled alone.
+ */
+const groupedOn = ({ accounting, attempt, observe, config }: GroupServices) =>
+(
+  caller: CallerShape,
+  requests: ReadonlyArray<{ readonly request: EmbeddingRequest.EmbeddingRequest; readonly generationId: string }>,
+  inputs: ReadonlyArray<EmbeddingProvider.EmbeddingInput>,
+  texts: (i: number) => ReadonlyArray<string>,
+  combined: EmbeddingRequest.EmbeddingRequest,
+  prepared: Preparation.Prepared,
+  startedAt: number
+): Effect.Effect<ReadonlyArray<Result.Result<Settlement.Served, EmbeddingsError>>> =>
+  Effect.gen(function*() {
+    const bounds = inputs.map(UpstreamInput.tokenBound)
+    const byok = prepared.attempts.every((a) => a.byok)
+    const held = yield* Effect.forEach(requests, (_, i) =>
+      Effect.result(accounting.reserve({
+        keyId: caller.keyId,
+        workspaceId: caller.workspaceId,
+        amountNanos: Money.toUnits(
+          Route.worstOf(prepared.plan, (endpoint) => Cost.compute(endpoint.pricing, { prompt_tokens: bounds[i]!.tokens, images: 0 }).total),
+          9,
+          "up"
+        ),
+        byok
+      })), { concurrency: "unbounded" })
+    const results: Array<Result.Result<Settlement.Served, EmbeddingsError> | undefined> = held.map((h) =>
+      Result.isFailure(h) ? Result.fail(h.failure) : undefined
+    )
+    const admitted: Array<number> = []
+    const reservations: Array<Reservation> = []
+    for (const [i, h] of held.entries()) {
+      if (Result.isSuccess(h)) {
+        admitted.push(i)
+        reservations.push(h.success)
+      }
+    }
+    const done = () => results.map((r) => r!)
+    if (admitted.length === 0) return done()
+    const input: EmbeddingProvider.EmbeddingInput = { _tag: "Texts", texts: admitted.flatMap(texts) }
+    const request = { ...combined, input: input.texts }
+    const bound = UpstreamInput.tokenBound(input)
+    const group: Preparation.Prepared = {
+      ...prepared,
+      input,
+      bound,
+      worstNanos: reservations.reduce((n, r) => n + r.amountNanos, 0n)
+    }
+    const outcome = yield* Effect.result(HeldAttempts.run({
+      accounting,
+      reservation: reservations[0]!,
+      attempts: group.attempts,
+      call: attempt(request, group).call(),
+      observe: observe(caller),
+      span: "Embeddings.attempt",
+      tokensOf: (value) => value.promptTokens,
+      timeoutMs: config.requestTimeoutMs,
+      attemptTimeoutMs: config.attemptTimeoutMs
+    }))
+    if (Result.isFailure(outcome)) {
+      yield* Effect.forEach(reservations, accounting.release, { discard: true })
+      for (const i of admitted) results[i] = Result.fail(outcome.failure)
+      return done()
+    }
+    const served = outcome.success
+    const weights = admitted.map((i) => bounds[i]!.tokens)
+    const prompt = CachedEmbed.apportion(served.value.promptTokens, weights)
+    const total = CachedEmbed.apportion(served.value.totalTokens, weights)
+    const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
+    let offset = 0
+    yield* Effect.forEach(admitted, (i, j) => {
+      const count = texts(i).length
+      const from = offset
+      offset += count
+      const own = served.value.embeddings
+        .filter((e) => e.index >= from && e.index < from + count)
+        .map((e) => ({ index: e.index - from, embedding: e.embedding }))
+      const value: CachedEmbed.CachedResult = {
+        embeddings: own,
+        promptTokens: prompt[j]!,
+        totalTokens: total[j]!,
+        cachedItems: 0,
+        cachedTokens: 0,
+        cachedBytes: 0,
+        sent: inputs[i]
+      }
+      const line: Preparation.Prepared = { ...prepared, input: inputs[i]!, bound: bounds[i]!, worstNanos: reservations[j]!.amountNanos }
+      return Settlement.settle(accounting, reservations[j]!, requests[i]!.request, line, { ...served, value }, latencyMs, requests[i]!.generationId).pipe(
+        Effect.result,
+        Effect.flatMap((settled) =>
+          Effect.sync(() => {
+            results[i] = settled
+          })
+        )
+      )
+    }, { concurrency: "unbounded", discard: true })
+    return done()
+  })
+
 /**
  * Embeddings end to end: prepare (plan the route, find the worst case), reserve it, run the
  * plan's attempts, settle the actual cost. A request whose every item the cache holds for one
@@ -93,6 +225,8 @@ export class Embeddings extends Context.Service<Embeddings, {
       })
 
       const observe = AttemptObserver.make(health, (value: CachedEmbed.CachedResult) => value.promptTokens)
+      const grouped = groupedOn({ accounting, attempt, observe, config })
+      const counted = countedOn(metrics)
 
       const serve = Effect.fnUntraced(function*(
         caller: CallerShape,
@@ -134,29 +268,6 @@ export class Embeddings extends Context.Service<Embeddings, {
         const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
         return yield* Settlement.settle(accounting, reservation, request, prepared, outcome, latencyMs, givenId)
       })
-
-      // What the cache did for a request, counted once whatever number of endpoints it was looked
-      // up at or tried: each item a hit when the answer came from the cache, else a miss (a request
-      // that does not read the cache counts nothing), and the cache's outcome noted for the
-      // access line.
-      const counted = (prepared: Preparation.Prepared, exit: Exit.Exit<Settlement.Served, unknown>) => {
-        const items = UpstreamInput.count(prepared.input)
-        const cache = Exit.isSuccess(exit)
-          ? exit.value.cache
-          : { outcome: CachePolicy.outcome(prepared.cachePolicy, items, 0), items: 0, bytes: 0 }
-        if (prepared.cachePolicy.read) {
-          metrics.cacheRead({ model: prepared.plan.model, hits: cache.items, misses: items - cache.items, bytes: cache.bytes })
-        }
-        return RequestFacts.note({ cache: cache.outcome })
-      }
-
-      // What the answer will hold: its inputs at the widest vectors any endpoint of the plan answers.
-      const expected = (request: EmbeddingRequest.EmbeddingRequest, prepared: Preparation.Prepared) =>
-        AnswerAdmission.embeddings(
-          UpstreamInput.count(prepared.input),
-          Math.max(0, ...prepared.attempts.map(({ candidate }) => EndpointParameters.forEndpoint(request, candidate.endpoint).width)),
-          request.encoding_format ?? "float"
-        )
 
       const create = Effect.fnUntraced(function*(
         caller: CallerShape,
@@ -223,102 +334,6 @@ export class Embeddings extends Context.Service<Embeddings, {
             // Only a refusal of the whole can fail here, and a group that fits the budget waits.
             Effect.catch((refused) => Effect.succeed(requests.map((): Result.Result<Settlement.Served, EmbeddingsError> => Result.fail(refused))))
           )
-        })
-
-      const grouped = (
-        caller: CallerShape,
-        requests: ReadonlyArray<{ readonly request: EmbeddingRequest.EmbeddingRequest; readonly generationId: string }>,
-        inputs: ReadonlyArray<EmbeddingProvider.EmbeddingInput>,
-        texts: (i: number) => ReadonlyArray<string>,
-        combined: EmbeddingRequest.EmbeddingRequest,
-        prepared: Preparation.Prepared,
-        startedAt: number
-      ): Effect.Effect<ReadonlyArray<Result.Result<Settlement.Served, EmbeddingsError>>> =>
-        Effect.gen(function*() {
-          const bounds = inputs.map(UpstreamInput.tokenBound)
-          const byok = prepared.attempts.every((a) => a.byok)
-          const held = yield* Effect.forEach(requests, (_, i) =>
-            Effect.result(accounting.reserve({
-              keyId: caller.keyId,
-              workspaceId: caller.workspaceId,
-              amountNanos: Money.toUnits(
-                Route.worstOf(prepared.plan, (endpoint) => Cost.compute(endpoint.pricing, { prompt_tokens: bounds[i]!.tokens, images: 0 }).total),
-                9,
-                "up"
-              ),
-              byok
-            })), { concurrency: "unbounded" })
-          const results: Array<Result.Result<Settlement.Served, EmbeddingsError> | undefined> = held.map((h) =>
-            Result.isFailure(h) ? Result.fail(h.failure) : undefined
-          )
-          const admitted: Array<number> = []
-          const reservations: Array<Reservation> = []
-          for (const [i, h] of held.entries()) {
-            if (Result.isSuccess(h)) {
-              admitted.push(i)
-              reservations.push(h.success)
-            }
-          }
-          const done = () => results.map((r) => r!)
-          if (admitted.length === 0) return done()
-          const input: EmbeddingProvider.EmbeddingInput = { _tag: "Texts", texts: admitted.flatMap(texts) }
-          const request = { ...combined, input: input.texts }
-          const bound = UpstreamInput.tokenBound(input)
-          const group: Preparation.Prepared = {
-            ...prepared,
-            input,
-            bound,
-            worstNanos: reservations.reduce((n, r) => n + r.amountNanos, 0n)
-          }
-          const outcome = yield* Effect.result(HeldAttempts.run({
-            accounting,
-            reservation: reservations[0]!,
-            attempts: group.attempts,
-            call: attempt(request, group).call(),
-            observe: observe(caller),
-            span: "Embeddings.attempt",
-            tokensOf: (value) => value.promptTokens,
-            timeoutMs: config.requestTimeoutMs,
-            attemptTimeoutMs: config.attemptTimeoutMs
-          }))
-          if (Result.isFailure(outcome)) {
-            yield* Effect.forEach(reservations, accounting.release, { discard: true })
-            for (const i of admitted) results[i] = Result.fail(outcome.failure)
-            return done()
-          }
-          const served = outcome.success
-          const weights = admitted.map((i) => bounds[i]!.tokens)
-          const prompt = CachedEmbed.apportion(served.value.promptTokens, weights)
-          const total = CachedEmbed.apportion(served.value.totalTokens, weights)
-          const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
-          let offset = 0
-          yield* Effect.forEach(admitted, (i, j) => {
-            const count = texts(i).length
-            const from = offset
-            offset += count
-            const own = served.value.embeddings
-              .filter((e) => e.index >= from && e.index < from + count)
-              .map((e) => ({ index: e.index - from, embedding: e.embedding }))
-            const value: CachedEmbed.CachedResult = {
-              embeddings: own,
-              promptTokens: prompt[j]!,
-              totalTokens: total[j]!,
-              cachedItems: 0,
-              cachedTokens: 0,
-              cachedBytes: 0,
-              sent: inputs[i]
-            }
-            const line: Preparation.Prepared = { ...prepared, input: inputs[i]!, bound: bounds[i]!, worstNanos: reservations[j]!.amountNanos }
-            return Settlement.settle(accounting, reservations[j]!, requests[i]!.request, line, { ...served, value }, latencyMs, requests[i]!.generationId).pipe(
-              Effect.result,
-              Effect.flatMap((settled) =>
-                Effect.sync(() => {
-                  results[i] = settled
-                })
-              )
-            )
-          }, { concurrency: "unbounded", discard: true })
-          return done()
         })
 
       // Counted until settled: the ledger batch waits a moment for the rows of requests in flight.

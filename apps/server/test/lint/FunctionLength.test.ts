@@ -88,8 +88,7 @@ const waiting = new Set([
   "store/LeaseBook.ts make",
   "store/LeaseBook.ts (a function in make)",
   "store/AccountingLive.ts build",
-  "store/AccountingLive.ts (a function in build)",
-  "embeddings/Embeddings.ts (a function in layer)"
+  "store/AccountingLive.ts (a function in build)"
 ])
 
 describe("function length", () => {
