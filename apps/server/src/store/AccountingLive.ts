@@ -65,6 +65,117 @@ const defaultIdleReturn = Duration.seconds(5)
 const defaultFactsTtl = Duration.seconds(1)
 const defaultLingerMs = 10
 
+/**
+ * The facts a lease is granted under, and the window it counts in: a slice of one day's room is
+ * never spent on another day's requests (a key limit or budget that resets: the UTC day).
+ */
+const windowed = (f: MoneyFacts.MoneyFacts, nowMs: number) =>
+  f.limitReset !== null || (f.budgets !== null && /(daily|weekly|monthly)=/u.test(f.budgets))
+    ? `${f.signature}|${new Date(nowMs).toISOString().slice(0, 10)}`
+    : f.signature
+
+/** Why a key no longer admits requests, if it does not. */
+const keyRefusal = (f: MoneyFacts.MoneyFacts, workspaceId: string, nowMs: number, required: bigint): Refused | "wrong_workspace" | undefined => {
+  if (f.deleted) return new Refused({ reason: "key_deleted", requiredNanos: required })
+  if (f.disabled) return new Refused({ reason: "key_disabled", requiredNanos: required })
+  if (f.expiresAtMs !== null && f.expiresAtMs <= nowMs) return new Refused({ reason: "key_expired", requiredNanos: required })
+  if (f.workspaceId !== workspaceId) return "wrong_workspace"
+  return undefined
+}
+
+/** The ledger row of a settled request, as the ledger batch writes it. */
+const ledgerRow = (
+  keyId: string,
+  workspaceId: string,
+  request: Omit<SettleRequest, "costNanos">,
+  cost: bigint,
+  lease: { readonly id: string; readonly fence: string | null } | null,
+  nowMs: number
+): LedgerBatch.LedgerRow => ({
+  generation: request.generationId,
+  key: keyId,
+  workspace: workspaceId,
+  model: request.model,
+  provider: request.provider,
+  prompt_tokens: request.promptTokens,
+  total_tokens: request.totalTokens,
+  cost: cost.toString(),
+  byok: request.isByok,
+  created: new Date(nowMs).toISOString(),
+  latency_ms: request.latencyMs === undefined ? null : Math.max(0, Math.round(request.latencyMs)),
+  cached_items: request.cachedItems ?? 0,
+  cached_tokens: request.cachedTokens ?? 0,
+  attempts: request.attempts === undefined ? null : AttemptRecord.encode(request.attempts),
+  lease: lease?.id ?? null,
+  fence: lease?.fence ?? null
+})
+
+/** The key's facts, refused when the key stopped working. */
+const checkedFactsOn = (facts: Effect.Success<ReturnType<typeof MoneyFacts.make>>) => (keyId: string, workspaceId: string, required: bigint) =>
+  Effect.gen(function*() {
+    const found = yield* facts.of(keyId)
+    const nowMs = yield* Clock.currentTimeMillis
+    if (Option.isNone(found)) return yield* Effect.fail(new Refused({ reason: "key_deleted", requiredNanos: required }))
+    const refusal = keyRefusal(found.value, workspaceId, nowMs, required)
+    if (refusal === "wrong_workspace") return yield* Effect.die(new Error(`accounting: key ${keyId} is not in workspace ${workspaceId}`))
+    if (refusal !== undefined) return yield* Effect.fail(refusal)
+    return { facts: found.value, nowMs }
+  })
+
+/** Runs a settlement once per generation id in this process; a second call waits for the first. */
+const onceOn = (settling: Map<string, Deferred.Deferred<Settlement, StoreUnavailable> | null>) =>
+(generationId: string, run: Effect.Effect<Settlement, StoreUnavailable>) =>
+  Effect.suspend(() => {
+    let earlier = settling.get(generationId)
+    if (earlier !== undefined) {
+      if (earlier === null) {
+        earlier = Deferred.makeUnsafe<Settlement, StoreUnavailable>()
+        settling.set(generationId, earlier)
+      }
+      return Effect.map(Deferred.await(earlier), (s): Settlement => ({ ...s, capped: false, duplicate: true }))
+    }
+    settling.set(generationId, null)
+    return run.pipe(
+      Effect.onExit((exit) =>
+        Effect.sync(() => {
+          const waiting = settling.get(generationId)
+          settling.delete(generationId)
+          if (waiting != null) Deferred.doneUnsafe(waiting, exit)
+        })
+      )
+    )
+  })
+
+/** A workspace's prepaid credits: read, and added (told to every replica). */
+const creditsOn = (store: MoneyStore.MoneyStore, changes: StoreChanges["Service"]) => {
+  const credits = (workspaceId: string) =>
+    Effect.gen(function*() {
+      const read = yield* store.credits(workspaceId, yield* Clock.currentTimeMillis).pipe(fromSqlError("credits.read"))
+      return {
+        workspaceId,
+        totalCreditsNanos: read.credits,
+        totalUsageNanos: read.usage,
+        heldNanos: read.held
+      } satisfies CreditTotals
+    })
+
+  const addCredits = (request: AddCreditsRequest) =>
+    Effect.gen(function*() {
+      if (request.amountNanos <= 0n) return yield* Effect.die(new RangeError("addCredits: amount must be positive"))
+      yield* store.addCredits({
+        id: Crypto.randomUUID(),
+        workspaceId: request.workspaceId,
+        amountNanos: request.amountNanos,
+        note: request.note,
+        grantedByKeyId: request.grantedByKeyId,
+        nowMs: yield* Clock.currentTimeMillis
+      }).pipe(fromSqlError("credits.add"))
+      yield* changes.changed({ _tag: "Workspace", workspaceId: request.workspaceId })
+      return yield* credits(request.workspaceId)
+    })
+  return { credits, addCredits }
+}
+
 /** The money port, and this process's registration it holds its leases under. */
 const build = (options: AccountingOptions) =>
   Effect.gen(function*() {
@@ -111,36 +222,9 @@ const build = (options: AccountingOptions) =>
 
     // Settlements under way in this process, by generation id: a second settle waits for the first,
     // on a deferred made only then (ids are fresh, so almost every settlement is alone: `null`).
-    const settling = new Map<string, Deferred.Deferred<Settlement, StoreUnavailable> | null>()
-
-    /**
-     * The facts a lease is granted under, and the window it counts in: a slice of one day's room is
-     * never spent on another day's requests (a key limit or budget that resets: the UTC day).
-     */
-    const windowed = (f: MoneyFacts.MoneyFacts, nowMs: number) =>
-      f.limitReset !== null || (f.budgets !== null && /(daily|weekly|monthly)=/u.test(f.budgets))
-        ? `${f.signature}|${new Date(nowMs).toISOString().slice(0, 10)}`
-        : f.signature
-
-    const keyRefusal = (f: MoneyFacts.MoneyFacts, workspaceId: string, nowMs: number, required: bigint): Refused | "wrong_workspace" | undefined => {
-      if (f.deleted) return new Refused({ reason: "key_deleted", requiredNanos: required })
-      if (f.disabled) return new Refused({ reason: "key_disabled", requiredNanos: required })
-      if (f.expiresAtMs !== null && f.expiresAtMs <= nowMs) return new Refused({ reason: "key_expired", requiredNanos: required })
-      if (f.workspaceId !== workspaceId) return "wrong_workspace"
-      return undefined
-    }
-
-    /** The key's facts, refused when the key stopped working. */
-    const checkedFacts = (keyId: string, workspaceId: string, required: bigint) =>
-      Effect.gen(function*() {
-        const found = yield* facts.of(keyId)
-        const nowMs = yield* Clock.currentTimeMillis
-        if (Option.isNone(found)) return yield* Effect.fail(new Refused({ reason: "key_deleted", requiredNanos: required }))
-        const refusal = keyRefusal(found.value, workspaceId, nowMs, required)
-        if (refusal === "wrong_workspace") return yield* Effect.die(new Error(`accounting: key ${keyId} is not in workspace ${workspaceId}`))
-        if (refusal !== undefined) return yield* Effect.fail(refusal)
-        return { facts: found.value, nowMs }
-      })
+    const once = onceOn(new Map())
+    const checkedFacts = checkedFactsOn(facts)
+    const { credits, addCredits } = creditsOn(store, changes)
 
     const reserve = Effect.fnUntraced(function*(request: ReserveRequest) {
       if (request.amountNanos < 0n) return yield* Effect.die(new RangeError("reserve: negative amount"))
@@ -164,55 +248,6 @@ const build = (options: AccountingOptions) =>
       })
       return { ...base, lease } satisfies Reservation
     })
-
-    const ledgerRow = (
-      keyId: string,
-      workspaceId: string,
-      request: Omit<SettleRequest, "costNanos">,
-      cost: bigint,
-      lease: { readonly id: string; readonly fence: string | null } | null,
-      nowMs: number
-    ): LedgerBatch.LedgerRow => ({
-      generation: request.generationId,
-      key: keyId,
-      workspace: workspaceId,
-      model: request.model,
-      provider: request.provider,
-      prompt_tokens: request.promptTokens,
-      total_tokens: request.totalTokens,
-      cost: cost.toString(),
-      byok: request.isByok,
-      created: new Date(nowMs).toISOString(),
-      latency_ms: request.latencyMs === undefined ? null : Math.max(0, Math.round(request.latencyMs)),
-      cached_items: request.cachedItems ?? 0,
-      cached_tokens: request.cachedTokens ?? 0,
-      attempts: request.attempts === undefined ? null : AttemptRecord.encode(request.attempts),
-      lease: lease?.id ?? null,
-      fence: lease?.fence ?? null
-    })
-
-    /** Runs a settlement once per generation id in this process; a second call waits for the first. */
-    const once = (generationId: string, run: Effect.Effect<Settlement, StoreUnavailable>) =>
-      Effect.suspend(() => {
-        let earlier = settling.get(generationId)
-        if (earlier !== undefined) {
-          if (earlier === null) {
-            earlier = Deferred.makeUnsafe<Settlement, StoreUnavailable>()
-            settling.set(generationId, earlier)
-          }
-          return Effect.map(Deferred.await(earlier), (s): Settlement => ({ ...s, capped: false, duplicate: true }))
-        }
-        settling.set(generationId, null)
-        return run.pipe(
-          Effect.onExit((exit) =>
-            Effect.sync(() => {
-              const waiting = settling.get(generationId)
-              settling.delete(generationId)
-              if (waiting != null) Deferred.doneUnsafe(waiting, exit)
-            })
-          )
-        )
-      })
 
     const settle = (reservation: Reservation, request: SettleRequest) =>
       once(
@@ -251,32 +286,6 @@ const build = (options: AccountingOptions) =>
     const release = (reservation: Reservation) =>
       Effect.sync(() => {
         if (reservation.lease !== null) book.release(reservation.lease, reservation.id)
-      })
-
-    const credits = (workspaceId: string) =>
-      Effect.gen(function*() {
-        const read = yield* store.credits(workspaceId, yield* Clock.currentTimeMillis).pipe(fromSqlError("credits.read"))
-        return {
-          workspaceId,
-          totalCreditsNanos: read.credits,
-          totalUsageNanos: read.usage,
-          heldNanos: read.held
-        } satisfies CreditTotals
-      })
-
-    const addCredits = (request: AddCreditsRequest) =>
-      Effect.gen(function*() {
-        if (request.amountNanos <= 0n) return yield* Effect.die(new RangeError("addCredits: amount must be positive"))
-        yield* store.addCredits({
-          id: Crypto.randomUUID(),
-          workspaceId: request.workspaceId,
-          amountNanos: request.amountNanos,
-          note: request.note,
-          grantedByKeyId: request.grantedByKeyId,
-          nowMs: yield* Clock.currentTimeMillis
-        }).pipe(fromSqlError("credits.add"))
-        yield* changes.changed({ _tag: "Workspace", workspaceId: request.workspaceId })
-        return yield* credits(request.workspaceId)
       })
 
     const accounting = Accounting.of({
