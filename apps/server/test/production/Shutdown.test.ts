@@ -120,7 +120,11 @@ describe.skipIf(!canUnshare)("stopping the production command as PID 1 of its ow
       assert.deepStrictEqual(exit, { code: 0, signal: null }, gateway.stderr())
       // One line when the shutdown began, counting the held request; one when it ended, last.
       const messages = gateway.stdout().split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line).message as string)
-      assert.include(messages, "Switchyard is shutting down (SIGTERM): 1 request in flight, which may finish; new connections are refused and kept-alive ones close after their answer")
+      assert.include(
+        messages,
+        "Switchyard is shutting down (SIGTERM): 1 request in flight, which may finish; new connections are refused and kept-alive ones close after their answer",
+        `the gateway's log lines: ${JSON.stringify(messages)}`
+      )
       assert.match(messages.at(-1)!, /^Switchyard stopped: shutdown took \d+\.\d s$/u)
     } finally {
       upstream.release()
