@@ -53,6 +53,43 @@ const unplacedProject = "unplaced"
 
 // Written in the config file's own format and decoded through the same schema, so a typo here
 // fails the test suite exactly as it would fail an operator's file.
+/** OpenAI's embedding models, as OpenAI and Azure OpenAI serve them. */
+const openAiEndpoints = [
+  {
+    model: "openai/text-embedding-3-small",
+    upstream_model: "text-embedding-3-small",
+    name: "OpenAI: Text Embedding 3 Small",
+    pricing: { prompt: "0.02", batch: { prompt: "0.01" } },
+    dimensions: 1536,
+    supported_parameters: openAiParams,
+    max_batch_items: 2048,
+    max_input_tokens: 8191,
+    input_modalities: ["text", "tokens"]
+  },
+  {
+    model: "openai/text-embedding-3-large",
+    upstream_model: "text-embedding-3-large",
+    name: "OpenAI: Text Embedding 3 Large",
+    pricing: { prompt: "0.13", batch: { prompt: "0.065" } },
+    dimensions: 3072,
+    supported_parameters: openAiParams,
+    max_batch_items: 2048,
+    max_input_tokens: 8191,
+    input_modalities: ["text", "tokens"]
+  },
+  {
+    model: "openai/text-embedding-ada-002",
+    upstream_model: "text-embedding-ada-002",
+    name: "OpenAI: Text Embedding Ada 002",
+    pricing: { prompt: "0.1", batch: { prompt: "0.05" } },
+    dimensions: 1536,
+    supported_parameters: ["encoding_format", "user"],
+    max_batch_items: 2048,
+    max_input_tokens: 8191,
+    input_modalities: ["text", "tokens"]
+  }
+]
+
 const source = {
   providers: [
     {
@@ -99,41 +136,7 @@ const source = {
       // Does not train on API data by default; keeps it up to 30 days for abuse monitoring.
       data_collection: "deny",
       zdr: false,
-      endpoints: [
-        {
-          model: "openai/text-embedding-3-small",
-          upstream_model: "text-embedding-3-small",
-          name: "OpenAI: Text Embedding 3 Small",
-          pricing: { prompt: "0.02", batch: { prompt: "0.01" } },
-          dimensions: 1536,
-          supported_parameters: openAiParams,
-          max_batch_items: 2048,
-          max_input_tokens: 8191,
-          input_modalities: ["text", "tokens"]
-        },
-        {
-          model: "openai/text-embedding-3-large",
-          upstream_model: "text-embedding-3-large",
-          name: "OpenAI: Text Embedding 3 Large",
-          pricing: { prompt: "0.13", batch: { prompt: "0.065" } },
-          dimensions: 3072,
-          supported_parameters: openAiParams,
-          max_batch_items: 2048,
-          max_input_tokens: 8191,
-          input_modalities: ["text", "tokens"]
-        },
-        {
-          model: "openai/text-embedding-ada-002",
-          upstream_model: "text-embedding-ada-002",
-          name: "OpenAI: Text Embedding Ada 002",
-          pricing: { prompt: "0.1", batch: { prompt: "0.05" } },
-          dimensions: 1536,
-          supported_parameters: ["encoding_format", "user"],
-          max_batch_items: 2048,
-          max_input_tokens: 8191,
-          input_modalities: ["text", "tokens"]
-        }
-      ]
+      endpoints: openAiEndpoints
     },
     {
       slug: "cohere",
@@ -301,41 +304,8 @@ const source = {
       enabled: false,
       data_collection: "deny",
       zdr: false,
-      endpoints: [
-        {
-          model: "openai/text-embedding-3-small",
-          upstream_model: "text-embedding-3-small",
-          name: "OpenAI: Text Embedding 3 Small (Azure)",
-          pricing: { prompt: "0.02" },
-          dimensions: 1536,
-          supported_parameters: openAiParams,
-          max_batch_items: 2048,
-          max_input_tokens: 8191,
-          input_modalities: ["text", "tokens"]
-        },
-        {
-          model: "openai/text-embedding-3-large",
-          upstream_model: "text-embedding-3-large",
-          name: "OpenAI: Text Embedding 3 Large (Azure)",
-          pricing: { prompt: "0.13" },
-          dimensions: 3072,
-          supported_parameters: openAiParams,
-          max_batch_items: 2048,
-          max_input_tokens: 8191,
-          input_modalities: ["text", "tokens"]
-        },
-        {
-          model: "openai/text-embedding-ada-002",
-          upstream_model: "text-embedding-ada-002",
-          name: "OpenAI: Text Embedding Ada 002 (Azure)",
-          pricing: { prompt: "0.1" },
-          dimensions: 1536,
-          supported_parameters: ["encoding_format", "user"],
-          max_batch_items: 2048,
-          max_input_tokens: 8191,
-          input_modalities: ["text", "tokens"]
-        }
-      ]
+      // OpenAI's models at their list price; Azure's batch runs on a deployment of its own.
+      endpoints: openAiEndpoints.map(({ pricing: { batch: _, ...pricing }, ...endpoint }) => ({ ...endpoint, name: `${endpoint.name} (Azure)`, pricing }))
     },
     {
       // Google Vertex AI: a project's own, so listed disabled until `GOOGLE_CLOUD_PROJECT` names
