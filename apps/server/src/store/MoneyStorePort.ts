@@ -2,7 +2,7 @@
  * The money store's port: its operations and the values they take and give, with no
  * implementation (`MoneyStore` picks one by dialect).
  */
-import type * as SpendLease from "@switchyard/core/accounting/SpendLease"
+import type * as MoneyModel from "@switchyard/core/accounting/MoneyModel"
 import type { RefusalReason } from "@switchyard/core/store/Accounting"
 import type { Duration, Effect } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
@@ -30,18 +30,8 @@ export interface LedgerRow {
   readonly fence: string | null
 }
 
-/** A grant to the spend lease `id`, owned by the gateway process `owner`. */
-export interface GrantRequest {
-  readonly id: string
-  readonly owner: string
-  readonly keyId: string
-  readonly workspaceId: string
-  readonly byok: boolean
-  readonly ask: SpendLease.Ask
-  readonly nowMs: number
-  /** The lease row lives until at least then. */
-  readonly expiresAtMs: number
-}
+/** A grant to the spend lease `id`, owned by the gateway process `owner` (core's money model takes the same). */
+export type GrantRequest = MoneyModel.Grant
 
 /**
  * The outcome of a grant: `ok` with what was granted, the room left and the lease row's fencing

@@ -79,6 +79,7 @@ export interface Grant {
   readonly byok: boolean
   readonly ask: SpendLease.Ask
   readonly nowMs: number
+  /** The lease row lives until at least then. */
   readonly expiresAtMs: number
 }
 
