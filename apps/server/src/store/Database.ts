@@ -1,5 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Config, Data, Effect, Layer, Option, Redacted } from "effect"
+import { Cause, Clock, Config, Data, Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
@@ -60,8 +60,12 @@ const storeName = (choice: StoreChoice) =>
   choice.kind === "postgres" ? "the database (DATABASE_URL)" : `the SQLite store ${sqliteFile(choice.dataDir)} (SWITCHYARD_DATA_DIR)`
 
 const drivers = {
+  // The pool keeps the network's time, the wall clock, even where the gateway's clock is a test's:
+  // its connect timeout and idle close must not fire because a test moved the gateway by a day.
   postgres: (choice: StoreChoice) =>
-    PgClient.layer({ url: choice.url!, maxConnections: 16 }) as Layer.Layer<SqlClient.SqlClient, unknown>,
+    PgClient.layer({ url: choice.url!, maxConnections: 16 }).pipe(
+      Layer.provide(Layer.succeed(Clock.Clock, Clock.Clock.defaultValue()))
+    ) as Layer.Layer<SqlClient.SqlClient, unknown>,
   sqlite: (choice: StoreChoice) =>
     SqliteClient.layer(sqliteFile(choice.dataDir)).pipe(
       // Held from before the file opens until after it has closed; an old PGlite directory is refused first.
