@@ -1,5 +1,6 @@
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import * as Prometheus from "prom-client"
+import { MemoryBudget } from "../http/MemoryBudget.ts"
 import { RedisStatus } from "../store/RedisConnection.ts"
 import * as RedisConnection from "../store/RedisConnection.ts"
 import * as OpenHolds from "../store/OpenHolds.ts"
@@ -145,6 +146,26 @@ const dependencyMetric = (registry: Prometheus.Registry, redis: RedisStatus["Ser
     }
   })
 
+/** The request memory budget (http/MemoryBudget.ts): what it allows, and what the requests in flight hold of it. */
+const memoryMetrics = (registry: Prometheus.Registry, budget: MemoryBudget["Service"]) => {
+  new Prometheus.Gauge({
+    name: "switchyard_memory_budget_bytes",
+    help: "Bytes the requests in flight may hold at once (their bodies and expected answers): SWITCHYARD_MEMORY_BUDGET_MB or a share of the memory limit",
+    registers: [registry],
+    collect() {
+      this.set(budget.budgetBytes)
+    }
+  })
+  new Prometheus.Gauge({
+    name: "switchyard_memory_held_bytes",
+    help: "Bytes the requests in flight hold of the memory budget now; a request that does not fit beside them is answered 503 with Retry-After",
+    registers: [registry],
+    collect() {
+      this.set(budget.heldBytes())
+    }
+  })
+}
+
 export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetricsShape>()(
   "@switchyard/server/observability/GatewayMetrics"
 ) {
@@ -166,6 +187,7 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
         registers: [registry]
       })
       dependencyMetric(registry, Option.getOrUndefined(yield* Effect.serviceOption(RedisStatus)))
+      memoryMetrics(registry, yield* MemoryBudget)
       return GatewayMetrics.of({
         contentType: registry.contentType,
         auditChain: (ok) => auditChainOk.set(ok ? 1 : 0),
@@ -183,5 +205,9 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
         )
       })
     })
-  ).pipe(Layer.provide(RedisConnection.statusLayer))
+  ).pipe(
+    Layer.provide(RedisConnection.statusLayer),
+    // The budget the request policies charge (one layer, built once).
+    Layer.provide(MemoryBudget.layer)
+  )
 }
