@@ -120,10 +120,12 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
         sql`INSERT INTO gateway_processes (id, started_at, seen_at) VALUES (${id}, now(), now())
           ON CONFLICT (id) DO UPDATE SET seen_at = GREATEST(gateway_processes.seen_at, now())`.pipe(Effect.asVoid),
       // The rows go first: once a dead process's holds are gone, so is its row (the holds of an
-      // owner without a row are swept all the same). `SKIP LOCKED`: a hold being settled right
-      // now is left to that settlement, and the sweep never waits on a reservation's locks.
+      // owner without a row are swept all the same). One transaction, so both statements judge by
+      // the same `now()`: a row still fresh for the first is not stale for the second. `SKIP
+      // LOCKED`: a hold being settled right now is left to that settlement, and the sweep never
+      // waits on a reservation's locks.
       sweep: (self, staleAfter) =>
-        Effect.gen(function*() {
+        sql.withTransaction(Effect.gen(function*() {
           yield* sql`DELETE FROM gateway_processes
             WHERE id <> ${self} AND seen_at < now() - make_interval(secs => ${seconds(staleAfter)}::double precision)`
           const holds = yield* sql<{ id: string }>`DELETE FROM holds WHERE id IN (
@@ -134,7 +136,7 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
               FOR UPDATE SKIP LOCKED)
             RETURNING id`
           return holds.length
-        }),
+        })),
       claim: (self) =>
         Effect.gen(function*() {
           yield* sql`DELETE FROM holds WHERE owner IS DISTINCT FROM ${self}`
