@@ -7,6 +7,8 @@ import { createServer } from "node:http"
 import { fileURLToPath } from "node:url"
 import * as Bootstrap from "./auth/Bootstrap.ts"
 import { EmbeddingCache } from "./cache/EmbeddingCache.ts"
+import { Discovered } from "./catalog/Discovered.ts"
+import * as Discovery from "./catalog/Discovery.ts"
 import * as LiveCatalog from "./catalog/LiveCatalog.ts"
 import { Broadcast } from "./embeddings/Broadcast.ts"
 import { Embeddings } from "./embeddings/Embeddings.ts"
@@ -104,7 +106,7 @@ const Stores = Layer.mergeAll(
  * The model paths (embeddings and rerank): catalog, adapters over one HTTP client, live endpoint
  * health, the embeddings cache, broadcast.
  */
-const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Rerank.layer, Broadcast.layer, HealthProbes.layer).pipe(
+const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Rerank.layer, Broadcast.layer, HealthProbes.layer, Discovery.layer).pipe(
   Layer.provide(EmbeddingCache.layer),
   // The same budget as the request policies' (one layer, built once): a model call is charged its answer.
   Layer.provide(MemoryBudget.layer),
@@ -117,6 +119,8 @@ const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Rerank.layer, Broadcast.
   Layer.provideMerge(EndpointHealth.layer),
   // The built-in catalog and the config file, with the providers managed at runtime over them.
   Layer.provideMerge(LiveCatalog.layer),
+  // What the discovering self-hosted providers' servers serve (Discovery.ts), read by each rebuild.
+  Layer.provideMerge(Discovered.layer),
   Layer.provide(UpstreamHttp.clientLayer)
 )
 

@@ -41,4 +41,26 @@ describe("switchyard providers add --adapter tei with replicas (the binary again
     const body = await shown.json() as { data: { replicas: Array<{ base_url: string }> } }
     assert.deepStrictEqual(body.data.replicas.map((r) => r.base_url), replicas.map((r) => r.url))
   })
+
+  it("adds a TEI server with --discover and no endpoints: the model its /info names is served within an interval", async () => {
+    const added = await runCli([
+      "providers", "add", "--slug", "gpu-tei-found", "--adapter", "tei", "--base-url", replicas[0]!.url,
+      "--data-collection", "deny", "--discover", "--discover-interval", "5"
+    ], { env })
+    assert.strictEqual(added.code, 0, added.stderr)
+    const listed = async () => {
+      const response = await fetch(`${server.baseUrl}/models`, { headers: { authorization: `Bearer ${server.apiKey}` } })
+      return ((await response.json()) as { data: Array<{ id: string }> }).data.map((m) => m.id)
+    }
+    let ids = await listed()
+    for (const deadline = Date.now() + 10_000; !ids.includes("gpu-tei-found/baai/bge-small-en-v1.5") && Date.now() < deadline;) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      ids = await listed()
+    }
+    assert.include(ids, "gpu-tei-found/baai/bge-small-en-v1.5")
+    const shown = await fetch(`${server.baseUrl}/providers/gpu-tei-found`, { headers: { authorization: `Bearer ${server.managementKey}` } })
+    const body = await shown.json() as { data: { provider: { discover?: boolean; discover_interval_s?: number } } }
+    assert.strictEqual(body.data.provider.discover, true)
+    assert.strictEqual(body.data.provider.discover_interval_s, 5)
+  })
 })

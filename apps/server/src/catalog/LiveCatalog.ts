@@ -1,7 +1,9 @@
 import type * as Catalog from "@switchyard/core/catalog/Catalog"
+import * as DiscoveredModels from "@switchyard/core/catalog/DiscoveredModels"
 import { Clock, Config, Context, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { type StoredProvider, ProviderRepo } from "../store/ProviderRepo.ts"
 import * as CatalogLoader from "./CatalogLoader.ts"
+import { Discovered } from "./Discovered.ts"
 
 /**
  * How often each replica asks the store whether providers changed (one tiny read): a change made
@@ -37,16 +39,25 @@ const credentialOf = (stored: StoredProvider) =>
  * The snapshot of the declared catalog with the stored providers added; a disabled one is in the
  * catalog but never active, so its models answer that their provider is disabled.
  */
-const build = (declared: CatalogLoader.LoadedCatalog, stored: ReadonlyArray<StoredProvider>) =>
+const build = (
+  declared: CatalogLoader.LoadedCatalog,
+  stored: ReadonlyArray<StoredProvider>,
+  discovered: Discovered["Service"] | undefined
+) =>
   Effect.gen(function*() {
-    if (stored.length === 0) return declared
+    // A discovering provider serves its server's models beside the endpoints listed by hand.
+    const served = (p: Catalog.Provider) => {
+      const models = p.discover === true ? discovered?.of(p.slug) : undefined
+      return models === undefined ? p : DiscoveredModels.withDiscovered(p, models)
+    }
+    if (stored.length === 0 && declared.catalog.providers.every((p) => served(p) === p)) return declared
     const declaredSlugs = new Set(declared.catalog.providers.map((p) => p.slug))
-    const providers: Array<Catalog.Provider> = [...declared.catalog.providers]
+    const providers: Array<Catalog.Provider> = declared.catalog.providers.map(served)
     const credentials = new Map(declared.credentials)
     const active = new Set(declared.active)
     for (const one of stored) {
       if (declaredSlugs.has(one.provider.slug)) continue
-      providers.push(one.provider)
+      providers.push(served(one.provider))
       if (!one.provider.enabled) continue
       const credential = yield* credentialOf(one)
       if (Option.isSome(credential)) credentials.set(one.provider.slug, credential.value)
@@ -63,11 +74,12 @@ const build = (declared: CatalogLoader.LoadedCatalog, stored: ReadonlyArray<Stor
 export const layer = Layer.effectContext(Effect.gen(function*() {
   const declared = yield* CatalogLoader.load
   const repo = yield* ProviderRepo
+  const discovered = Option.getOrUndefined(yield* Effect.serviceOption(Discovered))
   let version = yield* repo.version
-  let snapshot = yield* build(declared, yield* repo.all)
+  let snapshot = yield* build(declared, yield* repo.all, discovered)
   const reload = Effect.gen(function*() {
     const seen = yield* repo.version
-    const next = yield* build(declared, yield* repo.all)
+    const next = yield* build(declared, yield* repo.all, discovered)
     version = seen
     snapshot = next
   })

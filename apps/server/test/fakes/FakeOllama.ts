@@ -3,27 +3,48 @@ import * as FakeUpstream from "./FakeUpstream.ts"
 /**
  * Ollama, from its API reference: `POST /api/embed` with `model` and `input` (a string or a list)
  * answers `{ model, embeddings, total_duration, load_duration, prompt_eval_count }`; every error
- * is `{ "error": "..." }` (404 for a model not pulled, 400 for a bad body). `GET /api/version`
- * answers `{ "version" }`.
+ * is `{ "error": "..." }` (404 for a model not pulled, 400 for a bad body or a model that does not
+ * embed). `GET /api/version` answers `{ "version" }`, `GET /api/tags` the models pulled.
  */
 export interface Options {
-  readonly models?: ReadonlyArray<string>
+  /** The embedding models pulled (a test may change the list while the server runs). */
+  readonly models?: ReadonlyArray<string> | { models: ReadonlyArray<string> }
+  /** Chat models pulled too: listed by `/api/tags`, refused by `/api/embed`. */
+  readonly chat?: ReadonlyArray<string>
   /** Answer without `prompt_eval_count`, as a server that skipped evaluation does. */
   readonly noCounts?: boolean
 }
 
 const error = (status: number, message: string) => ({ status, body: { error: message } })
 
+const pulled = (options: Options): ReadonlyArray<string> => {
+  const models = options.models ?? ["nomic-embed-text"]
+  return "models" in models ? models.models : models
+}
+
+const tag = (name: string) => ({
+  name,
+  model: name,
+  modified_at: "2026-10-01T09:00:00.000Z",
+  size: 274_302_450,
+  digest: "0a109f422b47e3a30ba2b10eca18548e944e8a23073ee3f3e947efcf3c45e59f",
+  details: { format: "gguf", family: "nomic-bert", parameter_size: "137M", quantization_level: "F16" }
+})
+
 const api = (options: Options = {}): FakeUpstream.FakeApi => ({
   basePath: "",
   errorBody: (status, message) => error(status, message).body,
   handle: (request, shape) => {
     if (request.method === "GET" && request.path === "/api/version") return { status: 200, body: { version: "0.12.3" } }
+    if (request.method === "GET" && request.path === "/api/tags") {
+      return { status: 200, body: { models: [...pulled(options), ...(options.chat ?? [])].map(tag) } }
+    }
     if (request.method !== "POST" || request.path !== "/api/embed") return error(404, "404 page not found")
     const body = request.body
     if (!FakeUpstream.isRecord(body)) return error(400, "invalid request body")
     if (typeof body.model !== "string") return error(400, "model is required")
-    if (!(options.models ?? ["nomic-embed-text"]).includes(body.model)) {
+    if (options.chat?.includes(body.model) === true) return error(400, `"${body.model}" does not support embeddings`)
+    if (!pulled(options).includes(body.model)) {
       return error(404, `model "${body.model}" not found, try pulling it first`)
     }
     const input = typeof body.input === "string" ? [body.input] : body.input

@@ -4,12 +4,38 @@ import * as FakeUpstream from "./FakeUpstream.ts"
  * Hugging Face Text Embeddings Inference, from its OpenAPI reference: `POST /embed` answers a bare
  * list of vectors and no counts, `POST /tokenize` the tokens of each input, `POST /rerank` a list
  * of `{ index, score }`. Errors are `{ "error", "error_type" }`: 413 past the batch size, 422 for a
- * bad input, 424 when the model fails, 429 when the queue is full.
+ * bad input, 424 when the model fails, 429 when the queue is full. `GET /info` names the model the
+ * server runs and its kind (`model_type`), `GET /health` answers 200.
  */
 export interface Options {
   readonly apiKey?: string
   readonly maxBatch?: number
+  /** What `GET /info` says the server runs (a test may change it: a server restarted with another model). */
+  readonly info?: Info
 }
+
+/** The parts of TEI's `GET /info` the gateway reads. */
+export interface Info {
+  model_id: string
+  model_type: "embedding" | "reranker" | "classifier"
+}
+
+const infoBody = (info: Info, maxBatch: number) => ({
+  model_id: info.model_id,
+  model_sha: null,
+  model_dtype: "float32",
+  model_type: info.model_type === "embedding"
+    ? { embedding: { pooling: "cls" } }
+    : info.model_type === "reranker"
+    ? { reranker: { id2label: { "0": "LABEL_0" }, label2id: { LABEL_0: 0 } } }
+    : { classifier: { id2label: { "0": "NEGATIVE", "1": "POSITIVE" }, label2id: { NEGATIVE: 0, POSITIVE: 1 } } },
+  max_concurrent_requests: 512,
+  max_input_length: 512,
+  max_batch_tokens: 16384,
+  max_client_batch_size: maxBatch,
+  tokenization_workers: 2,
+  version: "1.8.0"
+})
 
 const errorTypes: Readonly<Record<number, string>> = {
   401: "Unhealthy",
@@ -65,6 +91,8 @@ const api = (options: Options = {}): FakeUpstream.FakeApi => ({
       }
       case "GET /health":
         return { status: 200, body: null }
+      case "GET /info":
+        return { status: 200, body: infoBody(options.info ?? { model_id: "BAAI/bge-small-en-v1.5", model_type: "embedding" }, maxBatch) }
       default:
         return error(404, "Not Found")
     }

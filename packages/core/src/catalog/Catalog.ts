@@ -372,7 +372,10 @@ export const Provider = Schema.Struct({
   timeout_ms: Schema.optionalKey(PositiveInt),
   ...CloudFields.fields,
   ...SelfHosted.SelfHostedFields.fields,
-  endpoints: Schema.Array(Endpoint).check(uniqueEndpoints)
+  /** The price of the endpoints a self-hosted provider discovers (`discover`); absent, free. */
+  default_pricing: Schema.optionalKey(Pricing),
+  /** Absent: none listed by hand (a discovering provider serves what its server lists). */
+  endpoints: Schema.Array(Endpoint).check(uniqueEndpoints).pipe(Schema.withDecodingDefaultKey(Effect.succeed([])))
 }).check(Schema.makeFilter((p) => {
   const issues: Array<Schema.FilterIssue> = []
   if (p.adapter !== "local" && p.adapter !== "bedrock" && p.adapter !== "vertex" && p.base_url === undefined && p.base_urls === undefined) {

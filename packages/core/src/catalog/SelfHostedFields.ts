@@ -1,7 +1,10 @@
 /**
  * The provider fields of self-hosted model servers (adapters `tei`, `infinity`, `ollama`,
- * `vllm`): `base_urls`, replicas of one server listed as one provider (instead of `base_url`), and
- * `health_interval_s`, how often each replica's health route is probed (default 5).
+ * `vllm`): `base_urls`, replicas of one server listed as one provider (instead of `base_url`),
+ * `health_interval_s`, how often each replica's health route is probed (default 5), and discovery:
+ * `discover` (serve every model the server lists), `discover_interval_s` (how often it is asked,
+ * default 60), `models` (public ids for server ids; default `<slug>/<server id>`) and
+ * `default_pricing` (the discovered endpoints' price, declared beside the catalog's `Pricing`).
  *
  * @since 0.10.0
  */
@@ -21,6 +24,13 @@ export const selfHostedAdapters: ReadonlyArray<string> = ["tei", "infinity", "ol
  */
 export const defaultHealthIntervalS = 5
 
+/**
+ * Seconds between two listings of a discovering provider's models when it names none.
+ *
+ * @since 0.11.0
+ */
+export const defaultDiscoverIntervalS = 60
+
 const HttpUrl = Schema.String.check(Schema.isPattern(/^https?:\/\/\S+$/u, { expected: "an http(s) URL" }))
 
 /**
@@ -28,7 +38,13 @@ const HttpUrl = Schema.String.check(Schema.isPattern(/^https?:\/\/\S+$/u, { expe
  */
 export const SelfHostedFields = Schema.Struct({
   base_urls: Schema.optionalKey(Schema.Array(HttpUrl).check(Schema.isMinLength(1))),
-  health_interval_s: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 3600 })))
+  health_interval_s: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 3600 }))),
+  discover: Schema.optionalKey(Schema.Boolean),
+  discover_interval_s: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 86_400 }))),
+  models: Schema.optionalKey(Schema.Record(
+    Schema.String,
+    Schema.String.check(Schema.isPattern(/^[^/\s]+\/\S+$/u, { expected: "a model slug of the form <vendor>/<model_name>" }))
+  ))
 })
 
 /**
@@ -38,13 +54,22 @@ export const SelfHostedFields = Schema.Struct({
  * @since 0.10.0
  */
 export const issues = (
-  p: typeof SelfHostedFields.Type & { readonly adapter: string; readonly base_url?: string | undefined }
+  p: typeof SelfHostedFields.Type & {
+    readonly adapter: string
+    readonly base_url?: string | undefined
+    readonly default_pricing?: unknown
+  }
 ): Array<Schema.FilterIssue> => {
   const out: Array<Schema.FilterIssue> = []
   const own = selfHostedAdapters.includes(p.adapter)
-  for (const field of ["base_urls", "health_interval_s"] as const) {
+  for (const field of ["base_urls", "health_interval_s", "discover", "discover_interval_s", "models", "default_pricing"] as const) {
     if (p[field] !== undefined && !own) {
       out.push({ path: [field], issue: `${field} belongs to a self-hosted adapter (${selfHostedAdapters.join(", ")}), not ${p.adapter}` })
+    }
+  }
+  if (own && p.discover !== true) {
+    for (const field of ["discover_interval_s", "models", "default_pricing"] as const) {
+      if (p[field] !== undefined) out.push({ path: [field], issue: `${field} applies to discovered models: set "discover": true` })
     }
   }
   if (p.base_urls !== undefined && p.base_url !== undefined) {

@@ -18,7 +18,8 @@ describe("the config file's JSON Schema", () => {
     assert.isFalse(doc.additionalProperties)
     assert.deepStrictEqual(Object.keys(doc.properties).sort(), ["$schema", "broadcast", "providers", "workspaces"])
     const provider = doc.properties.providers.items
-    assert.deepStrictEqual(provider.required, ["slug", "name", "adapter", "data_collection", "endpoints"])
+    // `endpoints` may be left out: a self-hosted provider with `discover` serves what its server lists.
+    assert.deepStrictEqual(provider.required, ["slug", "name", "adapter", "data_collection"])
     assert.deepStrictEqual(provider.properties.adapter.enum, ["openai", "cohere", "voyage", "gemini", "jina", "local", "bedrock", "tei", "ollama", "azure", "vertex", "infinity", "vllm"])
     const endpoint = provider.properties.endpoints.items
     assert.includeMembers(endpoint.required, ["model", "upstream_model", "pricing"])

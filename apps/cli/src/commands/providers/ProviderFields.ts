@@ -1,6 +1,7 @@
 import { Effect, Option } from "effect"
 import { Flag } from "effect/cli"
 import { Usage } from "../../Failure.ts"
+import * as SharedFlags from "../../SharedFlags.ts"
 
 const optionalText = (name: string, metavar: string, description: string) =>
   Flag.String(name).pipe(Flag.withMetavar(metavar), Flag.withDescription(description), Flag.optional)
@@ -40,14 +41,25 @@ export const flags = {
   dataCollection: Flag.ChoiceWithValue("data-collection", [["allow", "allow"], ["deny", "deny"]]).pipe(
     Flag.withDescription("Whether the provider may store or train on requests"),
     Flag.optional
+  ),
+  discover: SharedFlags.toggle(
+    "discover",
+    "A self-hosted server (tei, infinity, ollama, vllm): serve every model it lists, as <slug>/<server id>, checked every --discover-interval"
+  ),
+  discoverInterval: Flag.Int("discover-interval").pipe(
+    Flag.withMetavar("SECONDS"),
+    Flag.withDescription("With --discover: seconds between two listings of the server's models (default 60)"),
+    Flag.optional
   )
 }
 
-type Given = { readonly [K in Exclude<keyof typeof flags, "baseUrl">]: Option.Option<string> } & {
+type Given = { readonly [K in Exclude<keyof typeof flags, "baseUrl" | "discover" | "discoverInterval">]: Option.Option<string> } & {
   readonly baseUrl: ReadonlyArray<string>
+  readonly discover: boolean
+  readonly discoverInterval: Option.Option<number>
 }
 
-const fieldNames: Readonly<Record<Exclude<keyof typeof flags, "baseUrl">, string>> = {
+const fieldNames: Readonly<Record<Exclude<keyof typeof flags, "baseUrl" | "discover" | "discoverInterval">, string>> = {
   slug: "slug",
   name: "name",
   adapter: "adapter",
@@ -70,6 +82,8 @@ export const payloadOf = Effect.fnUntraced(function*(file: Record<string, unknow
     const value = given[key]
     if (Option.isSome(value)) fields[fieldNames[key]] = value.value
   }
+  if (given.discover) fields.discover = true
+  if (Option.isSome(given.discoverInterval)) fields.discover_interval_s = given.discoverInterval.value
   // One --base-url is the server; several are its replicas. Either replaces the file's servers.
   if (given.baseUrl.length === 1) fields.base_url = given.baseUrl[0]
   if (given.baseUrl.length > 1) fields.base_urls = given.baseUrl

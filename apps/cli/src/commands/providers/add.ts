@@ -39,6 +39,10 @@ export const add = Command.make(
     {
       command: "switchyard providers add --slug gpu-tei --adapter tei --base-url http://tei-0:80 --base-url http://tei-1:80 --data-collection deny --file endpoints.json",
       description: "Add two replicas of one Text Embeddings Inference server as one provider (least loaded first)"
+    },
+    {
+      command: "switchyard providers add --slug gpu-ollama --adapter ollama --base-url http://ollama:11434 --data-collection deny --discover",
+      description: "Add an Ollama server and serve every embedding model it has pulled, as gpu-ollama/<model>"
     }
   ])
 )
