@@ -111,7 +111,7 @@ export type ServerAdapter = keyof typeof listings
 export const isServerAdapter = (adapter: string): adapter is ServerAdapter => Object.hasOwn(listings, adapter)
 
 /** The answer of a listing route that could not be read: the reason, for the log. */
-export class ListingFailed extends Data.TaggedError("ListingFailed")<{ readonly reason: string }> {}
+class ListingFailed extends Data.TaggedError("ListingFailed")<{ readonly reason: string }> {}
 
 /**
  * The models one replica of a server lists, with the provider's key (a bearer, as its other

@@ -15,7 +15,7 @@ export interface Options {
 }
 
 /** The parts of TEI's `GET /info` the gateway reads. */
-export interface Info {
+interface Info {
   model_id: string
   model_type: "embedding" | "reranker" | "classifier"
 }

@@ -42,12 +42,8 @@ export interface ServedModel {
  */
 export const defaultMaxBatchItems = 32
 
-/**
- * The public model id a server id is served as.
- *
- * @since 0.11.0
- */
-export const publicIdOf = (provider: Pick<Provider, "slug" | "models">, serverId: string): string =>
+/** The public model id a server id is served as. */
+const publicIdOf = (provider: Pick<Provider, "slug" | "models">, serverId: string): string =>
   provider.models?.[serverId] ?? `${provider.slug}/${serverId}`
 
 const decodeEndpoint = Schema.decodeUnknownOption(Endpoint)
