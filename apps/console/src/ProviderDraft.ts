@@ -88,12 +88,28 @@ const vertexTemplate: ProviderJson = {
   ]
 }
 
+/**
+ * What a self-hosted model server starts from: its replicas, and its models discovered (the
+ * gateway asks the server what it serves). The adapter may be changed to infinity, ollama or vllm.
+ */
+const selfHostedTemplate: ProviderJson = {
+  slug: "",
+  name: "",
+  adapter: "tei",
+  base_urls: ["http://tei-0:80"],
+  data_collection: "deny",
+  discover: true,
+  discover_interval_s: 60,
+  default_pricing: { prompt: "0" }
+}
+
 /** The add form's starting points, by the adapter each is written for. */
 export const templates: ReadonlyArray<{ readonly adapter: string; readonly label: string; readonly provider: ProviderJson }> = [
   { adapter: "openai", label: "OpenAI-compatible API", provider: template },
   { adapter: "azure", label: "Azure OpenAI", provider: azureTemplate },
   { adapter: "bedrock", label: "Amazon Bedrock", provider: bedrockTemplate },
-  { adapter: "vertex", label: "Google Vertex AI", provider: vertexTemplate }
+  { adapter: "vertex", label: "Google Vertex AI", provider: vertexTemplate },
+  { adapter: "tei", label: "Own model server, models discovered (TEI, Infinity, Ollama, vLLM)", provider: selfHostedTemplate }
 ]
 
 const storedHint = "Stored encrypted and never shown again: only whether it is set and its last 4 characters."
@@ -104,6 +120,8 @@ export const credentialHint = (adapter: unknown): string =>
     ? "Optional: a Bedrock API key. Left empty, calls are signed with the gateway's AWS credentials (environment, profile, web identity, container or instance role)."
     : adapter === "azure"
     ? `The resource's key, sent as api-key. Or leave it empty and add "auth": "entra" to sign with an Entra ID token of the gateway's identity (DefaultAzureCredential). ${storedHint}`
+    : adapter === "tei" || adapter === "infinity" || adapter === "ollama" || adapter === "vllm"
+    ? `Optional: the server's API key (TEI's --api-key), sent as a bearer. With "discover": true every model the server lists is served as <slug>/<server id>. ${storedHint}`
     : adapter === "vertex"
     ? "Leave empty: calls carry a token of the gateway's Google identity (\"credentials_file\", GOOGLE_APPLICATION_CREDENTIALS, or the metadata server of GKE/GCE)."
     : storedHint

@@ -51,7 +51,10 @@ describe("ProviderDraft", () => {
     assert.strictEqual(bedrock.region, "us-east-1")
     assert.include(ProviderDraft.credentialHint("bedrock"), "AWS credentials")
     assert.notInclude(ProviderDraft.credentialHint("openai"), "AWS")
-    assert.sameMembers(ProviderDraft.templates.map((t) => t.adapter), ["openai", "azure", "bedrock", "vertex"])
+    assert.sameMembers(ProviderDraft.templates.map((t) => t.adapter), ["openai", "azure", "bedrock", "vertex", "tei"])
+    const tei = ProviderDraft.templates.find((t) => t.adapter === "tei")!.provider
+    assert.strictEqual(tei.discover, true)
+    assert.include(ProviderDraft.credentialHint("ollama"), "discover")
     const azure = ProviderDraft.templates.find((t) => t.adapter === "azure")!.provider
     assert.strictEqual(azure.api_version, "2024-10-21")
     assert.include(ProviderDraft.credentialHint("azure"), "api-key")
