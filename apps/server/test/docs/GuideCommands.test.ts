@@ -74,7 +74,9 @@ describe("the README's and the guides' curl commands", () => {
     const run = blocks.filter((block) => !block.skipped).flatMap((block) => curls(block.text))
     const skipped = blocks.filter((block) => block.skipped)
     assert.isAtLeast(run.length, 8)
-    assert.isAtMost(skipped.length, 5, `left out: ${skipped.map((b) => `${b.page}:${b.line}`).join(", ")}`)
+    // The ones left out need a cloud's account (Azure, Bedrock, Vertex: in the README and in each
+    // guide) or an upstream's key.
+    assert.isAtMost(skipped.length, 6, `left out: ${skipped.map((b) => `${b.page}:${b.line}`).join(", ")}`)
   })
 
   describe("against a gateway", () => {
