@@ -143,11 +143,10 @@ export class BatchStore extends Context.Service<BatchStore, {
   readonly claimed: (unit: UnitRow, owner: string) => Op<boolean>
   /** Gives a claimed unit back (a process that stops), for any replica to claim at once. */
   readonly release: (unit: UnitRow, owner: string) => Op<void>
-  /** Writes a unit's lines and counts once, if its claim is still the owner's. */
-  readonly complete: (unit: UnitRow, owner: string, result: UnitResult) => Op<boolean>
   /**
-   * `complete`, and the owner's next unit claimed (as `claim` does) in the same transaction: one
-   * commit, one flush to disk, where there were two.
+   * Writes a unit's lines and counts once, if its claim is still the owner's (`written`), and
+   * claims the owner's next unit (as `claim` does) in the same transaction: one commit, one flush
+   * to disk, where there were two.
    */
   readonly completeAndClaim: (
     unit: UnitRow,
@@ -432,7 +431,6 @@ const unitClaims = (sql: Sql) => {
         Effect.asVoid,
         op("batches.release")
       ),
-    complete: (unit, owner, result) => sql.withTransaction(completeOne(unit, owner, result)).pipe(op("batches.complete")),
     completeAndClaim: (unit, owner, result, next) =>
       sql.withTransaction(Effect.gen(function*() {
         const written = yield* completeOne(unit, owner, result)

@@ -57,8 +57,9 @@ describe("batch claims between gateway processes", () => {
       assert.isFalse(yield* batches.claimed(first, "p1"))
       assert.isTrue(yield* batches.claimed(taken, "p2"))
       const result = { output: [{ line: "x" }], errors: [], completed: 1, failed: 0, costNanos: 5n }
-      assert.isFalse(yield* batches.complete(first, "p1", result), "p1 came back: its write is refused")
-      assert.isTrue(yield* batches.complete(taken, "p2", result))
+      const p1 = yield* batches.completeAndClaim(first, "p1", result, as("p1", t0 + 31_000))
+      assert.isFalse(p1.written, "p1 came back: its write is refused")
+      assert.isTrue((yield* batches.completeAndClaim(taken, "p2", result, as("p2", t0 + 31_000))).written)
       const done = Option.getOrThrow(yield* batches.batchById("batch_u"))
       assert.strictEqual(done.completed, 1)
       assert.strictEqual(BigInt(done.cost_nanos), 5n)

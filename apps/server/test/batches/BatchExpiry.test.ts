@@ -34,13 +34,13 @@ describe("batches: the 24 h completion window", () => {
 
       yield* batches.finalize({ owner: "runner", now, staleAfter: Duration.seconds(30) })
       assert.strictEqual((yield* batch("batch_running")).status, "in_progress")
-      const written = yield* batches.complete(unit, "runner", {
+      const { written } = yield* batches.completeAndClaim(unit, "runner", {
         output: [{ line: "{\"custom_id\":\"a\"}" }],
         errors: [{ line: "{\"custom_id\":\"b\",\"error\":{\"code\":\"batch_expired\"}}" }],
         completed: 1,
         costNanos: 0n,
         failed: 1
-      })
+      }, { owner: "runner", now, staleAfter: Duration.seconds(30) })
       assert.isTrue(written)
       yield* batches.finalize({ owner: "runner", now: yield* Clock.currentTimeMillis, staleAfter: Duration.seconds(30) })
       const done = yield* batch("batch_running")
