@@ -1,8 +1,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as ChildProcess from "node:child_process"
-import * as Fs from "node:fs"
-import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
+import { guideBlocks } from "../../../server/test/support/GuideBlocks.ts"
 import { type RunningServer, startServer, tempDir } from "../../../server/test/support/TestServer.ts"
 
 // Every `switchyard` command of the README and the guides in docs/ runs against a real gateway, as
@@ -12,42 +11,10 @@ import { type RunningServer, startServer, tempDir } from "../../../server/test/s
 // machine has not (a provider's key, a file of the reader's own) says so on the line above its
 // fence with `<!-- not run: why -->`.
 
-const root = NodePath.resolve(import.meta.dirname, "..", "..", "..", "..")
 const binPath = fileURLToPath(new URL("../../bin/switchyard.mjs", import.meta.url))
-const notRun = /^<!-- not run: .+ -->$/u
 const invocation = /^(?:npx -y pnpm@10 exec )?switchyard /u
 
-interface Block {
-  readonly page: string
-  readonly line: number
-  readonly text: string
-  readonly skipped: boolean
-}
-
-const pages = (): Array<[string, string]> => [
-  ["README.md", Fs.readFileSync(NodePath.join(root, "README.md"), "utf8")],
-  ...Fs.readdirSync(NodePath.join(root, "docs")).filter((name) => name.endsWith(".md")).sort().map((name): [string, string] => [
-    `docs/${name}`,
-    Fs.readFileSync(NodePath.join(root, "docs", name), "utf8")
-  ])
-]
-
-/** The `sh` blocks of a page that run the CLI, each with whether it is marked to be left out. */
-const cliBlocks = (page: string, text: string): Array<Block> => {
-  const lines = text.split("\n")
-  const blocks: Array<Block> = []
-  for (let i = 0; i < lines.length; i++) {
-    if (lines[i] !== "```sh") continue
-    const end = lines.indexOf("```", i + 1)
-    const body = lines.slice(i + 1, end)
-    const above = lines.slice(0, i).reverse().find((l) => l.trim() !== "") ?? ""
-    if (body.some((l) => invocation.test(l))) blocks.push({ page, line: i + 1, text: body.join("\n"), skipped: notRun.test(above) })
-    i = end
-  }
-  return blocks
-}
-
-const blocks = pages().flatMap(([page, text]) => cliBlocks(page, text))
+const blocks = guideBlocks().filter((block) => block.text.split("\n").some((l) => invocation.test(l)))
 
 /**
  * Runs a block in bash in `cwd`: the binary for the command, and the keys the page exports as

@@ -1,7 +1,6 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as ChildProcess from "node:child_process"
-import * as Fs from "node:fs"
-import * as NodePath from "node:path"
+import { guideBlocks } from "../support/GuideBlocks.ts"
 import { call, type RunningServer, startServer } from "../support/TestServer.ts"
 
 // Every curl command of the README and the guides in docs/ runs against a real gateway, as a
@@ -9,44 +8,10 @@ import { call, type RunningServer, startServer } from "../support/TestServer.ts"
 // answers below 400. A block that needs a cloud provider says so on the line above its fence with
 // `<!-- not run: why -->`: it is left out, and few are.
 
-const root = NodePath.resolve(import.meta.dirname, "..", "..", "..", "..")
-
-/** A block is left out when the line above its fence is this marker. */
-const notRun = /^<!-- not run: .+ -->$/u
-
-interface Block {
-  readonly page: string
-  readonly line: number
-  readonly text: string
-  readonly skipped: boolean
-}
-
-/** The `sh` blocks of a page, each with whether it is marked to be left out. */
-const shellBlocks = (page: string, text: string): Array<Block> => {
-  const lines = text.split("\n")
-  const blocks: Array<Block> = []
-  for (let i = 0; i < lines.length; i++) {
-    if (lines[i] !== "```sh") continue
-    const end = lines.indexOf("```", i + 1)
-    const above = lines.slice(0, i).reverse().find((l) => l.trim() !== "") ?? ""
-    blocks.push({ page, line: i + 1, text: lines.slice(i + 1, end).join("\n"), skipped: notRun.test(above) })
-    i = end
-  }
-  return blocks
-}
-
 /** The curl commands of a block: the lines that start one. */
 const curls = (block: string): Array<string> => block.split("\n").filter((l) => l.startsWith("curl "))
 
-const pages = (): Array<[string, string]> => [
-  ["README.md", Fs.readFileSync(NodePath.join(root, "README.md"), "utf8")],
-  ...Fs.readdirSync(NodePath.join(root, "docs")).filter((name) => name.endsWith(".md")).sort().map((name): [string, string] => [
-    `docs/${name}`,
-    Fs.readFileSync(NodePath.join(root, "docs", name), "utf8")
-  ])
-]
-
-const blocks = pages().flatMap(([page, text]) => shellBlocks(page, text)).filter((block) => curls(block.text).length > 0)
+const blocks = guideBlocks().filter((block) => curls(block.text).length > 0)
 
 const end = "--- end of answer ---"
 
