@@ -85,13 +85,13 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
       const apiKey = live.current().credentials.get(provider.slug)
       const failures: Array<string> = []
       for (const baseUrl of replicaUrlsOf(provider)) {
-        const listing = yield* ServedModels.list(client, { adapter: provider.adapter, baseUrl, apiKey, headers: provider.headers, timeout: callTimeout })
-          .pipe(Effect.result)
+        // One replica's connection, as a call through the replicas makes it (Replicas.ts).
+        const connection = { ...connectionOf(provider, apiKey), baseUrl }
+        const listing = yield* ServedModels.list(client, provider.adapter, connection, callTimeout).pipe(Effect.result)
         if (listing._tag === "Failure") {
           failures.push(`${baseUrl}: ${listing.failure.reason}`)
           continue
         }
-        const connection = connectionOf({ ...provider, base_url: baseUrl, base_urls: [baseUrl] }, apiKey)
         const models = yield* Effect.forEach(listing.success, (listed) => learn(provider, connection, listed), { concurrency: 4 })
         return discovered.set(provider.slug, models.flatMap((m) => (Option.isSome(m) ? [m.value] : [])))
       }
@@ -111,12 +111,13 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
       if (changed.some((c) => c)) yield* live.refresh
     })
 
+  const onWallClock = Effect.provideService(Clock.Clock, Clock.Clock.defaultValue())
   // The first listing before the gateway serves, so a discovered model is there from the first request.
-  yield* round(true).pipe(Effect.provideService(Clock.Clock, Clock.Clock.defaultValue()))
+  yield* onWallClock(round(true))
   yield* round(false).pipe(
     Effect.catchCause((cause) => Effect.logWarning("providers: model discovery failed", cause)),
     Effect.repeat(Schedule.spaced("1 second")),
-    Effect.provideService(Clock.Clock, Clock.Clock.defaultValue()),
+    onWallClock,
     Effect.forkScoped
   )
 }))

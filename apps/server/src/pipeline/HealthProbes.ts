@@ -2,11 +2,11 @@ import type * as Catalog from "@switchyard/core/catalog/Catalog"
 import * as SelfHosted from "@switchyard/core/catalog/SelfHostedFields"
 import { endpointId } from "@switchyard/core/routing/Candidates"
 import { Clock, Context, Duration, Effect, Layer, Redacted, Schedule } from "effect"
-import { HttpClient, HttpClientRequest } from "effect/http"
+import { HttpClient } from "effect/http"
 import { LiveCatalog } from "../catalog/LiveCatalog.ts"
 import { EndpointHealth } from "./EndpointHealth.ts"
 import { Replicas, replicaUrlsOf } from "../providers/Replicas.ts"
-import { joinUrl } from "../providers/UpstreamHttp.ts"
+import { serverGet } from "../providers/UpstreamHttp.ts"
 
 /**
  * The route each server answers when it is up: TEI's, Infinity's and vLLM's `GET /health`,
@@ -26,13 +26,8 @@ export type Probe = (provider: Catalog.Provider, baseUrl: string, timeoutMs: num
  */
 export const httpProbe = (client: HttpClient.HttpClient, credentialOf: (slug: string) => Redacted.Redacted<string> | undefined): Probe =>
 (provider, baseUrl, timeoutMs) => {
-  const key = credentialOf(provider.slug)
-  const request = HttpClientRequest.get(joinUrl(baseUrl, healthPathOf(provider.adapter))).pipe(
-    HttpClientRequest.setHeaders({
-      ...(key === undefined ? {} : { authorization: `Bearer ${Redacted.value(key)}` }),
-      ...provider.headers
-    })
-  )
+  const connection = { baseUrl, apiKey: credentialOf(provider.slug), ...(provider.headers ? { headers: provider.headers } : {}) }
+  const request = serverGet(connection, healthPathOf(provider.adapter))
   return client.execute(request).pipe(
     Effect.map((response) => response.status >= 200 && response.status < 300),
     Effect.timeoutOrElse({ duration: Duration.millis(timeoutMs), orElse: () => Effect.succeed(false) }),

@@ -1,7 +1,8 @@
+import type { EmbeddingProvider } from "@switchyard/core"
 import type { Task } from "@switchyard/core/catalog/Catalog"
-import { Data, type Duration, Effect, Redacted, Schema } from "effect"
-import { type HttpClient, type HttpClientError, HttpClientRequest } from "effect/http"
-import { joinUrl } from "./UpstreamHttp.ts"
+import { Data, type Duration, Effect, Schema } from "effect"
+import type { HttpClient, HttpClientError } from "effect/http"
+import { serverGet } from "./UpstreamHttp.ts"
 
 /**
  * What a self-hosted server says it serves, read from its own listing route:
@@ -114,27 +115,17 @@ export const isServerAdapter = (adapter: string): adapter is ServerAdapter => Ob
 class ListingFailed extends Data.TaggedError("ListingFailed")<{ readonly reason: string }> {}
 
 /**
- * The models one replica of a server lists, with the provider's key (a bearer, as its other
- * routes take it) and headers, within `timeout`.
+ * The models one replica of a server lists (`connection.baseUrl`), with its key and headers as
+ * its other routes take them, within `timeout`.
  */
 export const list = (
   client: HttpClient.HttpClient,
-  options: {
-    readonly adapter: ServerAdapter
-    readonly baseUrl: string
-    readonly apiKey: Redacted.Redacted<string> | undefined
-    readonly headers?: Readonly<Record<string, string>> | undefined
-    readonly timeout: Duration.Input
-  }
+  adapter: ServerAdapter,
+  connection: EmbeddingProvider.Connection,
+  timeout: Duration.Input
 ): Effect.Effect<ReadonlyArray<Listed>, ListingFailed> => {
-  const listing = listings[options.adapter]
-  const request = HttpClientRequest.get(joinUrl(options.baseUrl, listing.path)).pipe(
-    HttpClientRequest.acceptJson,
-    HttpClientRequest.setHeaders({
-      ...(options.apiKey === undefined ? {} : { authorization: `Bearer ${Redacted.value(options.apiKey)}` }),
-      ...options.headers
-    })
-  )
+  const listing = listings[adapter]
+  const request = serverGet(connection, listing.path)
   return client.execute(request).pipe(
     Effect.flatMap((response): Effect.Effect<unknown, ListingFailed | HttpClientError.HttpClientError> =>
       response.status >= 200 && response.status < 300
@@ -144,7 +135,7 @@ export const list = (
     Effect.flatMap(listing.read),
     Effect.mapError((error) => error instanceof ListingFailed ? error : new ListingFailed({ reason: `GET ${listing.path}: ${error.message}` })),
     Effect.timeoutOrElse({
-      duration: options.timeout,
+      duration: timeout,
       orElse: () => Effect.fail(new ListingFailed({ reason: `GET ${listing.path} did not answer in time` }))
     })
   )

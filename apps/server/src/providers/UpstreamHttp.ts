@@ -2,7 +2,7 @@ import type { EmbeddingProvider } from "@switchyard/core"
 import * as UpstreamAnswer from "@switchyard/core/upstream/UpstreamAnswer"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Clock, Effect, Layer, Schema } from "effect"
+import { Clock, Effect, Layer, Redacted, Schema } from "effect"
 import { HttpClient, type HttpClientError, HttpClientRequest } from "effect/http"
 
 export interface PostOptions {
@@ -77,6 +77,20 @@ export const joinUrl = (baseUrl: string, path: string): string => {
   }
   return url
 }
+
+/**
+ * A GET of one of a self-hosted server's own routes (health, model listing): the connection's key
+ * as a bearer, as the servers' other routes take it (TEI's `--api-key`, a proxy in front of
+ * Ollama), and its headers.
+ */
+export const serverGet = (connection: Pick<EmbeddingProvider.Connection, "baseUrl" | "apiKey" | "headers">, path: string) =>
+  HttpClientRequest.get(joinUrl(connection.baseUrl, path)).pipe(
+    HttpClientRequest.acceptJson,
+    HttpClientRequest.setHeaders({
+      ...(connection.apiKey === undefined ? {} : { authorization: `Bearer ${Redacted.value(connection.apiKey)}` }),
+      ...connection.headers
+    })
+  )
 
 // Sends one JSON POST and returns the raw 2xx body (the attempt around it keeps the time limit).
 export const postBytes = Effect.fnUntraced(function*(client: HttpClient.HttpClient, options: PostOptions) {
