@@ -50,9 +50,9 @@ const build = (
       const models = p.discover === true ? discovered?.of(p.slug) : undefined
       return models === undefined ? p : DiscoveredModels.withDiscovered(p, models)
     }
-    if (stored.length === 0 && declared.catalog.providers.every((p) => served(p) === p)) return declared
-    const declaredSlugs = new Set(declared.catalog.providers.map((p) => p.slug))
     const providers: Array<Catalog.Provider> = declared.catalog.providers.map(served)
+    if (stored.length === 0 && providers.every((p, i) => p === declared.catalog.providers[i])) return declared
+    const declaredSlugs = new Set(declared.catalog.providers.map((p) => p.slug))
     const credentials = new Map(declared.credentials)
     const active = new Set(declared.active)
     for (const one of stored) {
