@@ -1,3 +1,4 @@
+import * as FakeServedModels from "./FakeServedModels.ts"
 import * as FakeUpstream from "./FakeUpstream.ts"
 
 /**
@@ -7,8 +8,8 @@ import * as FakeUpstream from "./FakeUpstream.ts"
  * embed). `GET /api/version` answers `{ "version" }`, `GET /api/tags` the models pulled.
  */
 export interface Options {
-  /** The embedding models pulled (a test may change the list while the server runs). */
-  readonly models?: ReadonlyArray<string> | { models: ReadonlyArray<string> }
+  /** The embedding models pulled (a test may change them while the server runs); nomic-embed-text by default. */
+  readonly served?: FakeServedModels.Served
   /** Chat models pulled too: listed by `/api/tags`, refused by `/api/embed`. */
   readonly chat?: ReadonlyArray<string>
   /** Answer without `prompt_eval_count`, as a server that skipped evaluation does. */
@@ -16,11 +17,6 @@ export interface Options {
 }
 
 const error = (status: number, message: string) => ({ status, body: { error: message } })
-
-const pulled = (options: Options): ReadonlyArray<string> => {
-  const models = options.models ?? ["nomic-embed-text"]
-  return "models" in models ? models.models : models
-}
 
 const tag = (name: string) => ({
   name,
@@ -31,25 +27,28 @@ const tag = (name: string) => ({
   details: { format: "gguf", family: "nomic-bert", parameter_size: "137M", quantization_level: "F16" }
 })
 
-const api = (options: Options = {}): FakeUpstream.FakeApi => ({
+const api = (options: Options = {}): FakeUpstream.FakeApi => {
+  const served = options.served ?? new FakeServedModels.Served([{ id: "nomic-embed-text", task: "embeddings", dimensions: 768 }])
+  return {
   basePath: "",
   errorBody: (status, message) => error(status, message).body,
   handle: (request, shape) => {
     if (request.method === "GET" && request.path === "/api/version") return { status: 200, body: { version: "0.12.3" } }
     if (request.method === "GET" && request.path === "/api/tags") {
-      return { status: 200, body: { models: [...pulled(options), ...(options.chat ?? [])].map(tag) } }
+      return { status: 200, body: { models: [...served.models.map((m) => m.id), ...(options.chat ?? [])].map(tag) } }
     }
     if (request.method !== "POST" || request.path !== "/api/embed") return error(404, "404 page not found")
     const body = request.body
     if (!FakeUpstream.isRecord(body)) return error(400, "invalid request body")
     if (typeof body.model !== "string") return error(400, "model is required")
     if (options.chat?.includes(body.model) === true) return error(400, `"${body.model}" does not support embeddings`)
-    if (!pulled(options).includes(body.model)) {
+    const model = served.find(body.model, "embeddings")
+    if (model === undefined) {
       return error(404, `model "${body.model}" not found, try pulling it first`)
     }
     const input = typeof body.input === "string" ? [body.input] : body.input
     if (!Array.isArray(input) || !input.every((t) => typeof t === "string")) return error(400, "invalid input type")
-    const width = shape.width ?? (typeof body.dimensions === "number" ? body.dimensions : 768)
+    const width = shape.width ?? (typeof body.dimensions === "number" ? body.dimensions : model.dimensions ?? 768)
     const embeddings = input.map((text) => FakeUpstream.vectorFor(`${body.model}|${text}`, width))
     return {
       status: 200,
@@ -62,7 +61,8 @@ const api = (options: Options = {}): FakeUpstream.FakeApi => ({
       }
     }
   }
-})
+  }
+}
 
 export const start = (options: Options & { readonly port?: number } = {}) =>
   FakeUpstream.start(api(options), options.port === undefined ? {} : { port: options.port })

@@ -17,7 +17,7 @@ describe(`discovery of a self-hosted server's models (${storeKind})`, () => {
     { id: "BAAI/bge-small-en-v1.5", task: "embeddings", dimensions: 384 },
     { id: "mixedbread-ai/mxbai-rerank-xsmall-v1", task: "rerank" }
   ])
-  const ollamaModels = { models: ["nomic-embed-text:latest"] as ReadonlyArray<string> }
+  const ollamaServed = new FakeServedModels.Served([{ id: "nomic-embed-text:latest", task: "embeddings", dimensions: 768 }])
   const fakes: Array<FakeUpstream.FakeServer> = []
   const gateways: Array<RunningServer> = []
   let databaseUrl: string | undefined
@@ -27,7 +27,7 @@ describe(`discovery of a self-hosted server's models (${storeKind})`, () => {
       FakeTei.start({ info: { model_id: "BAAI/bge-base-en-v1.5", model_type: "embedding" }, maxBatch: 16 }),
       FakeTei.start({ info: { model_id: "BAAI/bge-reranker-base", model_type: "reranker" } }),
       FakeInfinity.start({ served: infinityServed }),
-      FakeOllama.start({ models: ollamaModels, chat: ["llama3.2:1b"] }),
+      FakeOllama.start({ served: ollamaServed, chat: ["llama3.2:1b"] }),
       FakeVllm.start({
         served: new FakeServedModels.Served([
           { id: "intfloat/e5-small-v2", task: "embeddings", dimensions: 384 },
@@ -134,7 +134,7 @@ describe(`discovery of a self-hosted server's models (${storeKind})`, () => {
 
   it("adds a model a server starts serving and drops one it stops serving within one interval, on every gateway", async () => {
     infinityServed.models = [...infinityServed.models, { id: "BAAI/bge-m3", task: "embeddings", dimensions: 1024 }]
-    ollamaModels.models = []
+    ollamaServed.models = []
     for (const gateway of gateways) {
       const ids = await modelIdsOnce(gateway, (ids) => ids.includes("gpu-infinity/baai/bge-m3") && !ids.includes("gpu-ollama/nomic-embed-text:latest"))
       assert.include(ids, "gpu-infinity/baai/bge-m3")
