@@ -2,7 +2,8 @@ import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import * as Money from "@switchyard/core/catalog/Money"
 import * as EmbeddingRequestSchema from "@switchyard/core/schema/EmbeddingRequest"
 import { ignoredParameters, report } from "../pipeline/Route.ts"
-import { ForwardedVector } from "../providers/VectorEncoding.ts"
+import { type ApiError, statusOf } from "@switchyard/core/schema/ApiError"
+import * as VectorEncoding from "../providers/VectorEncoding.ts"
 import type { Served } from "./Settlement.ts"
 
 type EmbeddingRequest = EmbeddingRequestSchema.EmbeddingRequest
@@ -24,23 +25,42 @@ const modalityDetails = (served: Served) => {
  * through a schema. A large answer is written to the socket part by part ({@link body} joins them).
  */
 export const parts = (served: Served, request: EmbeddingRequest, explain: boolean): { readonly chunks: ReadonlyArray<Uint8Array>; readonly length: number } => {
-  const rest = JSON.stringify(envelope(served, request, explain))
   const chunks: Array<Uint8Array> = [listHead]
-  let length = listHead.length
-  const push = (chunk: Uint8Array) => {
-    chunks.push(chunk)
-    length += chunk.length
-  }
-  for (const [position, d] of served.data.entries()) {
-    push(position === 0 ? itemHead : nextItemHead)
-    const vector = d.embedding
-    push(vector instanceof ForwardedVector ? vector.json : Buffer.from(JSON.stringify(vector), "latin1"))
-    push(Buffer.from(`,"index":${d.index}}`, "latin1"))
-  }
-  // `rest` is an object's JSON: its opening brace becomes the comma after the list.
-  push(Buffer.from(`],${rest.slice(1)}`, "utf8"))
-  return { chunks, length }
+  items(chunks, served.data, 0, true)
+  chunks.push(tail(served, request, explain))
+  return { chunks, length: chunks.reduce((n, chunk) => n + chunk.length, 0) }
 }
+
+/**
+ * Pushes the list items of `data` to `chunks`, their indices moved by `offset`; `first` when they
+ * open the list (no comma before the first). An answer written as its pieces return
+ * (`Streamed.ts`) makes the same bytes as {@link parts}: the head, each piece's items, the tail.
+ */
+export const items = (chunks: Array<Uint8Array>, data: ReadonlyArray<VectorEncoding.Forwarded>, offset: number, first: boolean): void => {
+  for (const [position, d] of data.entries()) {
+    chunks.push(position === 0 && first ? itemHead : nextItemHead)
+    const vector = d.embedding
+    chunks.push(vector instanceof VectorEncoding.ForwardedVector ? vector.json : Buffer.from(JSON.stringify(vector), "latin1"))
+    chunks.push(Buffer.from(`,"index":${d.index + offset}}`, "latin1"))
+  }
+}
+
+/** The answer's tail after its items: the list closed, then usage and the extensions. */
+export const tail = (served: Served, request: EmbeddingRequest, explain: boolean): Uint8Array =>
+  // The envelope is an object's JSON: its opening brace becomes the comma after the list.
+  Buffer.from(`],${JSON.stringify(envelope(served, request, explain)).slice(1)}`, "utf8")
+
+/**
+ * The tail of an answer that failed after its first bytes were written: the list closed, then
+ * the spec's error object in place of usage (`{"object":"list","data":[…],"error":{…}}`).
+ */
+export const errorTail = (error: ApiError): Uint8Array =>
+  Buffer.from(
+    `],"error":${
+      JSON.stringify({ code: statusOf(error), message: error.message, ...(error.metadata === undefined ? {} : { metadata: error.metadata }) })
+    }}`,
+    "utf8"
+  )
 
 /** The response body as one array of bytes: {@link parts} joined. */
 export const body = (served: Served, request: EmbeddingRequest, explain: boolean): Uint8Array => {
@@ -58,7 +78,7 @@ export const text = (served: Served, request: EmbeddingRequest, explain: boolean
   let out = listHeadText
   for (const [position, d] of served.data.entries()) {
     const vector = d.embedding
-    const json = vector instanceof ForwardedVector
+    const json = vector instanceof VectorEncoding.ForwardedVector
       ? Buffer.from(vector.json.buffer, vector.json.byteOffset, vector.json.byteLength).toString("latin1")
       : JSON.stringify(vector)
     out += `${position === 0 ? itemHeadText : `,${itemHeadText}`}${json},"index":${d.index}}`
@@ -68,7 +88,8 @@ export const text = (served: Served, request: EmbeddingRequest, explain: boolean
 
 const listHeadText = `{"object":"list","data":[`
 const itemHeadText = `{"object":"embedding","embedding":`
-const listHead = Buffer.from(`{"object":"list","data":[`, "latin1")
+/** The answer's first bytes: the list opened. */
+export const listHead = Buffer.from(`{"object":"list","data":[`, "latin1")
 const itemHead = Buffer.from(`{"object":"embedding","embedding":`, "latin1")
 const nextItemHead = Buffer.from(`,{"object":"embedding","embedding":`, "latin1")
 

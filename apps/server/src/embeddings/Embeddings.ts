@@ -7,7 +7,7 @@ import type * as EmbeddingRequest from "@switchyard/core/schema/EmbeddingRequest
 import { Accounting, type Reservation } from "@switchyard/core/store/Accounting"
 import { ByokStore } from "@switchyard/core/store/ByokStore"
 import * as CachePolicy from "@switchyard/core/cache/CachePolicy"
-import { Clock, Context, Effect, Exit, Layer, Result } from "effect"
+import { Clock, Context, Effect, Exit, Layer, Result, type Scope } from "effect"
 import * as Money from "@switchyard/core/catalog/Money"
 import type { EmbeddingProvider } from "@switchyard/core"
 import * as Route from "../pipeline/Route.ts"
@@ -31,6 +31,8 @@ import * as Span from "../instrumentation/Span.ts"
 import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters"
 import * as AnswerAdmission from "../http/AnswerAdmission.ts"
 import { MemoryBudget } from "../http/MemoryBudget.ts"
+
+import * as Streamed from "./Streamed.ts"
 
 export type { CallOptions } from "./Preparation.ts"
 export type { Served } from "./Settlement.ts"
@@ -63,6 +65,11 @@ const countedOn = (metrics: GatewayMetrics["Service"]) => (prepared: Preparation
   }
   return RequestFacts.note({ cache: cache.outcome })
 }
+
+/** A live request's answer: made whole, or written piece by piece as its pieces return. */
+export type Answered =
+  | { readonly _tag: "Whole"; readonly served: Settlement.Served }
+  | { readonly _tag: "Streamed"; readonly progress: Streamed.Progress }
 
 /** What a group of batch lines served as one upstream call needs. */
 interface GroupServices {
@@ -186,6 +193,16 @@ export class Embeddings extends Context.Service<Embeddings, {
     request: EmbeddingRequest.EmbeddingRequest,
     options: Preparation.CallOptions
   ) => Effect.Effect<Settlement.Served, EmbeddingsError>
+  /**
+   * A live request: as {@link create}, except that a request of more than one piece of answer
+   * that reads no cache is answered piece by piece (`Streamed.ts`), its charge and its
+   * settlement held by the scope until the body is written.
+   */
+  readonly answer: (
+    caller: CallerShape,
+    request: EmbeddingRequest.EmbeddingRequest,
+    options: Preparation.CallOptions
+  ) => Effect.Effect<Answered, EmbeddingsError, Scope.Scope>
   readonly dryRun: (
     caller: CallerShape,
     request: EmbeddingRequest.EmbeddingRequest,
@@ -283,6 +300,31 @@ export class Embeddings extends Context.Service<Embeddings, {
         )
       }, Span.within("Embeddings.create"))
 
+      const streamed = Streamed.make({ accounting, budget, inFlight, attempt, observe, config })
+
+      const answer = Effect.fnUntraced(function*(
+        caller: CallerShape,
+        request: EmbeddingRequest.EmbeddingRequest,
+        options: Preparation.CallOptions
+      ) {
+        const startedAt = yield* Clock.currentTimeMillis
+        const prepared = yield* prepare(caller, request, options)
+        const whole = expected(request, prepared)
+        const perPiece = Streamed.itemsPerPiece(budget.budgetBytes, whole.perItem, config.batchConcurrency)
+        if (!Streamed.streams(prepared, perPiece)) {
+          const served = yield* inFlight.track(
+            serve(caller, request, prepared, startedAt, options.generationId).pipe(
+              AnswerAdmission.charged(budget, whole),
+              Effect.onExit((exit) => counted(prepared, exit))
+            )
+          )
+          return { _tag: "Whole", served } satisfies Answered
+        }
+        const progress = yield* streamed(caller, request, prepared, whole, perPiece, { startedAt, givenId: options.generationId })
+        yield* RequestFacts.note({ cache: progress.cache })
+        return { _tag: "Streamed", progress } satisfies Answered
+      }, Span.within("Embeddings.create"))
+
       const dryRun = Effect.fnUntraced(function*(
         caller: CallerShape,
         request: EmbeddingRequest.EmbeddingRequest,
@@ -339,6 +381,7 @@ export class Embeddings extends Context.Service<Embeddings, {
       // Counted until settled: the ledger batch waits a moment for the rows of requests in flight.
       return Embeddings.of({
         create: (caller, request, options) => inFlight.track(create(caller, request, options)),
+        answer,
         dryRun,
         // Each of its requests writes a row of its own: the ledger batch waits for all of theirs.
         createMany: (caller, requests) => inFlight.track(createMany(caller, requests), requests.length)

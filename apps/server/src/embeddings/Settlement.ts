@@ -59,7 +59,7 @@ interface VectorSpaceChange {
 }
 
 /** A fresh generation id of an embeddings request. */
-const generationId = GenerationId.make("emb")
+export const generationId = GenerationId.make("emb")
 
 const widthOf = (embeddings: ReadonlyArray<VectorEncoding.Forwarded>): number => {
   const first = embeddings[0]?.embedding
@@ -67,7 +67,8 @@ const widthOf = (embeddings: ReadonlyArray<VectorEncoding.Forwarded>): number =>
 }
 
 /**
- * Settles the hold at the actual cost of the answer and shapes the served request.
+ * Settles the hold at the actual cost of the answer and shapes the served request. An answer
+ * written as its pieces returned (`Streamed.ts`) keeps no vectors: it gives their `dimensions`.
  */
 export const settle = Effect.fnUntraced(function*(
   accounting: Accounting["Service"],
@@ -76,7 +77,8 @@ export const settle = Effect.fnUntraced(function*(
   prepared: Prepared,
   outcome: Fallback.Served<CachedEmbed.CachedResult>,
   latencyMs?: number,
-  givenId?: string
+  givenId?: string,
+  dimensions?: number
 ) {
   const { attempt: { candidate, byok: isByok }, value: result } = outcome
   const images = result.sent === undefined ? 0 : UpstreamInput.imageCount(result.sent)
@@ -95,7 +97,7 @@ export const settle = Effect.fnUntraced(function*(
     cachedTokens: result.cachedTokens,
     attempts: AttemptRecord.fromReports(outcome.reports, result.upstreamId)
   })
-  return shape(request, prepared, outcome, { id, costNanos: settlement.costNanos, upstreamAtto })
+  return shape(request, prepared, outcome, { id, costNanos: settlement.costNanos, upstreamAtto }, dimensions)
 })
 
 /**
@@ -155,11 +157,12 @@ const shape = (
   request: EmbeddingRequest.EmbeddingRequest,
   prepared: Prepared,
   outcome: Fallback.Served<CachedEmbed.CachedResult>,
-  charged: { readonly id: string; readonly costNanos: bigint; readonly upstreamAtto: bigint }
+  charged: { readonly id: string; readonly costNanos: bigint; readonly upstreamAtto: bigint },
+  width?: number
 ): Served => {
   const { attempt: { candidate, byok: isByok }, value: result } = outcome
   const { id, upstreamAtto } = charged
-  const dimensions = widthOf(result.embeddings)
+  const dimensions = width ?? widthOf(result.embeddings)
   const sorted = [...result.embeddings].sort((a, b) => a.index - b.index)
   return {
     id,

@@ -4,13 +4,13 @@ import * as CachePolicy from "@switchyard/core/cache/CachePolicy"
 import * as ModelListing from "@switchyard/core/catalog/ModelListing"
 import { type ApiError, BadRequest } from "@switchyard/core/schema/ApiError"
 import { type EmbeddingRequest, inputCount } from "@switchyard/core/schema/EmbeddingRequest"
-import { Config, Effect, Option, Result, Tracer } from "effect"
+import { Config, Effect, Option, Result, type Scope, Tracer } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Readable } from "node:stream"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import * as Answer from "../embeddings/Answer.ts"
-import { type CallOptions, Embeddings } from "../embeddings/Embeddings.ts"
+import { type CallOptions, Embeddings, type Served } from "../embeddings/Embeddings.ts"
 import { Broadcast } from "../embeddings/Broadcast.ts"
 import { resolveModel } from "../pipeline/Route.ts"
 import * as TraceContext from "../pipeline/TraceContext.ts"
@@ -73,31 +73,52 @@ const requestOptions = (payload: EmbeddingRequest, headers: RequestHeaders) =>
   })
 
 /**
- * An embeddings call from an authenticated caller to the bytes and headers of its answer, given
- * the services it uses once: the one place the route's logic lives, whatever HTTP layer carries it.
+ * An embeddings call from an authenticated caller to its answer and headers, given the services
+ * it uses once: the one place the route's logic lives, whatever HTTP layer carries it. A large
+ * answer comes as a stream written as its pieces return (`embeddings/Streamed.ts`).
  */
 const serveWith = (embeddings: Embeddings["Service"], broadcast: Broadcast["Service"]) =>
   Effect.fnUntraced(function*(caller: CallerShape, payload: EmbeddingRequest, headers: RequestHeaders) {
     const { options, explain, sessionId } = yield* requestOptions(payload, headers)
     yield* noteSession(sessionId, payload.user)
     return yield* Effect.gen(function*() {
-      const served = yield* embeddings.create(caller, payload, options).pipe(answerCall("embeddings", payload.model))
+      const answered = yield* embeddings.answer(caller, payload, options).pipe(
+        Effect.map((a) => a._tag === "Whole" ? a.served : a.progress),
+        answerCall("embeddings", payload.model)
+      )
       const parent = Option.getOrUndefined(yield* Effect.serviceOption(Tracer.ParentSpan))
-      yield* broadcast.publish({ request: payload, served, caller, sessionId, parent })
-      yield* GatewayLogger.debug("embeddings served", () => ({
-        generation_id: served.id,
-        endpoint: served.endpoint,
-        prompt_tokens: served.promptTokens,
-        attempts: served.attempts.length
-      }))
+      const published = (served: Served) =>
+        broadcast.publish({ request: payload, served, caller, sessionId, parent }).pipe(
+          Effect.andThen(GatewayLogger.debug("embeddings served", () => ({
+            generation_id: served.id,
+            endpoint: served.endpoint,
+            prompt_tokens: served.promptTokens,
+            attempts: served.attempts.length
+          })))
+        )
+      const common = {
+        "x-generation-id": answered.id,
+        "x-switchyard-provider": answered.provider
+      }
+      if ("costNanos" in answered) {
+        yield* published(answered)
+        return {
+          body: Answer.parts(answered, payload, explain),
+          headers: {
+            ...common,
+            [CachePolicy.header]: answered.cache.outcome,
+            "x-switchyard-cached-items": String(answered.cache.items),
+            [seedHeader]: String(answered.plan.seed)
+          }
+        }
+      }
       return {
-        body: Answer.parts(served, payload, explain),
+        stream: answered.body((served) => published(served).pipe(Effect.as(Answer.tail(served, payload, explain)))),
         headers: {
-          "x-generation-id": served.id,
-          "x-switchyard-provider": served.provider,
-          [CachePolicy.header]: served.cache.outcome,
-          "x-switchyard-cached-items": String(served.cache.items),
-          [seedHeader]: String(served.plan.seed)
+          ...common,
+          [CachePolicy.header]: answered.cache,
+          "x-switchyard-cached-items": "0",
+          [seedHeader]: String(answered.seed)
         }
       }
     }).pipe(TraceContext.within(TraceContext.annotationsOf(payload, sessionId)))
@@ -116,6 +137,9 @@ const create = Effect.gen(function*() {
     const caller = yield* requireStandardKey
     yield* withinLimit(payload)
     const answer = yield* serve(caller, yield* resolved(payload), request.headers)
+    if ("stream" in answer) {
+      return HttpServerResponse.stream(answer.stream, { contentType: "application/json", headers: answer.headers })
+    }
     const { chunks, length } = answer.body
     // A large answer goes to the socket part by part, from the upstream's own bytes, instead of
     // being joined into one more copy of itself first (the policies charge its length meanwhile).
@@ -135,7 +159,7 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(
     const resolved = resolveModel(loaded)
     const withinLimit = withinInputLimit(yield* MaxInputsConfig)
     return handlers
-      .handle("create", ({ payload, request }) => serve(payload, request) as Effect.Effect<never, ApiError, Caller>)
+      .handle("create", ({ payload, request }) => serve(payload, request) as Effect.Effect<never, ApiError, Caller | Scope.Scope>)
       .handle("plan", ({ payload }) =>
         Effect.gen(function*() {
           const caller = yield* requireStandardKey

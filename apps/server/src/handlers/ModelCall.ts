@@ -98,12 +98,31 @@ export interface ServedCall {
 }
 
 /**
- * What a model call tells the access log and the metrics: the served generation, or the model
- * asked for and the attempts that failed.
+ * A model call whose answer is being written as it is made: its usage and cost come at the end of
+ * the body, after the access line.
  */
-const noteOutcome = (task: Catalog.Task, model: string) => <A extends ServedCall>(exit: Exit.Exit<A, ApiError>) => {
+export type StartedCall = Omit<ServedCall, "totalTokens" | "costNanos" | "cache">
+
+/**
+ * What a model call tells the access log and the metrics: the served generation (one being
+ * written: what is known when its first bytes go), or the model asked for and the attempts that
+ * failed.
+ */
+
+const noteOutcome = (task: Catalog.Task, model: string) => <A extends ServedCall | StartedCall>(exit: Exit.Exit<A, ApiError>) => {
+  if (Exit.isSuccess(exit) && !("costNanos" in exit.value)) {
+    const started = exit.value
+    return RequestFacts.note({
+      generation_id: started.id,
+      task,
+      model: started.model,
+      provider: started.provider,
+      attempts: started.attempts,
+      byok: started.isByok
+    })
+  }
   if (Exit.isSuccess(exit)) {
-    const served = exit.value
+    const served = exit.value as ServedCall
     const cost = creditsFromNanos(served.costNanos)
     return Span.annotate(() => SpanAttributes.served({ ...served, task, cost })).pipe(Effect.andThen(RequestFacts.note({
       generation_id: served.id,
@@ -136,7 +155,7 @@ const noteOutcome = (task: Catalog.Task, model: string) => <A extends ServedCall
  * and its outcome noted for the access log and the metrics.
  */
 export const answerCall = (task: Catalog.Task, model: string) =>
-<A extends ServedCall, R>(self: Effect.Effect<A, EmbeddingsError.EmbeddingsError, R>): Effect.Effect<A, ApiError, R> =>
+<A extends ServedCall | StartedCall, R>(self: Effect.Effect<A, EmbeddingsError.EmbeddingsError, R>): Effect.Effect<A, ApiError, R> =>
   self.pipe(
     Effect.tapError(StoreFailure.note),
     // Memory held by the requests in flight: the access log gives the 503 its `Retry-After`.

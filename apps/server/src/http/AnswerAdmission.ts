@@ -21,7 +21,7 @@
  *   batch's line (`wait`), a wait until it fits.
  */
 import { AnswerTooLarge, MemoryBusy } from "@switchyard/core/errors/EmbeddingsError"
-import { Duration, Effect } from "effect"
+import { Duration, Effect, type Scope } from "effect"
 import { type MemoryBudget, RequestCharge } from "./MemoryBudget.ts"
 
 /** JSON text of one float32 value, worst case of what `JSON.stringify` writes, with its comma. */
@@ -79,39 +79,48 @@ export const rerank = (documentBytes: ReadonlyArray<number>, returnDocuments: bo
   }
 }
 
+// Charges `expected` to the budget, or refuses it; with `wait`, waits while it could fit later.
+const take = (budget: MemoryBudget["Service"], expected: Expected, options: { readonly wait?: boolean }) =>
+  Effect.withFiber((fiber) => {
+    const own = fiber.getRef(RequestCharge)
+    const acquire: Effect.Effect<void, AnswerTooLarge | MemoryBusy> = Effect.suspend(() => {
+      const admitted = budget.admit(expected.bytes, own)
+      if (admitted === "taken") return Effect.void
+      if (admitted === "never") {
+        return Effect.fail(
+          new AnswerTooLarge({
+            answerBytes: expected.bytes,
+            budgetBytes: budget.budgetBytes,
+            what: expected.what,
+            items: expected.items,
+            maxItems: Math.max(1, Math.floor(budget.budgetBytes / Math.max(1, expected.perItem)))
+          })
+        )
+      }
+      return options.wait === true
+        ? Effect.sleep(waitStep).pipe(Effect.andThen(acquire))
+        : Effect.fail(new MemoryBusy({ answerBytes: expected.bytes, retryAfterSeconds }))
+    })
+    return acquire
+  })
+
 /**
  * Runs `self` with the request's expected answer charged to the budget, released when it ends.
  * Refuses it (`AnswerTooLarge`, `MemoryBusy`) before `self` starts when it does not fit; with
  * `wait`, waits (on the clock) while it could fit later.
  */
 export const charged = (budget: MemoryBudget["Service"], expected: Expected, options: { readonly wait?: boolean } = {}) =>
-<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | AnswerTooLarge | MemoryBusy, R> => {
-  if (expected.bytes === 0) return self
-  let own = 0
-  const acquire: Effect.Effect<void, AnswerTooLarge | MemoryBusy> = Effect.suspend(() => {
-    const admitted = budget.admit(expected.bytes, own)
-    if (admitted === "taken") return Effect.void
-    if (admitted === "never") {
-      return Effect.fail(
-        new AnswerTooLarge({
-          answerBytes: expected.bytes,
-          budgetBytes: budget.budgetBytes,
-          what: expected.what,
-          items: expected.items,
-          maxItems: Math.max(1, Math.floor(budget.budgetBytes / Math.max(1, expected.perItem)))
-        })
-      )
-    }
-    return options.wait === true
-      ? Effect.sleep(waitStep).pipe(Effect.andThen(acquire))
-      : Effect.fail(new MemoryBusy({ answerBytes: expected.bytes, retryAfterSeconds }))
-  })
-  return Effect.acquireUseRelease(
-    Effect.withFiber((fiber) => {
-      own = fiber.getRef(RequestCharge)
-      return acquire
-    }),
-    () => self,
-    () => Effect.sync(() => budget.release(expected.bytes))
-  )
-}
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | AnswerTooLarge | MemoryBusy, R> =>
+  expected.bytes === 0
+    ? self
+    : Effect.acquireUseRelease(take(budget, expected, options), () => self, () => Effect.sync(() => budget.release(expected.bytes)))
+
+/**
+ * Charges the expected answer until the scope closes (an answer written after its handler
+ * returned: the request's scope closes once the body is written or the client is gone), or
+ * refuses it as {@link charged} does.
+ */
+export const chargedInScope = (budget: MemoryBudget["Service"], expected: Expected): Effect.Effect<void, AnswerTooLarge | MemoryBusy, Scope.Scope> =>
+  expected.bytes === 0
+    ? Effect.void
+    : Effect.acquireRelease(take(budget, expected, {}), () => Effect.sync(() => budget.release(expected.bytes)))

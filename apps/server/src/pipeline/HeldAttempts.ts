@@ -55,6 +55,20 @@ export function bounded<A, E>(
 export type Limit = <X, E>(upstreamCall: Effect.Effect<X, E>) => Effect.Effect<X, E | UpstreamError.UpstreamError | RequestTimedOut>
 
 /**
+ * The {@link Limit} of an attempt at `attempt`'s provider, for a request that must end by
+ * `deadline` (epoch ms) with `timedOut`.
+ */
+export const limitOf = (
+  attempt: Fallback.Attempt,
+  attemptTimeoutMs: number,
+  deadline: number,
+  timedOut: RequestTimedOut
+): Limit => {
+  const limitMs = Route.attemptLimitMs(attempt.candidate.provider, attemptTimeoutMs)
+  return (upstreamCall) => Effect.flatMap(Clock.currentTimeMillis, (now) => bounded(upstreamCall, limitMs, { leftMs: deadline - now, timedOut }))
+}
+
+/**
  * A request's attempts run under its hold, whatever the task: each attempt in its own span, in the
  * plan's fallback order; when none succeeds (or the time runs out), the hold is released.
  *
@@ -83,10 +97,7 @@ export const run = <A>(options: {
     const timedOut = new RequestTimedOut({ timeoutMs: options.timeoutMs })
     const traced = (a: Fallback.Attempt) => {
       const slug = a.candidate.provider.slug
-      const limitMs = Route.attemptLimitMs(a.candidate.provider, options.attemptTimeoutMs)
-      const limit: Limit = (upstreamCall) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => bounded(upstreamCall, limitMs, { leftMs: deadline - now, timedOut }))
-      return options.call(a, limit).pipe(
+      return options.call(a, limitOf(a, options.attemptTimeoutMs, deadline, timedOut)).pipe(
         // The failure names its provider, so the span's error does too.
         Effect.mapError((error) => error._tag === "UpstreamError" ? UpstreamError.atProvider(slug)(error) : error),
         Effect.tap((value) => Span.annotate(() => SpanAttributes.usage(options.tokensOf(value)))),

@@ -1,83 +1,151 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Http from "node:http"
-import { type RunningServer, startServer, storeKind } from "../support/TestServer.ts"
+import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
+import * as FakeUpstream from "../fakes/FakeUpstream.ts"
+import { storeKind } from "../support/TestServer.ts"
+import { endpoint, type Gateway, provider, type Reply, startGateway } from "./Gateway.ts"
 
-const model = "switchyard/local-embed"
+// Issue #50, as its own table set it up: one OpenAI-compatible provider at 1,536 float
+// dimensions that takes 2,048 inputs a call, and the budget of a 512 MB container (160 MiB).
+// A piece holds at most 8 MiB: 2 × (1,536 × 22 + 64) = 67,712 bytes an input, 123 inputs a piece.
+const perPiece = 123
+const model = "acme/embed"
 const inputs = (from: number, n: number) => Array.from({ length: n }, (_, i) => `document ${from + i} of the large answer`)
+const tokensOf = (texts: ReadonlyArray<string>) => texts.reduce((n, text) => n + FakeUpstream.wordCount(text), 0)
 
-const post = async (server: RunningServer, input: ReadonlyArray<string>) => {
-  const response = await fetch(`${server.origin}/api/v1/embeddings`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${server.apiKey}`, "content-type": "application/json" },
-    body: JSON.stringify({ model, input })
-  })
-  const bytes = Buffer.from(await response.arrayBuffer())
-  return { status: response.status, headers: response.headers, bytes, json: JSON.parse(bytes.toString("utf8")) }
+const config = (url: string, cache: boolean) => ({
+  providers: [
+    provider("alpha", url, {}, [
+      endpoint(model, { upstream_model: "text-embedding-3-small", dimensions: 1536, max_batch_items: 2048, pricing: { prompt: "0.02" } })
+    ])
+  ],
+  // Read, the cache makes an answer whole: the same request with `x-switchyard-cache: bypass` is
+  // written piece by piece, so both ways are compared on one gateway.
+  workspaces: { default: { cache } }
+})
+
+const sentInputs = (requests: ReadonlyArray<FakeUpstream.RecordedRequest>) => requests.map((r) => (r.body as { input: Array<string> }).input)
+
+const generation = async (gateway: Gateway, id: string) => {
+  let reply = await gateway.call(`/generation?id=${id}`)
+  for (const deadline = Date.now() + 10_000; reply.status === 404 && Date.now() < deadline;) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    reply = await gateway.call(`/generation?id=${id}`)
+  }
+  assert.strictEqual(reply.status, 200, reply.text)
+  return reply.json.data
 }
 
-// Issue #50: an answer above 1 MiB is written to the socket part by part from the upstream's own
-// bytes instead of being joined into one more copy first; its bytes are the same JSON.
-describe(`a large embeddings answer, written part by part (${storeKind})`, () => {
-  let server: RunningServer
+const keyUsage = async (gateway: Gateway): Promise<number> => (await gateway.call("/key")).json.data.usage
+
+const heldBytes = async (gateway: Gateway) => {
+  const text = await (await fetch(`${gateway.server.origin}/metrics`)).text()
+  return Number(/^switchyard_memory_held_bytes (\d+)$/mu.exec(text)?.[1])
+}
+
+describe(`a large embeddings answer, written as its pieces return (${storeKind})`, () => {
+  let upstream: FakeUpstream.FakeServer
+  let gateway: Gateway
+  // One piece at a time: which upstream call fails or stalls is the test's to choose.
+  let serial: Gateway
   beforeAll(async () => {
-    server = await startServer()
+    upstream = await FakeOpenAi.start()
+    gateway = await startGateway({ config: config(upstream.url, true), credits: 100, env: { SWITCHYARD_MEMORY_BUDGET_MB: "160" } })
+    serial = await startGateway({
+      config: config(upstream.url, false),
+      credits: 100,
+      env: { SWITCHYARD_MEMORY_BUDGET_MB: "160", SWITCHYARD_BATCH_CONCURRENCY: "1" }
+    })
   })
   afterAll(async () => {
-    await server.close()
+    await gateway.close()
+    await serial.close()
+    await upstream.close()
   })
 
-  it("answers 2,000 inputs with the declared length and the vectors and usage of the same inputs answered 100 at a time", async () => {
-    const large = await post(server, inputs(0, 2000))
-    assert.strictEqual(large.status, 200)
-    assert.isAbove(large.bytes.length, 1024 * 1024, "large enough to be written part by part")
-    assert.strictEqual(Number(large.headers.get("content-length")), large.bytes.length)
-    assert.strictEqual(large.json.data.length, 2000)
-    let promptTokens = 0
-    for (let from = 0; from < 2000; from += 100) {
-      const small = await post(server, inputs(from, 100))
-      assert.strictEqual(small.status, 200)
-      assert.isBelow(small.bytes.length, 1024 * 1024, "answered in one write")
-      promptTokens += small.json.usage.prompt_tokens
-      for (const [i, item] of small.json.data.entries()) {
-        assert.deepStrictEqual(large.json.data[from + i], { ...item, index: from + i })
-      }
+  it("answers 2,000 inputs in pieces of 123, with the bytes, usage and ledger row of the same request answered whole", async () => {
+    const input = inputs(0, 2000)
+    const mark = upstream.requests.length
+    const streamed = await gateway.embed({ model, input }, { headers: { "x-switchyard-cache": "bypass" } })
+    assert.strictEqual(streamed.status, 200, streamed.text.slice(0, 300))
+    assert.strictEqual(streamed.headers.get("content-length"), null, "written as it is made, its length unknown")
+    assert.strictEqual(streamed.headers.get("x-switchyard-cache"), "bypass")
+    const pieces = sentInputs(upstream.requests.slice(mark))
+    assert.strictEqual(pieces.length, Math.ceil(2000 / perPiece))
+    assert.isTrue(pieces.every((piece) => piece.length <= perPiece))
+    assert.deepStrictEqual(pieces.flat().sort(), [...input].sort())
+
+    const wholeMark = upstream.requests.length
+    const whole: Reply = await gateway.embed({ model, input })
+    assert.strictEqual(whole.status, 200, whole.text.slice(0, 300))
+    assert.strictEqual(Number(whole.headers.get("content-length")), Buffer.byteLength(whole.text))
+    assert.strictEqual(upstream.requests.length - wholeMark, 1, "answered whole: one upstream call of 2,000 inputs")
+
+    // Byte for byte, but for the generation id.
+    assert.strictEqual(streamed.text.replaceAll(streamed.json.id, "ID"), whole.text.replaceAll(whole.json.id, "ID"))
+    assert.strictEqual(streamed.json.data.length, 2000)
+    assert.strictEqual(streamed.json.usage.prompt_tokens, tokensOf(input))
+    const [a, b] = [await generation(gateway, streamed.json.id), await generation(gateway, whole.json.id)]
+    for (const field of ["tokens_prompt", "native_tokens_prompt", "total_cost", "usage", "provider_name", "model"]) {
+      assert.deepStrictEqual(a[field], b[field], field)
     }
-    assert.strictEqual(large.json.usage.prompt_tokens, promptTokens)
-    // The same serialisation as the one-write path: items in the same key order, no spaces.
-    assert.strictEqual(large.bytes.subarray(0, 60).toString("latin1"), `{"object":"list","data":[{"object":"embedding","embedding":[`)
-    assert.strictEqual(large.bytes.toString("utf8"), JSON.stringify(large.json))
+    assert.isAbove(a.total_cost, 0)
   })
 
-  // The answer is made only once its ledger row is on disk (an answer iff its row): a client that
-  // goes away while it is written is charged the whole request, like one that read every byte.
-  it("charges a client that disconnects while the answer is written its whole row", async () => {
-    const url = new URL(server.origin)
-    const body = JSON.stringify({ model, input: inputs(5000, 2000) })
-    const { id, received } = await new Promise<{ readonly id: string; readonly received: number }>((resolve, reject) => {
+  it("ends an answer whose piece fails midway with the error object in place of usage, and charges the pieces answered", async () => {
+    const input = inputs(10_000, 2000)
+    const before = await keyUsage(serial)
+    const mark = upstream.requests.length
+    upstream.setBehaviour([FakeUpstream.normal, FakeUpstream.normal, { _tag: "Status", status: 400 }])
+    const reply = await serial.embed({ model, input })
+    assert.strictEqual(reply.status, 200, "the status went with the first piece")
+    assert.strictEqual(reply.json.object, "list")
+    assert.strictEqual(reply.json.data.length, 2 * perPiece)
+    assert.deepStrictEqual(reply.json.data.map((d: { index: number }) => d.index), input.slice(0, 2 * perPiece).map((_, i) => i))
+    assert.strictEqual(reply.json.usage, undefined)
+    assert.strictEqual(reply.json.error.code, 400)
+    assert.match(reply.json.error.message, /alpha/u)
+    assert.strictEqual(upstream.requests.length - mark, 3, "no piece is sent after the failure")
+
+    const id = reply.headers.get("x-generation-id")!
+    const row = await generation(serial, id)
+    assert.strictEqual(row.tokens_prompt, tokensOf(input.slice(0, 2 * perPiece)), "the two pieces the upstream answered")
+    // Charged once, that much, and the rest of the hold released.
+    assert.closeTo((await keyUsage(serial)) - before, row.total_cost, 1e-12)
+  })
+
+  it("charges a client that disconnects midway the pieces answered before it went, and releases its memory", async () => {
+    const input = inputs(20_000, 2000)
+    let release = () => {}
+    const stalled = new Promise<void>((resolve) => (release = resolve))
+    upstream.setBehaviour([FakeUpstream.normal, { _tag: "Held", until: stalled }])
+    const url = new URL(serial.server.origin)
+    const body = JSON.stringify({ model, input })
+    const id = await new Promise<string>((resolve, reject) => {
       const request = Http.request({
         host: url.hostname,
         port: Number(url.port),
         path: "/api/v1/embeddings",
         method: "POST",
-        headers: { authorization: `Bearer ${server.apiKey}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) }
+        headers: { authorization: `Bearer ${serial.server.apiKey}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) }
       }, (response) => {
-        response.once("data", (chunk: Buffer) => {
-          const length = Number(response.headers["content-length"])
-          // Gone after the first part, long before the last.
+        response.once("data", () => {
+          // Gone after the first piece, while the second is in flight.
           request.destroy()
-          assert.isBelow(chunk.length, length)
-          resolve({ id: String(response.headers["x-generation-id"]), received: chunk.length })
+          resolve(String(response.headers["x-generation-id"]))
         })
       })
       request.on("error", (error) => (error.message.includes("socket hang up") || error.message.includes("aborted") ? undefined : reject(error)))
       request.end(body)
     })
-    assert.isAbove(received, 0)
-    const generation = await fetch(`${server.origin}/api/v1/generation?id=${id}`, { headers: { authorization: `Bearer ${server.apiKey}` } })
-    assert.strictEqual(generation.status, 200)
-    const data = ((await generation.json()) as any).data
-    assert.strictEqual(data.id, id)
-    const whole = await post(server, inputs(5000, 2000))
-    assert.strictEqual(data.tokens_prompt, whole.json.usage.prompt_tokens, "the whole request's tokens")
+    const row = await generation(serial, id)
+    release()
+    assert.strictEqual(row.tokens_prompt, tokensOf(input.slice(0, perPiece)), "the first piece only")
+    let held = await heldBytes(serial)
+    for (const deadline = Date.now() + 10_000; held !== 0 && Date.now() < deadline;) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      held = await heldBytes(serial)
+    }
+    assert.strictEqual(held, 0)
   })
 })

@@ -1,4 +1,5 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { onTestFinished } from "vitest"
 import * as Net from "node:net"
 import OpenAI, { toFile } from "openai"
 import { type RunningServer, startServer, storeKind } from "../support/TestServer.ts"
@@ -39,7 +40,8 @@ const heldBytesOnceAtLeast = async (server: RunningServer, bytes: number) => {
 // Issue #50: a request is charged what its answer will hold before any upstream call. With a
 // budget of 1 MiB (`SWITCHYARD_MEMORY_BUDGET_MB`), an input of the local model's 256 float
 // dimensions holds 2 × (256 × 22 + 64) = 11,392 bytes: 92 inputs fit the budget, 200 never do;
-// the same 200 in base64 (2 × (1,366 + 64) bytes each) do.
+// the same 200 in base64 (2 × (1,366 + 64) bytes each) do. A request that reads no cache is
+// written piece by piece and charged only the pieces it holds at once (`embeddings/Streamed.ts`).
 describe(`admission by the answer a request will hold (${storeKind})`, () => {
   let server: RunningServer
   beforeAll(async () => {
@@ -49,7 +51,25 @@ describe(`admission by the answer a request will hold (${storeKind})`, () => {
     await server.close()
   })
 
-  it("refuses an answer larger than the whole budget with a 413 naming the budget and the split, and charges nothing", async () => {
+  it("writes a request that reads no cache piece by piece, charged one window of pieces: 200 inputs are served in a 1 MiB budget", async () => {
+    // 11 inputs a piece (1 MiB / (2 × 4 pieces) / 11,392 bytes), 4 pieces at once: 501,248 bytes.
+    const served = await post(server, "/api/v1/embeddings", { model, input: inputs(200) })
+    assert.strictEqual(served.status, 200, JSON.stringify(served.body).slice(0, 300))
+    assert.strictEqual(served.body.data.length, 200)
+    assert.deepStrictEqual(served.body.data.map((d: { index: number }) => d.index), inputs(200).map((_, i) => i))
+  })
+
+  it("refuses an answer made whole (the workspace reads the cache) larger than the whole budget with a 413 naming the budget and the split, and charges nothing", async () => {
+    const cache = async (on: boolean) => {
+      const response = await fetch(`${server.baseUrl}/workspaces/default`, {
+        method: "PATCH",
+        headers: { authorization: `Bearer ${server.managementKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ cache: on })
+      })
+      assert.strictEqual(response.status, 200, await response.text())
+    }
+    await cache(true)
+    onTestFinished(() => cache(false))
     const before = await activity(server)
     const refused = await post(server, "/api/v1/embeddings", { model, input: inputs(200) })
     assert.strictEqual(refused.status, 413, JSON.stringify(refused.body))
