@@ -175,7 +175,6 @@ export const validate = async (
   /** The most inputs of one upstream call: the fake upstream's vector is its item's place in the call. */
   perCall: number = maxInputs
 ): Promise<string | undefined> => {
-  const vectorAt = (index: number) => FastUpstream.vectorFor(index % perCall, width)
   let answer = await post(request)
   if (typeof answer === "string") answer = await post(request)
   if (typeof answer === "string") return answer
@@ -190,14 +189,21 @@ export const validate = async (
     return "answered a body that is not JSON"
   }
   if (!Array.isArray(body.data) || body.data.length !== cell.inputs) return `answered ${body.data?.length ?? "no"} vectors for ${cell.inputs} inputs`
+  // A gateway that sends a request's inputs in pieces (Switchyard writes a large answer as its
+  // pieces return) starts each upstream call at the fake's first vector: the first item after the
+  // first that is that vector gives the piece size, and every vector must then fit it.
+  const first = cell.encoding === "base64" ? FastUpstream.base64Of(FastUpstream.vectorFor(0, width)) : JSON.stringify(FastUpstream.vectorFor(0, width))
+  const restart = body.data.findIndex((item, i) => i > 0 && (cell.encoding === "base64" ? item.embedding : JSON.stringify(item.embedding)) === first)
+  const piece = restart > 0 && restart < perCall ? restart : perCall
+  const vectorAt = (index: number) => FastUpstream.vectorFor(index % piece, width)
   for (const [position, item] of body.data.entries()) {
     const index = item.index ?? position
     if (cell.encoding === "base64") {
-      const want = index < perCall && perCall === maxInputs ? expected.base64[index] : FastUpstream.base64Of(vectorAt(index))
+      const want = index < piece && piece === maxInputs ? expected.base64[index] : FastUpstream.base64Of(vectorAt(index))
       if (item.embedding !== want) return `vector ${index} is not the upstream's base64 text`
     } else {
       const vector = item.embedding
-      const want = perCall === maxInputs ? expected.float[index % perCall]! : vectorAt(index)
+      const want = piece === maxInputs ? expected.float[index % piece]! : vectorAt(index)
       if (!Array.isArray(vector) || vector.length !== want.length || vector.some((x, i) => x !== want[i])) {
         return `vector ${index} differs from the upstream's`
       }

@@ -130,7 +130,8 @@ export const make = (services: Services) =>
     const { accounting, config } = services
     const window = Math.max(1, config.batchConcurrency)
     const pieces = UpstreamInput.batches(prepared.input, perPiece)
-    yield* AnswerAdmission.chargedInScope(services.budget, { ...expected, bytes: Math.min(pieces.length, window) * perPiece * expected.perItem })
+    // The inputs of the pieces in flight at once, the window's last piece perhaps short.
+    yield* AnswerAdmission.chargedInScope(services.budget, { ...expected, bytes: Math.min(expected.count, window * perPiece) * expected.perItem })
     const id = timing.givenId ?? (yield* Settlement.generationId)
     const reservation = yield* accounting.reserve({
       keyId: caller.keyId,
