@@ -1,5 +1,6 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Http from "node:http"
+import OpenAI from "openai"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import * as FakeUpstream from "../fakes/FakeUpstream.ts"
 import { storeKind } from "../support/TestServer.ts"
@@ -90,6 +91,18 @@ describe(`a large embeddings answer, written as its pieces return (${storeKind})
       assert.deepStrictEqual(a[field], b[field], field)
     }
     assert.isAbove(a.total_cost, 0)
+  })
+
+  it("gives the openai SDK's default request (base64) of 2,000 inputs, written in pieces, every vector", async () => {
+    const client = new OpenAI({ apiKey: gateway.server.apiKey, baseURL: gateway.server.baseUrl, maxRetries: 0 })
+    const input = inputs(30_000, 2000)
+    const mark = upstream.requests.length
+    const response = await client.embeddings.create({ model, input }, { headers: { "x-switchyard-cache": "bypass" } })
+    // base64 holds 2 × (1,536 × 16/3 + 64) = 16,512 bytes an input: 508 a piece, 4 pieces.
+    assert.strictEqual(upstream.requests.length - mark, 4)
+    assert.strictEqual(response.data.length, 2000)
+    assert.isTrue(response.data.every((d, i) => d.index === i && d.embedding.length === 1536))
+    assert.strictEqual(response.usage.prompt_tokens, tokensOf(input))
   })
 
   it("ends an answer whose piece fails midway with the error object in place of usage, and charges the pieces answered", async () => {
