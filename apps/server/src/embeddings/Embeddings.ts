@@ -286,6 +286,20 @@ export class Embeddings extends Context.Service<Embeddings, {
         return yield* Settlement.settle(accounting, reservation, request, prepared, outcome, latencyMs, givenId)
       })
 
+      // An answer made whole: charged before the cache is read or any upstream called, until it is made.
+      const whole = (
+        caller: CallerShape,
+        request: EmbeddingRequest.EmbeddingRequest,
+        prepared: Preparation.Prepared,
+        startedAt: number,
+        options: Preparation.CallOptions,
+        answerBytes: AnswerAdmission.Expected
+      ) =>
+        serve(caller, request, prepared, startedAt, options.generationId).pipe(
+          AnswerAdmission.charged(budget, answerBytes, { wait: options.waitForMemory === true }),
+          Effect.onExit((exit) => counted(prepared, exit))
+        )
+
       const create = Effect.fnUntraced(function*(
         caller: CallerShape,
         request: EmbeddingRequest.EmbeddingRequest,
@@ -293,11 +307,7 @@ export class Embeddings extends Context.Service<Embeddings, {
       ) {
         const startedAt = yield* Clock.currentTimeMillis
         const prepared = yield* prepare(caller, request, options)
-        // Charged before the cache is read or any upstream called, until the answer is made.
-        return yield* serve(caller, request, prepared, startedAt, options.generationId).pipe(
-          AnswerAdmission.charged(budget, expected(request, prepared), { wait: options.waitForMemory === true }),
-          Effect.onExit((exit) => counted(prepared, exit))
-        )
+        return yield* whole(caller, request, prepared, startedAt, options, expected(request, prepared))
       }, Span.within("Embeddings.create"))
 
       const streamed = Streamed.make({ accounting, budget, inFlight, attempt, observe, config })
@@ -309,18 +319,13 @@ export class Embeddings extends Context.Service<Embeddings, {
       ) {
         const startedAt = yield* Clock.currentTimeMillis
         const prepared = yield* prepare(caller, request, options)
-        const whole = expected(request, prepared)
-        const perPiece = Streamed.itemsPerPiece(budget.budgetBytes, whole.perItem, config.batchConcurrency)
+        const answerBytes = expected(request, prepared)
+        const perPiece = Streamed.itemsPerPiece(budget.budgetBytes, answerBytes.perItem, config.batchConcurrency)
         if (!Streamed.streams(prepared, perPiece)) {
-          const served = yield* inFlight.track(
-            serve(caller, request, prepared, startedAt, options.generationId).pipe(
-              AnswerAdmission.charged(budget, whole),
-              Effect.onExit((exit) => counted(prepared, exit))
-            )
-          )
+          const served = yield* inFlight.track(whole(caller, request, prepared, startedAt, options, answerBytes))
           return { _tag: "Whole", served } satisfies Answered
         }
-        const progress = yield* streamed(caller, request, prepared, whole, perPiece, { startedAt, givenId: options.generationId })
+        const progress = yield* streamed(caller, request, prepared, answerBytes, perPiece, { startedAt, givenId: options.generationId })
         yield* RequestFacts.note({ cache: progress.cache })
         return { _tag: "Streamed", progress } satisfies Answered
       }, Span.within("Embeddings.create"))
