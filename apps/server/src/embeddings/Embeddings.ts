@@ -180,6 +180,51 @@ const groupedOn = ({ accounting, attempt, observe, config }: GroupServices) =>
     return done()
   })
 
+type Line = { readonly request: EmbeddingRequest.EmbeddingRequest; readonly generationId: string }
+
+/**
+ * A batch's lines of text served together where they can (`grouped`), else line by line, each
+ * waiting for memory.
+ */
+const manyOn = (services: {
+  readonly prepare: ReturnType<typeof Preparation.make>
+  readonly budget: MemoryBudget["Service"]
+  readonly grouped: ReturnType<typeof groupedOn>
+  readonly create: (caller: CallerShape, request: EmbeddingRequest.EmbeddingRequest, options: Preparation.CallOptions) => Effect.Effect<Settlement.Served, EmbeddingsError>
+}) => {
+  const { prepare, budget, grouped, create } = services
+  // Counted in flight with the other requests of its `createMany`; a batch's line waits for memory.
+  const one = (caller: CallerShape, request: EmbeddingRequest.EmbeddingRequest, generationId: string) =>
+    Effect.result(create(caller, request, { generationId, waitForMemory: true }))
+  return (caller: CallerShape, requests: ReadonlyArray<Line>): Effect.Effect<ReadonlyArray<Result.Result<Settlement.Served, EmbeddingsError>>> =>
+    Effect.gen(function*() {
+      const startedAt = yield* Clock.currentTimeMillis
+      const inputs = requests.map((r) => UpstreamInput.normalize(r.request.input))
+      const texts = (i: number) => {
+        const input = inputs[i]!
+        return input._tag === "Texts" ? input.texts : []
+      }
+      const combined = { ...requests[0]!.request, input: requests.flatMap((_, i) => texts(i)) }
+      const planned = yield* Effect.result(prepare(caller, combined, {}))
+      if (Result.isFailure(planned)) return requests.map(() => Result.fail(planned.failure))
+      const prepared = planned.success
+      const whole = expected(combined, prepared)
+      // A group whose answer could never fit is served line by line: each line that could fits
+      // in its turn, a line that never could fails alone.
+      if (
+        requests.length === 1 || prepared.cachePolicy.read || inputs.some((input) => input._tag !== "Texts") ||
+        whole.bytes > budget.budgetBytes
+      ) {
+        return yield* Effect.forEach(requests, (r) => one(caller, r.request, r.generationId), { concurrency: requests.length === 1 || whole.bytes <= budget.budgetBytes ? "unbounded" : 1 })
+      }
+      return yield* grouped(caller, requests, inputs, texts, combined, prepared, startedAt).pipe(
+        AnswerAdmission.charged(budget, whole, { wait: true }),
+        // Only a refusal of the whole can fail here, and a group that fits the budget waits.
+        Effect.catch((refused) => Effect.succeed(requests.map((): Result.Result<Settlement.Served, EmbeddingsError> => Result.fail(refused))))
+      )
+    })
+}
+
 /**
  * Embeddings end to end: prepare (plan the route, find the worst case), reserve it, run the
  * plan's attempts, settle the actual cost. A request whose every item the cache holds for one
@@ -348,40 +393,7 @@ export class Embeddings extends Context.Service<Embeddings, {
         } satisfies DryRun
       }, Span.within("Embeddings.dryRun"))
 
-      // Counted in flight with the other requests of its `createMany`; a batch's line waits for memory.
-      const one = (caller: CallerShape, request: EmbeddingRequest.EmbeddingRequest, generationId: string) =>
-        Effect.result(create(caller, request, { generationId, waitForMemory: true }))
-
-      const createMany = (
-        caller: CallerShape,
-        requests: ReadonlyArray<{ readonly request: EmbeddingRequest.EmbeddingRequest; readonly generationId: string }>
-      ): Effect.Effect<ReadonlyArray<Result.Result<Settlement.Served, EmbeddingsError>>> =>
-        Effect.gen(function*() {
-          const startedAt = yield* Clock.currentTimeMillis
-          const inputs = requests.map((r) => UpstreamInput.normalize(r.request.input))
-          const texts = (i: number) => {
-            const input = inputs[i]!
-            return input._tag === "Texts" ? input.texts : []
-          }
-          const combined = { ...requests[0]!.request, input: requests.flatMap((_, i) => texts(i)) }
-          const planned = yield* Effect.result(prepare(caller, combined, {}))
-          if (Result.isFailure(planned)) return requests.map(() => Result.fail(planned.failure))
-          const prepared = planned.success
-          const whole = expected(combined, prepared)
-          // A group whose answer could never fit is served line by line: each line that could fits
-          // in its turn, a line that never could fails alone.
-          if (
-            requests.length === 1 || prepared.cachePolicy.read || inputs.some((input) => input._tag !== "Texts") ||
-            whole.bytes > budget.budgetBytes
-          ) {
-            return yield* Effect.forEach(requests, (r) => one(caller, r.request, r.generationId), { concurrency: requests.length === 1 || whole.bytes <= budget.budgetBytes ? "unbounded" : 1 })
-          }
-          return yield* grouped(caller, requests, inputs, texts, combined, prepared, startedAt).pipe(
-            AnswerAdmission.charged(budget, whole, { wait: true }),
-            // Only a refusal of the whole can fail here, and a group that fits the budget waits.
-            Effect.catch((refused) => Effect.succeed(requests.map((): Result.Result<Settlement.Served, EmbeddingsError> => Result.fail(refused))))
-          )
-        })
+      const createMany = manyOn({ prepare, budget, grouped, create })
 
       // Counted until settled: the ledger batch waits a moment for the rows of requests in flight.
       return Embeddings.of({

@@ -92,6 +92,11 @@ describe.skipIf(!canUnshare)("stopping the production command as PID 1 of its ow
       }).then(async (r) => ({ status: r.status, body: await r.json() as any }))
       await upstream.arrival
       process.kill(init, "SIGTERM")
+      // The gateway takes the signal on its own event loop: a connection made before it did would
+      // be one more request in flight. Asked once its line says the stop began.
+      for (const deadline = Date.now() + 10_000; !gateway.stdout().includes("Switchyard is shutting down") && Date.now() < deadline;) {
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
       // The answer is held until the signal was sent; the server must still deliver it. Meanwhile
       // it stops taking connections: asked, each time on a new connection, until it refuses one
       // (or 10 s have passed). A pooled keep-alive connection would be one the server accepted
