@@ -111,6 +111,9 @@ const isDiskFailure = (cause: unknown): boolean => {
 
 const writes = /^\s*(insert|update|delete|commit|with|replace)\b/i
 
+/** A transaction's control statements: they change no schema. */
+const transactionControl = /^\s*(begin|commit|end|rollback|savepoint|release)\b/i
+
 /**
  * Says once that the disk refused a write (where, and that writes answer 503 until space
  * returns), and once that writes succeed again: not a line per refused request. Small commits may
@@ -176,10 +179,12 @@ const connectionOf = (db: DatabaseSync, prepared: Prepared, disk: DiskWatch): Sq
     executeValuesUnprepared: (sql, params) => run(sql, () => rowsOf(db.prepare(sql), params, true)),
     executeUnprepared: (sql, params, transformRows) =>
       run(sql, () => {
-        // Schema changes and multi-statement text run once: not kept prepared.
+        // Schema changes and multi-statement text run once: not kept prepared. A schema change
+        // also drops the statements kept; a transaction's own control (`BEGIN IMMEDIATE`,
+        // `COMMIT`, savepoints) leaves them, or every transaction would prepare its statements anew.
         if (params.length === 0 && !/^\s*(select|with|insert|update|delete)\b/i.test(sql)) {
           db.exec(sql)
-          prepared.clear()
+          if (!transactionControl.test(sql)) prepared.clear()
           return []
         }
         const rows = rowsOf(db.prepare(sql), params, false)

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
+import { DatabaseSync } from "node:sqlite"
+import { vi } from "vitest"
 import { Effect, Exit } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Fs from "node:fs"
@@ -32,6 +34,31 @@ describe("SqliteClient", () => {
       expect(JSON.stringify(exit)).toContain("UniqueViolation")
       const rows = yield* sql<{ n: number }>`SELECT count(*) AS n FROM u`
       expect(rows[0]!.n).toBe(0)
+    }).pipe(Effect.provide(memory)))
+
+  // A lone request's flush is one transaction: were its statements prepared anew each time (the
+  // cache dropped by BEGIN or COMMIT), a request alone would pay what concurrent ones share.
+  it.effect("keeps a statement prepared across transactions", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`CREATE TABLE p (v integer)`
+      const prepare = vi.spyOn(DatabaseSync.prototype, "prepare")
+      try {
+        const insert = (v: number) => sql.withTransaction(sql`INSERT INTO p (v) VALUES (${v})`)
+        yield* insert(1)
+        const prepared = prepare.mock.calls.filter(([text]) => /INSERT INTO p/u.test(String(text))).length
+        expect(prepared).toBe(1)
+        yield* insert(2)
+        yield* insert(3)
+        expect(prepare.mock.calls.filter(([text]) => /INSERT INTO p/u.test(String(text))).length).toBe(1)
+        // SQLite prepares a kept statement again by itself after a schema change.
+        yield* sql`CREATE INDEX p_v ON p (v)`
+        yield* insert(4)
+      } finally {
+        prepare.mockRestore()
+      }
+      const rows = yield* sql<{ n: number }>`SELECT count(*) AS n FROM p`
+      expect(rows[0]!.n).toBe(4)
     }).pipe(Effect.provide(memory)))
 
   it.effect("keeps its data in a WAL-journaled file that a second connection reads", () =>
