@@ -81,8 +81,12 @@ export interface Progress {
   /**
    * The answer's bytes: the list's head and the first piece's items, each further piece's items
    * in order as they return, then `finish` of the settled request (its usage), or the error object.
+   * `settled` sees the request as settled, whether its body ends with usage or with an error.
    */
-  readonly body: (finish: (served: Settlement.Served) => Effect.Effect<Uint8Array>) => Stream.Stream<Uint8Array>
+  readonly body: (
+    finish: (served: Settlement.Served) => Effect.Effect<Uint8Array>,
+    settled: (served: Settlement.Served) => Effect.Effect<void>
+  ) => Stream.Stream<Uint8Array>
 }
 
 /** What the pieces need: the services of `Embeddings`. */
@@ -216,15 +220,15 @@ export const make = (services: Services) =>
       isByok: attempt.byok,
       seed: prepared.plan.seed,
       cache: CachePolicy.outcome(prepared.cachePolicy, UpstreamInput.count(prepared.input), 0),
-      body: (finish) =>
+      body: (finish, settled) =>
         Stream.succeed(itemsOf(first.value, 0, true, Answer.listHead)).pipe(
           Stream.concat(Stream.fromIterable(rest).pipe(Stream.mapEffect(piece, { concurrency: window }))),
-          Stream.concat(Stream.fromEffect(settle.pipe(Effect.flatMap(finish)))),
+          Stream.concat(Stream.fromEffect(settle.pipe(Effect.tap(settled), Effect.flatMap(finish)))),
           // After the first byte a failure can only end the answer: with the error object, the
           // pieces answered settled first.
           Stream.catch((error) =>
             Stream.fromEffect(
-              (tally.settled ? Effect.void : Effect.ignore(settle)).pipe(
+              (tally.settled ? Effect.void : Effect.ignore(settle.pipe(Effect.tap(settled)))).pipe(
                 Effect.as(Answer.errorTail(EmbeddingsError.toApiError(error)))
               )
             )

@@ -1,3 +1,4 @@
+import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import { Api } from "@switchyard/core/api/Api"
 import type { Caller, CallerShape } from "@switchyard/core/api/Authorization"
 import * as CachePolicy from "@switchyard/core/cache/CachePolicy"
@@ -15,6 +16,7 @@ import { Broadcast } from "../embeddings/Broadcast.ts"
 import { resolveModel } from "../pipeline/Route.ts"
 import * as TraceContext from "../pipeline/TraceContext.ts"
 import * as GatewayLogger from "../observability/GatewayLogger.ts"
+import * as RequestFacts from "../instrumentation/RequestFacts.ts"
 import {
   answerCall,
   answerPlan,
@@ -112,8 +114,18 @@ const serveWith = (embeddings: Embeddings["Service"], broadcast: Broadcast["Serv
           }
         }
       }
+      // Its access line is written once the body is (AccessLog.ts): with the tokens and cost settled.
+      const noteLater = yield* RequestFacts.noteLater
+      const settled = (served: Served) =>
+        Effect.sync(() =>
+          noteLater({
+            tokens: served.totalTokens,
+            cost: creditsFromNanos(served.costNanos),
+            ...(served.cache.tokens > 0 ? { cached_tokens: served.cache.tokens } : {})
+          })
+        )
       return {
-        stream: answered.body((served) => published(served).pipe(Effect.as(Answer.tail(served, payload, explain)))),
+        stream: answered.body((served) => published(served).pipe(Effect.as(Answer.tail(served, payload, explain))), settled),
         headers: {
           ...common,
           [CachePolicy.header]: answered.cache,

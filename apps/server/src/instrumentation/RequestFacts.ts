@@ -67,3 +67,14 @@ export const note = (facts: RequestFacts): Effect.Effect<void> =>
     if (record !== undefined) Object.assign(record, facts)
     return Effect.void
   })
+
+/**
+ * A way to add facts to the current request's record later, from outside its handler: an answer
+ * written as it is made learns its tokens and cost at its end, and its access line waits for them.
+ */
+export const noteLater: Effect.Effect<(facts: RequestFacts) => void> = Effect.withFiber((fiber) => {
+  const record = fiber.getRef(CurrentRequestFacts)
+  return Effect.succeed((facts: RequestFacts) => {
+    if (record !== undefined) Object.assign(record, facts)
+  })
+})

@@ -1,7 +1,7 @@
 import type { FailureRecord } from "@switchyard/core/schema/Activity"
 import { retryAfterSeconds } from "@switchyard/core/store/StoreUnavailable"
-import { Cause, Clock, Context, Effect, Exit, type Types } from "effect"
-import { HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { Cause, Clock, Context, Effect, Exit, Stream, type Types } from "effect"
+import { HttpBody, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import * as Policies from "../http/Policies.ts"
 import { GatewayMetrics } from "./GatewayMetrics.ts"
 import { RecentFailures } from "./RecentFailures.ts"
@@ -176,10 +176,24 @@ export const layer = HttpRouter.middleware(
           Effect.provideService(CurrentRequestFacts, facts),
           Effect.onExit((exit) =>
             Exit.isSuccess(exit)
-              ? finish(exit.value, undefined)
+              ? exit.value.body._tag === "Stream" ? Effect.void : finish(exit.value, undefined)
               : HttpServerError.causeResponse(exit.cause).pipe(
                 Effect.flatMap(([response]) => finish(response, exit.cause))
               )
+          ),
+          // An answer written as it is made (a stream) is logged when its body ends, written or cut
+          // off by its client, with the tokens and cost its end noted.
+          Effect.map((response) =>
+            response.body._tag === "Stream"
+              ? HttpServerResponse.setBody(
+                response,
+                HttpBody.stream(
+                  Stream.onExit(response.body.stream, () => finish(response, undefined)),
+                  response.body.contentType,
+                  response.body.contentLength
+                )
+              )
+              : response
           )
         )
       })

@@ -3,6 +3,7 @@ import * as Http from "node:http"
 import OpenAI from "openai"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import * as FakeUpstream from "../fakes/FakeUpstream.ts"
+import { capturingStdout } from "../support/CapturedOutput.ts"
 import { storeKind } from "../support/TestServer.ts"
 import { endpoint, type Gateway, provider, type Reply, startGateway } from "./Gateway.ts"
 
@@ -91,6 +92,31 @@ describe(`a large embeddings answer, written as its pieces return (${storeKind})
       assert.deepStrictEqual(a[field], b[field], field)
     }
     assert.isAbove(a.total_cost, 0)
+  })
+
+  it("writes its access line once the body is written, with the tokens and cost settled at its end", async () => {
+    const logged = await startGateway({
+      config: config(upstream.url, false),
+      credits: 100,
+      env: { SWITCHYARD_MEMORY_BUDGET_MB: "160", SWITCHYARD_LOG_FORMAT: "json", SWITCHYARD_LOG_LEVEL: "info" }
+    })
+    try {
+      const { lines, result: reply } = await capturingStdout(() => logged.embed({ model, input: inputs(40_000, 300) }))
+      assert.strictEqual(reply.status, 200)
+      assert.strictEqual(reply.headers.get("content-length"), null, "written in pieces")
+      const line = lines.find((l) => l.message === "request" && l.generation_id === reply.json.id)
+      assert.isDefined(line, JSON.stringify(lines.filter((l) => l.message === "request")))
+      assert.deepInclude(line, {
+        status: 200,
+        task: "embeddings",
+        provider: "alpha",
+        cache: "bypass",
+        tokens: reply.json.usage.total_tokens,
+        cost: reply.json.usage.cost
+      })
+    } finally {
+      await logged.close()
+    }
   })
 
   it("gives the openai SDK's default request (base64) of 2,000 inputs, written in pieces, every vector", async () => {
