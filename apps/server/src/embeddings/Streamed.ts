@@ -188,21 +188,34 @@ export const make = (services: Services) =>
     const { attempt } = first
     const slug = attempt.candidate.provider.slug
     const limit = HeldAttempts.limitOf(attempt, config.attemptTimeoutMs, deadline, new RequestTimedOut({ timeoutMs: config.requestTimeoutMs }))
+    const observe = services.observe(caller)
+    // Each piece feeds the endpoint's health as an attempt does: its latency, or the failure that
+    // opens its outage window.
     const piece = (i: number) =>
-      services.attempt(request, pieceOf(i)).call()(attempt, limit).pipe(
-        Effect.tap((result) =>
-          Effect.sync(() => {
-            tally.promptTokens += result.promptTokens
-            tally.totalTokens += result.totalTokens
-            tally.estimated ||= result.tokensEstimated === true
-            tally.upstreamIds.push(result.upstreamId)
-          })
-        ),
+      Effect.flatMap(Clock.currentTimeMillis, (started) =>
+        services.attempt(request, pieceOf(i)).call()(attempt, limit).pipe(
+          Effect.mapError((error) => error._tag === "UpstreamError" ? UpstreamError.atProvider(slug)(error) : error),
+          Effect.tap((result) =>
+            Effect.flatMap(Clock.currentTimeMillis, (at) => {
+              tally.promptTokens += result.promptTokens
+              tally.totalTokens += result.totalTokens
+              tally.estimated ||= result.tokensEstimated === true
+              tally.upstreamIds.push(result.upstreamId)
+              return observe({ _tag: "Success", attempt, value: result, at, latencyMs: at - started })
+            })
+          ),
+          Effect.tapError((error) =>
+            error._tag === "UpstreamError"
+              ? Effect.flatMap(Clock.currentTimeMillis, (at) => observe({ _tag: "Failure", attempt, error, at, latencyMs: at - started }))
+              : Effect.void
+          )
+        )
+      ).pipe(
         Effect.map((result) => itemsOf(result, i * perPiece, false)),
         Effect.mapError((error): EmbeddingsError.EmbeddingsError =>
           error._tag === "UpstreamError"
             ? new Fallback.UpstreamFailed({
-              error: UpstreamError.atProvider(slug)(error),
+              error,
               provider: slug,
               endpoint: attempt.candidate.id,
               attempts: first.reports

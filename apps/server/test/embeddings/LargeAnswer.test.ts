@@ -187,4 +187,21 @@ describe(`a large embeddings answer, written as its pieces return (${storeKind})
     }
     assert.strictEqual(held, 0)
   })
+
+  it("counts a piece that fails midway against its endpoint, as a failed attempt is", async () => {
+    const endpointStatus = async () => {
+      const reply = await serial.call("/models/acme/embed/endpoints")
+      assert.strictEqual(reply.status, 200, reply.text)
+      return reply.json.data.endpoints.find((e: { provider: string }) => e.provider === "alpha").status
+    }
+    assert.strictEqual(await endpointStatus(), 0)
+    upstream.setBehaviour([FakeUpstream.normal, { _tag: "Status", status: 500 }])
+    const reply = await serial.embed({ model, input: inputs(50_000, 2000) })
+    assert.strictEqual(reply.status, 200)
+    assert.strictEqual(reply.json.data.length, perPiece)
+    assert.isAbove(reply.json.error.code, 499)
+    // Only the first piece's attempt went through the route's fallbacks; the failure of the second
+    // still opens the endpoint's outage window.
+    assert.strictEqual(await endpointStatus(), -1)
+  })
 })
