@@ -226,7 +226,7 @@ if (values.cgroup) {
     const text = [
       "## Switchyard in a memory cgroup (a container's limit), embedded store",
       "",
-      `\`${command}\` on ${new Date().toISOString().slice(0, 10)}, load average ${Os.loadavg().map((x) => x.toFixed(2)).join(" / ")} at the end. Each limit is a fresh memory cgroup (no swap) holding only the gateway; the load generator and the fake upstream run outside it. "2xx" and "other status" count every answer of the cell's run.`,
+      `\`${command}\` on ${new Date().toISOString().slice(0, 10)}, load average ${Os.loadavg().map((x) => x.toFixed(2)).join(" / ")} at the end. Each limit is a fresh memory cgroup (no swap) holding only the gateway; the load generator and the fake upstream run outside it. "2xx" and "other status" count every answer of the cell's run. "cell's peak" is the cgroup's high-water mark during that cell alone (reset before it; cgroup v1 only), "cgroup peak" the whole run's, starts included.`,
       "",
       ...CgroupBench.markdown(outcomes)
     ].join("\n")
