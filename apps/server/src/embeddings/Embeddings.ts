@@ -32,6 +32,7 @@ import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters
 import * as AnswerAdmission from "../http/AnswerAdmission.ts"
 import { MemoryBudget } from "../http/MemoryBudget.ts"
 
+import * as HeldRequest from "./HeldRequest.ts"
 import * as Streamed from "./Streamed.ts"
 
 export type { CallOptions } from "./Preparation.ts"
@@ -75,15 +76,14 @@ export type Answered =
 interface GroupServices {
   readonly accounting: Accounting["Service"]
   readonly attempt: ReturnType<typeof UpstreamAttempt.make>
-  readonly observe: ReturnType<typeof AttemptObserver.make<CachedEmbed.CachedResult>>
-  readonly config: { readonly requestTimeoutMs: number; readonly attemptTimeoutMs: number }
+  readonly held: HeldRequest.HeldRequest
 }
 
 /**
  * Lines of a batch served as one upstream call: each held on its own, the admitted ones' texts
  * sent together, the answer's vectors and tokens apportioned back, and each line settled alone.
  */
-const groupedOn = ({ accounting, attempt, observe, config }: GroupServices) =>
+const groupedOn = ({ accounting, attempt, held: heldRequest }: GroupServices) =>
 (
   caller: CallerShape,
   requests: ReadonlyArray<{ readonly request: EmbeddingRequest.EmbeddingRequest; readonly generationId: string }>,
@@ -129,17 +129,7 @@ const groupedOn = ({ accounting, attempt, observe, config }: GroupServices) =>
       bound,
       worstNanos: reservations.reduce((n, r) => n + r.amountNanos, 0n)
     }
-    const outcome = yield* Effect.result(HeldAttempts.run({
-      accounting,
-      reservation: reservations[0]!,
-      attempts: group.attempts,
-      call: attempt(request, group).call(),
-      observe: observe(caller),
-      span: "Embeddings.attempt",
-      tokensOf: (value) => value.promptTokens,
-      timeoutMs: config.requestTimeoutMs,
-      attemptTimeoutMs: config.attemptTimeoutMs
-    }))
+    const outcome = yield* Effect.result(heldRequest.run(caller, reservations[0]!, group.attempts, attempt(request, group).call()))
     if (Result.isFailure(outcome)) {
       yield* Effect.forEach(reservations, accounting.release, { discard: true })
       for (const i of admitted) results[i] = Result.fail(outcome.failure)
@@ -287,7 +277,8 @@ export class Embeddings extends Context.Service<Embeddings, {
       })
 
       const observe = AttemptObserver.make(health, (value: CachedEmbed.CachedResult) => value.promptTokens)
-      const grouped = groupedOn({ accounting, attempt, observe, config })
+      const held = HeldRequest.make({ accounting, observe, config })
+      const grouped = groupedOn({ accounting, attempt, held })
       const counted = countedOn(metrics)
 
       const serve = Effect.fnUntraced(function*(
@@ -310,23 +301,8 @@ export class Embeddings extends Context.Service<Embeddings, {
           // No upstream took part: the answer has no attempt.
           return yield* Settlement.record(accounting, caller, request, prepared, { ...served, reports: [] }, latencyMs, givenId)
         }
-        const reservation = yield* accounting.reserve({
-          keyId: caller.keyId,
-          workspaceId: caller.workspaceId,
-          amountNanos: prepared.worstNanos,
-          byok: prepared.attempts.every((a) => a.byok)
-        })
-        const outcome = yield* HeldAttempts.run({
-          accounting,
-          reservation,
-          attempts: prepared.attempts,
-          call: attempts.call(found),
-          observe: observe(caller),
-          span: "Embeddings.attempt",
-          tokensOf: (value) => value.promptTokens,
-          timeoutMs: config.requestTimeoutMs,
-          attemptTimeoutMs: config.attemptTimeoutMs
-        })
+        const reservation = yield* held.reserve(caller, prepared)
+        const outcome = yield* held.run(caller, reservation, prepared.attempts, attempts.call(found))
         const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
         return yield* Settlement.settle(accounting, reservation, request, prepared, outcome, latencyMs, givenId)
       })
@@ -355,7 +331,7 @@ export class Embeddings extends Context.Service<Embeddings, {
         return yield* whole(caller, request, prepared, startedAt, options, expected(request, prepared))
       }, Span.within("Embeddings.create"))
 
-      const streamed = Streamed.make({ accounting, budget, inFlight, attempt, observe, config })
+      const streamed = Streamed.make({ accounting, budget, inFlight, attempt, held, observe, config })
 
       const answer = Effect.fnUntraced(function*(
         caller: CallerShape,

@@ -44,6 +44,7 @@ import * as UpstreamInput from "../providers/UpstreamInput.ts"
 import * as VectorEncoding from "../providers/VectorEncoding.ts"
 import type { InFlight } from "../store/InFlight.ts"
 import * as Answer from "./Answer.ts"
+import type { HeldRequest } from "./HeldRequest.ts"
 import type { Prepared } from "./Preparation.ts"
 import * as Settlement from "./Settlement.ts"
 import type * as UpstreamAttempt from "./UpstreamAttempt.ts"
@@ -95,6 +96,7 @@ export interface Services {
   readonly budget: MemoryBudget["Service"]
   readonly inFlight: InFlight["Service"]
   readonly attempt: ReturnType<typeof UpstreamAttempt.make>
+  readonly held: HeldRequest
   readonly observe: ReturnType<typeof AttemptObserver.make<CachedEmbed.CachedResult>>
   readonly config: { readonly requestTimeoutMs: number; readonly attemptTimeoutMs: number; readonly batchConcurrency: number }
 }
@@ -108,13 +110,11 @@ interface Tally {
   settled: boolean
 }
 
-const concat = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => Buffer.concat(chunks)
-
 // A piece's items, at its offset in the request, sorted as the upstream may not have.
 const itemsOf = (result: CachedEmbed.CachedResult, offset: number, first: boolean, head?: Uint8Array): Uint8Array => {
   const chunks: Array<Uint8Array> = head === undefined ? [] : [head]
   Answer.items(chunks, [...result.embeddings].sort((a, b) => a.index - b.index), offset, first)
-  return concat(chunks)
+  return Buffer.concat(chunks)
 }
 
 /**
@@ -137,25 +137,10 @@ export const make = (services: Services) =>
     // The inputs of the pieces in flight at once, the window's last piece perhaps short.
     yield* AnswerAdmission.chargedInScope(services.budget, { ...expected, bytes: Math.min(expected.count, window * perPiece) * expected.perItem })
     const id = timing.givenId ?? (yield* Settlement.generationId)
-    const reservation = yield* accounting.reserve({
-      keyId: caller.keyId,
-      workspaceId: caller.workspaceId,
-      amountNanos: prepared.worstNanos,
-      byok: prepared.attempts.every((a) => a.byok)
-    })
+    const reservation = yield* services.held.reserve(caller, prepared)
     const deadline = (yield* Clock.currentTimeMillis) + config.requestTimeoutMs
     const pieceOf = (i: number): Prepared => ({ ...prepared, input: pieces[i]! })
-    const first = yield* HeldAttempts.run({
-      accounting,
-      reservation,
-      attempts: prepared.attempts,
-      call: services.attempt(request, pieceOf(0)).call(),
-      observe: services.observe(caller),
-      span: "Embeddings.attempt",
-      tokensOf: (value) => value.promptTokens,
-      timeoutMs: config.requestTimeoutMs,
-      attemptTimeoutMs: config.attemptTimeoutMs
-    })
+    const first = yield* services.held.run(caller, reservation, prepared.attempts, services.attempt(request, pieceOf(0)).call())
     const tally: Tally = {
       promptTokens: first.value.promptTokens,
       totalTokens: first.value.totalTokens,

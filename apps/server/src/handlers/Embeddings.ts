@@ -1,4 +1,3 @@
-import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import { Api } from "@switchyard/core/api/Api"
 import type { Caller, CallerShape } from "@switchyard/core/api/Authorization"
 import * as CachePolicy from "@switchyard/core/cache/CachePolicy"
@@ -28,7 +27,8 @@ import {
   seedHeader,
   seedOf,
   sessionIdOf,
-  truthy
+  truthy,
+  usageFacts
 } from "./ModelCall.ts"
 
 /**
@@ -116,14 +116,7 @@ const serveWith = (embeddings: Embeddings["Service"], broadcast: Broadcast["Serv
       }
       // Its access line is written once the body is (AccessLog.ts): with the tokens and cost settled.
       const noteLater = yield* RequestFacts.noteLater
-      const settled = (served: Served) =>
-        Effect.sync(() =>
-          noteLater({
-            tokens: served.totalTokens,
-            cost: creditsFromNanos(served.costNanos),
-            ...(served.cache.tokens > 0 ? { cached_tokens: served.cache.tokens } : {})
-          })
-        )
+      const settled = (served: Served) => Effect.sync(() => noteLater(usageFacts(served)))
       return {
         stream: answered.body((served) => published(served).pipe(Effect.as(Answer.tail(served, payload, explain))), settled),
         headers: {

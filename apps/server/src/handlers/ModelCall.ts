@@ -104,37 +104,36 @@ export interface ServedCall {
 export type StartedCall = Omit<ServedCall, "totalTokens" | "costNanos" | "cache">
 
 /**
+ * What a served call's usage tells the access log: its tokens (and the cache's part of them) and
+ * cost, noted when the call is served, or at the end of an answer written as it is made.
+ */
+export const usageFacts = (served: Pick<ServedCall, "totalTokens" | "costNanos" | "cache">) => ({
+  tokens: served.totalTokens,
+  ...(served.cache !== undefined && served.cache.tokens > 0 ? { cached_tokens: served.cache.tokens } : {}),
+  cost: creditsFromNanos(served.costNanos)
+})
+
+/**
  * What a model call tells the access log and the metrics: the served generation (one being
  * written: what is known when its first bytes go), or the model asked for and the attempts that
  * failed.
  */
-
 const noteOutcome = (task: Catalog.Task, model: string) => <A extends ServedCall | StartedCall>(exit: Exit.Exit<A, ApiError>) => {
-  if (Exit.isSuccess(exit) && !("costNanos" in exit.value)) {
-    const started = exit.value
-    return RequestFacts.note({
-      generation_id: started.id,
-      task,
-      model: started.model,
-      provider: started.provider,
-      attempts: started.attempts,
-      byok: started.isByok
-    })
-  }
   if (Exit.isSuccess(exit)) {
-    const served = exit.value as ServedCall
-    const cost = creditsFromNanos(served.costNanos)
-    return Span.annotate(() => SpanAttributes.served({ ...served, task, cost })).pipe(Effect.andThen(RequestFacts.note({
-      generation_id: served.id,
+    const call: ServedCall | StartedCall = exit.value
+    const started = {
+      generation_id: call.id,
       task,
-      model: served.model,
-      provider: served.provider,
-      attempts: served.attempts,
-      tokens: served.totalTokens,
-      ...(served.cache !== undefined && served.cache.tokens > 0 ? { cached_tokens: served.cache.tokens } : {}),
-      cost,
-      byok: served.isByok
-    })))
+      model: call.model,
+      provider: call.provider,
+      attempts: call.attempts,
+      byok: call.isByok
+    }
+    if (!("costNanos" in call)) return RequestFacts.note(started)
+    const usage = usageFacts(call)
+    return Span.annotate(() => SpanAttributes.served({ ...call, task, cost: usage.cost })).pipe(
+      Effect.andThen(RequestFacts.note({ ...started, ...usage }))
+    )
   }
   const error = exit.cause.reasons.find(Cause.isFailReason)?.error
   const tried = error?.metadata?.attempts
