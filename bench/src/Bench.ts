@@ -89,7 +89,7 @@ const startAll = async (options: BenchOptions, targets: ReadonlySet<TargetId>, s
   }
   // One Switchyard serves several targets: its priced model, its zero-priced one, its cache.
   const addSwitchyard = async (
-    name: "switchyard" | "switchyard-pg" | "switchyard-quiet" | "switchyard-old" | "switchyard-workers",
+    name: "switchyard" | "switchyard-pg" | "switchyard-quiet" | "switchyard-old" | "switchyard-workers" | "switchyard-normal",
     store: string,
     databaseUrl?: string
   ) => {
@@ -107,13 +107,17 @@ const startAll = async (options: BenchOptions, targets: ReadonlySet<TargetId>, s
         : {}),
       logLevel: name === "switchyard-quiet" ? "warn" : "info",
       fundLater: true,
-      ...(name === "switchyard-workers" ? { env: { SWITCHYARD_WORKERS: "2" } } : {})
+      ...(name === "switchyard-workers"
+        ? { env: { SWITCHYARD_WORKERS: "2" } }
+        : name === "switchyard-normal"
+        ? { env: { SWITCHYARD_SQLITE_SYNCHRONOUS: "normal" } }
+        : {})
     })
     children.push(sy)
     started.gateways.push(sy)
     const served = name === "switchyard"
       ? ["switchyard", "switchyard-free", "switchyard-cached"] as const
-      : name === "switchyard-quiet" || name === "switchyard-old" || name === "switchyard-workers"
+      : name === "switchyard-quiet" || name === "switchyard-old" || name === "switchyard-workers" || name === "switchyard-normal"
       ? [name] as const
       : [name, `${name}-free`] as const
     for (const t of served) {
@@ -127,6 +131,7 @@ const startAll = async (options: BenchOptions, targets: ReadonlySet<TargetId>, s
   if (targets.has("switchyard") || targets.has("switchyard-free") || targets.has("switchyard-cached")) await addSwitchyard("switchyard", "SQLite")
   if (targets.has("switchyard-quiet")) await addSwitchyard("switchyard-quiet", "SQLite, SWITCHYARD_LOG_LEVEL=warn")
   if (targets.has("switchyard-workers")) await addSwitchyard("switchyard-workers", "SQLite, SWITCHYARD_WORKERS=2")
+  if (targets.has("switchyard-normal")) await addSwitchyard("switchyard-normal", "SQLite, SWITCHYARD_SQLITE_SYNCHRONOUS=normal")
   if (targets.has("switchyard-old") && old !== undefined) await addSwitchyard("switchyard-old", `old build ${old.ref}, its own default store`)
   if ((targets.has("switchyard-pg") || targets.has("switchyard-pg-free")) && options.databaseUrl !== undefined) {
     const serverUrl = options.databaseUrl

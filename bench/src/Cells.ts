@@ -13,6 +13,7 @@ export type TargetId =
   | "switchyard-quiet"
   | "switchyard-old"
   | "switchyard-workers"
+  | "switchyard-normal"
   | "peer"
   | "switchyard-pg"
   | "switchyard-pg-free"
@@ -27,6 +28,7 @@ export const targetLabels: Record<TargetId, string> = {
   "switchyard-quiet": "Switchyard (SQLite, accounting on, access log off)",
   "switchyard-old": "Switchyard, old build",
   "switchyard-workers": "Switchyard (SQLite, accounting on, SWITCHYARD_WORKERS=2)",
+  "switchyard-normal": "Switchyard (SQLite, accounting on, SWITCHYARD_SQLITE_SYNCHRONOUS=normal)",
   peer: "Portkey gateway 1.15.2 (peer)",
   "switchyard-pg": "Switchyard (PostgreSQL, accounting on)",
   "switchyard-pg-free": "Switchyard (PostgreSQL, zero-priced model)"
@@ -69,8 +71,15 @@ export const accessLogCell: CellId = "small-c16"
  */
 export const workersCell: CellId = "small-c16"
 
+/**
+ * The cell where a fourth Switchyard process, the same but started with
+ * `SWITCHYARD_SQLITE_SYNCHRONOUS=normal` (commits synced at checkpoints, not each one), serves the
+ * same requests: what the fsync of a lone request's flush costs its latency (issue 47).
+ */
+export const synchronousCell: CellId = "small-c1"
+
 export const cells: ReadonlyArray<Cell> = [
-  { id: "small-c1", label: "small (1 input, 1536 floats), c=1", inputs: 1, encoding: "float", delayed: false, connections: 1, targets: withPg },
+  { id: "small-c1", label: "small (1 input, 1536 floats), c=1", inputs: 1, encoding: "float", delayed: false, connections: 1, targets: [...withPg, "switchyard-normal"] },
   { id: "small-c16", label: "small, c=16", inputs: 1, encoding: "float", delayed: false, connections: 16, targets: [...withAccounting, "switchyard-cached", "switchyard-quiet", "switchyard-workers"] },
   { id: "small-c64", label: "small, c=64", inputs: 1, encoding: "float", delayed: false, connections: 64, targets: withAccounting },
   { id: "large-c16", label: "large (64 inputs × 1536 floats), c=16", inputs: 64, encoding: "float", delayed: false, connections: 16, targets: [...withPg, "switchyard-cached"] },

@@ -344,6 +344,34 @@ export const checks = (
       "min"
     ))
   }
+  // Issue 47: a lone request, against Portkey's in the same run and against the gateway's own
+  // cost under load; and what the fsync of its flush costs (the same build, commits synced at
+  // checkpoints: information, the default stays FULL).
+  const peerC1 = find(cells, "small-c1", "peer")?.addedP50?.median
+  for (const target of ["switchyard", "switchyard-normal"] as const) {
+    const added = find(cells, "small-c1", target)?.addedP50?.median
+    if (added === undefined || peerC1 === undefined || peerC1 <= 0) continue
+    out.push(check(
+      `small-c1-added-p50-vs-peer-${target}`,
+      `small c=1: ${targetLabels[target]}'s added p50 ÷ Portkey's (issue 47${target === "switchyard" ? "" : ", information"})`,
+      added / peerC1,
+      1,
+      "max",
+      `${ms(added)} ms vs ${ms(peerC1)} ms over direct`
+    ))
+  }
+  const cpuC1 = find(cells, "small-c1", "switchyard")?.cpuMsPerRequest?.median
+  const cpuC16 = find(cells, "small-c16", "switchyard")?.cpuMsPerRequest?.median
+  if (cpuC1 !== undefined && cpuC16 !== undefined && cpuC16 > 0) {
+    out.push(check(
+      "small-c1-cpu-vs-c16",
+      "small (SQLite): Switchyard's CPU per request at c=1 ÷ at c=16 (issue 47)",
+      cpuC1 / cpuC16,
+      2,
+      "max",
+      `${cpuC1.toFixed(3)} vs ${cpuC16.toFixed(3)} ms/req`
+    ))
+  }
   const accessLog = accessLogCost(samples)
   if (accessLog !== undefined) {
     const { cpuPercent, rpsPercent, cpuWith, cpuWithout } = accessLog

@@ -37,7 +37,10 @@ const count = (n: number, one: string, many = `${one}s`) => `${grouped(n)} ${n =
 const storeLine = (store: StoreChoice) =>
   store.kind === "postgres"
     ? `store: PostgreSQL at ${shownUrl(Redacted.value(store.url!))} (DATABASE_URL)`
-    : `store: SQLite (embedded) in ${sqliteFile(store.dataDir)} (SWITCHYARD_DATA_DIR)`
+    : `store: SQLite (embedded) in ${sqliteFile(store.dataDir)} (SWITCHYARD_DATA_DIR)` +
+      (store.synchronous === "normal"
+        ? "; commits synced at checkpoints (SWITCHYARD_SQLITE_SYNCHRONOUS=normal): a power cut may lose the last answered requests"
+        : "")
 
 const inMemory = (bounds: { readonly maxBytes: number; readonly maxEntries: number | undefined }) =>
   bounds.maxBytes <= 0 || bounds.maxEntries === 0

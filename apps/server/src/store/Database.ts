@@ -20,16 +20,23 @@ export interface StoreChoice {
   readonly kind: "postgres" | "sqlite"
   readonly url?: Redacted.Redacted<string>
   readonly dataDir: string
+  /**
+   * The embedded store's commit mode (`SWITCHYARD_SQLITE_SYNCHRONOUS`): `full` (default), every
+   * commit on disk before its answer; `normal`, the write-ahead log synced only at checkpoints, so
+   * a power cut (not a crash of the process) may lose the last answered requests' rows.
+   */
+  readonly synchronous: "full" | "normal"
 }
 
 export const StoreConfig = Config.all({
   databaseUrl: Config.option(Config.Redacted("DATABASE_URL")),
-  dataDir: Config.String("SWITCHYARD_DATA_DIR").pipe(Config.withDefault(".switchyard"))
+  dataDir: Config.String("SWITCHYARD_DATA_DIR").pipe(Config.withDefault(".switchyard")),
+  synchronous: Config.Literals(["full", "normal"], "SWITCHYARD_SQLITE_SYNCHRONOUS").pipe(Config.withDefault("full" as const))
 }).pipe(
-  Config.map(({ databaseUrl, dataDir }): StoreChoice =>
+  Config.map(({ databaseUrl, dataDir, synchronous }): StoreChoice =>
     Option.match(Option.filter(databaseUrl, (url) => Redacted.value(url).length > 0), {
-      onNone: () => ({ kind: "sqlite", dataDir: NodePath.resolve(dataDir) }),
-      onSome: (url) => ({ kind: "postgres", url, dataDir: NodePath.resolve(dataDir) })
+      onNone: () => ({ kind: "sqlite", dataDir: NodePath.resolve(dataDir), synchronous }),
+      onSome: (url) => ({ kind: "postgres", url, dataDir: NodePath.resolve(dataDir), synchronous })
     })
   )
 )
@@ -67,7 +74,7 @@ const drivers = {
       Layer.provide(Layer.succeed(Clock.Clock, Clock.Clock.defaultValue()))
     ) as Layer.Layer<SqlClient.SqlClient, unknown>,
   sqlite: (choice: StoreChoice) =>
-    SqliteClient.layer(sqliteFile(choice.dataDir)).pipe(
+    SqliteClient.layer(sqliteFile(choice.dataDir), { synchronous: choice.synchronous === "normal" ? "NORMAL" : "FULL" }).pipe(
       // Held from before the file opens until after it has closed; an old PGlite directory is refused first.
       Layer.provide(Layer.effectDiscard(Effect.andThen(refuseOldStore(choice.dataDir), DataDirLock.acquire(choice.dataDir))))
     ) as Layer.Layer<SqlClient.SqlClient, unknown>

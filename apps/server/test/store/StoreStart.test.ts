@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { type Cause, Effect, Exit, Layer } from "effect"
+import { type Cause, ConfigProvider, Effect, Exit, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
 import * as Database from "../../src/store/Database.ts"
@@ -9,9 +10,15 @@ import { tempDir } from "../support/TestServer.ts"
 /** The one start line for a SQLite store in `dataDir`, or `undefined` when it opened. */
 const startLine = (dataDir: string) =>
   Effect.gen(function*() {
-    const exit = yield* Effect.exit(Effect.scoped(Layer.build(Database.layerFor({ kind: "sqlite", dataDir }))))
+    const exit = yield* Effect.exit(Effect.scoped(Layer.build(Database.layerFor({ kind: "sqlite", dataDir, synchronous: "full" }))))
     return Exit.isFailure(exit) ? StartupFailure.describe(exit.cause as Cause.Cause<unknown>) : undefined
   })
+
+/** The store's settings as `env` gives them. */
+const configFrom = (env: Record<string, string>) =>
+  Effect.exit(Effect.gen(function*() {
+    return yield* Database.StoreConfig
+  }).pipe(Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))))
 
 const withDir = <A, E>(prefix: string, f: (dir: string) => Effect.Effect<A, E>) =>
   Effect.acquireUseRelease(
@@ -59,5 +66,26 @@ describe("starting the embedded store", () => {
         assert.isString(line)
         assert.include(line!, `cannot use the SQLite store ${NodePath.join(dir, "switchyard.db")} (SWITCHYARD_DATA_DIR)`)
         assert.notInclude(line!, "DATABASE_URL")
+      })))
+
+  it.effect("SWITCHYARD_SQLITE_SYNCHRONOUS: full by default, normal on request (fsync at checkpoints), anything else refused", () =>
+    withDir("store-synchronous", (dir) =>
+      Effect.gen(function*() {
+        const unset = yield* configFrom({ SWITCHYARD_DATA_DIR: dir })
+        assert.isTrue(Exit.isSuccess(unset) && unset.value.synchronous === "full")
+        const normal = yield* configFrom({ SWITCHYARD_DATA_DIR: dir, SWITCHYARD_SQLITE_SYNCHRONOUS: "normal" })
+        assert.isTrue(Exit.isSuccess(normal) && normal.value.synchronous === "normal")
+        const other = yield* configFrom({ SWITCHYARD_DATA_DIR: dir, SWITCHYARD_SQLITE_SYNCHRONOUS: "off" })
+        if (!Exit.isFailure(other)) return assert.fail("SWITCHYARD_SQLITE_SYNCHRONOUS=off was taken")
+        assert.include(StartupFailure.describe(other.cause as Cause.Cause<unknown>), "SWITCHYARD_SQLITE_SYNCHRONOUS")
+        // What SQLite was told: 2 is FULL, 1 NORMAL.
+        const pragma = (synchronous: "full" | "normal") =>
+          Effect.service(SqlClient.SqlClient).pipe(
+            Effect.flatMap((sql) => sql.unsafe<{ synchronous: number }>("PRAGMA synchronous")),
+            Effect.map((rows) => rows[0]!.synchronous),
+            Effect.provide(Database.layerFor({ kind: "sqlite", dataDir: dir, synchronous }))
+          )
+        assert.strictEqual(yield* pragma("full"), 2)
+        assert.strictEqual(yield* pragma("normal"), 1)
       })))
 })
