@@ -15,7 +15,7 @@
  * - Errors are classified by SQLite's result code (`classifySqliteError`), so a unique violation,
  *   a busy database or a full disk reach callers as their `SqlError` reason.
  */
-import { Effect, Layer, Semaphore, Stream } from "effect"
+import { Context, Effect, Layer, References, Semaphore, Stream } from "effect"
 import type { Scope } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { SqlClient, Statement } from "effect/sql"
@@ -202,6 +202,131 @@ const connectionOf = (db: DatabaseSync, prepared: Prepared, disk: DiskWatch): Sq
  * Opens (creating where missing) the SQLite database at `filename` (`:memory:` for a private
  * in-memory one) and serves it as a `SqlClient` until the scope closes.
  */
+/**
+ * Statements on the store's connection without the `SqlClient`'s statement machinery (compiling
+ * a template, a span and the connection's lock per statement): for the money store's grants and
+ * flushes, whose statements are few, constant and all inside one transaction that a lone request
+ * waits for.
+ *
+ * **Details**
+ *
+ * - {@link Direct.transaction} runs an effect as one `BEGIN IMMEDIATE` transaction, holding the
+ *   client's lock (the one its own transactions hold) throughout; inside a transaction of the
+ *   client on the same fiber it joins that one instead. A failure or an interruption rolls back.
+ * - {@link Direct.q} is a statement of that transaction: a template whose values are bound as `?`,
+ *   its text built once per call site and its prepared statement kept with the client's. It needs
+ *   {@link InTransaction}, which only `transaction` provides: a statement cannot run outside one.
+ * - Failures are the client's (`SqlError` by SQLite's result code), and a full disk is reported
+ *   as the client reports it.
+ */
+export class InTransaction extends Context.Service<InTransaction, true>()("switchyard/store/SqliteClient/InTransaction") {}
+
+export interface Direct {
+  readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError.SqlError, Exclude<R, InTransaction>>
+  readonly q: <A extends object = Record<string, unknown>>(
+    strings: TemplateStringsArray,
+    ...values: ReadonlyArray<unknown>
+  ) => Effect.Effect<ReadonlyArray<A>, SqlError.SqlError, InTransaction>
+  /** A statement of the transaction from its text (`?` for each value). */
+  readonly unsafe: <A extends object = Record<string, unknown>>(
+    sql: string,
+    values: ReadonlyArray<unknown>
+  ) => Effect.Effect<ReadonlyArray<A>, SqlError.SqlError, InTransaction>
+}
+
+const directs = new WeakMap<SqlClient.SqlClient, Direct>()
+
+/** The direct statements of a client this module made; `undefined` for any other client. */
+export const directOf = (sql: SqlClient.SqlClient): Direct | undefined => directs.get(sql)
+
+const directOn = (client: SqlClient.SqlClient, db: DatabaseSync, prepared: Prepared, disk: DiskWatch, lock: Semaphore.Semaphore): Direct => {
+  const joined = client.transactionService
+  const texts = new WeakMap<TemplateStringsArray, string>()
+  const attempt = <A>(operation: string, f: () => A): Effect.Effect<A, SqlError.SqlError> => {
+    try {
+      return Effect.succeed(f())
+    } catch (cause) {
+      return Effect.andThen(disk.failed(cause), Effect.fail(classify(operation)(cause)))
+    }
+  }
+  const rollback = () => {
+    try {
+      if (db.isTransaction) db.exec("ROLLBACK")
+    } catch {
+      // The next transaction's start finds it open and tries again.
+    }
+  }
+  const execute = <A extends object>(sql: string, values: ReadonlyArray<unknown>) =>
+    attempt("execute", () => rowsOf(prepared.get(sql), values, false) as ReadonlyArray<A>)
+  // A statement transformer in the fiber's context (a test's recorder, an instrumentation) sees
+  // and may rewrite each statement, as it does the client's own.
+  // With tracing on, each statement is a client span as the client's own are (free when off).
+  const traced = <A extends object>(sql: string, values: ReadonlyArray<unknown>, tracing: boolean) =>
+    tracing
+      ? Effect.withSpan(execute<A>(sql, values), "sql.execute", {
+        kind: "client",
+        attributes: { "db.system.name": "sqlite", "db.query.text": sql },
+        captureStackTrace: false
+      })
+      : execute<A>(sql, values)
+  const unsafe = <A extends object>(sql: string, values: ReadonlyArray<unknown>) =>
+    Effect.withFiber((fiber) => {
+      const transform = fiber.getRef(Statement.CurrentTransformer)
+      const tracing = fiber.getRef(References.TracerEnabled)
+      if (transform === undefined) return traced<A>(sql, values, tracing)
+      return Effect.makeSpan("sql.execute").pipe(
+        Effect.flatMap((span) => transform(client.unsafe(sql, values), client, fiber, span)),
+        Effect.flatMap((statement) => {
+          const [text, params] = statement.compile()
+          return traced<A>(text, params, tracing)
+        })
+      )
+    })
+  const own = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    lock.withPermit(Effect.uninterruptible(Effect.suspend(() =>
+      Effect.andThen(
+        attempt("beginTransaction", () => {
+          rollback()
+          db.exec("BEGIN IMMEDIATE")
+        }),
+        effect.pipe(
+          Effect.provideService(InTransaction, true),
+          Effect.matchCauseEffect({
+            onFailure: (cause) => Effect.andThen(Effect.sync(rollback), Effect.failCause(cause)),
+            onSuccess: (value) =>
+              Effect.suspend(() => {
+                const committed = attempt("commit", () => db.exec("COMMIT"))
+                return Effect.flatMap(Effect.exit(committed), (exit) => {
+                  if (exit._tag === "Failure") {
+                    rollback()
+                    return exit
+                  }
+                  return Effect.as(disk.succeeded("COMMIT", true), value)
+                })
+              })
+          })
+        )
+      )
+    ))) as Effect.Effect<A, E | SqlError.SqlError, Exclude<R, InTransaction>>
+  return {
+    transaction: (effect) =>
+      Effect.withFiber((fiber) =>
+        fiber.context.mapUnsafe.has(joined.key)
+          ? Effect.provideService(effect, InTransaction, true) as Effect.Effect<any, any, any>
+          : own(effect)
+      ),
+    q: (strings, ...values) => {
+      let text = texts.get(strings)
+      if (text === undefined) {
+        text = strings.join("?")
+        texts.set(strings, text)
+      }
+      return unsafe(text, values)
+    },
+    unsafe
+  }
+}
+
 const make = (
   filename: string,
   options: SqliteOptions = {}
@@ -231,19 +356,23 @@ const make = (
       })
     )
     const prepared = new Prepared(db, options.preparedCapacity ?? 256)
-    const connection = connectionOf(db, prepared, new DiskWatch(filename))
+    const disk = new DiskWatch(filename)
+    const connection = connectionOf(db, prepared, disk)
+    const lock = Semaphore.makeUnsafe(1)
     const acquirers = SqlClient.makeSqliteAcquirers({
       connection: Effect.succeed(connection),
-      semaphore: Semaphore.makeUnsafe(1),
+      semaphore: lock,
       isTransaction: () => db.isTransaction
     })
-    return yield* SqlClient.make({
+    const client = yield* SqlClient.make({
       ...acquirers,
       driver: "sqlite",
       compiler: Statement.makeCompilerSqlite(),
       beginTransaction: "BEGIN IMMEDIATE",
       spanAttributes: [["db.system.name", "sqlite"]]
     })
+    directs.set(client, directOn(client, db, prepared, disk, lock))
+    return client
   })
 
 export const layer = (filename: string, options: SqliteOptions = {}): Layer.Layer<SqlClient.SqlClient, SqlError.SqlError> =>

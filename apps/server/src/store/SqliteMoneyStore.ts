@@ -19,12 +19,16 @@
  *   `holds_fence` (SQLite has no sequences), taken when the row is created.
  * - Statements are constant texts, so the client keeps each prepared: a flush runs one fence read
  *   per lease, one insert per row and one upsert per counter it moves, in process.
+ * - Grants, hand-backs and flushes run on the client's direct statements (`SqliteClient.Direct`):
+ *   bound and stepped at once, without the `SqlClient`'s per-statement machinery, inside one
+ *   transaction holding the client's lock. The other operations go through the client.
  * - Process liveness is dated by the `Clock` of the layer that made the store.
  */
 import * as FencedLease from "@switchyard/core/accounting/FencedLease"
 import * as SpendLease from "@switchyard/core/accounting/SpendLease"
 import { Clock, Duration, Effect, Option } from "effect"
 import type { SqlClient } from "effect/sql"
+import * as SqliteClient from "./SqliteClient.ts"
 import { StoreStatements, Uncounted } from "./StoreStatements.ts"
 import type { CreditGrant, Flushed, GrantOutcome, GrantRequest, LedgerRow, MoneyStore } from "./MoneyStorePort.ts"
 
@@ -98,18 +102,18 @@ const refused = (outcome: GrantOutcome["outcome"], more: Partial<GrantOutcome> =
 })
 
 /** What each scope (the key's limit, the workspace's budgets, its prepaid credits) still allows. */
-const roomsOn = (sql: SqlClient.SqlClient) => {
+const roomsOn = (q: SqliteClient.Direct["q"]) => {
   /** Creates the workspace's credit account (no credits, not prepaid) when it has none. */
   const openAccount = (workspaceId: string) =>
-    sql`INSERT INTO credit_accounts (workspace_id) VALUES (${workspaceId}) ON CONFLICT (workspace_id) DO NOTHING`
+    q`INSERT INTO credit_accounts (workspace_id) VALUES (${workspaceId}) ON CONFLICT (workspace_id) DO NOTHING`
 
   /** What the key may still spend under its limit: the limit, less its window's counters, less its open holds but `exclude`. */
   const keyRoom = (keyId: string, limit: bigint, reset: string | null, includeByok: boolean, now: number, exclude: string) =>
     Effect.gen(function*() {
       const [from, to] = windowDays(reset, now)
-      const spent = yield* sql<{ n: unknown }>`SELECT CAST(COALESCE(SUM(spent_nanos + CASE WHEN ${includeByok} THEN byok_nanos ELSE 0 END), 0) AS text) AS n
+      const spent = yield* q<{ n: unknown }>`SELECT CAST(COALESCE(SUM(spent_nanos + CASE WHEN ${includeByok} THEN byok_nanos ELSE 0 END), 0) AS text) AS n
         FROM key_spend WHERE key_id = ${keyId} AND day BETWEEN ${from} AND ${to}`
-      const held = yield* sql<{ n: unknown }>`SELECT CAST(COALESCE(SUM(amount_nanos), 0) AS text) AS n FROM holds
+      const held = yield* q<{ n: unknown }>`SELECT CAST(COALESCE(SUM(amount_nanos), 0) AS text) AS n FROM holds
         WHERE key_id = ${keyId} AND expires_at > ${now} AND (NOT is_byok OR ${includeByok}) AND id <> ${exclude}`
       return limit - sumOf(spent) - sumOf(held)
     })
@@ -117,23 +121,23 @@ const roomsOn = (sql: SqlClient.SqlClient) => {
   /** The smallest room left under the workspace's budgets that count the request, or `undefined` for none. */
   const budgetRoom = (workspaceId: string, byok: boolean, now: number, exclude: string) =>
     Effect.gen(function*() {
-      const budgets = yield* sql<{ interval: string; limit_nanos: unknown }>`SELECT interval, CAST(limit_nanos AS text) AS limit_nanos
+      const budgets = yield* q<{ interval: string; limit_nanos: unknown }>`SELECT interval, CAST(limit_nanos AS text) AS limit_nanos
         FROM workspace_budgets WHERE workspace_id = ${workspaceId}`
       if (budgets.length === 0) return undefined
-      const workspace = yield* sql<{ include: unknown }>`SELECT include_byok_in_budgets AS include FROM workspaces WHERE id = ${workspaceId}`
+      const workspace = yield* q<{ include: unknown }>`SELECT include_byok_in_budgets AS include FROM workspaces WHERE id = ${workspaceId}`
       if (workspace.length === 0) return undefined
       const includeByok = truthy(workspace[0]!.include)
       if (byok && !includeByok) return undefined
       yield* openAccount(workspaceId)
       const held = sumOf(
-        yield* sql<{ n: unknown }>`SELECT CAST(COALESCE(SUM(amount_nanos), 0) AS text) AS n FROM holds
+        yield* q<{ n: unknown }>`SELECT CAST(COALESCE(SUM(amount_nanos), 0) AS text) AS n FROM holds
           WHERE workspace_id = ${workspaceId} AND expires_at > ${now} AND (NOT is_byok OR ${includeByok}) AND id <> ${exclude}`
       )
       let least: { interval: string; limit: bigint; room: bigint } | undefined
       for (const budget of budgets) {
         const [from, to] = windowDays(budget.interval, now)
         const spent = sumOf(
-          yield* sql<{ n: unknown }>`SELECT CAST(COALESCE(SUM(spent_nanos + CASE WHEN ${includeByok} THEN byok_nanos ELSE 0 END), 0) AS text) AS n
+          yield* q<{ n: unknown }>`SELECT CAST(COALESCE(SUM(spent_nanos + CASE WHEN ${includeByok} THEN byok_nanos ELSE 0 END), 0) AS text) AS n
             FROM workspace_spend WHERE workspace_id = ${workspaceId} AND day BETWEEN ${from} AND ${to}`
         )
         const limit = big(budget.limit_nanos)
@@ -147,7 +151,7 @@ const roomsOn = (sql: SqlClient.SqlClient) => {
   const balanceRoom = (workspaceId: string, now: number, exclude: string) =>
     Effect.gen(function*() {
       const account = () =>
-        sql<{ credits: unknown; usage: unknown; prepaid: unknown }>`SELECT CAST(credits_nanos AS text) AS credits,
+        q<{ credits: unknown; usage: unknown; prepaid: unknown }>`SELECT CAST(credits_nanos AS text) AS credits,
           CAST(usage_nanos AS text) AS usage, prepaid FROM credit_accounts WHERE workspace_id = ${workspaceId}`
       let rows = yield* account()
       if (rows.length === 0) {
@@ -157,7 +161,7 @@ const roomsOn = (sql: SqlClient.SqlClient) => {
       const row = rows[0]!
       if (!truthy(row.prepaid)) return maxBig
       const held = sumOf(
-        yield* sql<{ n: unknown }>`SELECT CAST(COALESCE(SUM(amount_nanos), 0) AS text) AS n FROM holds
+        yield* q<{ n: unknown }>`SELECT CAST(COALESCE(SUM(amount_nanos), 0) AS text) AS n FROM holds
           WHERE workspace_id = ${workspaceId} AND expires_at > ${now} AND NOT is_byok AND id <> ${exclude}`
       )
       return big(row.credits) - big(row.usage) - held
@@ -166,7 +170,7 @@ const roomsOn = (sql: SqlClient.SqlClient) => {
   /** What each scope counting a row of `cost` on the key still allows, every open hold counted (`undefined`: it does not count). */
   const roomsOf = (keyId: string, workspaceId: string, byok: boolean, now: number) =>
     Effect.gen(function*() {
-      const keys = yield* sql<Record<string, unknown>>`SELECT CAST(limit_nanos AS text) AS limit_nanos, limit_reset, include_byok_in_limit
+      const keys = yield* q<Record<string, unknown>>`SELECT CAST(limit_nanos AS text) AS limit_nanos, limit_reset, include_byok_in_limit
         FROM api_keys WHERE id = ${keyId}`
       const key = keys[0]
       const includeByok = key !== undefined && truthy(key.include_byok_in_limit)
@@ -181,10 +185,11 @@ const roomsOn = (sql: SqlClient.SqlClient) => {
 }
 
 /** Writes rows into the ledger and adds their cost to the counters, each under its lease's current token. */
-const flushOn = (sql: SqlClient.SqlClient, roomsOf: ReturnType<typeof roomsOn>["roomsOf"], nowMs: () => number) => {
-  const insertLedger = sql.unsafe.bind(sql)
+const flushOn = (direct: SqliteClient.Direct, roomsOf: ReturnType<typeof roomsOn>["roomsOf"], nowMs: () => number) => {
+  const { q } = direct
+  const insertLedger = direct.unsafe
   const costOf = (generation: string) =>
-    sql<{ cost: unknown }>`SELECT CAST(cost_nanos AS text) AS cost FROM ledger WHERE generation_id = ${generation}`.pipe(
+    q<{ cost: unknown }>`SELECT CAST(cost_nanos AS text) AS cost FROM ledger WHERE generation_id = ${generation}`.pipe(
       Effect.map((rows) => (rows[0] === undefined ? null : big(rows[0].cost)))
     )
 
@@ -196,27 +201,27 @@ const flushOn = (sql: SqlClient.SqlClient, roomsOf: ReturnType<typeof roomsOn>["
       const spent = row.byok ? 0n : cost
       const byok = row.byok ? cost : 0n
       for (const day of [dayOf(createdMs), allTime]) {
-        yield* sql`INSERT INTO key_spend (key_id, day, spent_nanos, byok_nanos) VALUES (${row.key}, ${day}, ${spent}, ${byok})
+        yield* q`INSERT INTO key_spend (key_id, day, spent_nanos, byok_nanos) VALUES (${row.key}, ${day}, ${spent}, ${byok})
           ON CONFLICT (key_id, day) DO UPDATE
             SET spent_nanos = key_spend.spent_nanos + excluded.spent_nanos, byok_nanos = key_spend.byok_nanos + excluded.byok_nanos`
-        yield* sql`INSERT INTO workspace_spend (workspace_id, day, spent_nanos, byok_nanos) VALUES (${row.workspace}, ${day}, ${spent}, ${byok})
+        yield* q`INSERT INTO workspace_spend (workspace_id, day, spent_nanos, byok_nanos) VALUES (${row.workspace}, ${day}, ${spent}, ${byok})
           ON CONFLICT (workspace_id, day) DO UPDATE
             SET spent_nanos = workspace_spend.spent_nanos + excluded.spent_nanos, byok_nanos = workspace_spend.byok_nanos + excluded.byok_nanos`
       }
       if (!row.byok) {
-        yield* sql`INSERT INTO credit_accounts (workspace_id, usage_nanos, updated_at) VALUES (${row.workspace}, ${cost}, ${createdMs})
+        yield* q`INSERT INTO credit_accounts (workspace_id, usage_nanos, updated_at) VALUES (${row.workspace}, ${cost}, ${createdMs})
           ON CONFLICT (workspace_id) DO UPDATE
             SET usage_nanos = credit_accounts.usage_nanos + excluded.usage_nanos, updated_at = excluded.updated_at`
       }
     })
 
   return (rows: ReadonlyArray<LedgerRow>, expiresAtMs: number) =>
-    sql.withTransaction(Effect.gen(function*() {
+    direct.transaction(Effect.gen(function*() {
       // Each lease's token as the store has it now (`null`: gone).
       const fences = new Map<string, string | null>()
       for (const row of rows) {
         if (row.lease === null || fences.has(row.lease)) continue
-        const found = yield* sql<{ fence: unknown }>`SELECT CAST(fence AS text) AS fence FROM holds WHERE id = ${row.lease}`
+        const found = yield* q<{ fence: unknown }>`SELECT CAST(fence AS text) AS fence FROM holds WHERE id = ${row.lease}`
         fences.set(row.lease, found[0] === undefined ? null : String(found[0].fence))
       }
       const out: Array<Flushed> = []
@@ -267,22 +272,22 @@ const flushOn = (sql: SqlClient.SqlClient, roomsOf: ReturnType<typeof roomsOn>["
         }
       }
       for (const k of keyDays.values()) {
-        yield* sql`INSERT INTO key_spend (key_id, day, spent_nanos, byok_nanos) VALUES (${k.key}, ${k.day}, ${k.spent}, ${k.byok})
+        yield* q`INSERT INTO key_spend (key_id, day, spent_nanos, byok_nanos) VALUES (${k.key}, ${k.day}, ${k.spent}, ${k.byok})
           ON CONFLICT (key_id, day) DO UPDATE
             SET spent_nanos = key_spend.spent_nanos + excluded.spent_nanos, byok_nanos = key_spend.byok_nanos + excluded.byok_nanos`
       }
       for (const w of workspaceDays.values()) {
-        yield* sql`INSERT INTO workspace_spend (workspace_id, day, spent_nanos, byok_nanos) VALUES (${w.workspace}, ${w.day}, ${w.spent}, ${w.byok})
+        yield* q`INSERT INTO workspace_spend (workspace_id, day, spent_nanos, byok_nanos) VALUES (${w.workspace}, ${w.day}, ${w.spent}, ${w.byok})
           ON CONFLICT (workspace_id, day) DO UPDATE
             SET spent_nanos = workspace_spend.spent_nanos + excluded.spent_nanos, byok_nanos = workspace_spend.byok_nanos + excluded.byok_nanos`
       }
       for (const [workspace, u] of usage) {
-        yield* sql`INSERT INTO credit_accounts (workspace_id, usage_nanos, updated_at) VALUES (${workspace}, ${u.nanos}, ${u.updatedMs})
+        yield* q`INSERT INTO credit_accounts (workspace_id, usage_nanos, updated_at) VALUES (${workspace}, ${u.nanos}, ${u.updatedMs})
           ON CONFLICT (workspace_id) DO UPDATE
             SET usage_nanos = credit_accounts.usage_nanos + excluded.usage_nanos, updated_at = excluded.updated_at`
       }
       for (const [lease, spent] of leases) {
-        yield* sql`UPDATE holds SET amount_nanos = max(amount_nanos - ${spent}, 0), expires_at = max(expires_at, ${expiresAtMs})
+        yield* q`UPDATE holds SET amount_nanos = max(amount_nanos - ${spent}, 0), expires_at = max(expires_at, ${expiresAtMs})
           WHERE id = ${lease}`
       }
       return out
@@ -341,13 +346,16 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
       })
     const nowMs = () => clock.currentTimeMillisUnsafe()
 
-    const { keyRoom, budgetRoom, balanceRoom, roomsOf } = roomsOn(sql)
-    const flushRows = flushOn(sql, roomsOf, nowMs)
+    const direct = SqliteClient.directOf(sql)
+    if (direct === undefined) return yield* Effect.die(new Error("the SQLite money store needs the embedded store's own client (SqliteClient)"))
+    const { q } = direct
+    const { keyRoom, budgetRoom, balanceRoom, roomsOf } = roomsOn(q)
+    const flushRows = flushOn(direct, roomsOf, nowMs)
 
     const grant = (r: GrantRequest) =>
-      operation("lease")(sql.withTransaction(Effect.gen(function*() {
+      operation("lease")(direct.transaction(Effect.gen(function*() {
         const now = r.nowMs
-        const keys = yield* sql<Record<string, unknown>>`SELECT workspace_id, CAST(limit_nanos AS text) AS limit_nanos, limit_reset,
+        const keys = yield* q<Record<string, unknown>>`SELECT workspace_id, CAST(limit_nanos AS text) AS limit_nanos, limit_reset,
             include_byok_in_limit, disabled, deleted_at, expires_at
           FROM api_keys WHERE id = ${r.keyId}`
         const key = keys[0]
@@ -356,8 +364,8 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
         const keyExpires = msOf(key.expires_at)
         if (keyExpires !== null && keyExpires <= now) return refused("key_expired")
         if (key.workspace_id !== r.workspaceId) return refused("wrong_workspace")
-        yield* sql`DELETE FROM holds WHERE key_id = ${r.keyId} AND expires_at <= ${now} AND id <> ${r.id}`
-        const own = yield* sql<{ n: unknown }>`SELECT CAST(amount_nanos AS text) AS n FROM holds WHERE id = ${r.id}`
+        yield* q`DELETE FROM holds WHERE key_id = ${r.keyId} AND expires_at <= ${now} AND id <> ${r.id}`
+        const own = yield* q<{ n: unknown }>`SELECT CAST(amount_nanos AS text) AS n FROM holds WHERE id = ${r.id}`
         const held = own.length === 0 ? 0n : sumOf(own)
         let avail = maxBig
         const includeByokInLimit = truthy(key.include_byok_in_limit)
@@ -385,17 +393,17 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
         // Every scope allows `need`: what the store grants is core's rule.
         const granted = SpendLease.grantFrom(avail, r.ask) ?? r.ask.need
         const seen = nowMs()
-        yield* sql`INSERT INTO gateway_processes (id, started_at, seen_at) VALUES (${r.owner}, ${seen}, ${seen})
+        yield* q`INSERT INTO gateway_processes (id, started_at, seen_at) VALUES (${r.owner}, ${seen}, ${seen})
           ON CONFLICT (id) DO UPDATE SET seen_at = max(gateway_processes.seen_at, excluded.seen_at)`
         let fence: string | null
         if (own.length === 0 && granted > 0n) {
           // A new row takes the next token: a lease taken and granted again never carries its old one.
-          const next = yield* sql<{ fence: unknown }>`UPDATE holds_fence SET value = value + 1 RETURNING CAST(value AS text) AS fence`
+          const next = yield* q<{ fence: unknown }>`UPDATE holds_fence SET value = value + 1 RETURNING CAST(value AS text) AS fence`
           fence = String(next[0]!.fence)
-          yield* sql`INSERT INTO holds (id, key_id, workspace_id, amount_nanos, is_byok, created_at, expires_at, owner, fence)
+          yield* q`INSERT INTO holds (id, key_id, workspace_id, amount_nanos, is_byok, created_at, expires_at, owner, fence)
             VALUES (${r.id}, ${r.keyId}, ${r.workspaceId}, ${granted}, ${r.byok}, ${now}, ${r.expiresAtMs}, ${r.owner}, ${BigInt(fence)})`
         } else {
-          const rows = yield* sql<{ fence: unknown }>`UPDATE holds SET amount_nanos = amount_nanos + ${granted},
+          const rows = yield* q<{ fence: unknown }>`UPDATE holds SET amount_nanos = amount_nanos + ${granted},
               expires_at = max(expires_at, ${r.expiresAtMs})
             WHERE id = ${r.id} RETURNING CAST(fence AS text) AS fence`
           fence = rows[0] === undefined ? null : String(rows[0].fence)
@@ -404,9 +412,9 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<MoneyStore> =>
       })))
 
     const handBack = (id: string, amount: bigint) =>
-      operation("lease_return")(sql.withTransaction(Effect.gen(function*() {
-        const ended = yield* sql`DELETE FROM holds WHERE id = ${id} AND amount_nanos <= ${amount} RETURNING id`
-        if (ended.length === 0) yield* sql`UPDATE holds SET amount_nanos = amount_nanos - ${amount} WHERE id = ${id}`
+      operation("lease_return")(direct.transaction(Effect.gen(function*() {
+        const ended = yield* q`DELETE FROM holds WHERE id = ${id} AND amount_nanos <= ${amount} RETURNING id`
+        if (ended.length === 0) yield* q`UPDATE holds SET amount_nanos = amount_nanos - ${amount} WHERE id = ${id}`
       })))
 
     const end = (id: string, fence: string) => sql`DELETE FROM holds WHERE id = ${id} AND fence = ${BigInt(fence)}`.pipe(Effect.asVoid)
