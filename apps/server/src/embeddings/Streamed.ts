@@ -172,7 +172,7 @@ export const make = (services: Services) =>
 
     const { attempt } = first
     const slug = attempt.candidate.provider.slug
-    const limit = HeldAttempts.limitOf(attempt, config.attemptTimeoutMs, deadline, new RequestTimedOut({ timeoutMs: config.requestTimeoutMs }))
+    const limit = HeldAttempts.limitOf(attempt, config.attemptTimeoutMs, deadline, () => new RequestTimedOut({ timeoutMs: config.requestTimeoutMs }))
     const observe = services.observe(caller)
     // Each piece feeds the endpoint's health as an attempt does: its latency, or the failure that
     // opens its outage window.

@@ -32,19 +32,19 @@ export function bounded<A, E>(attempt: Effect.Effect<A, E>, limitMs: number): Ef
 export function bounded<A, E>(
   attempt: Effect.Effect<A, E>,
   limitMs: number,
-  request: { readonly leftMs: number; readonly timedOut: RequestTimedOut }
+  request: { readonly leftMs: number; readonly timedOut: () => RequestTimedOut }
 ): Effect.Effect<A, E | UpstreamError.UpstreamError | RequestTimedOut>
 export function bounded<A, E>(
   attempt: Effect.Effect<A, E>,
   limitMs: number,
-  request?: { readonly leftMs: number; readonly timedOut: RequestTimedOut }
+  request?: { readonly leftMs: number; readonly timedOut: () => RequestTimedOut }
 ): Effect.Effect<A, E | UpstreamError.UpstreamError | RequestTimedOut> {
-  if (request !== undefined && request.leftMs <= 0) return Effect.fail(request.timedOut)
+  if (request !== undefined && request.leftMs <= 0) return Effect.fail(request.timedOut())
   const requestEnds = request !== undefined && request.leftMs <= limitMs
   return Effect.timeoutOrElse(attempt, {
     duration: Duration.millis(requestEnds ? request.leftMs : limitMs),
     orElse: (): Effect.Effect<never, UpstreamError.UpstreamError | RequestTimedOut> =>
-      requestEnds ? Effect.fail(request.timedOut) : Effect.fail(UpstreamError.timeout(limitMs))
+      requestEnds ? Effect.fail(request.timedOut()) : Effect.fail(UpstreamError.timeout(limitMs))
   })
 }
 
@@ -56,13 +56,14 @@ export type Limit = <X, E>(upstreamCall: Effect.Effect<X, E>) => Effect.Effect<X
 
 /**
  * The {@link Limit} of an attempt at `attempt`'s provider, for a request that must end by
- * `deadline` (epoch ms) with `timedOut`.
+ * `deadline` (epoch ms) with `timedOut`, made only if it does: an error captures its stack when
+ * made, tens of microseconds that a request answered in time should not pay.
  */
 export const limitOf = (
   attempt: Fallback.Attempt,
   attemptTimeoutMs: number,
   deadline: number,
-  timedOut: RequestTimedOut
+  timedOut: () => RequestTimedOut
 ): Limit => {
   const limitMs = Route.attemptLimitMs(attempt.candidate.provider, attemptTimeoutMs)
   return (upstreamCall) => Effect.flatMap(Clock.currentTimeMillis, (now) => bounded(upstreamCall, limitMs, { leftMs: deadline - now, timedOut }))
@@ -94,7 +95,7 @@ export const run = <A>(options: {
 }) =>
   Effect.flatMap(Clock.currentTimeMillis, (startedAt) => {
     const deadline = startedAt + options.timeoutMs
-    const timedOut = new RequestTimedOut({ timeoutMs: options.timeoutMs })
+    const timedOut = () => new RequestTimedOut({ timeoutMs: options.timeoutMs })
     const traced = (a: Fallback.Attempt) => {
       const slug = a.candidate.provider.slug
       return options.call(a, limitOf(a, options.attemptTimeoutMs, deadline, timedOut)).pipe(
