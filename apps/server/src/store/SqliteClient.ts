@@ -258,8 +258,6 @@ const directOn = (client: SqlClient.SqlClient, db: DatabaseSync, prepared: Prepa
   }
   const execute = <A extends object>(sql: string, values: ReadonlyArray<unknown>) =>
     attempt("execute", () => rowsOf(prepared.get(sql), values, false) as ReadonlyArray<A>)
-  // A statement transformer in the fiber's context (a test's recorder, an instrumentation) sees
-  // and may rewrite each statement, as it does the client's own.
   // With tracing on, each statement is a client span as the client's own are (free when off).
   const traced = <A extends object>(sql: string, values: ReadonlyArray<unknown>, tracing: boolean) =>
     tracing
@@ -269,6 +267,8 @@ const directOn = (client: SqlClient.SqlClient, db: DatabaseSync, prepared: Prepa
         captureStackTrace: false
       })
       : execute<A>(sql, values)
+  // A statement transformer in the fiber's context (a test's recorder, an instrumentation) sees
+  // and may rewrite each statement, as it does the client's own.
   const unsafe = <A extends object>(sql: string, values: ReadonlyArray<unknown>) =>
     Effect.withFiber((fiber) => {
       const transform = fiber.getRef(Statement.CurrentTransformer)
