@@ -71,14 +71,10 @@ export const accessLogCell: CellId = "small-c16"
  */
 export const workersCell: CellId = "small-c16"
 
-/**
- * The cell where a fourth Switchyard process, the same but started with
- * `SWITCHYARD_SQLITE_SYNCHRONOUS=normal` (commits synced at checkpoints, not each one), serves the
- * same requests: what the fsync of a lone request's flush costs its latency (issue 47).
- */
-export const synchronousCell: CellId = "small-c1"
-
 export const cells: ReadonlyArray<Cell> = [
+  // `switchyard-normal`: a fourth Switchyard process, the same but started with
+  // `SWITCHYARD_SQLITE_SYNCHRONOUS=normal` (commits synced at checkpoints, not each one), serves the
+  // same requests: what the fsync of a lone request's flush costs its latency (issue 47).
   { id: "small-c1", label: "small (1 input, 1536 floats), c=1", inputs: 1, encoding: "float", delayed: false, connections: 1, targets: [...withPg, "switchyard-normal"] },
   { id: "small-c16", label: "small, c=16", inputs: 1, encoding: "float", delayed: false, connections: 16, targets: [...withAccounting, "switchyard-cached", "switchyard-quiet", "switchyard-workers"] },
   { id: "small-c64", label: "small, c=64", inputs: 1, encoding: "float", delayed: false, connections: 64, targets: withAccounting },
