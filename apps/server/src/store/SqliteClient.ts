@@ -216,6 +216,8 @@ const connectionOf = (db: DatabaseSync, prepared: Prepared, disk: DiskWatch): Sq
  * - {@link Direct.q} is a statement of that transaction: a template whose values are bound as `?`,
  *   its text built once per call site and its prepared statement kept with the client's. It needs
  *   {@link InTransaction}, which only `transaction` provides: a statement cannot run outside one.
+ *   Inside, every statement goes through `q` or `unsafe`: one of the client's own would wait for
+ *   the lock the transaction holds.
  * - Failures are the client's (`SqlError` by SQLite's result code), and a full disk is reported
  *   as the client reports it.
  */
