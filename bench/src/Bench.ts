@@ -162,11 +162,6 @@ const accessLogProblem = (logs: Partial<Record<TargetId, string>>): string | und
   return undefined
 }
 
-const expected = {
-  float: Array.from({ length: maxInputs }, (_, i) => FastUpstream.vectorFor(i, width)),
-  base64: Array.from({ length: maxInputs }, (_, i) => FastUpstream.base64Of(FastUpstream.vectorFor(i, width)))
-}
-
 /**
  * One request first: the target must answer 200 with exactly the upstream's vectors (every float,
  * or the same base64 text), and, when `cache` is given, say so in `x-switchyard-cache` (a
@@ -195,24 +190,22 @@ export const validate = async (
   }
   if (!Array.isArray(body.data) || body.data.length !== cell.inputs) return `answered ${body.data?.length ?? "no"} vectors for ${cell.inputs} inputs`
   // A gateway that sends a request's inputs in pieces (Switchyard writes a large answer as its
-  // pieces return) starts each upstream call at the fake's first vector: the first item after the
-  // first that is that vector gives the piece size, and every vector must then fit it.
-  const first = cell.encoding === "base64" ? FastUpstream.base64Of(FastUpstream.vectorFor(0, width)) : JSON.stringify(FastUpstream.vectorFor(0, width))
-  const restart = body.data.findIndex((item, i) => i > 0 && (cell.encoding === "base64" ? item.embedding : JSON.stringify(item.embedding)) === first)
-  const piece = restart > 0 && restart < perCall ? restart : perCall
-  const vectorAt = (index: number) => FastUpstream.vectorFor(index % piece, width)
+  // pieces return, and splits a piece further at the endpoint's batch size) starts each upstream
+  // call at the fake's first vector: walking the answer in order, every vector is the fake's vector
+  // for its place in the current call, or the first vector of the next call, and no call holds
+  // more than `perCall` items.
+  const textOf = (vector: Array<number>) => cell.encoding === "base64" ? FastUpstream.base64Of(vector) : JSON.stringify(vector)
+  const texts: Array<string> = []
+  const wanted = (place: number) => texts[place] ??= textOf(FastUpstream.vectorFor(place, width))
+  const first = wanted(0)
+  let place = -1
   for (const [position, item] of body.data.entries()) {
     const index = item.index ?? position
-    if (cell.encoding === "base64") {
-      const want = index < piece && piece === maxInputs ? expected.base64[index] : FastUpstream.base64Of(vectorAt(index))
-      if (item.embedding !== want) return `vector ${index} is not the upstream's base64 text`
-    } else {
-      const vector = item.embedding
-      const want = piece === maxInputs ? expected.float[index % piece]! : vectorAt(index)
-      if (!Array.isArray(vector) || vector.length !== want.length || vector.some((x, i) => x !== want[i])) {
-        return `vector ${index} differs from the upstream's`
-      }
-    }
+    if (index !== position) return `vector ${position} carries index ${index}`
+    const got = cell.encoding === "base64" ? item.embedding : Array.isArray(item.embedding) ? JSON.stringify(item.embedding) : undefined
+    if (typeof got !== "string") return `vector ${index} is not ${cell.encoding === "base64" ? "base64 text" : "an array of floats"}`
+    place = got === wanted(place + 1) && place + 1 < perCall ? place + 1 : got === first ? 0 : -1
+    if (place === -1) return `vector ${index} ${cell.encoding === "base64" ? "is not the upstream's base64 text" : "differs from the upstream's"}`
   }
   return undefined
 }

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
+import * as Http from "node:http"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
@@ -293,6 +294,47 @@ describe("fake upstream and floor", () => {
     } finally {
       await floor.close()
       await upstream.close()
+    }
+  })
+})
+
+describe("the answer's check", () => {
+  // An answer whose vectors are the fake upstream's for their place in upstream calls of `calls` items.
+  const serveAnswer = (vectors: ReadonlyArray<Array<number>>) =>
+    new Promise<{ readonly url: string; readonly close: () => void }>((resolve) => {
+      const server = Http.createServer((request, response) => {
+        request.resume()
+        request.on("end", () => {
+          response.writeHead(200, { "content-type": "application/json" })
+          response.end(JSON.stringify({ object: "list", data: vectors.map((embedding, index) => ({ object: "embedding", index, embedding })) }))
+        })
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as { port: number }
+        resolve({ url: `http://127.0.0.1:${port}/`, close: () => server.close() })
+      })
+    })
+  const layout = (inputs: number, piece: number, call: number) =>
+    Array.from({ length: inputs }, (_, i) => FastUpstream.vectorFor((i % piece) % call, 1536))
+
+  it("takes an answer made of pieces split again into calls, and catches a vector out of its place", async () => {
+    const cell = cells.find((c) => c.id === "bulk2000-c4")!
+    // Pieces of 123 inputs, each sent in calls of at most 64: calls start at 0, 64, 123, 187, 246...
+    const good = await serveAnswer(layout(cell.inputs, 123, 64))
+    const wrong = layout(cell.inputs, 123, 64)
+    wrong[130] = FastUpstream.vectorFor(3, 1536)
+    const bad = await serveAnswer(wrong)
+    const tooLong = await serveAnswer(layout(cell.inputs, 123, 123))
+    try {
+      const request = (url: string) => ({ url, headers: {}, body: "{}" })
+      assert.isUndefined(await validate(cell, request(good.url), undefined, 64))
+      assert.strictEqual(await validate(cell, request(bad.url), undefined, 64), "vector 130 differs from the upstream's")
+      // A call of more items than the endpoint takes is not the upstream's answer.
+      assert.strictEqual(await validate(cell, request(tooLong.url), undefined, 64), "vector 64 differs from the upstream's")
+    } finally {
+      good.close()
+      bad.close()
+      tooLong.close()
     }
   })
 })
