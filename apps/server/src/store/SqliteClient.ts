@@ -199,10 +199,6 @@ const connectionOf = (db: DatabaseSync, prepared: Prepared, disk: DiskWatch): Sq
 }
 
 /**
- * Opens (creating where missing) the SQLite database at `filename` (`:memory:` for a private
- * in-memory one) and serves it as a `SqlClient` until the scope closes.
- */
-/**
  * Statements on the store's connection without the `SqlClient`'s statement machinery (compiling
  * a template, a span and the connection's lock per statement): for the money store's grants and
  * flushes, whose statements are few, constant and all inside one transaction that a lone request
@@ -241,25 +237,20 @@ const directs = new WeakMap<SqlClient.SqlClient, Direct>()
 /** The direct statements of a client this module made; `undefined` for any other client. */
 export const directOf = (sql: SqlClient.SqlClient): Direct | undefined => directs.get(sql)
 
-const directOn = (client: SqlClient.SqlClient, db: DatabaseSync, prepared: Prepared, disk: DiskWatch, lock: Semaphore.Semaphore): Direct => {
+const directOn = (
+  client: SqlClient.SqlClient,
+  db: DatabaseSync,
+  connection: SqlConnection.Connection,
+  lock: Semaphore.Semaphore
+): Direct => {
   const joined = client.transactionService
   const texts = new WeakMap<TemplateStringsArray, string>()
-  const attempt = <A>(operation: string, f: () => A): Effect.Effect<A, SqlError.SqlError> => {
-    try {
-      return Effect.succeed(f())
-    } catch (cause) {
-      return Effect.andThen(disk.failed(cause), Effect.fail(classify(operation)(cause)))
-    }
-  }
-  const rollback = () => {
-    try {
-      if (db.isTransaction) db.exec("ROLLBACK")
-    } catch {
-      // The next transaction's start finds it open and tries again.
-    }
-  }
+  // Through the connection's own executors: the same classified errors and the same disk watch
+  // as the client's statements, and a transaction's control leaves the prepared statements.
+  const control = (sql: string) => Effect.asVoid(connection.executeUnprepared(sql, [], undefined))
+  const rollback = Effect.suspend(() => (db.isTransaction ? Effect.ignore(control("ROLLBACK")) : Effect.void))
   const execute = <A extends object>(sql: string, values: ReadonlyArray<unknown>) =>
-    attempt("execute", () => rowsOf(prepared.get(sql), values, false) as ReadonlyArray<A>)
+    connection.execute(sql, values, undefined) as Effect.Effect<ReadonlyArray<A>, SqlError.SqlError>
   // With tracing on, each statement is a client span as the client's own are (free when off).
   const traced = <A extends object>(sql: string, values: ReadonlyArray<unknown>, tracing: boolean) =>
     tracing
@@ -284,32 +275,16 @@ const directOn = (client: SqlClient.SqlClient, db: DatabaseSync, prepared: Prepa
         })
       )
     })
+  // A transaction left open by a failed cleanup is rolled back first, as the client's own do.
   const own = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    lock.withPermit(Effect.uninterruptible(Effect.suspend(() =>
-      Effect.andThen(
-        attempt("beginTransaction", () => {
-          rollback()
-          db.exec("BEGIN IMMEDIATE")
-        }),
-        effect.pipe(
-          Effect.provideService(InTransaction, true),
-          Effect.matchCauseEffect({
-            onFailure: (cause) => Effect.andThen(Effect.sync(rollback), Effect.failCause(cause)),
-            onSuccess: (value) =>
-              Effect.suspend(() => {
-                const committed = attempt("commit", () => db.exec("COMMIT"))
-                return Effect.flatMap(Effect.exit(committed), (exit) => {
-                  if (exit._tag === "Failure") {
-                    rollback()
-                    return exit
-                  }
-                  return Effect.as(disk.succeeded("COMMIT", true), value)
-                })
-              })
-          })
-        )
+    lock.withPermit(Effect.uninterruptible(
+      rollback.pipe(
+        Effect.andThen(control("BEGIN IMMEDIATE")),
+        Effect.andThen(effect.pipe(Effect.provideService(InTransaction, true))),
+        Effect.tap(() => control("COMMIT")),
+        Effect.onError(() => rollback)
       )
-    ))) as Effect.Effect<A, E | SqlError.SqlError, Exclude<R, InTransaction>>
+    )) as Effect.Effect<A, E | SqlError.SqlError, Exclude<R, InTransaction>>
   return {
     transaction: (effect) =>
       Effect.withFiber((fiber) =>
@@ -329,6 +304,10 @@ const directOn = (client: SqlClient.SqlClient, db: DatabaseSync, prepared: Prepa
   }
 }
 
+/**
+ * Opens (creating where missing) the SQLite database at `filename` (`:memory:` for a private
+ * in-memory one) and serves it as a `SqlClient` until the scope closes.
+ */
 const make = (
   filename: string,
   options: SqliteOptions = {}
@@ -373,7 +352,7 @@ const make = (
       beginTransaction: "BEGIN IMMEDIATE",
       spanAttributes: [["db.system.name", "sqlite"]]
     })
-    directs.set(client, directOn(client, db, prepared, disk, lock))
+    directs.set(client, directOn(client, db, connection, lock))
     return client
   })
 
