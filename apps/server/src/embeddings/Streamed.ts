@@ -177,26 +177,21 @@ export const make = (services: Services) =>
     // Each piece feeds the endpoint's health as an attempt does: its latency, or the failure that
     // opens its outage window.
     const piece = (i: number) =>
-      Effect.flatMap(Clock.currentTimeMillis, (started) =>
+      Fallback.observed(
+        attempt,
         services.attempt(request, pieceOf(i)).call()(attempt, limit).pipe(
-          Effect.mapError((error) => error._tag === "UpstreamError" ? UpstreamError.atProvider(slug)(error) : error),
-          Effect.tap((result) =>
-            Effect.flatMap(Clock.currentTimeMillis, (at) => {
-              tally.promptTokens += result.promptTokens
-              tally.totalTokens += result.totalTokens
-              tally.estimated ||= result.tokensEstimated === true
-              tally.upstreamIds.push(result.upstreamId)
-              return observe({ _tag: "Success", attempt, value: result, at, latencyMs: at - started })
-            })
-          ),
-          Effect.tapError((error) =>
-            error._tag === "UpstreamError"
-              ? Effect.flatMap(Clock.currentTimeMillis, (at) => observe({ _tag: "Failure", attempt, error, at, latencyMs: at - started }))
-              : Effect.void
-          )
-        )
+          Effect.mapError((error) => error._tag === "UpstreamError" ? UpstreamError.atProvider(slug)(error) : error)
+        ),
+        observe
       ).pipe(
-        Effect.map((result) => itemsOf(result, i * perPiece, false)),
+        Effect.flatMap(({ exit }) => exit),
+        Effect.map((result) => {
+          tally.promptTokens += result.promptTokens
+          tally.totalTokens += result.totalTokens
+          tally.estimated ||= result.tokensEstimated === true
+          tally.upstreamIds.push(result.upstreamId)
+          return itemsOf(result, i * perPiece, false)
+        }),
         Effect.mapError((error): EmbeddingsError.EmbeddingsError =>
           error._tag === "UpstreamError"
             ? new Fallback.UpstreamFailed({

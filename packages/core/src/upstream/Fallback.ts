@@ -102,6 +102,31 @@ export const failedToApiError = (failed: UpstreamFailed): ApiError => {
 const contextOf = (attempt: Attempt): AttemptContext => ({ provider: attempt.candidate.provider.slug, endpoint: attempt.candidate.id })
 
 /**
+ * One attempt's call, timed on the `Clock` and shown to `observe` as it ends: its value, or its
+ * failure when that is the upstream's. Its outcome comes back as an `Exit` with its latency; a
+ * failure of another kind (the request's own time limit) is not observed.
+ *
+ * @since 0.1.0
+ */
+export const observed = <A, E, R, R2 = never>(
+  attempt: Attempt,
+  call: Effect.Effect<A, UpstreamError | E, R>,
+  observe: (observed: Observed<A>) => Effect.Effect<void, never, R2>
+): Effect.Effect<{ readonly exit: Exit.Exit<A, UpstreamError | E>; readonly latencyMs: number }, never, R | R2> =>
+  Effect.gen(function*() {
+    const started = yield* Clock.currentTimeMillis
+    const exit = yield* Effect.exit(call)
+    const at = yield* Clock.currentTimeMillis
+    const latencyMs = at - started
+    if (Exit.isSuccess(exit)) yield* observe({ _tag: "Success", attempt, value: exit.value, at, latencyMs })
+    else {
+      const error = Option.getOrUndefined(Exit.findErrorOption(exit))
+      if (error instanceof UpstreamError) yield* observe({ _tag: "Failure", attempt, error, at, latencyMs })
+    }
+    return { exit, latencyMs }
+  })
+
+/**
  * Tries `attempts` in order with `call` (see the module notes).
  *
  * @since 0.1.0
@@ -116,12 +141,8 @@ export const run = <A, R, R2 = never, E = never>(
     let last: { readonly attempt: Attempt; readonly error: UpstreamError } | undefined
     for (const attempt of attempts) {
       const { candidate, byok } = attempt
-      const started = yield* Clock.currentTimeMillis
-      const exit = yield* Effect.exit(call(attempt))
-      const at = yield* Clock.currentTimeMillis
-      const latencyMs = at - started
+      const { exit, latencyMs } = yield* observed(attempt, call(attempt), observe)
       if (Exit.isSuccess(exit)) {
-        yield* observe({ _tag: "Success", attempt, value: exit.value, at, latencyMs })
         reports.push({ endpoint: candidate.id, provider: candidate.provider.slug, outcome: "success", latency_ms: latencyMs, byok })
         return { attempt, value: exit.value, reports }
       }
@@ -129,7 +150,6 @@ export const run = <A, R, R2 = never, E = never>(
       if (error === undefined) return yield* Effect.die(Exit.isFailure(exit) ? exit.cause : "attempt ended without a result")
       // Not the upstream's failure (the request's own time ran out): the run ends with it, unreported.
       if (!(error instanceof UpstreamError)) return yield* Effect.fail(error)
-      yield* observe({ _tag: "Failure", attempt, error, at, latencyMs })
       reports.push({
         endpoint: candidate.id,
         provider: candidate.provider.slug,
