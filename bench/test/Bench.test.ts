@@ -299,7 +299,7 @@ describe("fake upstream and floor", () => {
 })
 
 describe("the answer's check", () => {
-  // An answer whose vectors are the fake upstream's for their place in upstream calls of `calls` items.
+  // Serves `vectors` as an embeddings answer, each at its index.
   const serveAnswer = (vectors: ReadonlyArray<Array<number>>) =>
     new Promise<{ readonly url: string; readonly close: () => void }>((resolve) => {
       const server = Http.createServer((request, response) => {
@@ -314,6 +314,7 @@ describe("the answer's check", () => {
         resolve({ url: `http://127.0.0.1:${port}/`, close: () => server.close() })
       })
     })
+  // The fake upstream's vectors for `inputs` items sent in pieces of `piece`, each split into calls of at most `call`.
   const layout = (inputs: number, piece: number, call: number) =>
     Array.from({ length: inputs }, (_, i) => FastUpstream.vectorFor((i % piece) % call, 1536))
 
