@@ -30,6 +30,7 @@ import * as AuthorizationLive from "./http/AuthorizationLive.ts"
 import * as ClientErrors from "./http/ClientErrors.ts"
 import * as ConsoleRoute from "./http/ConsoleRoute.ts"
 import * as Drain from "./http/Drain.ts"
+import * as Liveness from "./http/Liveness.ts"
 import { MemoryBudget } from "./http/MemoryBudget.ts"
 import * as Policies from "./http/Policies.ts"
 import * as RateLimit from "./http/RateLimit.ts"
@@ -170,6 +171,7 @@ const App = Layer.unwrap(Effect.gen(function*() {
       Layer.provide([AuthorizationLive.layer, SchemaErrorsLive.layer])
     ),
     MetricsEndpoint.layer,
+    Liveness.layer,
     BatchesLive,
     ConsoleRoute.layer(config.consoleDir),
     MethodNotAllowed.layer,

@@ -16,6 +16,7 @@ const unmatched = "unmatched"
 // Served at the listener's root, outside the API contract.
 const rootPaths: ReadonlyArray<readonly [string, `/${string}`]> = [
   ["GET", "/metrics"],
+  ["GET", "/livez"],
   ["GET", "/api/v1/openapi.json"],
   ["GET", "/ui"],
   ["GET", "/ui/*"]

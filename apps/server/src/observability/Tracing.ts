@@ -27,7 +27,7 @@ export const TracingConfig = Config.all({
 const untraced = (url: string): boolean => {
   const query = url.indexOf("?")
   const path = query === -1 ? url : url.slice(0, query)
-  return path === "/api/v1/health" || path === "/metrics" || path === "/ui" || path.startsWith("/ui/")
+  return path === "/api/v1/health" || path === "/livez" || path === "/metrics" || path === "/ui" || path.startsWith("/ui/")
 }
 
 const blank = (text: Option.Option<string>) => Option.filter(text, (t) => t.trim().length > 0)
