@@ -23,7 +23,8 @@ import * as Net from "node:net"
  * The process waits for that for at most the grace (`SWITCHYARD_DRAIN_GRACE_MS`, default 5 s, the
  * keep-alive time: by then every connection idle at the signal has closed by itself); what is still
  * idle after it is closed (only a grace shorter than the keep-alive time leaves any), and the
- * requests still running are waited for.
+ * requests still running are waited for, 25 s at most: then their connections are cut
+ * ({@link longestMillis}).
  */
 export interface Connections {
   /** Open connections, with how many requests each is answering now. */
@@ -40,8 +41,18 @@ export class DrainConnections extends Context.Service<DrainConnections, Connecti
 /** The default grace: Node's keep-alive time, after which an idle connection closes by itself. */
 export const defaultGraceMillis = 5_000
 
-/** How long requests still running after the grace may take before the server closes anyway. */
-const requestsMillis = 25_000
+/** How long requests still running after the grace may take before their connections are cut. */
+export const requestsMillis = 25_000
+
+/**
+ * The longest a stop takes from the signal to the exit, the figure a platform's grace period
+ * (Kubernetes' `terminationGracePeriodSeconds`, after its `preStop`) must exceed: the grace, the
+ * requests' 25 s, then the rest of an upstream attempt a cut request was waiting on (a request
+ * ends with its current attempt, so `attemptMillis` is the longest time limit of one upstream
+ * call: `SWITCHYARD_ATTEMPT_TIMEOUT_MS`, or a provider's longer `timeout_ms`). The ledger's last
+ * write follows, in milliseconds.
+ */
+export const longestMillis = (graceMillis: number, attemptMillis: number): number => graceMillis + requestsMillis + attemptMillis
 
 export const make = (drain: { readonly draining: () => boolean; readonly onDrain: (f: () => void) => void }): Connections => ({
   open: new Map(),
@@ -90,4 +101,7 @@ export const windDown = (connections: Connections, graceMillis: number): Effect.
     for (const [socket, state] of connections.open) if (state.active === 0) socket.destroy()
     const steps = requestsMillis / 20
     for (let i = 0; i < steps && connections.open.size > 0; i++) yield* Effect.sleep(poll)
+    // What still runs is cut: the server's close waits for its connections, and a request whose
+    // upstream never answers would otherwise hold the process past any grace its platform gives.
+    for (const socket of connections.open.keys()) socket.destroy()
   })

@@ -102,4 +102,30 @@ describe("draining kept-alive connections (Drain.ts)", () => {
       yield* Fiber.join(windDown)
       assert.strictEqual(connections.open.size, 0)
     }).pipe(Effect.scoped))
+
+  it.effect("a request still running 25 s after the grace has its connection cut, so the stop ends (test clock)", () =>
+    Effect.gen(function*() {
+      let draining = false
+      const listeners: Array<() => void> = []
+      const connections = Drain.make({ draining: () => draining, onDrain: (f) => (draining ? f() : listeners.push(f)) })
+      // A handler that never answers: an upstream that went silent.
+      const server = Drain.install(Http.createServer(), connections)
+      yield* Effect.addFinalizer(() => Effect.sync(() => server.closeAllConnections()))
+      yield* Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve)))
+      const port = (server.address() as Net.AddressInfo).port
+      const answer = get(port, new Http.Agent({ keepAlive: true }))
+      const pending = yield* Effect.forkChild(answer)
+      while (connections.open.size === 0 || [...connections.open.values()].every((s) => s.active === 0)) {
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+      }
+      draining = true
+      for (const f of listeners) f()
+      const windDown = yield* Effect.forkChild(Drain.windDown(connections, 1_000))
+      yield* TestClock.adjust(Duration.millis(1_000 + Drain.requestsMillis - 100))
+      assert.strictEqual(connections.open.size, 1, "kept while the request may still finish")
+      yield* TestClock.adjust(Duration.millis(200))
+      yield* Fiber.join(windDown)
+      assert.deepStrictEqual(yield* Fiber.join(pending), { error: "ECONNRESET" })
+      assert.strictEqual(Drain.longestMillis(5_000, 15_000), 45_000)
+    }).pipe(Effect.scoped))
 })
