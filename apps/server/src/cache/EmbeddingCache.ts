@@ -5,6 +5,7 @@ import * as VectorEncoding from "../providers/VectorEncoding.ts"
 import * as CacheEviction from "../store/CacheEviction.ts"
 import * as RedisConnection from "../store/RedisConnection.ts"
 import { StoreChanges } from "../store/StoreChanges.ts"
+import * as Workers from "../Workers.ts"
 import * as MemoryTier from "./MemoryTier.ts"
 
 /**
@@ -22,7 +23,9 @@ export const CacheConfig = Config.all({
   // The memory tier's bound in bytes; by default from the cgroup memory limit (MemoryTier.ts).
   memoryBytes: Config.option(Config.Int("SWITCHYARD_CACHE_MEMORY_BYTES")),
   // Deprecated: `0` still turns the memory tier off; another value bounds its entries as well.
-  memoryEntries: Config.option(Config.Int("SWITCHYARD_CACHE_MEMORY_ENTRIES"))
+  memoryEntries: Config.option(Config.Int("SWITCHYARD_CACHE_MEMORY_ENTRIES")),
+  // The processes that share the container's memory (`SWITCHYARD_WORKERS`), each with its own tier.
+  workers: Workers.count
 })
 
 /**
@@ -30,7 +33,10 @@ export const CacheConfig = Config.all({
  * process's memory limit) and its entries (deprecated; none unless configured). 0 turns it off.
  */
 export const memoryBounds = (config: Config.Success<typeof CacheConfig>) => ({
-  maxBytes: Option.getOrElse(config.memoryBytes, () => MemoryTier.defaultBytes(MemoryBudget.readLimit())),
+  maxBytes: Option.getOrElse(config.memoryBytes, () => {
+    const limit = MemoryBudget.readLimit()
+    return MemoryTier.defaultBytes(limit === undefined ? undefined : Math.floor(limit / config.workers))
+  }),
   maxEntries: Option.getOrUndefined(config.memoryEntries)
 })
 

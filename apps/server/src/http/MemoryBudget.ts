@@ -12,6 +12,8 @@
  * - The budget: half of what the limit leaves above a base of 192 MiB (the process's own memory:
  *   code, heap, the store, buffers), at least 32 MiB: 32 MiB in a 256 MiB container, 160 MiB in
  *   512 MiB, 416 MiB in 1 GiB. Without a limit: a quarter of the machine's memory, at most 2 GiB.
+ * - Workers (`SWITCHYARD_WORKERS`) share the container: each counts on its share of the limit (or
+ *   of the machine's quarter), so 2 workers in 1 GiB get 160 MiB each, as in 512 MiB alone.
  * - A request's charge: three times its declared body (the bytes, their text, what parsing makes
  *   of them), from when it is taken until its answer is given; the answer's bytes are charged as
  *   well while it is handed to the socket.
@@ -22,6 +24,7 @@
 import { Config, Context, Effect, Layer, Option, Schema } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
+import * as Workers from "../Workers.ts"
 
 const MiB = 1024 * 1024
 
@@ -93,11 +96,14 @@ export const readLimit = (read: ReadFile = readReal): number | undefined => {
   return undefined
 }
 
-/** The in-flight budget for a memory limit (or none: `totalMemory` is the machine's). */
-export const budgetFor = (limit: number | undefined, totalMemory: number): number =>
+/**
+ * The in-flight budget of one of `workers` processes under a memory limit (or none: `totalMemory`
+ * is the machine's).
+ */
+export const budgetFor = (limit: number | undefined, totalMemory: number, workers = 1): number =>
   limit === undefined
-    ? Math.min(unlimitedBudgetCap, Math.floor(totalMemory / 4))
-    : Math.max(minimumBudgetBytes, Math.floor((limit - baseBytes) / 2))
+    ? Math.floor(Math.min(unlimitedBudgetCap, Math.floor(totalMemory / 4)) / workers)
+    : Math.max(minimumBudgetBytes, Math.floor((limit / workers - baseBytes) / 2))
 
 /**
  * What the request being served holds of the budget already (its body's charge), set by the
@@ -112,6 +118,8 @@ export const chargeFor = (bodyBytes: number): number => bodyFactor * bodyBytes
 
 export class MemoryBudget extends Context.Service<MemoryBudget, {
   readonly limitBytes: number | undefined
+  /** The gateway processes the limit is shared by (`SWITCHYARD_WORKERS`). */
+  readonly workers: number
   readonly budgetBytes: number
   /** Bytes charged to the requests in flight now. */
   readonly heldBytes: () => number
@@ -128,10 +136,11 @@ export class MemoryBudget extends Context.Service<MemoryBudget, {
    */
   readonly admit: (bytes: number, own?: number) => "taken" | "later" | "never"
 }>()("@switchyard/server/http/MemoryBudget") {
-  static readonly make = (budgetBytes: number, limitBytes: number | undefined) => {
+  static readonly make = (budgetBytes: number, limitBytes: number | undefined, workers = 1) => {
     let held = 0
     return MemoryBudget.of({
       limitBytes,
+      workers,
       budgetBytes,
       heldBytes: () => held,
       take: (bytes) => {
@@ -164,12 +173,14 @@ export class MemoryBudget extends Context.Service<MemoryBudget, {
     Effect.gen(function*() {
       const limit = readLimit()
       const set = yield* BudgetConfig
-      return MemoryBudget.make(Option.isSome(set) ? set.value * MiB : budgetFor(limit, Os.totalmem()), limit)
+      const workers = yield* Workers.count
+      return MemoryBudget.make(Option.isSome(set) ? set.value * MiB : budgetFor(limit, Os.totalmem(), workers), limit, workers)
     })
   )
 }
 
 /** For the start report: the limit and the budget, in MiB. */
 export const describe = (budget: MemoryBudget["Service"]): string =>
-  `memory: ${budget.limitBytes === undefined ? "no cgroup limit" : `cgroup limit ${Math.round(budget.limitBytes / MiB)} MiB`}, ` +
-  `request bytes in flight at most ${Math.round(budget.budgetBytes / MiB)} MiB`
+  `memory: ${budget.limitBytes === undefined ? "no cgroup limit" : `cgroup limit ${Math.round(budget.limitBytes / MiB)} MiB`}` +
+  `${budget.workers > 1 ? ` shared by ${budget.workers} workers` : ""}, ` +
+  `request bytes in flight at most ${Math.round(budget.budgetBytes / MiB)} MiB${budget.workers > 1 ? " each" : ""}`

@@ -53,6 +53,17 @@ describe("MemoryBudget: the bytes in flight", () => {
     assert.strictEqual(MemoryBudget.budgetFor(undefined, 64 * 1024 * MiB), 2048 * MiB)
   })
 
+  it("shares the limit between the workers of one container (SWITCHYARD_WORKERS): each counts on its part", () => {
+    assert.strictEqual(MemoryBudget.budgetFor(1024 * MiB, 64 * 1024 * MiB, 2), 160 * MiB)
+    assert.strictEqual(MemoryBudget.budgetFor(2048 * MiB, 64 * 1024 * MiB, 4), 160 * MiB)
+    assert.strictEqual(MemoryBudget.budgetFor(512 * MiB, 64 * 1024 * MiB, 4), 32 * MiB)
+    assert.strictEqual(MemoryBudget.budgetFor(undefined, 64 * 1024 * MiB, 2), 1024 * MiB)
+    assert.strictEqual(MemoryBudget.describe(MemoryBudget.MemoryBudget.make(160 * MiB, 1024 * MiB, 2)),
+      "memory: cgroup limit 1024 MiB shared by 2 workers, request bytes in flight at most 160 MiB each")
+    assert.strictEqual(MemoryBudget.describe(MemoryBudget.MemoryBudget.make(160 * MiB, 512 * MiB)),
+      "memory: cgroup limit 512 MiB, request bytes in flight at most 160 MiB")
+  })
+
   it("takes what fits, refuses what does not, lets one request through alone, gives back what is released", () => {
     const budget = MemoryBudget.MemoryBudget.make(100, undefined)
     assert.isTrue(budget.take(150), "alone, whatever its size (the body limit bounds it)")
