@@ -26,8 +26,10 @@ COPY --from=build /out/package.json ./package.json
 COPY --from=build /out/node_modules ./node_modules
 COPY --from=build /out/dist ./dist
 COPY --from=build /src/apps/console/dist ./console
-RUN mkdir -p /data && chown node:node /data
-USER node
+RUN mkdir -p /data && chown 1000:1000 /data
+# The base image's `node` user, by number: Kubernetes' runAsNonRoot can check a number, not a name
+# (deploy/kubernetes runs the pod as 1000:1000 too).
+USER 1000:1000
 # The SQLite store (switchyard.db and its write-ahead log), the generated secret key and the interns' disks (the store unused with DATABASE_URL).
 VOLUME ["/data"]
 EXPOSE 8080
