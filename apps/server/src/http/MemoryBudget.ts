@@ -182,5 +182,5 @@ export class MemoryBudget extends Context.Service<MemoryBudget, {
 /** For the start report: the limit and the budget, in MiB. */
 export const describe = (budget: MemoryBudget["Service"]): string =>
   `memory: ${budget.limitBytes === undefined ? "no cgroup limit" : `cgroup limit ${Math.round(budget.limitBytes / MiB)} MiB`}` +
-  `${budget.workers > 1 ? ` shared by ${budget.workers} workers` : ""}, ` +
+  `${budget.workers <= 1 ? "" : budget.limitBytes === undefined ? `, ${budget.workers} workers` : ` shared by ${budget.workers} workers`}, ` +
   `request bytes in flight at most ${Math.round(budget.budgetBytes / MiB)} MiB${budget.workers > 1 ? " each" : ""}`

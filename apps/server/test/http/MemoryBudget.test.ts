@@ -60,6 +60,8 @@ describe("MemoryBudget: the bytes in flight", () => {
     assert.strictEqual(MemoryBudget.budgetFor(undefined, 64 * 1024 * MiB, 2), 1024 * MiB)
     assert.strictEqual(MemoryBudget.describe(MemoryBudget.MemoryBudget.make(160 * MiB, 1024 * MiB, 2)),
       "memory: cgroup limit 1024 MiB shared by 2 workers, request bytes in flight at most 160 MiB each")
+    assert.strictEqual(MemoryBudget.describe(MemoryBudget.MemoryBudget.make(1024 * MiB, undefined, 2)),
+      "memory: no cgroup limit, 2 workers, request bytes in flight at most 1024 MiB each")
     assert.strictEqual(MemoryBudget.describe(MemoryBudget.MemoryBudget.make(160 * MiB, 512 * MiB)),
       "memory: cgroup limit 512 MiB, request bytes in flight at most 160 MiB")
   })
