@@ -2,9 +2,9 @@ import { Clock, Config, Context, Duration, Effect, Layer, Option } from "effect"
 import { Persistence } from "effect/persistence"
 import * as MemoryBudget from "../http/MemoryBudget.ts"
 import * as VectorEncoding from "../providers/VectorEncoding.ts"
-import * as CacheEviction from "../store/CacheEviction.ts"
-import * as RedisConnection from "../store/RedisConnection.ts"
-import { StoreChanges } from "../store/StoreChanges.ts"
+import * as CacheEviction from "../store/cache/CacheEviction.ts"
+import * as RedisConnection from "../store/redis/RedisConnection.ts"
+import { StoreChanges } from "../store/sql/StoreChanges.ts"
 import * as MemoryTier from "./MemoryTier.ts"
 
 /**

@@ -28,8 +28,8 @@ import * as FencedLease from "@switchyard/core/accounting/FencedLease"
 import * as SpendLease from "@switchyard/core/accounting/SpendLease"
 import { Clock, Duration, Effect, Option } from "effect"
 import type { SqlClient } from "effect/sql"
-import * as SqliteClient from "./SqliteClient.ts"
-import { StoreStatements, Uncounted } from "./StoreStatements.ts"
+import * as SqliteClient from "../sqlite/SqliteClient.ts"
+import { StoreStatements, Uncounted } from "../sql/StoreStatements.ts"
 import type { CreditGrant, Flushed, GrantOutcome, GrantRequest, LedgerRow, MoneyStore } from "./MoneyStorePort.ts"
 
 const maxBig = 9223372036854775807n

@@ -2,7 +2,7 @@ import { fromSqlError } from "@switchyard/core/store/StoreUnavailable"
 import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { flag, type Flag, type Instant, instant } from "./Columns.ts"
+import { flag, type Flag, type Instant, instant } from "../sql/Columns.ts"
 
 /** One ledger row with what `GET /generation` reports beside it. */
 export interface GenerationRow {
