@@ -108,7 +108,7 @@ export class LedgerReports extends Context.Service<LedgerReports, {
         )
 
       // A row's UTC day, and a day as `YYYY-MM-DD` text: PostgreSQL has dates, SQLite keeps the
-      // epoch milliseconds and the day's text (see `migrations/SqliteBaseline.ts`).
+      // epoch milliseconds and the day's text (see `store/database/migrations/SqliteBaseline.ts`).
       const dayOf = (column: string) =>
         sql.onDialectOrElse({
           pg: () => sql`(${sql(column)} AT TIME ZONE 'UTC')::date`,
