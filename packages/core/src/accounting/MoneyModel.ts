@@ -84,18 +84,44 @@ export interface Grant {
 }
 
 /**
- * A grant's answer, as the store's port gives it.
+ * A grant's answer, as the store's port gives it: `ok` with what was granted, the room left and the
+ * lease row's fencing token (`null` when no row holds anything), or the refusing scope with its
+ * limit, window and room.
+ *
+ * **When to use**
+ *
+ * The server's money port narrows `Outcome` to its closed list of outcomes; the model answers any
+ * string the stores may answer.
  *
  * @since 0.4.0
  */
-export interface GrantOutcome {
-  readonly outcome: string
+export interface GrantOutcome<Outcome extends string = string> {
+  readonly outcome: Outcome
   readonly granted: bigint | null
   readonly limit: bigint | null
   readonly reset: string | null
   readonly room: bigint | null
   readonly fence: string | null
 }
+
+/**
+ * A refused grant's answer: the refusing scope, with whatever of its limit, window and room the
+ * refusal reports; the rest `null`.
+ *
+ * @since 0.4.0
+ */
+export const refused = <Outcome extends string>(
+  outcome: Outcome,
+  more: Partial<Omit<GrantOutcome<Outcome>, "outcome">> = {}
+): GrantOutcome<Outcome> => ({
+  outcome,
+  granted: null,
+  limit: null,
+  reset: null,
+  room: null,
+  fence: null,
+  ...more
+})
 
 /**
  * A ledger row a flush is given (its lease and the token it was admitted under, `null`: none).
@@ -114,7 +140,8 @@ export interface Row {
 }
 
 /**
- * What became of a flushed row.
+ * What became of a flushed row: its cost (`null`: not written now and none before), whether it
+ * was written now, and whether its lease had moved (it was settled under the current room).
  *
  * @since 0.4.0
  */
@@ -223,16 +250,6 @@ export const make = (setup: { readonly keys: ReadonlyArray<KeySpec>; readonly wo
     if (!a.prepaid) return maxBig
     return a.credits - a.usage - heldBy((h) => h.workspace === workspaceId && !h.byok, nowMs, exclude)
   }
-
-  const refused = (outcome: string, more: Partial<GrantOutcome> = {}): GrantOutcome => ({
-    outcome,
-    granted: null,
-    limit: null,
-    reset: null,
-    room: null,
-    fence: null,
-    ...more
-  })
 
   const seen = (owner: string, nowMs: number) => processes.set(owner, Math.max(processes.get(owner) ?? nowMs, nowMs))
 
