@@ -157,108 +157,105 @@ const check = (
   ...(note !== undefined ? { note } : {})
 })
 
-/**
- * The bars of issue 31 ("the request path, lean"), each a ratio within this one run, for
- * Switchyard on SQLite and (when measured) on PostgreSQL: small c=16 req/s against the floor's
- * and the peer's, small c=16 CPU per request against the floor's, large c=16 req/s against the
- * floor's, the added p50 at c=1 against the floor's, RSS idle after start, and the RSS growth
- * under load (highest peak less idle) against the floor's highest peak.
- */
-export const checks = (
+/** The bars of one Switchyard target (SQLite, PostgreSQL, the old build) against the floor and the peer in this run. */
+const targetChecks = (
   cells: ReadonlyArray<CellSummary>,
-  samples: ReadonlyArray<Sample>,
-  idleRssMb: Partial<Record<TargetId, number>> = {},
-  cliHelpMs: ReadonlyArray<number> = []
+  idleRssMb: Partial<Record<TargetId, number>>,
+  target: "switchyard" | "switchyard-pg" | "switchyard-old"
 ): ReadonlyArray<Check> => {
   const out: Array<Check> = []
-  for (const target of ["switchyard", "switchyard-pg", "switchyard-old"] as const) {
-    const label = target === "switchyard" ? "SQLite" : target === "switchyard-pg" ? "PostgreSQL" : "old build"
-    const sy = find(cells, "small-c1", target)?.addedP50?.median
-    const floor = find(cells, "small-c1", "floor")?.addedP50?.median
-    if (sy !== undefined) {
-      out.push(check(
-        `small-c1-added-p50-${target}`,
-        `small c=1 (${label}): Switchyard's added p50 ÷ the floor's added p50`,
-        floor !== undefined && floor > 0 ? sy / floor : undefined,
-        3,
-        "max",
-        floor !== undefined ? `${ms(sy)} ms vs ${ms(floor)} ms over direct` : undefined
-      ))
-    }
-    const bars: ReadonlyArray<readonly [CellId, "vsFloor" | "vsPeer", number]> = [
-      ["small-c16", "vsFloor", 0.25],
-      ["small-c16", "vsPeer", 3],
-      ["large-c16", "vsFloor", 0.6]
-    ]
-    for (const [cell, against, limit] of bars) {
-      const summary = find(cells, cell, target)
-      if (summary === undefined) continue
-      out.push(check(
-        `${cell}-${against}-${target}`,
-        `${cell} (${label}): Switchyard req/s ÷ the ${against === "vsFloor" ? "floor's" : "peer's"}`,
-        summary[against]?.median,
-        limit,
-        "min"
-      ))
-    }
-    const cpu = find(cells, "small-c16", target)?.cpuMsPerRequest?.median
-    const floorCpu = find(cells, "small-c16", "floor")?.cpuMsPerRequest?.median
-    if (cpu !== undefined) {
-      out.push(check(
-        `small-c16-cpu-${target}`,
-        `small-c16 (${label}): Switchyard CPU per request ÷ the floor's`,
-        floorCpu !== undefined && floorCpu > 0 ? cpu / floorCpu : undefined,
-        4,
-        "max",
-        floorCpu !== undefined ? `${cpu.toFixed(3)} ms vs ${floorCpu.toFixed(3)} ms` : undefined
-      ))
-    }
-    // Issue 36's bars: against the stack's own floor (a minimal Effect 4 gateway) and the peer.
-    const effectFloorCpu = find(cells, "small-c16", "effect-floor")?.cpuMsPerRequest?.median
-    const peerCpu = find(cells, "small-c16", "peer")?.cpuMsPerRequest?.median
-    if (cpu !== undefined && effectFloorCpu !== undefined && effectFloorCpu > 0) {
-      out.push(check(
-        `small-c16-cpu-effect-floor-${target}`,
-        `small-c16 (${label}): Switchyard CPU per request ÷ the minimal Effect gateway's`,
-        cpu / effectFloorCpu,
-        1.5,
-        "max",
-        `${cpu.toFixed(3)} ms vs ${effectFloorCpu.toFixed(3)} ms`
-      ))
-    }
-    if (cpu !== undefined && peerCpu !== undefined && peerCpu > 0) {
-      out.push(check(
-        `small-c16-cpu-peer-${target}`,
-        `small-c16 (${label}): Switchyard CPU per request ÷ the peer's`,
-        cpu / peerCpu,
-        0.6,
-        "max",
-        `${cpu.toFixed(3)} ms vs ${peerCpu.toFixed(3)} ms`
-      ))
-    }
-    const idle = idleRssMb[target]
-    if (idle !== undefined) out.push(check(`idle-rss-${target}`, `Switchyard (${label}) RSS idle after start, MB`, idle, 200, "max"))
-    // Issue 36's bar for the embedded default: a small container's share.
-    if (idle !== undefined && target === "switchyard") {
-      out.push(check(`idle-rss-36-${target}`, `Switchyard (${label}) RSS idle after start, MB (issue 36)`, idle, 100, "max"))
-    }
-    const peakOf = (t: TargetId) => {
-      const peaks = cells.flatMap((c) => c.targets.filter((s) => s.target === t).flatMap((s) => s.peakRssMb === undefined ? [] : [s.peakRssMb]))
-      return peaks.length === 0 ? undefined : Math.max(...peaks)
-    }
-    const peak = peakOf(target)
-    const floorPeak = peakOf("floor")
-    if (peak !== undefined && idle !== undefined) {
-      out.push(check(
-        `rss-growth-${target}`,
-        `Switchyard (${label}) RSS growth under load (highest peak − idle) ÷ the floor's highest peak`,
-        floorPeak !== undefined && floorPeak > 0 ? (peak - idle) / floorPeak : undefined,
-        2,
-        "max",
-        floorPeak !== undefined ? `${(peak - idle).toFixed(0)} MB (peak ${peak.toFixed(0)} − idle ${idle.toFixed(0)}) vs ${floorPeak.toFixed(0)} MB` : undefined
-      ))
-    }
+  const label = target === "switchyard" ? "SQLite" : target === "switchyard-pg" ? "PostgreSQL" : "old build"
+  const sy = find(cells, "small-c1", target)?.addedP50?.median
+  const floor = find(cells, "small-c1", "floor")?.addedP50?.median
+  if (sy !== undefined) {
+    out.push(check(
+      `small-c1-added-p50-${target}`,
+      `small c=1 (${label}): Switchyard's added p50 ÷ the floor's added p50`,
+      floor !== undefined && floor > 0 ? sy / floor : undefined,
+      3,
+      "max",
+      floor !== undefined ? `${ms(sy)} ms vs ${ms(floor)} ms over direct` : undefined
+    ))
   }
+  const bars: ReadonlyArray<readonly [CellId, "vsFloor" | "vsPeer", number]> = [
+    ["small-c16", "vsFloor", 0.25],
+    ["small-c16", "vsPeer", 3],
+    ["large-c16", "vsFloor", 0.6]
+  ]
+  for (const [cell, against, limit] of bars) {
+    const summary = find(cells, cell, target)
+    if (summary === undefined) continue
+    out.push(check(
+      `${cell}-${against}-${target}`,
+      `${cell} (${label}): Switchyard req/s ÷ the ${against === "vsFloor" ? "floor's" : "peer's"}`,
+      summary[against]?.median,
+      limit,
+      "min"
+    ))
+  }
+  const cpu = find(cells, "small-c16", target)?.cpuMsPerRequest?.median
+  const floorCpu = find(cells, "small-c16", "floor")?.cpuMsPerRequest?.median
+  if (cpu !== undefined) {
+    out.push(check(
+      `small-c16-cpu-${target}`,
+      `small-c16 (${label}): Switchyard CPU per request ÷ the floor's`,
+      floorCpu !== undefined && floorCpu > 0 ? cpu / floorCpu : undefined,
+      4,
+      "max",
+      floorCpu !== undefined ? `${cpu.toFixed(3)} ms vs ${floorCpu.toFixed(3)} ms` : undefined
+    ))
+  }
+  // Issue 36's bars: against the stack's own floor (a minimal Effect 4 gateway) and the peer.
+  const effectFloorCpu = find(cells, "small-c16", "effect-floor")?.cpuMsPerRequest?.median
+  const peerCpu = find(cells, "small-c16", "peer")?.cpuMsPerRequest?.median
+  if (cpu !== undefined && effectFloorCpu !== undefined && effectFloorCpu > 0) {
+    out.push(check(
+      `small-c16-cpu-effect-floor-${target}`,
+      `small-c16 (${label}): Switchyard CPU per request ÷ the minimal Effect gateway's`,
+      cpu / effectFloorCpu,
+      1.5,
+      "max",
+      `${cpu.toFixed(3)} ms vs ${effectFloorCpu.toFixed(3)} ms`
+    ))
+  }
+  if (cpu !== undefined && peerCpu !== undefined && peerCpu > 0) {
+    out.push(check(
+      `small-c16-cpu-peer-${target}`,
+      `small-c16 (${label}): Switchyard CPU per request ÷ the peer's`,
+      cpu / peerCpu,
+      0.6,
+      "max",
+      `${cpu.toFixed(3)} ms vs ${peerCpu.toFixed(3)} ms`
+    ))
+  }
+  const idle = idleRssMb[target]
+  if (idle !== undefined) out.push(check(`idle-rss-${target}`, `Switchyard (${label}) RSS idle after start, MB`, idle, 200, "max"))
+  // Issue 36's bar for the embedded default: a small container's share.
+  if (idle !== undefined && target === "switchyard") {
+    out.push(check(`idle-rss-36-${target}`, `Switchyard (${label}) RSS idle after start, MB (issue 36)`, idle, 100, "max"))
+  }
+  const peakOf = (t: TargetId) => {
+    const peaks = cells.flatMap((c) => c.targets.filter((s) => s.target === t).flatMap((s) => s.peakRssMb === undefined ? [] : [s.peakRssMb]))
+    return peaks.length === 0 ? undefined : Math.max(...peaks)
+  }
+  const peak = peakOf(target)
+  const floorPeak = peakOf("floor")
+  if (peak !== undefined && idle !== undefined) {
+    out.push(check(
+      `rss-growth-${target}`,
+      `Switchyard (${label}) RSS growth under load (highest peak − idle) ÷ the floor's highest peak`,
+      floorPeak !== undefined && floorPeak > 0 ? (peak - idle) / floorPeak : undefined,
+      2,
+      "max",
+      floorPeak !== undefined ? `${(peak - idle).toFixed(0)} MB (peak ${peak.toFixed(0)} − idle ${idle.toFixed(0)}) vs ${floorPeak.toFixed(0)} MB` : undefined
+    ))
+  }
+  return out
+}
+
+/** The store's statements per request, SQLite's CPU against PostgreSQL's, and the default against the old build. */
+const storeChecks = (cells: ReadonlyArray<CellSummary>, idleRssMb: Partial<Record<TargetId, number>>): ReadonlyArray<Check> => {
+  const out: Array<Check> = []
   for (const target of ["switchyard", "switchyard-pg"] as const) {
     const statements = find(cells, "small-c16", target)?.statementsPerRequest
     if (statements === undefined) continue
@@ -308,6 +305,12 @@ export const checks = (
       `${idleNew.toFixed(0)} vs ${idleOld.toFixed(0)} MB`
     ))
   }
+  return out
+}
+
+/** Ratios of two targets run side by side: the cost of holds, two workers, cache hits. */
+const pairedChecks = (samples: ReadonlyArray<Sample>): ReadonlyArray<Check> => {
+  const out: Array<Check> = []
   for (const [priced, free, cell] of [["switchyard", "switchyard-free", "small-c16"], ["switchyard-pg", "switchyard-pg-free", "small-c16"]] as const) {
     const ratio = pairwise(samples.filter((s) => s.cell === cell), priced, free, (a, b) => a.rps / b.rps)
     if (ratio === undefined) continue
@@ -344,6 +347,12 @@ export const checks = (
       "min"
     ))
   }
+  return out
+}
+
+/** Issue 47's bars: a lone request against the peer's and the gateway's cost under load, and the access log's cost. */
+const loneRequestChecks = (cells: ReadonlyArray<CellSummary>, samples: ReadonlyArray<Sample>): ReadonlyArray<Check> => {
+  const out: Array<Check> = []
   // Issue 47: a lone request, against Portkey's in the same run and against the gateway's own
   // cost under load; and what the fsync of its flush costs (the same build, commits synced at
   // checkpoints: information, the default stays FULL).
@@ -389,6 +398,12 @@ export const checks = (
       ].filter((part) => part !== undefined).join("; ")
     ))
   }
+  return out
+}
+
+/** The installed CLI's `--help` time. */
+const cliChecks = (cliHelpMs: ReadonlyArray<number>): ReadonlyArray<Check> => {
+  const out: Array<Check> = []
   const help = spread(cliHelpMs)
   if (help !== undefined) {
     out.push(check(
@@ -402,6 +417,27 @@ export const checks = (
   }
   return out
 }
+
+/**
+ * The bars of issue 31 ("the request path, lean"), each a ratio within this one run, for
+ * Switchyard on SQLite and (when measured) on PostgreSQL: small c=16 req/s against the floor's
+ * and the peer's, small c=16 CPU per request against the floor's, large c=16 req/s against the
+ * floor's, the added p50 at c=1 against the floor's, RSS idle after start, and the RSS growth
+ * under load (highest peak less idle) against the floor's highest peak; then the store's, the
+ * paired targets', issue 47's and the CLI's bars.
+ */
+export const checks = (
+  cells: ReadonlyArray<CellSummary>,
+  samples: ReadonlyArray<Sample>,
+  idleRssMb: Partial<Record<TargetId, number>> = {},
+  cliHelpMs: ReadonlyArray<number> = []
+): ReadonlyArray<Check> => [
+  ...(["switchyard", "switchyard-pg", "switchyard-old"] as const).flatMap((target) => targetChecks(cells, idleRssMb, target)),
+  ...storeChecks(cells, idleRssMb),
+  ...pairedChecks(samples),
+  ...loneRequestChecks(cells, samples),
+  ...cliChecks(cliHelpMs)
+]
 
 const range = (value: Spread) => `${value.min.toFixed(1)} to ${value.max.toFixed(1)} %`
 

@@ -1,7 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
-import * as SqliteClient from "../../apps/server/src/store/SqliteClient.ts"
+import * as SqliteClient from "../../apps/server/src/store/sqlite/SqliteClient.ts"
 
 /**
  * A ledger of many rows written into a migrated Switchyard store, set-based (one `generate_series`

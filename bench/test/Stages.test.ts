@@ -22,7 +22,7 @@ const nodes = [
   { id: 5, callFrame: { functionName: "makePrimitiveProto", url: effect, lineNumber: 100 }, children: [] },
   // the batch fiber: its own work, then a waiter resumed inside its stack
   { id: 9, callFrame: { functionName: "runLoop", url: effect, lineNumber: 450 }, children: [11] },
-  { id: 11, callFrame: { functionName: "", url: file("apps/server/src/store/LedgerBatch.ts"), lineNumber: 110 }, children: [12] },
+  { id: 11, callFrame: { functionName: "", url: file("apps/server/src/store/money/LedgerBatch.ts"), lineNumber: 110 }, children: [12] },
   { id: 12, callFrame: { functionName: "runLoop", url: effect, lineNumber: 450 }, children: [13] },
   { id: 13, callFrame: { functionName: "end", url: "node:_http_outgoing", lineNumber: 1 }, children: [15] },
   { id: 15, callFrame: { functionName: "writeHead", url: file("node_modules/@effect/platform-node/dist/NodeHttpServer.js"), lineNumber: 1 }, children: [16] },
@@ -65,13 +65,13 @@ describe("Stages", () => {
 
   it("reads a module serving several stages by function name, and passes over shared helpers", () => {
     const frame = (path: string, name: string) => ({ location: path, name, project: !path.startsWith("effect/") })
-    assert.strictEqual(Stages.stageOf([frame("apps/server/src/store/AccountingLive.ts", "ledgerRow")]), "settle")
-    assert.strictEqual(Stages.stageOf([frame("apps/server/src/store/AccountingLive.ts", "grant")]), "hold")
+    assert.strictEqual(Stages.stageOf([frame("apps/server/src/store/money/AccountingLive.ts", "ledgerRow")]), "settle")
+    assert.strictEqual(Stages.stageOf([frame("apps/server/src/store/money/AccountingLive.ts", "grant")]), "hold")
     // The embedded store's client and the money store's steps are the store's; the lease book (in memory) is the hold's.
-    for (const module of ["SqliteClient.ts", "SqliteMoneyStore.ts", "PgMoneyStore.ts", "MoneyStore.ts"]) {
+    for (const module of ["sqlite/SqliteClient.ts", "money/SqliteMoneyStore.ts", "money/PgMoneyStore.ts", "money/MoneyStore.ts"]) {
       assert.strictEqual(Stages.stageOf([frame(`apps/server/src/store/${module}`, "run")]), "store: SQL engine and driver", module)
     }
-    assert.strictEqual(Stages.stageOf([frame("apps/server/src/store/LeaseBook.ts", "take")]), "hold")
+    assert.strictEqual(Stages.stageOf([frame("apps/server/src/store/money/LeaseBook.ts", "take")]), "hold")
     assert.strictEqual(
       Stages.stageOf([frame("packages/core/src/catalog/Cost.ts", "compute"), frame("apps/server/src/embeddings/Settlement.ts", "")]),
       "settle"

@@ -12,8 +12,8 @@ import * as GatewayLogger from "./observability/GatewayLogger.ts"
 import * as Tracing from "./observability/Tracing.ts"
 import { ServerLive } from "./Server.ts"
 import * as StartupFailure from "./StartupFailure.ts"
-import * as Database from "./store/Database.ts"
-import * as DataDirLock from "./store/DataDirLock.ts"
+import * as Database from "./store/database/Database.ts"
+import * as DataDirLock from "./store/sqlite/DataDirLock.ts"
 import * as Workers from "./Workers.ts"
 
 // Production runs the bundle: `node dist/main.mjs` (what `pnpm start` runs after building it),

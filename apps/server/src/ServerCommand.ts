@@ -8,8 +8,8 @@ import packageJson from "../package.json" with { type: "json" }
 import * as MintManagementKey from "./auth/MintManagementKey.ts"
 import * as Gateway from "./Gateway.ts"
 import * as StartupFailure from "./StartupFailure.ts"
-import * as ApiKeyStoreLive from "./store/ApiKeyStoreLive.ts"
-import * as Database from "./store/Database.ts"
+import * as ApiKeyStoreLive from "./store/keys/ApiKeyStoreLive.ts"
+import * as Database from "./store/database/Database.ts"
 
 // With no command the gateway serves (Gateway.ts, which `main.ts` runs without this parser when
 // there are no arguments at all).

@@ -11,9 +11,9 @@ import { CacheConfig, memoryBounds } from "./cache/EmbeddingCache.ts"
 import * as CatalogLoader from "./catalog/CatalogLoader.ts"
 import * as ConsoleRoute from "./http/ConsoleRoute.ts"
 import * as RateLimit from "./http/RateLimit.ts"
-import { sqliteFile, StoreConfig, type StoreChoice } from "./store/Database.ts"
+import { sqliteFile, StoreConfig, type StoreChoice } from "./store/database/Database.ts"
 import * as MemoryBudget from "./http/MemoryBudget.ts"
-import * as RedisConnection from "./store/RedisConnection.ts"
+import * as RedisConnection from "./store/redis/RedisConnection.ts"
 import { TracingConfig, tracesUrl } from "./observability/Tracing.ts"
 
 /** A URL as it may be shown: scheme, user, host, port and path; never the password or the query. */

@@ -18,9 +18,9 @@
  * - The PGlite directory is left as it was; remove it once the gateway runs on the copy.
  */
 import { PGlite } from "@electric-sql/pglite"
-import * as DataDirLock from "@switchyard/server/store/DataDirLock"
-import { migrate } from "@switchyard/server/store/Migrations"
-import * as SqliteClient from "@switchyard/server/store/SqliteClient"
+import * as DataDirLock from "@switchyard/server/store/sqlite/DataDirLock"
+import { migrate } from "@switchyard/server/store/database/Migrations"
+import * as SqliteClient from "@switchyard/server/store/sqlite/SqliteClient"
 import { Effect, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"

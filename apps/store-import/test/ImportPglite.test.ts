@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { migrate } from "@switchyard/server/store/Migrations"
+import { migrate } from "@switchyard/server/store/database/Migrations"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Fs from "node:fs"

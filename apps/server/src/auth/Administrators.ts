@@ -2,7 +2,7 @@ import { Caller, type CallerShape } from "@switchyard/core/api/Authorization"
 import { Forbidden } from "@switchyard/core/schema/ApiError"
 import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Context, Effect, Layer } from "effect"
-import * as WorkspaceStatements from "../store/WorkspaceStatements.ts"
+import * as WorkspaceStatements from "../store/keys/WorkspaceStatements.ts"
 
 /**
  * Instance administrators: the management keys of the workspace `default` (the one first start

@@ -1,5 +1,5 @@
 import { Config, Console, Data, Effect, Option, Redacted } from "effect"
-import * as FirstStart from "../store/FirstStart.ts"
+import * as FirstStart from "../store/keys/FirstStart.ts"
 import * as KeySecret from "./KeySecret.ts"
 import * as MintManagementKey from "./MintManagementKey.ts"
 

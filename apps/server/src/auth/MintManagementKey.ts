@@ -8,8 +8,8 @@
  */
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import { Clock, Console, Data, Effect } from "effect"
-import { DataDirLocked } from "../store/DataDirLock.ts"
-import * as FirstStart from "../store/FirstStart.ts"
+import { DataDirLocked } from "../store/sqlite/DataDirLock.ts"
+import * as FirstStart from "../store/keys/FirstStart.ts"
 import * as KeySecret from "./KeySecret.ts"
 
 /** The command an operator runs, as the README and the start-up warnings spell it. */

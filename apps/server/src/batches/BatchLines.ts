@@ -8,7 +8,7 @@ import { Effect, Schema } from "effect"
 import { HttpApiError } from "effect/http-api"
 import * as Crypto from "node:crypto"
 import * as SchemaErrorsLive from "../http/SchemaErrorsLive.ts"
-import type { BatchRow } from "../store/BatchStore.ts"
+import type { BatchRow } from "../store/batches/BatchStore.ts"
 
 /**
  * What the live batch runner (LineRunner.ts, BatchRunner.ts) and the provider batches

@@ -1,7 +1,7 @@
 import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import type * as Batch from "@switchyard/core/schema/Batch"
 import { Config, Duration } from "effect"
-import type { BatchRow, FileRow } from "../store/BatchStore.ts"
+import type { BatchRow, FileRow } from "../store/batches/BatchStore.ts"
 
 /** How long files (uploads, outputs and errors) are kept after they were made, then deleted. */
 export const Retention = Config.Duration("SWITCHYARD_BATCH_RETENTION").pipe(Config.withDefault(Duration.days(30)))

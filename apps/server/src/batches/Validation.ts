@@ -1,8 +1,8 @@
 import * as Batch from "@switchyard/core/schema/Batch"
 import * as BatchLine from "@switchyard/core/schema/BatchLine"
 import { Clock, Effect, Option, Stream } from "effect"
-import type { BatchStore, NewUnit } from "../store/BatchStore.ts"
-import * as FileChunks from "../store/FileChunks.ts"
+import type { BatchStore, NewUnit } from "../store/batches/BatchStore.ts"
+import * as FileChunks from "../store/batches/FileChunks.ts"
 
 /**
  * Validates a new batch: its input file read a chunk at a time into units of `unitLines` lines,

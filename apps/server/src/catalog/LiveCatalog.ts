@@ -1,7 +1,7 @@
 import type * as Catalog from "@switchyard/core/catalog/Catalog"
 import * as DiscoveredModels from "@switchyard/core/catalog/DiscoveredModels"
 import { Clock, Config, Context, Effect, Layer, Option, Redacted, Schedule } from "effect"
-import { type StoredProvider, ProviderRepo } from "../store/ProviderRepo.ts"
+import { type StoredProvider, ProviderRepo } from "../store/credentials/ProviderRepo.ts"
 import * as CatalogLoader from "./CatalogLoader.ts"
 import { Discovered } from "./Discovered.ts"
 

@@ -5,7 +5,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { Administrators } from "../auth/Administrators.ts"
 import { AuditIntegrity } from "../observability/AuditWatch.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
-import { AuditLog } from "../store/AuditLog.ts"
+import { AuditLog } from "../store/audit/AuditLog.ts"
 import { requireManagement } from "./Management.ts"
 
 export const AuditHandlers = HttpApiBuilder.group(

@@ -4,14 +4,14 @@ import { BadRequest, NotFound } from "@switchyard/core/schema/ApiError"
 import { Clock, Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import * as Crypto from "node:crypto"
-import { BatchStore } from "../store/BatchStore.ts"
+import { BatchStore } from "../store/batches/BatchStore.ts"
 import * as BatchWire from "../batches/BatchWire.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 import { noSuchFile } from "./Files.ts"
 import { requireStandardKey } from "./ModelCall.ts"
 import { Caller } from "@switchyard/core/api/Authorization"
 import { Administrators } from "../auth/Administrators.ts"
-import { AuditLog } from "../store/AuditLog.ts"
+import { AuditLog } from "../store/audit/AuditLog.ts"
 
 const window24h = 24 * 60 * 60 * 1000
 

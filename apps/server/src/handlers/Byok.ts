@@ -8,7 +8,7 @@ import { Effect, Option, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { refuseNul } from "../http/NulCharacters.ts"
-import { AuditLog } from "../store/AuditLog.ts"
+import { AuditLog } from "../store/audit/AuditLog.ts"
 import { currentTime, fieldsOf, requireManagement, resolveWorkspace } from "./Management.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 

@@ -7,7 +7,7 @@ import type { CreditTotals } from "@switchyard/core/store/Accounting"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { refuseNul } from "../http/NulCharacters.ts"
-import { AuditLog } from "../store/AuditLog.ts"
+import { AuditLog } from "../store/audit/AuditLog.ts"
 import { requireManagement, resolveWorkspace } from "./Management.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 

@@ -11,7 +11,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import * as KeySecret from "../auth/KeySecret.ts"
 import { refuseNul } from "../http/NulCharacters.ts"
 import { KeyRateLimit } from "../http/RateLimit.ts"
-import { AuditLog } from "../store/AuditLog.ts"
+import { AuditLog } from "../store/audit/AuditLog.ts"
 import { currentTime, fieldsOf, requireManagement, resolveWorkspace } from "./Management.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 

@@ -11,8 +11,8 @@ import { refuseNul } from "../http/NulCharacters.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 import { Adapters, connectionOf, scrub } from "../providers/Adapters.ts"
 import { Replicas } from "../providers/Replicas.ts"
-import { AuditLog } from "../store/AuditLog.ts"
-import { ProviderRepo, type StoredProvider } from "../store/ProviderRepo.ts"
+import { AuditLog } from "../store/audit/AuditLog.ts"
+import { ProviderRepo, type StoredProvider } from "../store/credentials/ProviderRepo.ts"
 import { fieldsOf } from "./Management.ts"
 
 const declaredHere = (slug: string) =>

@@ -16,7 +16,7 @@ import * as WorkspaceProviders from "../catalog/WorkspaceProviders.ts"
 import { EndpointHealth } from "../pipeline/EndpointHealth.ts"
 import { Administrators } from "../auth/Administrators.ts"
 import { LiveCatalog } from "../catalog/LiveCatalog.ts"
-import { ProviderRepo } from "../store/ProviderRepo.ts"
+import { ProviderRepo } from "../store/credentials/ProviderRepo.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 
 const scaled = (p: Percentiles | undefined, factor: number) =>

@@ -8,9 +8,9 @@ import * as Crypto from "node:crypto"
 import * as Fs from "node:fs/promises"
 import { AuditIntegrity } from "../observability/AuditWatch.ts"
 import { ServedRequests } from "../http/ServedRequests.ts"
-import { StoreConfig } from "../store/Database.ts"
-import * as RedisConnection from "../store/RedisConnection.ts"
-import { RedisStatus } from "../store/RedisConnection.ts"
+import { StoreConfig } from "../store/database/Database.ts"
+import * as RedisConnection from "../store/redis/RedisConnection.ts"
+import { RedisStatus } from "../store/redis/RedisConnection.ts"
 
 // A probe wants an answer within 3 s: a store that neither answers nor fails (a partitioned
 // network) within this long is down as far as the probe is concerned, and the 503 leaves with

@@ -2,7 +2,7 @@ import { TooManyRequests } from "@switchyard/core/schema/ApiError"
 import { Clock, Config, Context, Data, Duration, Effect, Layer, Option } from "effect"
 import { HttpEffect, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { RateLimiter } from "effect/persistence"
-import * as RedisConnection from "../store/RedisConnection.ts"
+import * as RedisConnection from "../store/redis/RedisConnection.ts"
 
 /**
  * How many requests a key may make per interval (`SWITCHYARD_RATE_LIMIT`, default `600/60s`;

@@ -20,7 +20,7 @@ import {
   type UpdateInternBody
 } from "@switchyard/core/schema/Intern"
 import { Clock, Context, Effect, FiberSet, Layer, Option } from "effect"
-import type { AuditDraft } from "../store/AuditLog.ts"
+import type { AuditDraft } from "../store/audit/AuditLog.ts"
 import {
   advance,
   busy,

@@ -11,7 +11,7 @@ import { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { type InternStatus, statuses } from "@switchyard/core/schema/Intern"
 import { Cause, Clock, Effect, Fiber, FiberSet, Option, PubSub, Schedule, type Scope, Semaphore } from "effect"
 import * as Crypto from "node:crypto"
-import { type AuditDraft, AuditLog } from "../store/AuditLog.ts"
+import { type AuditDraft, AuditLog } from "../store/audit/AuditLog.ts"
 
 /**
  * Who asks: the key's user and the workspace it selects.

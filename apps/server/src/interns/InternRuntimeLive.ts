@@ -1,7 +1,7 @@
 import { InternRuntime } from "@switchyard/core/interns/InternRuntime"
 import { Config, Effect, Layer, Option } from "effect"
 import * as NodePath from "node:path"
-import { StoreConfig } from "../store/Database.ts"
+import { StoreConfig } from "../store/database/Database.ts"
 import * as HttpRuntime from "./HttpRuntime.ts"
 import * as ProcessRuntime from "./ProcessRuntime.ts"
 

@@ -9,7 +9,7 @@
  */
 import type { AuditVerification } from "@switchyard/core/schema/Audit"
 import { Config, Context, Duration, Effect, Layer, Schedule, Schema } from "effect"
-import { AuditLog, start } from "../store/AuditLog.ts"
+import { AuditLog, start } from "../store/audit/AuditLog.ts"
 import { GatewayMetrics } from "./GatewayMetrics.ts"
 
 /** What the last check found. */

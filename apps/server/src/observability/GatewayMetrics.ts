@@ -1,10 +1,10 @@
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import * as Prometheus from "prom-client"
 import { MemoryBudget } from "../http/MemoryBudget.ts"
-import { RedisStatus } from "../store/RedisConnection.ts"
-import * as RedisConnection from "../store/RedisConnection.ts"
-import * as OpenHolds from "../store/OpenHolds.ts"
-import { StoreStatements } from "../store/StoreStatements.ts"
+import { RedisStatus } from "../store/redis/RedisConnection.ts"
+import * as RedisConnection from "../store/redis/RedisConnection.ts"
+import * as OpenHolds from "../store/money/OpenHolds.ts"
+import { StoreStatements } from "../store/sql/StoreStatements.ts"
 import type { RequestFacts } from "../instrumentation/RequestFacts.ts"
 
 /**

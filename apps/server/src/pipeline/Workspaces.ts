@@ -2,8 +2,8 @@ import * as Catalog from "@switchyard/core/catalog/Catalog"
 import * as Workspace from "@switchyard/core/schema/Workspace"
 import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Cache, Context, Duration, Effect, Exit, Layer } from "effect"
-import { flagOrNull } from "../store/Columns.ts"
-import * as WorkspaceStatements from "../store/WorkspaceStatements.ts"
+import { flagOrNull } from "../store/sql/Columns.ts"
+import * as WorkspaceStatements from "../store/keys/WorkspaceStatements.ts"
 
 /**
  * What the embeddings path needs of a workspace: its name (the catalog's workspace settings are

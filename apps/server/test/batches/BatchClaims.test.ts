@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { BatchStore, type Claimer } from "../../src/store/BatchStore.ts"
+import { BatchStore, type Claimer } from "../../src/store/batches/BatchStore.ts"
 import { newBatch, store } from "../support/BatchStores.ts"
 
 // Claims of two gateway processes on one store, by the liveness of `gateway_processes`: what one

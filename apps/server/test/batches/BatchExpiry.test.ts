@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Duration, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { BatchStore } from "../../src/store/BatchStore.ts"
+import { BatchStore } from "../../src/store/batches/BatchStore.ts"
 import { newBatch, store, window } from "../support/BatchStores.ts"
 
 const batch = (id: string) => Effect.flatMap(BatchStore, (s) => s.batchById(id)).pipe(Effect.map(Option.getOrThrow))

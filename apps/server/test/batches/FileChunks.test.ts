@@ -1,8 +1,8 @@
 import * as Batch from "@switchyard/core/schema/Batch"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
-import type { ChunkRow } from "../../src/store/FileChunks.ts"
-import * as FileChunks from "../../src/store/FileChunks.ts"
+import type { ChunkRow } from "../../src/store/batches/FileChunks.ts"
+import * as FileChunks from "../../src/store/batches/FileChunks.ts"
 
 const ingest = (pieces: ReadonlyArray<string | Uint8Array>, maxBytes = 1_000_000) => {
   const chunks: Array<ChunkRow> = []

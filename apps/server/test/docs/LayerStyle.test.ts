@@ -69,7 +69,7 @@ describe("one way to declare a service and its layer", () => {
   it("sees the server's module-level layers (the check reads real layers, not none)", () => {
     const files = sourceFiles(serverSrc).filter((file) => moduleLayers(Fs.readFileSync(file, "utf8")).length > 0)
     assert.includeMembers(files.map((file) => NodePath.relative(serverSrc, file)), [
-      NodePath.join("store", "RedisConnection.ts"),
+      NodePath.join("store", "redis", "RedisConnection.ts"),
       NodePath.join("catalog", "LiveCatalog.ts")
     ])
   })

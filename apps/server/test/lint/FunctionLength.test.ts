@@ -5,7 +5,7 @@ import * as NodePath from "node:path"
 import { isFunctionLikeDeclaration } from "typescript/unstable/ast/is"
 import { API } from "typescript/unstable/sync"
 
-// No function in the server's source is longer than 150 lines (docs/architecture.md, "Functions"):
+// No function in any package's source is longer than 150 lines (docs/architecture.md, "Functions"):
 // a longer one is a module's worth of work in one closure, to be split into named helpers or
 // modules. The files are parsed with the TypeScript compiler's API (each file alone: no imports
 // resolved, no library read), and every function, arrow, method, accessor and constructor counted
@@ -13,14 +13,31 @@ import { API } from "typescript/unstable/sync"
 
 const maxLines = 150
 
-const serverSrc = NodePath.resolve(import.meta.dirname, "..", "..", "src")
+const repoRoot = NodePath.resolve(import.meta.dirname, "..", "..", "..", "..")
+
+/** Every package's source folder: each app's and library's `src/`, and the bench's. */
+const sourceRoots = [
+  ...["apps", "packages"].flatMap((group) =>
+    Fs.readdirSync(NodePath.join(repoRoot, group)).map((name) => NodePath.join(repoRoot, group, name, "src"))
+  ),
+  NodePath.join(repoRoot, "bench", "src")
+].filter((dir) => Fs.existsSync(dir))
 
 const sourceFiles = (dir: string): Array<string> =>
   Fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
     entry.isDirectory()
       ? sourceFiles(NodePath.join(dir, entry.name))
-      : entry.name.endsWith(".ts") ? [NodePath.join(dir, entry.name)] : []
+      : /\.tsx?$/u.test(entry.name) && !entry.name.endsWith(".d.ts") ? [NodePath.join(dir, entry.name)] : []
   )
+
+// The console's two pages that were over the limit when the rule reached the console, each named
+// by file and function: part B of issue 61 splits them by what they do (with the table-page
+// pattern the console's pages share, written once) and empties this list. It only shrinks: a
+// function named here that is no longer over the limit fails the test too, so the list says what is.
+const splitInPartB: ReadonlyArray<string> = [
+  "apps/console/src/pages/PlaygroundPage.tsx PlaygroundPage",
+  "apps/console/src/pages/ProvidersPage.tsx ProvidersPage"
+]
 
 interface Long {
   /** The file, relative to the folder searched. */
@@ -39,7 +56,7 @@ const longFunctions = (root: string, files: ReadonlyArray<string>): Array<Long> 
   try {
     const config = NodePath.join(dir, "tsconfig.json")
     Fs.writeFileSync(config, JSON.stringify({
-      compilerOptions: { noResolve: true, noLib: true, types: [], noEmit: true, allowImportingTsExtensions: true },
+      compilerOptions: { noResolve: true, noLib: true, types: [], noEmit: true, allowImportingTsExtensions: true, jsx: "preserve" },
       files
     }))
     const program = api.updateSnapshot({ openProject: config }).getProjects()[0]!.program
@@ -81,12 +98,19 @@ const nameOf = (node: { readonly parent?: unknown }): string => {
 }
 
 describe("function length", () => {
-  it("no function in apps/server/src is longer than 150 lines", () => {
-    const found = longFunctions(serverSrc, sourceFiles(serverSrc))
-    assert.deepStrictEqual(found.map(describeLong), [], "split these into named helpers or modules")
+  it("reads every package's source", () => {
+    const places = sourceRoots.map((dir) => NodePath.relative(repoRoot, dir)).sort()
+    assert.includeMembers(places, ["apps/cli/src", "apps/console/src", "apps/server/src", "apps/store-import/src", "bench/src", "packages/client/src", "packages/core/src"])
   })
 
-  it("fails on a planted function of 151 lines, not on one of 150", () => {
+  it("no function in any package's src is longer than 150 lines, but the console pages part B splits", () => {
+    const found = longFunctions(repoRoot, sourceRoots.flatMap(sourceFiles))
+    const listed = (long: Long) => splitInPartB.includes(`${long.file} ${long.name}`)
+    assert.deepStrictEqual(found.filter((long) => !listed(long)).map(describeLong), [], "split these into named helpers or modules")
+    assert.sameMembers(found.filter(listed).map((long) => `${long.file} ${long.name}`), [...splitInPartB], "a listed function is no longer over the limit: take it off the list")
+  })
+
+  it("fails on a planted function of 151 lines, not on one of 150, in TypeScript and in JSX", () => {
     const dir = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "switchyard-function-plant-"))
     try {
       const body = (lines: number) => Array.from({ length: lines - 2 }, (_, i) => `  const v${i} = ${i}`).join("\n")
@@ -96,8 +120,11 @@ describe("function length", () => {
         `export function short() {\n${body(150)}\n}`,
         `export class Holder {\n  method() {\n${body(151)}\n  }\n}`
       ].join("\n"))
-      const found = longFunctions(dir, [file])
-      assert.deepStrictEqual(found.map(describeLong), ["Planted.ts:1 long (151 lines)", "Planted.ts:303 method (151 lines)"])
+      // A console page: JSX parsed, the component counted like any function.
+      const page = NodePath.join(dir, "Planted.tsx")
+      Fs.writeFileSync(page, `export const Page = () => {\n${body(150)}\n  return <div title="v">{v0}</div>\n}\n`)
+      const found = longFunctions(dir, [file, page])
+      assert.deepStrictEqual(found.map(describeLong), ["Planted.ts:1 long (151 lines)", "Planted.ts:303 method (151 lines)", "Planted.tsx:1 Page (151 lines)"])
     } finally {
       Fs.rmSync(dir, { recursive: true, force: true })
     }

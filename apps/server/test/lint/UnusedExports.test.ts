@@ -59,12 +59,12 @@ describe("the lint script's unused-export check", () => {
       const clean = knip(copy)
       assert.strictEqual(clean.status, 0, clean.output)
 
-      plant(copy, "apps/server/src/store/LedgerBatch.ts", "plantedInServer")
+      plant(copy, "apps/server/src/store/money/LedgerBatch.ts", "plantedInServer")
       plant(copy, "packages/core/src/catalog/Money.ts", "plantedInCore")
       const planted = knip(copy)
       assert.strictEqual(planted.status, 1, planted.output)
       const lines = planted.output.split("\n")
-      assert.isTrue(lines.some((l) => l.includes("plantedInServer") && l.includes("apps/server/src/store/LedgerBatch.ts")), planted.output)
+      assert.isTrue(lines.some((l) => l.includes("plantedInServer") && l.includes("apps/server/src/store/money/LedgerBatch.ts")), planted.output)
       assert.isTrue(lines.some((l) => l.includes("plantedInCore") && l.includes("packages/core/src/catalog/Money.ts")), planted.output)
       assert.strictEqual(lines.filter((l) => l.includes("planted")).length, 2, planted.output)
     } finally {

@@ -5,8 +5,8 @@ import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import * as ByokStoreLive from "../../src/store/ByokStoreLive.ts"
-import { CredentialCipher, fromKey, parseKey } from "../../src/store/CredentialCipher.ts"
+import * as ByokStoreLive from "../../src/store/credentials/ByokStoreLive.ts"
+import { CredentialCipher, fromKey, parseKey } from "../../src/store/credentials/CredentialCipher.ts"
 import { freshDatabase, dropDatabase, type RunningServer, startServer, storeKind, tempDir } from "../support/TestServer.ts"
 
 const call = async (server: RunningServer, method: string, path: string, key: string, body?: unknown) => {

@@ -3,7 +3,7 @@ import { Accounting } from "@switchyard/core/store/Accounting"
 import { Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
-import * as AccountingLive from "../../src/store/AccountingLive.ts"
+import * as AccountingLive from "../../src/store/money/AccountingLive.ts"
 import { dialect, moneyStores, seedKey, sqlLayer } from "../support/MoneyStore.ts"
 
 /** A hold as another process left it: owned by `owner`, expiring in ten minutes. */

@@ -1,7 +1,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import * as AccountingLive from "../../src/store/AccountingLive.ts"
+import * as AccountingLive from "../../src/store/money/AccountingLive.ts"
 import { storeSupport } from "../support/MoneyStore.ts"
 import { call, type RunningServer, startServer, storeKind } from "../support/TestServer.ts"
 

@@ -2,8 +2,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
-import * as GatewayProcesses from "../../src/store/GatewayProcesses.ts"
-import * as MoneyStore from "../../src/store/MoneyStore.ts"
+import * as GatewayProcesses from "../../src/store/money/GatewayProcesses.ts"
+import * as MoneyStore from "../../src/store/money/MoneyStore.ts"
 import { seedKey, sqlLayer } from "../support/MoneyStore.ts"
 
 /** A hold owned by `owner`, living far beyond the test (only a sweep can take it). */

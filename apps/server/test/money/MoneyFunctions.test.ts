@@ -7,8 +7,8 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
 import { pathToFileURL } from "node:url"
-import * as MoneyFunctions from "../../src/store/MoneyFunctions.ts"
-import { migrate, migrations } from "../../src/store/Migrations.ts"
+import * as MoneyFunctions from "../../src/store/money/MoneyFunctions.ts"
+import { migrate, migrations } from "../../src/store/database/Migrations.ts"
 import { dropDatabase, freshDatabase, storeKind } from "../support/TestServer.ts"
 
 /**
@@ -55,19 +55,26 @@ describe.skipIf(storeKind !== "postgres")("PostgreSQL's migration history", () =
 // this branch (its first-parent history: a merge brings a branch's migrations and functions together).
 const root = NodePath.resolve(import.meta.dirname, "..", "..", "..", "..")
 const git = (args: ReadonlyArray<string>) => ChildProcess.execFileSync("git", [...args], { cwd: root, encoding: "utf8" })
-const modulePath = "apps/server/src/store/MoneyFunctions.ts"
-const migrationsPath = "apps/server/src/store/Migrations.ts"
+// Where each file is now, then where it was before the store's files went into rooms.
+const modulePaths = ["apps/server/src/store/money/MoneyFunctions.ts", "apps/server/src/store/MoneyFunctions.ts"]
+const migrationsPaths = ["apps/server/src/store/database/Migrations.ts", "apps/server/src/store/Migrations.ts"]
+
+/** A file as that commit holds it, at the first of its paths the commit has. */
+const show = (commit: string, paths: ReadonlyArray<string>): string => {
+  const path = paths.find((candidate) => ChildProcess.spawnSync("git", ["cat-file", "-e", `${commit}:${candidate}`], { cwd: root }).status === 0)
+  return git(["show", `${commit}:${path ?? paths[0]}`])
+}
 
 /** The migrations `Migrations.ts` of that commit lists. */
 const migrationsAt = (commit: string): string =>
-  [...git(["show", `${commit}:${migrationsPath}`]).matchAll(/^\s*"(\d{4}_\w+)":/gmu)].map((m) => m[1]).sort().join(",")
+  [...show(commit, migrationsPaths).matchAll(/^\s*"(\d{4}_\w+)":/gmu)].map((m) => m[1]).sort().join(",")
 
 /** Every definition as `MoneyFunctions.ts` of that commit writes it (the module run by Node as it was). */
 const definitionsAt = (commit: string): ReadonlyArray<string> => {
   const dir = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "money-functions-"))
   try {
     const file = NodePath.join(dir, "MoneyFunctions.ts")
-    Fs.writeFileSync(file, git(["show", `${commit}:${modulePath}`]))
+    Fs.writeFileSync(file, show(commit, modulePaths))
     Fs.symlinkSync(NodePath.join(root, "apps", "server", "node_modules"), NodePath.join(dir, "node_modules"))
     const script = `const m = await import(${JSON.stringify(pathToFileURL(file).href)}); process.stdout.write(JSON.stringify(m.all.map(m.definition)))`
     return JSON.parse(ChildProcess.execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" }))
@@ -82,7 +89,7 @@ describe("the money functions and the migrations", () => {
     // A migration not committed yet: the change comes with it.
     if (migrationsAt("HEAD") !== current) return
     // This branch's commits that changed Migrations.ts, newest first: the last of the run that lists today's migrations brought them.
-    const commits = git(["log", "--first-parent", "--format=%H", "--", migrationsPath]).trim().split("\n")
+    const commits = git(["log", "--first-parent", "--format=%H", "--", ...migrationsPaths]).trim().split("\n")
     const older = commits.findIndex((commit) => migrationsAt(commit) !== current)
     const added = commits[(older === -1 ? commits.length : older) - 1]!
     const then = definitionsAt(added)

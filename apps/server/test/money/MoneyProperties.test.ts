@@ -9,7 +9,7 @@
 import { describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as fc from "fast-check"
-import * as MoneyStore from "../../src/store/MoneyStore.ts"
+import * as MoneyStore from "../../src/store/money/MoneyStore.ts"
 import { parameters, pgClockLayer, runs, sameAsModel, scenario, type StoreUnderTest } from "../support/MoneyProperty.ts"
 import { moneyStores, sqlLayer } from "../support/MoneyStore.ts"
 

@@ -5,7 +5,7 @@ import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import * as MoneyStore from "../../src/store/MoneyStore.ts"
+import * as MoneyStore from "../../src/store/money/MoneyStore.ts"
 import { ledgerSums, moneyStores, seedKey, sqlLayer } from "../support/MoneyStore.ts"
 import { tempDir } from "../support/TestServer.ts"
 

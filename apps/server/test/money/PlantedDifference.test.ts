@@ -12,14 +12,14 @@ import * as fc from "fast-check"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import * as MoneyFunctions from "../../src/store/MoneyFunctions.ts"
-import type { MoneyStore } from "../../src/store/MoneyStorePort.ts"
-import * as MoneyStoreLive from "../../src/store/MoneyStore.ts"
+import * as MoneyFunctions from "../../src/store/money/MoneyFunctions.ts"
+import type { MoneyStore } from "../../src/store/money/MoneyStorePort.ts"
+import * as MoneyStoreLive from "../../src/store/money/MoneyStore.ts"
 import { pgClockLayer, sameAsModel, scenario, type StoreUnderTest } from "../support/MoneyProperty.ts"
 import { sqlLayer } from "../support/MoneyStore.ts"
 import { storeKind } from "../support/TestServer.ts"
 
-const storeDir = NodePath.join(import.meta.dirname, "..", "..", "src", "store")
+const storeDir = NodePath.join(import.meta.dirname, "..", "..", "src", "store", "money")
 
 /** Changes `from` to `to` in `text`, exactly once (a plant that changes nothing, or two things, is a broken test). */
 const plant = (text: string, from: RegExp, to: string): string => {
@@ -35,11 +35,11 @@ const plant = (text: string, from: RegExp, to: string): string => {
 const plantedSqlite = Effect.promise(async () => {
   const source = Fs.readFileSync(NodePath.join(storeDir, "SqliteMoneyStore.ts"), "utf8")
   const planted = plant(source, /if \(r\.ask\.need > room\) return refused\("key_limit"/u, `if (r.ask.need >= room) return refused("key_limit"`)
-    .replaceAll(/from "\.\/(\w+)\.ts"/gu, `from "../../src/store/$1.ts"`)
   const dir = NodePath.join(import.meta.dirname, "..", ".planted")
+  const pointed = planted.replaceAll(/from "(\.{1,2}\/[^"]+)"/gu, (_, path: string) => `from "${NodePath.relative(dir, NodePath.resolve(storeDir, path))}"`)
   Fs.mkdirSync(dir, { recursive: true })
   const file = NodePath.join(dir, `SqliteMoneyStore-${Crypto.randomUUID().slice(0, 8)}.ts`)
-  Fs.writeFileSync(file, planted)
+  Fs.writeFileSync(file, pointed)
   try {
     return (await import(file)) as { readonly make: (sql: SqlClient.SqlClient) => Effect.Effect<MoneyStore> }
   } finally {

@@ -1,7 +1,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { SqlClient, Statement } from "effect/sql"
-import * as MoneyStore from "../../src/store/MoneyStore.ts"
+import * as MoneyStore from "../../src/store/money/MoneyStore.ts"
 import { day, fullScans, keys, keysPerWorkspace, ledgerRows, recorder, seedCore, series, t0, workspaces, days } from "../support/BusySqliteStore.ts"
 import { sqlLayer } from "../support/MoneyStore.ts"
 

@@ -5,7 +5,7 @@ import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import * as Crypto from "node:crypto"
 import { Workspaces } from "../../src/pipeline/Workspaces.ts"
-import * as ApiKeyStoreLive from "../../src/store/ApiKeyStoreLive.ts"
+import * as ApiKeyStoreLive from "../../src/store/keys/ApiKeyStoreLive.ts"
 import { seedKey, sqlLayer } from "../support/MoneyStore.ts"
 import { storeKind } from "../support/TestServer.ts"
 

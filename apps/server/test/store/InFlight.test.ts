@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { InFlight } from "../../src/store/InFlight.ts"
+import { InFlight } from "../../src/store/money/InFlight.ts"
 
 describe("InFlight", () => {
   it.effect("counts a run of several requests (a batch's coalesced lines) as that many until it ends, failed or not", () =>

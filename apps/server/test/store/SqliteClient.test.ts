@@ -6,7 +6,7 @@ import { SqlClient } from "effect/sql"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
-import * as SqliteClient from "../../src/store/SqliteClient.ts"
+import * as SqliteClient from "../../src/store/sqlite/SqliteClient.ts"
 
 const memory = SqliteClient.layer(":memory:")
 

@@ -2,8 +2,8 @@ import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
-import { migrate, migrations } from "../../src/store/Migrations.ts"
-import * as SqliteClient from "../../src/store/SqliteClient.ts"
+import { migrate, migrations } from "../../src/store/database/Migrations.ts"
+import * as SqliteClient from "../../src/store/sqlite/SqliteClient.ts"
 import { dropDatabase, freshDatabase, postgresReachable } from "../support/TestServer.ts"
 
 const migratedSqlite = Layer.effectDiscard(migrate).pipe(Layer.provideMerge(SqliteClient.layer(":memory:")))

@@ -3,7 +3,7 @@ import { type Cause, ConfigProvider, Effect, Exit, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import * as Database from "../../src/store/Database.ts"
+import * as Database from "../../src/store/database/Database.ts"
 import * as StartupFailure from "../../src/StartupFailure.ts"
 import { tempDir } from "../support/TestServer.ts"
 

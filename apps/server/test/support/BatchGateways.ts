@@ -5,7 +5,7 @@ import { SqlClient } from "effect/sql"
 import * as NodePath from "node:path"
 import OpenAI from "openai"
 import * as KeySecret from "../../src/auth/KeySecret.ts"
-import * as SqliteClient from "../../src/store/SqliteClient.ts"
+import * as SqliteClient from "../../src/store/sqlite/SqliteClient.ts"
 import { type BundleProcess, healthy, launch } from "./BundleProcess.ts"
 import { freePort } from "./ServerProcess.ts"
 

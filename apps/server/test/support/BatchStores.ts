@@ -2,9 +2,9 @@ import { Clock, Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import { type BatchRow, BatchStore } from "../../src/store/BatchStore.ts"
-import { migrate } from "../../src/store/Migrations.ts"
-import * as SqliteClient from "../../src/store/SqliteClient.ts"
+import { type BatchRow, BatchStore } from "../../src/store/batches/BatchStore.ts"
+import { migrate } from "../../src/store/database/Migrations.ts"
+import * as SqliteClient from "../../src/store/sqlite/SqliteClient.ts"
 import { tempDir } from "./TestServer.ts"
 
 /** A migrated SQLite store in a file of its own, removed with the scope, and the batch store on it. */

@@ -84,18 +84,44 @@ export interface Grant {
 }
 
 /**
- * A grant's answer, as the store's port gives it.
+ * A grant's answer, as the store's port gives it: `ok` with what was granted, the room left and the
+ * lease row's fencing token (`null` when no row holds anything), or the refusing scope with its
+ * limit, window and room.
+ *
+ * **When to use**
+ *
+ * The server's money port narrows `Outcome` to its closed list of outcomes; the model answers any
+ * string the stores may answer.
  *
  * @since 0.4.0
  */
-export interface GrantOutcome {
-  readonly outcome: string
+export interface GrantOutcome<Outcome extends string = string> {
+  readonly outcome: Outcome
   readonly granted: bigint | null
   readonly limit: bigint | null
   readonly reset: string | null
   readonly room: bigint | null
   readonly fence: string | null
 }
+
+/**
+ * A refused grant's answer: the refusing scope, with whatever of its limit, window and room the
+ * refusal reports; the rest `null`.
+ *
+ * @since 0.4.0
+ */
+export const refused = <Outcome extends string>(
+  outcome: Outcome,
+  more: Partial<Omit<GrantOutcome<Outcome>, "outcome">> = {}
+): GrantOutcome<Outcome> => ({
+  outcome,
+  granted: null,
+  limit: null,
+  reset: null,
+  room: null,
+  fence: null,
+  ...more
+})
 
 /**
  * A ledger row a flush is given (its lease and the token it was admitted under, `null`: none).
@@ -114,7 +140,8 @@ export interface Row {
 }
 
 /**
- * What became of a flushed row.
+ * What became of a flushed row: its cost (`null`: not written now and none before), whether it
+ * was written now, and whether its lease had moved (it was settled under the current room).
  *
  * @since 0.4.0
  */
@@ -163,261 +190,279 @@ const windowStart = (reset: string | null, nowMs: number): string | undefined =>
 
 const inWindow = (day: string, from: string | undefined): boolean => (from === undefined ? day === allTime : day !== allTime && day >= from)
 
+/** The model's books in memory, mutable, private to one {@link make}. */
+interface State {
+  readonly keys: ReadonlyMap<string, KeySpec>
+  readonly workspaces: ReadonlyMap<string, WorkspaceSpec>
+  readonly holds: Map<string, Hold>
+  /** The last fencing token given. */
+  nextFence: number
+  readonly ledger: Map<string, { key: string; cost: bigint; byok: boolean }>
+  readonly keySpend: Map<string, { key: string; day: string; spent: bigint; byok: bigint }>
+  readonly workspaceSpend: Map<string, { workspace: string; day: string; spent: bigint; byok: bigint }>
+  readonly accounts: Map<string, { credits: bigint; usage: bigint; prepaid: boolean }>
+  /** When each gateway process was last seen. */
+  readonly processes: Map<string, number>
+}
+
+/** A workspace's credit account, opened (no credits, not prepaid) when it has none. */
+const account = (state: State, workspace: string) => {
+  const found = state.accounts.get(workspace)
+  if (found !== undefined) return found
+  const opened = { credits: 0n, usage: 0n, prepaid: false }
+  state.accounts.set(workspace, opened)
+  return opened
+}
+
+const seen = (state: State, owner: string, nowMs: number) => state.processes.set(owner, Math.max(state.processes.get(owner) ?? nowMs, nowMs))
+
+/** What the holds matching `match` and not expired at `nowMs` hold, but `exclude`. */
+const heldBy = (state: State, match: (h: Hold) => boolean, nowMs: number, exclude: string) =>
+  [...state.holds.values()].filter((h) => h.expiresAtMs > nowMs && h.id !== exclude && match(h)).reduce((sum, h) => sum + h.amount, 0n)
+
+const spentIn = (
+  rows: Iterable<{ readonly day: string; readonly spent: bigint; readonly byok: bigint }>,
+  from: string | undefined,
+  includeByok: boolean
+) => [...rows].filter((r) => inWindow(r.day, from)).reduce((sum, r) => sum + r.spent + (includeByok ? r.byok : 0n), 0n)
+
+/** The room each scope leaves: a key's limit, a workspace's budgets (the least), its prepaid credits. */
+const keyRoom = (state: State, key: KeySpec, limit: bigint, nowMs: number, exclude: string) => {
+  const spent = spentIn([...state.keySpend.values()].filter((r) => r.key === key.id), windowStart(key.reset, nowMs), key.includeByokInLimit)
+  const held = heldBy(state, (h) => h.key === key.id && (!h.byok || key.includeByokInLimit), nowMs, exclude)
+  return limit - spent - held
+}
+
+const budgetRoom = (state: State, workspaceId: string, byok: boolean, nowMs: number, exclude: string) => {
+  const workspace = state.workspaces.get(workspaceId)
+  if (workspace === undefined || workspace.budgets.length === 0) return undefined
+  const includeByok = workspace.includeByokInBudgets
+  if (byok && !includeByok) return undefined
+  account(state, workspaceId)
+  const held = heldBy(state, (h) => h.workspace === workspaceId && (!h.byok || includeByok), nowMs, exclude)
+  let least: { interval: string; limit: bigint; room: bigint } | undefined
+  for (const budget of workspace.budgets) {
+    const rows = [...state.workspaceSpend.values()].filter((r) => r.workspace === workspaceId)
+    const room = budget.limit - spentIn(rows, windowStart(budget.interval, nowMs), includeByok) - held
+    if (least === undefined || room < least.room) least = { interval: budget.interval, limit: budget.limit, room }
+  }
+  return least
+}
+
+const balanceRoom = (state: State, workspaceId: string, nowMs: number, exclude: string) => {
+  const a = account(state, workspaceId)
+  if (!a.prepaid) return maxBig
+  return a.credits - a.usage - heldBy(state, (h) => h.workspace === workspaceId && !h.byok, nowMs, exclude)
+}
+
+/** A grant to a lease: the checks of a reservation, then `SpendLease.grantFrom` of the least room. */
+const grant = (state: State, r: Grant): GrantOutcome => {
+  const key = state.keys.get(r.keyId)
+  if (key === undefined) return refused("key_deleted")
+  if (key.workspace !== r.workspaceId) return refused("wrong_workspace")
+  const now = r.nowMs
+  for (const h of [...state.holds.values()]) if (h.key === r.keyId && h.expiresAtMs <= now && h.id !== r.id) state.holds.delete(h.id)
+  const own = state.holds.get(r.id)
+  const held = own?.amount ?? 0n
+  let avail = maxBig
+  if (key.limit !== null && (!r.byok || key.includeByokInLimit)) {
+    const room = keyRoom(state, key, key.limit, now, r.id) - held
+    if (r.ask.need > room) return refused("key_limit", { limit: key.limit, reset: key.reset, room })
+    if (room < avail) avail = room
+  }
+  const budget = budgetRoom(state, r.workspaceId, r.byok, now, r.id)
+  if (budget !== undefined) {
+    const room = budget.room - held
+    if (r.ask.need > room) return refused("workspace_budget", { limit: budget.limit, reset: budget.interval, room })
+    if (room < avail) avail = room
+  }
+  if (!r.byok) {
+    const balance = balanceRoom(state, r.workspaceId, now, r.id)
+    if (balance < maxBig) {
+      const room = balance - held
+      if (r.ask.need > room) return refused("workspace_credits", { room })
+      if (room < avail) avail = room
+    }
+  }
+  const granted = SpendLease.grantFrom(avail, r.ask) ?? r.ask.need
+  seen(state, r.owner, now)
+  return { outcome: "ok", granted, limit: null, reset: null, room: avail - granted, fence: take(state, r, own, granted) }
+}
+
+/** The lease row after a grant of `granted`: created with the next token, or grown; its token (`null`: no row). */
+const take = (state: State, r: Grant, own: Hold | undefined, granted: bigint): string | null => {
+  if (own === undefined && granted > 0n) {
+    state.nextFence += 1
+    const fence = String(state.nextFence)
+    state.holds.set(r.id, {
+      id: r.id,
+      key: r.keyId,
+      workspace: r.workspaceId,
+      amount: granted,
+      byok: r.byok,
+      expiresAtMs: r.expiresAtMs,
+      owner: r.owner,
+      fence
+    })
+    return fence
+  }
+  if (own === undefined) return null
+  state.holds.set(r.id, { ...own, amount: own.amount + granted, expiresAtMs: Math.max(own.expiresAtMs, r.expiresAtMs) })
+  return own.fence
+}
+
+/** A row's cost added to its key's and workspace's day and all-time counters and, not BYOK, to its workspace's usage. */
+const count = (state: State, row: Row, cost: bigint) => {
+  if (cost === 0n) return
+  for (const day of [dayOf(row.createdMs), allTime]) {
+    const k = state.keySpend.get(`${row.key}|${day}`) ?? { key: row.key, day, spent: 0n, byok: 0n }
+    const w = state.workspaceSpend.get(`${row.workspace}|${day}`) ?? { workspace: row.workspace, day, spent: 0n, byok: 0n }
+    state.keySpend.set(`${row.key}|${day}`, row.byok ? { ...k, byok: k.byok + cost } : { ...k, spent: k.spent + cost })
+    state.workspaceSpend.set(`${row.workspace}|${day}`, row.byok ? { ...w, byok: w.byok + cost } : { ...w, spent: w.spent + cost })
+  }
+  if (!row.byok) {
+    const a = account(state, row.workspace)
+    state.accounts.set(row.workspace, { ...a, usage: a.usage + cost })
+  }
+}
+
+/** A row whose lease moved, settled under the current room (`FencedLease.settlesMoved`): written when it fits. */
+const settleMoved = (state: State, row: Row, nowMs: number): Flushed => {
+  const before = state.ledger.get(row.generation)?.cost ?? null
+  let fits = before === null
+  if (fits && row.cost > 0n) {
+    const key = state.keys.get(row.key)
+    const keyLeft = key !== undefined && key.limit !== null && (!row.byok || key.includeByokInLimit)
+      ? keyRoom(state, key, key.limit, nowMs, "")
+      : undefined
+    const balance = row.byok ? maxBig : balanceRoom(state, row.workspace, nowMs, "")
+    fits = FencedLease.settlesMoved(row.cost, [keyLeft, budgetRoom(state, row.workspace, row.byok, nowMs, "")?.room, balance < maxBig ? balance : undefined])
+  }
+  if (fits) {
+    state.ledger.set(row.generation, { key: row.key, cost: row.cost, byok: row.byok })
+    count(state, row, row.cost)
+  }
+  return { generation: row.generation, cost: fits ? row.cost : before, written: fits, fenced: true }
+}
+
+/**
+ * A batch of rows at `nowMs`, one transaction: rows whose lease moved are settled first under the
+ * current room (`FencedLease.settlesMoved`), then the others are written with their counters, and
+ * each lease used gives up what its rows cost and lives until at least `expiresAtMs`.
+ */
+const flush = (state: State, rows: ReadonlyArray<Row>, expiresAtMs: number, nowMs: number): ReadonlyArray<Flushed> => {
+  const fences = new Map<string, string | null>()
+  for (const row of rows) if (row.lease !== null && !fences.has(row.lease)) fences.set(row.lease, state.holds.get(row.lease)?.fence ?? null)
+  // A row is written under its lease's current token only (no token, like no row, is not one: SQL's NULL = NULL).
+  const moved = (row: Row) => {
+    if (row.lease === null) return false
+    const stored = fences.get(row.lease) ?? null
+    return stored === null || stored !== row.fence
+  }
+  const out = new Map<string, Flushed>()
+  for (const row of rows.filter(moved)) out.set(row.generation, settleMoved(state, row, nowMs))
+  const leases = new Map<string, bigint>()
+  for (const row of rows.filter((r) => !moved(r))) {
+    const before = state.ledger.get(row.generation)
+    if (before !== undefined) {
+      out.set(row.generation, { generation: row.generation, cost: before.cost, written: false, fenced: false })
+      continue
+    }
+    state.ledger.set(row.generation, { key: row.key, cost: row.cost, byok: row.byok })
+    count(state, row, row.cost)
+    if (row.lease !== null) leases.set(row.lease, (leases.get(row.lease) ?? 0n) + row.cost)
+    out.set(row.generation, { generation: row.generation, cost: row.cost, written: true, fenced: false })
+  }
+  for (const [lease, spent] of leases) {
+    const h = state.holds.get(lease)
+    if (h === undefined) continue
+    const left = h.amount - spent
+    state.holds.set(lease, { ...h, amount: left > 0n ? left : 0n, expiresAtMs: Math.max(h.expiresAtMs, expiresAtMs) })
+  }
+  return rows.map((r) => out.get(r.generation)!)
+}
+
+/** The operations on the registry of gateway processes, and the sweep of dead ones' holds. */
+const processOps = (state: State) => ({
+  heartbeat: (id: string, nowMs: number) => {
+    seen(state, id, nowMs)
+  },
+  /** Deletes the rows of processes unseen since `nowMs - staleMs` (but `self`'s), then the holds of every owner without a live row. */
+  sweep: (self: string, staleMs: number, nowMs: number): number => {
+    const since = nowMs - staleMs
+    for (const [id, seenMs] of [...state.processes]) if (id !== self && seenMs < since) state.processes.delete(id)
+    let swept = 0
+    for (const h of [...state.holds.values()]) {
+      const seenMs = state.processes.get(h.owner)
+      if (h.owner !== self && (seenMs === undefined || seenMs < since)) {
+        state.holds.delete(h.id)
+        swept += 1
+      }
+    }
+    return swept
+  },
+  claim: (self: string) => {
+    for (const h of [...state.holds.values()]) if (h.owner !== self) state.holds.delete(h.id)
+    for (const id of [...state.processes.keys()]) if (id !== self) state.processes.delete(id)
+  },
+  end: (self: string) => {
+    for (const h of [...state.holds.values()]) if (h.owner === self) state.holds.delete(h.id)
+    state.processes.delete(self)
+  },
+  live: (staleMs: number, nowMs: number): number => [...state.processes.values()].filter((s) => s >= nowMs - staleMs).length
+})
+
+const books = (state: State): Books => ({
+  ledger: [...state.ledger].map(([generation, r]) => ({ generation, ...r })),
+  keySpend: [...state.keySpend.values()],
+  workspaceSpend: [...state.workspaceSpend.values()],
+  accounts: [...state.accounts].filter(([, a]) => a.credits !== 0n || a.usage !== 0n || a.prepaid).map(([workspace, a]) => ({ workspace, ...a })),
+  holds: [...state.holds.values()],
+  processes: [...state.processes].map(([id, seenMs]) => ({ id, seenMs }))
+})
+
 /**
  * A model of the money store over the given keys and workspaces.
  *
  * @since 0.4.0
  */
 export const make = (setup: { readonly keys: ReadonlyArray<KeySpec>; readonly workspaces: ReadonlyArray<WorkspaceSpec> }) => {
-  const keys = new Map(setup.keys.map((k) => [k.id, k]))
-  const workspaces = new Map(setup.workspaces.map((w) => [w.id, w]))
-  const holds = new Map<string, Hold>()
-  let nextFence = 0
-  const ledger = new Map<string, { key: string; cost: bigint; byok: boolean }>()
-  const keySpend = new Map<string, { key: string; day: string; spent: bigint; byok: bigint }>()
-  const workspaceSpend = new Map<string, { workspace: string; day: string; spent: bigint; byok: bigint }>()
-  const accounts = new Map<string, { credits: bigint; usage: bigint; prepaid: boolean }>()
-  const processes = new Map<string, number>()
-
-  const account = (workspace: string) => {
-    const found = accounts.get(workspace)
-    if (found !== undefined) return found
-    const opened = { credits: 0n, usage: 0n, prepaid: false }
-    accounts.set(workspace, opened)
-    return opened
+  const state: State = {
+    keys: new Map(setup.keys.map((k) => [k.id, k])),
+    workspaces: new Map(setup.workspaces.map((w) => [w.id, w])),
+    holds: new Map(),
+    nextFence: 0,
+    ledger: new Map(),
+    keySpend: new Map(),
+    workspaceSpend: new Map(),
+    accounts: new Map(),
+    processes: new Map()
   }
-
-  const heldBy = (match: (h: Hold) => boolean, nowMs: number, exclude: string) =>
-    [...holds.values()].filter((h) => h.expiresAtMs > nowMs && h.id !== exclude && match(h)).reduce((sum, h) => sum + h.amount, 0n)
-
-  const spentIn = (
-    rows: Iterable<{ readonly day: string; readonly spent: bigint; readonly byok: bigint }>,
-    from: string | undefined,
-    includeByok: boolean
-  ) => [...rows].filter((r) => inWindow(r.day, from)).reduce((sum, r) => sum + r.spent + (includeByok ? r.byok : 0n), 0n)
-
-  const keyRoom = (key: KeySpec, limit: bigint, nowMs: number, exclude: string) => {
-    const spent = spentIn([...keySpend.values()].filter((r) => r.key === key.id), windowStart(key.reset, nowMs), key.includeByokInLimit)
-    const held = heldBy((h) => h.key === key.id && (!h.byok || key.includeByokInLimit), nowMs, exclude)
-    return limit - spent - held
-  }
-
-  const budgetRoom = (workspaceId: string, byok: boolean, nowMs: number, exclude: string) => {
-    const workspace = workspaces.get(workspaceId)
-    if (workspace === undefined || workspace.budgets.length === 0) return undefined
-    const includeByok = workspace.includeByokInBudgets
-    if (byok && !includeByok) return undefined
-    account(workspaceId)
-    const held = heldBy((h) => h.workspace === workspaceId && (!h.byok || includeByok), nowMs, exclude)
-    let least: { interval: string; limit: bigint; room: bigint } | undefined
-    for (const budget of workspace.budgets) {
-      const rows = [...workspaceSpend.values()].filter((r) => r.workspace === workspaceId)
-      const room = budget.limit - spentIn(rows, windowStart(budget.interval, nowMs), includeByok) - held
-      if (least === undefined || room < least.room) least = { interval: budget.interval, limit: budget.limit, room }
-    }
-    return least
-  }
-
-  const balanceRoom = (workspaceId: string, nowMs: number, exclude: string) => {
-    const a = account(workspaceId)
-    if (!a.prepaid) return maxBig
-    return a.credits - a.usage - heldBy((h) => h.workspace === workspaceId && !h.byok, nowMs, exclude)
-  }
-
-  const refused = (outcome: string, more: Partial<GrantOutcome> = {}): GrantOutcome => ({
-    outcome,
-    granted: null,
-    limit: null,
-    reset: null,
-    room: null,
-    fence: null,
-    ...more
-  })
-
-  const seen = (owner: string, nowMs: number) => processes.set(owner, Math.max(processes.get(owner) ?? nowMs, nowMs))
-
-  /** A grant to a lease: the checks of a reservation, then `SpendLease.grantFrom` of the least room. */
-  const grant = (r: Grant): GrantOutcome => {
-    const key = keys.get(r.keyId)
-    if (key === undefined) return refused("key_deleted")
-    if (key.workspace !== r.workspaceId) return refused("wrong_workspace")
-    const now = r.nowMs
-    for (const h of [...holds.values()]) if (h.key === r.keyId && h.expiresAtMs <= now && h.id !== r.id) holds.delete(h.id)
-    const own = holds.get(r.id)
-    const held = own?.amount ?? 0n
-    let avail = maxBig
-    if (key.limit !== null && (!r.byok || key.includeByokInLimit)) {
-      const room = keyRoom(key, key.limit, now, r.id) - held
-      if (r.ask.need > room) return refused("key_limit", { limit: key.limit, reset: key.reset, room })
-      if (room < avail) avail = room
-    }
-    const budget = budgetRoom(r.workspaceId, r.byok, now, r.id)
-    if (budget !== undefined) {
-      const room = budget.room - held
-      if (r.ask.need > room) return refused("workspace_budget", { limit: budget.limit, reset: budget.interval, room })
-      if (room < avail) avail = room
-    }
-    if (!r.byok) {
-      const balance = balanceRoom(r.workspaceId, now, r.id)
-      if (balance < maxBig) {
-        const room = balance - held
-        if (r.ask.need > room) return refused("workspace_credits", { room })
-        if (room < avail) avail = room
-      }
-    }
-    const granted = SpendLease.grantFrom(avail, r.ask) ?? r.ask.need
-    seen(r.owner, now)
-    let fence: string | null = null
-    if (own === undefined && granted > 0n) {
-      nextFence += 1
-      fence = String(nextFence)
-      holds.set(r.id, {
-        id: r.id,
-        key: r.keyId,
-        workspace: r.workspaceId,
-        amount: granted,
-        byok: r.byok,
-        expiresAtMs: r.expiresAtMs,
-        owner: r.owner,
-        fence
-      })
-    } else if (own !== undefined) {
-      holds.set(r.id, { ...own, amount: own.amount + granted, expiresAtMs: Math.max(own.expiresAtMs, r.expiresAtMs) })
-      fence = own.fence
-    }
-    return { outcome: "ok", granted, limit: null, reset: null, room: avail - granted, fence }
-  }
-
-  const handBack = (id: string, amount: bigint) => {
-    const h = holds.get(id)
-    if (h === undefined) return
-    if (h.amount <= amount) holds.delete(id)
-    else holds.set(id, { ...h, amount: h.amount - amount })
-  }
-
-  const end = (id: string, fence: string) => {
-    if (holds.get(id)?.fence === fence) holds.delete(id)
-  }
-
-  const readLease = (id: string) => {
-    const h = holds.get(id)
-    return h === undefined ? undefined : { amount: h.amount, fence: h.fence }
-  }
-
-  const count = (row: Row, cost: bigint) => {
-    if (cost === 0n) return
-    for (const day of [dayOf(row.createdMs), allTime]) {
-      const k = keySpend.get(`${row.key}|${day}`) ?? { key: row.key, day, spent: 0n, byok: 0n }
-      const w = workspaceSpend.get(`${row.workspace}|${day}`) ?? { workspace: row.workspace, day, spent: 0n, byok: 0n }
-      keySpend.set(`${row.key}|${day}`, row.byok ? { ...k, byok: k.byok + cost } : { ...k, spent: k.spent + cost })
-      workspaceSpend.set(`${row.workspace}|${day}`, row.byok ? { ...w, byok: w.byok + cost } : { ...w, spent: w.spent + cost })
-    }
-    if (!row.byok) {
-      const a = account(row.workspace)
-      accounts.set(row.workspace, { ...a, usage: a.usage + cost })
-    }
-  }
-
-  /**
-   * A batch of rows at `nowMs`, one transaction: rows whose lease moved are settled first under the
-   * current room (`FencedLease.settlesMoved`), then the others are written with their counters, and
-   * each lease used gives up what its rows cost and lives until at least `expiresAtMs`.
-   */
-  const flush = (rows: ReadonlyArray<Row>, expiresAtMs: number, nowMs: number): ReadonlyArray<Flushed> => {
-    const fences = new Map<string, string | null>()
-    for (const row of rows) if (row.lease !== null && !fences.has(row.lease)) fences.set(row.lease, holds.get(row.lease)?.fence ?? null)
-    // A row is written under its lease's current token only (no token, like no row, is not one: SQL's NULL = NULL).
-    const moved = (row: Row) => {
-      if (row.lease === null) return false
-      const stored = fences.get(row.lease) ?? null
-      return stored === null || stored !== row.fence
-    }
-    const out = new Map<string, Flushed>()
-    for (const row of rows.filter(moved)) {
-      const before = ledger.get(row.generation)?.cost ?? null
-      let fits = before === null
-      if (fits && row.cost > 0n) {
-        const key = keys.get(row.key)
-        const keyLeft = key !== undefined && key.limit !== null && (!row.byok || key.includeByokInLimit)
-          ? keyRoom(key, key.limit, nowMs, "")
-          : undefined
-        const balance = row.byok ? maxBig : balanceRoom(row.workspace, nowMs, "")
-        fits = FencedLease.settlesMoved(row.cost, [keyLeft, budgetRoom(row.workspace, row.byok, nowMs, "")?.room, balance < maxBig ? balance : undefined])
-      }
-      if (fits) {
-        ledger.set(row.generation, { key: row.key, cost: row.cost, byok: row.byok })
-        count(row, row.cost)
-      }
-      out.set(row.generation, { generation: row.generation, cost: fits ? row.cost : before, written: fits, fenced: true })
-    }
-    const leases = new Map<string, bigint>()
-    for (const row of rows.filter((r) => !moved(r))) {
-      const before = ledger.get(row.generation)
-      if (before !== undefined) {
-        out.set(row.generation, { generation: row.generation, cost: before.cost, written: false, fenced: false })
-        continue
-      }
-      ledger.set(row.generation, { key: row.key, cost: row.cost, byok: row.byok })
-      count(row, row.cost)
-      if (row.lease !== null) leases.set(row.lease, (leases.get(row.lease) ?? 0n) + row.cost)
-      out.set(row.generation, { generation: row.generation, cost: row.cost, written: true, fenced: false })
-    }
-    for (const [lease, spent] of leases) {
-      const h = holds.get(lease)
-      if (h === undefined) continue
-      const left = h.amount - spent
-      holds.set(lease, { ...h, amount: left > 0n ? left : 0n, expiresAtMs: Math.max(h.expiresAtMs, expiresAtMs) })
-    }
-    return rows.map((r) => out.get(r.generation)!)
-  }
-
-  const credits = (workspaceId: string, nowMs: number) => {
-    const a = accounts.get(workspaceId)
-    return { credits: a?.credits ?? 0n, usage: a?.usage ?? 0n, held: heldBy((h) => h.workspace === workspaceId && !h.byok, nowMs, "") }
-  }
-
-  const addCredits = (workspaceId: string, amount: bigint) => {
-    const a = account(workspaceId)
-    accounts.set(workspaceId, { ...a, credits: a.credits + amount, prepaid: true })
-  }
-
-  const processOps = {
-    heartbeat: (id: string, nowMs: number) => {
-      seen(id, nowMs)
+  return {
+    grant: (r: Grant): GrantOutcome => grant(state, r),
+    handBack: (id: string, amount: bigint) => {
+      const h = state.holds.get(id)
+      if (h === undefined) return
+      if (h.amount <= amount) state.holds.delete(id)
+      else state.holds.set(id, { ...h, amount: h.amount - amount })
     },
-    /** Deletes the rows of processes unseen since `nowMs - staleMs` (but `self`'s), then the holds of every owner without a live row. */
-    sweep: (self: string, staleMs: number, nowMs: number): number => {
-      const since = nowMs - staleMs
-      for (const [id, seenMs] of [...processes]) if (id !== self && seenMs < since) processes.delete(id)
-      let swept = 0
-      for (const h of [...holds.values()]) {
-        const seenMs = processes.get(h.owner)
-        if (h.owner !== self && (seenMs === undefined || seenMs < since)) {
-          holds.delete(h.id)
-          swept += 1
-        }
-      }
-      return swept
+    end: (id: string, fence: string) => {
+      if (state.holds.get(id)?.fence === fence) state.holds.delete(id)
     },
-    claim: (self: string) => {
-      for (const h of [...holds.values()]) if (h.owner !== self) holds.delete(h.id)
-      for (const id of [...processes.keys()]) if (id !== self) processes.delete(id)
+    readLease: (id: string) => {
+      const h = state.holds.get(id)
+      return h === undefined ? undefined : { amount: h.amount, fence: h.fence }
     },
-    end: (self: string) => {
-      for (const h of [...holds.values()]) if (h.owner === self) holds.delete(h.id)
-      processes.delete(self)
+    flush: (rows: ReadonlyArray<Row>, expiresAtMs: number, nowMs: number): ReadonlyArray<Flushed> => flush(state, rows, expiresAtMs, nowMs),
+    credits: (workspaceId: string, nowMs: number) => {
+      const a = state.accounts.get(workspaceId)
+      return { credits: a?.credits ?? 0n, usage: a?.usage ?? 0n, held: heldBy(state, (h) => h.workspace === workspaceId && !h.byok, nowMs, "") }
     },
-    live: (staleMs: number, nowMs: number): number => [...processes.values()].filter((s) => s >= nowMs - staleMs).length
+    addCredits: (workspaceId: string, amount: bigint) => {
+      const a = account(state, workspaceId)
+      state.accounts.set(workspaceId, { ...a, credits: a.credits + amount, prepaid: true })
+    },
+    processes: processOps(state),
+    books: () => books(state)
   }
-
-  const books = (): Books => ({
-    ledger: [...ledger].map(([generation, r]) => ({ generation, ...r })),
-    keySpend: [...keySpend.values()],
-    workspaceSpend: [...workspaceSpend.values()],
-    accounts: [...accounts].filter(([, a]) => a.credits !== 0n || a.usage !== 0n || a.prepaid).map(([workspace, a]) => ({ workspace, ...a })),
-    holds: [...holds.values()],
-    processes: [...processes].map(([id, seenMs]) => ({ id, seenMs }))
-  })
-
-  return { grant, handBack, end, readLease, flush, credits, addCredits, processes: processOps, books }
 }

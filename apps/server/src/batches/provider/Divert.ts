@@ -5,7 +5,7 @@ import type { Reservation } from "@switchyard/core/store/Accounting"
 import { Effect, Option, Result } from "effect"
 import * as OpenAiCompatible from "../../providers/OpenAiCompatible.ts"
 import * as UpstreamInput from "../../providers/UpstreamInput.ts"
-import type { NewProviderBatch } from "../../store/ProviderBatchStore.ts"
+import type { NewProviderBatch } from "../../store/batches/ProviderBatchStore.ts"
 import { type BatchIdentity, isText } from "../BatchLines.ts"
 import { requestOf, type Runtime, upstreamId, upstreamRequestOf } from "./Runtime.ts"
 

@@ -1,7 +1,7 @@
 import { Effect, Option } from "effect"
-import type { BatchRow } from "../../store/BatchStore.ts"
-import * as FileChunks from "../../store/FileChunks.ts"
-import type { ProviderBatchRow } from "../../store/ProviderBatchStore.ts"
+import type { BatchRow } from "../../store/batches/BatchStore.ts"
+import * as FileChunks from "../../store/batches/FileChunks.ts"
+import type { ProviderBatchRow } from "../../store/batches/ProviderBatchStore.ts"
 import { generationId, identityOf, type LineOutcome } from "../BatchLines.ts"
 import type { Runtime } from "./Runtime.ts"
 

@@ -3,12 +3,12 @@ import { Cause, Clock, Config, Data, Effect, Layer, Option, Redacted } from "eff
 import { SqlClient } from "effect/sql"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import * as DataDirLock from "./DataDirLock.ts"
+import * as DataDirLock from "../sqlite/DataDirLock.ts"
 import { migrate } from "./Migrations.ts"
-import { InFlight } from "./InFlight.ts"
-import { StoreChanges } from "./StoreChanges.ts"
-import * as SqliteClient from "./SqliteClient.ts"
-import * as StoreStatements from "./StoreStatements.ts"
+import { InFlight } from "../money/InFlight.ts"
+import { StoreChanges } from "../sql/StoreChanges.ts"
+import * as SqliteClient from "../sqlite/SqliteClient.ts"
+import * as StoreStatements from "../sql/StoreStatements.ts"
 
 /**
  * Which store the process uses: PostgreSQL when `DATABASE_URL` is set (several replicas share

@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { spendTable } from "./SpendTable.ts"
 
 /**
  * Workspaces as managed resources, their members, their budgets, and the spend counters that
@@ -45,20 +46,6 @@ export const workspaceBudgets = Effect.gen(function*() {
     updated_at timestamptz NOT NULL,
     UNIQUE (workspace_id, interval)
   )`
-  yield* sql`CREATE TABLE workspace_spend (
-    workspace_id text NOT NULL REFERENCES workspaces(id),
-    day date NOT NULL,
-    spent_nanos bigint NOT NULL DEFAULT 0 CHECK (spent_nanos >= 0),
-    byok_nanos bigint NOT NULL DEFAULT 0 CHECK (byok_nanos >= 0),
-    PRIMARY KEY (workspace_id, day)
-  )`
-  yield* sql`INSERT INTO workspace_spend (workspace_id, day, spent_nanos, byok_nanos)
-    SELECT workspace_id, (created_at AT TIME ZONE 'UTC')::date,
-        COALESCE(SUM(cost_nanos) FILTER (WHERE NOT is_byok), 0), COALESCE(SUM(cost_nanos) FILTER (WHERE is_byok), 0)
-      FROM ledger WHERE cost_nanos > 0 GROUP BY 1, 2
-    UNION ALL
-    SELECT workspace_id, '-infinity'::date,
-        COALESCE(SUM(cost_nanos) FILTER (WHERE NOT is_byok), 0), COALESCE(SUM(cost_nanos) FILTER (WHERE is_byok), 0)
-      FROM ledger WHERE cost_nanos > 0 GROUP BY 1`
+  yield* spendTable({ table: "workspace_spend", owner: "workspace_id", ownerTable: "workspaces" })
   yield* sql`ALTER TABLE ledger ADD COLUMN latency_ms integer`
 })

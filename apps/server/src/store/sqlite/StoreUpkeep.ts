@@ -31,7 +31,7 @@
 import { Duration, Effect, Layer } from "effect"
 import type { Scope } from "effect"
 import { SqlClient } from "effect/sql"
-import * as Span from "../instrumentation/Span.ts"
+import * as Span from "../../instrumentation/Span.ts"
 
 /** How often the statistics and the log are looked after. */
 export const every = Duration.minutes(1)

@@ -4,7 +4,7 @@ import { fromSqlError } from "@switchyard/core/store/StoreUnavailable"
 import type { InternStatus } from "@switchyard/core/schema/Intern"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
-import { type Instant, iso } from "./Columns.ts"
+import { type Instant, iso } from "../sql/Columns.ts"
 
 interface InternRow {
   readonly id: string

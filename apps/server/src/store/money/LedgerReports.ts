@@ -2,7 +2,7 @@ import { fromSqlError } from "@switchyard/core/store/StoreUnavailable"
 import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { flag, type Flag, type Instant, instant } from "./Columns.ts"
+import { flag, type Flag, type Instant, instant } from "../sql/Columns.ts"
 
 /** One ledger row with what `GET /generation` reports beside it. */
 export interface GenerationRow {
@@ -108,7 +108,7 @@ export class LedgerReports extends Context.Service<LedgerReports, {
         )
 
       // A row's UTC day, and a day as `YYYY-MM-DD` text: PostgreSQL has dates, SQLite keeps the
-      // epoch milliseconds and the day's text (see `migrations/SqliteBaseline.ts`).
+      // epoch milliseconds and the day's text (see `store/database/migrations/SqliteBaseline.ts`).
       const dayOf = (column: string) =>
         sql.onDialectOrElse({
           pg: () => sql`(${sql(column)} AT TIME ZONE 'UTC')::date`,

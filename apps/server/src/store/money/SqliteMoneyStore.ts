@@ -25,11 +25,12 @@
  * - Process liveness is dated by the `Clock` of the layer that made the store.
  */
 import * as FencedLease from "@switchyard/core/accounting/FencedLease"
+import { refused } from "@switchyard/core/accounting/MoneyModel"
 import * as SpendLease from "@switchyard/core/accounting/SpendLease"
 import { Clock, Duration, Effect, Option } from "effect"
 import type { SqlClient } from "effect/sql"
-import * as SqliteClient from "./SqliteClient.ts"
-import { StoreStatements, Uncounted } from "./StoreStatements.ts"
+import * as SqliteClient from "../sqlite/SqliteClient.ts"
+import { StoreStatements, Uncounted } from "../sql/StoreStatements.ts"
 import type { CreditGrant, Flushed, GrantOutcome, GrantRequest, LedgerRow, MoneyStore } from "./MoneyStorePort.ts"
 
 const maxBig = 9223372036854775807n
@@ -90,16 +91,6 @@ const insertText = `INSERT INTO ledger (${ledgerColumns.map(([c]) => c).join(", 
   ON CONFLICT (generation_id) DO NOTHING RETURNING CAST(cost_nanos AS text) AS cost`
 
 const sumOf = (rows: ReadonlyArray<{ readonly n: unknown }>) => big(rows[0]!.n)
-
-const refused = (outcome: GrantOutcome["outcome"], more: Partial<GrantOutcome> = {}): GrantOutcome => ({
-  outcome,
-  granted: null,
-  limit: null,
-  reset: null,
-  room: null,
-  fence: null,
-  ...more
-})
 
 /** What each scope (the key's limit, the workspace's budgets, its prepaid credits) still allows. */
 const roomsOn = (q: SqliteClient.Direct["q"]) => {

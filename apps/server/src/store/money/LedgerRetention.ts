@@ -23,9 +23,9 @@
 import { fromSqlError, type StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Clock, Config, Context, Duration, Effect, Layer, Option, Schedule, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
-import * as Span from "../instrumentation/Span.ts"
-import { type Instant, instant } from "./Columns.ts"
-import * as Workers from "../Workers.ts"
+import * as Span from "../../instrumentation/Span.ts"
+import { type Instant, instant } from "../sql/Columns.ts"
+import * as Workers from "../../Workers.ts"
 
 const RetentionConfig = Config.schema(
   Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 36_500 })),

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import * as MoneyFunctions from "../MoneyFunctions.ts"
+import * as MoneyFunctions from "../../money/MoneyFunctions.ts"
 
 /**
  * The money functions in one place: the functions nothing calls any more go (reserve, settle,

@@ -27,9 +27,9 @@
 import { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import { Clock, Context, Deferred, Duration, Effect, Latch, Schedule, Semaphore, Tracer } from "effect"
 import type { Scope } from "effect"
-import * as Span from "../instrumentation/Span.ts"
+import * as Span from "../../instrumentation/Span.ts"
 import type * as MoneyStore from "./MoneyStorePort.ts"
-import type { StoreStatements } from "./StoreStatements.ts"
+import type { StoreStatements } from "../sql/StoreStatements.ts"
 
 /** A ledger row, as the money store's flush writes it (money and times as strings). */
 export type LedgerRow = MoneyStore.LedgerRow

@@ -1,7 +1,7 @@
 /**
  * How a repository reads the columns whose value differs by store, so that one query text serves
  * both: PostgreSQL answers `boolean` and `timestamptz` as `boolean` and `Date`; SQLite keeps them
- * as integers (0/1, epoch milliseconds; see `migrations/SqliteBaseline.ts`).
+ * as integers (0/1, epoch milliseconds; see `store/database/migrations/SqliteBaseline.ts`).
  */
 
 /** A boolean column as read from either store. */

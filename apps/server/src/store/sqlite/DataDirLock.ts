@@ -27,7 +27,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
 import { DatabaseSync } from "node:sqlite"
-import * as Workers from "../Workers.ts"
+import * as Workers from "../../Workers.ts"
 
 export class DataDirLocked extends Data.TaggedError("DataDirLocked")<{
   readonly dataDir: string

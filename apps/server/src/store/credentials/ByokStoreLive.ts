@@ -4,9 +4,9 @@ import { ByokStore, CredentialUnreadable } from "@switchyard/core/store/ByokStor
 import { Cache, Data, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
-import { flag, type Flag, type Instant, iso } from "./Columns.ts"
+import { flag, type Flag, type Instant, iso } from "../sql/Columns.ts"
 import { CredentialCipher } from "./CredentialCipher.ts"
-import * as Span from "../instrumentation/Span.ts"
+import * as Span from "../../instrumentation/Span.ts"
 
 class CredentialKeyMismatch extends Data.TaggedError("CredentialKeyMismatch")<{ readonly message: string }> {}
 

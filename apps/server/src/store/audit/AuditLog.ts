@@ -33,42 +33,26 @@ interface AuditFilter {
   readonly limit: number
 }
 
-interface Row {
+/**
+ * An entry as `audit_log` holds it: core's stored entry, with `before` and `after` in their
+ * `_json` columns, its own hash, and the id and time as the driver gives them.
+ */
+type Row = Omit<AuditChain.StoredEntry, "id" | "at" | "before" | "after"> & {
   readonly id: number | string
   readonly at: number | string
-  readonly actor_key_hash: string | null
-  readonly actor_key_name: string | null
-  readonly actor_user_id: string | null
-  readonly workspace_id: string | null
-  readonly action: string
-  readonly target_type: string
-  readonly target_id: string
   readonly before_json: string | null
   readonly after_json: string | null
-  readonly ip: string | null
-  readonly request_id: string | null
-  readonly prev_hash: string
   readonly hash: string
 }
 
 const sha256 = (text: string) => Crypto.createHash("sha256").update(text, "utf8").digest("hex")
 
-const stored = (row: Row): AuditChain.StoredEntry & { readonly hash: string } => ({
-  id: Number(row.id),
-  at: Number(row.at),
-  actor_key_hash: row.actor_key_hash,
-  actor_key_name: row.actor_key_name,
-  actor_user_id: row.actor_user_id,
-  workspace_id: row.workspace_id,
-  action: row.action,
-  target_type: row.target_type,
-  target_id: row.target_id,
-  before: row.before_json,
-  after: row.after_json,
-  ip: row.ip,
-  request_id: row.request_id,
-  prev_hash: row.prev_hash,
-  hash: row.hash
+const stored = ({ id, at, before_json, after_json, ...entry }: Row): AuditChain.StoredEntry & { readonly hash: string } => ({
+  ...entry,
+  id: Number(id),
+  at: Number(at),
+  before: before_json,
+  after: after_json
 })
 
 const parsed = (text: string | null): unknown => {

@@ -35,10 +35,10 @@ import * as LedgerBatch from "./LedgerBatch.ts"
 import * as MoneyFacts from "./MoneyFacts.ts"
 import * as MoneyStore from "./MoneyStore.ts"
 import { InFlight } from "./InFlight.ts"
-import { StoreChanges } from "./StoreChanges.ts"
-import { StoreStatements } from "./StoreStatements.ts"
-import * as Span from "../instrumentation/Span.ts"
-import * as Workers from "../Workers.ts"
+import { StoreChanges } from "../sql/StoreChanges.ts"
+import { StoreStatements } from "../sql/StoreStatements.ts"
+import * as Span from "../../instrumentation/Span.ts"
+import * as Workers from "../../Workers.ts"
 
 export interface AccountingOptions {
   /** How long a lease counts after its last use if its process never hands it back. */

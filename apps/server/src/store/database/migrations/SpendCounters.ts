@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { spendTable } from "./SpendTable.ts"
 
 /**
  * Per-key spend counters, the owner of a hold, and the registry of gateway processes.
@@ -15,21 +16,7 @@ import { SqlClient } from "effect/sql"
  */
 export const spendCounters = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  yield* sql`CREATE TABLE key_spend (
-    key_id text NOT NULL REFERENCES api_keys(id),
-    day date NOT NULL,
-    spent_nanos bigint NOT NULL DEFAULT 0 CHECK (spent_nanos >= 0),
-    byok_nanos bigint NOT NULL DEFAULT 0 CHECK (byok_nanos >= 0),
-    PRIMARY KEY (key_id, day)
-  )`
-  yield* sql`INSERT INTO key_spend (key_id, day, spent_nanos, byok_nanos)
-    SELECT key_id, (created_at AT TIME ZONE 'UTC')::date,
-        COALESCE(SUM(cost_nanos) FILTER (WHERE NOT is_byok), 0), COALESCE(SUM(cost_nanos) FILTER (WHERE is_byok), 0)
-      FROM ledger WHERE cost_nanos > 0 GROUP BY 1, 2
-    UNION ALL
-    SELECT key_id, '-infinity'::date,
-        COALESCE(SUM(cost_nanos) FILTER (WHERE NOT is_byok), 0), COALESCE(SUM(cost_nanos) FILTER (WHERE is_byok), 0)
-      FROM ledger WHERE cost_nanos > 0 GROUP BY 1`
+  yield* spendTable({ table: "key_spend", owner: "key_id", ownerTable: "api_keys" })
   yield* sql`ALTER TABLE holds ADD COLUMN owner text`
   yield* sql`CREATE INDEX holds_owner ON holds (owner)`
   yield* sql`CREATE TABLE gateway_processes (

@@ -7,8 +7,8 @@ import { Cache, Duration, Effect, Exit, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Statement } from "effect/sql"
 import * as Crypto from "node:crypto"
-import { flag, type Flag, type Instant, instant, iso, isoOrNull } from "./Columns.ts"
-import { StoreChanges } from "./StoreChanges.ts"
+import { flag, type Flag, type Instant, instant, iso, isoOrNull } from "../sql/Columns.ts"
+import { StoreChanges } from "../sql/StoreChanges.ts"
 
 interface KeyRow {
   readonly id: string

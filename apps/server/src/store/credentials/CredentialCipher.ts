@@ -2,7 +2,7 @@ import { Config, Context, Data, Effect, Layer, Option, Redacted } from "effect"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
-import { StoreConfig } from "./Database.ts"
+import { StoreConfig } from "../database/Database.ts"
 
 class SecretKeyInvalid extends Data.TaggedError("SecretKeyInvalid")<{ readonly message: string }> {}
 

@@ -5,7 +5,7 @@
 import { fromSqlError } from "@switchyard/core/store/StoreUnavailable"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import type { Flag } from "./Columns.ts"
+import type { Flag } from "../sql/Columns.ts"
 
 /** A workspace's slug and the settings a management key stored over the config file's. */
 export interface SettingsRow {

@@ -6,8 +6,8 @@ import type { BudgetInterval, MemberRole, RoutingSettings, WorkspaceBudget, Work
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Crypto from "node:crypto"
-import { flag, type Flag, flagOrNull, type Instant, iso, isoOrNull } from "./Columns.ts"
-import { StoreChanges } from "./StoreChanges.ts"
+import { flag, type Flag, flagOrNull, type Instant, iso, isoOrNull } from "../sql/Columns.ts"
+import { StoreChanges } from "../sql/StoreChanges.ts"
 
 interface WorkspaceRow {
   readonly id: string

@@ -33,26 +33,11 @@ export interface LedgerRow {
 /** A grant to the spend lease `id`, owned by the gateway process `owner` (core's money model takes the same). */
 export type GrantRequest = MoneyModel.Grant
 
-/**
- * The outcome of a grant: `ok` with what was granted, the room left and the lease row's fencing
- * token (`null` when no row holds anything), or the refusing scope with its limit, window and room.
- */
-export interface GrantOutcome {
-  readonly outcome: "ok" | "wrong_workspace" | RefusalReason
-  readonly granted: bigint | null
-  readonly limit: bigint | null
-  readonly reset: string | null
-  readonly room: bigint | null
-  readonly fence: string | null
-}
+/** The outcome of a grant (core's money model declares it): `ok`, a key of another workspace, or the refusing scope. */
+export type GrantOutcome = MoneyModel.GrantOutcome<"ok" | "wrong_workspace" | RefusalReason>
 
-/** What became of a flushed row: its cost (`null`: not written and none before), written now, and whether its lease had moved. */
-export interface Flushed {
-  readonly generation: string
-  readonly cost: bigint | null
-  readonly written: boolean
-  readonly fenced: boolean
-}
+/** What became of a flushed row (core's money model declares it). */
+export type Flushed = MoneyModel.Flushed
 
 interface CreditRead {
   readonly credits: bigint

@@ -3,7 +3,7 @@ import { SqlClient } from "effect/sql"
 import { genesis } from "@switchyard/core/audit/AuditChain"
 
 /**
- * The audit log of management actions (store/AuditLog.ts), append-only and hash-chained, and its
+ * The audit log of management actions (store/audit/AuditLog.ts), append-only and hash-chained, and its
  * one-row head (the last entry's id and hash): every append updates the head first, which
  * serialises appends on PostgreSQL (the row lock) and on SQLite (the writer lock) alike. Written
  * in the common subset of PostgreSQL and SQLite: times in epoch milliseconds, JSON as text.
