@@ -44,7 +44,7 @@ const error = (status: number, message: string) => ({
 })
 
 /** The parts of a multipart/form-data body: name, filename, content. */
-const multipart = (raw: string, contentType: string | undefined) => {
+export const multipart = (raw: string, contentType: string | undefined) => {
   const boundary = /boundary=(?:"([^"]+)"|([^;]+))/u.exec(contentType ?? "")
   if (boundary === null) return undefined
   const marker = `--${boundary[1] ?? boundary[2]}`
