@@ -1,8 +1,9 @@
 import { Alert, Badge, Button, Code, Group, Progress, Stack, Table, Text, VisuallyHidden } from "@mantine/core"
-import type { BatchObject } from "@switchyard/core/schema/Batch"
+import type { BatchObject, ProviderJobStatus } from "@switchyard/core/schema/Batch"
 import { useEffect, useState } from "react"
 import * as BatchProgress from "../BatchProgress.ts"
 import * as Format from "../Format.ts"
+import * as ProviderJobs from "../ProviderJobs.ts"
 import { CursorButtons, useCursorPages } from "../CursorPages.tsx"
 import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
 import { serverMessage } from "../ServerMessage.ts"
@@ -19,6 +20,17 @@ const statusColor: Record<BatchObject["status"], string> = {
   failed: "red",
   expired: "orange",
   cancelling: "orange",
+  cancelled: "gray"
+}
+
+const jobColor: Record<ProviderJobStatus, string> = {
+  submitting: "blue",
+  in_progress: "indigo",
+  cancelling: "orange",
+  completed: "teal",
+  live: "grape",
+  failed: "red",
+  expired: "orange",
   cancelled: "gray"
 }
 
@@ -87,7 +99,7 @@ export const BatchesPage = () => {
         title="Batches"
         description={isManagement
           ? "The batches this management key oversees (its workspace's; an instance administrator's: every workspace's): how far each got, what its lines cost so far; cancel a runaway one."
-          : "This workspace's batches (OpenAI's Batch API): how far each got, what its lines cost so far, and its output."}
+          : "This workspace's batches (OpenAI's Batch API): how far each got, what its lines cost so far, the jobs its lines went to at providers' own batch APIs, and its output."}
       >
         <Button variant="default" onClick={batches.reload} loading={batches.loading}>Refresh</Button>
       </PageHeader>
@@ -97,7 +109,7 @@ export const BatchesPage = () => {
           {notice.text}
         </Alert>
       )}
-      <ScrollTable label="Batches" minWidth={900}>
+      <ScrollTable label="Batches" minWidth={1040}>
         <Table striped verticalSpacing="xs" horizontalSpacing={8} aria-busy={batches.loading}>
           <Table.Thead>
             <Table.Tr>
@@ -108,6 +120,7 @@ export const BatchesPage = () => {
               <Table.Th scope="col">Served</Table.Th>
               <Table.Th scope="col">Failed</Table.Th>
               <Table.Th scope="col">Cost so far</Table.Th>
+              <Table.Th scope="col">Provider jobs</Table.Th>
               <Table.Th scope="col">Created (UTC)</Table.Th>
               <Table.Th scope="col"><VisuallyHidden>Actions</VisuallyHidden></Table.Th>
             </Table.Tr>
@@ -143,6 +156,24 @@ export const BatchesPage = () => {
                   <Table.Td>{Format.integer(completed)}</Table.Td>
                   <Table.Td>{Format.integer(failed)}</Table.Td>
                   <Table.Td>{Format.money(batch.cost)}</Table.Td>
+                  <Table.Td>
+                    {batch.provider_jobs.length === 0
+                      ? <Text size="sm" c="dimmed">live only</Text>
+                      : ProviderJobs.byProvider(batch.provider_jobs).map((jobs) => (
+                        <Stack key={jobs.provider} gap={2} data-provider-jobs={jobs.provider} title={jobs.ids.join("\n")}>
+                          <Text size="xs">
+                            <Code>{jobs.provider}</Code> {Format.integer(jobs.jobs)} {jobs.jobs === 1 ? "job" : "jobs"}, {Format.integer(jobs.lines)} lines
+                          </Text>
+                          <Group gap={4}>
+                            {jobs.statuses.map(([status, count]) => (
+                              <Badge key={status} size="xs" variant="light" color={jobColor[status]} styles={{ label: { overflow: "visible" } }}>
+                                {count} {status.replace("_", " ")}
+                              </Badge>
+                            ))}
+                          </Group>
+                        </Stack>
+                      ))}
+                  </Table.Td>
                   <Table.Td style={{ whiteSpace: "nowrap" }}>{at(batch.created_at)}</Table.Td>
                   <Table.Td>
                     <Group gap={6} wrap="nowrap">
