@@ -31,7 +31,7 @@ export const file = (row: FileRow, retentionMs: number): Batch.FileObject => ({
 const finished = (status: Batch.Status) => status === "completed" || status === "cancelled" || status === "expired"
 
 /** A batch's provider job as the batch object lists it: its status in the gateway's words. */
-export const providerJob = (job: JobRow): Batch.ProviderJob => ({
+const providerJob = (job: JobRow): Batch.ProviderJob => ({
   provider: job.provider,
   job_id: job.upstream_batch_id,
   status: job.status === "submitting"

@@ -41,7 +41,7 @@ export interface GatewayMetricsShape {
 }
 
 /** What the batch-lines counter reads of a line written. */
-export interface BatchLineFacts {
+interface BatchLineFacts {
   readonly served: boolean
   readonly mode?: "provider_batch" | "live" | undefined
   readonly provider?: string | undefined

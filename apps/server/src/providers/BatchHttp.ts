@@ -27,7 +27,7 @@ export const jsonLines = (text: string): Array<unknown> => {
     try {
       values.push(JSON.parse(line))
     } catch {
-      continue
+      // A line that is not JSON is left out.
     }
   }
   return values

@@ -101,8 +101,10 @@ export const jsonLines = (text: string): Array<unknown> =>
 export interface StoredFile {
   readonly id: string
   readonly filename: string
+  /** `batch` for an upload; the provider's own word for a file it wrote. */
   readonly purpose: string
   readonly content: string
+  readonly createdAt: number
 }
 
 type Reply = { readonly status: number; readonly body: unknown; readonly text?: string }
@@ -116,15 +118,16 @@ export const filesApi = (
   prefix: string,
   nextId: (prefix: string) => string,
   error: (status: number, message: string) => Reply,
-  multipart: (raw: string, contentType: string | undefined) => ReadonlyMap<string, { readonly filename: string | undefined; readonly content: string }> | undefined
+  multipart: (raw: string, contentType: string | undefined) => ReadonlyMap<string, { readonly filename: string | undefined; readonly content: string }> | undefined,
+  /** A file as the provider's Files API answers it. */
+  object: (file: StoredFile) => unknown
 ) => {
   const stored = new Map<string, StoredFile>()
   const put = (content: string, purpose: string, filename: string) => {
-    const file = { id: nextId("file-"), filename, purpose, content }
+    const file = { id: nextId("file-"), filename, purpose, content, createdAt: Date.now() }
     stored.set(file.id, file)
     return file
   }
-  const object = (file: StoredFile) => ({ id: file.id, object: "file", bytes: Buffer.byteLength(file.content), filename: file.filename, purpose: file.purpose })
   const handle = (request: { readonly method: string; readonly path: string; readonly raw: string; readonly headers: Record<string, unknown> }): Reply | undefined => {
     const path = request.path.split("?")[0]!
     if (request.method === "POST" && path === `${prefix}/files`) {

@@ -87,7 +87,7 @@ export const start = async (options: Options = {}): Promise<FakeGeminiBatch> => 
 
   const ended = (job: FakeBatchJobs.FakeJob<Request, string>) => {
     if (job.outputs.length === 0) return
-    const file = { id: jobs.nextId("batch-output-"), filename: `${job.id}.jsonl`, purpose: "batch_output", content: `${job.outputs.join("\n")}\n` }
+    const file = { id: jobs.nextId("batch-output-"), filename: `${job.id}.jsonl`, purpose: "batch_output", content: `${job.outputs.join("\n")}\n`, createdAt: Date.now() }
     files.set(file.id, file)
     ;(job.meta as Record<string, unknown>).output = `files/${file.id}`
   }
@@ -100,7 +100,7 @@ export const start = async (options: Options = {}): Promise<FakeGeminiBatch> => 
       const body = request.body
       if (!Number.isInteger(size) || !FakeUpstream.isRecord(body) || !FakeUpstream.isRecord(body.file)) return error(400, "Invalid upload start")
       const id = jobs.nextId("upload-")
-      uploads.set(id, { name: String(body.file.display_name ?? body.file.displayName ?? ""), size, content: "" })
+      uploads.set(id, { name: String(field(body.file, "display_name") ?? ""), size, content: "" })
       return {
         status: 200,
         body: null,
@@ -115,7 +115,7 @@ export const start = async (options: Options = {}): Promise<FakeGeminiBatch> => 
     if (!command.includes("finalize")) return { status: 200, body: null, text: "", headers: { "x-goog-upload-status": "active" } }
     if (Buffer.byteLength(session.content) !== session.size) return error(400, "The upload's size is not the size announced")
     uploads.delete(url.searchParams.get("upload_id")!)
-    const file = { id: jobs.nextId("input-"), filename: session.name, purpose: "batch", content: session.content }
+    const file = { id: jobs.nextId("input-"), filename: session.name, purpose: "batch", content: session.content, createdAt: Date.now() }
     files.set(file.id, file)
     return {
       status: 200,
@@ -124,24 +124,42 @@ export const start = async (options: Options = {}): Promise<FakeGeminiBatch> => 
     }
   }
 
+  // Google's JSON takes each field by its proto name or its lowerCamel one.
+  const field = (record: Record<string, unknown> | undefined, snake: string) =>
+    record?.[snake] ?? record?.[snake.replace(/_([a-z])/gu, (_, c: string) => c.toUpperCase())]
+
   const create = (request: FakeUpstream.RecordedRequest, model: string) => {
     const body = request.body
     const batch = FakeUpstream.isRecord(body) && FakeUpstream.isRecord(body.batch) ? body.batch : undefined
-    const config = batch !== undefined && FakeUpstream.isRecord(batch.input_config) ? batch.input_config : undefined
-    const name = typeof config?.file_name === "string" ? config.file_name : undefined
+    const inputConfig = field(batch, "input_config")
+    const config = FakeUpstream.isRecord(inputConfig) ? inputConfig : undefined
+    const fileName = field(config, "file_name")
+    const name = typeof fileName === "string" ? fileName : undefined
     const input = name === undefined ? undefined : files.get(name.replace(/^files\//u, ""))
     if (input === undefined) return error(400, "batch.input_config.file_name must name an uploaded file")
     const requests = FakeBatchJobs.jsonLines(input.content) as Array<Request>
     if (requests.some((r) => typeof r.key !== "string" || !FakeUpstream.isRecord(r.request) || r.request.model !== `models/${model}`)) {
       return error(400, "each line is { key, request } whose request names the batch's model")
     }
-    const job = jobs.create(String(batch!.display_name ?? ""), requests, { model: `models/${model}`, input: name })
+    const job = jobs.create(String(field(batch, "display_name") ?? ""), requests, { model: `models/${model}`, input: name })
     return { status: 200, body: operation(job) }
   }
 
   const handle = (request: FakeUpstream.RecordedRequest) => {
     const url = new URL(request.path, "http://fake")
-    if (request.headers["x-goog-api-key"] !== key) return error(400, "API key not valid. Please pass a valid API key.")
+    if (request.headers["x-goog-api-key"] !== key) {
+      return {
+        status: 400,
+        body: {
+          error: {
+            code: 400,
+            message: "API key not valid. Please pass a valid API key.",
+            status: "INVALID_ARGUMENT",
+            details: [{ "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: "API_KEY_INVALID", domain: "googleapis.com" }]
+          }
+        }
+      }
+    }
     if (request.method === "POST" && url.pathname === "/upload/v1beta/files") return upload(request, url)
     const created = /^\/v1beta\/models\/([^/:]+):asyncBatchEmbedContent$/u.exec(url.pathname)
     if (request.method === "POST" && created !== null) return create(request, decodeURIComponent(created[1]!))

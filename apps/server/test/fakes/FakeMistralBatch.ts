@@ -46,7 +46,19 @@ export const start = async (options: Options = {}): Promise<FakeMistralBatch> =>
   const key = options.apiKey ?? "sk-fake"
   const live = FakeOpenAi.api(options)
   const jobs = FakeBatchJobs.jobs<Request, string>(options)
-  const files = FakeBatchJobs.filesApi("/v1", jobs.nextId, error, multipart)
+  // Mistral's file object: an upload is a `batch_request` of source `upload`; a job's results, `batch_result` or `batch_error`.
+  const files = FakeBatchJobs.filesApi("/v1", jobs.nextId, error, multipart, (file) => ({
+    id: file.id,
+    object: "file",
+    bytes: Buffer.byteLength(file.content),
+    created_at: Math.floor(file.createdAt / 1000),
+    filename: file.filename,
+    purpose: "batch",
+    sample_type: file.purpose === "batch" ? "batch_request" : file.purpose,
+    num_lines: file.content.split("\n").filter((l) => l.trim() !== "").length,
+    mimetype: "application/jsonl",
+    source: file.purpose === "batch" ? "upload" : "mistral"
+  }))
 
   const jobObject = (job: FakeBatchJobs.FakeJob<Request, string>) => {
     const failed = job.outputs.filter((o) => JSON.parse(o).response?.status_code !== 200).length

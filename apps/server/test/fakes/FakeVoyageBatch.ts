@@ -41,7 +41,18 @@ export const start = async (options: Options = {}): Promise<FakeVoyageBatch> => 
   const key = options.apiKey ?? "pa-fake"
   const live = FakeVoyage.api(options)
   const jobs = FakeBatchJobs.jobs<Request, string>(options)
-  const files = FakeBatchJobs.filesApi("/v1", jobs.nextId, error, multipart)
+  // Voyage's file object: OpenAI's, its times as ISO strings.
+  const files = FakeBatchJobs.filesApi("/v1", jobs.nextId, error, multipart, (file) => ({
+    id: file.id,
+    object: "file",
+    bytes: Buffer.byteLength(file.content),
+    created_at: new Date(file.createdAt).toISOString(),
+    filename: file.filename,
+    purpose: file.purpose,
+    status: null,
+    expires_at: new Date(file.createdAt + 30 * 86_400_000).toISOString(),
+    status_details: null
+  }))
 
   const batchObject = (job: FakeBatchJobs.FakeJob<Request, string>) => ({
     id: job.id,

@@ -56,6 +56,35 @@ const roundTrip = (
 
 const run = <A>(effect: Effect.Effect<A, unknown, HttpClient.HttpClient | import("effect").Scope.Scope>) => effect.pipe(overHttp)
 
+describe("provider batch APIs refused a wrong credential, as their providers refuse it", () => {
+  it.live("a wrong key at Mistral, Voyage and Gemini, a wrong AWS secret at S3: the upload fails for the credential", () =>
+    run(Effect.gen(function*() {
+      const mistral = yield* Effect.acquireRelease(Effect.promise(() => FakeMistralBatch.start()), (s) => Effect.promise(() => s.close()))
+      const voyage = yield* Effect.acquireRelease(Effect.promise(() => FakeVoyageBatch.start()), (s) => Effect.promise(() => s.close()))
+      const gemini = yield* Effect.acquireRelease(Effect.promise(() => FakeGeminiBatch.start()), (s) => Effect.promise(() => s.close()))
+      const bedrock = yield* Effect.acquireRelease(
+        Effect.promise(() => FakeBedrockBatch.start({ key: awsKey, bucket: "batch-bucket" })),
+        (s) => Effect.promise(() => s.close())
+      )
+      const reason = <A>(effect: Effect.Effect<A, import("@switchyard/core/upstream/UpstreamError").UpstreamError>) =>
+        effect.pipe(Effect.flip, Effect.map((e) => e.reason._tag))
+      assert.strictEqual(yield* reason((yield* MistralBatch.make).upload(connection(mistral.url, "sk-wrong"), "x", "{}\n")), "AuthFailed")
+      assert.strictEqual(yield* reason((yield* VoyageBatch.make).upload(connection(voyage.url, "pa-wrong"), "x", "{}\n")), "AuthFailed")
+      // Gemini answers a wrong key with 400 API_KEY_INVALID, read as the live call's.
+      const geminiRefusal = yield* (yield* GeminiBatch.make).upload(connection(gemini.url, "AIza-wrong"), "x", "{}\n").pipe(Effect.flip)
+      assert.deepInclude(geminiRefusal.reason, { _tag: "InvalidRequest", upstream_status: 400, provider_code: "API_KEY_INVALID" })
+      const wrongSecret = yield* BedrockBatch.make(() => Promise.resolve({ ...awsKey, secretAccessKey: "not-the-secret" }))
+      const to = Adapters.connectionOf({
+        slug: "amazon-bedrock",
+        adapter: "bedrock",
+        region: "us-east-1",
+        batch: { s3_uri: "s3://batch-bucket/jobs/", role_arn: "arn:aws:iam::123456789012:role/BedrockBatch", base_url: bedrock.url, storage_url: bedrock.s3.url }
+      }, undefined)
+      assert.strictEqual(yield* reason(wrongSecret.upload(to, "x", "{}\n")), "AuthFailed")
+      assert.strictEqual(bedrock.s3.objects.size, 0)
+    })))
+})
+
 describe("provider batch APIs against their fakes", () => {
   it.live("Mistral: files, a batch job of the model, its output file; each line answered as the live call reads it; files deleted", () =>
     run(Effect.gen(function*() {

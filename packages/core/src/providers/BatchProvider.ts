@@ -54,18 +54,6 @@ export interface Result {
 }
 
 /**
- * A line's requests as the provider takes them: its JSONL lines, and what the job they go in
- * must say for all of its lines (the model, and parameters some providers take per job only).
- * Lines whose `job` differ go to different jobs.
- *
- * @since 0.10.0
- */
-export interface Requests {
-  readonly lines: ReadonlyArray<string>
-  readonly job: Job
-}
-
-/**
  * What a job is made with besides its input: the upstream model and the parameters the provider
  * takes per job (Voyage's `request_params`, Vertex's `modelParameters`), as JSON.
  *
@@ -120,8 +108,15 @@ export const ended = (state: State): boolean => state !== "pending" && state !==
  */
 export interface BatchProvider {
   readonly limits: Limits
-  /** One line's request lines, under its key (several when the provider embeds one input a request). */
-  readonly requests: (key: string, request: UpstreamRequest) => Effect.Effect<Requests, UpstreamError>
+  /**
+   * One line's request lines, under its key (several when the provider embeds one input a
+   * request), and what the job they go in must say for all of its lines (the model, and
+   * parameters some providers take per job only): lines whose `job` differ go to different jobs.
+   */
+  readonly requests: (
+    key: string,
+    request: UpstreamRequest
+  ) => Effect.Effect<{ readonly lines: ReadonlyArray<string>; readonly job: Job }, UpstreamError>
   /** Uploads a JSONL file of request lines; where it is (a file id or a storage URI). */
   readonly upload: (connection: Connection, name: string, jsonl: string) => Effect.Effect<string, UpstreamError>
   readonly create: (connection: Connection, input: string, job: Job & { readonly name: string }) => Effect.Effect<UpstreamBatch, UpstreamError>
