@@ -205,7 +205,7 @@ export class ProviderBatchStore extends Context.Service<ProviderBatchStore, {
         finish: (row, owner, result) =>
           sql.withTransaction(Effect.gen(function*() {
             const done = yield* sql<{ readonly seq: number }>`UPDATE provider_batches SET status = 'done', requests = NULL,
-                upstream_status = ${result.upstreamStatus}, next_poll_at = ${result.now}, failures = 0,
+                upstream_status = ${result.upstreamStatus}, next_poll_at = ${result.now}, failures = 0, cleaned_at = NULL,
                 claimed_by = NULL, claimed_until = NULL
               WHERE batch_id = ${row.batch_id} AND seq = ${row.seq} AND claimed_by = ${owner} AND status <> 'done'
               RETURNING seq`

@@ -176,3 +176,63 @@ describe("provider batches beside live providers (Mistral's batch jobs, faked)",
     await until(async () => mistral.files.size, (n) => n === 0, 10_000)
   })
 })
+
+describe("provider batches at Mistral: a cancel, and the retention sweep", () => {
+  const start = async (fakeOptions: FakeMistralBatch.Options, extra: Record<string, string>) => {
+    const mistral = await FakeMistralBatch.start(fakeOptions)
+    const plain = await FakeOpenAi.start()
+    const gateway = await startGateway({ config: config(mistral.url, plain.url), credits: 10, env: { ...env, ...extra } })
+    const client = new OpenAI({ apiKey: gateway.server.apiKey, baseURL: gateway.server.baseUrl, maxRetries: 0 })
+    const close = async () => {
+      await gateway.close()
+      await mistral.close()
+      await plain.close()
+    }
+    return { mistral, gateway, client, close }
+  }
+  const create = async (client: OpenAI, n: number, tag: string) => {
+    const input = Array.from({ length: n }, (_, i) => line(`${tag}${i}`, `${tag} text number ${i} of the corpus`, "mistral")).join("\n")
+    const file = await client.files.create({ file: await toFile(Buffer.from(input), "input.jsonl"), purpose: "batch" })
+    return (await client.batches.create({ input_file_id: file.id, endpoint: "/v1/embeddings", completion_window: "24h" })).id
+  }
+
+  it("a cancel of the batch cancels its job at Mistral; the lines it served are written and charged, the others left out; its files deleted", async () => {
+    const { mistral, client, close } = await start({ linesPerPoll: 1 }, { SWITCHYARD_BATCH_UNIT_LINES: "64" })
+    try {
+      const id = await create(client, 30, "c")
+      await until(async () => [...mistral.jobs.all.values()][0]?.outputs.length ?? 0, (n) => n >= 2)
+      await client.batches.cancel(id)
+      const cancelled = (await until(() => client.batches.retrieve(id), (b) => b.status === "cancelled", 10_000)) as Batch
+      const job = [...mistral.jobs.all.values()][0]!
+      assert.strictEqual(job.state, "cancelled")
+      assert.strictEqual(mistral.requests.filter((r) => r.method === "POST" && r.path === `/v1/batch/jobs/${job.id}/cancel`).length, 1)
+      assert.strictEqual(cancelled.request_counts!.completed, job.outputs.length)
+      assert.isBelow(job.outputs.length, 30)
+      assert.deepStrictEqual(cancelled.provider_jobs.map((j) => [j.status, j.lines]), [["cancelled", 30]])
+      const out = jsonLines(await (await client.files.content(cancelled.output_file_id!)).text())
+      for (const o of out) assert.strictEqual(o.response.body.usage.cost, costOf(o.response.body.usage.prompt_tokens, batchPrice))
+      assert.strictEqual(nanosFromCredits(cancelled.cost), out.reduce((n, o) => n + nanosFromCredits(o.response.body.usage.cost)!, 0n))
+      await until(async () => mistral.files.size, (n) => n === 0, 10_000)
+    } finally {
+      await close()
+    }
+  })
+
+  it("the retention sweep deletes a running job's upload at the provider; what the job writes later goes once its lines are written", async () => {
+    const { mistral, client, close } = await start({}, { SWITCHYARD_BATCH_RETENTION: "2 seconds" })
+    try {
+      mistral.jobs.pause(true)
+      const id = await create(client, 4, "r")
+      await until(async () => [...mistral.jobs.all.values()][0]?.state, (s) => s === "running")
+      const upload = [...mistral.jobs.all.values()][0]!.meta.input as string
+      // Older than the retention, and still running: its upload goes.
+      await until(async () => mistral.files.has(upload), (has) => !has, 15_000)
+      mistral.jobs.pause(false)
+      const done = await until(() => client.batches.retrieve(id), (b) => b.status === "completed", 15_000)
+      assert.deepStrictEqual(done.request_counts, { total: 4, completed: 4, failed: 0 })
+      await until(async () => mistral.files.size, (n) => n === 0, 10_000)
+    } finally {
+      await close()
+    }
+  })
+})
