@@ -52,14 +52,13 @@ const states: Record<string, BatchProvider.State> = {
 }
 
 /** A batch object of OpenAI's shape (Voyage's too) as the port has it. */
-export const upstreamBatch = (b: typeof BatchObject.Type): BatchProvider.UpstreamBatch => ({
+const upstreamBatch = (b: typeof BatchObject.Type): BatchProvider.UpstreamBatch => ({
   id: b.id,
   state: states[b.status] ?? "pending",
   results: [b.output_file_id, b.error_file_id].filter((id): id is string => typeof id === "string" && id !== ""),
   errors: (b.errors?.data ?? []).map((e) => ({ code: e.code ?? "failed", message: e.message ?? "the provider batch failed" }))
 })
 
-export { decodeBatch, decodeList }
 
 /**
  * Where a Files and Batch API of OpenAI's shape lives and how it is signed: OpenAI's own under
@@ -149,27 +148,22 @@ export const filesApi = (http: BatchHttp.BatchHttp, placement: Pick<Placement, "
   }
 }
 
-export const makeWith = Effect.fnUntraced(function*(placement: Placement) {
-  const files = filesApi(yield* BatchHttp.make, placement)
+/**
+ * A Batch API of OpenAI's shape over its Files API (OpenAI's, Azure's, Voyage's): `POST /batches`
+ * with the body `createBody` writes, polled, found by its input file among the newest 100,
+ * cancelled, its output and error files read and deleted with its input. What a request line is
+ * and how its answer reads is the caller's.
+ */
+export const batchesApi = (
+  files: ReturnType<typeof filesApi>,
+  createBody: (input: string, job: BatchProvider.Job & { readonly name: string }) => unknown
+): Omit<BatchProvider.BatchProvider, "limits" | "requests" | "answer"> => {
   const retrieve = (connection: EmbeddingProvider.Connection, id: string) =>
     files.get(connection, `/batches/${encodeURIComponent(id)}`).pipe(Effect.flatMap(decodeBatch), Effect.map(upstreamBatch))
-
-  const provider: BatchProvider.BatchProvider = {
-    limits,
-    requests: (key, request) =>
-      Effect.map(OpenAiCompatible.requestBody(placement.dialect, request), (body) => ({
-        lines: [JSON.stringify({ custom_id: key, method: "POST", url: placement.endpoint, body })],
-        job: { model: request.upstreamModel, params: {} }
-      })),
+  return {
     upload: files.upload,
-    create: (connection, input, job) =>
-      files.post(connection, "/batches", {
-        input_file_id: input,
-        endpoint: placement.endpoint,
-        completion_window: "24h",
-        metadata: { switchyard_job: job.name }
-      }).pipe(Effect.flatMap(decodeBatch), Effect.map(upstreamBatch)),
-    // OpenAI's list has no filter by file: its newest 100 batches are looked through.
+    create: (connection, input, job) => files.post(connection, "/batches", createBody(input, job)).pipe(Effect.flatMap(decodeBatch), Effect.map(upstreamBatch)),
+    // The list has no filter by file: its newest 100 batches are looked through.
     find: (connection, input) =>
       files.get(connection, "/batches", "limit=100").pipe(
         Effect.flatMap(decodeList),
@@ -181,8 +175,25 @@ export const makeWith = Effect.fnUntraced(function*(placement: Placement) {
     retrieve,
     cancel: (connection, id) => Effect.asVoid(files.post(connection, `/batches/${encodeURIComponent(id)}/cancel`, {})),
     results: files.results,
-    answer: (key, request, lookup) => BatchHttp.single(key, lookup, (body) => readOpenAi(request, body)),
     cleanup: (connection, input, id) => files.cleanup(connection, input, id === undefined ? undefined : retrieve(connection, id))
+  }
+}
+
+export const makeWith = Effect.fnUntraced(function*(placement: Placement) {
+  const provider: BatchProvider.BatchProvider = {
+    ...batchesApi(filesApi(yield* BatchHttp.make, placement), (input, job) => ({
+      input_file_id: input,
+      endpoint: placement.endpoint,
+      completion_window: "24h",
+      metadata: { switchyard_job: job.name }
+    })),
+    limits,
+    requests: (key, request) =>
+      Effect.map(OpenAiCompatible.requestBody(placement.dialect, request), (body) => ({
+        lines: [JSON.stringify({ custom_id: key, method: "POST", url: placement.endpoint, body })],
+        job: { model: request.upstreamModel, params: {} }
+      })),
+    answer: (key, request, lookup) => BatchHttp.single(key, lookup, (body) => readOpenAi(request, body))
   }
   return provider
 })

@@ -1,7 +1,7 @@
 import type * as BatchProvider from "@switchyard/core/providers/BatchProvider"
 import { Effect } from "effect"
 import * as BatchHttp from "./BatchHttp.ts"
-import { bearerPlacement, decodeBatch, decodeList, filesApi, upstreamBatch } from "./OpenAiBatch.ts"
+import { batchesApi, bearerPlacement, filesApi } from "./OpenAiBatch.ts"
 import * as Voyage from "./Voyage.ts"
 import * as WireFormat from "./WireFormat.ts"
 
@@ -20,12 +20,15 @@ import * as WireFormat from "./WireFormat.ts"
 const limits: BatchProvider.Limits = { maxRequests: 100_000, maxInputs: 100_000, maxBytes: 1_000_000_000, minRequests: 1 }
 
 export const make = Effect.gen(function*() {
-  const files = filesApi(yield* BatchHttp.make, bearerPlacement)
   const read = WireFormat.reader(Voyage.wireFormat)
-  const retrieve = (connection: Parameters<BatchProvider.BatchProvider["retrieve"]>[0], id: string) =>
-    files.get(connection, `/batches/${encodeURIComponent(id)}`).pipe(Effect.flatMap(decodeBatch), Effect.map(upstreamBatch))
-
   const provider: BatchProvider.BatchProvider = {
+    ...batchesApi(filesApi(yield* BatchHttp.make, bearerPlacement), (input, job) => ({
+      input_file_id: input,
+      endpoint: "/v1/embeddings",
+      completion_window: "12h",
+      request_params: { model: job.model, ...job.params },
+      metadata: { switchyard_job: job.name }
+    })),
     limits,
     requests: (key, request) =>
       Effect.gen(function*() {
@@ -34,28 +37,7 @@ export const make = Effect.gen(function*() {
         const { input, model: _, ...params } = body as { readonly input: unknown; readonly model: string }
         return { lines: [JSON.stringify({ custom_id: key, body: { input } })], job: { model: request.upstreamModel, params } }
       }),
-    upload: files.upload,
-    create: (connection, input, job) =>
-      files.post(connection, "/batches", {
-        input_file_id: input,
-        endpoint: "/v1/embeddings",
-        completion_window: "12h",
-        request_params: { model: job.model, ...job.params },
-        metadata: { switchyard_job: job.name }
-      }).pipe(Effect.flatMap(decodeBatch), Effect.map(upstreamBatch)),
-    find: (connection, input) =>
-      files.get(connection, "/batches", "limit=100").pipe(
-        Effect.flatMap(decodeList),
-        Effect.map((list) => {
-          const found = list.data.find((b) => b.input_file_id === input)
-          return found === undefined ? undefined : upstreamBatch(found)
-        })
-      ),
-    retrieve,
-    cancel: (connection, id) => Effect.asVoid(files.post(connection, `/batches/${encodeURIComponent(id)}/cancel`, {})),
-    results: files.results,
-    answer: (key, request, lookup) => BatchHttp.single(key, lookup, (body) => read(request, body)),
-    cleanup: (connection, input, id) => files.cleanup(connection, input, id === undefined ? undefined : retrieve(connection, id))
+    answer: (key, request, lookup) => BatchHttp.single(key, lookup, (body) => read(request, body))
   }
   return provider
 })

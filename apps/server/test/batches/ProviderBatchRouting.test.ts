@@ -7,6 +7,7 @@ import * as FakeMistralBatch from "../fakes/FakeMistralBatch.ts"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import * as FakeUpstream from "../fakes/FakeUpstream.ts"
 import { costOf, endpoint, type Gateway, provider, startGateway } from "../embeddings/Gateway.ts"
+import { until } from "../support/BatchGateways.ts"
 
 // Batches whose lines go to Mistral's batch jobs (faked), beside a provider without a batch API:
 // lines split by their own preferences, a job that fails or expires finishing its lines live,
@@ -43,16 +44,6 @@ const line = (customId: string, input: string, order?: string) =>
 
 const jsonLines = (text: string) => text.split("\n").filter((l) => l.length > 0).map((l) => JSON.parse(l))
 
-const until = async <A>(read: () => Promise<A>, done: (a: A) => boolean, timeoutMs = 30_000): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await read()
-    if (done(value)) return value
-    if (Date.now() > deadline) throw new Error(`not done in time: ${JSON.stringify(value)}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
-
 /** The inputs a fake was sent live (lines of one batch may share a call). */
 const liveInputs = (fake: FakeUpstream.FakeServer) =>
   fake.requests.filter((r) => r.method === "POST" && r.path === "/v1/embeddings")
@@ -87,7 +78,7 @@ describe("provider batches beside live providers (Mistral's batch jobs, faked)",
   const run = async (input: string) => {
     const file = await client.files.create({ file: await toFile(Buffer.from(input), "input.jsonl"), purpose: "batch" })
     const created = await client.batches.create({ input_file_id: file.id, endpoint: "/v1/embeddings", completion_window: "24h" })
-    return (await until(() => client.batches.retrieve(created.id), (b) => b.status === "completed" || b.status === "failed")) as Batch
+    return (await until(() => client.batches.retrieve(created.id), (b) => b.status === "completed" || b.status === "failed", 30_000)) as Batch
   }
   const output = async (batch: OpenAI.Batch) => (batch.output_file_id === null ? [] : jsonLines(await (await client.files.content(batch.output_file_id!)).text()))
   const errors = async (batch: OpenAI.Batch) => (batch.error_file_id === null ? [] : jsonLines(await (await client.files.content(batch.error_file_id!)).text()))
@@ -200,7 +191,7 @@ describe("provider batches at Mistral: a cancel, and the retention sweep", () =>
     const { mistral, client, close } = await start({ linesPerPoll: 1 }, { SWITCHYARD_BATCH_UNIT_LINES: "64" })
     try {
       const id = await create(client, 30, "c")
-      await until(async () => [...mistral.jobs.all.values()][0]?.outputs.length ?? 0, (n) => n >= 2)
+      await until(async () => [...mistral.jobs.all.values()][0]?.outputs.length ?? 0, (n) => n >= 2, 30_000)
       await client.batches.cancel(id)
       const cancelled = (await until(() => client.batches.retrieve(id), (b) => b.status === "cancelled", 10_000)) as Batch
       const job = [...mistral.jobs.all.values()][0]!
@@ -223,7 +214,7 @@ describe("provider batches at Mistral: a cancel, and the retention sweep", () =>
     try {
       mistral.jobs.pause(true)
       const id = await create(client, 4, "r")
-      await until(async () => [...mistral.jobs.all.values()][0]?.state, (s) => s === "running")
+      await until(async () => [...mistral.jobs.all.values()][0]?.state, (s) => s === "running", 30_000)
       const upload = [...mistral.jobs.all.values()][0]!.meta.input as string
       // Older than the retention, and still running: its upload goes.
       await until(async () => mistral.files.has(upload), (has) => !has, 15_000)
