@@ -109,7 +109,7 @@ export const BatchesPage = () => {
           {notice.text}
         </Alert>
       )}
-      <ScrollTable label="Batches" minWidth={1040}>
+      <ScrollTable label="Batches" minWidth={900}>
         <Table striped verticalSpacing="xs" horizontalSpacing={8} aria-busy={batches.loading}>
           <Table.Thead>
             <Table.Tr>
@@ -120,7 +120,6 @@ export const BatchesPage = () => {
               <Table.Th scope="col">Served</Table.Th>
               <Table.Th scope="col">Failed</Table.Th>
               <Table.Th scope="col">Cost so far</Table.Th>
-              <Table.Th scope="col">Provider jobs</Table.Th>
               <Table.Th scope="col">Created (UTC)</Table.Th>
               <Table.Th scope="col"><VisuallyHidden>Actions</VisuallyHidden></Table.Th>
             </Table.Tr>
@@ -152,28 +151,24 @@ export const BatchesPage = () => {
                       aria-label={`Progress of ${batch.id}`}
                     />
                     <Text size="xs" c="dimmed" mt={2}>{total === 0 ? "-" : `${Format.integer(completed + failed)} of ${Format.integer(total)} lines`}</Text>
+                    {ProviderJobs.byProvider(batch.provider_jobs).map((jobs) => (
+                      <Stack key={jobs.provider} gap={2} mt={4} data-provider-jobs={jobs.provider} title={jobs.ids.join("\n")}>
+                        <Text size="xs">
+                          <Code>{jobs.provider}</Code> batch API: {Format.integer(jobs.jobs)} {jobs.jobs === 1 ? "job" : "jobs"}, {Format.integer(jobs.lines)} lines
+                        </Text>
+                        <Group gap={4}>
+                          {jobs.statuses.map(([status, count]) => (
+                            <Badge key={status} size="xs" variant="light" color={jobColor[status]} styles={{ label: { overflow: "visible" } }}>
+                              {count} {status.replace("_", " ")}
+                            </Badge>
+                          ))}
+                        </Group>
+                      </Stack>
+                    ))}
                   </Table.Td>
                   <Table.Td>{Format.integer(completed)}</Table.Td>
                   <Table.Td>{Format.integer(failed)}</Table.Td>
                   <Table.Td>{Format.money(batch.cost)}</Table.Td>
-                  <Table.Td>
-                    {batch.provider_jobs.length === 0
-                      ? <Text size="sm" c="dimmed">live only</Text>
-                      : ProviderJobs.byProvider(batch.provider_jobs).map((jobs) => (
-                        <Stack key={jobs.provider} gap={2} data-provider-jobs={jobs.provider} title={jobs.ids.join("\n")}>
-                          <Text size="xs">
-                            <Code>{jobs.provider}</Code> {Format.integer(jobs.jobs)} {jobs.jobs === 1 ? "job" : "jobs"}, {Format.integer(jobs.lines)} lines
-                          </Text>
-                          <Group gap={4}>
-                            {jobs.statuses.map(([status, count]) => (
-                              <Badge key={status} size="xs" variant="light" color={jobColor[status]} styles={{ label: { overflow: "visible" } }}>
-                                {count} {status.replace("_", " ")}
-                              </Badge>
-                            ))}
-                          </Group>
-                        </Stack>
-                      ))}
-                  </Table.Td>
                   <Table.Td style={{ whiteSpace: "nowrap" }}>{at(batch.created_at)}</Table.Td>
                   <Table.Td>
                     <Group gap={6} wrap="nowrap">

@@ -210,7 +210,7 @@ describe("provider batches at Mistral: a cancel, and the retention sweep", () =>
   })
 
   it("the retention sweep deletes a running job's upload at the provider; what the job writes later goes once its lines are written", async () => {
-    const { mistral, client, close } = await start({}, { SWITCHYARD_BATCH_RETENTION: "2 seconds" })
+    const { mistral, client, close } = await start({}, { SWITCHYARD_BATCH_RETENTION: "4 seconds" })
     try {
       mistral.jobs.pause(true)
       const id = await create(client, 4, "r")
