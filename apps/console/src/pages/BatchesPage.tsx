@@ -1,8 +1,9 @@
 import { Alert, Badge, Button, Code, Group, Progress, Stack, Table, Text, VisuallyHidden } from "@mantine/core"
-import type { BatchObject } from "@switchyard/core/schema/Batch"
+import type { BatchObject, ProviderJobStatus } from "@switchyard/core/schema/Batch"
 import { useEffect, useState } from "react"
 import * as BatchProgress from "../BatchProgress.ts"
 import * as Format from "../Format.ts"
+import * as ProviderJobs from "../ProviderJobs.ts"
 import { CursorButtons, useCursorPages } from "../CursorPages.tsx"
 import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
 import { serverMessage } from "../ServerMessage.ts"
@@ -19,6 +20,17 @@ const statusColor: Record<BatchObject["status"], string> = {
   failed: "red",
   expired: "orange",
   cancelling: "orange",
+  cancelled: "gray"
+}
+
+const jobColor: Record<ProviderJobStatus, string> = {
+  submitting: "blue",
+  in_progress: "indigo",
+  cancelling: "orange",
+  completed: "teal",
+  live: "grape",
+  failed: "red",
+  expired: "orange",
   cancelled: "gray"
 }
 
@@ -47,6 +59,26 @@ const download = async (fileId: string, name: string) => {
   anchor.remove()
   setTimeout(() => URL.revokeObjectURL(url), 10_000)
 }
+
+/** The jobs a batch's lines went to at providers' own batch APIs, by provider. */
+const ProviderJobList = ({ jobs: all }: { readonly jobs: BatchObject["provider_jobs"] }) => (
+  <>
+    {ProviderJobs.byProvider(all).map((jobs) => (
+      <Stack key={jobs.provider} gap={2} mt={4} data-provider-jobs={jobs.provider} title={jobs.ids.join("\n")}>
+        <Text size="xs">
+          <Code>{jobs.provider}</Code> batch API: {Format.integer(jobs.jobs)} {jobs.jobs === 1 ? "job" : "jobs"}, {Format.integer(jobs.lines)} lines
+        </Text>
+        <Group gap={4}>
+          {jobs.statuses.map(([status, count]) => (
+            <Badge key={status} size="xs" variant="light" color={jobColor[status]} styles={{ label: { overflow: "visible" } }}>
+              {count} {status.replace("_", " ")}
+            </Badge>
+          ))}
+        </Group>
+      </Stack>
+    ))}
+  </>
+)
 
 export const BatchesPage = () => {
   const { client, isManagement } = useSession()
@@ -87,7 +119,7 @@ export const BatchesPage = () => {
         title="Batches"
         description={isManagement
           ? "The batches this management key oversees (its workspace's; an instance administrator's: every workspace's): how far each got, what its lines cost so far; cancel a runaway one."
-          : "This workspace's batches (OpenAI's Batch API): how far each got, what its lines cost so far, and its output."}
+          : "This workspace's batches (OpenAI's Batch API): how far each got, what its lines cost so far, the jobs its lines went to at providers' own batch APIs, and its output."}
       >
         <Button variant="default" onClick={batches.reload} loading={batches.loading}>Refresh</Button>
       </PageHeader>
@@ -139,6 +171,7 @@ export const BatchesPage = () => {
                       aria-label={`Progress of ${batch.id}`}
                     />
                     <Text size="xs" c="dimmed" mt={2}>{total === 0 ? "-" : `${Format.integer(completed + failed)} of ${Format.integer(total)} lines`}</Text>
+                    <ProviderJobList jobs={batch.provider_jobs} />
                   </Table.Td>
                   <Table.Td>{Format.integer(completed)}</Table.Td>
                   <Table.Td>{Format.integer(failed)}</Table.Td>

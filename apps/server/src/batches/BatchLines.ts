@@ -44,6 +44,10 @@ export interface LineOutcome {
   readonly costNanos?: bigint
   /** The live status of an error line (for pacing: 429 and 5xx are worth another try). */
   readonly status: number
+  /** The provider that served the line (its slug), or ran the job that failed it. */
+  readonly provider?: string | undefined
+  /** `provider_batch` when a job at the provider's batch API ran it; absent for a live call. */
+  readonly mode?: "provider_batch" | undefined
 }
 
 const digest = (batchId: string, line: number) =>
@@ -56,6 +60,12 @@ const digest = (batchId: string, line: number) =>
  */
 export const generationId = (batch: BatchIdentity, line: number) =>
   `gen-${batch.endpoint === "/v1/rerank" ? "rr" : "emb"}-${batch.createdAtMs.toString(36)}-${digest(batch.id, line)}`
+
+/**
+ * Whether a generation id is a batch line's ({@link generationId}: a 16-character digest where a
+ * request's id carries 12 random characters).
+ */
+export const isLineGeneration = (id: string): boolean => /^gen-[a-z]+-[0-9a-z]{1,11}-[A-Za-z0-9_-]{16}$/u.test(id)
 
 /** The `id` of a line's output or error line. */
 export const requestId = (batch: BatchIdentity, line: number) => `batch_req_${digest(batch.id, line)}`

@@ -2,6 +2,7 @@ import { creditsFromNanos } from "@switchyard/core/accounting/UsageWindow"
 import type * as Batch from "@switchyard/core/schema/Batch"
 import { Config, Duration } from "effect"
 import type { BatchRow, FileRow } from "../store/batches/BatchStore.ts"
+import type { JobRow } from "../store/batches/ProviderBatchStore.ts"
 
 /** How long files (uploads, outputs and errors) are kept after they were made, then deleted. */
 export const Retention = Config.Duration("SWITCHYARD_BATCH_RETENTION").pipe(Config.withDefault(Duration.days(30)))
@@ -29,7 +30,29 @@ export const file = (row: FileRow, retentionMs: number): Batch.FileObject => ({
 // Set when a batch is finished (`completed`, `cancelled` or `expired`), to "" when the file would hold no line.
 const finished = (status: Batch.Status) => status === "completed" || status === "cancelled" || status === "expired"
 
-export const batch = (row: BatchRow): Batch.BatchObject => ({
+/** A batch's provider job as the batch object lists it: its status in the gateway's words. */
+const providerJob = (job: JobRow): Batch.ProviderJob => ({
+  provider: job.provider,
+  job_id: job.upstream_batch_id,
+  status: job.status === "submitting"
+    ? "submitting"
+    : job.status === "cancelling"
+    ? "cancelling"
+    : job.status === "running"
+    ? "in_progress"
+    : jobStatuses[job.upstream_status ?? ""] ?? "completed",
+  lines: (JSON.parse(job.lines) as ReadonlyArray<number>).length
+})
+
+const jobStatuses: Record<string, Batch.ProviderJobStatus> = {
+  completed: "completed",
+  failed: "failed",
+  expired: "expired",
+  cancelled: "cancelled",
+  live: "live"
+}
+
+export const batch = (row: BatchRow, jobs: ReadonlyArray<JobRow> = []): Batch.BatchObject => ({
   id: row.id,
   object: "batch",
   endpoint: row.endpoint,
@@ -51,5 +74,6 @@ export const batch = (row: BatchRow): Batch.BatchObject => ({
   request_counts: { total: Number(row.total), completed: Number(row.completed), failed: Number(row.failed) },
   metadata: row.metadata === null ? null : JSON.parse(row.metadata),
   cost: creditsFromNanos(BigInt(row.cost_nanos)),
-  workspace_id: row.workspace_id
+  workspace_id: row.workspace_id,
+  provider_jobs: jobs.map(providerJob)
 })

@@ -53,7 +53,11 @@ export class LineRunner extends Context.Service<LineRunner, {
       const rerank = yield* Rerank
       const resolved = resolveModel(yield* CurrentCatalog)
 
-      const serve = (batch: BatchIdentity, line: number, body: unknown): Effect.Effect<{ readonly json: string; readonly costNanos: bigint }, ApiError> => {
+      const serve = (
+        batch: BatchIdentity,
+        line: number,
+        body: unknown
+      ): Effect.Effect<{ readonly json: string; readonly costNanos: bigint; readonly provider: string }, ApiError> => {
         const id = generationId(batch, line)
         if (batch.endpoint === "/v1/embeddings") {
           return Effect.gen(function*() {
@@ -61,7 +65,7 @@ export class LineRunner extends Context.Service<LineRunner, {
             const served = yield* embeddings.create(batch.caller, payload, { generationId: id, waitForMemory: true }).pipe(
               Effect.mapError(EmbeddingsError.toApiError)
             )
-            return { json: EmbeddingsAnswer.text(served, payload, false), costNanos: served.costNanos }
+            return { json: EmbeddingsAnswer.text(served, payload, false), costNanos: served.costNanos, provider: served.provider }
           })
         }
         return Effect.gen(function*() {
@@ -69,7 +73,7 @@ export class LineRunner extends Context.Service<LineRunner, {
           const served = yield* rerank.create(batch.caller, payload, { generationId: id, waitForMemory: true }).pipe(
             Effect.mapError(EmbeddingsError.toApiError)
           )
-          return { json: JSON.stringify(RerankAnswer.body(served, payload, false)), costNanos: served.costNanos }
+          return { json: JSON.stringify(RerankAnswer.body(served, payload, false)), costNanos: served.costNanos, provider: served.provider }
         })
       }
 
@@ -88,11 +92,12 @@ export class LineRunner extends Context.Service<LineRunner, {
         const { customId, body } = parsed.request
         return serve(batch, line, body).pipe(
           Effect.match({
-            onSuccess: ({ costNanos, json }): LineOutcome => ({
+            onSuccess: ({ costNanos, json, provider }): LineOutcome => ({
               served: true,
               status: 200,
               line: BatchLine.outputLine(requestId(batch, line), customId, generationId(batch, line), json),
-              costNanos
+              costNanos,
+              provider
             }),
             onFailure: (error) => errorOutcome(batch, line, customId, error)
           })
@@ -205,6 +210,7 @@ const servedLater = (batch: BatchIdentity, line: number, customId: string, serve
     served: true,
     status: 200,
     costNanos: served.costNanos,
+    provider: served.provider,
     get line() {
       return BatchLine.outputLine(id, customId, generation, EmbeddingsAnswer.text(served, request, false))
     }

@@ -153,7 +153,7 @@ export const runUnit = (run: UnitRunner, unit: UnitRow, held: Held) => {
         })
     ))
     if (written) {
-      metrics.batchLines({ endpoint: row.endpoint, served: served.length, failed: failed.length })
+      metrics.batchLines(row.endpoint, [...served, ...failed])
       yield* Effect.logDebug("batch unit").pipe(Effect.annotateLogs({
         batch_id: row.id,
         first_line: unit.first_line,

@@ -56,6 +56,15 @@ export const load = Effect.gen(function*() {
     if (Option.isSome(value)) placement[name] = value.value
   }
   const base = placed(builtin, placement)
+  // A batch bucket the environment names for a built-in provider is checked as a config file's is.
+  for (const provider of base.providers) {
+    if (provider.batch === undefined || builtin.providers.find((b) => b.slug === provider.slug)?.batch !== undefined) continue
+    yield* Schema.decodeUnknownEffect(Catalog.Provider)(provider, { errors: "all" }).pipe(
+      Effect.mapError((error) =>
+        new CatalogLoadError({ message: `The batch bucket the environment names for ${provider.slug} is invalid: ${error.message}` })
+      )
+    )
+  }
   const catalog = Option.isSome(path) && path.value.trim() !== ""
     ? Catalog.merge(base, yield* readFile(path.value))
     : base

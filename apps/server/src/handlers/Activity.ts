@@ -18,6 +18,7 @@ import { LedgerRetention } from "../store/money/LedgerRetention.ts"
 import * as GenerationId from "../pipeline/GenerationId.ts"
 import { requireManagement, resolveWorkspace } from "./Management.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
+import { isLineGeneration } from "../batches/BatchLines.ts"
 
 /** How many completed UTC days `GET /activity` covers before today. */
 const activityDays = 30
@@ -93,7 +94,9 @@ const toGeneration = (
     cached: row.cachedItems > 0,
     served_from_cache: attempts === undefined ? null : attempts.length === 0,
     provider: row.provider,
-    tokens_total: row.totalTokens + row.cachedTokens
+    tokens_total: row.totalTokens + row.cachedTokens,
+    // A line of a batch: served in a job at the provider's batch API (its attempt says so), else live.
+    batch_mode: served?.mode === "provider_batch" ? "provider_batch" : isLineGeneration(row.generationId) ? "live" : null
   }
 }
 

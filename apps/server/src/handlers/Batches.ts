@@ -4,7 +4,8 @@ import { BadRequest, NotFound } from "@switchyard/core/schema/ApiError"
 import { Clock, Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import * as Crypto from "node:crypto"
-import { BatchStore } from "../store/batches/BatchStore.ts"
+import { type BatchRow, BatchStore } from "../store/batches/BatchStore.ts"
+import { ProviderBatchStore } from "../store/batches/ProviderBatchStore.ts"
 import * as BatchWire from "../batches/BatchWire.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 import { noSuchFile } from "./Files.ts"
@@ -24,7 +25,13 @@ export const BatchesHandlers = HttpApiBuilder.group(
   "batches",
   Effect.fn(function*(handlers) {
     const store = yield* BatchStore
+    const providerJobs = yield* ProviderBatchStore
     const administrators = yield* Administrators
+    /** Batches as objects, with the jobs their lines went to at providers' batch APIs. */
+    const objects = (rows: ReadonlyArray<BatchRow>) =>
+      Effect.map(providerJobs.jobsOf(rows.map((r) => r.id)), (jobs) =>
+        rows.map((row) => BatchWire.batch(row, jobs.filter((job) => job.batch_id === row.id))))
+    const object = (row: BatchRow) => Effect.map(objects([row]), (all) => all[0]!)
     const audit = yield* AuditLog
     const owned = (workspaceId: string, id: string) =>
       Effect.flatMap(store.batch(workspaceId, id), Option.match({ onNone: () => Effect.fail(noSuchBatch(id)), onSome: Effect.succeed }))
@@ -103,12 +110,12 @@ export const BatchesHandlers = HttpApiBuilder.group(
           }
           const workspace = caller.kind === "standard" ? caller.workspaceId : requested ?? scope
           const page = yield* store.batches(workspace, { after: query.after, limit: query.limit ?? 20 })
-          const data = page.rows.map(BatchWire.batch)
+          const data = yield* objects(page.rows)
           return { object: "list" as const, data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: page.hasMore }
         })))
       .handle("get", ({ params }) =>
         StoreFailure.answer(Effect.gen(function*() {
-          return BatchWire.batch((yield* overseen(params.batch_id)).batch)
+          return yield* object((yield* overseen(params.batch_id)).batch)
         })))
       .handle("cancel", ({ params }) =>
         StoreFailure.answer(Effect.gen(function*() {
@@ -129,7 +136,7 @@ export const BatchesHandlers = HttpApiBuilder.group(
           } else {
             yield* cancel
           }
-          return BatchWire.batch(yield* owned(batch.workspace_id, batch.id))
+          return yield* object(yield* owned(batch.workspace_id, batch.id))
         })))
   })
 )

@@ -27,13 +27,24 @@ export interface GatewayMetricsShape {
   readonly cacheRead: (read: { readonly model: string; readonly hits: number; readonly misses: number; readonly bytes: number }) => void
   /** Counts the bytes of vectors the embeddings cache stored. */
   readonly cacheWrite: (bytes: number) => void
-  /** Lines of batches checkpointed, by endpoint and outcome (`served`, or `failed`: an error line). */
-  readonly batchLines: (lines: { readonly endpoint: string; readonly served: number; readonly failed: number }) => void
+  /**
+   * Lines of batches checkpointed, by endpoint, outcome (`served`, or `failed`: an error line),
+   * mode (`provider_batch`: in a job at the provider's batch API; `live`) and provider (the one
+   * that served it or ran its job; empty for a live line that failed).
+   */
+  readonly batchLines: (endpoint: string, lines: ReadonlyArray<BatchLineFacts>) => void
   /** Whether the audit log's chain was found whole at its last check (observability/AuditWatch.ts). */
   readonly auditChain: (ok: boolean) => void
   /** The Prometheus text exposition of every metric, process metrics included. */
   readonly render: Effect.Effect<string>
   readonly contentType: string
+}
+
+/** What the batch-lines counter reads of a line written. */
+interface BatchLineFacts {
+  readonly served: boolean
+  readonly mode?: "provider_batch" | "live" | undefined
+  readonly provider?: string | undefined
 }
 
 const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
@@ -179,7 +190,12 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
       const requests = requestMetrics(registry)
       const cache = cacheMetrics(registry)
       const readHolds = holdMetrics(registry, openHolds)
-      const batchLines = counter(registry, "switchyard_batch_lines_total", "Lines of batches run and checkpointed, by endpoint and outcome (served, or failed: an error line)", ["endpoint", "outcome"])
+      const batchLines = counter(
+        registry,
+        "switchyard_batch_lines_total",
+        "Lines of batches run and checkpointed, by endpoint, outcome (served, or failed: an error line), mode (provider_batch or live) and provider",
+        ["endpoint", "outcome", "mode", "provider"]
+      )
       // 1 while the audit log's chain was whole at its last check, 0 from a break on; absent before the first.
       const auditChainOk = new Prometheus.Gauge({
         name: "switchyard_audit_chain_ok",
@@ -192,9 +208,16 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetri
         contentType: registry.contentType,
         auditChain: (ok) => auditChainOk.set(ok ? 1 : 0),
         ...cache,
-        batchLines: ({ endpoint, served, failed }) => {
-          batchLines.inc({ endpoint, outcome: "served" }, served)
-          batchLines.inc({ endpoint, outcome: "failed" }, failed)
+        batchLines: (endpoint, lines) => {
+          const counts = new Map<string, { labels: Record<string, string>; n: number }>()
+          for (const line of lines) {
+            const labels = { endpoint, outcome: line.served ? "served" : "failed", mode: line.mode ?? "live", provider: line.provider ?? "" }
+            const key = `${labels.outcome}|${labels.mode}|${labels.provider}`
+            const count = counts.get(key) ?? { labels, n: 0 }
+            count.n += 1
+            counts.set(key, count)
+          }
+          for (const { labels, n } of counts.values()) batchLines.inc(labels, n)
         },
         record: requests,
         render: readHolds.pipe(

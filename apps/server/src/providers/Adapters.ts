@@ -96,6 +96,8 @@ export interface ProviderAccess {
   readonly project?: string | undefined
   readonly location?: string | undefined
   readonly credentials_file?: string | undefined
+  /** Where a Bedrock or Vertex provider's batch API keeps its files. */
+  readonly batch?: Catalog.BatchPlacement | undefined
 }
 
 // Azure's placement and identity, Vertex's project, location, hosts and identity.
@@ -129,6 +131,14 @@ const baseUrlOf = (provider: ProviderAccess): string =>
       ? Bedrock.baseUrlOf(provider.region)
       : defaultBaseUrls[provider.adapter])
 
+const batchOf = (placement: Catalog.BatchPlacement): NonNullable<EmbeddingProvider.Connection["batch"]> => ({
+  ...(placement.s3_uri !== undefined ? { s3Uri: placement.s3_uri } : {}),
+  ...(placement.role_arn !== undefined ? { roleArn: placement.role_arn } : {}),
+  ...(placement.gcs_uri !== undefined ? { gcsUri: placement.gcs_uri } : {}),
+  ...(placement.base_url !== undefined ? { baseUrl: placement.base_url } : {}),
+  ...(placement.storage_url !== undefined ? { storageUrl: placement.storage_url } : {})
+})
+
 // The last connection made for each provider: its credential rarely changes, so an attempt
 // reuses it instead of building one.
 const connections = new WeakMap<ProviderAccess, EmbeddingProvider.Connection>()
@@ -149,7 +159,8 @@ export const connectionOf = (
     ...cloudOf(provider),
     ...(provider.headers ? { headers: provider.headers } : {}),
     ...(provider.dialect !== undefined ? { dialect: provider.dialect } : {}),
-    ...(provider.region !== undefined ? { region: provider.region } : {})
+    ...(provider.region !== undefined ? { region: provider.region } : {}),
+    ...(provider.batch !== undefined ? { batch: batchOf(provider.batch) } : {})
   }
   connections.set(provider, connection)
   return connection

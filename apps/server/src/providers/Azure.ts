@@ -33,7 +33,9 @@ const batchPlacement: OpenAiBatch.Placement = {
   url: (connection, path, query) =>
     `${connection.baseUrl.replace(/\/+$/u, "")}/openai${path}?${apiVersionOf(connection)}${query === undefined ? "" : `&${query}`}`,
   credentials: (connection) => CloudIdentity.credentialHeaders(connection, WireFormat.keyIn("api-key")),
-  endpoint: "/embeddings"
+  endpoint: "/embeddings",
+  // As Azure's live calls write their bodies (the connection's dialect, absent on an azure provider).
+  dialect: OpenAiCompatible.dialects.generic
 }
 
 export const makeBatch = OpenAiBatch.makeWith(batchPlacement)

@@ -62,13 +62,30 @@ const entraSource = () => {
   })
 }
 
+// One GoogleAuth per service-account file (or none: Application Default Credentials), shared by
+// the token source of the calls and by the Cloud Storage client of Vertex's batch jobs.
+const googleAuths = new Map<string, Promise<import("google-auth-library").GoogleAuth>>()
+
+/**
+ * The Application Default Credentials (or the service-account file) of a Google identity, as
+ * google-auth-library's `GoogleAuth`: the one the calls' tokens come from, for a Google client
+ * library to reuse.
+ */
+export const googleAuth = (credentialsFile: string | undefined): Promise<import("google-auth-library").GoogleAuth> => {
+  const key = credentialsFile ?? `metadata:${process.env.GCE_METADATA_HOST ?? ""}`
+  let auth = googleAuths.get(key)
+  if (auth === undefined) {
+    auth = import("google-auth-library").then(({ GoogleAuth }) =>
+      new GoogleAuth({ scopes: [googleScope], ...(credentialsFile !== undefined ? { keyFile: credentialsFile } : {}) })
+    )
+    googleAuths.set(key, auth)
+  }
+  return auth
+}
+
 const googleSource = (credentialsFile: string | undefined) => {
-  let auth: import("google-auth-library").GoogleAuth | undefined
   return new TokenSource(async () => {
-    if (auth === undefined) {
-      const { GoogleAuth } = await import("google-auth-library")
-      auth = new GoogleAuth({ scopes: [googleScope], ...(credentialsFile !== undefined ? { keyFile: credentialsFile } : {}) })
-    }
+    const auth = await googleAuth(credentialsFile)
     const client = await auth.getClient()
     const { token } = await client.getAccessToken()
     if (token === null || token === undefined) throw new Error("Application Default Credentials gave no token")

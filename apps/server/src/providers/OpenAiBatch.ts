@@ -1,9 +1,10 @@
 import type { EmbeddingProvider } from "@switchyard/core"
 import type * as BatchProvider from "@switchyard/core/providers/BatchProvider"
-import * as UpstreamAnswer from "@switchyard/core/upstream/UpstreamAnswer"
-import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
-import { Clock, Duration, Effect, Redacted, Schema } from "effect"
-import { HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
+import type * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
+import { Effect, Redacted, Schema } from "effect"
+import { HttpClientRequest } from "effect/http"
+import * as BatchHttp from "./BatchHttp.ts"
+import * as OpenAiCompatible from "./OpenAiCompatible.ts"
 import * as UpstreamHttp from "./UpstreamHttp.ts"
 import * as WireFormat from "./WireFormat.ts"
 
@@ -12,7 +13,9 @@ import * as WireFormat from "./WireFormat.ts"
  * `purpose=batch`) uploads the requests' JSONL, `POST /batches` makes the batch on it
  * (`endpoint` `/v1/embeddings`, `completion_window` `24h`), `GET /batches/{id}` polls it,
  * `POST /batches/{id}/cancel` cancels it, `GET /files/{id}/content` reads its output and error
- * files. Paths are under the provider's base URL (`https://api.openai.com/v1`).
+ * files, `DELETE /files/{id}` deletes the input and them once read. Paths are under the
+ * provider's base URL (`https://api.openai.com/v1`). One request line per line of the batch, its
+ * body as the live call's; its answer read by the live adapter's reader.
  */
 
 const BatchObject = Schema.Struct({
@@ -36,6 +39,7 @@ const decodeBatch = UpstreamHttp.decode(BatchObject)
 const decodeList = UpstreamHttp.decode(BatchList)
 const decodeFile = UpstreamHttp.decode(FileObject)
 
+/** OpenAI's batch statuses, which Voyage's Batch API shares. */
 const states: Record<string, BatchProvider.State> = {
   validating: "pending",
   in_progress: "pending",
@@ -47,42 +51,14 @@ const states: Record<string, BatchProvider.State> = {
   cancelled: "cancelled"
 }
 
+/** A batch object of OpenAI's shape (Voyage's too) as the port has it. */
 const upstreamBatch = (b: typeof BatchObject.Type): BatchProvider.UpstreamBatch => ({
   id: b.id,
   state: states[b.status] ?? "pending",
-  inputFileId: b.input_file_id,
-  outputFileId: b.output_file_id ?? undefined,
-  errorFileId: b.error_file_id ?? undefined,
+  results: [b.output_file_id, b.error_file_id].filter((id): id is string => typeof id === "string" && id !== ""),
   errors: (b.errors?.data ?? []).map((e) => ({ code: e.code ?? "failed", message: e.message ?? "the provider batch failed" }))
 })
 
-/** How long one call of the batch API may take (an upload or a download of a unit's lines). */
-const callTimeout = Duration.seconds(120)
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
-/** The results of an output or error file: one per JSON line with a `custom_id`. */
-const parseResults = (text: string): ReadonlyArray<BatchProvider.Result> => {
-  const results: Array<BatchProvider.Result> = []
-  for (const line of text.split("\n")) {
-    if (line.trim().length === 0) continue
-    let value: unknown
-    try {
-      value = JSON.parse(line)
-    } catch {
-      continue
-    }
-    if (!isRecord(value) || typeof value.custom_id !== "string") continue
-    const response = isRecord(value.response) ? value.response : undefined
-    results.push(
-      response !== undefined && typeof response.status_code === "number"
-        ? { customId: value.custom_id, status: response.status_code, body: response.body }
-        : { customId: value.custom_id, status: 0, body: value.error ?? null }
-    )
-  }
-  return results
-}
 
 /**
  * Where a Files and Batch API of OpenAI's shape lives and how it is signed: OpenAI's own under
@@ -95,101 +71,129 @@ export interface Placement {
   readonly credentials: (connection: EmbeddingProvider.Connection) => Effect.Effect<Readonly<Record<string, string>>, UpstreamError.UpstreamError>
   /** A request line's `url`, and the `endpoint` a batch is made for. */
   readonly endpoint: string
+  /** The dialect a request line's body is written in, as the live call's. */
+  readonly dialect: OpenAiCompatible.Dialect
 }
 
 // Not UpstreamHttp.joinUrl, which keeps every URL it joined: these paths carry ids.
 const trimmed = (connection: EmbeddingProvider.Connection) => connection.baseUrl.replace(/\/+$/u, "")
 
-const openAiPlacement: Placement = {
-  url: (connection, path, query) => `${trimmed(connection)}${path}${query === undefined ? "" : `?${query}`}`,
-  credentials: (connection) =>
-    Effect.succeed(connection.apiKey === undefined ? {} : WireFormat.bearer(Redacted.value(connection.apiKey))),
-  endpoint: "/v1/embeddings"
+/** A path of an API under the provider's base URL, signed with its bearer key (OpenAI's, Mistral's, Voyage's). */
+export const bearerPlacement = {
+  url: (connection: EmbeddingProvider.Connection, path: string, query?: string) =>
+    `${trimmed(connection)}${path}${query === undefined ? "" : `?${query}`}`,
+  credentials: (connection: EmbeddingProvider.Connection) =>
+    Effect.succeed(connection.apiKey === undefined ? {} : WireFormat.bearer(Redacted.value(connection.apiKey)))
 }
 
-export const makeWith = Effect.fnUntraced(function*(placement: Placement) {
-  const client = yield* HttpClient.HttpClient
+const openAiPlacement: Placement = { ...bearerPlacement, endpoint: "/v1/embeddings", dialect: OpenAiCompatible.dialects.openai }
 
+/** The answer of an OpenAI-shaped embeddings body, as the live adapter reads it. */
+export const readOpenAi = (request: EmbeddingProvider.UpstreamRequest, body: unknown) =>
+  OpenAiCompatible.resultOfBody(request, body).pipe(Effect.map((result): EmbeddingProvider.EmbeddingResult => ({
+    ...result,
+    embeddings: result.embeddings.map((e) => ({ index: e.index, embedding: e.embedding as ReadonlyArray<number> | string }))
+  })))
+
+/** OpenAI's published limits of one batch of embeddings: 50,000 requests and inputs, a 200 MB file. */
+const limits: BatchProvider.Limits = { maxRequests: 50_000, maxInputs: 50_000, maxBytes: 200_000_000, minRequests: 1 }
+
+/**
+ * A Files API of OpenAI's shape (OpenAI's, Azure's, Mistral's, Voyage's) at a placement: GET and
+ * POST of its paths, a JSONL upload (`purpose=batch`), result files read, files deleted.
+ */
+export const filesApi = (http: BatchHttp.BatchHttp, placement: Pick<Placement, "url" | "credentials">) => {
   const headersOf = (connection: EmbeddingProvider.Connection) =>
     placement.credentials(connection).pipe(Effect.map((credentials) => ({ ...credentials, ...connection.headers })))
-
-  // Sends one request; the 2xx response, else the provider's failure as an UpstreamError.
-  const send = (request: HttpClientRequest.HttpClientRequest) =>
-    Effect.gen(function*() {
-      const response = yield* client.execute(request)
-      if (response.status >= 200 && response.status < 300) return response
-      const text = yield* Effect.orElseSucceed(response.text, () => "")
-      return yield* UpstreamAnswer.fromResponse(
-        { status: response.status, headers: response.headers, body: text.slice(0, 8192) },
-        yield* Clock.currentTimeMillis
-      )
-    }).pipe(
-      Effect.catchTag("HttpClientError", (error) => Effect.fail(UpstreamHttp.fromHttpClientError(error))),
-      Effect.timeoutOrElse({ duration: callTimeout, orElse: () => Effect.fail(UpstreamError.timeout(Duration.toMillis(callTimeout))) })
-    )
-
-  const json = (response: HttpClientResponse.HttpClientResponse) =>
-    response.arrayBuffer.pipe(
-      Effect.catchTag("HttpClientError", (error) => Effect.fail(UpstreamHttp.fromHttpClientError(error))),
-      Effect.flatMap((bytes) => UpstreamHttp.parseJson(new Uint8Array(bytes)))
-    )
-
   const get = (connection: EmbeddingProvider.Connection, path: string, query?: string) =>
-    headersOf(connection).pipe(
-      Effect.flatMap((headers) => send(HttpClientRequest.get(placement.url(connection, path, query)).pipe(HttpClientRequest.setHeaders(headers))))
-    )
-
-  const postJson = (connection: EmbeddingProvider.Connection, path: string, body: unknown) =>
     headersOf(connection).pipe(Effect.flatMap((headers) =>
-      send(HttpClientRequest.post(placement.url(connection, path)).pipe(
-        HttpClientRequest.setHeaders(headers),
-        HttpClientRequest.acceptJson,
-        HttpClientRequest.bodyText(JSON.stringify(body), "application/json")
-      ))
+      http.json(HttpClientRequest.get(placement.url(connection, path, query)).pipe(HttpClientRequest.setHeaders(headers)))
     ))
-
-  const provider: BatchProvider.BatchProvider = {
-    requestLine: (customId, body) => JSON.stringify({ custom_id: customId, method: "POST", url: placement.endpoint, body }),
-    upload: (connection, filename, jsonl) =>
-      headersOf(connection).pipe(Effect.flatMap((headers) => {
-        const form = new FormData()
-        form.append("purpose", "batch")
-        form.append("file", new Blob([jsonl], { type: "application/jsonl" }), filename)
-        return send(HttpClientRequest.post(placement.url(connection, "/files")).pipe(
-          HttpClientRequest.setHeaders(headers),
-          HttpClientRequest.acceptJson,
-          HttpClientRequest.bodyFormData(form)
-        ))
-      })).pipe(Effect.flatMap(json), Effect.flatMap(decodeFile), Effect.map((file) => file.id)),
-    create: (connection, inputFileId, metadata) =>
-      postJson(connection, "/batches", { input_file_id: inputFileId, endpoint: placement.endpoint, completion_window: "24h", metadata }).pipe(
-        Effect.flatMap(json),
-        Effect.flatMap(decodeBatch),
-        Effect.map(upstreamBatch)
+  const post = (connection: EmbeddingProvider.Connection, path: string, body: unknown) =>
+    headersOf(connection).pipe(Effect.flatMap((headers) => http.json(BatchHttp.jsonRequest("POST", placement.url(connection, path), headers, body))))
+  const deleteFile = (connection: EmbeddingProvider.Connection, id: string) =>
+    headersOf(connection).pipe(Effect.flatMap((headers) =>
+      http.remove(HttpClientRequest.delete(placement.url(connection, `/files/${encodeURIComponent(id)}`)).pipe(HttpClientRequest.setHeaders(headers)))
+    ))
+  return {
+    get,
+    post,
+    upload: (connection: EmbeddingProvider.Connection, name: string, jsonl: string) =>
+      headersOf(connection).pipe(
+        Effect.flatMap((headers) => http.json(BatchHttp.fileUpload(placement.url(connection, "/files"), headers, `${name}.jsonl`, jsonl))),
+        Effect.flatMap(decodeFile),
+        Effect.map((file) => file.id)
       ),
-    find: (connection, inputFileId) =>
-      get(connection, "/batches", "limit=100").pipe(
-        Effect.flatMap(json),
+    /** The result lines of a batch's output and error files. */
+    results: (connection: EmbeddingProvider.Connection, batch: BatchProvider.UpstreamBatch) =>
+      Effect.forEach(batch.results, (fileId) =>
+        headersOf(connection).pipe(
+          Effect.flatMap((headers) =>
+            http.text(HttpClientRequest.get(placement.url(connection, `/files/${encodeURIComponent(fileId)}/content`)).pipe(HttpClientRequest.setHeaders(headers)))
+          ),
+          Effect.map(BatchHttp.openAiResults)
+        )).pipe(Effect.map((files) => files.flat())),
+    /** The input file deleted, and the batch's output and error files (read from the batch, if it was made). */
+    cleanup: (
+      connection: EmbeddingProvider.Connection,
+      input: string,
+      batch: Effect.Effect<BatchProvider.UpstreamBatch, UpstreamError.UpstreamError> | undefined
+    ) =>
+      Effect.gen(function*() {
+        yield* deleteFile(connection, input)
+        if (batch === undefined) return
+        const made = yield* batch.pipe(Effect.catchIf(BatchHttp.gone, () => Effect.succeed(undefined)))
+        for (const fileId of made?.results ?? []) yield* deleteFile(connection, fileId)
+      })
+  }
+}
+
+/**
+ * A Batch API of OpenAI's shape over its Files API (OpenAI's, Azure's, Voyage's): `POST /batches`
+ * with the body `createBody` writes, polled, found by its input file among the newest 100,
+ * cancelled, its output and error files read and deleted with its input. What a request line is
+ * and how its answer reads is the caller's.
+ */
+export const batchesApi = (
+  files: ReturnType<typeof filesApi>,
+  createBody: (input: string, job: BatchProvider.Job & { readonly name: string }) => unknown
+): Omit<BatchProvider.BatchProvider, "limits" | "requests" | "answer"> => {
+  const retrieve = (connection: EmbeddingProvider.Connection, id: string) =>
+    files.get(connection, `/batches/${encodeURIComponent(id)}`).pipe(Effect.flatMap(decodeBatch), Effect.map(upstreamBatch))
+  return {
+    upload: files.upload,
+    create: (connection, input, job) => files.post(connection, "/batches", createBody(input, job)).pipe(Effect.flatMap(decodeBatch), Effect.map(upstreamBatch)),
+    // The list has no filter by file: its newest 100 batches are looked through.
+    find: (connection, input) =>
+      files.get(connection, "/batches", "limit=100").pipe(
         Effect.flatMap(decodeList),
         Effect.map((list) => {
-          const found = list.data.find((b) => b.input_file_id === inputFileId)
+          const found = list.data.find((b) => b.input_file_id === input)
           return found === undefined ? undefined : upstreamBatch(found)
         })
       ),
-    retrieve: (connection, id) =>
-      get(connection, `/batches/${encodeURIComponent(id)}`).pipe(Effect.flatMap(json), Effect.flatMap(decodeBatch), Effect.map(upstreamBatch)),
-    cancel: (connection, id) =>
-      postJson(connection, `/batches/${encodeURIComponent(id)}/cancel`, {}).pipe(
-        Effect.flatMap(json),
-        Effect.flatMap(decodeBatch),
-        Effect.map(upstreamBatch)
-      ),
-    results: (connection, fileId) =>
-      get(connection, `/files/${encodeURIComponent(fileId)}/content`).pipe(
-        Effect.flatMap((response) => response.text),
-        Effect.catchTag("HttpClientError", (error) => Effect.fail(UpstreamHttp.fromHttpClientError(error))),
-        Effect.map(parseResults)
-      )
+    retrieve,
+    cancel: (connection, id) => Effect.asVoid(files.post(connection, `/batches/${encodeURIComponent(id)}/cancel`, {})),
+    results: files.results,
+    cleanup: (connection, input, id) => files.cleanup(connection, input, id === undefined ? undefined : retrieve(connection, id))
+  }
+}
+
+export const makeWith = Effect.fnUntraced(function*(placement: Placement) {
+  const provider: BatchProvider.BatchProvider = {
+    ...batchesApi(filesApi(yield* BatchHttp.make, placement), (input, job) => ({
+      input_file_id: input,
+      endpoint: placement.endpoint,
+      completion_window: "24h",
+      metadata: { switchyard_job: job.name }
+    })),
+    limits,
+    requests: (key, request) =>
+      Effect.map(OpenAiCompatible.requestBody(placement.dialect, request), (body) => ({
+        lines: [JSON.stringify({ custom_id: key, method: "POST", url: placement.endpoint, body })],
+        job: { model: request.upstreamModel, params: {} }
+      })),
+    answer: (key, request, lookup) => BatchHttp.single(key, lookup, (body) => readOpenAi(request, body))
   }
   return provider
 })

@@ -112,7 +112,8 @@ const modalityTokens = (usage: Usage): EmbeddingProvider.ModalityTokens | undefi
   return out
 }
 
-const wireFormat: WireFormat.WireFormat<typeof EmbeddingsResponse.Type> = {
+/** Voyage's text and multimodal embeddings: the live calls', and a batch's result lines' bodies. */
+export const wireFormat: WireFormat.WireFormat<typeof EmbeddingsResponse.Type> = {
   name: "Voyage",
   keyHeaders: WireFormat.bearer,
   response: EmbeddingsResponse,

@@ -84,7 +84,7 @@ export const invalidResponse = UpstreamError.invalidResponse
 export const make = <Response>(format: WireFormat<Response>) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
-    const decodeResponse = UpstreamHttp.decode(format.response)
+    const read = reader(format)
     const embed = Effect.fnUntraced(function*(
       connection: EmbeddingProvider.Connection,
       request: EmbeddingProvider.UpstreamRequest
@@ -96,17 +96,28 @@ export const make = <Response>(format: WireFormat<Response>) =>
         headers: yield* CloudIdentity.credentialHeaders(connection, format.keyHeaders),
         body
       })
-      const response: Response = yield* decodeResponse(json)
-      const embeddings = yield* VectorEncoding.finish(request, yield* format.vectors(response))
-      const { modalityTokens, promptTokens, totalTokens, upstreamId, tokensEstimated } = format.usage(response, request)
-      return {
-        embeddings,
-        promptTokens,
-        totalTokens,
-        ...(modalityTokens !== undefined ? { modalityTokens } : {}),
-        ...(upstreamId !== undefined ? { upstreamId } : {}),
-        ...(tokensEstimated === true ? { tokensEstimated } : {})
-      } satisfies EmbeddingProvider.EmbeddingResult
+      return yield* read(request, json)
     }, Span.within(`${format.name}.embed`))
     return EmbeddingProvider.EmbeddingProvider.of({ embed })
   })
+
+/**
+ * How a wire format reads an answer already parsed as JSON (a live call's body, or a provider
+ * batch's result line's): decoded, its vectors checked and encoded as asked, its usage read.
+ */
+export const reader = <Response>(format: WireFormat<Response>) => {
+  const decodeResponse = UpstreamHttp.decode(format.response)
+  return Effect.fnUntraced(function*(request: EmbeddingProvider.UpstreamRequest, json: unknown) {
+    const response: Response = yield* decodeResponse(json)
+    const embeddings = yield* VectorEncoding.finish(request, yield* format.vectors(response))
+    const { modalityTokens, promptTokens, totalTokens, upstreamId, tokensEstimated } = format.usage(response, request)
+    return {
+      embeddings,
+      promptTokens,
+      totalTokens,
+      ...(modalityTokens !== undefined ? { modalityTokens } : {}),
+      ...(upstreamId !== undefined ? { upstreamId } : {}),
+      ...(tokensEstimated === true ? { tokensEstimated } : {})
+    } satisfies EmbeddingProvider.EmbeddingResult
+  })
+}

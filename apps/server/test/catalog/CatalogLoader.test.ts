@@ -98,3 +98,42 @@ describe("the built-in cloud providers", () => {
       assert.isFalse(keyless.active.has("google-vertex"))
     }))
 })
+
+describe("a provider batch's bucket", () => {
+  const loadWith = (env: Record<string, string>) =>
+    load.pipe(Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env })))
+  const priced = { ...provider.endpoints[0], pricing: { prompt: "0.1", batch: { prompt: "0.05" } } }
+  const bedrock = { ...provider, slug: "bedrock", adapter: "bedrock", region: "us-east-1", base_url: undefined, api_key_env: undefined, endpoints: [priced] }
+  const vertex = { ...provider, slug: "vertex", adapter: "vertex", project: "p", location: "us-central1", base_url: undefined, api_key_env: undefined, endpoints: [priced] }
+
+  it.effect("a config file with a Bedrock batch but no role ARN, or a Vertex one with no bucket, is refused at start naming the field", () =>
+    Effect.gen(function*() {
+      const cases = [
+        [{ ...bedrock, batch: { s3_uri: "s3://bucket/batches/" } }, "providers[0].batch.role_arn"],
+        [{ ...bedrock, batch: { role_arn: "arn:aws:iam::123456789012:role/BedrockBatchRole" } }, "providers[0].batch.s3_uri"],
+        [vertex, "providers[0].batch.gcs_uri"]
+      ] as const
+      for (const [entry, field] of cases) {
+        const error = yield* withFile("switchyard.json", JSON.stringify({ providers: [entry] }), (path) =>
+          Effect.flip(loadWith({ SWITCHYARD_CONFIG: path })))
+        assert.strictEqual(error._tag, "CatalogLoadError")
+        assert.include(error.message, field)
+      }
+    }))
+
+  it.effect("the built-in Bedrock provider's batch prices hold once the environment names its bucket and role; a malformed bucket is refused at start", () =>
+    Effect.gen(function*() {
+      const placed = yield* loadWith({
+        SWITCHYARD_BEDROCK_BATCH_S3_URI: "s3://bucket/batches/",
+        SWITCHYARD_BEDROCK_BATCH_ROLE_ARN: "arn:aws:iam::123456789012:role/BedrockBatchRole"
+      })
+      const titan = placed.catalog.providers.find((p) => p.slug === "amazon-bedrock")!.endpoints.find((e) => e.model === "amazon/titan-embed-text-v2")!
+      assert.strictEqual(titan.pricing.batch?.prompt, "0.01")
+      const error = yield* Effect.flip(loadWith({
+        SWITCHYARD_BEDROCK_BATCH_S3_URI: "bucket/batches",
+        SWITCHYARD_BEDROCK_BATCH_ROLE_ARN: "arn:aws:iam::123456789012:role/BedrockBatchRole"
+      }))
+      assert.include(error.message, "amazon-bedrock")
+      assert.include(error.message, "s3_uri")
+    }))
+})

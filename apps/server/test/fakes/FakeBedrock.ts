@@ -80,7 +80,7 @@ const amzDate = (value: string): Date | undefined => {
   return m === null ? undefined : new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!))
 }
 
-const titan = (model: string, body: Record<string, unknown>) => {
+export const titan = (model: string, body: Record<string, unknown>) => {
   if (typeof body.inputText !== "string" || body.inputText === "") return validation("Malformed input request: #: required key [inputText] not found")
   const width = body.dimensions ?? 1024
   if (typeof width !== "number" || !titanDimensions.has(width)) return validation("Malformed input request: #/dimensions: 256, 512 or 1024")
@@ -88,7 +88,7 @@ const titan = (model: string, body: Record<string, unknown>) => {
   return { status: 200, body: { embedding, embeddingsByType: { float: embedding }, inputTextTokenCount: FakeUpstream.wordCount(body.inputText) } }
 }
 
-const cohereEmbed = (model: string, body: Record<string, unknown>) => {
+export const cohereEmbed = (model: string, body: Record<string, unknown>) => {
   const texts = body.texts
   if (!Array.isArray(texts) || texts.length === 0 || texts.some((t) => typeof t !== "string")) {
     return validation("Malformed input request: #/texts: expected a non-empty array of strings")

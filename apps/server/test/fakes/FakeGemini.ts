@@ -41,7 +41,7 @@ const path = /^\/v1beta\/models\/([^/:]+):batchEmbedContents$/u
 
 const modalities: Record<string, string> = { image: "IMAGE", audio: "AUDIO", video: "VIDEO", application: "DOCUMENT" }
 
-const api = (options: Options = {}): FakeUpstream.FakeApi => ({
+export const api = (options: Options = {}): FakeUpstream.FakeApi => ({
   basePath: "/v1beta",
   errorBody: (status, message) =>
     errorBody(

@@ -3,7 +3,7 @@ import * as FakeUpstream from "./FakeUpstream.ts"
 
 /**
  * OpenAI's Files and Batch API over the fake OpenAI host, in OpenAI's wire format: `POST /v1/files`
- * (multipart, `purpose=batch`), `GET /v1/files/{id}/content`, `POST /v1/batches`,
+ * (multipart, `purpose=batch`), `GET /v1/files/{id}/content`, `DELETE /v1/files/{id}`, `POST /v1/batches`,
  * `GET /v1/batches` (`limit`), `GET /v1/batches/{id}`, `POST /v1/batches/{id}/cancel`. A batch is
  * `validating` when made, `in_progress` from its first retrieve, and runs `linesPerPoll` of its
  * requests per retrieve (all of them when absent) through the fake's embeddings endpoint; once all
@@ -32,6 +32,8 @@ export interface FakeBatch {
 
 export interface FakeBatchServer extends FakeUpstream.FakeServer {
   readonly batches: ReadonlyMap<string, FakeBatch>
+  /** The files stored now (uploads, outputs and errors), by id: none once every batch's were deleted. */
+  readonly files: ReadonlyMap<string, { readonly id: string; readonly purpose: string }>
   /** While paused, a retrieve runs no request (the batch stays as it is). */
   readonly pause: (paused: boolean) => void
 }
@@ -42,7 +44,7 @@ const error = (status: number, message: string) => ({
 })
 
 /** The parts of a multipart/form-data body: name, filename, content. */
-const multipart = (raw: string, contentType: string | undefined) => {
+export const multipart = (raw: string, contentType: string | undefined) => {
   const boundary = /boundary=(?:"([^"]+)"|([^;]+))/u.exec(contentType ?? "")
   if (boundary === null) return undefined
   const marker = `--${boundary[1] ?? boundary[2]}`
@@ -77,6 +79,8 @@ export interface Routes {
 
 export interface BatchRoutes {
   readonly batches: ReadonlyMap<string, FakeBatch>
+  /** The files stored now (uploads, outputs and errors), by id. */
+  readonly files: ReadonlyMap<string, { readonly id: string; readonly purpose: string }>
   readonly pause: (paused: boolean) => void
   /** Whether a path is the batch API's. */
   readonly owns: (path: string) => boolean
@@ -106,7 +110,7 @@ export const start = async (options: Options = {}): Promise<FakeBatchServer> => 
     handle: (request, shape) => routes.owns(request.path.split("?")[0]!) ? routes.handle(request) : live.handle(request, shape)
   }
   const server = await FakeUpstream.start(api)
-  return { ...server, batches: routes.batches, pause: routes.pause }
+  return { ...server, batches: routes.batches, files: routes.files, pause: routes.pause }
 }
 
 /** A Files and Batch API's routes under `routes.prefix`, over an in-memory store. */
@@ -215,6 +219,11 @@ export const batchRoutes = (options: Routes): BatchRoutes => {
       files.set(stored.id, stored)
       return { status: 200, body: fileObject(stored) }
     }
+    const stored = new RegExp(`^${prefix}/files/([^/]+)$`, "u").exec(path)
+    if (request.method === "DELETE" && stored !== null) {
+      if (!files.delete(stored[1]!)) return error(404, `No such File object: ${stored[1]}`)
+      return { status: 200, body: { id: stored[1], object: "file", deleted: true } }
+    }
     const content = new RegExp(`^${prefix}/files/([^/]+)/content$`, "u").exec(path)
     if (request.method === "GET" && content !== null) {
       const file = files.get(content[1]!)
@@ -261,6 +270,7 @@ export const batchRoutes = (options: Routes): BatchRoutes => {
   }
   return {
     batches,
+    files,
     pause: (value) => {
       paused = value
     },

@@ -52,7 +52,7 @@ const vectors = (model: string, inputType: unknown, items: ReadonlyArray<Item>, 
     return { object: "embedding", embedding: base64 ? FakeUpstream.float32Base64(vector) : vector, index }
   })
 
-const api = (options: Options = {}): FakeUpstream.FakeApi => ({
+export const api = (options: Options = {}): FakeUpstream.FakeApi => ({
   basePath: "/v1",
   errorBody: (status, message) => error(status, message).body,
   handle: (request, shape) => {

@@ -74,19 +74,21 @@ describe("Azure OpenAI", () => {
 
       // Azure's Files and Batch API under the same token and api-version.
       const batches = yield* Azure.makeBatch
-      const line = batches.requestLine("c0", { model: "embed-small", input: ["batch text"] })
-      assert.deepStrictEqual(JSON.parse(line), { custom_id: "c0", method: "POST", url: "/embeddings", body: { model: "embed-small", input: ["batch text"] } })
-      const fileId = yield* batches.upload(connection, "input.jsonl", `${line}\n`)
-      const created = yield* batches.create(connection, fileId, { switchyard: "test" })
+      const { lines, job } = yield* batches.requests("c0", request("embed-small", texts("batch text")))
+      assert.deepStrictEqual(lines.map((l) => JSON.parse(l)), [{ custom_id: "c0", method: "POST", url: "/embeddings", body: { model: "embed-small", input: ["batch text"] } }])
+      const fileId = yield* batches.upload(connection, "input", `${lines.join("\n")}\n`)
+      const created = yield* batches.create(connection, fileId, { ...job, name: "test" })
       assert.strictEqual(created.state, "pending")
-      assert.strictEqual((yield* batches.find(connection, fileId))?.id, created.id)
+      assert.strictEqual((yield* batches.find(connection, fileId, "test"))?.id, created.id)
       yield* batches.retrieve(connection, created.id)
       const done = yield* batches.retrieve(connection, created.id)
       assert.strictEqual(done.state, "completed")
-      const results = yield* batches.results(connection, done.outputFileId!)
+      const results = yield* batches.results(connection, done)
       assert.deepStrictEqual(results.map((r) => [r.customId, r.status]), [["c0", 200]])
+      yield* batches.cleanup(connection, fileId, created.id)
       const batchCalls = server.requests.filter((r) => r.path.startsWith("/openai/files") || r.path.startsWith("/openai/batches"))
-      assert.strictEqual(batchCalls.length, 6)
+      // Upload, create, find, two retrieves, the output; then the input deleted, the batch read, its output deleted.
+      assert.strictEqual(batchCalls.length, 9)
       for (const call of batchCalls) {
         assert.include(call.path, "api-version=2024-10-21")
         assert.isUndefined(call.headers["api-key"])

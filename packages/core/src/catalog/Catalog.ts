@@ -197,25 +197,40 @@ export const batchPricingOf = (pricing: Pricing): Pricing | undefined => {
 /**
  * The wire formats of the provider batch APIs the gateway speaks: `openai` is OpenAI's Files and
  * Batch API (upload a JSONL file to `/files`, create `/batches`, poll it, download its output);
- * `azure` is Azure OpenAI's (the same under `/openai`, with `api-version`, on global-batch deployments).
+ * `azure` is Azure OpenAI's (the same under `/openai`, with `api-version`, on global-batch
+ * deployments); `mistral` Mistral's batch jobs (`/v1/batch/jobs`); `voyage` Voyage AI's Batch API
+ * (`/v1/batches` with `request_params`); `gemini` the Gemini API's batch embeddings (Files API,
+ * `asyncBatchEmbedContent`); `bedrock` Amazon Bedrock's batch inference (model invocation jobs
+ * over S3); `vertex` Vertex AI's batch prediction jobs over Cloud Storage.
  *
  * @since 0.6.0
  */
-export const BatchApi = Schema.Literals(["openai", "azure"])
+export const BatchApi = Schema.Literals(["openai", "azure", "mistral", "voyage", "gemini", "bedrock", "vertex"])
 
 /**
  * @since 0.6.0
  */
 export type BatchApi = typeof BatchApi.Type
 
+const batchApis: Partial<Record<Adapter, BatchApi>> = {
+  azure: "azure",
+  voyage: "voyage",
+  gemini: "gemini",
+  bedrock: "bedrock",
+  vertex: "vertex"
+}
+
 /**
  * The batch API a provider has, as data: an `openai` provider in OpenAI's own dialect speaks
- * OpenAI's Batch API, an `azure` provider Azure OpenAI's; no other provider has one the gateway speaks.
+ * OpenAI's Batch API, in Mistral's dialect Mistral's batch jobs; an `azure`, `voyage`, `gemini`,
+ * `bedrock` or `vertex` provider its cloud's own. No other provider has one the gateway speaks.
  *
  * @since 0.6.0
  */
 export const batchApiOf = (provider: Pick<Provider, "adapter" | "dialect">): BatchApi | undefined =>
-  provider.adapter === "openai" && provider.dialect === "openai" ? "openai" : provider.adapter === "azure" ? "azure" : undefined
+  provider.adapter === "openai"
+    ? provider.dialect === "openai" ? "openai" : provider.dialect === "mistral" ? "mistral" : undefined
+    : batchApis[provider.adapter]
 
 const Slug = Schema.String.check(
   Schema.isPattern(/^[a-z0-9][a-z0-9._-]*$/u, { expected: "a lowercase slug (letters, digits, '.', '_', '-')" })
@@ -341,6 +356,68 @@ const cloudIssues = (p: typeof CloudFields.Type & { readonly adapter: Adapter })
   return issues
 }
 
+const HttpUrl = Schema.String.check(Schema.isPattern(/^https?:\/\/\S+$/u, { expected: "an http(s) URL" }))
+
+/**
+ * Where a cloud provider's batch API keeps its files, which the gateway cannot guess: Bedrock's
+ * S3 prefix and the service role its jobs read and write it as (`s3_uri`, `role_arn`; optionally
+ * `base_url`, Bedrock's control plane, default `https://bedrock.{region}.amazonaws.com`);
+ * Vertex's Cloud Storage prefix (`gcs_uri`). `storage_url` names the storage API's endpoint when
+ * it is not the cloud's own (an S3-compatible store or a private endpoint, addressed path-style).
+ *
+ * @since 0.10.0
+ */
+const BatchPlacement = Schema.Struct({
+  s3_uri: Schema.optionalKey(Schema.String.check(
+    Schema.isPattern(/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/\S*)?$/u, { expected: "an S3 URI such as s3://bucket/prefix/" })
+  )),
+  role_arn: Schema.optionalKey(Schema.String.check(
+    Schema.isPattern(/^arn:aws[a-z-]*:iam::\d{12}:role\/\S+$/u, { expected: "an IAM role ARN such as arn:aws:iam::123456789012:role/BedrockBatchRole" })
+  )),
+  gcs_uri: Schema.optionalKey(Schema.String.check(
+    Schema.isPattern(/^gs:\/\/[a-z0-9][a-z0-9._-]{1,220}[a-z0-9](\/\S*)?$/u, { expected: "a Cloud Storage URI such as gs://bucket/prefix/" })
+  )),
+  base_url: Schema.optionalKey(HttpUrl),
+  storage_url: Schema.optionalKey(HttpUrl)
+})
+
+/**
+ * @since 0.10.0
+ */
+export type BatchPlacement = typeof BatchPlacement.Type
+
+const batchIssues = (p: {
+  readonly adapter: Adapter
+  readonly batch?: BatchPlacement | undefined
+  readonly endpoints: ReadonlyArray<{ readonly pricing: { readonly batch?: unknown } }>
+}): Array<Schema.FilterIssue> => {
+  const issues: Array<Schema.FilterIssue> = []
+  const placement = p.batch
+  // A batch price there, or a placement begun: the placement must be whole.
+  const wanted = placement !== undefined || p.endpoints.some((e) => e.pricing.batch !== undefined)
+  const need = (field: keyof BatchPlacement, what: string) => {
+    if (wanted && placement?.[field] === undefined) {
+      issues.push({ path: ["batch", field], issue: `a ${p.adapter} provider with a batch API needs batch.${field}, ${what}` })
+    }
+  }
+  const refuse = (fields: ReadonlyArray<keyof BatchPlacement>) => {
+    for (const field of fields) {
+      if (placement?.[field] !== undefined) issues.push({ path: ["batch", field], issue: `batch.${field} belongs to another adapter than ${p.adapter}` })
+    }
+  }
+  if (p.adapter === "bedrock") {
+    need("s3_uri", "the S3 prefix its jobs' input and output go to")
+    need("role_arn", "the service role Bedrock reads and writes that prefix as")
+    refuse(["gcs_uri"])
+  } else if (p.adapter === "vertex") {
+    need("gcs_uri", "the Cloud Storage prefix its jobs' input and output go to")
+    refuse(["s3_uri", "role_arn", "base_url"])
+  } else if (placement !== undefined) {
+    issues.push({ path: ["batch"], issue: `batch belongs to a bedrock or vertex provider; adapter ${p.adapter} keeps its batch files at the provider` })
+  }
+  return issues
+}
+
 /**
  * Where a Vertex provider is reached when its config names no `base_url`: its location's host.
  *
@@ -371,6 +448,8 @@ export const Provider = Schema.Struct({
   headers: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
   timeout_ms: Schema.optionalKey(PositiveInt),
   ...CloudFields.fields,
+  /** Where a Bedrock or Vertex provider's batch API keeps its files (see {@link BatchPlacement}). */
+  batch: Schema.optionalKey(BatchPlacement),
   ...SelfHosted.SelfHostedFields.fields,
   /** The price of the endpoints a self-hosted provider discovers (`discover`); absent, free. */
   default_pricing: Schema.optionalKey(Pricing),
@@ -385,6 +464,7 @@ export const Provider = Schema.Struct({
     issues.push({ path: ["region"], issue: "a provider with adapter bedrock needs a region" })
   }
   issues.push(...cloudIssues(p))
+  issues.push(...batchIssues(p))
   issues.push(...SelfHosted.issues(p))
   p.endpoints.forEach((e, i) => {
     if (e.task === "rerank" && !rerankAdapters.includes(p.adapter)) {
@@ -398,7 +478,7 @@ export const Provider = Schema.Struct({
         path: ["endpoints", i, "pricing", "batch"],
         issue: e.task !== "embeddings"
           ? "a batch price belongs to an embeddings endpoint"
-          : `provider ${p.slug} has no batch API the gateway speaks (adapter openai with dialect openai has OpenAI's)`
+          : `provider ${p.slug} has no batch API the gateway speaks (adapter openai with dialect openai or mistral, azure, voyage, gemini, bedrock or vertex has one)`
       })
     }
   })

@@ -201,6 +201,18 @@ export interface Connection {
    * DefaultAzureCredential), or Google's Application Default Credentials (with a service-account file).
    */
   readonly identity?: { readonly kind: "entra" } | { readonly kind: "google"; readonly credentialsFile?: string }
+  /**
+   * Where a Bedrock or Vertex provider's batch API keeps its files (the provider's `batch`):
+   * Bedrock's S3 prefix, service role and control plane, Vertex's Cloud Storage prefix, and a
+   * storage endpoint of the operator's own.
+   */
+  readonly batch?: {
+    readonly s3Uri?: string
+    readonly roleArn?: string
+    readonly gcsUri?: string
+    readonly baseUrl?: string
+    readonly storageUrl?: string
+  }
 }
 
 /**

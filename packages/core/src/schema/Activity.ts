@@ -98,7 +98,12 @@ export const GenerationRecord = Schema.Struct({
   served_from_cache: Schema.NullOr(Schema.Boolean),
   /** Switchyard: the serving provider's slug (the catalog's), beside its display name. */
   provider: Schema.String,
-  tokens_total: Schema.Int
+  tokens_total: Schema.Int,
+  /**
+   * Switchyard: how a batch's line was run: `provider_batch` (in a job at the provider's own
+   * batch API, at its batch price) or `live` (as a live call); `null` for a request.
+   */
+  batch_mode: Schema.NullOr(Schema.Literals(["provider_batch", "live"]))
 })
 
 /**

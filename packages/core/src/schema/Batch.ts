@@ -154,6 +154,47 @@ export type BatchError = typeof BatchError.Type
 const Seconds = Schema.NullOr(Schema.Int)
 
 /**
+ * Where a provider job of a batch stands: being submitted, running at the provider, being
+ * cancelled, ended as the provider ended it, or `live` (the provider refused the job, and its
+ * lines ran as live calls).
+ *
+ * @since 0.10.0
+ */
+export const ProviderJobStatus = Schema.Literals([
+  "submitting",
+  "in_progress",
+  "cancelling",
+  "completed",
+  "failed",
+  "expired",
+  "cancelled",
+  "live"
+])
+
+/**
+ * @since 0.10.0
+ */
+export type ProviderJobStatus = typeof ProviderJobStatus.Type
+
+/**
+ * One job a batch's lines went to at a provider's own batch API: the provider's slug, the job's
+ * id there (`null` until it is made), where it stands, and how many of the batch's lines it holds.
+ *
+ * @since 0.10.0
+ */
+export const ProviderJob = Schema.Struct({
+  provider: Schema.String,
+  job_id: Schema.NullOr(Schema.String),
+  status: ProviderJobStatus,
+  lines: Schema.Int
+})
+
+/**
+ * @since 0.10.0
+ */
+export type ProviderJob = typeof ProviderJob.Type
+
+/**
  * A batch as `GET /batches/{batch_id}` answers it.
  *
  * @since 0.4.0
@@ -182,7 +223,9 @@ export const BatchObject = Schema.Struct({
   /** Switchyard: USD charged for the lines served so far, as `usage.cost` of a live answer. */
   cost: Schema.Finite,
   /** Switchyard: the workspace the batch belongs to (an administrator oversees several). */
-  workspace_id: Schema.optionalKey(Schema.String)
+  workspace_id: Schema.optionalKey(Schema.String),
+  /** Switchyard: the jobs its lines went to at providers' own batch APIs, oldest first. */
+  provider_jobs: Schema.Array(ProviderJob)
 })
 
 /**

@@ -35,7 +35,9 @@ export const AttemptRecord = Schema.Struct({
   latency_ms: Schema.NullOr(Schema.Finite),
   /** The provider's id of its answer; several ids comma-separated when the request went in batches. */
   upstream_id: Schema.NullOr(Schema.String),
-  byok: Schema.Boolean
+  byok: Schema.Boolean,
+  /** How the call was made when not as a live call: `provider_batch`, a line of a job at the provider's batch API. */
+  mode: Schema.optionalKey(Schema.Literal("provider_batch"))
 })
 
 /**
@@ -53,7 +55,11 @@ const decodeStored = Schema.decodeUnknownOption(Stored)
  *
  * @since 0.3.0
  */
-export const fromReports = (reports: ReadonlyArray<AttemptReport>, upstreamId: string | undefined): Array<AttemptRecord> =>
+export const fromReports = (
+  reports: ReadonlyArray<AttemptReport>,
+  upstreamId: string | undefined,
+  mode?: "provider_batch"
+): Array<AttemptRecord> =>
   reports.flatMap((r): Array<AttemptRecord> =>
     r.outcome === "skipped" ? [] : [{
       provider: r.provider,
@@ -62,7 +68,8 @@ export const fromReports = (reports: ReadonlyArray<AttemptReport>, upstreamId: s
       reason: r.outcome === "success" ? null : r.reason ?? null,
       latency_ms: r.latency_ms ?? null,
       upstream_id: r.outcome === "success" ? upstreamId ?? null : null,
-      byok: r.byok
+      byok: r.byok,
+      ...(mode !== undefined ? { mode } : {})
     }]
   )
 

@@ -106,6 +106,42 @@ describe("Catalog.decode", () => {
       )
     }))
 
+  it.effect("knows the batch APIs of Mistral, Voyage, Gemini, Bedrock and Vertex; Bedrock's and Vertex's need their bucket (and role), each missing field named", () =>
+    Effect.gen(function*() {
+      const p = productExample.providers[0]!
+      const priced = { ...p.endpoints[0], pricing: { prompt: "0.1", batch: { prompt: "0.05" } } }
+      const apis = [
+        [{ adapter: "openai", dialect: "mistral" }, "mistral"],
+        [{ adapter: "voyage" }, "voyage"],
+        [{ adapter: "gemini" }, "gemini"],
+        [{ adapter: "bedrock", region: "us-east-1" }, "bedrock"],
+        [{ adapter: "vertex", project: "p", location: "us-central1" }, "vertex"],
+        [{ adapter: "cohere" }, undefined],
+        [{ adapter: "openai", dialect: "together" }, undefined]
+      ] as const
+      for (const [fields, api] of apis) assert.strictEqual(Catalog.batchApiOf(fields), api, JSON.stringify(fields))
+      const bedrock = { ...p, adapter: "bedrock", region: "us-east-1", endpoints: [priced] }
+      const role = "arn:aws:iam::123456789012:role/BedrockBatchRole"
+      assert.deepStrictEqual(yield* issuePaths({ providers: [bedrock] }), ["providers[0].batch.s3_uri", "providers[0].batch.role_arn"])
+      const withoutRole = yield* Effect.flip(Catalog.decode({ providers: [{ ...bedrock, batch: { s3_uri: "s3://bucket/prefix/" } }] }))
+      assert.deepStrictEqual(withoutRole.issues.map((i) => i.path), ["providers[0].batch.role_arn"])
+      assert.include(withoutRole.message, "needs batch.role_arn")
+      yield* Catalog.decode({ providers: [{ ...bedrock, batch: { s3_uri: "s3://bucket/prefix/", role_arn: role } }] })
+      assert.deepStrictEqual(
+        yield* issuePaths({ providers: [{ ...bedrock, batch: { s3_uri: "bucket/prefix", role_arn: role } }] }),
+        ["providers[0].batch.s3_uri"]
+      )
+      const vertex = { ...p, adapter: "vertex", project: "p", location: "us-central1", endpoints: [priced] }
+      assert.deepStrictEqual(yield* issuePaths({ providers: [vertex] }), ["providers[0].batch.gcs_uri"])
+      yield* Catalog.decode({ providers: [{ ...vertex, batch: { gcs_uri: "gs://bucket/prefix/" } }] })
+      assert.deepStrictEqual(
+        yield* issuePaths({ providers: [{ ...vertex, batch: { gcs_uri: "gs://bucket/prefix/", role_arn: role } }] }),
+        ["providers[0].batch.role_arn"]
+      )
+      // A bucket belongs to the clouds whose batch jobs read one.
+      assert.deepStrictEqual(yield* issuePaths({ providers: [{ ...p, dialect: "openai", batch: { gcs_uri: "gs://bucket/" } }] }), ["providers[0].batch"])
+    }))
+
   it.effect("refuses unknown properties", () =>
     Effect.gen(function*() {
       assert.deepStrictEqual(yield* issuePaths(withEndpoint({ price: "1" })), ["providers[0].endpoints[0].price"])
@@ -275,6 +311,35 @@ describe("BuiltinCatalog", () => {
       "openai/text-embedding-ada-002": "0.05"
     })
     assert.strictEqual(Catalog.batchApiOf(openai), "openai")
+  })
+
+  it("carries the published batch prices of Gemini, Mistral and Voyage, and Bedrock's and Vertex's once the environment names their bucket", () => {
+    const batchOf = (catalog: Catalog.Catalog, slug: string) =>
+      Object.fromEntries(catalog.providers.find((p) => p.slug === slug)!.endpoints.flatMap((e) => {
+        const price = Catalog.batchPricingOf(e.pricing)?.prompt
+        return price === undefined ? [] : [[e.model, price]]
+      }))
+    const builtin = BuiltinCatalog.builtin
+    assert.deepStrictEqual(batchOf(builtin, "google-ai-studio"), { "google/gemini-embedding-001": "0.075" })
+    assert.deepStrictEqual(batchOf(builtin, "mistral"), { "mistralai/mistral-embed": "0.05" })
+    assert.strictEqual(batchOf(builtin, "voyage")["voyage/voyage-3.5"], "0.0402")
+    assert.deepStrictEqual(batchOf(BuiltinCatalog.placed(builtin, {}), "amazon-bedrock"), {})
+    const placed = BuiltinCatalog.placed(builtin, {
+      SWITCHYARD_BEDROCK_BATCH_S3_URI: "s3://bucket/batches/",
+      SWITCHYARD_BEDROCK_BATCH_ROLE_ARN: "arn:aws:iam::123456789012:role/BedrockBatchRole",
+      GOOGLE_CLOUD_PROJECT: "p",
+      SWITCHYARD_VERTEX_BATCH_GCS_URI: "gs://bucket/batches/"
+    })
+    assert.deepStrictEqual(batchOf(placed, "amazon-bedrock"), {
+      "amazon/titan-embed-text-v2": "0.01",
+      "cohere/embed-english-v3.0": "0.05",
+      "cohere/embed-multilingual-v3.0": "0.05"
+    })
+    assert.deepStrictEqual(placed.providers.find((p) => p.slug === "amazon-bedrock")!.batch, {
+      s3_uri: "s3://bucket/batches/",
+      role_arn: "arn:aws:iam::123456789012:role/BedrockBatchRole"
+    })
+    assert.deepStrictEqual(batchOf(placed, "google-vertex"), { "google/text-embedding-005": "0.08", "google/text-multilingual-embedding-002": "0.08" })
   })
 })
 

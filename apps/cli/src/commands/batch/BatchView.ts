@@ -28,6 +28,7 @@ export const record = (b: BatchObject) =>
     ["error file", b.error_file_id ?? "-"],
     ["created", at(b.created_at)],
     ["finished", at(b.completed_at ?? b.cancelled_at ?? b.failed_at ?? null)],
+    ...b.provider_jobs.map((j) => ["provider job", `${j.provider} ${j.job_id ?? "-"} ${j.status.replace("_", " ")} (${j.lines} lines)`] as const),
     ...(b.errors === null ? [] : b.errors.data.map((e) => ["error", `${e.code}: ${e.message}`] as const))
   ])
 

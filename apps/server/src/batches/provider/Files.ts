@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import type { BatchRow } from "../../store/batches/BatchStore.ts"
 import * as FileChunks from "../../store/batches/FileChunks.ts"
 import type { ProviderBatchRow } from "../../store/batches/ProviderBatchStore.ts"
@@ -23,7 +23,8 @@ export const write = (
   row: BatchRow,
   part: ProviderBatchRow,
   lines: ReadonlyArray<{ readonly line: number }>,
-  results: ReadonlyArray<LineOutcome | undefined>
+  results: ReadonlyArray<LineOutcome | undefined>,
+  upstreamStatus: string
 ) =>
   Effect.gen(function*() {
     const outcomes = results.filter((o): o is LineOutcome => o !== undefined)
@@ -34,10 +35,12 @@ export const write = (
       errors: failed.map((o) => `${o.line}\n`).join(""),
       completed: served.length,
       failed: failed.length,
-      costNanos: served.reduce((sum, o) => sum + (o.costNanos ?? 0n), 0n)
+      costNanos: served.reduce((sum, o) => sum + (o.costNanos ?? 0n), 0n),
+      upstreamStatus,
+      now: yield* Clock.currentTimeMillis
     })
     if (!written) return
-    run.metrics.batchLines({ endpoint: row.endpoint, served: served.length, failed: failed.length })
+    run.metrics.batchLines(row.endpoint, outcomes)
     // Each line's own line at `debug`, as a live-run line has: the batch, the line, its status and generation.
     const batch = identityOf(row)
     yield* Effect.forEach(lines, ({ line }, i) => {
@@ -49,6 +52,7 @@ export const write = (
         path: row.endpoint,
         status: outcome.status,
         provider_batch: part.upstream_batch_id ?? "",
+        mode: outcome.mode ?? "live",
         ...(outcome.served ? { generation_id: generationId(batch, line) } : {})
       }))
     }, { discard: true })

@@ -20,9 +20,9 @@ import { type BatchIdentity, decodeEmbeddings } from "../BatchLines.ts"
 import type { LineRunner } from "../LineRunner.ts"
 
 /**
- * What the parts of the provider batches (Divert.ts, Submit.ts, Poll.ts, Settle.ts, Files.ts)
- * share: the services they call, the runner's settings and its claims' owner, and how a line's
- * request is read and what its endpoint is sent.
+ * What the parts of the provider batches (Divert.ts, Submit.ts, Poll.ts, Settle.ts, Files.ts,
+ * Cleanup.ts) share: the services they call, the runner's settings and its claims' owner, and how
+ * a line's request is read and what its endpoint is sent.
  */
 export interface Runtime {
   readonly config: {
@@ -32,6 +32,8 @@ export interface Runtime {
     readonly loopMs: number
     /** How long one step on a provider batch keeps its claim at most. */
     readonly leaseMs: number
+    /** How long batch files are kept: a provider batch's files at the provider go by then at the latest. */
+    readonly retentionMs: number
   }
   readonly loaded: LoadedCatalog
   readonly accounting: Accounting["Service"]
@@ -53,8 +55,22 @@ export const cancelWaitMs = 10 * 60 * 1000
 /** Submissions refused this many times in a row run their lines live instead. */
 export const maxSubmitFailures = 3
 
-/** The `custom_id` of a line in the provider's file. */
+/** The key of a line's request (or, `line-{n}.{i}`, requests) in the provider's file. */
 export const upstreamId = (line: number) => `line-${line}`
+
+/**
+ * A provider batch's job name, the same on every try: the job, and its folder in a bucket, go by
+ * it (`switchyard-{batch}-{seq}`, within Bedrock's 63 characters of letters, digits and dashes).
+ */
+export const jobName = (part: { readonly batch_id: string; readonly seq: number }) =>
+  `switchyard-${part.batch_id.replace(/^batch_/u, "").replace(/[^A-Za-z0-9]/gu, "")}-${part.seq}`
+
+/** What a provider batch's job is made with; a row older than the column names no model (its lines do). */
+export const jobOf = (part: { readonly job: string | null }): BatchProvider.Job =>
+  part.job === null ? { model: "", params: {} } : JSON.parse(part.job) as BatchProvider.Job
+
+/** Deletions of a provider batch's files failing this many times in a row are given up (and logged). */
+export const maxCleanupFailures = 5
 
 /** A line's request, decoded and its model resolved as the live endpoint does; else its error. */
 export const requestOf = (run: Runtime, batch: BatchIdentity, line: number, text: string) =>

@@ -16,7 +16,6 @@ import * as EmbeddingsAnswer from "../../embeddings/Answer.ts"
 import type { Served } from "../../embeddings/Embeddings.ts"
 import * as Span from "../../instrumentation/Span.ts"
 import { nanosOf } from "../../pipeline/HeldAttempts.ts"
-import * as OpenAiCompatible from "../../providers/OpenAiCompatible.ts"
 import * as UpstreamInput from "../../providers/UpstreamInput.ts"
 import * as VectorEncoding from "../../providers/VectorEncoding.ts"
 import type { BatchRow } from "../../store/batches/BatchStore.ts"
@@ -29,22 +28,24 @@ import { requestOf, type Runtime, stopOf, upstreamId, upstreamRequestOf } from "
 const upstreamFailure = (part: { readonly provider: string; readonly endpoint: string }, error: UpstreamError.UpstreamError) =>
   EmbeddingsError.toApiError(new Fallback.UpstreamFailed({ error, provider: part.provider, endpoint: part.endpoint, attempts: [] }))
 
+/** A line's served answer at the provider batch's provider: charged, and its output line. */
+const withProvider = (outcome: LineOutcome, part: ProviderBatchRow): LineOutcome => ({ ...outcome, provider: part.provider, mode: "provider_batch" })
+
 /**
- * A line the provider batch answered with 200: read as the live answer is, charged at the batch
- * price under the line's generation id (once: a line settled before is not charged again).
+ * A line the provider batch answered: read as the live answer is (by the batch API's adapter),
+ * charged at the batch price under the line's generation id (once: a line settled before is not
+ * charged again). `undefined` when the answer says the line is to run live instead.
  */
 const serve = (
   run: Runtime,
   batch: BatchIdentity,
   part: ProviderBatchRow,
-  line: number,
-  customId: string,
-  request: EmbeddingRequestSchema.EmbeddingRequest,
-  body: unknown,
-  settled: ReadonlyMap<string, bigint>,
-  latencyMs: number
-): Effect.Effect<LineOutcome> =>
+  entry: { readonly line: number; readonly customId: string; readonly request: EmbeddingRequestSchema.EmbeddingRequest },
+  lookup: (customId: string) => BatchProvider.Result | undefined,
+  context: { readonly settled: ReadonlyMap<string, bigint>; readonly latencyMs: number; readonly stop: ReturnType<typeof stopOf> }
+): Effect.Effect<LineOutcome | "live" | undefined> =>
   Effect.gen(function*() {
+    const { line, customId, request } = entry
     const prepared = yield* run.prepare(batch.caller, request, {}).pipe(Effect.mapError(EmbeddingsError.toApiError))
     const candidate = prepared.plan.attempts.find((c) => c.id === part.endpoint)
     if (candidate === undefined) {
@@ -54,7 +55,15 @@ const serve = (
     }
     const { width, upstream } = upstreamRequestOf(request, prepared, candidate)
     const failed = (error: UpstreamError.UpstreamError) => upstreamFailure({ provider: candidate.provider.slug, endpoint: candidate.id }, error)
-    const result = yield* OpenAiCompatible.resultOfBody(upstream, body).pipe(Effect.mapError(failed))
+    const answer = yield* run.apis[part.api as Catalog.BatchApi].answer(upstreamId(line), upstream, lookup).pipe(Effect.mapError(failed))
+    if (answer._tag === "Missing") return unanswered(batch, line, customId, context.stop)
+    if (answer._tag === "Failed") {
+      // Busy or broken at the provider: the line is tried live. Anything else is its own failure.
+      if (answer.status === 0 || answer.status === 408 || answer.status === 429 || answer.status >= 500) return "live"
+      const error = UpstreamAnswer.fromResponse({ status: answer.status, headers: {}, body: JSON.stringify(answer.body ?? null) }, yield* Clock.currentTimeMillis)
+      return errorOutcome(batch, line, customId, upstreamFailure(part, UpstreamError.atProvider(part.provider)(error)))
+    }
+    const result = answer.result
     const wrong = result.embeddings.find((e) => VectorEncoding.widthOf(e.embedding) !== width)
     if (wrong !== undefined) return yield* Effect.fail(failed(UpstreamError.widthMismatch(width, VectorEncoding.widthOf(wrong.embedding))))
     const price = Catalog.batchPricingOf(candidate.endpoint.pricing) ?? candidate.endpoint.pricing
@@ -64,16 +73,16 @@ const serve = (
       endpoint: candidate.id,
       provider: candidate.provider.slug,
       outcome: "success",
-      latency_ms: latencyMs,
+      latency_ms: context.latencyMs,
       byok: false
     }
-    const costNanos = settled.get(id) ?? (yield* charge(run, batch, part, {
+    const costNanos = context.settled.get(id) ?? (yield* charge(run, batch, part, {
       id,
       model: candidate.endpoint.model,
       provider: candidate.provider.slug,
       result,
       nanos: nanosOf(atto),
-      latencyMs,
+      latencyMs: context.latencyMs,
       report
     }))
     const served: Served = {
@@ -87,6 +96,7 @@ const serve = (
       promptTokens: result.promptTokens,
       totalTokens: result.totalTokens,
       modalityTokens: result.modalityTokens,
+      ...(result.tokensEstimated === true ? { tokensEstimated: true } : {}),
       costNanos,
       upstreamCostAtto: atto,
       isByok: false,
@@ -97,7 +107,10 @@ const serve = (
     }
     const json = EmbeddingsAnswer.text(served, request, false)
     return { served: true, status: 200, line: BatchLine.outputLine(requestId(batch, line), customId, id, json), costNanos } satisfies LineOutcome
-  }).pipe(Effect.catch((error: ApiError) => Effect.succeed(errorOutcome(batch, line, customId, error))))
+  }).pipe(
+    Effect.catch((error: ApiError) => Effect.succeed(errorOutcome(batch, entry.line, entry.customId, error))),
+    Effect.map((outcome) => typeof outcome === "object" ? withProvider(outcome, part) : outcome)
+  )
 
 /** Charges a served line: held and settled at once, under its generation id; what it cost. */
 const charge = (
@@ -130,31 +143,24 @@ const charge = (
       costNanos: line.nanos,
       isByok: false,
       latencyMs: line.latencyMs,
-      attempts: AttemptRecord.fromReports([line.report], part.upstream_batch_id ?? undefined)
+      attempts: AttemptRecord.fromReports([line.report], part.upstream_batch_id ?? undefined, "provider_batch")
     })
     return settlement.costNanos
   }).pipe(Effect.mapError(EmbeddingsError.toApiError))
 
-/** The outcome of a line the provider batch has no result for: left out, expired, or failed with why. */
-const unanswered = (
-  batch: BatchIdentity,
-  part: ProviderBatchRow,
-  line: number,
-  customId: string,
-  ended: { readonly stop: ReturnType<typeof stopOf>; readonly upstream: BatchProvider.UpstreamBatch | undefined; readonly given: string | undefined }
-): LineOutcome | undefined => {
-  const { stop, upstream, given } = ended
+/**
+ * A line the provider batch has no result for: left out (the batch was cancelled here), expired
+ * (its window passed here), or run live (the job failed, expired, skipped it, or could no longer
+ * be read at the provider).
+ */
+const unanswered = (batch: BatchIdentity, line: number, customId: string, stop: ReturnType<typeof stopOf>): LineOutcome | "live" | undefined => {
   // Not run: a cancel leaves it out, as a cancelled unit does; an expired window says so.
   if (stop === "cancel") return undefined
-  if (stop === "expire" || upstream?.state === "expired") {
-    return { served: false, status: 0, line: BatchLine.expiredLine(requestId(batch, line), customId) }
-  }
-  const why = given ?? upstream?.errors[0]?.message ??
-    `the provider batch ended ${upstream?.state ?? "without an answer"} with no result for this line`
-  return errorOutcome(batch, line, customId, upstreamFailure(part, UpstreamError.invalidResponse(why)))
+  if (stop === "expire") return { served: false, status: 0, line: BatchLine.expiredLine(requestId(batch, line), customId) }
+  return "live"
 }
 
-/** The provider batch's results, by the `custom_id` of their line. */
+/** The provider batch's results, by the key of their request. */
 const resultsOf = (
   run: Runtime,
   part: ProviderBatchRow,
@@ -162,20 +168,18 @@ const resultsOf = (
   connection: EmbeddingProvider.Connection | undefined
 ) =>
   Effect.gen(function*() {
-    const api = run.apis[part.api as Catalog.BatchApi]
     const results = new Map<string, BatchProvider.Result>()
     if (upstream !== undefined && connection !== undefined) {
-      for (const fileId of [upstream.outputFileId, upstream.errorFileId]) {
-        if (fileId === undefined) continue
-        for (const r of yield* api.results(connection, fileId)) results.set(r.customId, r)
-      }
+      for (const r of yield* run.apis[part.api as Catalog.BatchApi].results(connection, upstream)) results.set(r.customId, r)
     }
     return results
   })
 
 /**
  * The provider batch ended (or was given up on, `given` saying why): its results become the lines'
- * outcomes, written into the batch's files.
+ * outcomes, written into the batch's files. Lines it did not serve, and did not fail for a reason
+ * of their own, run live now (the next provider of their route if its own fails them again): none
+ * is lost, none is charged twice (a line is charged under its generation id once).
  */
 export const settle = (
   run: Runtime,
@@ -187,28 +191,32 @@ export const settle = (
 ) =>
   Effect.gen(function*() {
     const batch = identityOf(row)
-    const results = yield* resultsOf(run, part, upstream, connection)
+    if (given !== undefined) yield* Effect.logWarning("provider batch given up on; its lines run live").pipe(Effect.annotateLogs({ why: given }))
+    const read = yield* Effect.result(resultsOf(run, part, upstream, connection))
+    if (Result.isFailure(read)) {
+      yield* Effect.logWarning("provider batch results unreadable; its lines run live").pipe(
+        Effect.annotateLogs({ provider: part.provider, reason: read.failure.reason._tag })
+      )
+    }
+    const results = Result.isSuccess(read) ? read.success : new Map<string, BatchProvider.Result>()
     const now = yield* Clock.currentTimeMillis
-    const latencyMs = Math.max(0, now - Number(part.created_at))
     const entries = yield* linesOf(run, row, part)
-    const settled = yield* run.parts.settled(entries.map((e) => generationId(batch, e.line)))
-    const stop = stopOf(row)
+    const context = {
+      settled: yield* run.parts.settled(entries.map((e) => generationId(batch, e.line))),
+      latencyMs: Math.max(0, now - Number(part.created_at)),
+      stop: stopOf(row)
+    }
     const outcomes = yield* Effect.forEach(entries, ({ line, text }) =>
       Effect.gen(function*() {
         const found = yield* requestOf(run, batch, line, text)
         if (Result.isFailure(found)) return errorOutcome(batch, line, BatchLine.customIdOf(text) ?? null, found.failure)
-        const read = found.success
-        const result = results.get(upstreamId(line))
-        if (result === undefined) return unanswered(batch, part, line, read.customId, { stop, upstream, given })
-        if (result.status === 200) return yield* serve(run, batch, part, line, read.customId, read.request, result.body, settled, latencyMs)
-        // The provider's failure of this line, mapped as the live call's would be.
-        const error = UpstreamAnswer.fromResponse(
-          { status: result.status === 0 ? 500 : result.status, headers: {}, body: JSON.stringify(result.body ?? null) },
-          now
-        )
-        return errorOutcome(batch, line, read.customId, upstreamFailure(part, UpstreamError.atProvider(part.provider)(error)))
+        return yield* serve(run, batch, part, { line, ...found.success }, (key) => results.get(key), context)
       }), { concurrency: 16 })
-    yield* write(run, row, part, entries, outcomes)
+    const again = entries.filter((_, i) => outcomes[i] === "live")
+    const live = again.length === 0 ? [] : yield* run.lineRunner.runMany(batch, again, { concurrency: 16, stopped: () => false })
+    let k = 0
+    const all = outcomes.map((o) => (o === "live" ? live[k++] : o))
+    yield* write(run, row, part, entries, all, upstream?.state ?? (context.stop === "cancel" ? "cancelled" : context.stop === "expire" ? "expired" : "failed"))
   }).pipe(
     // A provider batch's lines are a trace of their own, as a unit's are: their settlements under it.
     Span.within("batch.provider_batch", () => ({
@@ -227,5 +235,5 @@ export const runLive = (run: Runtime, row: BatchRow, part: ProviderBatchRow) =>
     const batch = identityOf(row)
     const entries = yield* linesOf(run, row, part)
     const outcomes = yield* run.lineRunner.runMany(batch, entries, { concurrency: 16, stopped: () => false })
-    yield* write(run, row, part, entries, outcomes)
+    yield* write(run, row, part, entries, outcomes, "live")
   })

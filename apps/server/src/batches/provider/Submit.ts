@@ -2,31 +2,32 @@ import type * as BatchProvider from "@switchyard/core/providers/BatchProvider"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Effect, Result } from "effect"
 import { runLive, settle } from "./Settle.ts"
-import { maxSubmitFailures, type Runtime, type Step } from "./Runtime.ts"
+import { jobName, jobOf, maxSubmitFailures, type Runtime, type Step } from "./Runtime.ts"
 
 /** Worth another try: the provider was busy or out of reach, not the request wrong. */
 export const retryable = (error: UpstreamError.UpstreamError) => UpstreamError.failureClassOf(error.reason) === "next_provider"
 
 /**
- * Submits a provider batch: its requests uploaded (the file's id kept before the batch is made, so
- * a restart in between finds the batch made on it), then the batch made. A submission refused for
- * good, or too often, runs the lines live; a busy one is tried again later.
+ * Submits a provider batch: its requests uploaded (where they are kept before the job is made, so
+ * a restart in between finds the job made on them, or by its name), then the job made. A
+ * submission refused for good, or too often, runs the lines live; a busy one is tried again later.
  */
 export const submit = (run: Runtime, step: Step) =>
   Effect.gen(function*() {
     const { part, row, now, api, connection } = step
     if (step.stop !== undefined && part.upstream_batch_id === null) return yield* settle(run, row, part, undefined, undefined)
     const submitted = yield* Effect.result(Effect.gen(function*() {
-      let fileId = part.upstream_file_id
+      const name = jobName(part)
+      let input = part.upstream_file_id
       let existing: BatchProvider.UpstreamBatch | undefined
-      if (fileId === null) {
-        fileId = yield* api.upload(connection, `${part.batch_id}-${part.seq}.jsonl`, part.requests ?? "")
-        // Kept before the batch is made: a restart in between finds the batch made on it.
-        yield* run.parts.update(part, run.owner, { status: "submitting", nextPollAt: now, upstreamFileId: fileId, keepClaim: true })
+      if (input === null) {
+        input = yield* api.upload(connection, name, part.requests ?? "")
+        // Kept before the job is made: a restart in between finds the job made on it.
+        yield* run.parts.update(part, run.owner, { status: "submitting", nextPollAt: now, upstreamFileId: input, keepClaim: true })
       } else {
-        existing = yield* api.find(connection, fileId)
+        existing = yield* api.find(connection, input, name)
       }
-      return existing ?? (yield* api.create(connection, fileId, { switchyard_batch: part.batch_id, switchyard_part: String(part.seq) }))
+      return existing ?? (yield* api.create(connection, input, { ...jobOf(part), name }))
     }))
     if (Result.isSuccess(submitted)) {
       const upstream = submitted.success

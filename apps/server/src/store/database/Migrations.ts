@@ -18,6 +18,7 @@ import { money } from "./migrations/Money.ts"
 import { movedRowSettlement } from "./migrations/MovedRowSettlement.ts"
 import * as MoneyFunctions from "../money/MoneyFunctions.ts"
 import { prepaidCredits } from "./migrations/PrepaidCredits.ts"
+import { providerBatchJobs } from "./migrations/ProviderBatchJobs.ts"
 import { providerBatches } from "./migrations/ProviderBatches.ts"
 import { auditAppendOnly } from "./migrations/AuditAppendOnly.ts"
 import { sqliteBaseline } from "./migrations/SqliteBaseline.ts"
@@ -111,7 +112,8 @@ export const migrations: Record<string, Migration> = {
   "0020_forward_liveness": forwardLiveness,
   "0021_moved_row_settlement": movedRowSettlement,
   "0022_audit_append_only": auditAppendOnly,
-  "0023_batch_validator": batchValidator
+  "0023_batch_validator": batchValidator,
+  "0024_provider_batch_jobs": providerBatchJobs
 }
 
 const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })
