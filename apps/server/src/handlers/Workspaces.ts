@@ -11,7 +11,7 @@ import { cacheEnabled, routingOf, Workspaces } from "../pipeline/Workspaces.ts"
 import { refuseNul } from "../http/NulCharacters.ts"
 import { type StoredWorkspace, WorkspaceRepo } from "../store/WorkspaceRepo.ts"
 import { AuditLog } from "../store/AuditLog.ts"
-import { currentTime, fieldsOf, requireManagement } from "./Management.ts"
+import { currentTime, fieldsOf, requireManagement, workspaceScoped } from "./Management.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 
 
@@ -25,7 +25,8 @@ const membership = (repo: WorkspaceRepo["Service"], ref: string) =>
   Effect.gen(function*() {
     const caller = yield* requireManagement
     const found = yield* repo.find(caller.userId, ref)
-    if (Option.isNone(found)) return yield* noWorkspace(ref)
+    // A management key of workspace scope reaches its own workspace only.
+    if (Option.isNone(found) || (workspaceScoped(caller) && found.value.workspace.id !== caller.workspaceId)) return yield* noWorkspace(ref)
     return { caller, ...found.value }
   })
 
@@ -193,12 +194,20 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
       .handle("list", ({ query }) =>
         StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* requireManagement
+          if (workspaceScoped(caller)) {
+            const own = yield* repo.find(caller.userId, caller.workspaceId)
+            const data = Option.isSome(own) && (query.offset ?? 0) === 0 && (query.limit ?? 50) > 0 ? [shown(own.value.workspace)] : []
+            return { data, total_count: Option.isSome(own) ? 1 : 0 }
+          }
           const page = yield* repo.list(caller.userId, query.offset ?? 0, query.limit ?? 50)
           return { data: page.data.map(shown), total_count: page.total }
         })))
       .handle("create", ({ payload }) =>
         StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* requireManagement
+          if (workspaceScoped(caller)) {
+            return yield* new Forbidden({ message: "A management key of workspace scope reaches its own workspace only: it cannot create workspaces" })
+          }
           yield* refuseNul(payload)
           yield* refuseUnsupported(payload)
           const created = yield* audit.recorded(

@@ -48,7 +48,8 @@ export const layer = Layer.effect(
         keyHash: key.hash,
         kind: key.kind,
         userId: key.userId,
-        workspaceId: key.workspaceId
+        workspaceId: key.workspaceId,
+        scope: key.scope
       }
       return caller
     })

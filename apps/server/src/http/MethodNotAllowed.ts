@@ -45,7 +45,7 @@ export const layer = HttpRouter.middleware(
           const request = yield* HttpServerRequest.HttpServerRequest
           const allowed = known.byPath.find(request.method, request.url)?.handler
           if (allowed === undefined && known.served.has(request.method)) return yield* Effect.fail(error)
-          if (allowed !== undefined && allowed.includes(request.method)) return yield* Effect.fail(error)
+          if (allowed?.includes(request.method)) return yield* Effect.fail(error)
           const allow = (allowed ?? []).join(", ")
           const message = allowed === undefined
             ? `Method ${request.method} is not served by this gateway`

@@ -58,7 +58,7 @@ export class InternPolicy extends HttpApiMiddleware.Service<InternPolicy>()("@sw
  * before the key is checked: it reads nothing but the `Host` (or, behind a trusted proxy,
  * `X-Forwarded-Host`) header.
  *
- * @since 0.5.0
+ * @since 0.10.0
  */
 export class RegionalHosts extends HttpApiMiddleware.Service<RegionalHosts>()("@switchyard/core/api/RegionalHosts", {
   error: [wire.RegionalHostRefused]
