@@ -6,6 +6,7 @@ import * as ByteSize from "effect/ByteSize"
 import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type * as Http from "node:http"
 import * as Stream from "node:stream"
+import * as ClientErrors from "./ClientErrors.ts"
 import type * as FairShare from "./FairShare.ts"
 import * as JsonDepth from "./JsonDepth.ts"
 import { MemoryBudget, type MemoryRefused } from "./MemoryBudget.ts"
@@ -70,6 +71,13 @@ const fileUploadTimeoutMs = 10 * 60 * 1000
 const uploadChunkBytes = 1024 * 1024
 const isFileUpload = (request: HttpServerRequest.HttpServerRequest) =>
   request.method === "POST" && /^\/api\/v1\/files\/?(\?|$)/u.test(request.url)
+
+/** Whether `request` was answered in its route's place, or its client has gone. */
+const answeredAlready = (request: HttpServerRequest.HttpServerRequest): boolean => {
+  const source = request.source as Partial<Http.IncomingMessage>
+  const socketSide = NodeHttpServerRequest.toServerResponse(request) as Http.ServerResponse | undefined
+  return source.destroyed === true || source.socket?.destroyed === true || ClientErrors.parserAnswer(socketSide) !== undefined
+}
 
 export const declaresBody = (headers: Readonly<Record<string, string | undefined>>) =>
   headers["transfer-encoding"] !== undefined || (headers["content-length"] !== undefined && headers["content-length"] !== "0")
@@ -274,6 +282,9 @@ export class RequestBodies extends Context.Service<RequestBodies, { readonly adm
             }
             const limited = route.pipe(Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit)))
             if (!declaresBody(request.headers)) return yield* limited
+            // Answered already (Node's parser refused the rest of the body, or the client left):
+            // nothing is taken for a request nobody waits for; its fiber ends here.
+            if (answeredAlready(request)) return yield* Effect.interrupt
             const timeoutMs = intern ? internBodyTimeoutMs : upload ? Math.max(bodyTimeoutMs, fileUploadTimeoutMs) : bodyTimeoutMs
             // What the request may hold: its declared body (the limit when it streams one undeclared).
             // A file upload is streamed into the store a chunk at a time: it holds about one chunk.

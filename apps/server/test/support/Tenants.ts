@@ -56,10 +56,10 @@ const ok = async (origin: string, key: string, method: string, path: string, bod
 }
 
 /** The lines of a batch input file: one embeddings request of the built-in local model. */
-export const batchInput = `${JSON.stringify({ custom_id: "one", method: "POST", url: "/v1/embeddings", body: { model: "switchyard/local-embed", input: "hi", dimensions: 8 } })}\n`
+const batchInput = `${JSON.stringify({ custom_id: "one", method: "POST", url: "/v1/embeddings", body: { model: "switchyard/local-embed", input: "hi", dimensions: 8 } })}\n`
 
 /** Uploads a batch input file for `key` (multipart, as OpenAI's SDK sends it); its id. */
-export const uploadFile = async (origin: string, key: string): Promise<string> => {
+const uploadFile = async (origin: string, key: string): Promise<string> => {
   const form = new FormData()
   form.append("purpose", "batch")
   form.append("file", new Blob([batchInput], { type: "application/jsonl" }), "input.jsonl")
