@@ -25,7 +25,7 @@ export const workspaceScoped = (caller: CallerShape): boolean => caller.kind !==
  * Whether the caller reaches `workspaceId`: a member of it, through a key of user scope (decision
  * 0165); its own workspace only, through a key of workspace scope.
  */
-export const reaches = (keys: ApiKeyStore["Service"], caller: CallerShape, workspaceId: string) =>
+const reaches = (keys: ApiKeyStore["Service"], caller: CallerShape, workspaceId: string) =>
   workspaceScoped(caller) ? Effect.succeed(workspaceId === caller.workspaceId) : keys.isMember(caller.userId, workspaceId)
 
 /** Every workspace the caller reaches (see {@link reaches}). */

@@ -8,7 +8,7 @@ export const heldByWorkspace = (metrics: string): Record<string, number> => {
   return held
 }
 
-export const heldBytes = (metrics: string): number => Object.values(heldByWorkspace(metrics)).reduce((n, bytes) => n + bytes, 0)
+const heldBytes = (metrics: string): number => Object.values(heldByWorkspace(metrics)).reduce((n, bytes) => n + bytes, 0)
 
 /** The total the gateway at `origin` holds now. */
 export const heldAt = async (origin: string): Promise<number> => heldBytes(await (await fetch(`${origin}/metrics`)).text())

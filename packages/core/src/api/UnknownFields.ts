@@ -88,7 +88,10 @@ export const written = <S extends object>(spec: S, byOperation: ReadonlyMap<stri
   // Components a strict body reaches stay closed; a lenient body opens a copy of them.
   const strict = new Set<string>()
   const reach = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(reach)
+    if (Array.isArray(node)) {
+      for (const item of node) reach(item)
+      return
+    }
     if (!isObject(node)) return
     const ref = typeof node.$ref === "string" && node.$ref.startsWith(componentPrefix) ? node.$ref.slice(componentPrefix.length) : undefined
     if (ref !== undefined && !strict.has(ref)) {
@@ -100,7 +103,10 @@ export const written = <S extends object>(spec: S, byOperation: ReadonlyMap<stri
   for (const { body, treatment } of operations) if (treatment === "refused") reach(body)
   const opened = new Set<string>()
   const open = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(open)
+    if (Array.isArray(node)) {
+      for (const item of node) open(item)
+      return
+    }
     if (!isObject(node)) return
     if (typeof node.$ref === "string" && node.$ref.startsWith(componentPrefix)) {
       let name = node.$ref.slice(componentPrefix.length)
@@ -112,7 +118,8 @@ export const written = <S extends object>(spec: S, byOperation: ReadonlyMap<stri
       }
       if (opened.has(name)) return
       opened.add(name)
-      return open(components[name])
+      open(components[name])
+      return
     }
     if (node.additionalProperties === false && !isClosed(node)) node.additionalProperties = true
     for (const value of Object.values(node)) open(value)

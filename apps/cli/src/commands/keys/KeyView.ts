@@ -8,7 +8,7 @@ import * as Output from "../../Output.ts"
 export const shortHash = (hash: string) => hash.slice(0, 12)
 
 /** What the key reaches: its own workspace, or (a management key of user scope) every workspace of its user. */
-export const reach = (k: ApiKeyRecord) =>
+const reach = (k: ApiKeyRecord) =>
   k.kind === "management" && k.scope === "user" ? "user's workspaces" : "its workspace"
 
 export const columns: ReadonlyArray<Output.Column<ApiKeyRecord>> = [
