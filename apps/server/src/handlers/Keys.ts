@@ -128,8 +128,7 @@ export const KeysHandlers = HttpApiBuilder.group(
           const workspaceId = yield* resolveWorkspace(keys, payload.workspace_id, yield* defaultWorkspace(keys, caller))
           const owner = payload.creator_user_id ?? caller.userId
           const kind = payload.kind ?? "standard"
-          yield* mayCreate(keys, caller.userId, workspaceId, owner, kind, payload.external?.api_key)
-          const scope = yield* scopeOf(caller, kind, payload.scope)
+          const scope = yield* Effect.andThen(mayCreate(keys, caller.userId, workspaceId, owner, kind, payload.external?.api_key), scopeOf(caller, kind, payload.scope))
           const secret = KeySecret.generate()
           const data = yield* audit.recorded(keys.create({
             kind,
