@@ -21,7 +21,7 @@ import { type ApiCase, apiCase, type Operation, type RawCase, rawCase } from "./
 
 const full = process.env.SWITCHYARD_FUZZ === "full"
 const seed = Number(process.env.SWITCHYARD_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31))
-const runs = full ? { api: 6000, raw: 1200 } : { api: 120, raw: 30 }
+const runs = full ? { api: 6000, raw: 1200 } : { api: 100, raw: 20 }
 const slowMs = 5_000
 const bodyTimeoutMs = 2_000
 
