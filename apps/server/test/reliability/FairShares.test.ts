@@ -69,7 +69,7 @@ describe("reliability: fair shares of the memory budget in a 256 MiB cgroup", ()
       const keyB = (await post(managementKey, "/keys", JSON.stringify({ name: "small", workspace_id: workspaceB }))).json.key as string
       const large = JSON.stringify({ model: "switchyard/local-embed", input: "large", dimensions: 8, trace: { notes: "x".repeat(1_000_000) } })
       const small = JSON.stringify({ model: "switchyard/local-embed", input: "a short question", dimensions: 8 })
-      const until = performance.now() + (level === "full" ? 60_000 : 6_000)
+      const until = performance.now() + (level === "full" ? 60_000 : 4_000)
       let peakA = 0
       const flood = async () => {
         const seen: Array<Reply> = []
