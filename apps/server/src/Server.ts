@@ -34,9 +34,10 @@ import * as Liveness from "./http/Liveness.ts"
 import { MemoryBudget } from "./http/MemoryBudget.ts"
 import * as Policies from "./http/Policies.ts"
 import * as RateLimit from "./http/RateLimit.ts"
+import * as RequestBody from "./http/RequestBody.ts"
 import * as SchemaErrorsLive from "./http/SchemaErrorsLive.ts"
 import { ServedRequests } from "./http/ServedRequests.ts"
-import { InternPolicyLive, InternsHandlers } from "./handlers/Interns.ts"
+import { InternPolicyLive, InternsHandlers, RegionalHostsLive } from "./handlers/Interns.ts"
 import * as InternControl from "./interns/InternControl.ts"
 import * as InternRuntimeLive from "./interns/InternRuntimeLive.ts"
 import * as Reconcile from "./interns/Reconcile.ts"
@@ -129,7 +130,7 @@ const EmbeddingsLive = Layer.mergeAll(Embeddings.layer, Rerank.layer, Broadcast.
  * The interns: their handlers and request policy, the control plane, the runtime driver, the
  * store, and the start-up reconciliation.
  */
-const InternsLive = Layer.mergeAll(InternsHandlers.pipe(Layer.provide(InternPolicyLive)), Reconcile.layer()).pipe(
+const InternsLive = Layer.mergeAll(InternsHandlers.pipe(Layer.provide([InternPolicyLive, RegionalHostsLive])), Reconcile.layer()).pipe(
   Layer.provideMerge(InternControl.InternControl.layer),
   Layer.provide(InternRuntimeLive.layer),
   Layer.provideMerge(InternStoreLive.layer)
@@ -168,7 +169,10 @@ const App = Layer.unwrap(Effect.gen(function*() {
   return Layer.mergeAll(
     HttpApiBuilder.layer(Api, { openapiPath: "/api/v1/openapi.json" }).pipe(
       Layer.provide(Handlers),
-      Layer.provide([AuthorizationLive.layer, SchemaErrorsLive.layer])
+      Layer.provide([
+        AuthorizationLive.layer.pipe(Layer.provide(RequestBody.RequestBodies.layer({ maxBodyBytes: config.maxBodyBytes }))),
+        SchemaErrorsLive.layer
+      ])
     ),
     MetricsEndpoint.layer,
     Liveness.layer,
@@ -176,7 +180,7 @@ const App = Layer.unwrap(Effect.gen(function*() {
     ConsoleRoute.layer(config.consoleDir),
     MethodNotAllowed.layer,
     // The access log goes in first, so it wraps the policies and sees their refusals too.
-    Policies.layer({ maxBodyBytes: config.maxBodyBytes }).pipe(Layer.provide(AccessLog.layer))
+    Policies.layer.pipe(Layer.provide(AccessLog.layer))
   )
 })).pipe(
   Layer.provide([GatewayMetrics.layer, RecentFailures.layer]),

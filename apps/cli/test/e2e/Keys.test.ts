@@ -15,10 +15,13 @@ describe("switchyard keys (the binary against the gateway on 127.0.0.1)", () => 
     const ran = await runCli(["keys", "list"], { env })
     assert.strictEqual(ran.code, 0, ran.stderr)
     const lines = ran.stdout.trim().split("\n")
-    assert.match(lines[0]!, /^HASH\s+NAME\s+LABEL\s+STATUS\s+LIMIT\s+REMAINING\s+USAGE\s+CREATED\s+EXPIRES$/u)
+    assert.match(lines[0]!, /^HASH\s+NAME\s+LABEL\s+STATUS\s+KIND\s+REACH\s+LIMIT\s+REMAINING\s+USAGE\s+CREATED\s+EXPIRES$/u)
     assert.strictEqual(lines.length, 3)
-    assert.match(lines[1]!, /^[0-9a-f]{12}\s+Bootstrap management key\s+sk-sy-v1-\w{3}\.\.\.\w{3}\s+active\s+-\s+-\s+\$0\.00\s/u)
-    assert.include(lines[2]!, "Bootstrap API key")
+    assert.match(
+      lines[1]!,
+      /^[0-9a-f]{12}\s+Bootstrap management key\s+sk-sy-v1-\w{3}\.\.\.\w{3}\s+active\s+management\s+user's workspaces\s+-\s+-\s+\$0\.00\s/u
+    )
+    assert.match(lines[2]!, /Bootstrap API key\s+\S+\s+active\s+standard\s+its workspace\s/u)
     assert.notInclude(ran.stdout, server.managementKey)
   })
 
@@ -81,6 +84,17 @@ describe("switchyard keys (the binary against the gateway on 127.0.0.1)", () => 
     const ran = await runCli(["keys", "list", "--base-url", "localhost:8080"], { env })
     assert.strictEqual(ran.code, 2)
     assert.include(ran.stderr, "must start with http:// or https://")
+  })
+
+  it("creates a management key of workspace scope and says what each key reaches", async () => {
+    const created = await runCli(["keys", "create", "team-admin", "--management", "--scope", "workspace", "--json"], { env })
+    assert.strictEqual(created.code, 0, created.stderr)
+    const body = JSON.parse(created.stdout) as { data: { kind: string; scope: string; hash: string; workspace_id: string } }
+    assert.deepInclude(body.data, { kind: "management", scope: "workspace" })
+    const shown = await runCli(["keys", "get", body.data.hash], { env })
+    assert.strictEqual(shown.code, 0, shown.stderr)
+    assert.match(shown.stdout, new RegExp(`reach\\s+workspace ${body.data.workspace_id} only \\(scope workspace\\)`, "u"))
+    assert.strictEqual((await runCli(["keys", "delete", body.data.hash], { env })).code, 0)
   })
 
   it("creates a key, shows its secret once, finds it by a prefix of its hash, updates and deletes it", async () => {

@@ -71,6 +71,24 @@ const LimitInputs = ({ fields, onChange }: { readonly fields: LimitFields; reado
   </>
 )
 
+/** What the new key is and reaches: a standard key, or a management key of either scope. */
+const kinds = [
+  { value: "standard", label: "Standard key: calls models in this workspace" },
+  { value: "management-workspace", label: "Management key: manages this workspace only" },
+  { value: "management-user", label: "Management key: manages every workspace of your user" }
+]
+
+const kindBody = (kind: string) =>
+  kind === "standard" ? {} : { kind: "management" as const, scope: kind === "management-user" ? "user" as const : "workspace" as const }
+
+/** What a key reaches, in words. */
+const reachOf = (record: ApiKeyRecord) =>
+  record.kind === "standard"
+    ? "standard · its workspace"
+    : record.scope === "workspace"
+    ? "management · its workspace only"
+    : "management · every workspace of its user"
+
 const CreateKeyModal = ({ opened, onClose, onCreated }: {
   readonly opened: boolean
   readonly onClose: () => void
@@ -80,6 +98,7 @@ const CreateKeyModal = ({ opened, onClose, onCreated }: {
   const [name, setName] = useState("")
   const [fields, setFields] = useState<LimitFields>({ limit: "", reset: "never", includeByok: false })
   const [expires, setExpires] = useState("")
+  const [kind, setKind] = useState("standard")
   const [error, setError] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
 
@@ -90,6 +109,7 @@ const CreateKeyModal = ({ opened, onClose, onCreated }: {
     client.keys.create({
       payload: {
         name,
+        ...kindBody(kind),
         ...limitBody(fields),
         ...(expires === "" ? {} : { expires_at: new Date(expires).toISOString() })
       }
@@ -97,6 +117,7 @@ const CreateKeyModal = ({ opened, onClose, onCreated }: {
       (created) => {
         setName("")
         setExpires("")
+        setKind("standard")
         setFields({ limit: "", reset: "never", includeByok: false })
         onCreated(created.key)
       },
@@ -109,6 +130,13 @@ const CreateKeyModal = ({ opened, onClose, onCreated }: {
       <form onSubmit={submit}>
         <Stack>
           <TextInput label="Name" required value={name} onChange={(event) => setName(event.currentTarget.value)} />
+          <Select label="Kind" data={kinds} value={kind} allowDeselect={false} onChange={(value) => setKind(value ?? "standard")} />
+          {kind === "management-user" && (
+            <Alert color="yellow" title="This key reaches more than this workspace">
+              A management key of user scope manages every workspace your user is a member of, now and later. To give a
+              team a key for its own workspace, choose “manages this workspace only”.
+            </Alert>
+          )}
           <LimitInputs fields={fields} onChange={setFields} />
           <TextInput
             label="Expires at (UTC)"
@@ -206,6 +234,7 @@ export const KeysPage = () => {
       <Table.Td>
         <Text fw={500} size="sm">{record.name}</Text>
         <Text size="xs" c="dimmed" ff="monospace">{record.label}</Text>
+        <Text size="xs" c="dimmed">{reachOf(record)}</Text>
       </Table.Td>
       <Table.Td>
         <Badge color={record.disabled ? "gray" : "teal"} variant="light" styles={{ label: { overflow: "visible" } }}>

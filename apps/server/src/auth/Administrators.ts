@@ -6,7 +6,7 @@ import * as WorkspaceStatements from "../store/keys/WorkspaceStatements.ts"
 
 /**
  * Instance administrators: the management keys of the workspace `default` (the one first start
- * creates). An administrator grants it by adding a user to `default` and creating a management key
+ * creates) of user scope (one of workspace scope reaches that workspace only). An administrator grants it by adding a user to `default` and creating a management key
  * for them there (`POST /keys` with `workspace_id`, `creator_user_id` and `kind: "management"`,
  * which only an admin of `default` may do); deleting that key takes it back.
  */
@@ -19,8 +19,9 @@ export class Administrators extends Context.Service<Administrators, {
     Administrators,
     Effect.gen(function*() {
       const workspaces = yield* WorkspaceStatements.make
+      // A management key of workspace scope reaches its own workspace only, never the instance.
       const isAdministrator = (caller: CallerShape) =>
-        caller.kind !== "management" ? Effect.succeed(false) : workspaces.isDefault(caller.workspaceId)
+        caller.kind !== "management" || caller.scope === "workspace" ? Effect.succeed(false) : workspaces.isDefault(caller.workspaceId)
       const require = Effect.gen(function*() {
         const caller = yield* Caller
         if (!(yield* isAdministrator(caller))) {

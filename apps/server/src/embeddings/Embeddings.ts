@@ -30,7 +30,7 @@ import * as HeldAttempts from "../pipeline/HeldAttempts.ts"
 import * as Span from "../instrumentation/Span.ts"
 import * as EndpointParameters from "@switchyard/core/routing/EndpointParameters"
 import * as AnswerAdmission from "../http/AnswerAdmission.ts"
-import { MemoryBudget } from "../http/MemoryBudget.ts"
+import { MemoryBudget, ownerOf } from "../http/MemoryBudget.ts"
 
 import * as HeldRequest from "./HeldRequest.ts"
 import * as Streamed from "./Streamed.ts"
@@ -208,7 +208,7 @@ const manyOn = (services: {
         return yield* Effect.forEach(requests, (r) => one(caller, r.request, r.generationId), { concurrency: requests.length === 1 || whole.bytes <= budget.budgetBytes ? "unbounded" : 1 })
       }
       return yield* grouped(caller, requests, inputs, texts, combined, prepared, startedAt).pipe(
-        AnswerAdmission.charged(budget, whole, { wait: true }),
+        AnswerAdmission.charged(budget, ownerOf(caller), whole, { wait: true }),
         // Only a refusal of the whole can fail here, and a group that fits the budget waits.
         Effect.catch((refused) => Effect.succeed(requests.map((): Result.Result<Settlement.Served, EmbeddingsError> => Result.fail(refused))))
       )
@@ -301,10 +301,13 @@ export class Embeddings extends Context.Service<Embeddings, {
           // No upstream took part: the answer has no attempt.
           return yield* Settlement.record(accounting, caller, request, prepared, { ...served, reports: [] }, latencyMs, givenId)
         }
-        const reservation = yield* held.reserve(caller, prepared)
-        const outcome = yield* held.run(caller, reservation, prepared.attempts, attempts.call(found))
-        const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
-        return yield* Settlement.settle(accounting, reservation, request, prepared, outcome, latencyMs, givenId)
+        return yield* HeldAttempts.settledOnce(
+          held.reserve(caller, prepared),
+          (reservation) => held.run(caller, reservation, prepared.attempts, attempts.call(found)),
+          (reservation, outcome) =>
+            Effect.flatMap(Clock.currentTimeMillis, (now) =>
+              Settlement.settle(accounting, reservation, request, prepared, outcome, now - startedAt, givenId))
+        )
       })
 
       // An answer made whole: charged before the cache is read or any upstream called, until it is made.
@@ -317,7 +320,7 @@ export class Embeddings extends Context.Service<Embeddings, {
         answerBytes: AnswerAdmission.Expected
       ) =>
         serve(caller, request, prepared, startedAt, options.generationId).pipe(
-          AnswerAdmission.charged(budget, answerBytes, { wait: options.waitForMemory === true }),
+          AnswerAdmission.charged(budget, ownerOf(caller), answerBytes, { wait: options.waitForMemory === true }),
           Effect.onExit((exit) => counted(prepared, exit))
         )
 

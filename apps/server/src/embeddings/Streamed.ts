@@ -37,7 +37,7 @@ import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Clock, Effect, type Scope, Stream } from "effect"
 import type * as CachedEmbed from "../cache/CachedEmbed.ts"
 import * as AnswerAdmission from "../http/AnswerAdmission.ts"
-import type { MemoryBudget } from "../http/MemoryBudget.ts"
+import { type MemoryBudget, ownerOf } from "../http/MemoryBudget.ts"
 import type * as AttemptObserver from "../pipeline/AttemptObserver.ts"
 import * as HeldAttempts from "../pipeline/HeldAttempts.ts"
 import * as UpstreamInput from "../providers/UpstreamInput.ts"
@@ -135,7 +135,7 @@ export const make = (services: Services) =>
     const window = Math.max(1, config.batchConcurrency)
     const pieces = UpstreamInput.batches(prepared.input, perPiece)
     // The inputs of the pieces in flight at once, the window's last piece perhaps short.
-    yield* AnswerAdmission.chargedInScope(services.budget, { ...expected, bytes: Math.min(expected.count, window * perPiece) * expected.perItem })
+    yield* AnswerAdmission.chargedInScope(services.budget, ownerOf(caller), { ...expected, bytes: Math.min(expected.count, window * perPiece) * expected.perItem })
     const id = timing.givenId ?? (yield* Settlement.generationId)
     const reservation = yield* services.held.reserve(caller, prepared)
     const deadline = (yield* Clock.currentTimeMillis) + config.requestTimeoutMs

@@ -16,7 +16,7 @@ import type { GenerationRow } from "../store/money/LedgerReports.ts"
 import { LedgerReports } from "../store/money/LedgerReports.ts"
 import { LedgerRetention } from "../store/money/LedgerRetention.ts"
 import * as GenerationId from "../pipeline/GenerationId.ts"
-import { requireManagement, resolveWorkspace } from "./Management.ts"
+import { reachable, requireManagement, resolveWorkspace } from "./Management.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 import { isLineGeneration } from "../batches/BatchLines.ts"
 
@@ -141,7 +141,7 @@ export const ActivityHandlers = HttpApiBuilder.group(
           const caller = yield* Caller
           // A standard key sees its own workspace's generations; a management key those of every
           // workspace its user belongs to.
-          const workspaceIds = caller.kind === "management" ? yield* keys.workspacesOf(caller.userId) : [caller.workspaceId]
+          const workspaceIds = yield* reachable(keys, caller)
           const found = yield* reports.generation(query.id, workspaceIds)
           if (Option.isNone(found)) {
             // An id made before the cut of the last prune may have had a row: its details are gone.

@@ -9,7 +9,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { CurrentCatalog } from "../catalog/CatalogLoader.ts"
 import { refuseNul } from "../http/NulCharacters.ts"
 import { AuditLog } from "../store/audit/AuditLog.ts"
-import { currentTime, fieldsOf, requireManagement, resolveWorkspace } from "./Management.ts"
+import { currentTime, fieldsOf, reachable, requireManagement, resolveWorkspace } from "./Management.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 
 const refuseUnsupported = (body: CreateByokBody | UpdateByokBody) => {
@@ -56,7 +56,7 @@ export const ByokHandlers = HttpApiBuilder.group(
       })
     const visible = Effect.gen(function*() {
       const caller = yield* requireManagement
-      return yield* keys.workspacesOf(caller.userId)
+      return yield* reachable(keys, caller)
     })
     return handlers
       .handle("list", ({ query }) =>

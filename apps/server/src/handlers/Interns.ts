@@ -1,6 +1,6 @@
 import { Api } from "@switchyard/core/api/Api"
 import { Caller } from "@switchyard/core/api/Authorization"
-import { InternPolicy } from "@switchyard/core/api/InternsApi"
+import { InternPolicy, RegionalHosts } from "@switchyard/core/api/InternsApi"
 import {
   InternalError,
   InternRequestTimeout,
@@ -18,7 +18,7 @@ import { HttpIncomingMessage, HttpServerRequest } from "effect/http"
 import { HttpApiBuilder, HttpApiError } from "effect/http-api"
 import type { unhandled } from "effect/Types"
 import { nulMessage, nulPaths } from "../http/NulCharacters.ts"
-import { declaresBody, InternRequestTimeoutConfig } from "../http/Policies.ts"
+import { declaresBody, InternRequestTimeoutConfig } from "../http/RequestBody.ts"
 import * as RequestHost from "../http/RequestHost.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 import { InternControl } from "../interns/InternControl.ts"
@@ -88,15 +88,14 @@ const isBodyTooLarge = (defect: unknown) => {
 }
 
 /**
- * The request policy of the intern endpoints (see `InternPolicy` in core).
+ * The refusal of intern operations on a regional hostname (see `RegionalHosts` in core).
  */
-export const InternPolicyLive = Layer.effect(
-  InternPolicy,
+export const RegionalHostsLive = Layer.effect(
+  RegionalHosts,
   Effect.gen(function*() {
     const config = yield* PolicyConfig
     const regional = new Set(config.regionalHosts.split(",").map(RequestHost.normalize).filter((h) => h.length > 0))
-    const timeout = Duration.millis(config.requestTimeoutMs)
-    return (httpEffect, { endpoint }) =>
+    return (httpEffect) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const host = RequestHost.of(request.headers, config.trustProxy)
@@ -105,6 +104,22 @@ export const InternPolicyLive = Layer.effect(
             message: `Intern operations are not served on the regional hostname '${host}'; call the primary API host`
           })
         }
+        return yield* httpEffect
+      })
+  })
+)
+
+/**
+ * The request policy of the intern endpoints (see `InternPolicy` in core).
+ */
+export const InternPolicyLive = Layer.effect(
+  InternPolicy,
+  Effect.gen(function*() {
+    const config = yield* PolicyConfig
+    const timeout = Duration.millis(config.requestTimeoutMs)
+    return (httpEffect, { endpoint }) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
         const takesNoBody = endpoint.payload.size === 0 && endpoint.method !== "GET"
         const handled = httpEffect.pipe(
           Effect.catch((error): Effect.Effect<never, unhandled | InvalidBody | InvalidRequest | InternalError> => {
@@ -134,7 +149,14 @@ export const InternPolicyLive = Layer.effect(
           // The body is received before the time limit runs: interrupting its reader would close
           // the socket with no answer. A body that stalls gets the body deadline's 408 (Policies).
           if (declaresBody(request.headers)) {
-            const body = yield* Effect.orDie(request.arrayBuffer)
+            // A body that cannot be read (too large, nested too deep, cut off) is the client's error.
+            const body = yield* request.arrayBuffer.pipe(
+              Effect.mapError((error): PayloadTooLarge | InvalidBody =>
+                isBodyTooLarge(error)
+                  ? new PayloadTooLarge({ message: `The request body exceeds ${limits.body} bytes` })
+                  : new InvalidBody({ message: "Invalid body: the request body could not be read" })
+              )
+            )
             if (takesNoBody && body.byteLength > 0) {
               return yield* new InvalidBody({ message: `Invalid body: ${endpoint.name} takes no request body` })
             }

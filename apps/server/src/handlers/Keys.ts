@@ -1,9 +1,9 @@
 import { Api } from "@switchyard/core/api/Api"
-import { Caller } from "@switchyard/core/api/Authorization"
+import { Caller, type CallerShape } from "@switchyard/core/api/Authorization"
 import { nanosFromCredits } from "@switchyard/core/accounting/UsageWindow"
 import { BadRequest, Forbidden, NotFound, Unauthorized } from "@switchyard/core/schema/ApiError"
 import { pageSize } from "@switchyard/core/schema/ApiKey"
-import type { CurrentKeyRecord } from "@switchyard/core/schema/ApiKey"
+import type { CurrentKeyRecord, KeyScope } from "@switchyard/core/schema/ApiKey"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import type { KeyPatch } from "@switchyard/core/store/ApiKeyStore"
 import { Effect, Option } from "effect"
@@ -12,7 +12,7 @@ import * as KeySecret from "../auth/KeySecret.ts"
 import { refuseNul } from "../http/NulCharacters.ts"
 import { KeyRateLimit } from "../http/RateLimit.ts"
 import { AuditLog } from "../store/audit/AuditLog.ts"
-import { currentTime, fieldsOf, requireManagement, resolveWorkspace } from "./Management.ts"
+import { currentTime, defaultWorkspace, fieldsOf, requireManagement, resolveWorkspace, workspaceScoped } from "./Management.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 
 
@@ -66,9 +66,35 @@ const mayCreate = (
     }
   })
 
-/** The caller's default workspace: the one their user chose, else their key's. */
-const defaultWorkspace = (keys: ApiKeyStore["Service"], caller: typeof Caller.Service) =>
-  Effect.map(keys.defaultWorkspaceOf(caller.userId), Option.getOrElse(() => caller.workspaceId))
+/**
+ * What the new key reaches: a management key of workspace scope mints only keys of that scope
+ * (one of user scope would reach beyond its own workspace); scope is for management keys.
+ */
+const scopeOf = (caller: CallerShape, kind: "standard" | "management", asked: KeyScope | undefined) =>
+  Effect.gen(function*() {
+    if (kind === "standard") {
+      if (asked === "user") {
+        return yield* new BadRequest({ message: "A standard key reaches its own workspace only: scope is for management keys", metadata: { field: "scope" } })
+      }
+      return undefined
+    }
+    const scope = asked ?? (workspaceScoped(caller) ? "workspace" : "user")
+    if (scope === "user" && workspaceScoped(caller)) {
+      return yield* new Forbidden({
+        message: "A management key of workspace scope may create management keys of workspace scope only",
+        metadata: { field: "scope" }
+      })
+    }
+    return scope
+  })
+
+/** The key by hash, as the caller reaches it (only its own workspace's with a key of workspace scope). */
+const ownKey = (caller: CallerShape, hash: string, now: Date) => ({
+  userId: caller.userId,
+  ...(workspaceScoped(caller) ? { workspaceId: caller.workspaceId } : {}),
+  hash,
+  now
+})
 
 export const KeysHandlers = HttpApiBuilder.group(
   Api,
@@ -102,10 +128,11 @@ export const KeysHandlers = HttpApiBuilder.group(
           const workspaceId = yield* resolveWorkspace(keys, payload.workspace_id, yield* defaultWorkspace(keys, caller))
           const owner = payload.creator_user_id ?? caller.userId
           const kind = payload.kind ?? "standard"
-          yield* mayCreate(keys, caller.userId, workspaceId, owner, kind, payload.external?.api_key)
+          const scope = yield* Effect.andThen(mayCreate(keys, caller.userId, workspaceId, owner, kind, payload.external?.api_key), scopeOf(caller, kind, payload.scope))
           const secret = KeySecret.generate()
           const data = yield* audit.recorded(keys.create({
             kind,
+            ...(scope === undefined ? {} : { scope }),
             userId: owner,
             workspaceId,
             hash: KeySecret.hash(secret),
@@ -128,7 +155,7 @@ export const KeysHandlers = HttpApiBuilder.group(
       .handle("get", ({ params }) =>
         StoreFailure.answer(Effect.gen(function*() {
           const caller = yield* requireManagement
-          const found = yield* keys.get({ userId: caller.userId, hash: params.hash, now: yield* currentTime })
+          const found = yield* keys.get(ownKey(caller, params.hash, yield* currentTime))
           if (Option.isNone(found)) return yield* noKey(params.hash)
           return { data: found.value }
         })))
@@ -151,8 +178,8 @@ export const KeysHandlers = HttpApiBuilder.group(
           const changed = Object.keys(payload)
           const updated = yield* audit.recorded(
             Effect.gen(function*() {
-              const before = yield* keys.get({ userId: caller.userId, hash: params.hash, now })
-              const after = yield* keys.update({ userId: caller.userId, hash: params.hash, now, patch })
+              const before = yield* keys.get(ownKey(caller, params.hash, now))
+              const after = yield* keys.update({ ...ownKey(caller, params.hash, now), patch })
               return Option.all({ before, after })
             }),
             Option.match({
@@ -178,8 +205,8 @@ export const KeysHandlers = HttpApiBuilder.group(
           const now = yield* currentTime
           const removed = yield* audit.recorded(
             Effect.gen(function*() {
-              const before = yield* keys.get({ userId: caller.userId, hash: params.hash, now })
-              const gone = yield* keys.remove({ userId: caller.userId, hash: params.hash, now })
+              const before = yield* keys.get(ownKey(caller, params.hash, now))
+              const gone = yield* keys.remove(ownKey(caller, params.hash, now))
               return gone ? before : Option.none()
             }),
             Option.match({

@@ -2,10 +2,10 @@
  * What every management handler shares: the management-key guard, the workspace an operation acts
  * on, and the current time (from Effect's `Clock`).
  */
-import { Caller } from "@switchyard/core/api/Authorization"
+import { Caller, type CallerShape } from "@switchyard/core/api/Authorization"
 import { BadRequest, Forbidden, NotFound } from "@switchyard/core/schema/ApiError"
 import type { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Option } from "effect"
 
 /**
  * Only a management key may manage keys.
@@ -18,11 +18,31 @@ export const requireManagement = Effect.gen(function*() {
   return caller
 })
 
+/** Whether the caller is a management key that reaches its own workspace only. */
+export const workspaceScoped = (caller: CallerShape): boolean => caller.kind !== "management" || caller.scope === "workspace"
+
+/**
+ * Whether the caller reaches `workspaceId`: a member of it, through a key of user scope (decision
+ * 0165); its own workspace only, through a key of workspace scope.
+ */
+const reaches = (keys: ApiKeyStore["Service"], caller: CallerShape, workspaceId: string) =>
+  workspaceScoped(caller) ? Effect.succeed(workspaceId === caller.workspaceId) : keys.isMember(caller.userId, workspaceId)
+
+/** Every workspace the caller reaches (see {@link reaches}). */
+export const reachable = (keys: ApiKeyStore["Service"], caller: CallerShape) =>
+  workspaceScoped(caller) ? Effect.succeed([caller.workspaceId]) : keys.workspacesOf(caller.userId)
+
+/** The caller's default workspace: the one their user chose (key of user scope), else their key's. */
+export const defaultWorkspace = (keys: ApiKeyStore["Service"], caller: CallerShape) =>
+  workspaceScoped(caller)
+    ? Effect.succeed(caller.workspaceId)
+    : Effect.map(keys.defaultWorkspaceOf(caller.userId), Option.getOrElse(() => caller.workspaceId))
+
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/iu
 
 /**
- * The workspace a management operation acts on: the requested one if the calling user is a
- * member of it (400 when it is not a UUID, 404 when not a member), else `fallback`.
+ * The workspace a management operation acts on: the requested one if the caller reaches it
+ * (400 when it is not a UUID, 404 when it does not), else `fallback`.
  */
 export const resolveWorkspace = (keys: ApiKeyStore["Service"], requested: string | undefined, fallback: string) =>
   Effect.gen(function*() {
@@ -36,8 +56,8 @@ export const resolveWorkspace = (keys: ApiKeyStore["Service"], requested: string
     // Ids are stored in lowercase; a UUID is the same whatever the case of its hex digits.
     const id = requested.toLowerCase()
     const caller = yield* Caller
-    if (!(yield* keys.isMember(caller.userId, id))) {
-      return yield* new NotFound({ message: `No workspace ${requested} for this user` })
+    if (!(yield* reaches(keys, caller, id))) {
+      return yield* new NotFound({ message: `No workspace ${requested} for this ${workspaceScoped(caller) ? "key" : "user"}` })
     }
     return id
   })

@@ -1,3 +1,4 @@
+import type { CallerShape } from "@switchyard/core/api/Authorization"
 import { Api } from "@switchyard/core/api/Api"
 import { creditsFromNanos, nanosFromCredits } from "@switchyard/core/accounting/UsageWindow"
 import { BadRequest, Forbidden, NotFound } from "@switchyard/core/schema/ApiError"
@@ -11,7 +12,7 @@ import { cacheEnabled, routingOf, Workspaces } from "../pipeline/Workspaces.ts"
 import { refuseNul } from "../http/NulCharacters.ts"
 import { type StoredWorkspace, WorkspaceRepo } from "../store/keys/WorkspaceRepo.ts"
 import { AuditLog } from "../store/audit/AuditLog.ts"
-import { currentTime, fieldsOf, requireManagement } from "./Management.ts"
+import { currentTime, fieldsOf, requireManagement, workspaceScoped } from "./Management.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 
 
@@ -25,7 +26,8 @@ const membership = (repo: WorkspaceRepo["Service"], ref: string) =>
   Effect.gen(function*() {
     const caller = yield* requireManagement
     const found = yield* repo.find(caller.userId, ref)
-    if (Option.isNone(found)) return yield* noWorkspace(ref)
+    // A management key of workspace scope reaches its own workspace only.
+    if (Option.isNone(found) || (workspaceScoped(caller) && found.value.workspace.id !== caller.workspaceId)) return yield* noWorkspace(ref)
     return { caller, ...found.value }
   })
 
@@ -41,6 +43,21 @@ const administered = (repo: WorkspaceRepo["Service"], ref: string, what: string)
     }
     return found
   })
+
+/** The workspaces the caller reaches, a page of them: its own only, for a key of workspace scope. */
+const listed = (repo: WorkspaceRepo["Service"], caller: CallerShape, offset: number, limit: number) =>
+  Effect.gen(function*() {
+    if (!workspaceScoped(caller)) return yield* repo.list(caller.userId, offset, limit)
+    const own = yield* repo.find(caller.userId, caller.workspaceId)
+    if (Option.isNone(own)) return { data: [], total: 0 }
+    return { data: offset === 0 && limit > 0 ? [own.value.workspace] : [], total: 1 }
+  })
+
+/** A key of workspace scope reaches its own workspace only: it creates none. */
+const refuseScoped = (caller: CallerShape) =>
+  workspaceScoped(caller)
+    ? Effect.fail(new Forbidden({ message: "A management key of workspace scope reaches its own workspace only: it cannot create workspaces" }))
+    : Effect.void
 
 const refuseUnsupported = (body: CreateWorkspaceBody | UpdateWorkspaceBody) => {
   const on = unsupportedSettings(body)
@@ -192,13 +209,12 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
     return handlers
       .handle("list", ({ query }) =>
         StoreFailure.answer(Effect.gen(function*() {
-          const caller = yield* requireManagement
-          const page = yield* repo.list(caller.userId, query.offset ?? 0, query.limit ?? 50)
+          const page = yield* listed(repo, yield* requireManagement, query.offset ?? 0, query.limit ?? 50)
           return { data: page.data.map(shown), total_count: page.total }
         })))
       .handle("create", ({ payload }) =>
         StoreFailure.answer(Effect.gen(function*() {
-          const caller = yield* requireManagement
+          const caller = yield* Effect.tap(requireManagement, refuseScoped)
           yield* refuseNul(payload)
           yield* refuseUnsupported(payload)
           const created = yield* audit.recorded(

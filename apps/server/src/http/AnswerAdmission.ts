@@ -17,12 +17,15 @@
  * - A rerank answer: its documents echoed back (unless `return_documents: false`) and a result of
  *   about 100 bytes each.
  * - More than the whole budget: `AnswerTooLarge` (413, naming the budget and how many items fit
- *   a request). More than what is left now: `MemoryBusy` (503 with `Retry-After`), or, for a
- *   batch's line (`wait`), a wait until it fits.
+ *   a request). More than what is left now: `MemoryBusy` (503 with `Retry-After`; naming the
+ *   share when the workspace or key holds its share while others need the memory), after a wait
+ *   in line of at most 10 s for a request below its share, or, for a batch's line (`wait`), a
+ *   wait until it fits.
  */
 import { AnswerTooLarge, MemoryBusy } from "@switchyard/core/errors/EmbeddingsError"
 import { Duration, Effect, type Scope } from "effect"
-import { type MemoryBudget, RequestCharge } from "./MemoryBudget.ts"
+import type { Owner } from "./FairShare.ts"
+import { type MemoryBudget, type MemoryRefused, RequestCharge } from "./MemoryBudget.ts"
 
 /** JSON text of one float32 value, worst case of what `JSON.stringify` writes, with its comma. */
 export const floatValueBytes = 22
@@ -79,48 +82,65 @@ export const rerank = (documentBytes: ReadonlyArray<number>, returnDocuments: bo
   }
 }
 
-// Charges `expected` to the budget, or refuses it; with `wait`, waits while it could fit later.
-const take = (budget: MemoryBudget["Service"], expected: Expected, options: { readonly wait?: boolean }) =>
-  Effect.withFiber((fiber) => {
+/** How long a live request below its share waits in line for its answer's bytes before a 503. */
+const liveWaitMs = 10_000
+
+const busy = (expected: Expected, refused?: MemoryRefused) =>
+  new MemoryBusy({
+    answerBytes: expected.bytes,
+    retryAfterSeconds,
+    ...(refused?.reason === "share" ? { share: { level: refused.level ?? "workspace", percent: refused.sharePercent, bytes: refused.shareBytes } } : {})
+  })
+
+// Charges `expected` to `owner`, or refuses it; with `wait` (a batch line), looks again on the
+// clock while it could fit later.
+const take = (budget: MemoryBudget["Service"], owner: Owner, expected: Expected, options: { readonly wait?: boolean }) =>
+  Effect.withFiber((fiber): Effect.Effect<void, AnswerTooLarge | MemoryBusy> => {
     const own = fiber.getRef(RequestCharge)
-    const acquire: Effect.Effect<void, AnswerTooLarge | MemoryBusy> = Effect.suspend(() => {
-      const admitted = budget.admit(expected.bytes, own)
-      if (admitted === "taken") return Effect.void
-      if (admitted === "never") {
-        return Effect.fail(
-          new AnswerTooLarge({
-            answerBytes: expected.bytes,
-            budgetBytes: budget.budgetBytes,
-            what: expected.what,
-            items: expected.items,
-            maxItems: Math.max(1, Math.floor(budget.budgetBytes / Math.max(1, expected.perItem)))
-          })
-        )
-      }
-      return options.wait === true
-        ? Effect.sleep(waitStep).pipe(Effect.andThen(acquire))
-        : Effect.fail(new MemoryBusy({ answerBytes: expected.bytes, retryAfterSeconds }))
-    })
+    if (expected.bytes > budget.budgetBytes) {
+      return Effect.fail(
+        new AnswerTooLarge({
+          answerBytes: expected.bytes,
+          budgetBytes: budget.budgetBytes,
+          what: expected.what,
+          items: expected.items,
+          maxItems: Math.max(1, Math.floor(budget.budgetBytes / Math.max(1, expected.perItem)))
+        })
+      )
+    }
+    if (options.wait !== true) {
+      return budget.acquire(owner, expected.bytes, { waitMs: liveWaitMs, own }).pipe(
+        Effect.mapError((refused) => busy(expected, refused))
+      )
+    }
+    const acquire: Effect.Effect<void> = Effect.suspend(() =>
+      budget.tryTake(owner, expected.bytes, own)._tag === "Take" ? Effect.void : Effect.sleep(waitStep).pipe(Effect.andThen(acquire))
+    )
     return acquire
   })
 
 /**
- * Runs `self` with the request's expected answer charged to the budget, released when it ends.
- * Refuses it (`AnswerTooLarge`, `MemoryBusy`) before `self` starts when it does not fit; with
- * `wait`, waits (on the clock) while it could fit later.
+ * Runs `self` with the request's expected answer charged to the budget for `owner`, released when
+ * it ends. Refuses it (`AnswerTooLarge`, `MemoryBusy`) before `self` starts when it does not fit;
+ * a request below its share waits in line for a while first; with `wait`, waits (on the clock)
+ * while it could fit later.
  */
-export const charged = (budget: MemoryBudget["Service"], expected: Expected, options: { readonly wait?: boolean } = {}) =>
+export const charged = (budget: MemoryBudget["Service"], owner: Owner, expected: Expected, options: { readonly wait?: boolean } = {}) =>
 <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | AnswerTooLarge | MemoryBusy, R> =>
   expected.bytes === 0
     ? self
-    : Effect.acquireUseRelease(take(budget, expected, options), () => self, () => Effect.sync(() => budget.release(expected.bytes)))
+    : Effect.acquireUseRelease(take(budget, owner, expected, options), () => self, () => Effect.sync(() => budget.release(owner, expected.bytes)))
 
 /**
  * Charges the expected answer until the scope closes (an answer written after its handler
  * returned: the request's scope closes once the body is written or the client is gone), or
  * refuses it as {@link charged} does.
  */
-export const chargedInScope = (budget: MemoryBudget["Service"], expected: Expected): Effect.Effect<void, AnswerTooLarge | MemoryBusy, Scope.Scope> =>
+export const chargedInScope = (
+  budget: MemoryBudget["Service"],
+  owner: Owner,
+  expected: Expected
+): Effect.Effect<void, AnswerTooLarge | MemoryBusy, Scope.Scope> =>
   expected.bytes === 0
     ? Effect.void
-    : Effect.acquireRelease(take(budget, expected, {}), () => Effect.sync(() => budget.release(expected.bytes)))
+    : Effect.acquireRelease(take(budget, owner, expected, {}), () => Effect.sync(() => budget.release(owner, expected.bytes)))

@@ -5,11 +5,13 @@ import { HttpApi } from "effect/http-api"
 import { envelopeFor } from "./Policies.ts"
 
 /**
- * The methods of every path of the API, from its definition: a path the router knows under other
- * methods than the one asked.
+ * The methods of every path of the API, from its definition (a path the router knows under other
+ * methods than the one asked), and every method any route serves.
  */
-const knownMethods = (): FindMyWay.Router<ReadonlyArray<string>> => {
+const knownMethods = (): { readonly byPath: FindMyWay.Router<ReadonlyArray<string>>; readonly served: ReadonlySet<string> } => {
   const byPath = new Map<string, Set<string>>()
+  // The routes outside the API (`/metrics`, `/ui/`) and the console's sign-in take these.
+  const served = new Set(["GET", "HEAD", "POST"])
   HttpApi.reflect(Api, {
     onGroup: () => {},
     onEndpoint: ({ endpoint }) => {
@@ -17,18 +19,21 @@ const knownMethods = (): FindMyWay.Router<ReadonlyArray<string>> => {
       methods.add(endpoint.method)
       if (endpoint.method === "GET") methods.add("HEAD")
       byPath.set(endpoint.path, methods)
+      served.add(endpoint.method)
     }
   })
   const router = FindMyWay.make<ReadonlyArray<string>>()
   for (const [path, methods] of byPath) router.all(path as FindMyWay.PathInput, [...methods].sort())
-  return router
+  return { byPath: router, served }
 }
 
 const isRouteNotFound = (error: unknown) => HttpServerError.isHttpServerError(error) && error.reason._tag === "RouteNotFound"
 
 /**
  * A known path asked with a method it does not take answers 405 with `Allow` (in the error
- * envelope), not the 404 of a path that does not exist.
+ * envelope), not the 404 of a path that does not exist; so does any path asked with a method no
+ * route of the gateway serves (`TRACE`, `OPTIONS`, `PROPFIND`...), its `Allow` empty when the path
+ * is unknown. (`CONNECT` never reaches a route: ClientErrors.ts answers it.)
  */
 export const layer = HttpRouter.middleware(
   Effect.sync(() => {
@@ -36,12 +41,16 @@ export const layer = HttpRouter.middleware(
     return (app) =>
       Effect.catch(app, (error) =>
         Effect.gen(function*() {
+          if (!isRouteNotFound(error)) return yield* Effect.fail(error)
           const request = yield* HttpServerRequest.HttpServerRequest
-          const allowed = isRouteNotFound(error) ? known.find(request.method, request.url)?.handler : undefined
-          if (allowed === undefined || allowed.includes(request.method)) return yield* Effect.fail(error)
-          return envelopeFor(request.url, 405, `Method ${request.method} is not allowed here; use ${allowed.join(", ")}`).pipe(
-            HttpServerResponse.setHeader("allow", allowed.join(", "))
-          )
+          const allowed = known.byPath.find(request.method, request.url)?.handler
+          if (allowed === undefined && known.served.has(request.method)) return yield* Effect.fail(error)
+          if (allowed?.includes(request.method)) return yield* Effect.fail(error)
+          const allow = (allowed ?? []).join(", ")
+          const message = allowed === undefined
+            ? `Method ${request.method} is not served by this gateway`
+            : `Method ${request.method} is not allowed here; use ${allow}`
+          return envelopeFor(request.url, 405, message).pipe(HttpServerResponse.setHeader("allow", allow))
         }))
   }),
   { global: true }

@@ -2,6 +2,9 @@ import type { FailureRecord } from "@switchyard/core/schema/Activity"
 import { retryAfterSeconds } from "@switchyard/core/store/StoreUnavailable"
 import { Cause, Clock, Context, Effect, Exit, Stream, type Types } from "effect"
 import { HttpBody, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import type * as Http from "node:http"
+import * as ClientErrors from "../http/ClientErrors.ts"
 import * as Policies from "../http/Policies.ts"
 import { GatewayMetrics } from "./GatewayMetrics.ts"
 import { RecentFailures } from "./RecentFailures.ts"
@@ -178,7 +181,15 @@ export const layer = HttpRouter.middleware(
             Exit.isSuccess(exit)
               ? exit.value.body._tag === "Stream" ? Effect.void : finish(exit.value, undefined)
               : HttpServerError.causeResponse(exit.cause).pipe(
-                Effect.flatMap(([response]) => finish(response, exit.cause))
+                Effect.flatMap(([response]) => {
+                  // Node's parser refused the rest of the request and answered it (ClientErrors.ts).
+                  const parsed = Cause.hasInterruptsOnly(exit.cause)
+                    ? ClientErrors.parserAnswer(NodeHttpServerRequest.toServerResponse(request) as Http.ServerResponse)
+                    : undefined
+                  return parsed === undefined
+                    ? finish(response, exit.cause)
+                    : finish(Policies.envelopeFor(request.url, parsed.status, parsed.message), undefined)
+                })
               )
           ),
           // An answer written as it is made (a stream) is logged when its body ends, written or cut

@@ -169,13 +169,21 @@ const memoryMetrics = (registry: Prometheus.Registry, budget: MemoryBudget["Serv
   })
   new Prometheus.Gauge({
     name: "switchyard_memory_held_bytes",
-    help: "Bytes the requests in flight hold of the memory budget now; a request that does not fit beside them is answered 503 with Retry-After",
+    help: `Bytes the requests in flight hold of the memory budget now, by workspace (the ${heldWorkspaces} holding most by id, ` +
+      `the rest summed as "other"; sum them for the total); a request that does not fit beside them is answered 503 with Retry-After`,
+    labelNames: ["workspace"] as const,
     registers: [registry],
     collect() {
-      this.set(budget.heldBytes())
+      this.reset()
+      const held = [...budget.heldByWorkspace()].sort((a, b) => b[1] - a[1])
+      for (const [workspace, bytes] of held.slice(0, heldWorkspaces)) this.set({ workspace }, bytes)
+      this.set({ workspace: "other" }, held.slice(heldWorkspaces).reduce((n, [, bytes]) => n + bytes, 0))
     }
   })
 }
+
+/** The workspaces `switchyard_memory_held_bytes` names one by one: the cardinality stays bounded. */
+const heldWorkspaces = 10
 
 export class GatewayMetrics extends Context.Service<GatewayMetrics, GatewayMetricsShape>()(
   "@switchyard/server/observability/GatewayMetrics"

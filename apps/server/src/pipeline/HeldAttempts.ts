@@ -110,3 +110,19 @@ export const run = <A>(options: {
       Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : options.accounting.release(options.reservation))
     )
   })
+
+/**
+ * A hold, its attempts and their settlement as one step a client's going away cannot split: the
+ * request is interrupted while it waits for an upstream (the attempts release the hold), never
+ * between the reservation and the attempts (the hold would stay taken) nor between an upstream's
+ * answer and its settlement (the upstream's work is charged, as it is for a client that
+ * disconnects while its answer is written).
+ */
+export const settledOnce = <Held, A, B, E1, E2, E3, R1, R2, R3>(
+  reserve: Effect.Effect<Held, E1, R1>,
+  attempts: (reservation: Held) => Effect.Effect<A, E2, R2>,
+  settle: (reservation: Held, outcome: A) => Effect.Effect<B, E3, R3>
+): Effect.Effect<B, E1 | E2 | E3, R1 | R2 | R3> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.flatMap(reserve, (reservation) => Effect.flatMap(restore(attempts(reservation)), (outcome) => settle(reservation, outcome)))
+  )

@@ -8,7 +8,7 @@ import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
 import type * as RerankProvider from "@switchyard/core/providers/RerankProvider"
 import type * as RoutePlan from "@switchyard/core/routing/RoutePlan"
 import * as RerankRequest from "@switchyard/core/schema/RerankRequest"
-import { Accounting } from "@switchyard/core/store/Accounting"
+import { Accounting, type Reservation } from "@switchyard/core/store/Accounting"
 import { ByokStore } from "@switchyard/core/store/ByokStore"
 import * as AttemptRecord from "@switchyard/core/upstream/AttemptRecord"
 import type * as Fallback from "@switchyard/core/upstream/Fallback"
@@ -27,7 +27,7 @@ import { InFlight } from "../store/money/InFlight.ts"
 import * as HeldAttempts from "../pipeline/HeldAttempts.ts"
 import * as Span from "../instrumentation/Span.ts"
 import * as AnswerAdmission from "../http/AnswerAdmission.ts"
-import { MemoryBudget } from "../http/MemoryBudget.ts"
+import { MemoryBudget, ownerOf } from "../http/MemoryBudget.ts"
 
 /**
  * A rerank request served and settled: the scores best first (cut to `top_n`), what was billed,
@@ -229,7 +229,7 @@ export class Rerank extends Context.Service<Rerank, {
         // Charged its answer (the documents echoed back, a result each) before any upstream call.
         const expected = AnswerAdmission.rerank(measured.documentBytes, request.return_documents !== false)
         return yield* served(caller, request, options, startedAt, routed, measured).pipe(
-          AnswerAdmission.charged(budget, expected, { wait: options.waitForMemory === true })
+          AnswerAdmission.charged(budget, ownerOf(caller), expected, { wait: options.waitForMemory === true })
         )
       }, Span.within("Rerank.create"))
 
@@ -241,54 +241,60 @@ export class Rerank extends Context.Service<Rerank, {
         routed: Route.Route,
         measured: Measured
       ) {
-        const reservation = yield* accounting.reserve({
-          keyId: caller.keyId,
-          workspaceId: caller.workspaceId,
-          amountNanos: Money.toUnits(Route.worstOf(routed.plan, (endpoint) => worstCase(endpoint, measured)), 9, "up"),
-          byok: routed.attempts.every((a) => a.byok)
+        const settle = Effect.fnUntraced(function*(reservation: Reservation, outcome: Fallback.Served<Billed>) {
+          const { attempt: { candidate, byok: isByok }, value: billed } = outcome
+          const upstreamAtto = Cost.compute(candidate.endpoint.pricing, {
+            prompt_tokens: billed.totalTokens,
+            search_units: billed.searchUnits
+          }).total
+          const id = options.generationId ?? (yield* generationId)
+          const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
+          const settlement = yield* accounting.settle(reservation, {
+            generationId: id,
+            model: candidate.endpoint.model,
+            provider: candidate.provider.slug,
+            promptTokens: billed.totalTokens,
+            totalTokens: billed.totalTokens,
+            costNanos: HeldAttempts.nanosOf(upstreamAtto),
+            isByok,
+            latencyMs,
+            attempts: AttemptRecord.fromReports(outcome.reports, billed.upstreamId)
+          })
+          return {
+            id,
+            model: candidate.endpoint.model,
+            provider: candidate.provider.slug,
+            endpoint: candidate.id,
+            results: ranked(billed.scores, request.top_n),
+            searchUnits: billed.searchUnits,
+            totalTokens: billed.totalTokens,
+            costNanos: settlement.costNanos,
+            isByok,
+            plan: routed.plan,
+            attempts: outcome.reports
+          } satisfies Reranked
         })
-        const outcome = yield* HeldAttempts.run({
-          accounting,
-          reservation,
-          attempts: routed.attempts,
-          call: call(request, measured, routed.own),
-          observe: observe(caller),
-          span: "Rerank.attempt",
-          tokensOf: (billed) => billed.totalTokens,
-          timeoutMs: config.requestTimeoutMs,
-          attemptTimeoutMs: config.attemptTimeoutMs
-        })
-        const { attempt: { candidate, byok: isByok }, value: billed } = outcome
-        const upstreamAtto = Cost.compute(candidate.endpoint.pricing, {
-          prompt_tokens: billed.totalTokens,
-          search_units: billed.searchUnits
-        }).total
-        const id = options.generationId ?? (yield* generationId)
-        const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
-        const settlement = yield* accounting.settle(reservation, {
-          generationId: id,
-          model: candidate.endpoint.model,
-          provider: candidate.provider.slug,
-          promptTokens: billed.totalTokens,
-          totalTokens: billed.totalTokens,
-          costNanos: HeldAttempts.nanosOf(upstreamAtto),
-          isByok,
-          latencyMs,
-          attempts: AttemptRecord.fromReports(outcome.reports, billed.upstreamId)
-        })
-        return {
-          id,
-          model: candidate.endpoint.model,
-          provider: candidate.provider.slug,
-          endpoint: candidate.id,
-          results: ranked(billed.scores, request.top_n),
-          searchUnits: billed.searchUnits,
-          totalTokens: billed.totalTokens,
-          costNanos: settlement.costNanos,
-          isByok,
-          plan: routed.plan,
-          attempts: outcome.reports
-        } satisfies Reranked
+        return yield* HeldAttempts.settledOnce(
+          accounting.reserve({
+            keyId: caller.keyId,
+            workspaceId: caller.workspaceId,
+            amountNanos: Money.toUnits(Route.worstOf(routed.plan, (endpoint) => worstCase(endpoint, measured)), 9, "up"),
+            byok: routed.attempts.every((a) => a.byok)
+          }),
+          (reservation) =>
+            HeldAttempts.run({
+              accounting,
+              reservation,
+              attempts: routed.attempts,
+              call: call(request, measured, routed.own),
+              observe: observe(caller),
+              span: "Rerank.attempt",
+              tokensOf: (billed) => billed.totalTokens,
+              timeoutMs: config.requestTimeoutMs,
+              attemptTimeoutMs: config.attemptTimeoutMs
+            }),
+          settle
+        )
       })
 
       const dryRun = Effect.fnUntraced(function*(

@@ -6,6 +6,7 @@ import * as FakeUpstream from "../fakes/FakeUpstream.ts"
 import { capturingStdout } from "../support/CapturedOutput.ts"
 import { storeKind } from "../support/TestServer.ts"
 import { endpoint, type Gateway, provider, type Reply, startGateway } from "./Gateway.ts"
+import { heldAt } from "../support/HeldMemory.ts"
 
 // Issue #50, as its own table set it up: one OpenAI-compatible provider at 1,536 float
 // dimensions that takes 2,048 inputs a call, and the budget of a 512 MB container (160 MiB).
@@ -40,10 +41,7 @@ const generation = async (gateway: Gateway, id: string) => {
 
 const keyUsage = async (gateway: Gateway): Promise<number> => (await gateway.call("/key")).json.data.usage
 
-const heldBytes = async (gateway: Gateway) => {
-  const text = await (await fetch(`${gateway.server.origin}/metrics`)).text()
-  return Number(/^switchyard_memory_held_bytes (\d+)$/mu.exec(text)?.[1])
-}
+const heldBytes = (gateway: Gateway) => heldAt(gateway.server.origin)
 
 describe(`a large embeddings answer, written as its pieces return (${storeKind})`, () => {
   let upstream: FakeUpstream.FakeServer

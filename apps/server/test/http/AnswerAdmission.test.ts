@@ -3,6 +3,7 @@ import { onTestFinished } from "vitest"
 import * as Net from "node:net"
 import OpenAI, { toFile } from "openai"
 import { type RunningServer, startServer, storeKind } from "../support/TestServer.ts"
+import { heldAt } from "../support/HeldMemory.ts"
 
 const model = "switchyard/local-embed"
 const inputs = (n: number) => Array.from({ length: n }, (_, i) => `item ${i}`)
@@ -22,10 +23,7 @@ const activity = async (server: RunningServer) => {
   return response.json()
 }
 
-const heldBytes = async (server: RunningServer) => {
-  const text = await (await fetch(`${server.origin}/metrics`)).text()
-  return Number(/^switchyard_memory_held_bytes (\d+)$/mu.exec(text)?.[1])
-}
+const heldBytes = (server: RunningServer) => heldAt(server.origin)
 
 /** The memory held by the requests in flight, once it is at least `bytes` (or after 10 s, whatever it is). */
 const heldBytesOnceAtLeast = async (server: RunningServer, bytes: number) => {

@@ -8,7 +8,7 @@ const keyFields = [
   "hash", "name", "label", "disabled", "limit", "limit_remaining", "limit_reset", "include_byok_in_limit",
   "usage", "usage_daily", "usage_weekly", "usage_monthly", "byok_usage", "byok_usage_daily",
   "byok_usage_weekly", "byok_usage_monthly", "created_at", "updated_at", "expires_at", "creator_user_id",
-  "external_user", "workspace_id"
+  "external_user", "workspace_id", "kind", "scope"
 ]
 
 describe("GET /keys", () => {
@@ -31,6 +31,8 @@ describe("GET /keys", () => {
       assert.isFalse(JSON.stringify(record).includes(server.apiKey))
     }
     assert.deepStrictEqual(body.data.map((r) => r.name), ["Bootstrap management key", "Bootstrap API key"])
+    // What each reaches: the bootstrap management key every workspace of its user, the API key its own.
+    assert.deepStrictEqual(body.data.map((r) => [r.kind, r.scope]), [["management", "user"], ["standard", "workspace"]])
   })
 
   it("refuses a standard key with 403 in the integer-code envelope", async () => {

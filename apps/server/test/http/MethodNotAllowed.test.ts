@@ -35,4 +35,18 @@ describe(`a known path asked with another method (${storeKind})`, () => {
     assert.strictEqual(missing.body.error.code, 404)
     assert.strictEqual((await ask("GET", "/models")).status, 200)
   })
+
+  it("answers 405 for a method no route serves, on any path; a path the router would cut at `;` is a 404, never another route", async () => {
+    for (const path of ["/no-such-thing", "/embeddings", "/health"]) {
+      const traced = await ask("OPTIONS", path)
+      assert.strictEqual(traced.status, 405, path)
+      assert.strictEqual(traced.body.error.code, 405)
+    }
+    assert.strictEqual((await ask("OPTIONS", "/no-such-thing")).allow, "")
+    assert.strictEqual((await ask("PROPFIND", "/health")).allow, "GET, HEAD")
+    const cut = await fetch(`${server.baseUrl}/models/;/x/endpoints`)
+    assert.strictEqual(cut.status, 404)
+    assert.strictEqual(((await cut.json()) as any).error.code, 404)
+    assert.strictEqual((await fetch(`${server.baseUrl}/models;x`)).status, 404)
+  })
 })

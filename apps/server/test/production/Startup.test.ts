@@ -163,7 +163,7 @@ describe("what the production bundle says at start and stop", () => {
       const at = messages.indexOf(`Switchyard listening on ${origin}/api/v1`)
       assert.isAtLeast(at, 0, gateway.stdout())
       const report = messages.slice(at + 1, at + 11)
-      assert.match(report[9]!, /^memory: (no cgroup limit|cgroup limit \d+ MiB), request bytes in flight at most \d+ MiB$/u)
+      assert.match(report[9]!, /^memory: (no cgroup limit|cgroup limit \d+ MiB), request bytes in flight at most \d+ MiB, 25% of it per workspace while others need it$/u)
       assert.match(report[2]!, /^providers: 2 active providers with 4 endpoints; \d+ more providers become active once their key is set \(OPENAI_API_KEY, /u)
       assert.deepStrictEqual(report, [
         `store: SQLite (embedded) in ${NodePath.join(dataDir, "switchyard.db")} (SWITCHYARD_DATA_DIR)`,

@@ -9,6 +9,7 @@ import * as Net from "node:net"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
 import * as KeySecret from "../../src/auth/KeySecret.ts"
+import * as ClientErrors from "../../src/http/ClientErrors.ts"
 import * as GatewayLogger from "../../src/observability/GatewayLogger.ts"
 import { Routes } from "../../src/Server.ts"
 
@@ -96,7 +97,8 @@ export const startServer = async (options: {
   const scope = Effect.runSync(Scope.make())
   const config: Layer.Layer<never> = ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))
   const layer = HttpRouter.serve(Routes, { disableLogger: true }).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
+    // Node's parser refusals and CONNECT answered as the gateway's own listener answers them.
+    Layer.provideMerge(NodeHttpServer.layer(() => ClientErrors.install(createServer()), { host: "127.0.0.1", port: 0 })),
     Layer.provide(GatewayLogger.layer),
     Layer.provide(config)
   )

@@ -15,6 +15,7 @@ import { KeysApi } from "./KeysApi.ts"
 import { ModelsApi } from "./ModelsApi.ts"
 import { SchemaErrors } from "./SchemaErrors.ts"
 import { SystemApi } from "./SystemApi.ts"
+import * as UnknownFields from "./UnknownFields.ts"
 import { ActivityApi } from "./ActivityApi.ts"
 import { AuditApi } from "./AuditApi.ts"
 import { ProviderAdminApi } from "./ProviderAdminApi.ts"
@@ -24,10 +25,7 @@ import { ProvidersApi } from "./ProvidersApi.ts"
 import { RerankApi } from "./RerankApi.ts"
 import { WorkspacesApi } from "./WorkspacesApi.ts"
 
-/**
- * @since 0.1.0
- */
-export class Api extends HttpApi.make("switchyard")
+const definition = HttpApi.make("switchyard")
   .add(SystemApi)
   .add(KeysApi)
   .add(InternsApi)
@@ -48,9 +46,16 @@ export class Api extends HttpApi.make("switchyard")
   .add(CohereApi)
   .middleware(SchemaErrors)
   .annotate(HttpApi.ParseOptions, { errors: "all" })
+
+/**
+ * @since 0.1.0
+ */
+export class Api extends definition
   .annotateMerge(OpenApi.annotations({
     title: "Switchyard",
     version: "1.0.0",
-    description: "OpenRouter-compatible model-routing gateway"
+    description: "OpenRouter-compatible model-routing gateway",
+    // Each request body says what its route does with unknown fields (UnknownFields.ts).
+    transform: (spec) => UnknownFields.written(spec, UnknownFields.treatments(definition))
   }))
 {}

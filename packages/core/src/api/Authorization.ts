@@ -7,6 +7,7 @@
 import { Context } from "effect"
 import { HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
 import { Unauthorized, wire } from "../schema/ApiError.ts"
+import type { KeyScope } from "../schema/ApiKey.ts"
 
 /**
  * Who is calling: the key that authenticated the request and what it selects.
@@ -19,6 +20,11 @@ export interface CallerShape {
   readonly kind: "standard" | "management"
   readonly userId: string
   readonly workspaceId: string
+  /**
+   * What a management key reaches: `workspace` only its own workspace; `user` (or absent) every
+   * workspace its user is a member of. A standard key reaches its own workspace whatever this says.
+   */
+  readonly scope?: KeyScope
 }
 
 /**

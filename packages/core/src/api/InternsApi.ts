@@ -5,8 +5,9 @@
  * **Details**
  *
  * Every endpoint sits behind {@link Authorization} (the key selects the caller, the workspace and
- * the visible interns) and {@link InternPolicy}, which refuses regional hostnames, limits the body
- * to 1048576 bytes and answers every request failure in the string-code envelope.
+ * the visible interns; checked before anything reads the body), {@link RegionalHosts} (before
+ * the key) and {@link InternPolicy}, which limits the body to 1048576 bytes and answers every
+ * request failure in the string-code envelope.
  *
  * @since 0.1.0
  */
@@ -32,8 +33,7 @@ import { Authorization } from "./Authorization.ts"
  *
  * **Details**
  *
- * Its implementation refuses a request on a regional hostname (`403`), reads the body with a
- * 1048576-byte limit whether or not `Content-Length` is sent (`payload_too_large`), answers a
+ * Its implementation reads the body (after the key is checked) with a 1048576-byte limit whether or not `Content-Length` is sent (`payload_too_large`), answers a
  * non-JSON content type with `unsupported_media_type`, a body that fails its schema with
  * `invalid_body`, a query or path that does its own with `invalid_request`, a request over the
  * time limit with `408`, a store that does not answer with `503` (`store_unavailable`, with
@@ -45,13 +45,23 @@ export class InternPolicy extends HttpApiMiddleware.Service<InternPolicy>()("@sw
   error: [
     wire.InvalidBody,
     wire.InvalidRequest,
-    wire.RegionalHostRefused,
     wire.InternRequestTimeout,
     wire.PayloadTooLarge,
     wire.UnsupportedMediaType,
     wire.InternalError,
     wire.InternServiceUnavailable
   ]
+}) {}
+
+/**
+ * The intern endpoints' refusal of regional hostnames (`403`, `metadata.reason: "regional_host"`),
+ * before the key is checked: it reads nothing but the `Host` (or, behind a trusted proxy,
+ * `X-Forwarded-Host`) header.
+ *
+ * @since 0.10.0
+ */
+export class RegionalHosts extends HttpApiMiddleware.Service<RegionalHosts>()("@switchyard/core/api/RegionalHosts", {
+  error: [wire.RegionalHostRefused]
 }) {}
 
 /**
@@ -97,7 +107,10 @@ export class InternsApi extends HttpApiGroup.make("interns")
       error: [wire.InternNotFound, wire.InternBusy, wire.UpstreamUnavailable]
     })
   )
-  .middleware(Authorization)
+  // Outermost last: the regional hostname first, then the key, then the intern policy, which reads
+  // the body: an unauthenticated request is a 401 before anything reads its body.
   .middleware(InternPolicy)
+  .middleware(Authorization)
+  .middleware(RegionalHosts)
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })
 {}

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { conflictWire, wire } from "../schema/ApiError.ts"
 import {
   CreateProviderBody,
@@ -42,4 +42,7 @@ export class ProviderAdminApi extends HttpApiGroup.make("providerAdmin")
     HttpApiEndpoint.post("test", "/providers/:slug/test", { params: ProviderSlugParams, success: ProviderTestResult, error: errors })
   )
   .middleware(Authorization)
+  // A provider is decoded as the config file's is: an unknown field is refused, never ignored
+  // (the body's schema is an open record; the handler decodes it against the provider's).
+  .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })
 {}

@@ -71,14 +71,25 @@ export class AnswerTooLarge extends Data.TaggedError("AnswerTooLarge")<{
  * What a request's answer would hold does not fit beside the requests in flight now; it would
  * fit alone: worth retrying shortly.
  *
+ * **Details**
+ *
+ * With `share`, the request's workspace (or its key, beside the workspace's other keys) already
+ * holds its share of the memory while other tenants need it: the message names the share.
+ *
  * @since 0.4.0
  */
 export class MemoryBusy extends Data.TaggedError("MemoryBusy")<{
   readonly answerBytes: number
   readonly retryAfterSeconds: number
+  readonly share?: { readonly level: "workspace" | "key"; readonly percent: number; readonly bytes: number }
 }> {
   override get message(): string {
-    return `The gateway holds as many answer bytes as its memory allows (this answer needs about ${mib(this.answerBytes)} MiB): retry shortly`
+    const needs = `this answer needs about ${mib(this.answerBytes)} MiB`
+    if (this.share === undefined) return `The gateway holds as many answer bytes as its memory allows (${needs}): retry shortly`
+    const who = this.share.level === "key" ? "This key" : "This workspace"
+    const beside = this.share.level === "key" ? "its workspace's other keys" : "other workspaces"
+    return `${who} already holds its share of the gateway's request memory (${this.share.percent}% of the budget, ` +
+      `${mib(this.share.bytes)} MiB) while ${beside} need it (${needs}): retry shortly`
   }
 }
 
@@ -107,7 +118,12 @@ const admissionToApiError = (error: AdmissionError): PayloadTooLarge | ServiceUn
     })
     : new ServiceUnavailable({
       message: error.message,
-      metadata: { reason: "memory_busy", retryable: true, retry_after: error.retryAfterSeconds }
+      metadata: {
+        reason: "memory_busy",
+        retryable: true,
+        retry_after: error.retryAfterSeconds,
+        ...(error.share === undefined ? {} : { share_percent: error.share.percent, share_bytes: error.share.bytes })
+      }
     })
 
 /**

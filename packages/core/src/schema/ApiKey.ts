@@ -26,7 +26,26 @@ export type LimitReset = typeof LimitReset.Type
 
 
 /**
+ * What a management key reaches (a Switchyard field): `user`, every workspace its user is a
+ * member of (the default, as OpenRouter's account keys do); `workspace`, its own workspace only.
+ * A standard key always reaches its own workspace only, and says `workspace`.
+ *
+ * @since 0.10.0
+ */
+export const KeyScope = Schema.Literals(["user", "workspace"])
+
+/**
+ * @since 0.10.0
+ */
+export type KeyScope = typeof KeyScope.Type
+
+/**
  * One API key as the listing and the key operations return it.
+ *
+ * **Details**
+ *
+ * Beside the public API's fields, Switchyard's `kind` (`standard` or `management`) and `scope`
+ * ({@link KeyScope}) say what the key reaches.
  *
  * @since 0.1.0
  */
@@ -52,7 +71,11 @@ export const ApiKeyRecord = Schema.Struct({
   expires_at: Schema.NullOr(Schema.String),
   creator_user_id: Schema.NullOr(Schema.String),
   external_user: Schema.NullOr(Schema.String),
-  workspace_id: Schema.String
+  workspace_id: Schema.String,
+  /** Switchyard: a standard key calls models; a management key manages. */
+  kind: Schema.Literals(["standard", "management"]),
+  /** Switchyard: what the key reaches ({@link KeyScope}). */
+  scope: KeyScope
 })
 
 /**
@@ -144,7 +167,9 @@ const KeyName = Schema.String.check(
  *
  * `creator_user_id` names the user the key belongs to: the calling user, or (for an admin of the
  * workspace) another member of it. `kind: "management"` (a Switchyard field) makes a management
- * key, for an admin of the workspace only. `external.user` is stored as the record's `external_user`.
+ * key, for an admin of the workspace only; its `scope` (a Switchyard field, {@link KeyScope}) is
+ * `user` unless `workspace` is asked for, and a key of `workspace` scope mints only keys of that
+ * scope. `external.user` is stored as the record's `external_user`.
  *
  * @since 0.1.0
  */
@@ -158,6 +183,8 @@ export const CreateKeyBody = Schema.Struct({
   workspace_id: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),
   /** Switchyard: `management` makes a management key (an admin of the workspace only). */
   kind: Schema.optionalKey(Schema.Literals(["standard", "management"])),
+  /** Switchyard: what a management key reaches; `user` by default. */
+  scope: Schema.optionalKey(KeyScope),
   external: Schema.optionalKey(Schema.Struct({
     user: Schema.String.check(Schema.isBetweenCodePoints(1, 256)),
     api_key: Schema.optionalKey(Schema.String)

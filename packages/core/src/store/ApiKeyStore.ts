@@ -6,7 +6,7 @@
 import type { StoreUnavailable } from "./StoreUnavailable.ts"
 import { Context } from "effect"
 import type { Effect, Option } from "effect"
-import type { ApiKeyRecord, LimitReset } from "../schema/ApiKey.ts"
+import type { ApiKeyRecord, KeyScope, LimitReset } from "../schema/ApiKey.ts"
 
 /**
  * What authentication needs to know of a key, looked up by the hash of its secret.
@@ -17,6 +17,7 @@ export interface KeyIdentity {
   readonly id: string
   readonly hash: string
   readonly kind: "standard" | "management"
+  readonly scope: KeyScope
   readonly userId: string
   readonly workspaceId: string
   readonly disabled: boolean
@@ -44,6 +45,8 @@ export interface ListKeysRequest {
 export interface CreateKeyRequest {
   /** Default `standard`. */
   readonly kind?: "standard" | "management"
+  /** What a management key reaches; default `user`. */
+  readonly scope?: KeyScope
   readonly userId: string
   readonly workspaceId: string
   readonly hash: string
@@ -78,6 +81,8 @@ export interface KeyPatch {
  */
 export interface OwnKeyRequest {
   readonly userId: string
+  /** Only a key of this workspace (a management key of `workspace` scope reaches no other). */
+  readonly workspaceId?: string
   readonly hash: string
   readonly now: Date
 }

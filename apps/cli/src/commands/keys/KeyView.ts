@@ -7,11 +7,17 @@ import * as Output from "../../Output.ts"
 
 export const shortHash = (hash: string) => hash.slice(0, 12)
 
+/** What the key reaches: its own workspace, or (a management key of user scope) every workspace of its user. */
+const reach = (k: ApiKeyRecord) =>
+  k.kind === "management" && k.scope === "user" ? "user's workspaces" : "its workspace"
+
 export const columns: ReadonlyArray<Output.Column<ApiKeyRecord>> = [
   { header: "HASH", value: (k) => shortHash(k.hash) },
   { header: "NAME", value: (k) => k.name },
   { header: "LABEL", value: (k) => k.label },
   { header: "STATUS", value: (k) => (k.disabled ? "disabled" : "active") },
+  { header: "KIND", value: (k) => k.kind },
+  { header: "REACH", value: reach },
   { header: "LIMIT", value: (k) => (k.limit === null ? "-" : `${Output.money(k.limit)}${k.limit_reset === null ? "" : `/${k.limit_reset}`}`), align: "right" },
   { header: "REMAINING", value: (k) => Output.money(k.limit_remaining), align: "right" },
   { header: "USAGE", value: (k) => Output.money(k.usage), align: "right" },
@@ -24,6 +30,8 @@ export const pairs = (k: ApiKeyRecord): Array<readonly [string, string]> => [
   ["name", k.name],
   ["label", k.label],
   ["status", k.disabled ? "disabled" : "active"],
+  ["kind", k.kind],
+  ["reach", k.kind === "management" && k.scope === "user" ? "every workspace of its user (scope user)" : `workspace ${k.workspace_id} only (scope workspace)`],
   ["limit", k.limit === null ? "none" : Output.money(k.limit)],
   ["limit reset", k.limit_reset ?? "never"],
   ["limit remaining", Output.money(k.limit_remaining)],

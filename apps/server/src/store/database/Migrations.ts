@@ -13,6 +13,7 @@ import { generationAttempts } from "./migrations/GenerationAttempts.ts"
 import { interns } from "./migrations/Interns.ts"
 import { apiKeysColumns, ledgerColumns } from "./migrations/SharedColumns.ts"
 import { managedProviders } from "./migrations/ManagedProviders.ts"
+import { managementKeyScope } from "./migrations/ManagementKeyScope.ts"
 import { ledgerRetention } from "./migrations/LedgerRetention.ts"
 import { money } from "./migrations/Money.ts"
 import { movedRowSettlement } from "./migrations/MovedRowSettlement.ts"
@@ -113,7 +114,8 @@ export const migrations: Record<string, Migration> = {
   "0021_moved_row_settlement": movedRowSettlement,
   "0022_audit_append_only": auditAppendOnly,
   "0023_batch_validator": batchValidator,
-  "0024_provider_batch_jobs": providerBatchJobs
+  "0024_provider_batch_jobs": providerBatchJobs,
+  "0025_management_key_scope": managementKeyScope
 }
 
 const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })

@@ -2,7 +2,7 @@ import { fromSqlError } from "@switchyard/core/store/StoreUnavailable"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import type { OwnKeyRequest } from "@switchyard/core/store/ApiKeyStore"
 import { creditsFromNanos, startsAt } from "@switchyard/core/accounting/UsageWindow"
-import type { ApiKeyRecord, LimitReset } from "@switchyard/core/schema/ApiKey"
+import type { ApiKeyRecord, KeyScope, LimitReset } from "@switchyard/core/schema/ApiKey"
 import { Cache, Duration, Effect, Exit, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Statement } from "effect/sql"
@@ -14,6 +14,7 @@ interface KeyRow {
   readonly id: string
   readonly hash: string
   readonly kind: "standard" | "management"
+  readonly scope: KeyScope
   readonly name: string
   readonly label: string
   readonly user_id: string
@@ -64,7 +65,10 @@ const toRecord = (row: KeyRow): ApiKeyRecord => {
     expires_at: isoOrNull(row.expires_at),
     creator_user_id: row.user_id,
     external_user: row.external_user,
-    workspace_id: row.workspace_id
+    workspace_id: row.workspace_id,
+    kind: row.kind,
+    // A standard key reaches its own workspace only, whatever its column says.
+    scope: row.kind === "management" ? row.scope : "workspace"
   }
 }
 
@@ -90,7 +94,7 @@ const selectKeysWithUsage = (sql: SqlClient.SqlClient, now: Date) => {
       OR (k.limit_reset = 'weekly' AND s.day >= ${day(w.week)})
       OR (k.limit_reset = 'monthly' AND s.day >= ${day(w.month)}) THEN ${column(byok)} ELSE 0 END), 0) AS text)`
   const earliest = day(w.week < w.month ? w.week : w.month)
-  return sql`SELECT k.id, k.hash, k.kind, k.name, k.label, k.user_id, k.workspace_id, k.disabled,
+  return sql`SELECT k.id, k.hash, k.kind, k.scope, k.name, k.label, k.user_id, k.workspace_id, k.disabled,
       CAST(k.limit_nanos AS text) AS limit_nanos, k.limit_reset, k.include_byok_in_limit, k.expires_at,
       k.external_user, k.created_at, k.updated_at,
       ${sum(false, undefined)} AS usage,
@@ -130,17 +134,19 @@ export const layer = Layer.effect(
         id: string
         hash: string
         kind: "standard" | "management"
+        scope: KeyScope
         user_id: string
         workspace_id: string
         disabled: Flag
         expires_at: Instant | null
-      }>`SELECT id, hash, kind, user_id, workspace_id, disabled, expires_at FROM api_keys
+      }>`SELECT id, hash, kind, scope, user_id, workspace_id, disabled, expires_at FROM api_keys
         WHERE hash = ${hash} AND deleted_at IS NULL`.pipe(
         Effect.map((rows) =>
           Option.map(Option.fromNullishOr(rows[0]), (r): FoundKey => ({
             id: r.id,
             hash: r.hash,
             kind: r.kind,
+            scope: r.kind === "management" ? r.scope : "workspace",
             userId: r.user_id,
             workspaceId: r.workspace_id,
             disabled: flag(r.disabled),
@@ -157,12 +163,14 @@ export const layer = Layer.effect(
     yield* changes.listen((change) => (change._tag === "Key" ? Cache.invalidateAll(found) : Effect.void))
     const forget = (hash: string, keyId: string) =>
       Effect.andThen(Cache.invalidate(found, hash), changes.changed({ _tag: "Key", keyId }))
-    // A user reaches their own keys, and every key of a workspace they administer.
-    const reachable = (userId: string, table = "api_keys") =>
-      sql`(${sql(table)}.user_id = ${userId} OR ${sql(table)}.workspace_id IN
-        (SELECT m.workspace_id FROM memberships m WHERE m.user_id = ${userId} AND m.role <> 'member'))`
+    // A user reaches their own keys, and every key of a workspace they administer; a management
+    // key of workspace scope, only those of its workspace.
+    const reachable = (request: OwnKeyRequest, table = "api_keys") =>
+      sql`(${sql(table)}.user_id = ${request.userId} OR ${sql(table)}.workspace_id IN
+        (SELECT m.workspace_id FROM memberships m WHERE m.user_id = ${request.userId} AND m.role <> 'member'))
+        AND (CAST(${request.workspaceId ?? null} AS text) IS NULL OR ${sql(table)}.workspace_id = ${request.workspaceId ?? null})`
     const own = (request: OwnKeyRequest) =>
-      one(request.now, sql`k.hash = ${request.hash} AND ${reachable(request.userId, "k")}`).pipe(Effect.map(Option.map((r) => r.record)))
+      one(request.now, sql`k.hash = ${request.hash} AND ${reachable(request, "k")}`).pipe(Effect.map(Option.map((r) => r.record)))
     return ApiKeyStore.of({
       findByHash: (hash) => Cache.get(found, hash),
       list: (request) =>
@@ -211,9 +219,9 @@ export const layer = Layer.effect(
       create: (request) =>
         Effect.gen(function*() {
           const id = Crypto.randomUUID()
-          yield* sql`INSERT INTO api_keys (id, hash, kind, name, label, user_id, workspace_id, limit_nanos, limit_reset,
+          yield* sql`INSERT INTO api_keys (id, hash, kind, scope, name, label, user_id, workspace_id, limit_nanos, limit_reset,
               include_byok_in_limit, expires_at, external_user, created_at)
-            VALUES (${id}, ${request.hash}, ${request.kind ?? "standard"}, ${request.name}, ${request.label}, ${request.userId}, ${request.workspaceId},
+            VALUES (${id}, ${request.hash}, ${request.kind ?? "standard"}, ${request.scope ?? "user"}, ${request.name}, ${request.label}, ${request.userId}, ${request.workspaceId},
               CAST(${request.limitNanos === null ? null : request.limitNanos.toString()} AS bigint), ${request.limitReset},
               ${request.includeByokInLimit}, ${request.expiresAt}, ${request.externalUser}, ${request.now})`.pipe(fromSqlError("keys"))
           const created = yield* one(request.now, sql`k.id = ${id}`)
@@ -232,14 +240,14 @@ export const layer = Layer.effect(
             ...(p.expiresAt !== undefined ? { expires_at: p.expiresAt } : {})
           }
           const updated = yield* sql<{ id: string }>`UPDATE api_keys SET ${sql.update(changes)}
-            WHERE hash = ${request.hash} AND ${reachable(request.userId)} AND deleted_at IS NULL RETURNING id`.pipe(fromSqlError("keys"))
+            WHERE hash = ${request.hash} AND ${reachable(request)} AND deleted_at IS NULL RETURNING id`.pipe(fromSqlError("keys"))
           yield* Effect.forEach(updated, (row) => forget(request.hash, row.id), { discard: true })
           if (updated.length === 0) return Option.none()
           return yield* own(request)
         }),
       remove: (request) =>
         sql<{ id: string }>`UPDATE api_keys SET deleted_at = ${request.now}, disabled = true, updated_at = ${request.now}
-          WHERE hash = ${request.hash} AND ${reachable(request.userId)} AND deleted_at IS NULL RETURNING id`.pipe(
+          WHERE hash = ${request.hash} AND ${reachable(request)} AND deleted_at IS NULL RETURNING id`.pipe(
           fromSqlError("keys"),
           Effect.tap((rows) => Effect.forEach(rows, (row) => forget(request.hash, row.id), { discard: true })),
           Effect.map((rows) => rows.length > 0)
