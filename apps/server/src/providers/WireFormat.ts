@@ -62,7 +62,8 @@ export interface WireFormat<Response> {
   ) => Effect.Effect<Outgoing, UpstreamError.UpstreamError>
   /** The answer's vectors with their input positions, in whatever encoding the provider sent. */
   readonly vectors: (
-    response: Response
+    response: Response,
+    request: EmbeddingProvider.UpstreamRequest
   ) => Effect.Effect<ReadonlyArray<VectorEncoding.RawVector>, UpstreamError.UpstreamError>
   readonly usage: (response: Response, request: EmbeddingProvider.UpstreamRequest) => Usage
 }
@@ -97,7 +98,7 @@ export const make = <Response>(format: WireFormat<Response>) =>
         body
       })
       const response: Response = yield* decodeResponse(json)
-      const embeddings = yield* VectorEncoding.finish(request, yield* format.vectors(response))
+      const embeddings = yield* VectorEncoding.finish(request, yield* format.vectors(response, request))
       const { modalityTokens, promptTokens, totalTokens, upstreamId, tokensEstimated } = format.usage(response, request)
       return {
         embeddings,

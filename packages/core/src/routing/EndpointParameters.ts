@@ -89,8 +89,8 @@ export interface Asked {
   readonly encoding: "float" | "base64"
   readonly long: LongInputs
   /**
-   * Whether the answer is the provider's vectors as they came (no cut, no type, no windows): the
-   * gateway only re-encodes them.
+   * Whether the answer is the provider's vectors as they came (no cut, no type, no input cut or
+   * split by the gateway, which may still refuse a long one): the gateway only re-encodes them.
    */
   readonly plain: boolean
 }
@@ -195,7 +195,7 @@ export const forEndpoint = (
     dtypeBy,
     encoding: request.encoding_format ?? "float",
     long,
-    plain: !cut && dtype === "float" && long.gateway === undefined
+    plain: !cut && dtype === "float" && (long.gateway === undefined || long.gateway === "refuse")
   }
 }
 

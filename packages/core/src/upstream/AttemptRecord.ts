@@ -21,6 +21,22 @@ import { Option, Schema } from "effect"
 import type { AttemptReport } from "./Fallback.ts"
 
 /**
+ * What the serving attempt answered in vectors: their width and type, who made each (the
+ * provider, or the gateway from its floats), and the long-input mode and who applied it
+ * (`routing/EndpointParameters`'s `factsOf`).
+ *
+ * @since 0.12.0
+ */
+export const VectorFacts = Schema.Struct({
+  dimensions: Schema.Int,
+  dimensions_by: Schema.Literals(["provider", "gateway"]),
+  dtype: Schema.String,
+  dtype_by: Schema.Literals(["provider", "gateway"]),
+  truncate: Schema.String,
+  truncate_by: Schema.Literals(["provider", "gateway"])
+})
+
+/**
  * One upstream call of a request.
  *
  * @since 0.3.0
@@ -35,7 +51,9 @@ export const AttemptRecord = Schema.Struct({
   latency_ms: Schema.NullOr(Schema.Finite),
   /** The provider's id of its answer; several ids comma-separated when the request went in batches. */
   upstream_id: Schema.NullOr(Schema.String),
-  byok: Schema.Boolean
+  byok: Schema.Boolean,
+  /** The serving attempt's vectors (embeddings; absent on rows written before it was recorded). */
+  vector: Schema.optionalKey(VectorFacts)
 })
 
 /**
@@ -48,12 +66,17 @@ const decodeStored = Schema.decodeUnknownOption(Stored)
 
 /**
  * The records of a request's attempts, from the fallback runner's reports: the attempt that
- * served (`outcome: "success"`) carries `upstreamId`, the id its provider gave. Skipped
+ * served (`outcome: "success"`) carries `upstreamId`, the id its provider gave, and what it
+ * answered in vectors (`vector`, embeddings). Skipped
  * attempts made no call and are left out.
  *
  * @since 0.3.0
  */
-export const fromReports = (reports: ReadonlyArray<AttemptReport>, upstreamId: string | undefined): Array<AttemptRecord> =>
+export const fromReports = (
+  reports: ReadonlyArray<AttemptReport>,
+  upstreamId: string | undefined,
+  vector?: typeof VectorFacts.Type
+): Array<AttemptRecord> =>
   reports.flatMap((r): Array<AttemptRecord> =>
     r.outcome === "skipped" ? [] : [{
       provider: r.provider,
@@ -62,7 +85,8 @@ export const fromReports = (reports: ReadonlyArray<AttemptReport>, upstreamId: s
       reason: r.outcome === "success" ? null : r.reason ?? null,
       latency_ms: r.latency_ms ?? null,
       upstream_id: r.outcome === "success" ? upstreamId ?? null : null,
-      byok: r.byok
+      byok: r.byok,
+      ...(r.outcome === "success" && vector !== undefined ? { vector } : {})
     }]
   )
 
