@@ -8,7 +8,7 @@
  * - `int8` / `uint8`: one byte a dimension, by a scalar quantization the gateway calibrates once
  *   per model and width, never per request (see {@link int8Scale}): the vector is normalised to
  *   L2 = 1, each value `x` becomes `round(x · s)` clamped to -128..127 with
- *   `s = 127 · √width / 8` (the range ±8 / √width: eight standard deviations of a component of a
+ *   `s = 127 · √width / 5` (the range ±5 / √width: five standard deviations of a component of a
  *   unit vector); `uint8` is that value plus 128. Every request of a model at a width gets the
  *   same scale, so the vectors of one index stay comparable whoever served them.
  * - `binary` / `ubinary`: one bit a dimension, 1 when the value is positive, the first dimension
@@ -76,12 +76,12 @@ export const bytesOf = (width: number, dtype: OutputDtype): number => dtype === 
 
 /**
  * The int8 calibration of a model at a width: the factor a value of a unit vector is multiplied
- * by before it is rounded (`127 · √width / 8`). Only the width decides it, so it is the same for
+ * by before it is rounded (`127 · √width / 5`). Only the width decides it, so it is the same for
  * every request, replica and day.
  *
  * @since 0.12.0
  */
-export const int8Scale = (width: number): number => (127 * Math.sqrt(width)) / 8
+export const int8Scale = (width: number): number => (127 * Math.sqrt(width)) / 5
 
 const normOf = (vector: ArrayLike<number>): number => {
   let sum = 0
