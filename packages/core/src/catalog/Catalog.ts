@@ -284,7 +284,9 @@ export const Endpoint = Schema.Struct({
     if (e.max_batch_items === undefined) issues.push({ path: ["max_batch_items"], issue: "an embeddings endpoint needs max_batch_items" })
     if (e.max_documents !== undefined) issues.push({ path: ["max_documents"], issue: "max_documents belongs to a rerank endpoint" })
     const wider = Array.isArray(e.matryoshka) ? e.matryoshka.filter((w) => w > (e.dimensions ?? 0)) : []
-    if (wider.length > 0) issues.push({ path: ["matryoshka"], issue: `widths ${wider.join(", ")} exceed dimensions ${e.dimensions}` })
+    if (wider.length > 0 && !e.supported_parameters.includes("dimensions")) {
+      issues.push({ path: ["matryoshka"], issue: `widths ${wider.join(", ")} exceed dimensions ${e.dimensions}, and the endpoint does not take dimensions` })
+    }
   } else {
     if (e.matryoshka !== undefined) issues.push({ path: ["matryoshka"], issue: "matryoshka belongs to an embeddings endpoint" })
     if (e.output_dtypes !== undefined) issues.push({ path: ["output_dtypes"], issue: "output_dtypes belongs to an embeddings endpoint" })

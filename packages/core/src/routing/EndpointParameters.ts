@@ -123,12 +123,13 @@ export const ignored = (
 /**
  * Whether an endpoint can answer a width: any endpoint of a model that is not Matryoshka can
  * (its own width, or the provider's answer to `dimensions`), a Matryoshka one when the model
- * allows the width.
+ * allows the width (a width above the endpoint's own only through a native `dimensions`).
  *
  * @since 0.12.0
  */
-export const offersWidth = (endpoint: Pick<Endpoint, "matryoshka" | "dimensions">, width: number | undefined): boolean =>
-  width === undefined || endpoint.matryoshka === undefined || Matryoshka.allows(endpoint, width)
+export const offersWidth = (endpoint: Pick<Endpoint, "matryoshka" | "dimensions" | "supported_parameters">, width: number | undefined): boolean =>
+  width === undefined || endpoint.matryoshka === undefined ||
+  (Matryoshka.allows(endpoint, width) && (width <= widthOf(endpoint) || endpoint.supported_parameters.includes("dimensions")))
 
 /**
  * What the endpoint does with long inputs for a `truncate` mode (see {@link LongInputs}).

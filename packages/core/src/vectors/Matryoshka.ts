@@ -7,7 +7,9 @@
  *
  * An endpoint says it serves a Matryoshka model with `matryoshka: true` (every width from 1 to
  * its `dimensions`) or with the list of the widths the model allows (Cohere embed-v4: 256, 512,
- * 1024, 1536). The shorter vector is {@link cut}: the first `n` values divided by their L2 norm.
+ * 1024, 1536; a listed width above `dimensions`, such as Voyage's 2048, only where the provider
+ * takes `dimensions`). The shorter vector is {@link cut}: the first `n` values divided by their
+ * L2 norm.
  *
  * @since 0.12.0
  */
