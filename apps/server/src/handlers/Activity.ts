@@ -93,7 +93,8 @@ const toGeneration = (
     cached: row.cachedItems > 0,
     served_from_cache: attempts === undefined ? null : attempts.length === 0,
     provider: row.provider,
-    tokens_total: row.totalTokens + row.cachedTokens
+    tokens_total: row.totalTokens + row.cachedTokens,
+    ...(served?.vector !== undefined ? { vector: served.vector } : {})
   }
 }
 

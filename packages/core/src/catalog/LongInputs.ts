@@ -62,7 +62,8 @@ export const byteMargin = 16
  * @since 0.12.0
  */
 export const counterOf = (provider: Pick<Provider, "adapter">, endpoint: Pick<Endpoint, "model">): Counter =>
-  encodings[endpoint.model.toLowerCase()] ?? (provider.adapter === "tei" ? "server" : provider.adapter === "local" ? "local" : "bytes")
+  // A server that counts for itself counts what it runs, whatever public id it is served under.
+  provider.adapter === "tei" ? "server" : provider.adapter === "local" ? "local" : encodings[endpoint.model.toLowerCase()] ?? "bytes"
 
 /**
  * Whether the count is exact (every counter but the byte bound).

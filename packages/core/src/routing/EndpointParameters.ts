@@ -26,6 +26,7 @@
  */
 import { type Endpoint, type Provider, widthOf } from "../catalog/Catalog.ts"
 import * as LongInputSupport from "../catalog/LongInputs.ts"
+import type { VectorFacts } from "../schema/Activity.ts"
 import type { EmbeddingRequest, Truncate } from "../schema/EmbeddingRequest.ts"
 import * as Matryoshka from "../vectors/Matryoshka.ts"
 import type { OutputDtype, QuantizedDtype } from "../vectors/OutputDtype.ts"
@@ -201,27 +202,13 @@ export const forEndpoint = (
 }
 
 /**
- * What the generation record says of the vectors an endpoint answered: their width and type,
- * who made each, and what was done with long inputs.
+ * What the generation record says of the vectors an endpoint answered (`schema/Activity`'s
+ * `VectorFacts`): their width and type, who made each, and the long-input mode and who applies it
+ * at this endpoint (the provider's own flag, or the gateway's count).
  *
  * @since 0.12.0
  */
-export interface VectorFacts {
-  readonly dimensions: number
-  readonly dimensions_by: MadeBy
-  readonly dtype: OutputDtype
-  readonly dtype_by: MadeBy
-  readonly truncate: Truncate
-  /** Who applies `truncate` at this endpoint: the provider's own flag, or the gateway's count. */
-  readonly truncate_by: MadeBy
-}
-
-/**
- * The {@link VectorFacts} of an endpoint's answer.
- *
- * @since 0.12.0
- */
-export const factsOf = (asked: Asked): VectorFacts => ({
+export const factsOf = (asked: Asked): typeof VectorFacts.Type => ({
   dimensions: asked.answerWidth,
   dimensions_by: asked.widthBy,
   dtype: asked.dtype,

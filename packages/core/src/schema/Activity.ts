@@ -13,6 +13,22 @@
 import { Schema } from "effect"
 
 /**
+ * What the serving attempt answered in vectors: their width and type, who made each (the
+ * provider, or the gateway from its floats), and the long-input mode and who applied it
+ * (`routing/EndpointParameters`'s `factsOf`), as the request's ledger row keeps them.
+ *
+ * @since 0.12.0
+ */
+export const VectorFacts = Schema.Struct({
+  dimensions: Schema.Int,
+  dimensions_by: Schema.Literals(["provider", "gateway"]),
+  dtype: Schema.String,
+  dtype_by: Schema.Literals(["provider", "gateway"]),
+  truncate: Schema.String,
+  truncate_by: Schema.Literals(["provider", "gateway"])
+})
+
+/**
  * One served request, as `GET /generation?id=` returns it in `data`.
  *
  * **Details**
@@ -98,7 +114,13 @@ export const GenerationRecord = Schema.Struct({
   served_from_cache: Schema.NullOr(Schema.Boolean),
   /** Switchyard: the serving provider's slug (the catalog's), beside its display name. */
   provider: Schema.String,
-  tokens_total: Schema.Int
+  tokens_total: Schema.Int,
+  /**
+   * Switchyard, embeddings served by a provider: the vectors' width and type, whether each was
+   * made by the provider or by the gateway from its floats (a Matryoshka cut, a quantized type),
+   * and the long-input mode and who applied it.
+   */
+  vector: Schema.optionalKey(VectorFacts)
 })
 
 /**

@@ -18,23 +18,9 @@
  * @since 0.3.0
  */
 import { Option, Schema } from "effect"
+import { VectorFacts } from "../schema/Activity.ts"
 import type { AttemptReport } from "./Fallback.ts"
 
-/**
- * What the serving attempt answered in vectors: their width and type, who made each (the
- * provider, or the gateway from its floats), and the long-input mode and who applied it
- * (`routing/EndpointParameters`'s `factsOf`).
- *
- * @since 0.12.0
- */
-export const VectorFacts = Schema.Struct({
-  dimensions: Schema.Int,
-  dimensions_by: Schema.Literals(["provider", "gateway"]),
-  dtype: Schema.String,
-  dtype_by: Schema.Literals(["provider", "gateway"]),
-  truncate: Schema.String,
-  truncate_by: Schema.Literals(["provider", "gateway"])
-})
 
 /**
  * One upstream call of a request.
