@@ -179,4 +179,14 @@ describe("one request, one vector: widths, types and long inputs the same whiche
     assert.include(reply.json.error.message, "1 to 384")
     assert.strictEqual(reply.json.error.metadata.field, "dimensions")
   })
+
+  it("the model listing and the endpoints list say the limit, the widths and the types each provider makes", async () => {
+    const listed = (await gateway.call("/embeddings/models")).json.data.find((m: { id: string }) => m.id === model)
+    assert.deepInclude(listed, { max_input_tokens: limit, dimensions: 1536, matryoshka: true, output_dtypes: ["float", ...quantized] })
+    const endpoints = (await gateway.call(`/models/${model}/endpoints`)).json.data.endpoints as Array<Record<string, unknown>>
+    const of = (slug: string) => endpoints.find((e) => e.provider === slug)!
+    assert.deepInclude(of("cohere"), { max_input_tokens: limit, matryoshka: true, output_dtypes: ["float", ...quantized], truncation: ["start", "end"] })
+    assert.deepInclude(of("openai"), { output_dtypes: ["float"], truncation: [] })
+    assert.deepInclude(of("jina"), { output_dtypes: ["float", "binary", "ubinary"], truncation: ["end"] })
+  })
 })
