@@ -189,4 +189,13 @@ describe("one request, one vector: widths, types and long inputs the same whiche
     assert.deepInclude(of("openai"), { output_dtypes: ["float"], truncation: [] })
     assert.deepInclude(of("jina"), { output_dtypes: ["float", "binary", "ubinary"], truncation: ["end"] })
   })
+
+  it("the OpenAPI document names the fields and Cohere's embed routes", async () => {
+    const doc = (await gateway.call("/openapi.json")).json
+    const request = doc.components.schemas.EmbeddingRequest.properties
+    assert.deepStrictEqual(request.output_dtype.enum, ["float", "int8", "uint8", "binary", "ubinary"])
+    assert.deepStrictEqual(request.truncate.enum, ["none", "start", "end", "chunk"])
+    assert.property(doc.paths, "/api/v2/embed")
+    assert.property(doc.paths, "/api/v1/embed")
+  })
 })
