@@ -163,16 +163,34 @@ export const longInputs = (
   }
 }
 
+type AskedRequest = Pick<EmbeddingRequest, "dimensions" | "input_type" | "user" | "output_dtype" | "truncate" | "encoding_format">
+type AskedEndpoint = Pick<Endpoint, "supported_parameters" | "dimensions" | "matryoshka" | "output_dtypes" | "model" | "upstream_model" | "max_input_tokens">
+
+// A request's answer at an endpoint is read by its attempt, its cache lookup, its admission, its
+// settlement and its record: worked out once per request object and endpoint object.
+const known = new WeakMap<object, WeakMap<object, Asked>>()
+
 /**
- * What one endpoint is sent for a request, and what its answer must be and becomes.
+ * What one endpoint is sent for a request, and what its answer must be and becomes (the same
+ * object for the same request and endpoint objects).
  *
  * @since 0.1.0
  */
-export const forEndpoint = (
-  request: Pick<EmbeddingRequest, "dimensions" | "input_type" | "user" | "output_dtype" | "truncate" | "encoding_format">,
-  provider: Pick<Provider, "adapter" | "dialect">,
-  endpoint: Pick<Endpoint, "supported_parameters" | "dimensions" | "matryoshka" | "output_dtypes" | "model" | "upstream_model" | "max_input_tokens">
-): Asked => {
+export const forEndpoint = (request: AskedRequest, provider: Pick<Provider, "adapter" | "dialect">, endpoint: AskedEndpoint): Asked => {
+  let byEndpoint = known.get(request)
+  if (byEndpoint === undefined) {
+    byEndpoint = new WeakMap()
+    known.set(request, byEndpoint)
+  }
+  let asked = byEndpoint.get(endpoint)
+  if (asked === undefined) {
+    asked = askedOf(request, provider, endpoint)
+    byEndpoint.set(endpoint, asked)
+  }
+  return asked
+}
+
+const askedOf = (request: AskedRequest, provider: Pick<Provider, "adapter" | "dialect">, endpoint: AskedEndpoint): Asked => {
   const supports = (name: string) => endpoint.supported_parameters.includes(name)
   const own = widthOf(endpoint)
   const asked = request.dimensions
