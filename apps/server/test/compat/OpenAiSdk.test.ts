@@ -71,11 +71,15 @@ describe("openai SDK against Switchyard: embeddings", () => {
       assert.notProperty(lastBody(alpha), "dimensions")
       const embedding = cut.data[0]!.embedding as unknown
       const values = typeof embedding === "string" ? decodeFloat32(embedding) : embedding as Array<number>
-      values.forEach((x, i) => assert.approximately(x, full[i]! / norm, 1e-6))
+      values.forEach((x, i) => {
+        assert.approximately(x, full[i]! / norm, 1e-6)
+      })
     }
     // The SDK's own default (base64, decoded by it) gets the same four floats.
     const decoded = await client.embeddings.create({ model: "acme/nested", input: "jumps", dimensions: 4 })
-    Array.from(decoded.data[0]!.embedding).forEach((x, i) => assert.approximately(x, full[i]! / norm, 1e-6))
+    Array.from(decoded.data[0]!.embedding).forEach((x, i) => {
+      assert.approximately(x, full[i]! / norm, 1e-6)
+    })
     const typed = await client.embeddings.create({ model: "acme/nested", input: "jumps", dimensions: 8, encoding_format: "float", output_dtype: "ubinary" } as OpenAI.EmbeddingCreateParams)
     assert.strictEqual((typed.data[0]!.embedding as Array<number>).length, 1)
   })

@@ -103,7 +103,9 @@ describe("one request, one vector: widths, types and long inputs the same whiche
     // The gateway's cut is the provider's full vector, first 256 numbers re-normalised.
     const cut = await at("tei", { input: short, dimensions: 256 })
     const expected = Matryoshka.cut(FakeUpstream.vectorFor(short, 384), 256)
-    cut.json.data[0].embedding.forEach((x: number, i: number) => assert.approximately(x, expected[i]!, 1e-6))
+    cut.json.data[0].embedding.forEach((x: number, i: number) => {
+      assert.approximately(x, expected[i]!, 1e-6)
+    })
   }, 120_000)
 
   it("output_dtype: the same type and length from every provider, made by the provider where it can", async () => {
@@ -168,7 +170,9 @@ describe("one request, one vector: widths, types and long inputs the same whiche
     const sent = tei.requests.filter((r) => r.path === "/embed").at(-1)!.body as { inputs: Array<string> }
     assert.deepStrictEqual(sent.inputs, windows)
     const expected = Windows.weightedMean(windows.map((w) => Matryoshka.cut(FakeUpstream.vectorFor(w, 384), 256)), [50, 50, 50])
-    reply.json.data[0].embedding.forEach((x: number, i: number) => assert.approximately(x, expected[i]!, 1e-6))
+    reply.json.data[0].embedding.forEach((x: number, i: number) => {
+      assert.approximately(x, expected[i]!, 1e-6)
+    })
     assert.approximately(norm(reply.json.data[0].embedding), 1, 1e-6)
     assert.strictEqual(reply.json.usage.prompt_tokens, 3 * 52)
   }, 60_000)

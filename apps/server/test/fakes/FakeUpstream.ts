@@ -237,7 +237,7 @@ export const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** The words of a text: what the fakes count as its tokens. */
-export const words = (text: string): Array<string> => text.split(/\s+/u).filter((word) => word !== "")
+const words = (text: string): Array<string> => text.split(/\s+/u).filter((word) => word !== "")
 
 /** A text cut to its first (`end`: the end goes) or last (`start`) `max` words, as a provider's truncation. */
 export const cutWords = (text: string, max: number, side: "start" | "end"): string => {

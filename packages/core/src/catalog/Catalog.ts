@@ -227,7 +227,7 @@ export const batchApiOf = (provider: Pick<Provider, "adapter" | "dialect">): Bat
  *
  * @since 0.12.0
  */
-export const nativeDtypesOf = (provider: Pick<Provider, "adapter" | "dialect">): ReadonlyArray<QuantizedDtype> =>
+const nativeDtypesOf = (provider: Pick<Provider, "adapter" | "dialect">): ReadonlyArray<QuantizedDtype> =>
   provider.adapter === "cohere" || provider.adapter === "bedrock" || provider.adapter === "voyage" ||
     (provider.adapter === "openai" && provider.dialect === "mistral")
     ? ["int8", "uint8", "binary", "ubinary"]

@@ -36,14 +36,14 @@ import type { OutputDtype, QuantizedDtype } from "../vectors/OutputDtype.ts"
  *
  * @since 0.12.0
  */
-export const gatewayMade: ReadonlyArray<string> = ["encoding_format", "output_dtype", "truncate"]
+const gatewayMade: ReadonlyArray<string> = ["encoding_format", "output_dtype", "truncate"]
 
 /**
  * Who made a property of the answer: the provider, or the gateway from the provider's floats.
  *
  * @since 0.12.0
  */
-export type MadeBy = "provider" | "gateway"
+type MadeBy = "provider" | "gateway"
 
 /**
  * What an endpoint does with inputs longer than its `max_input_tokens`, for the request's

@@ -88,7 +88,7 @@ export class InputTooLarge extends Schema.TaggedClass<InputTooLarge>()("InputToo
  * before any call (`index` and `tokens` known), or refused by the provider, told not to cut.
  * @since 0.12.0
  */
-export class InputTooLong extends Schema.TaggedClass<InputTooLong>()("InputTooLong", {
+class InputTooLong extends Schema.TaggedClass<InputTooLong>()("InputTooLong", {
   model: Schema.String,
   max_input_tokens: Schema.optionalKey(Schema.Int),
   index: Schema.optionalKey(Schema.Int),

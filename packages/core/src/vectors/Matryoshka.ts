@@ -25,13 +25,6 @@ export interface Declared {
 }
 
 /**
- * Whether the endpoint serves a Matryoshka model.
- *
- * @since 0.12.0
- */
-export const isMatryoshka = (endpoint: Declared): boolean => endpoint.matryoshka !== undefined
-
-/**
  * Whether the model allows a width: one of its listed widths, or any from 1 to its own width.
  *
  * @since 0.12.0

@@ -57,7 +57,7 @@ export const all: ReadonlyArray<OutputDtype> = ["float", "int8", "uint8", "binar
  *
  * @since 0.12.0
  */
-export const isBinary = (dtype: OutputDtype): dtype is "binary" | "ubinary" => dtype === "binary" || dtype === "ubinary"
+const isBinary = (dtype: OutputDtype): dtype is "binary" | "ubinary" => dtype === "binary" || dtype === "ubinary"
 
 /**
  * How many numbers a vector of `width` dimensions holds in a type: the width, or its bytes for
@@ -66,13 +66,6 @@ export const isBinary = (dtype: OutputDtype): dtype is "binary" | "ubinary" => d
  * @since 0.12.0
  */
 export const lengthOf = (width: number, dtype: OutputDtype): number => isBinary(dtype) ? Math.ceil(width / 8) : width
-
-/**
- * The bytes one vector takes as base64's raw bytes.
- *
- * @since 0.12.0
- */
-export const bytesOf = (width: number, dtype: OutputDtype): number => dtype === "float" ? width * 4 : lengthOf(width, dtype)
 
 /**
  * The int8 calibration of a model at a width: the factor a value of a unit vector is multiplied

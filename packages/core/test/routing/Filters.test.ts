@@ -100,6 +100,8 @@ describe("Filters", () => {
     assert.isUndefined(Filters.inputModalities(ctx({}, { inputModalities: ["text", "image"] }), gammaFp8!))
     assert.isUndefined(Filters.requireParameters(ctx({}, { sentParameters: ["dimensions"] }), alpha!))
     assert.isDefined(Filters.requireParameters(ctx({ require_parameters: true }, { sentParameters: ["dimensions"] }), alpha!))
+    assert.isUndefined(Filters.requireParameters(ctx({ require_parameters: true }, { sentParameters: ["output_dtype", "truncate", "encoding_format"] }), alpha!))
+    assert.isUndefined(Filters.dimensions(ctx({}, { dimensions: 3 }), alpha!))
     assert.isUndefined(Filters.requireParameters(ctx({ require_parameters: true }, { sentParameters: ["dimensions"] }), beta!))
     assert.isDefined(Filters.enforceDistillableText(ctx({ enforce_distillable_text: true }), alpha!))
     assert.isDefined(Filters.maxPrice(ctx({ max_price: { prompt: Money.toAtto("0.05") } }), beta!))
