@@ -48,11 +48,11 @@ export const gathered = (
   })
 }
 
-// Written once as the answer's bytes (the JSON of a typed array's numbers is their join).
+// Written once as the answer's bytes.
 const typed = (values: ArrayLike<number>, dtype: OutputDtype.QuantizedDtype, encoding: "float" | "base64"): VectorEncoding.Vector =>
   encoding === "base64"
     ? Buffer.from(OutputDtype.rawBytes(values, dtype)).toString("base64")
-    : new VectorEncoding.ForwardedVector(Buffer.from(`[${Array.prototype.join.call(values, ",")}]`, "latin1"), values.length, "float")
+    : VectorEncoding.integerVector(values)
 
 /**
  * Why a vector the provider made in a quantized type is not one of it (the count or range of

@@ -187,6 +187,27 @@ const float32Of = (encoded: string, limit: number): Float32Array => {
   return out
 }
 
+// The JSON text of each byte-sized integer (-128..255), written by copying rather than formatting.
+const integerText: ReadonlyArray<Uint8Array> = Array.from({ length: 384 }, (_, i) => Buffer.from(String(i - 128), "latin1"))
+
+/**
+ * A vector of byte-sized integers (a quantized type's numbers) as a forwarded JSON array, written
+ * once, byte by byte.
+ */
+export const integerVector = (values: ArrayLike<number>): ForwardedVector => {
+  const out = Buffer.allocUnsafe(values.length * 5 + 2)
+  let at = 0
+  out[at++] = 0x5b
+  for (let i = 0; i < values.length; i++) {
+    if (i > 0) out[at++] = 0x2c
+    const text = integerText[values[i]! + 128]!
+    out.set(text, at)
+    at += text.length
+  }
+  out[at++] = 0x5d
+  return new ForwardedVector(out.subarray(0, at), values.length, "float")
+}
+
 export const widthOf = (vector: Vector): number =>
   vector instanceof ForwardedVector
     ? vector.width
