@@ -3,6 +3,8 @@ import * as Http from "node:http"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
 import { type Cell, type CellId, cells as allCells, type Endpoints, requestFor, type TargetId, type TargetRequest, width } from "./Cells.ts"
+import * as Matryoshka from "../../packages/core/src/vectors/Matryoshka.ts"
+import * as OutputDtype from "../../packages/core/src/vectors/OutputDtype.ts"
 import * as CliHelp from "./CliHelp.ts"
 import * as FastUpstream from "./FastUpstream.ts"
 import * as Load from "./Load.ts"
@@ -11,6 +13,7 @@ import * as PgDatabase from "./PgDatabase.ts"
 import * as ProcStats from "./ProcStats.ts"
 import { type Child, repoRoot, sleep, startEffectFloor, startFloor, startPeer, startSwitchyard, startUpstream, type Switchyard, upstreamApiKey, upstreamModels } from "./Processes.ts"
 import * as Profile from "./Profile.ts"
+import * as QuantizerRecall from "./QuantizerRecall.ts"
 import * as Report from "./Report.ts"
 
 export interface BenchOptions {
@@ -189,6 +192,11 @@ export const validate = async (
     return "answered a body that is not JSON"
   }
   if (!Array.isArray(body.data) || body.data.length !== cell.inputs) return `answered ${body.data?.length ?? "no"} vectors for ${cell.inputs} inputs`
+  // A vector the gateway cuts and types: the upstream's first one, cut and quantized as core does.
+  if (cell.vector !== undefined && request.url.includes("/api/v1/")) {
+    const expected = JSON.stringify(Array.from(OutputDtype.fromFloats(Matryoshka.cut(FastUpstream.vectorFor(0, width), cell.vector.dimensions), cell.vector.dtype)))
+    return JSON.stringify(body.data[0]?.embedding) === expected ? undefined : `vector 0 is not the upstream's cut to ${cell.vector.dimensions} and made ${cell.vector.dtype}`
+  }
   // A gateway that sends a request's inputs in pieces (Switchyard writes a large answer as its
   // pieces return, and splits a piece further at the endpoint's batch size) starts each upstream
   // call at the fake's first vector: walking the answer in order, every vector is the fake's vector
@@ -309,6 +317,9 @@ const stopAll = async (started: Started) => {
  */
 export const run = async (options: BenchOptions): Promise<Report.Report> => {
   const startedAt = new Date().toISOString()
+  // A pure computation, made before any process starts so it takes no core from the load.
+  options.log("measuring the gateway's int8 and binary top-10 recall on generated vectors")
+  const quantizer = QuantizerRecall.measure()
   const loadAverageAtStart = Os.loadavg()
   const targets = wanted(options)
   const workDir = Fs.mkdtempSync(NodePath.join(Os.tmpdir(), "switchyard-bench-"))
@@ -431,7 +442,8 @@ export const run = async (options: BenchOptions): Promise<Report.Report> => {
       idleRssMb,
       idleWaitSeconds: options.idleWaitSeconds,
       ...(cliHelpMs !== undefined ? { cliHelpMs } : {}),
-      checks: Report.checks(summaries, samples, idleRssMb, cliHelpMs),
+      quantizer,
+      checks: Report.checks(summaries, samples, idleRssMb, cliHelpMs, quantizer),
       samples
     }
   } finally {

@@ -34,7 +34,7 @@ export const targetLabels: Record<TargetId, string> = {
   "switchyard-pg-free": "Switchyard (PostgreSQL, zero-priced model)"
 }
 
-export type CellId = "small-c1" | "small-c16" | "small-c64" | "large-c16" | "bulk2000-c4" | "base64-c16" | "delay20-c64"
+export type CellId = "small-c1" | "small-c16" | "small-c64" | "large-c16" | "bulk2000-c4" | "base64-c16" | "delay20-c64" | "vector-c16"
 
 export interface Cell {
   readonly id: CellId
@@ -44,6 +44,8 @@ export interface Cell {
   readonly delayed: boolean
   readonly connections: number
   readonly targets: ReadonlyArray<TargetId>
+  /** Issue 60: a width and a type the gateway makes (a Matryoshka model at an endpoint without native dimensions). */
+  readonly vector?: { readonly dimensions: number; readonly dtype: "int8" | "uint8" | "binary" | "ubinary" }
 }
 
 /** `switchyard-old` runs only with `--old-server REF` (an earlier commit's build, for the before/after). */
@@ -82,7 +84,19 @@ export const cells: ReadonlyArray<Cell> = [
   // As many inputs as OpenAI's SDK sends in one request: what a request holds is its answer (issue #50).
   { id: "bulk2000-c4", label: "bulk (2,000 inputs × 1536 floats), c=4", inputs: 2000, encoding: "float", delayed: false, connections: 4, targets: ["switchyard"] },
   { id: "base64-c16", label: "base64 (1 input), c=16", inputs: 1, encoding: "base64", delayed: false, connections: 16, targets: core },
-  { id: "delay20-c64", label: "20 ms upstream delay (1 input), c=64", inputs: 1, encoding: "float", delayed: true, connections: 64, targets: core }
+  { id: "delay20-c64", label: "20 ms upstream delay (1 input), c=64", inputs: 1, encoding: "float", delayed: true, connections: 64, targets: core },
+  // Issue 60's cost bar: the small request asking 256 dimensions as int8 of a Matryoshka model whose
+  // endpoint takes no dimensions, so the gateway cuts the upstream's 1,536 floats and quantizes them.
+  {
+    id: "vector-c16",
+    label: "small, 256 dimensions as int8 made by the gateway, c=16",
+    inputs: 1,
+    encoding: "float",
+    delayed: false,
+    connections: 16,
+    targets: ["direct", "floor", "switchyard"],
+    vector: { dimensions: 256, dtype: "int8" }
+  }
 ]
 
 /** A target's label; the old build's names its ref. */
@@ -151,12 +165,13 @@ export const requestFor = (cell: Cell, target: TargetId, endpoints: Endpoints): 
       }
     default: {
       const free = target === "switchyard-free" || target === "switchyard-pg-free"
-      const model = cell.delayed ? benchModels.slow : free ? benchModels.free : benchModels.priced
+      const model = cell.delayed ? benchModels.slow : cell.vector !== undefined ? benchModels.nested : free ? benchModels.free : benchModels.priced
       const cache = target === "switchyard-cached" ? {} : { "x-switchyard-cache": "bypass" }
+      const vector = cell.vector === undefined ? {} : { dimensions: cell.vector.dimensions, output_dtype: cell.vector.dtype }
       return {
         url: `http://127.0.0.1:${port}/api/v1/embeddings`,
         headers: { authorization: `Bearer ${endpoints.apiKeys[target]}`, ...cache },
-        body: JSON.stringify({ model, input, ...encoding })
+        body: JSON.stringify({ model, input, ...encoding, ...vector })
       }
     }
   }

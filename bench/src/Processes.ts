@@ -249,7 +249,9 @@ export const startPeer = async (logDir: string) => {
 export const benchModels = {
   priced: "bench/text-embedding-3-small",
   free: "bench/text-embedding-3-small-free",
-  slow: "bench/text-embedding-3-small-slow"
+  slow: "bench/text-embedding-3-small-slow",
+  /** Matryoshka, at an endpoint that takes no `dimensions`: the gateway cuts its vectors (issue 60). */
+  nested: "bench/text-embedding-3-small-nested"
 } as const
 
 export const upstreamModels = {
@@ -262,7 +264,7 @@ export const upstreamModels = {
  * serving the same model at a list price, at no price, and slowly; the workspace's embeddings
  * cache is on (the targets that must go upstream bypass it per request).
  */
-const switchyardConfig = (upstreamPort: number, width: number, cache: boolean, maxBatchItems: number) => {
+const switchyardConfig = (upstreamPort: number, width: number, cache: boolean, maxBatchItems: number, nested: boolean) => {
   const endpoint = (model: string, upstreamModel: string, prompt: string) => ({
     model,
     upstream_model: upstreamModel,
@@ -284,7 +286,9 @@ const switchyardConfig = (upstreamPort: number, width: number, cache: boolean, m
       endpoints: [
         endpoint(benchModels.priced, upstreamModels.fast, "0.02"),
         endpoint(benchModels.free, upstreamModels.fast, "0"),
-        endpoint(benchModels.slow, upstreamModels.slow, "0.02")
+        endpoint(benchModels.slow, upstreamModels.slow, "0.02"),
+        // Another build's config schema may not know `matryoshka` (it refuses unknown fields).
+        ...(nested ? [{ ...endpoint(benchModels.nested, upstreamModels.fast, "0.02"), supported_parameters: ["encoding_format", "input_type", "user"], matryoshka: true }] : [])
       ]
     }],
     workspaces: { default: { cache } }
@@ -354,7 +358,7 @@ export const startSwitchyard = async (options: {
   const port = await freePort()
   Fs.mkdirSync(options.dataDir, { recursive: true })
   const configPath = NodePath.join(options.dataDir, "switchyard.json")
-  Fs.writeFileSync(configPath, JSON.stringify(switchyardConfig(options.upstreamPort, options.width, options.cache ?? true, options.maxBatchItems ?? 64), null, 2))
+  Fs.writeFileSync(configPath, JSON.stringify(switchyardConfig(options.upstreamPort, options.width, options.cache ?? true, options.maxBatchItems ?? 64, options.startFlags === undefined), null, 2))
   const managementKey = options.secrets?.managementKey ?? newSecret()
   const apiKey = options.secrets?.apiKey ?? newSecret()
   const env = baseEnv()

@@ -1,3 +1,4 @@
+import * as QuantizerRecall from "./QuantizerRecall.ts"
 import type { CellId, TargetId } from "./Cells.ts"
 import { accessLogCell, cachedCells, targetLabel, targetLabels, workersCell } from "./Cells.ts"
 import type { LoadResult } from "./Load.ts"
@@ -78,6 +79,8 @@ export interface Report {
   readonly idleWaitSeconds?: number
   /** Each timed run of `switchyard --help` from the installed CLI bundle, in ms (none with `--no-cli`). */
   readonly cliHelpMs?: ReadonlyArray<number>
+  /** Issue 60's quantizer figure: top-10 neighbours kept by the gateway's int8 and binary vectors. */
+  readonly quantizer?: QuantizerRecall.Recall
   readonly checks: ReadonlyArray<Check>
   readonly samples: ReadonlyArray<Sample>
 }
@@ -426,12 +429,38 @@ const cliChecks = (cliHelpMs: ReadonlyArray<number>): ReadonlyArray<Check> => {
  * under load (highest peak less idle) against the floor's highest peak; then the store's, the
  * paired targets', issue 47's and the CLI's bars.
  */
+/**
+ * Issue 60's bars: the gateway's int8 keeps the float top-10, and a width and a type it makes
+ * cost little beside the same request in floats.
+ */
+const vectorChecks = (cells: ReadonlyArray<CellSummary>, quantizer: QuantizerRecall.Recall | undefined): ReadonlyArray<Check> => {
+  const out: Array<Check> = []
+  if (quantizer !== undefined) {
+    out.push(check("quantizer-int8-top10", "int8 made by the gateway: share of the float top-10 neighbours kept", quantizer.int8, 0.95, "min", `binary (Hamming) keeps ${(quantizer.binary * 100).toFixed(1)} %`))
+  }
+  const vectorCpu = find(cells, "vector-c16", "switchyard")?.cpuMsPerRequest?.median
+  const floatCpu = find(cells, "small-c16", "switchyard")?.cpuMsPerRequest?.median
+  if (vectorCpu !== undefined && floatCpu !== undefined && floatCpu > 0) {
+    out.push(check(
+      "vector-c16-cpu-vs-small-c16",
+      "vector-c16 (SQLite): CPU per request of 256 dimensions as int8, both made by the gateway, ÷ small-c16's in floats",
+      vectorCpu / floatCpu,
+      1.1,
+      "max",
+      `${vectorCpu.toFixed(3)} ms vs ${floatCpu.toFixed(3)} ms`
+    ))
+  }
+  return out
+}
+
 export const checks = (
   cells: ReadonlyArray<CellSummary>,
   samples: ReadonlyArray<Sample>,
   idleRssMb: Partial<Record<TargetId, number>> = {},
-  cliHelpMs: ReadonlyArray<number> = []
+  cliHelpMs: ReadonlyArray<number> = [],
+  quantizer?: QuantizerRecall.Recall
 ): ReadonlyArray<Check> => [
+  ...vectorChecks(cells, quantizer),
   ...(["switchyard", "switchyard-pg", "switchyard-old"] as const).flatMap((target) => targetChecks(cells, idleRssMb, target)),
   ...storeChecks(cells, idleRssMb),
   ...pairedChecks(samples),
@@ -547,6 +576,7 @@ export const markdown = (report: Report): string =>
       ]
       : []),
     "",
+    ...(report.quantizer !== undefined ? ["", ...QuantizerRecall.markdown(report.quantizer)] : []),
     "## Cells",
     "",
     ...(report.oldServer !== undefined

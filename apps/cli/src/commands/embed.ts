@@ -60,6 +60,14 @@ export const embed = Command.make(
     model: Flag.String("model").pipe(Flag.withAlias("m"), Flag.withMetavar("VENDOR/MODEL"), Flag.withDescription("Embedding model (`switchyard models list` shows them)")),
     dimensions: Flag.Int("dimensions").pipe(Flag.withMetavar("N"), Flag.withDescription("Dimensions of the vectors, for models that can shorten them"), Flag.optional),
     encoding: Flag.Literals("encoding", ["float", "base64"]).pipe(Flag.withDescription("Vector encoding (default: float)"), Flag.optional),
+    dtype: Flag.Literals("dtype", ["float", "int8", "uint8", "binary", "ubinary"]).pipe(
+      Flag.withDescription("Vector type (default: float); binary and ubinary pack one bit a dimension"),
+      Flag.optional
+    ),
+    truncate: Flag.Literals("truncate", ["none", "start", "end", "chunk"]).pipe(
+      Flag.withDescription("An input longer than the model takes: none refuses it (default), start or end cuts it, chunk embeds it in windows"),
+      Flag.optional
+    ),
     inputType: Flag.String("input-type").pipe(Flag.withMetavar("KIND"), Flag.withDescription("Kind of input for models that distinguish (search_query, search_document...)"), Flag.optional),
     ...ProviderFlags.flags,
     file: Flag.String("file").pipe(Flag.withAlias("f"), Flag.withMetavar("PATH"), Flag.withDescription("Batch mode: embed every input of a .txt (a line each), .jsonl or .csv file (- for stdin)"), Flag.optional),
@@ -77,6 +85,8 @@ export const embed = Command.make(
       model: input.model,
       ...(Option.isSome(input.dimensions) ? { dimensions: input.dimensions.value } : {}),
       ...(Option.isSome(input.encoding) ? { encoding_format: input.encoding.value } : {}),
+      ...(Option.isSome(input.dtype) ? { output_dtype: input.dtype.value } : {}),
+      ...(Option.isSome(input.truncate) ? { truncate: input.truncate.value } : {}),
       ...(Option.isSome(input.inputType) ? { input_type: input.inputType.value } : {}),
       ...(yield* ProviderFlags.providerField(input))
     })
@@ -133,6 +143,7 @@ export const embed = Command.make(
     { command: "switchyard embed -m openai/text-embedding-3-small \"first text\" \"second text\"", description: "Two vectors, summarised on a terminal" },
     { command: "echo 'some text' | switchyard embed -m openai/text-embedding-3-small --json", description: "Standard input as one text; the whole response as JSON" },
     { command: "switchyard embed -m openai/text-embedding-3-small --sort price --max-price 0.05 --zdr \"hi\"", description: "The cheapest zero-retention provider under $0.05 per million tokens" },
+    { command: "switchyard embed -m openai/text-embedding-3-small --dimensions 256 --dtype int8 --truncate chunk \"a long text\"", description: "256 dimensions as int8, a text longer than the model takes embedded in windows" },
     { command: "switchyard embed -m openai/text-embedding-3-small --file docs.jsonl --out vectors.jsonl", description: "Batch mode with a progress bar; rerun the same command to resume" },
     { command: "switchyard embed -m openai/text-embedding-3-small --file docs.csv --text-field body --id-field doc_id --out v.jsonl --concurrency 8", description: "A CSV corpus, 8 requests at a time" }
   ])

@@ -93,6 +93,16 @@ describe("switchyard embed, route explain and models list (the binary against th
     assert.strictEqual(response.usage.prompt_tokens, 2)
   })
 
+  it("--dtype and --truncate reach the gateway: binary vectors of dimensions / 8 numbers", async () => {
+    const piped = await runCli(["embed", "-m", model, "--dimensions", "16", "--dtype", "binary", "--truncate", "chunk", "first text"], { env })
+    assert.strictEqual(piped.code, 0, piped.stderr)
+    const vector = JSON.parse(piped.stdout.trim()) as Array<number>
+    assert.strictEqual(vector.length, 2)
+    assert.isTrue(vector.every((b) => Number.isInteger(b) && b >= -128 && b <= 127))
+    const refused = await runCli(["embed", "-m", model, "--dtype", "int4", "x"], { env })
+    assert.notStrictEqual(refused.code, 0)
+  })
+
   it("embeds standard input as one text", async () => {
     const ran = await runCli(["embed", "-m", model, "--dimensions", "4", "--json"], { env, input: "a text\nacross two lines\n" })
     assert.strictEqual(ran.code, 0, ran.stderr)

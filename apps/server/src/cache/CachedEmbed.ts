@@ -24,6 +24,10 @@ export interface VectorSpace {
   readonly dimensions: number
   /** The input type the endpoint was sent, if any. */
   readonly inputType: string | undefined
+  /** The quantized type the provider made, when it made one: the entries are that type's numbers. */
+  readonly dtype?: string
+  /** The long-input mode and limit, when not `none`: a cut or windowed vector is another vector. */
+  readonly truncate?: string
 }
 
 /**
@@ -54,7 +58,9 @@ const keyOf = (space: VectorSpace, digest: string): string =>
       space.quantization,
       space.dimensions,
       space.inputType ?? null,
-      digest
+      digest,
+      // Absent for floats of inputs under `truncate: "none"`: the keys written before types existed.
+      ...(space.dtype !== undefined || space.truncate !== undefined ? [space.dtype ?? "float", space.truncate ?? "none"] : [])
     ]))
     .digest("base64url")
 
@@ -126,13 +132,14 @@ export const lookupAll = (options: {
     return keyed.map((keys, i) => ({ keys, hits: found[i]! }))
   })
 
-const served = (found: Lookup, encoding: "float" | "base64") => {
+// The hits as the cache keeps them: the answer's own type and encoding come after (`UpstreamAttempt.finish`).
+const served = (found: Lookup) => {
   const embeddings: Array<VectorEncoding.Forwarded> = []
   let cachedTokens = 0
   let cachedBytes = 0
   found.hits.forEach((hit, index) => {
     if (hit === undefined) return
-    embeddings.push({ index, embedding: VectorEncoding.inEncoding(hit.vector, encoding) })
+    embeddings.push({ index, embedding: hit.vector })
     cachedTokens += hit.tokens
     cachedBytes += bytesOf(hit)
   })
@@ -140,12 +147,12 @@ const served = (found: Lookup, encoding: "float" | "base64") => {
 }
 
 /**
- * The answer when the cache holds every item of the lookup, in the encoding asked for;
- * `undefined` when any item is missing (or the input is empty).
+ * The answer when the cache holds every item of the lookup, as kept; `undefined` when any item
+ * is missing (or the input is empty).
  */
-const whole = (found: Lookup, encoding: "float" | "base64"): CachedResult | undefined => {
+const whole = (found: Lookup): CachedResult | undefined => {
   if (found.keys.length === 0 || found.hits.some((hit) => hit === undefined)) return undefined
-  const { cachedBytes, cachedTokens, embeddings } = served(found, encoding)
+  const { cachedBytes, cachedTokens, embeddings } = served(found)
   return { embeddings, promptTokens: 0, totalTokens: 0, cachedItems: found.keys.length, cachedTokens, cachedBytes, sent: undefined }
 }
 
@@ -155,12 +162,11 @@ const whole = (found: Lookup, encoding: "float" | "base64"): CachedResult | unde
  */
 export const firstWhole = <A extends { readonly candidate: { readonly id: string } }>(
   attempts: ReadonlyArray<A>,
-  found: ReadonlyMap<string, Lookup>,
-  encoding: "float" | "base64"
+  found: ReadonlyMap<string, Lookup>
 ): { readonly attempt: A; readonly value: CachedResult } | undefined => {
   for (const attempt of attempts) {
     const one = found.get(attempt.candidate.id)
-    const value = one === undefined ? undefined : whole(one, encoding)
+    const value = one === undefined ? undefined : whole(one)
     if (value !== undefined) return { attempt, value }
   }
   return undefined
@@ -178,12 +184,11 @@ export const embed = <E, R>(options: {
   readonly policy: CachePolicy.Policy
   readonly space: VectorSpace
   readonly input: EmbeddingProvider.EmbeddingInput
-  readonly encoding: "float" | "base64"
   readonly call: (input: EmbeddingProvider.EmbeddingInput) => Effect.Effect<ForwardedResult, E, R>
   readonly found?: Lookup | undefined
 }): Effect.Effect<CachedResult, E, R> =>
   Effect.gen(function*() {
-    const { cache, call, encoding, input, metrics, policy } = options
+    const { cache, call, input, metrics, policy } = options
     if (!policy.read && !policy.write) return uncached(yield* call(input), input)
     const found = options.found ?? (yield* lookupAll({ cache, policy, spaces: [options] }))[0]!
     const { keys, hits } = found
@@ -204,8 +209,8 @@ export const embed = <E, R>(options: {
       return uncached(result, input)
     }
     const cachedItems = keys.length - missing.length
-    if (missing.length === 0) return whole(found, encoding)!
-    const { cachedBytes, cachedTokens, embeddings } = served(found, encoding)
+    if (missing.length === 0) return whole(found)!
+    const { cachedBytes, cachedTokens, embeddings } = served(found)
     const part = UpstreamInput.pick(input, missing)
     const result = yield* call(part)
     yield* write(entriesOf(result, part, missing.map((i) => keys[i]!)))

@@ -48,7 +48,7 @@ export interface DryRun {
 const expected = (request: EmbeddingRequest.EmbeddingRequest, prepared: Preparation.Prepared) =>
   AnswerAdmission.embeddings(
     UpstreamInput.count(prepared.input),
-    Math.max(0, ...prepared.attempts.map(({ candidate }) => EndpointParameters.forEndpoint(request, candidate.endpoint).width)),
+    Math.max(0, ...prepared.attempts.map(({ candidate }) => EndpointParameters.forEndpoint(request, candidate.provider, candidate.endpoint).width)),
     request.encoding_format ?? "float"
   )
 
@@ -294,12 +294,16 @@ export class Embeddings extends Context.Service<Embeddings, {
         // nothing and needs neither a hold nor an upstream call, and that endpoint is credited.
         // (A workspace without the cache, the default, reads nothing: no item is even hashed.)
         const found = prepared.cachePolicy.read ? yield* attempts.lookup(prepared.attempts) : undefined
-        const encoding = request.encoding_format ?? "float"
-        const served = found === undefined ? undefined : CachedEmbed.firstWhole(prepared.attempts, found, encoding)
+        const served = found === undefined ? undefined : CachedEmbed.firstWhole(prepared.attempts, found)
         if (served !== undefined) {
           const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
+          const { asked } = UpstreamAttempt.shapeOf(request, prepared, served.attempt.candidate)
           // No upstream took part: the answer has no attempt.
-          return yield* Settlement.record(accounting, caller, request, prepared, { ...served, reports: [] }, latencyMs, givenId)
+          return yield* Settlement.record(accounting, caller, request, prepared, {
+            ...served,
+            value: UpstreamAttempt.finish(asked, served.value),
+            reports: []
+          }, latencyMs, givenId)
         }
         return yield* HeldAttempts.settledOnce(
           held.reserve(caller, prepared),

@@ -55,6 +55,7 @@ export const make = (services: Route.Services) => {
       preferences: request.provider,
       sentParameters: EmbeddingRequest.sentParameters(request),
       inputModalities: EmbeddingRequest.inputModalities(request),
+      dimensions: request.dimensions,
       seed: options.seed
     })
     const input = UpstreamInput.normalize(request.input)

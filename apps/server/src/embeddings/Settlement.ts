@@ -61,14 +61,8 @@ interface VectorSpaceChange {
 /** A fresh generation id of an embeddings request. */
 export const generationId = GenerationId.make("emb")
 
-const widthOf = (embeddings: ReadonlyArray<VectorEncoding.Forwarded>): number => {
-  const first = embeddings[0]?.embedding
-  return first === undefined ? 0 : VectorEncoding.widthOf(first)
-}
-
 /**
- * Settles the hold at the actual cost of the answer and shapes the served request. An answer
- * written as its pieces returned (`Streamed.ts`) keeps no vectors: it gives their `dimensions`.
+ * Settles the hold at the actual cost of the answer and shapes the served request.
  */
 export const settle = Effect.fnUntraced(function*(
   accounting: Accounting["Service"],
@@ -77,8 +71,7 @@ export const settle = Effect.fnUntraced(function*(
   prepared: Prepared,
   outcome: Fallback.Served<CachedEmbed.CachedResult>,
   latencyMs?: number,
-  givenId?: string,
-  dimensions?: number
+  givenId?: string
 ) {
   const { attempt: { candidate, byok: isByok }, value: result } = outcome
   const images = result.sent === undefined ? 0 : UpstreamInput.imageCount(result.sent)
@@ -95,10 +88,14 @@ export const settle = Effect.fnUntraced(function*(
     latencyMs,
     cachedItems: result.cachedItems,
     cachedTokens: result.cachedTokens,
-    attempts: AttemptRecord.fromReports(outcome.reports, result.upstreamId)
+    attempts: AttemptRecord.fromReports(outcome.reports, result.upstreamId, { vector: factsOf(request, candidate) })
   })
-  return shape(request, prepared, outcome, { id, costNanos: settlement.costNanos, upstreamAtto }, dimensions)
+  return shape(request, prepared, outcome, { id, costNanos: settlement.costNanos, upstreamAtto })
 })
+
+// What the generation record says of the served endpoint's vectors.
+const factsOf = (request: EmbeddingRequest.EmbeddingRequest, candidate: RoutePlan.Plan["attempts"][number]) =>
+  EndpointParameters.factsOf(EndpointParameters.forEndpoint(request, candidate.provider, candidate.endpoint))
 
 /**
  * Records a request the cache served entirely (no hold, no upstream call, cost 0) and shapes
@@ -141,7 +138,7 @@ const spaceChange = (
   dimensions: number
 ): VectorSpaceChange | undefined => {
   if (primary.id === served.id) return undefined
-  const primaryDimensions = EndpointParameters.forEndpoint(request, primary.endpoint).width
+  const primaryDimensions = EndpointParameters.forEndpoint(request, primary.provider, primary.endpoint).answerWidth
   if (primaryDimensions === dimensions && primary.endpoint.quantization === served.endpoint.quantization) return undefined
   return {
     primary: primary.id,
@@ -157,12 +154,11 @@ const shape = (
   request: EmbeddingRequest.EmbeddingRequest,
   prepared: Prepared,
   outcome: Fallback.Served<CachedEmbed.CachedResult>,
-  charged: { readonly id: string; readonly costNanos: bigint; readonly upstreamAtto: bigint },
-  width?: number
+  charged: { readonly id: string; readonly costNanos: bigint; readonly upstreamAtto: bigint }
 ): Served => {
   const { attempt: { candidate, byok: isByok }, value: result } = outcome
   const { id, upstreamAtto } = charged
-  const dimensions = width ?? widthOf(result.embeddings)
+  const dimensions = EndpointParameters.forEndpoint(request, candidate.provider, candidate.endpoint).answerWidth
   const sorted = [...result.embeddings].sort((a, b) => a.index - b.index)
   return {
     id,

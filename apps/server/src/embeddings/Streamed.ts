@@ -41,7 +41,6 @@ import { type MemoryBudget, ownerOf } from "../http/MemoryBudget.ts"
 import type * as AttemptObserver from "../pipeline/AttemptObserver.ts"
 import * as HeldAttempts from "../pipeline/HeldAttempts.ts"
 import * as UpstreamInput from "../providers/UpstreamInput.ts"
-import * as VectorEncoding from "../providers/VectorEncoding.ts"
 import type { InFlight } from "../store/money/InFlight.ts"
 import * as Answer from "./Answer.ts"
 import type { HeldRequest } from "./HeldRequest.ts"
@@ -148,7 +147,6 @@ export const make = (services: Services) =>
       upstreamIds: [first.value.upstreamId],
       settled: false
     }
-    const dimensions = first.value.embeddings[0] === undefined ? 0 : VectorEncoding.widthOf(first.value.embeddings[0].embedding)
     // Settles the hold at what the pieces answered so far, once.
     const settle = Effect.suspend(() => {
       tally.settled = true
@@ -163,7 +161,7 @@ export const make = (services: Services) =>
       }
       return Effect.flatMap(Clock.currentTimeMillis, (now) =>
         services.inFlight.track(
-          Settlement.settle(accounting, reservation, request, prepared, { ...first, value }, now - timing.startedAt, id, dimensions)
+          Settlement.settle(accounting, reservation, request, prepared, { ...first, value }, now - timing.startedAt, id)
         ))
     })
     // A body never written to its end (the client gone, the request cut) is settled when the

@@ -96,7 +96,8 @@ const toGeneration = (
     provider: row.provider,
     tokens_total: row.totalTokens + row.cachedTokens,
     // A line of a batch: served in a job at the provider's batch API (its attempt says so), else live.
-    batch_mode: served?.mode === "provider_batch" ? "provider_batch" : isLineGeneration(row.generationId) ? "live" : null
+    batch_mode: served?.mode === "provider_batch" ? "provider_batch" : isLineGeneration(row.generationId) ? "live" : null,
+    ...(served?.vector !== undefined ? { vector: served.vector } : {})
   }
 }
 

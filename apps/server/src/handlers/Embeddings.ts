@@ -130,6 +130,39 @@ const serveWith = (embeddings: Embeddings["Service"], broadcast: Broadcast["Serv
   })
 
 /**
+ * An embeddings call answered whole, for a route that shapes the served request itself (Cohere's
+ * embed): the same key, limits, headers, routing, billing and broadcast as `POST /embeddings`.
+ */
+export const wholeCall = Effect.gen(function*() {
+  const embeddings = yield* Embeddings
+  const broadcast = yield* Broadcast
+  const withinLimit = withinInputLimit(yield* MaxInputsConfig)
+  const resolved = resolveModel(yield* CurrentCatalog)
+  return Effect.fnUntraced(function*(payload: EmbeddingRequest, headers: RequestHeaders) {
+    const caller = yield* requireStandardKey
+    yield* withinLimit(payload)
+    const request = yield* resolved(payload)
+    const { options, sessionId } = yield* requestOptions(request, headers)
+    yield* noteSession(sessionId, request.user)
+    const served = yield* embeddings.create(caller, request, options).pipe(
+      answerCall("embeddings", request.model),
+      TraceContext.within(TraceContext.annotationsOf(request, sessionId))
+    )
+    const parent = Option.getOrUndefined(yield* Effect.serviceOption(Tracer.ParentSpan))
+    yield* broadcast.publish({ request, served, caller, sessionId, parent })
+    return {
+      served,
+      headers: {
+        "x-generation-id": served.id,
+        "x-switchyard-provider": served.provider,
+        [CachePolicy.header]: served.cache.outcome,
+        [seedHeader]: String(served.plan.seed)
+      }
+    }
+  })
+})
+
+/**
  * `POST /embeddings` from a decoded request of an authenticated caller to its answer.
  */
 const create = Effect.gen(function*() {

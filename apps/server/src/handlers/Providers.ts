@@ -1,3 +1,4 @@
+import * as ModelListing from "@switchyard/core/catalog/ModelListing"
 import { Api } from "@switchyard/core/api/Api"
 import { Caller } from "@switchyard/core/api/Authorization"
 import * as Catalog from "@switchyard/core/catalog/Catalog"
@@ -74,6 +75,7 @@ export const ProvidersHandlers = HttpApiBuilder.group(
         data_collection: provider.data_collection,
         zdr: provider.zdr,
         ...(endpoint.dimensions !== undefined ? { dimensions: endpoint.dimensions } : {}),
+        ...ModelListing.vectorOptionsOf(provider, endpoint),
         task: endpoint.task,
         active
       }

@@ -3,7 +3,6 @@ import type { Caller } from "@switchyard/core/api/Authorization"
 import type { ApiError } from "@switchyard/core/schema/ApiError"
 import * as ModelListing from "@switchyard/core/catalog/ModelListing"
 import type * as RerankRequest from "@switchyard/core/schema/RerankRequest"
-import type { CohereRerankResponse } from "@switchyard/core/schema/CohereRerank"
 import { Effect } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
@@ -18,7 +17,7 @@ import * as ModelCall from "./ModelCall.ts"
  * A rerank call from an authenticated caller to its served result and the answer's headers: the
  * one place the route's logic lives, for `POST /rerank` and Cohere's `POST /api/v2/rerank`.
  */
-const serveWith = (rerank: Rerank["Service"], loaded: LoadedCatalog) => {
+export const serveWith = (rerank: Rerank["Service"], loaded: LoadedCatalog) => {
   const resolved = resolveModel(loaded)
   return Effect.fnUntraced(function*(payload: RerankRequest.RerankRequest, headers: ModelCall.RequestHeaders) {
     const caller = yield* ModelCall.requireStandardKey
@@ -81,30 +80,5 @@ export const RerankHandlers = HttpApiBuilder.group(
         return ModelCall.planReport("rerank", dry.plan, { tokens: dry.tokenBound, worstNanos: dry.worstNanos })
       })
     ).handle("create", ({ payload, request }) => serve(payload, request) as Effect.Effect<never, ApiError, Caller>)
-  })
-)
-
-/**
- * Cohere's v2 rerank (`POST /api/v2/rerank`): the request read as a `POST /rerank` whose
- * documents are not echoed, the answer in Cohere's shape (`priority` is not used).
- */
-export const CohereHandlers = HttpApiBuilder.group(
-  Api,
-  "cohere",
-  Effect.fn(function*(handlers) {
-    const serve = serveWith(yield* Rerank, yield* CurrentCatalog)
-    return handlers.handle("rerank", ({ payload }) =>
-      Effect.gen(function*() {
-        const { priority: _, ...rest } = payload
-        const answer = yield* serve({ ...rest, return_documents: false }, (yield* HttpServerRequest.HttpServerRequest).headers)
-        const { served } = answer
-        const cohere: CohereRerankResponse = {
-          id: served.id,
-          results: served.results.map((r) => ({ index: r.index, relevance_score: r.relevance_score })),
-          meta: { api_version: { version: "2" }, billed_units: { search_units: served.searchUnits } }
-        }
-        return HttpServerResponse.jsonUnsafe(cohere, { headers: answer.headers }) as never
-      })
-    )
   })
 )

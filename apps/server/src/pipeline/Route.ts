@@ -29,6 +29,8 @@ export interface RouteQuery {
   readonly seed: number | undefined
   /** What the request is expected to consume, when endpoints are priced in different units. */
   readonly consumption?: Cost.Consumption | undefined
+  /** The width the request asks for (`dimensions`), if any. */
+  readonly dimensions?: number | undefined
 }
 
 /**
@@ -98,6 +100,7 @@ export const make = (services: Services) => {
       workspace,
       sentParameters: query.sentParameters,
       inputModalities: query.inputModalities,
+      dimensions: query.dimensions,
       isActive: (p) => p.enabled && (snapshot.active.has(p.slug) || own.has(p.slug)),
       stats: (id) => health.statsOf(id, now),
       now,
@@ -144,12 +147,12 @@ export const resolveModel = (loaded: LoadedCatalog) => <P extends { readonly mod
   )
 
 /**
- * The parameters the request sent that the serving endpoint does not support, which were left out
- * (`require_parameters` off).
+ * The parameters the request sent that neither the serving endpoint nor the gateway honoured,
+ * which were left out (`require_parameters` off): `EndpointParameters.ignored`.
  */
 export const ignoredParameters = (plan: RoutePlan.Plan, endpointId: string, sent: ReadonlyArray<string>) => {
   const endpoint = plan.attempts.find((c) => c.id === endpointId)?.endpoint
-  return endpoint === undefined ? [] : EndpointParameters.missing(sent, endpoint)
+  return endpoint === undefined ? [] : EndpointParameters.ignored(sent, endpoint)
 }
 
 /**

@@ -13,6 +13,7 @@ import * as Local from "./Local.ts"
 import * as Ollama from "./Ollama.ts"
 import * as OpenAiCompatible from "./OpenAiCompatible.ts"
 import * as Tei from "./Tei.ts"
+import type * as Tokenizers from "./Tokenizers.ts"
 import * as Vertex from "./Vertex.ts"
 import * as Vllm from "./Vllm.ts"
 import * as Voyage from "./Voyage.ts"
@@ -23,11 +24,17 @@ export type AdapterId = typeof AdapterId.Type
 
 /**
  * An adapter: the embeddings port, `forward` when it can hand vectors back in the upstream's own
- * bytes, and `rerank` when its wire format has a rerank API.
+ * bytes, `rerank` when its wire format has a rerank API, and `tokenize` when its server counts a
+ * model's tokens for the gateway (TEI's `/tokenize`).
  */
 type Adapter = EmbeddingProvider.EmbeddingProvider["Service"] & {
   readonly forward?: OpenAiCompatible.ForwardingProvider["forward"]
   readonly rerank?: RerankProvider["rerank"]
+  readonly tokenize?: (
+    connection: EmbeddingProvider.Connection,
+    upstreamModel: string,
+    texts: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyArray<ReadonlyArray<Tokenizers.ServerToken>>, UpstreamError.UpstreamError>
 }
 
 export type AdapterTable = Readonly<Record<AdapterId, Adapter>>

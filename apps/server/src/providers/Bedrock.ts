@@ -29,11 +29,13 @@ const TitanResponse = Schema.Struct({
   inputTextTokenCount: Schema.Finite
 })
 
+const Vectors = Schema.optionalKey(Schema.Array(VectorEncoding.FloatVector))
+
 const CohereResponse = Schema.Struct({
   id: Schema.optionalKey(Schema.String),
   embeddings: Schema.Union([
     Schema.Array(VectorEncoding.FloatVector),
-    Schema.Struct({ float: Schema.Array(VectorEncoding.FloatVector) })
+    Schema.Struct({ float: Vectors, int8: Vectors, uint8: Vectors, binary: Vectors, ubinary: Vectors })
   ])
 })
 
@@ -159,17 +161,20 @@ const embedCohere = Effect.fnUntraced(function*(
     invoke(connection, request.upstreamModel, {
       texts: chunk,
       input_type: Cohere.inputTypeOf(request.inputType),
-      embedding_types: ["float"],
-      truncate: "END",
+      embedding_types: [Cohere.embeddingTypeOf(request)],
+      ...(Cohere.truncateOf(request.truncate) !== undefined ? { truncate: Cohere.truncateOf(request.truncate) } : {}),
       ...(request.dimensions !== undefined ? { output_dimension: request.dimensions } : {})
     }).pipe(Effect.flatMap(({ json, inputTokens }) =>
       decodeCohere(json).pipe(Effect.map((response) => ({ response, inputTokens })))
     )), { concurrency: 2 })
   const vectors: Array<VectorEncoding.RawVector> = []
   let tokens = 0
+  const type = Cohere.embeddingTypeOf(request) as "float" | "int8" | "uint8" | "binary" | "ubinary"
   for (const [chunk, { response, inputTokens }] of answers.entries()) {
-    const floats = Array.isArray(response.embeddings) ? response.embeddings : (response.embeddings as { readonly float: ReadonlyArray<ReadonlyArray<number>> }).float
-    for (const [i, value] of floats.entries()) vectors.push({ index: chunk * cohereTextsPerCall + i, value })
+    const embeddings = response.embeddings
+    const values = Array.isArray(embeddings) ? embeddings : (embeddings as Partial<Record<typeof type, ReadonlyArray<ReadonlyArray<number>>>>)[type]
+    if (values === undefined) return yield* UpstreamError.invalidResponse(`the response holds no ${type} embeddings`)
+    for (const [i, value] of values.entries()) vectors.push({ index: chunk * cohereTextsPerCall + i, value })
     tokens += inputTokens ?? 0
   }
   return { vectors, tokens, upstreamId: answers.length === 1 ? answers[0]!.response.id : undefined }

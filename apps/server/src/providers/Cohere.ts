@@ -23,11 +23,22 @@ const inputTypes: Partial<Record<InputType.Purpose, string>> = {
 export const inputTypeOf = (inputType: string | undefined): string =>
   inputTypes[InputType.purposeOf(inputType) ?? "document"] ?? "search_document"
 
+/** Cohere's `truncate` (and Bedrock's Cohere Embed's) for the gateway's long-input flag. */
+export const truncateOf = (truncate: EmbeddingProvider.UpstreamRequest["truncate"]): string | undefined =>
+  truncate === "none" ? "NONE" : truncate === "start" ? "START" : truncate === "end" ? "END" : undefined
+
+/** The one type an embed call asks for: the quantized type the gateway asked natively, else floats. */
+export const embeddingTypeOf = (request: EmbeddingProvider.UpstreamRequest): string => request.outputDtype ?? "float"
+
 const EmbedResponse = Schema.Struct({
   id: Schema.optionalKey(Schema.String),
   embeddings: Schema.Struct({
     float: Schema.optionalKey(Schema.NullOr(Schema.Array(VectorEncoding.FloatVector))),
-    base64: Schema.optionalKey(Schema.NullOr(Schema.Array(Schema.String)))
+    base64: Schema.optionalKey(Schema.NullOr(Schema.Array(Schema.String))),
+    int8: Schema.optionalKey(Schema.NullOr(Schema.Array(VectorEncoding.FloatVector))),
+    uint8: Schema.optionalKey(Schema.NullOr(Schema.Array(VectorEncoding.FloatVector))),
+    binary: Schema.optionalKey(Schema.NullOr(Schema.Array(VectorEncoding.FloatVector))),
+    ubinary: Schema.optionalKey(Schema.NullOr(Schema.Array(VectorEncoding.FloatVector)))
   }),
   meta: Schema.optionalKey(Schema.NullOr(Schema.Struct({
     billed_units: Schema.optionalKey(Schema.NullOr(Schema.Struct({
@@ -65,8 +76,9 @@ export const requestBody = Effect.fnUntraced(function*(request: EmbeddingProvide
   const body: Record<string, unknown> = {
     model: request.upstreamModel,
     input_type: inputTypeOf(request.inputType),
-    // Cohere's base64 byte layout is undocumented, so floats are asked for and encoded here.
-    embedding_types: ["float"]
+    // Cohere's base64 byte layout is undocumented, so floats (or the quantized type asked) are
+    // asked for and encoded here.
+    embedding_types: [embeddingTypeOf(request)]
   }
   switch (request.input._tag) {
     case "Texts":
@@ -82,6 +94,8 @@ export const requestBody = Effect.fnUntraced(function*(request: EmbeddingProvide
     }
   }
   if (request.dimensions !== undefined) body.output_dimension = request.dimensions
+  const truncate = truncateOf(request.truncate)
+  if (truncate !== undefined) body.truncate = truncate
   return body
 })
 
@@ -109,11 +123,13 @@ const wireFormat: WireFormat.WireFormat<typeof EmbedResponse.Type> = {
   keyHeaders: WireFormat.bearer,
   response: EmbedResponse,
   request: (request) => Effect.map(requestBody(request), (body) => ({ path, body })),
-  vectors: (response) => {
-    const vectors: ReadonlyArray<ReadonlyArray<number> | string> | undefined = response.embeddings.float ??
-      response.embeddings.base64 ?? undefined
+  vectors: (response, request) => {
+    const type = embeddingTypeOf(request)
+    const vectors: ReadonlyArray<ReadonlyArray<number> | string> | undefined = type === "float"
+      ? response.embeddings.float ?? response.embeddings.base64 ?? undefined
+      : response.embeddings[type as "int8" | "uint8" | "binary" | "ubinary"] ?? undefined
     return vectors === undefined
-      ? Effect.fail(WireFormat.invalidResponse("the response holds no float embeddings"))
+      ? Effect.fail(WireFormat.invalidResponse(`the response holds no ${type} embeddings`))
       : Effect.succeed(vectors.map((value, index) => ({ index, value })))
   },
   usage

@@ -29,7 +29,8 @@ const wireFormat: WireFormat.WireFormat<typeof EmbedResponse.Type> = {
           body: {
             model: request.upstreamModel,
             input: request.input.texts,
-            truncate: false,
+            // Ollama cuts a long input's end unless told not to.
+            truncate: request.truncate === "end",
             ...(request.dimensions !== undefined ? { dimensions: request.dimensions } : {})
           }
         })

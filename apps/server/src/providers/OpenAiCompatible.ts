@@ -25,6 +25,10 @@ export interface Dialect {
   readonly base64: { readonly field: string; readonly value: string } | undefined
   readonly inputType: { readonly field: string; readonly map: (value: string) => string | undefined } | undefined
   readonly user: boolean
+  /** The field that asks for a quantized type (`output_dtype`, Jina's `embedding_type`), where the API has one. */
+  readonly dtypeField?: string
+  /** The field that says whether a long input is cut at its end (Jina's `truncate`), where the API has one. */
+  readonly truncateField?: string
 }
 
 const jinaTasks: Partial<Record<InputType.Purpose, string>> = {
@@ -74,7 +78,8 @@ export const dialects: Record<DialectId, Dialect> = {
     dimensionsField: "output_dimension",
     base64: { field: "encoding_format", value: "base64" },
     inputType: undefined,
-    user: false
+    user: false,
+    dtypeField: "output_dtype"
   },
   jina: {
     id: "jina",
@@ -85,7 +90,9 @@ export const dialects: Record<DialectId, Dialect> = {
     dimensionsField: "dimensions",
     base64: { field: "embedding_type", value: "base64" },
     inputType: { field: "task", map: jinaTaskOf },
-    user: false
+    user: false,
+    dtypeField: "embedding_type",
+    truncateField: "truncate"
   },
   together: { ...plainText, id: "together", baseUrl: "https://api.together.xyz/v1" },
   fireworks: { ...plainText, id: "fireworks", baseUrl: "https://api.fireworks.ai/inference/v1" },
@@ -187,6 +194,9 @@ export const requestBody = Effect.fnUntraced(function*(dialect: Dialect, request
     if (value !== undefined) body[dialect.inputType.field] = value
   }
   if (request.user !== undefined && dialect.user) body.user = request.user
+  if (request.outputDtype !== undefined && dialect.dtypeField !== undefined) body[dialect.dtypeField] = request.outputDtype
+  // A dialect with a truncation switch is told whether to cut the end: `none` (refuse) or `end`.
+  if (request.truncate !== undefined && dialect.truncateField !== undefined) body[dialect.truncateField] = request.truncate === "end"
   return body
 })
 

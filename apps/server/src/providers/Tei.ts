@@ -3,6 +3,7 @@ import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Effect, Redacted, Schema } from "effect"
 import { HttpClient } from "effect/http"
 import * as RerankWire from "./RerankWire.ts"
+import type * as Tokenizers from "./Tokenizers.ts"
 import * as UpstreamHttp from "./UpstreamHttp.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
 import * as WireFormat from "./WireFormat.ts"
@@ -17,8 +18,14 @@ const tokenizeBatch = 32
 // `POST /embed` answers a bare list of vectors, in input order, and no counts.
 const EmbedResponse = Schema.Array(VectorEncoding.FloatVector)
 
-// `POST /tokenize` answers, per input, its tokens (special ones included).
-const TokenizeResponse = Schema.Array(Schema.Array(Schema.Struct({ id: Schema.Int })))
+// `POST /tokenize` answers, per input, its tokens (special ones included), each with its byte
+// offsets into the input.
+const TokenizeResponse = Schema.Array(Schema.Array(Schema.Struct({
+  id: Schema.Int,
+  special: Schema.optionalKey(Schema.Boolean),
+  start: Schema.optionalKey(Schema.Int),
+  stop: Schema.optionalKey(Schema.Int)
+})))
 
 const decodeEmbed = UpstreamHttp.decode(EmbedResponse)
 const decodeTokenize = UpstreamHttp.decode(TokenizeResponse)
@@ -35,16 +42,16 @@ const textsOf = (request: EmbeddingProvider.UpstreamRequest) => {
 }
 
 /**
- * The token count of each distinct text, asked of the server's own tokenizer in batches of
- * {@link tokenizeBatch}: a text repeated within the request is counted once and looked up after.
+ * The tokens of each distinct text, asked of the server's own tokenizer in batches of
+ * {@link tokenizeBatch}: a text repeated within the request is asked once and looked up after.
  */
-const countTokens = Effect.fnUntraced(function*(
+const tokenizeTexts = Effect.fnUntraced(function*(
   client: HttpClient.HttpClient,
   connection: EmbeddingProvider.Connection,
-  headers: Readonly<Record<string, string>>,
   texts: ReadonlyArray<string>
 ) {
-  const counts = new Map<string, number>()
+  const headers = headersOf(connection)
+  const tokens = new Map<string, ReadonlyArray<Tokenizers.ServerToken>>()
   const distinct = [...new Set(texts)]
   for (let start = 0; start < distinct.length; start += tokenizeBatch) {
     const batch = distinct.slice(start, start + tokenizeBatch)
@@ -58,14 +65,29 @@ const countTokens = Effect.fnUntraced(function*(
     if (tokenized.length !== batch.length) {
       return yield* UpstreamError.invalidResponse(`${batch.length} texts were tokenized and ${tokenized.length} answered`)
     }
-    for (const [index, text] of batch.entries()) counts.set(text, tokenized[index]!.length)
+    for (const [index, text] of batch.entries()) {
+      tokens.set(text, tokenized[index]!.map((t) => ({ special: t.special ?? false, start: t.start ?? 0, stop: t.stop ?? 0 })))
+    }
   }
-  return texts.reduce((sum, text) => sum + (counts.get(text) ?? 0), 0)
+  return texts.map((text) => tokens.get(text) ?? [])
 })
 
+const headersOf = (connection: EmbeddingProvider.Connection) =>
+  connection.apiKey === undefined ? {} : WireFormat.bearer(Redacted.value(connection.apiKey))
+
+// TEI's truncation: `truncate` with the side it cuts (`Left` keeps the end of the text).
+const truncationOf = (truncate: EmbeddingProvider.UpstreamRequest["truncate"]) =>
+  truncate === "start"
+    ? { truncate: true, truncation_direction: "Left" }
+    : truncate === "end"
+    ? { truncate: true, truncation_direction: "Right" }
+    : { truncate: false }
+
 /**
- * Text Embeddings Inference's embeddings: `POST /embed` (`inputs`, `truncate`, `normalize`,
- * `dimensions`), then the tokens counted through its `POST /tokenize`, as `/embed` reports none.
+ * Text Embeddings Inference's embeddings: `POST /embed` (`inputs`, `truncate` and
+ * `truncation_direction`, `normalize`, `dimensions`), then the tokens counted through its
+ * `POST /tokenize`, as `/embed` reports none (a text the server cut counts what it embedded: at
+ * most `maxInputTokens`). `tokenize` is that route for the gateway's own counting.
  */
 export const make = Effect.gen(function*() {
   const client = yield* HttpClient.HttpClient
@@ -74,24 +96,26 @@ export const make = Effect.gen(function*() {
     request: EmbeddingProvider.UpstreamRequest
   ) {
     const texts = yield* textsOf(request)
-    const headers = connection.apiKey === undefined ? {} : WireFormat.bearer(Redacted.value(connection.apiKey))
     const json = yield* UpstreamHttp.post(client, {
       connection,
       path: "/embed",
-      headers,
+      headers: headersOf(connection),
       body: {
         inputs: texts,
-        truncate: false,
+        ...truncationOf(request.truncate),
         normalize: true,
         ...(request.dimensions !== undefined ? { dimensions: request.dimensions } : {})
       }
     })
     const vectors = yield* decodeEmbed(json)
     const embeddings = yield* VectorEncoding.finish(request, vectors.map((value, index) => ({ index, value })))
-    const tokens = yield* countTokens(client, connection, headers, texts)
+    const cut = request.truncate === "start" || request.truncate === "end" ? request.maxInputTokens : undefined
+    const tokens = (yield* tokenizeTexts(client, connection, texts)).reduce((sum, t) => sum + Math.min(t.length, cut ?? t.length), 0)
     return { embeddings, promptTokens: tokens, totalTokens: tokens } satisfies EmbeddingProvider.EmbeddingResult
   }, Span.within("Tei.embed"))
-  return EmbeddingProvider.EmbeddingProvider.of({ embed })
+  const tokenize = (connection: EmbeddingProvider.Connection, _upstreamModel: string, texts: ReadonlyArray<string>) =>
+    tokenizeTexts(client, connection, texts)
+  return { ...EmbeddingProvider.EmbeddingProvider.of({ embed }), tokenize }
 })
 
 const RerankResponse = Schema.Array(Schema.Struct({ index: Schema.Int, score: Schema.Finite }))

@@ -1,6 +1,7 @@
 import type { EmbeddingProvider } from "@switchyard/core"
 
-const tokenPattern = /[\p{L}\p{N}]+|[^\s\p{L}\p{N}]/gu
+/** The in-process model's tokens: runs of letters and digits, and each other visible character. */
+export const tokenPattern = /[\p{L}\p{N}]+|[^\s\p{L}\p{N}]/gu
 
 export const tokenize = (text: string): ReadonlyArray<string> => text.match(tokenPattern) ?? []
 

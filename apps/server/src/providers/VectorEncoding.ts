@@ -48,7 +48,8 @@ export interface RawVector<V extends Vector = ReadonlyArray<number> | string> {
 
 const invalid = UpstreamError.invalidResponse
 
-// Upstreams answer in whatever encoding they support; the client gets the one it asked for.
+// Upstreams answer in whatever encoding they support; the client gets the one it asked for. The
+// width asked is checked once, by the attempt (`UpstreamAttempt.ts`), for every adapter.
 export const finishForwarded = Effect.fnUntraced(function*(
   request: EmbeddingProvider.UpstreamRequest,
   raw: ReadonlyArray<RawVector<Vector>>
@@ -87,9 +88,6 @@ export const finishForwarded = Effect.fnUntraced(function*(
     else if (got !== width) {
       return yield* invalid(`vectors have different widths (${width} and ${got})`)
     }
-  }
-  if (request.dimensions !== undefined && width !== undefined && width !== request.dimensions) {
-    return yield* UpstreamError.widthMismatch(request.dimensions, width)
   }
   const embeddings: Array<Forwarded> = []
   for (const vector of ordered as ReadonlyArray<RawVector<Vector>>) {
@@ -160,6 +158,54 @@ export type Vector = ReadonlyArray<number> | string | ForwardedVector
 export interface Forwarded {
   readonly index: number
   readonly embedding: Vector
+}
+
+/**
+ * The first `limit` numbers of a vector (all of them by default) as floats: a forwarded JSON
+ * array is parsed only up to them, base64 read as little-endian float32.
+ */
+export const readFloats = (vector: Vector, limit = Number.MAX_SAFE_INTEGER): ArrayLike<number> => {
+  if (vector instanceof ForwardedVector) {
+    if (vector.encoding === "base64") return float32Of(vector.value() as string, limit)
+    const json = vector.json
+    if (limit >= vector.width) return JSON.parse(Buffer.from(json.buffer, json.byteOffset, json.byteLength).toString("latin1")) as ReadonlyArray<number>
+    // The `limit`-th comma ends the numbers kept: the rest is never read.
+    let commas = 0
+    let i = 1
+    for (; i < json.length; i++) if (json[i] === 0x2c && ++commas === limit) break
+    return JSON.parse(`${Buffer.from(json.buffer, json.byteOffset + 0, i).toString("latin1")}]`) as ReadonlyArray<number>
+  }
+  if (typeof vector === "string") return float32Of(vector, limit)
+  return limit >= vector.length ? vector : vector.slice(0, limit)
+}
+
+const float32Of = (encoded: string, limit: number): Float32Array => {
+  const bytes = Buffer.from(encoded, "base64")
+  const count = Math.min(limit, Math.floor(bytes.length / 4))
+  const out = new Float32Array(count)
+  for (let i = 0; i < count; i++) out[i] = bytes.readFloatLE(i * 4)
+  return out
+}
+
+// The JSON text of each byte-sized integer (-128..255), written by copying rather than formatting.
+const integerText: ReadonlyArray<Uint8Array> = Array.from({ length: 384 }, (_, i) => Buffer.from(String(i - 128), "latin1"))
+
+/**
+ * A vector of byte-sized integers (a quantized type's numbers) as a forwarded JSON array, written
+ * once, byte by byte.
+ */
+export const integerVector = (values: ArrayLike<number>): ForwardedVector => {
+  const out = Buffer.allocUnsafe(values.length * 5 + 2)
+  let at = 0
+  out[at++] = 0x5b
+  for (let i = 0; i < values.length; i++) {
+    if (i > 0) out[at++] = 0x2c
+    const text = integerText[values[i]! + 128]!
+    out.set(text, at)
+    at += text.length
+  }
+  out[at++] = 0x5d
+  return new ForwardedVector(out.subarray(0, at), values.length, "float")
 }
 
 export const widthOf = (vector: Vector): number =>

@@ -35,7 +35,8 @@ const requestOf = Effect.fnUntraced(function*(
     body: {
       instances: request.input.texts.map((content) => ({ content, ...(taskType !== undefined ? { task_type: taskType } : {}) })),
       parameters: {
-        autoTruncate: false,
+        // Vertex cuts a long input's end only when told to (`autoTruncate`).
+        autoTruncate: request.truncate === "end",
         ...(request.dimensions !== undefined ? { outputDimensionality: request.dimensions } : {})
       }
     }
@@ -45,7 +46,8 @@ const requestOf = Effect.fnUntraced(function*(
 /**
  * Vertex AI's text embeddings (`:predict` on a Google publisher model): one instance per input,
  * `input_type` as `task_type`, the vectors and per-input token counts in `predictions`. Vertex
- * truncates nothing it is not told to (`autoTruncate: false`): an over-long input is refused.
+ * cuts a long input's end only with `truncate: "end"` (`autoTruncate: true`); otherwise an
+ * over-long input is refused.
  */
 const wireFormat: WireFormat.WireFormat<typeof PredictResponse.Type> = {
   name: "Vertex",

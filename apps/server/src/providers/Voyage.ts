@@ -64,6 +64,9 @@ export const requestOf = Effect.fnUntraced(function*(request: EmbeddingProvider.
   const common: Record<string, unknown> = { model: request.upstreamModel }
   if (inputType !== undefined) common.input_type = inputType
   if (request.dimensions !== undefined) common.output_dimension = request.dimensions
+  if (request.outputDtype !== undefined) common.output_dtype = request.outputDtype
+  // Voyage cuts a long input's end unless told not to (`truncation`, on by default).
+  if (request.truncate !== undefined) common.truncation = request.truncate === "end"
   switch (request.input._tag) {
     case "Texts":
       return {

@@ -62,7 +62,8 @@ export interface WireFormat<Response> {
   ) => Effect.Effect<Outgoing, UpstreamError.UpstreamError>
   /** The answer's vectors with their input positions, in whatever encoding the provider sent. */
   readonly vectors: (
-    response: Response
+    response: Response,
+    request: EmbeddingProvider.UpstreamRequest
   ) => Effect.Effect<ReadonlyArray<VectorEncoding.RawVector>, UpstreamError.UpstreamError>
   readonly usage: (response: Response, request: EmbeddingProvider.UpstreamRequest) => Usage
 }
@@ -109,7 +110,7 @@ export const reader = <Response>(format: WireFormat<Response>) => {
   const decodeResponse = UpstreamHttp.decode(format.response)
   return Effect.fnUntraced(function*(request: EmbeddingProvider.UpstreamRequest, json: unknown) {
     const response: Response = yield* decodeResponse(json)
-    const embeddings = yield* VectorEncoding.finish(request, yield* format.vectors(response))
+    const embeddings = yield* VectorEncoding.finish(request, yield* format.vectors(response, request))
     const { modalityTokens, promptTokens, totalTokens, upstreamId, tokensEstimated } = format.usage(response, request)
     return {
       embeddings,

@@ -30,7 +30,9 @@ describe("embeddings cache", () => {
               max_batch_items: 3,
               supported_parameters: ["dimensions", "encoding_format", "input_type", "user"]
             }),
-            endpoint("acme/other", { upstream_model: "embed", pricing: { prompt: "0.1" } })
+            endpoint("acme/other", { upstream_model: "embed", pricing: { prompt: "0.1" } }),
+            // Matryoshka without native dimensions, a limit of 4 tokens: the gateway cuts, types and windows.
+            endpoint("acme/nested", { upstream_model: "nested", pricing: { prompt: "0.1" }, matryoshka: true, max_input_tokens: 4 })
           ])
         ],
         workspaces: { default: { cache: true } }
@@ -108,6 +110,30 @@ describe("embeddings cache", () => {
     assert.deepStrictEqual(replies.map(cacheOf), ["miss", "miss", "miss", "miss"])
     assert.strictEqual(sent().length, 4)
     assert.strictEqual(replies[1]!.json.data[0].embedding.length, 8)
+  })
+
+  it("a hit never answers a vector a miss would not have: width, type and truncation are part of what is kept or derived", async () => {
+    const text = "one two three four five six seven eight nine ten"
+    const asks = [
+      { dimensions: 8 },
+      { dimensions: 4 },
+      { dimensions: 8, output_dtype: "int8" },
+      { dimensions: 8, output_dtype: "binary", encoding_format: "base64" },
+      { dimensions: 8, truncate: "end" },
+      { dimensions: 8, truncate: "chunk" },
+      { dimensions: 8, truncate: "chunk", output_dtype: "uint8" }
+    ]
+    for (const ask of asks) {
+      const body = { model: "acme/nested", input: [text], ...ask }
+      // A miss with the cache bypassed is what the request answers; the cached answer must be it.
+      const fresh = await gateway.embed(body, { headers: { "x-switchyard-cache": "bypass" } })
+      const first = await gateway.embed(body)
+      const again = await gateway.embed(body)
+      assert.strictEqual(fresh.status, 200, `${JSON.stringify(ask)}: ${fresh.text}`)
+      assert.strictEqual(cacheOf(again), "hit", JSON.stringify(ask))
+      assert.deepStrictEqual(vectorTexts(first), vectorTexts(fresh), JSON.stringify(ask))
+      assert.deepStrictEqual(vectorTexts(again), vectorTexts(fresh), JSON.stringify(ask))
+    }
   })
 
   it("returns a cached vector in the encoding asked for, the same float32 values", async () => {

@@ -2,7 +2,7 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import OpenAI from "openai"
 import * as FakeOpenAi from "../fakes/FakeOpenAi.ts"
 import * as FakeUpstream from "../fakes/FakeUpstream.ts"
-import { costOf, endpoint, type Gateway, lastBody, provider, startGateway } from "../embeddings/Gateway.ts"
+import { costOf, decodeFloat32, endpoint, type Gateway, lastBody, provider, startGateway } from "../embeddings/Gateway.ts"
 
 describe("openai SDK against Switchyard: embeddings", () => {
   let gateway: Gateway
@@ -19,7 +19,9 @@ describe("openai SDK against Switchyard: embeddings", () => {
               upstream_model: "embed",
               pricing: { prompt: "0.1" },
               supported_parameters: ["dimensions", "encoding_format", "user"]
-            })
+            }),
+            // A Matryoshka model at an endpoint that takes no dimensions: the gateway cuts.
+            endpoint("acme/nested", { upstream_model: "nested", pricing: { prompt: "0.1" }, supported_parameters: ["encoding_format"], matryoshka: true })
           ])
         ]
       },
@@ -59,6 +61,27 @@ describe("openai SDK against Switchyard: embeddings", () => {
     const narrow = await client.embeddings.create({ model: "acme/embed", input: "jumps", dimensions: 4, encoding_format: "float" })
     assert.strictEqual(lastBody(alpha).dimensions, 4)
     assert.strictEqual(narrow.data[0]!.embedding.length, 4)
+  })
+
+  it("dimensions and encoding_format work unchanged where the gateway cuts the vector, and output_dtype passes as an extra field", async () => {
+    const full = FakeUpstream.vectorFor("nested|jumps", 16)
+    const norm = Math.sqrt(full.slice(0, 4).reduce((n, x) => n + x * x, 0))
+    for (const encoding_format of ["base64", "float"] as const) {
+      const cut = await client.embeddings.create({ model: "acme/nested", input: "jumps", dimensions: 4, encoding_format })
+      assert.notProperty(lastBody(alpha), "dimensions")
+      const embedding = cut.data[0]!.embedding as unknown
+      const values = typeof embedding === "string" ? decodeFloat32(embedding) : embedding as Array<number>
+      values.forEach((x, i) => {
+        assert.approximately(x, full[i]! / norm, 1e-6)
+      })
+    }
+    // The SDK's own default (base64, decoded by it) gets the same four floats.
+    const decoded = await client.embeddings.create({ model: "acme/nested", input: "jumps", dimensions: 4 })
+    Array.from(decoded.data[0]!.embedding).forEach((x, i) => {
+      assert.approximately(x, full[i]! / norm, 1e-6)
+    })
+    const typed = await client.embeddings.create({ model: "acme/nested", input: "jumps", dimensions: 8, encoding_format: "float", output_dtype: "ubinary" } as OpenAI.EmbeddingCreateParams)
+    assert.strictEqual((typed.data[0]!.embedding as Array<number>).length, 1)
   })
 
   it("models.retrieve takes an id with a slash (the SDK sends it as one encoded path segment), and the listing needs no valid key", async () => {

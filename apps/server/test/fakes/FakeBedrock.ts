@@ -20,6 +20,8 @@ export interface Options {
   readonly credentialLifetimeMs?: number
   /** The fake's idea of now, epoch ms (default the wall clock). */
   readonly now?: () => number
+  /** The most tokens (words) one Cohere text may have; absent, no limit. */
+  readonly maxTokens?: number
 }
 
 interface Refusal {
@@ -88,24 +90,36 @@ export const titan = (model: string, body: Record<string, unknown>) => {
   return { status: 200, body: { embedding, embeddingsByType: { float: embedding }, inputTextTokenCount: FakeUpstream.wordCount(body.inputText) } }
 }
 
-export const cohereEmbed = (model: string, body: Record<string, unknown>) => {
+const cohereTypes = new Set(["float", "int8", "uint8", "binary", "ubinary"])
+
+export const cohereEmbed = (model: string, body: Record<string, unknown>, maxTokens?: number) => {
   const texts = body.texts
   if (!Array.isArray(texts) || texts.length === 0 || texts.some((t) => typeof t !== "string")) {
     return validation("Malformed input request: #/texts: expected a non-empty array of strings")
   }
   if (texts.length > 96) return validation(`Malformed input request: #/texts: expected maxItems: 96, actual: ${texts.length}`)
   if (typeof body.input_type !== "string") return validation("Malformed input request: #: required key [input_type] not found")
-  const floats = (texts as Array<string>).map((t) => FakeUpstream.vectorFor(`${model}|${body.input_type}|${t}`, 1024))
+  const truncate = body.truncate ?? "END"
+  if (truncate !== "NONE" && truncate !== "START" && truncate !== "END") return validation("Malformed input request: #/truncate: NONE, START or END")
+  const long = maxTokens === undefined ? undefined : (texts as Array<string>).find((t) => FakeUpstream.wordCount(t) > maxTokens)
+  if (long !== undefined && truncate === "NONE") {
+    return validation(`Malformed input request: too many tokens: the text has ${FakeUpstream.wordCount(long)} tokens and the model takes at most ${maxTokens}`)
+  }
+  const kept = (texts as Array<string>).map((t) => maxTokens === undefined ? t : FakeUpstream.cutWords(t, maxTokens, truncate === "START" ? "start" : "end"))
+  const types = body.embedding_types ?? ["float"]
+  if (!Array.isArray(types) || !types.every((t) => cohereTypes.has(t))) return validation("Malformed input request: #/embedding_types")
+  const width = model === "cohere.embed-v4:0" && typeof body.output_dimension === "number" ? body.output_dimension : model === "cohere.embed-v4:0" ? 1536 : 1024
+  const floats = kept.map((t) => FakeUpstream.vectorFor(`${model}|${body.input_type}|${t}`, width))
   const byType = Array.isArray(body.embedding_types)
   return {
     status: 200,
     body: {
       id: `emb-${texts.length}`,
-      embeddings: byType ? { float: floats } : floats,
+      embeddings: byType ? Object.fromEntries((types as Array<string>).map((t) => [t, floats.map((f) => FakeUpstream.ofType(f, t))])) : floats,
       response_type: byType ? "embeddings_by_type" : "embeddings_floats",
       texts
     },
-    headers: { "x-amzn-bedrock-input-token-count": String((texts as Array<string>).reduce((n, t) => n + FakeUpstream.wordCount(t), 0)) }
+    headers: { "x-amzn-bedrock-input-token-count": String(kept.reduce((n, t) => n + FakeUpstream.wordCount(t), 0)) }
   }
 }
 
@@ -222,7 +236,7 @@ export const start = (options: Options = {}): Promise<FakeBedrock> => {
     const answer = model === "amazon.titan-embed-text-v2:0"
       ? titan(model, body)
       : cohereEmbedModels.has(model)
-      ? cohereEmbed(model, body)
+      ? cohereEmbed(model, body, options.maxTokens)
       : model === "cohere.rerank-v3-5:0" || model === "amazon.rerank-v1:0"
       ? rerank(model, body)
       : validation("The provided model identifier is invalid.")

@@ -3,6 +3,8 @@ import * as FakeUpstream from "./FakeUpstream.ts"
 
 export interface Options extends FakeRerank.Options {
   readonly apiKey?: string
+  /** The most tokens (words) one text may have; absent, no limit. */
+  readonly maxTokens?: number
 }
 
 const modelWidths: Record<string, number> = {
@@ -56,8 +58,6 @@ const itemsOf = (body: Record<string, unknown>): ReadonlyArray<Item> | string =>
   return "invalid request: texts, images or inputs is malformed"
 }
 
-const quantize = (vector: ReadonlyArray<number>) => vector.map((x) => Math.max(-128, Math.min(127, Math.round(x * 127))))
-
 const api = (options: Options = {}): FakeUpstream.FakeApi => ({
   basePath: "/v2",
   errorBody: (status, message) => error(status, message).body,
@@ -75,6 +75,18 @@ const api = (options: Options = {}): FakeUpstream.FakeApi => ({
     if (!Array.isArray(types) || types.length === 0 || !types.every((t) => embeddingTypes.has(t as string))) {
       return error(400, "invalid request: embedding_types is invalid")
     }
+    const truncate = body.truncate ?? "END"
+    if (truncate !== "NONE" && truncate !== "START" && truncate !== "END") return error(400, "invalid request: truncate must be NONE, START or END")
+    const max = options.maxTokens
+    if (max !== undefined && Array.isArray(body.texts)) {
+      const texts = body.texts as Array<unknown>
+      if (truncate === "NONE") {
+        const long = texts.find((t) => typeof t === "string" && FakeUpstream.wordCount(t) > max)
+        if (typeof long === "string") {
+          return error(400, `too many tokens: total number of tokens in the prompt cannot exceed ${max} - received ${FakeUpstream.wordCount(long)}. Try using a shorter prompt, or enabling prompt truncating.`)
+        }
+      } else body.texts = texts.map((t) => typeof t === "string" ? FakeUpstream.cutWords(t, max, truncate === "START" ? "start" : "end") : t)
+    }
     const items = itemsOf(body)
     if (typeof items === "string") return error(400, items)
     const width = shape.width ?? (body.output_dimension as number | undefined) ?? modelWidths[body.model] ?? 1024
@@ -85,7 +97,7 @@ const api = (options: Options = {}): FakeUpstream.FakeApi => ({
     for (const type of types as ReadonlyArray<string>) {
       if (type === "float") embeddings.float = vectors
       else if (type === "base64") embeddings.base64 = vectors.map(FakeUpstream.float32Base64)
-      else embeddings[type] = vectors.map(quantize)
+      else embeddings[type] = vectors.map((v) => FakeUpstream.ofType(v, type))
     }
     const inputTokens = items.reduce((sum, item) => sum + item.tokens, 0)
     const images = items.reduce((sum, item) => sum + item.images, 0)

@@ -15,6 +15,8 @@ export interface Options extends FakeRerank.Options {
    * answers other vectors for the same input from then on.
    */
   revision?: string
+  /** The most tokens (words) one text may have; absent, no limit. */
+  readonly maxTokens?: number
 }
 
 const modelWidths: Record<string, number> = {
@@ -30,7 +32,7 @@ const error = (status: number, message: string, code: string | null = null) => (
 
 type Item = { readonly seed: string; readonly tokens: number; readonly images: number }
 
-const itemsOf = (input: unknown): ReadonlyArray<Item> | undefined => {
+const itemsOf = (input: unknown): Array<Item> | undefined => {
   const isTokens = (value: unknown): value is ReadonlyArray<number> =>
     Array.isArray(value) && value.every((n) => Number.isInteger(n))
   if (typeof input === "string") return [{ seed: input, tokens: FakeUpstream.wordCount(input), images: 0 }]
@@ -78,8 +80,23 @@ export const api = (options: Options = {}): FakeUpstream.FakeApi => ({
     if (dimensions !== undefined && !(Number.isInteger(dimensions) && (dimensions as number) > 0)) {
       return error(400, "'dimensions' must be a positive integer")
     }
+    // OpenAI refuses a text over the limit; Jina (`truncate`) cuts its end when told to.
+    const max = options.maxTokens
+    if (max !== undefined && Array.isArray(body.input)) {
+      const long = (body.input as Array<unknown>).findIndex((t) => typeof t === "string" && FakeUpstream.wordCount(t) > max)
+      if (long !== -1 && body.truncate !== true) {
+        return error(400, body.truncate === false
+          ? `Input text at position ${long} exceeds the maximum context length of ${max} tokens; set truncate to true to cut it.`
+          : `Invalid 'input[${long}]': maximum input length is ${max} tokens.`)
+      }
+      if (long !== -1) {
+        const cut = (body.input as Array<string>).map((t) => FakeUpstream.cutWords(t, max, "end"))
+        items.splice(0, items.length, ...itemsOf(cut)!)
+      }
+    }
     const width = shape.width ?? (dimensions as number | undefined) ?? modelWidths[body.model] ?? options.defaultWidth ?? 16
     const base64 = body.encoding_format === "base64" || body.embedding_type === "base64"
+    const packedType = body.embedding_type === "binary" || body.embedding_type === "ubinary" ? body.embedding_type : undefined
     const kept = shape.dropOne ? items.slice(1) : items
     const promptTokens = items.reduce((sum, item) => sum + item.tokens + item.images * 85, 0)
     const imageTokens = items.reduce((sum, item) => sum + item.images * 85, 0)
@@ -93,7 +110,11 @@ export const api = (options: Options = {}): FakeUpstream.FakeApi => ({
             `${body.model}|${item.seed}${options.revision === undefined ? "" : `|${options.revision}`}`,
             width
           )
-          return { object: "embedding", index, embedding: base64 ? FakeUpstream.float32Base64(vector) : vector }
+          return {
+            object: "embedding",
+            index,
+            embedding: base64 ? FakeUpstream.float32Base64(vector) : packedType !== undefined ? FakeUpstream.ofType(vector, packedType) : vector
+          }
         }),
         model: body.model,
         ...(options.reportUsage === false ? {} : {

@@ -235,3 +235,34 @@ export const bearer = (request: RecordedRequest): string | undefined => {
 
 export const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** The words of a text: what the fakes count as its tokens. */
+const words = (text: string): Array<string> => text.split(/\s+/u).filter((word) => word !== "")
+
+/** A text cut to its first (`end`: the end goes) or last (`start`) `max` words, as a provider's truncation. */
+export const cutWords = (text: string, max: number, side: "start" | "end"): string => {
+  const all = words(text)
+  return all.length <= max ? text : (side === "end" ? all.slice(0, max) : all.slice(all.length - max)).join(" ")
+}
+
+/**
+ * One bit a dimension, 1 when positive, the first dimension in the highest bit, as Cohere's and
+ * Voyage's references describe `ubinary`; `binary` is each byte minus 128.
+ */
+export const packed = (vector: ReadonlyArray<number>, signed: boolean): Array<number> => {
+  const out: Array<number> = []
+  for (let i = 0; i < vector.length; i += 8) {
+    let byte = 0
+    for (let j = 0; j < 8; j++) byte = byte * 2 + (i + j < vector.length && vector[i + j]! > 0 ? 1 : 0)
+    out.push(signed ? byte - 128 : byte)
+  }
+  return out
+}
+
+/** A provider's own int8 (Cohere and Voyage scale floats in -1..1 by 127), or uint8 (plus 128). */
+export const scaled = (vector: ReadonlyArray<number>, unsigned: boolean): Array<number> =>
+  vector.map((x) => Math.max(-128, Math.min(127, Math.round(x * 127))) + (unsigned ? 128 : 0))
+
+/** A vector in one of the quantized types providers make, or the floats. */
+export const ofType = (vector: ReadonlyArray<number>, type: string): Array<number> =>
+  type === "int8" ? scaled(vector, false) : type === "uint8" ? scaled(vector, true) : type === "binary" ? packed(vector, true) : type === "ubinary" ? packed(vector, false) : [...vector]

@@ -16,6 +16,8 @@ export interface Options {
   readonly tokenLifetimeS?: number
   /** The width of a vector when the request names none. */
   readonly defaultWidth?: number
+  /** The most tokens (words) one instance may have; absent, no limit. */
+  readonly maxTokens?: number
 }
 
 export interface FakeVertex extends FakeUpstream.FakeServer {
@@ -96,14 +98,23 @@ export const start = async (options: Options = {}): Promise<FakeVertex> => {
           return error(400, `Unsupported task_type: ${String(instance.task_type)}`)
         }
       }
+      // `autoTruncate` (default true) cuts an instance's end at the model's limit; false refuses it.
+      const max = options.maxTokens
+      if (max !== undefined) {
+        const long = instances.find((i) => FakeUpstream.wordCount(i.content as string) > max)
+        if (long !== undefined && parameters.autoTruncate === false) {
+          return error(400, `Unable to submit request because the input token count is ${FakeUpstream.wordCount(long.content as string)} but the model supports up to ${max}. Reduce the input token count and try again. You can also use the auto-truncate parameter.`)
+        }
+      }
+      const content = (instance: Record<string, unknown>) => max === undefined ? instance.content as string : FakeUpstream.cutWords(instance.content as string, max, "end")
       const width = shape.width ?? (typeof parameters.outputDimensionality === "number" ? parameters.outputDimensionality : options.defaultWidth ?? 768)
       return {
         status: 200,
         body: {
           predictions: (shape.dropOne ? instances.slice(1) : instances).map((instance) => ({
             embeddings: {
-              values: FakeUpstream.vectorFor(`${model}|${String(instance.task_type ?? "")}|${instance.content as string}`, width),
-              statistics: { token_count: FakeUpstream.wordCount(instance.content as string), truncated: false }
+              values: FakeUpstream.vectorFor(`${model}|${String(instance.task_type ?? "")}|${content(instance)}`, width),
+              statistics: { token_count: FakeUpstream.wordCount(content(instance)), truncated: content(instance) !== instance.content }
             }
           })),
           metadata: { billableCharacterCount: instances.reduce((sum, i) => sum + (i.content as string).length, 0) }

@@ -3,6 +3,8 @@ import * as FakeUpstream from "./FakeUpstream.ts"
 
 export interface Options extends FakeRerank.Options {
   readonly apiKey?: string
+  /** The most tokens (words) one text may have; absent, no limit. */
+  readonly maxTokens?: number
 }
 
 const imagePixels = 560 * 400
@@ -46,11 +48,13 @@ const common = (body: Record<string, unknown>): string | undefined => {
   return undefined
 }
 
-const vectors = (model: string, inputType: unknown, items: ReadonlyArray<Item>, width: number, base64: boolean) =>
+const vectors = (model: string, inputType: unknown, items: ReadonlyArray<Item>, width: number, base64: boolean, dtype: string) =>
   items.map((item, index) => {
     const vector = FakeUpstream.vectorFor(`${model}|${String(inputType ?? "")}|${item.seed}`, width)
-    return { object: "embedding", embedding: base64 ? FakeUpstream.float32Base64(vector) : vector, index }
+    return { object: "embedding", embedding: base64 ? FakeUpstream.float32Base64(vector) : FakeUpstream.ofType(vector, dtype), index }
   })
+
+const dtypes = new Set(["float", "int8", "uint8", "binary", "ubinary"])
 
 export const api = (options: Options = {}): FakeUpstream.FakeApi => ({
   basePath: "/v1",
@@ -95,12 +99,20 @@ export const api = (options: Options = {}): FakeUpstream.FakeApi => ({
       if (body.encoding_format !== undefined && body.encoding_format !== null && body.encoding_format !== "base64") {
         return error(400, "encoding_format must be null or 'base64'")
       }
-      for (const text of input as ReadonlyArray<string>) {
-        items.push({ seed: text, tokens: FakeUpstream.wordCount(text), image: 0, video: 0 })
+      // `truncation` (default true) cuts a text's end at the model's context length; false refuses it.
+      const max = options.maxTokens
+      for (const [index, text] of (input as ReadonlyArray<string>).entries()) {
+        if (max !== undefined && FakeUpstream.wordCount(text) > max && body.truncation === false) {
+          return error(400, `Request to model '${String(body.model)}' failed. The example at index ${index} in your batch has too many tokens and does not fit into the model's context length of ${max} tokens. Please reduce the length of the example, or set truncation=True.`)
+        }
+        const kept = max === undefined ? text : FakeUpstream.cutWords(text, max, "end")
+        items.push({ seed: kept, tokens: FakeUpstream.wordCount(kept), image: 0, video: 0 })
       }
     }
     const width = shape.width ?? (body.output_dimension as number | undefined) ?? 1024
     const base64 = multimodal ? body.output_encoding === "base64" : body.encoding_format === "base64"
+    const dtype = body.output_dtype ?? "float"
+    if (typeof dtype !== "string" || !dtypes.has(dtype)) return error(400, "output_dtype must be float, int8, uint8, binary or ubinary")
     const textTokens = items.reduce((sum, item) => sum + item.tokens, 0)
     const image = items.reduce((sum, item) => sum + item.image, 0)
     const video = items.reduce((sum, item) => sum + item.video, 0)
@@ -109,7 +121,7 @@ export const api = (options: Options = {}): FakeUpstream.FakeApi => ({
       status: 200,
       body: {
         object: "list",
-        data: vectors(body.model as string, body.input_type, shape.dropOne ? items.slice(1) : items, width, base64),
+        data: vectors(body.model as string, body.input_type, shape.dropOne ? items.slice(1) : items, width, base64, dtype),
         model: body.model,
         usage: multimodal
           ? { text_tokens: textTokens, image_pixels: image, ...(video > 0 ? { video_pixels: video } : {}), total_tokens: total }

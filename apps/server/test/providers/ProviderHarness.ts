@@ -192,12 +192,6 @@ export const describeFailureModes = <FakeOptions>(subject: Subject<FakeOptions>)
         assert.include(reason.detail, "expected")
       }).pipe(AdapterFixture.overHttp))
 
-    it.live("vectors wider than the requested dimensions are an invalid response", () =>
-      Effect.gen(function*() {
-        const reason = yield* run({ _tag: "WrongWidth", width: 12 }, { dimensions: 8 })
-        assert.deepStrictEqual(reason, { ...UpstreamError.widthMismatch(8, 12).reason })
-      }).pipe(AdapterFixture.overHttp))
-
     it.live("a closed port is Unreachable", () =>
       Effect.gen(function*() {
         const port = yield* closedPort()

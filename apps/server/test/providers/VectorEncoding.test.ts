@@ -1,5 +1,4 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Effect } from "effect"
 import * as fc from "fast-check"
 import * as VectorEncoding from "../../src/providers/VectorEncoding.ts"
@@ -123,13 +122,21 @@ describe("VectorEncoding", () => {
         )
       }))
 
-    it.effect("checks the width of base64 vectors against the requested dimensions from their length", () =>
+    it.effect("measures base64 vectors' width from their length, which the attempt checks against the width asked", () =>
       Effect.gen(function*() {
-        const reason = yield* reasonOf(VectorEncoding.finish({ ...two, encodingFormat: "base64", dimensions: 3 }, [
+        const vectors = yield* VectorEncoding.finish({ ...two, encodingFormat: "base64", dimensions: 3 }, [
           { index: 0, value: VectorEncoding.toBase64([1, 2]) },
           { index: 1, value: VectorEncoding.toBase64([3, 4]) }
-        ]))
-        assert.deepStrictEqual(reason, { ...UpstreamError.widthMismatch(3, 2).reason })
+        ])
+        assert.deepStrictEqual(vectors.map((v) => VectorEncoding.widthOf(v.embedding)), [2, 2])
       }))
+
+    it("reads a forwarded vector's first numbers only, and base64 as float32", () => {
+      const located = VectorEncoding.locate(Buffer.from(`{"data":[{"embedding":[0.5,-0.25,1.5,2e-3]}]}`))!
+      assert.deepStrictEqual(Array.from(VectorEncoding.readFloats(located.vectors[0]!, 2)), [0.5, -0.25])
+      assert.deepStrictEqual(Array.from(VectorEncoding.readFloats(located.vectors[0]!)), [0.5, -0.25, 1.5, 2e-3])
+      assert.deepStrictEqual(Array.from(VectorEncoding.readFloats(VectorEncoding.toBase64([1, 2, 3]), 2)), [1, 2])
+      assert.strictEqual(Buffer.from(VectorEncoding.integerVector(Int8Array.from([-128, 0, 127])).json).toString(), "[-128,0,127]")
+    })
   })
 })

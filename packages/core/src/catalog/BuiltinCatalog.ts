@@ -46,6 +46,13 @@ export const localDimensions = 256
 
 const openAiParams = ["dimensions", "encoding_format", "user"]
 
+/** The quantized types Cohere's Embed makes (`embedding_types`), on Cohere and on Bedrock. */
+const cohereTypes = ["int8", "uint8", "binary", "ubinary"]
+
+/** Voyage's Matryoshka widths (`output_dimension`) and types (`output_dtype`) of its 3.5 and 3-large families. */
+const voyageWidths = [256, 512, 1024, 2048]
+const voyageTypes = ["int8", "uint8", "binary", "ubinary"]
+
 // Where the built-in Azure and Vertex providers point until the environment places them: hosts
 // and projects that are nobody's (the reserved `.invalid` name), on providers listed disabled.
 const unplacedAzure = "https://unplaced.invalid"
@@ -64,6 +71,7 @@ const openAiEndpoints = [
     supported_parameters: openAiParams,
     max_batch_items: 2048,
     max_input_tokens: 8191,
+    matryoshka: true,
     input_modalities: ["text", "tokens"]
   },
   {
@@ -75,6 +83,7 @@ const openAiEndpoints = [
     supported_parameters: openAiParams,
     max_batch_items: 2048,
     max_input_tokens: 8191,
+    matryoshka: true,
     input_modalities: ["text", "tokens"]
   },
   {
@@ -158,6 +167,7 @@ const source = {
           supported_parameters: ["input_type", "encoding_format"],
           max_batch_items: 96,
           max_input_tokens: 512,
+          output_dtypes: cohereTypes,
           input_modalities: ["text", "image"]
         },
         {
@@ -169,6 +179,7 @@ const source = {
           supported_parameters: ["input_type", "encoding_format"],
           max_batch_items: 96,
           max_input_tokens: 512,
+          output_dtypes: cohereTypes,
           input_modalities: ["text", "image"]
         },
         {
@@ -182,6 +193,8 @@ const source = {
           supported_parameters: ["dimensions", "input_type", "encoding_format"],
           max_batch_items: 96,
           max_input_tokens: 128000,
+          matryoshka: [256, 512, 1024, 1536],
+          output_dtypes: cohereTypes,
           input_modalities: ["text", "image"]
         },
         // Rerank is billed per search: one query over up to 100 documents of up to 500 tokens.
@@ -242,7 +255,8 @@ const source = {
           supported_parameters: ["dimensions", "encoding_format"],
           // One input per upstream call: a request fans out this many calls at most.
           max_batch_items: 128,
-          max_input_tokens: 8192
+          max_input_tokens: 8192,
+          matryoshka: [256, 512, 1024]
         },
         {
           model: "cohere/embed-english-v3.0",
@@ -253,7 +267,8 @@ const source = {
           dimensions: 1024,
           supported_parameters: ["input_type", "encoding_format"],
           max_batch_items: 96,
-          max_input_tokens: 512
+          max_input_tokens: 512,
+          output_dtypes: cohereTypes
         },
         {
           model: "cohere/embed-multilingual-v3.0",
@@ -263,7 +278,21 @@ const source = {
           dimensions: 1024,
           supported_parameters: ["input_type", "encoding_format"],
           max_batch_items: 96,
-          max_input_tokens: 512
+          max_input_tokens: 512,
+          output_dtypes: cohereTypes
+        },
+        {
+          model: "cohere/embed-v4.0",
+          upstream_model: "cohere.embed-v4:0",
+          name: "Cohere: Embed v4 (Bedrock)",
+          // approx: $0.12 per million input tokens, as Cohere's own.
+          pricing: { prompt: "0.12" },
+          dimensions: 1536,
+          supported_parameters: ["dimensions", "input_type", "encoding_format"],
+          max_batch_items: 96,
+          max_input_tokens: 128000,
+          matryoshka: [256, 512, 1024, 1536],
+          output_dtypes: cohereTypes
         },
         // Rerank is billed per query of up to 100 documents: $2.00 (Cohere) and $1.00 (Amazon)
         // per 1,000.
@@ -334,7 +363,8 @@ const source = {
           supported_parameters: ["dimensions", "input_type"],
           // Vertex takes one instance per call for this model.
           max_batch_items: 1,
-          max_input_tokens: 2048
+          max_input_tokens: 2048,
+          matryoshka: true
         },
         {
           model: "google/text-embedding-005",
@@ -395,7 +425,9 @@ const source = {
           dimensions: 1024,
           supported_parameters: ["dimensions", "input_type", "encoding_format"],
           max_batch_items: 1000,
-          max_input_tokens: 32000
+          max_input_tokens: 32000,
+          matryoshka: voyageWidths,
+          output_dtypes: voyageTypes
         },
         {
           model: "voyage/voyage-3.5-lite",
@@ -405,7 +437,9 @@ const source = {
           dimensions: 1024,
           supported_parameters: ["dimensions", "input_type", "encoding_format"],
           max_batch_items: 1000,
-          max_input_tokens: 32000
+          max_input_tokens: 32000,
+          matryoshka: voyageWidths,
+          output_dtypes: voyageTypes
         },
         {
           model: "voyage/voyage-3-large",
@@ -415,7 +449,9 @@ const source = {
           dimensions: 1024,
           supported_parameters: ["dimensions", "input_type", "encoding_format"],
           max_batch_items: 1000,
-          max_input_tokens: 32000
+          max_input_tokens: 32000,
+          matryoshka: voyageWidths,
+          output_dtypes: voyageTypes
         },
         {
           model: "voyage/voyage-code-3",
@@ -425,7 +461,9 @@ const source = {
           dimensions: 1024,
           supported_parameters: ["dimensions", "input_type", "encoding_format"],
           max_batch_items: 1000,
-          max_input_tokens: 32000
+          max_input_tokens: 32000,
+          matryoshka: voyageWidths,
+          output_dtypes: voyageTypes
         },
         // Rerank is billed per token: the query once per document, plus the documents.
         {
@@ -471,6 +509,20 @@ const source = {
         // approx: Mistral limits total tokens per request rather than items.
         max_batch_items: 128,
         max_input_tokens: 8192
+      }, {
+        model: "mistralai/codestral-embed",
+        upstream_model: "codestral-embed",
+        input_modalities: ["text"],
+        name: "Mistral: Codestral Embed",
+        // approx: $0.15 per million tokens.
+        pricing: { prompt: "0.15" },
+        dimensions: 1536,
+        supported_parameters: ["dimensions", "encoding_format"],
+        max_batch_items: 128,
+        max_input_tokens: 8192,
+        // Any width up to 3,072 through output_dimension (1,536 by default).
+        matryoshka: [256, 512, 1024, 1536, 3072],
+        output_dtypes: ["int8", "uint8", "binary", "ubinary"]
       }]
     },
     {
@@ -492,7 +544,8 @@ const source = {
           dimensions: 3072,
           supported_parameters: ["dimensions", "input_type"],
           max_batch_items: 100,
-          max_input_tokens: 2048
+          max_input_tokens: 2048,
+          matryoshka: true
         },
         {
           // Free of charge on the Gemini API; deprecated by Google in favour of
@@ -528,7 +581,22 @@ const source = {
         dimensions: 1024,
         supported_parameters: ["dimensions", "input_type", "encoding_format"],
         max_batch_items: 2048,
-        max_input_tokens: 8192
+        max_input_tokens: 8192,
+        matryoshka: true,
+        output_dtypes: ["binary", "ubinary"]
+      }, {
+        model: "jinaai/jina-embeddings-v4",
+        upstream_model: "jina-embeddings-v4",
+        input_modalities: ["text"],
+        name: "Jina: jina-embeddings-v4",
+        // approx: as jina-embeddings-v3.
+        pricing: { prompt: "0.05" },
+        dimensions: 2048,
+        supported_parameters: ["dimensions", "input_type", "encoding_format"],
+        max_batch_items: 2048,
+        max_input_tokens: 32768,
+        matryoshka: true,
+        output_dtypes: ["binary", "ubinary"]
       }, {
         model: "jinaai/jina-reranker-v2-base-multilingual",
         upstream_model: "jina-reranker-v2-base-multilingual",
@@ -627,6 +695,7 @@ const source = {
           max_batch_items: 256,
           distillable: true,
           max_input_tokens: 8192,
+          matryoshka: [64, 128, 256, 512, 768],
           hugging_face_id: "nomic-ai/nomic-embed-text-v1.5"
         },
         {

@@ -39,7 +39,9 @@
  *   `generic`, never guessed from the host), `enabled` (default `true`; `false` removes a built-in provider),
  *   `headers` (extra request headers), `timeout_ms`; per endpoint `variant` (default
  *   `"default"`, matched by `"provider/variant"` in `order`/`only`/`ignore`),
- *   `max_input_tokens`, `input_modalities` (default per adapter, see
+ *   `max_input_tokens` (the longest input in tokens), `matryoshka` (`true` or the allowed widths),
+ *   `output_dtypes` (the quantized types the provider makes natively, {@link nativeDtypesOf}),
+ *   `input_modalities` (default per adapter, see
  *   {@link defaultInputModalities}), `name`, `description`,
  *   `created` (unix seconds), `hugging_face_id`.
  * - Decoding refuses unknown properties and reports every broken rule with its path
@@ -53,6 +55,7 @@ import type { InputModality as InputModalityType } from "../schema/EmbeddingRequ
 import { InputModality, ModelSlug } from "../schema/EmbeddingRequest.ts"
 import { DataCollection, Quantization } from "../schema/ProviderPreferences.ts"
 import type { RoutingSettings } from "../schema/Workspace.ts"
+import { QuantizedDtype } from "../vectors/OutputDtype.ts"
 import { Price } from "./Money.ts"
 import * as SelfHosted from "./SelfHostedFields.ts"
 
@@ -232,6 +235,21 @@ export const batchApiOf = (provider: Pick<Provider, "adapter" | "dialect">): Bat
     ? provider.dialect === "openai" ? "openai" : provider.dialect === "mistral" ? "mistral" : undefined
     : batchApis[provider.adapter]
 
+/**
+ * The quantized types a provider's wire format can ask for (an endpoint's `output_dtypes` may
+ * list only these): Cohere's `embedding_types` (and Cohere Embed on Bedrock), Voyage's and
+ * Mistral's `output_dtype`, Jina's `embedding_type` (binary ones only).
+ *
+ * @since 0.12.0
+ */
+const nativeDtypesOf = (provider: Pick<Provider, "adapter" | "dialect">): ReadonlyArray<QuantizedDtype> =>
+  provider.adapter === "cohere" || provider.adapter === "bedrock" || provider.adapter === "voyage" ||
+    (provider.adapter === "openai" && provider.dialect === "mistral")
+    ? ["int8", "uint8", "binary", "ubinary"]
+    : provider.adapter === "jina" || (provider.adapter === "openai" && provider.dialect === "jina")
+    ? ["binary", "ubinary"]
+    : []
+
 const Slug = Schema.String.check(
   Schema.isPattern(/^[a-z0-9][a-z0-9._-]*$/u, { expected: "a lowercase slug (letters, digits, '.', '_', '-')" })
 )
@@ -261,6 +279,13 @@ export const Endpoint = Schema.Struct({
   max_documents: Schema.optionalKey(PositiveInt),
   distillable: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(false))),
   max_input_tokens: Schema.optionalKey(PositiveInt),
+  /**
+   * The model is Matryoshka: `true` (any width up to `dimensions`) or the widths it allows; the
+   * gateway cuts and re-normalises a vector where the provider does not take `dimensions`.
+   */
+  matryoshka: Schema.optionalKey(Schema.Union([Schema.Literal(true), Schema.Array(PositiveInt).check(Schema.isMinLength(1))])),
+  /** The quantized types the provider makes natively (`float` always); the gateway makes the others. */
+  output_dtypes: Schema.optionalKey(Schema.Array(QuantizedDtype)),
   /** Absent: the default of the provider's adapter, or text for a rerank endpoint ({@link inputModalitiesOf}). */
   input_modalities: Schema.optionalKey(Schema.Array(InputModality).check(Schema.isMinLength(1))),
   name: Schema.optionalKey(NonEmptyString),
@@ -273,7 +298,13 @@ export const Endpoint = Schema.Struct({
     if (e.dimensions === undefined) issues.push({ path: ["dimensions"], issue: "an embeddings endpoint needs dimensions" })
     if (e.max_batch_items === undefined) issues.push({ path: ["max_batch_items"], issue: "an embeddings endpoint needs max_batch_items" })
     if (e.max_documents !== undefined) issues.push({ path: ["max_documents"], issue: "max_documents belongs to a rerank endpoint" })
+    const wider = Array.isArray(e.matryoshka) ? e.matryoshka.filter((w) => w > (e.dimensions ?? 0)) : []
+    if (wider.length > 0 && !e.supported_parameters.includes("dimensions")) {
+      issues.push({ path: ["matryoshka"], issue: `widths ${wider.join(", ")} exceed dimensions ${e.dimensions}, and the endpoint does not take dimensions` })
+    }
   } else {
+    if (e.matryoshka !== undefined) issues.push({ path: ["matryoshka"], issue: "matryoshka belongs to an embeddings endpoint" })
+    if (e.output_dtypes !== undefined) issues.push({ path: ["output_dtypes"], issue: "output_dtypes belongs to an embeddings endpoint" })
     if (e.dimensions !== undefined) issues.push({ path: ["dimensions"], issue: "a rerank endpoint has no dimensions" })
     if (e.max_batch_items !== undefined) issues.push({ path: ["max_batch_items"], issue: "a rerank endpoint takes max_documents, not max_batch_items" })
     const other = e.input_modalities?.filter((m) => !rerankModalities.includes(m)) ?? []
@@ -472,6 +503,10 @@ export const Provider = Schema.Struct({
     }
     if (e.task === "rerank" && e.input_modalities?.includes("image") === true && !imageRerankAdapters.includes(p.adapter)) {
       issues.push({ path: ["endpoints", i, "input_modalities"], issue: `the rerank API of adapter ${p.adapter} takes text documents only` })
+    }
+    const foreign = (e.output_dtypes ?? []).filter((t) => !nativeDtypesOf(p).includes(t))
+    if (foreign.length > 0) {
+      issues.push({ path: ["endpoints", i, "output_dtypes"], issue: `adapter ${p.adapter} cannot ask its provider for ${foreign.join(", ")}` })
     }
     if (e.pricing.batch !== undefined && (e.task !== "embeddings" || batchApiOf(p) === undefined)) {
       issues.push({

@@ -11,6 +11,8 @@
  * - An endpoint listed by hand for the same public id (any variant) wins: discovery never changes
  *   what an operator wrote.
  * - A server id that makes no valid model id is left out and named in `skipped`.
+ * - A model known to be Matryoshka (Nomic's nomic-embed-text-v1.5, under its Hugging Face id or
+ *   Ollama's tag) gets its widths (`matryoshka`), so the gateway cuts its vectors to a width asked.
  *
  * @since 0.11.0
  */
@@ -41,6 +43,16 @@ export interface ServedModel {
  * @since 0.11.0
  */
 export const defaultMaxBatchItems = 32
+
+/** Matryoshka models a self-hosted server may serve, by a part of their server id, with their widths. */
+const knownMatryoshka: ReadonlyArray<readonly [RegExp, ReadonlyArray<number>]> = [
+  [/nomic-embed-text[-:]v1\.5/iu, [64, 128, 256, 512, 768]]
+]
+
+const matryoshkaOf = (serverId: string, dimensions: number | undefined) => {
+  const widths = knownMatryoshka.find(([pattern]) => pattern.test(serverId))?.[1]
+  return widths === undefined || dimensions === undefined ? undefined : widths.filter((w) => w <= dimensions)
+}
 
 /** The public model id a server id is served as. */
 const publicIdOf = (provider: Pick<Provider, "slug" | "models">, serverId: string): string =>
@@ -73,7 +85,10 @@ export const endpointsOf = (
       ...(model.task === "embeddings"
         ? { dimensions: model.dimensions, max_batch_items: model.max_batch_items ?? defaultMaxBatchItems }
         : {}),
-      ...(model.max_input_tokens !== undefined ? { max_input_tokens: model.max_input_tokens } : {})
+      ...(model.max_input_tokens !== undefined ? { max_input_tokens: model.max_input_tokens } : {}),
+      ...(model.task === "embeddings" && matryoshkaOf(model.id, model.dimensions) !== undefined
+        ? { matryoshka: matryoshkaOf(model.id, model.dimensions) }
+        : {})
     })
     if (Option.isNone(endpoint)) {
       skipped.push(model.id)

@@ -13,6 +13,8 @@ import type { EmbeddingModel, EmbeddingModelList } from "../schema/EmbeddingResp
 import { maxPageSize } from "../schema/EmbeddingResponse.ts"
 import type { Catalog, Endpoint, Provider, Task } from "./Catalog.ts"
 import { inputModalitiesOf } from "./Catalog.ts"
+import * as OutputDtype from "../vectors/OutputDtype.ts"
+import * as LongInputs from "./LongInputs.ts"
 import * as Cost from "./Cost.ts"
 import * as Money from "./Money.ts"
 
@@ -97,9 +99,35 @@ const describe = (
     supported_parameters: [...new Set(endpoints.flatMap((e) => e.supported_parameters))].sort(),
     supported_voices: null,
     default_parameters: null,
-    links: { details: `/api/v1/models/${id}/endpoints` }
+    links: { details: `/api/v1/models/${id}/endpoints` },
+    ...(task === "embeddings" ? embeddingsFacts(endpoints, context) : {})
   }
 }
+
+// A model's vector options: its width, its Matryoshka widths, the types any answer can have.
+const embeddingsFacts = (endpoints: ReadonlyArray<Endpoint>, context: ReadonlyArray<number>) => {
+  const matryoshka = endpoints.find((e) => e.matryoshka !== undefined)?.matryoshka
+  return {
+    max_input_tokens: context.length === 0 ? null : Math.max(...context),
+    dimensions: Math.max(0, ...endpoints.map((e) => e.dimensions ?? 0)),
+    ...(matryoshka !== undefined ? { matryoshka } : {}),
+    output_dtypes: OutputDtype.all
+  }
+}
+
+/**
+ * What an embeddings endpoint's record in the endpoints list says of its vectors: its limit, its
+ * Matryoshka widths, the types its provider makes natively and the ends it cuts natively.
+ *
+ * @since 0.12.0
+ */
+export const vectorOptionsOf = (provider: Provider, endpoint: Endpoint) =>
+  endpoint.task !== "embeddings" ? {} : {
+    max_input_tokens: endpoint.max_input_tokens ?? null,
+    ...(endpoint.matryoshka !== undefined ? { matryoshka: endpoint.matryoshka } : {}),
+    output_dtypes: ["float", ...(endpoint.output_dtypes ?? [])],
+    truncation: LongInputs.supportOf(provider, endpoint).cuts
+  }
 
 type Served = Array<{ readonly provider: Provider; readonly endpoint: Endpoint }>
 

@@ -9,6 +9,7 @@
  * | `ModelNotFound` | 404 |
  * | `WrongTask` | 400 |
  * | `InputNotAccepted` | 400 |
+ * | `WidthNotOffered` | 400 |
  * | `NoEligibleProvider` | 404 |
  * | `RequestTimedOut` | 408 |
  * | `CredentialUnreadable` | 503 |
@@ -176,6 +177,7 @@ export const toApiError = (error: EmbeddingsError): ApiError => {
     case "NoEligibleProvider":
     case "WrongTask":
     case "InputNotAccepted":
+    case "WidthNotOffered":
     case "CredentialUnreadable":
       return preparationToApiError(error)
     case "RequestTimedOut":

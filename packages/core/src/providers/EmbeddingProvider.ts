@@ -20,6 +20,7 @@ import { Context, Schema } from "effect"
 import type { Effect, Redacted } from "effect"
 import type { Dialect } from "../catalog/Catalog.ts"
 import type { UpstreamError } from "../upstream/UpstreamError.ts"
+import { QuantizedDtype } from "../vectors/OutputDtype.ts"
 
 /**
  * A media payload: base64 data (commonly a `data:` URL) and an optional format label
@@ -146,10 +147,17 @@ const EncodingFormat = Schema.Literals(["float", "base64"])
  * endpoint is to receive them; the adapter sends what it is given and drops nothing silently
  * except `inputType` values its provider has no equivalent for.
  *
+ * `outputDtype` asks the provider for a quantized type it makes natively (the catalog's
+ * `output_dtypes`): its vectors then come back as that type's numbers (JSON integers, packed
+ * bytes for the binary types), with `encodingFormat` `float`. `truncate` is the provider's own
+ * long-input flag (`routing/EndpointParameters`'s `LongInputs.native`): `none` tells it to refuse
+ * rather than cut, `start` or `end` to cut that end; `maxInputTokens` is the endpoint's limit,
+ * for an adapter that counts what a cut embedded.
+ *
  * **Gotchas**
  *
- * When `dimensions` is present the adapter checks every returned vector has that width and
- * fails with an `InvalidResponse` otherwise.
+ * The gateway checks the width of what the adapter returns (once, for every adapter); the
+ * adapter checks that the vectors are well formed, one per input, of one width.
  *
  * @since 0.1.0
  */
@@ -159,7 +167,10 @@ export const UpstreamRequest = Schema.Struct({
   dimensions: Schema.optionalKey(Schema.Int),
   encodingFormat: EncodingFormat,
   inputType: Schema.optionalKey(Schema.String),
-  user: Schema.optionalKey(Schema.String)
+  user: Schema.optionalKey(Schema.String),
+  outputDtype: Schema.optionalKey(QuantizedDtype),
+  truncate: Schema.optionalKey(Schema.Literals(["none", "start", "end"])),
+  maxInputTokens: Schema.optionalKey(Schema.Int)
 })
 
 /**

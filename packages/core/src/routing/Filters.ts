@@ -16,8 +16,10 @@
  * - `quantizations`: the endpoint's quantization must be listed.
  * - `input_modalities`: the endpoint must accept every kind of input the request carries
  *   (text, token ids, images, audio, video, files).
- * - `require_parameters`: with `true`, the endpoint must support every provider parameter the
- *   request sent.
+ * - `dimensions`: a Matryoshka model's endpoint must allow the width asked
+ *   (`EndpointParameters.offersWidth`).
+ * - `require_parameters`: with `true`, the endpoint must take natively every parameter the
+ *   request sent (`EndpointParameters.missing`: what the gateway makes itself never counts).
  * - `enforce_distillable_text`: with `true`, the model must allow distillation.
  * - `max_price`: each given limit must be at least the endpoint's price of that kind.
  *
@@ -30,6 +32,8 @@ import type { InputModality } from "../schema/EmbeddingRequest.ts"
 import type { Candidate } from "./Candidates.ts"
 import { matchesSlug } from "./Candidates.ts"
 import type { Workspace } from "../catalog/Catalog.ts"
+import * as Matryoshka from "../vectors/Matryoshka.ts"
+import * as EndpointParameters from "./EndpointParameters.ts"
 import { type Effective, effective, limitedPrices } from "./Preferences.ts"
 
 /**
@@ -43,6 +47,8 @@ export interface FilterContext {
   readonly sentParameters: ReadonlyArray<string>
   /** Kinds of input the request carries (`EmbeddingRequest.inputModalities`). */
   readonly inputModalities: ReadonlyArray<InputModality>
+  /** The width the request asks for (`dimensions`), if any. */
+  readonly dimensions?: number | undefined
 }
 
 /**
@@ -67,6 +73,7 @@ export type FilterName =
   | "zdr"
   | "quantizations"
   | "input_modalities"
+  | "dimensions"
   | "require_parameters"
   | "enforce_distillable_text"
   | "max_price"
@@ -157,13 +164,24 @@ export const inputModalities: Filter = ({ inputModalities }, c) => {
 }
 
 /**
- * With `require_parameters: true`, drops endpoints missing a parameter the request sent.
+ * Drops the endpoints of a Matryoshka model that does not allow the width asked.
+ *
+ * @since 0.12.0
+ */
+export const dimensions: Filter = ({ dimensions }, c) =>
+  EndpointParameters.offersWidth(c.endpoint, dimensions)
+    ? undefined
+    : `width ${dimensions} is not one the model allows (${Matryoshka.describeWidths(c.endpoint)})`
+
+/**
+ * With `require_parameters: true`, drops endpoints that do not take natively a parameter the
+ * request sent.
  *
  * @since 0.1.0
  */
 export const requireParameters: Filter = ({ preferences, sentParameters }, c) => {
   if (!preferences.require_parameters) return undefined
-  const missing = sentParameters.filter((p) => !c.endpoint.supported_parameters.includes(p))
+  const missing = EndpointParameters.missing(sentParameters, c.endpoint)
   return missing.length === 0 ? undefined : `does not support ${missing.join(", ")}`
 }
 
@@ -203,6 +221,7 @@ export const filters: ReadonlyArray<readonly [Exclude<FilterName, "inactive">, F
   ["zdr", zdr],
   ["quantizations", quantizations],
   ["input_modalities", inputModalities],
+  ["dimensions", dimensions],
   ["require_parameters", requireParameters],
   ["enforce_distillable_text", enforceDistillableText],
   ["max_price", maxPrice]

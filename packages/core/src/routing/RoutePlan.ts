@@ -40,7 +40,8 @@ import { Effect, Result } from "effect"
 import type { Catalog, Provider, Task, Workspace } from "../catalog/Catalog.ts"
 import type * as Cost from "../catalog/Cost.ts"
 import { inputModalitiesOf, openWorkspace } from "../catalog/Catalog.ts"
-import { InputNotAccepted, ModelNotFound, NoEligibleProvider, type RoutingError, WrongTask } from "./RoutingError.ts"
+import { InputNotAccepted, ModelNotFound, NoEligibleProvider, type RoutingError, WidthNotOffered, WrongTask } from "./RoutingError.ts"
+import * as Matryoshka from "../vectors/Matryoshka.ts"
 import type { CandidateReport } from "./CandidateReport.ts"
 import type { InputModality } from "../schema/EmbeddingRequest.ts"
 import type { Partition, ProviderPreferences, SortBy } from "../schema/ProviderPreferences.ts"
@@ -80,6 +81,8 @@ export interface PlanInput {
   readonly sentParameters?: ReadonlyArray<string> | undefined
   /** Kinds of input the request carries (`EmbeddingRequest.inputModalities`); default text. */
   readonly inputModalities?: ReadonlyArray<InputModality> | undefined
+  /** The width the request asks for (`dimensions`), if any. */
+  readonly dimensions?: number | undefined
   /** Whether a provider can take requests (`Catalog.isActive` with the environment). */
   readonly isActive: (provider: Provider) => boolean
   /** Live statistics by candidate id; default none. */
@@ -260,11 +263,16 @@ export const compute = (input: PlanInput): Result.Result<Plan, RoutingError> => 
       new InputNotAccepted({ model: set.model, task, missing: inputs.filter((m) => !accepted.includes(m)), accepted })
     )
   }
+  if (!all.some((c) => EndpointParameters.offersWidth(c.endpoint, input.dimensions))) {
+    const widths = [...new Set(all.map((c) => Matryoshka.describeWidths(c.endpoint)))]
+    return Result.fail(new WidthNotOffered({ model: set.model, width: input.dimensions!, widths }))
+  }
   const prefs = Preferences.effective(input.preferences, input.workspace ?? openWorkspace)
   const { eligible, excluded } = Filters.apply({
     preferences: prefs,
     sentParameters: input.sentParameters ?? [],
-    inputModalities: inputs
+    inputModalities: inputs,
+    dimensions: input.dimensions
   }, set.active)
   const excludedReports = () => [
     ...set.inactive.map((c) =>

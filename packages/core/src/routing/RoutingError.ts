@@ -1,7 +1,7 @@
 /**
  * Why a route could not be planned, each error named for the fact it reports, with its status and
  * envelope (`routingToApiError`): an unknown model 404, no eligible provider 404, a model of another
- * task or an input it cannot take 400.
+ * task, an input it cannot take or a width it does not have 400.
  *
  * @since 0.4.0
  */
@@ -73,6 +73,25 @@ export class InputNotAccepted extends Data.TaggedError("InputNotAccepted")<{
 }
 
 /**
+ * The request asks a Matryoshka model for a width it does not allow, at every endpoint that
+ * serves it: the request, not the route, is wrong for this model. `widths` names what it has.
+ *
+ * @since 0.12.0
+ */
+export class WidthNotOffered extends Data.TaggedError("WidthNotOffered")<{
+  readonly model: string
+  readonly width: number
+  readonly widths: ReadonlyArray<string>
+}> {
+  override get message(): string {
+    return `Model ${JSON.stringify(this.model)} has no width ${this.width}: it answers ${this.widths.join("; or ")} dimensions`
+  }
+  get metadata(): { readonly field: string; readonly model: string; readonly dimensions: number; readonly widths: ReadonlyArray<string> } {
+    return { field: "dimensions", model: this.model, dimensions: this.width, widths: this.widths }
+  }
+}
+
+/**
  * The model exists, but the preferences, the workspace's settings, the providers' credentials or
  * the request's parameters leave no endpoint to try; `candidates` says why each was left out.
  *
@@ -110,7 +129,7 @@ export class NoEligibleProvider extends Data.TaggedError("NoEligibleProvider")<{
  *
  * @since 0.1.0
  */
-export type RoutingError = ModelNotFound | NoEligibleProvider | WrongTask | InputNotAccepted
+export type RoutingError = ModelNotFound | NoEligibleProvider | WrongTask | InputNotAccepted | WidthNotOffered
 
 /**
  * The status and envelope of a routing failure: 404, or 400 for a model of another task or an
@@ -119,6 +138,6 @@ export type RoutingError = ModelNotFound | NoEligibleProvider | WrongTask | Inpu
  * @since 0.1.0
  */
 export const routingToApiError = (error: RoutingError): NotFound | BadRequest =>
-  error._tag === "WrongTask" || error._tag === "InputNotAccepted"
+  error._tag === "WrongTask" || error._tag === "InputNotAccepted" || error._tag === "WidthNotOffered"
     ? new BadRequest({ message: error.message, metadata: error.metadata })
     : new NotFound({ message: error.message, metadata: error.metadata })

@@ -13,6 +13,22 @@
 import { Schema } from "effect"
 
 /**
+ * What the serving attempt answered in vectors: their width and type, who made each (the
+ * provider, or the gateway from its floats), and the long-input mode and who applied it
+ * (`routing/EndpointParameters`'s `factsOf`), as the request's ledger row keeps them.
+ *
+ * @since 0.12.0
+ */
+export const VectorFacts = Schema.Struct({
+  dimensions: Schema.Int,
+  dimensions_by: Schema.Literals(["provider", "gateway"]),
+  dtype: Schema.String,
+  dtype_by: Schema.Literals(["provider", "gateway"]),
+  truncate: Schema.String,
+  truncate_by: Schema.Literals(["provider", "gateway"])
+})
+
+/**
  * One served request, as `GET /generation?id=` returns it in `data`.
  *
  * **Details**
@@ -103,7 +119,13 @@ export const GenerationRecord = Schema.Struct({
    * Switchyard: how a batch's line was run: `provider_batch` (in a job at the provider's own
    * batch API, at its batch price) or `live` (as a live call); `null` for a request.
    */
-  batch_mode: Schema.NullOr(Schema.Literals(["provider_batch", "live"]))
+  batch_mode: Schema.NullOr(Schema.Literals(["provider_batch", "live"])),
+  /**
+   * Switchyard, embeddings served by a provider: the vectors' width and type, whether each was
+   * made by the provider or by the gateway from its floats (a Matryoshka cut, a quantized type),
+   * and the long-input mode and who applied it.
+   */
+  vector: Schema.optionalKey(VectorFacts)
 })
 
 /**

@@ -20,6 +20,7 @@
 import { Effect, Schema, SchemaTransformation } from "effect"
 import { BadRequest } from "./ApiError.ts"
 import * as DecodeIssue from "./DecodeIssue.ts"
+import { OutputDtype } from "../vectors/OutputDtype.ts"
 import { ProviderPreferences } from "./ProviderPreferences.ts"
 import { TraceConfig } from "./TraceConfig.ts"
 
@@ -137,12 +138,15 @@ export const RequestModel = Schema.String.check(
 )
 
 /**
- * The request parameters that are passed to a provider, as opposed to gateway-only fields
- * (`model`, `input`, `provider`, `session_id`, `trace`). `require_parameters` checks these.
+ * The request parameters that shape what a provider is asked or answers, as opposed to the
+ * routing and bookkeeping fields (`model`, `input`, `provider`, `session_id`, `trace`). Of these,
+ * `require_parameters` counts those a provider takes natively; `encoding_format`,
+ * `output_dtype` and `truncate` the gateway honours for every endpoint
+ * (`routing/EndpointParameters`'s `gatewayMade`).
  *
  * @since 0.1.0
  */
-const providerParameters = ["dimensions", "encoding_format", "input_type", "user"] as const
+const providerParameters = ["dimensions", "encoding_format", "input_type", "user", "output_dtype", "truncate"] as const
 
 /**
  * @since 0.1.0
@@ -150,7 +154,25 @@ const providerParameters = ["dimensions", "encoding_format", "input_type", "user
 export type ProviderParameter = typeof providerParameters[number]
 
 /**
- * The `POST /embeddings` body.
+ * What the gateway does with an input longer than the serving endpoint's `max_input_tokens`:
+ * `none` (the default) refuses it with a 400 (before any upstream call where the gateway can
+ * count the tokens, else from the provider's refusal, told not to cut); `start` and `end` cut
+ * it at that end (the provider's own truncation where it has one, else the gateway cuts by
+ * tokens); `chunk` embeds it as windows within the limit and answers their token-weighted mean,
+ * re-normalised (`vectors/Windows`).
+ *
+ * @since 0.12.0
+ */
+export const Truncate = Schema.Literals(["none", "start", "end", "chunk"])
+
+/**
+ * @since 0.12.0
+ */
+export type Truncate = typeof Truncate.Type
+
+/**
+ * The `POST /embeddings` body. Beside OpenRouter's fields, `output_dtype` (the vectors' type,
+ * `vectors/OutputDtype`) and `truncate` ({@link Truncate}).
  *
  * @since 0.1.0
  */
@@ -160,6 +182,8 @@ export const EmbeddingRequest = Schema.Struct({
   dimensions: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
   encoding_format: Schema.optionalKey(Schema.Literals(["float", "base64"])),
   input_type: Schema.optionalKey(Schema.String),
+  output_dtype: Schema.optionalKey(OutputDtype),
+  truncate: Schema.optionalKey(Truncate),
   provider: Schema.optionalKey(Schema.NullOr(ProviderPreferences)),
   session_id: Schema.optionalKey(Schema.String.check(Schema.isMaxCodePoints(256))),
   trace: Schema.optionalKey(TraceConfig),

@@ -156,7 +156,15 @@ export const EmbeddingModel = Schema.Struct({
   supported_parameters: Schema.Array(Schema.String),
   supported_voices: Schema.NullOr(Schema.Array(Schema.String)),
   default_parameters: Schema.NullOr(Schema.Record(Schema.String, Schema.Json)),
-  links: Schema.Struct({ details: Schema.String })
+  links: Schema.Struct({ details: Schema.String }),
+  /** Switchyard, embeddings models: the longest input in tokens of its endpoints, when known. */
+  max_input_tokens: Schema.optionalKey(Schema.NullOr(Schema.Int)),
+  /** Switchyard: the vectors' width (the widest endpoint's). */
+  dimensions: Schema.optionalKey(Schema.Int),
+  /** Switchyard: the model is Matryoshka (`true`, or its widths): any answer has the width asked. */
+  matryoshka: Schema.optionalKey(Schema.Union([Schema.Literal(true), Schema.Array(Schema.Int)])),
+  /** Switchyard: the types an answer can have (`output_dtype`; the gateway makes those a provider does not). */
+  output_dtypes: Schema.optionalKey(Schema.Array(Schema.String))
 })
 
 /**

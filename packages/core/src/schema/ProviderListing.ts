@@ -10,7 +10,9 @@
  * endpoint over the last 5 minutes, 30 minutes and day. Each is `null` without traffic.
  * `status` is 0 when the endpoint can serve the caller, -1 when it failed in the last 30 s, -10
  * when its provider is not active for the caller's workspace. Switchyard adds `provider`,
- * `data_collection`, `zdr`, `dimensions` and `active`.
+ * `data_collection`, `zdr`, `dimensions`, `active`, and for embeddings endpoints
+ * `max_input_tokens`, `matryoshka`, `output_dtypes` (made natively) and `truncation` (ends cut
+ * natively).
  *
  * @since 0.1.0
  */
@@ -86,6 +88,14 @@ export const EndpointRecord = Schema.Struct({
   zdr: Schema.Boolean,
   /** The vectors' width (embeddings endpoints). */
   dimensions: Schema.optionalKey(Schema.Int),
+  /** The longest input in tokens, when the catalog knows it. */
+  max_input_tokens: Schema.optionalKey(Schema.NullOr(Schema.Int)),
+  /** The model is Matryoshka: `true` (any width up to `dimensions`) or its widths (embeddings endpoints). */
+  matryoshka: Schema.optionalKey(Schema.Union([Schema.Literal(true), Schema.Array(Schema.Int)])),
+  /** The types this provider makes natively (`float` always; the gateway makes the others). */
+  output_dtypes: Schema.optionalKey(Schema.Array(Schema.String)),
+  /** The ends this provider cuts a long input at natively (`truncate: "start"`, `"end"`). */
+  truncation: Schema.optionalKey(Schema.Array(Schema.Literals(["start", "end"]))),
   /** What the endpoint does: `embeddings` or `rerank`. */
   task: Schema.Literals(["embeddings", "rerank"]),
   active: Schema.Boolean

@@ -18,7 +18,9 @@
  * @since 0.3.0
  */
 import { Option, Schema } from "effect"
+import { VectorFacts } from "../schema/Activity.ts"
 import type { AttemptReport } from "./Fallback.ts"
+
 
 /**
  * One upstream call of a request.
@@ -37,7 +39,9 @@ export const AttemptRecord = Schema.Struct({
   upstream_id: Schema.NullOr(Schema.String),
   byok: Schema.Boolean,
   /** How the call was made when not as a live call: `provider_batch`, a line of a job at the provider's batch API. */
-  mode: Schema.optionalKey(Schema.Literal("provider_batch"))
+  mode: Schema.optionalKey(Schema.Literal("provider_batch")),
+  /** The serving attempt's vectors (embeddings; absent on rows written before it was recorded). */
+  vector: Schema.optionalKey(VectorFacts)
 })
 
 /**
@@ -50,7 +54,8 @@ const decodeStored = Schema.decodeUnknownOption(Stored)
 
 /**
  * The records of a request's attempts, from the fallback runner's reports: the attempt that
- * served (`outcome: "success"`) carries `upstreamId`, the id its provider gave. Skipped
+ * served (`outcome: "success"`) carries `upstreamId`, the id its provider gave, and what it
+ * answered in vectors (`vector`, embeddings). Skipped
  * attempts made no call and are left out.
  *
  * @since 0.3.0
@@ -58,7 +63,7 @@ const decodeStored = Schema.decodeUnknownOption(Stored)
 export const fromReports = (
   reports: ReadonlyArray<AttemptReport>,
   upstreamId: string | undefined,
-  mode?: "provider_batch"
+  served: { readonly mode?: "provider_batch"; readonly vector?: typeof VectorFacts.Type } = {}
 ): Array<AttemptRecord> =>
   reports.flatMap((r): Array<AttemptRecord> =>
     r.outcome === "skipped" ? [] : [{
@@ -69,7 +74,8 @@ export const fromReports = (
       latency_ms: r.latency_ms ?? null,
       upstream_id: r.outcome === "success" ? upstreamId ?? null : null,
       byok: r.byok,
-      ...(mode !== undefined ? { mode } : {})
+      ...(served.mode !== undefined ? { mode: served.mode } : {}),
+      ...(r.outcome === "success" && served.vector !== undefined ? { vector: served.vector } : {})
     }]
   )
 

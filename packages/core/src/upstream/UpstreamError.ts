@@ -22,6 +22,7 @@
  * | AuthFailed       | 502    | next_provider | yes |
  * | InvalidRequest   | 400    | stop *        | no  |
  * | InputTooLarge    | 413    | next_provider | no  |
+ * | InputTooLong     | 400    | next_provider | no  |
  * | ModelNotFound    | 502    | next_provider | yes |
  * | UnsupportedInput | 400    | next_provider | no  |
  * | Timeout          | 524    | next_provider | yes |
@@ -82,6 +83,19 @@ export class InputTooLarge extends Schema.TaggedClass<InputTooLarge>()("InputToo
   upstream_status: Status,
   provider_message: optionalText
 }) {}
+/**
+ * An input has more tokens than the model takes, with `truncate: "none"`: counted by the gateway
+ * before any call (`index` and `tokens` known), or refused by the provider, told not to cut.
+ * @since 0.12.0
+ */
+class InputTooLong extends Schema.TaggedClass<InputTooLong>()("InputTooLong", {
+  model: Schema.String,
+  max_input_tokens: Schema.optionalKey(Schema.Int),
+  index: Schema.optionalKey(Schema.Int),
+  tokens: Schema.optionalKey(Schema.Int),
+  upstream_status: Schema.optionalKey(Status),
+  provider_message: optionalText
+}) {}
 /** The provider does not know the upstream model the catalog names. @since 0.1.0 */
 export class ModelNotFound extends Schema.TaggedClass<ModelNotFound>()("ModelNotFound", {
   upstream_status: Status,
@@ -140,6 +154,7 @@ export const Reason = Schema.Union([
   AuthFailed,
   InvalidRequest,
   InputTooLarge,
+  InputTooLong,
   ModelNotFound,
   UnsupportedInput,
   Timeout,
@@ -188,6 +203,7 @@ export const policy: {
   AuthFailed: { status: 502, failureClass: "next_provider", countsAgainstEndpoint: true },
   InvalidRequest: { status: 400, failureClass: "stop", countsAgainstEndpoint: false },
   InputTooLarge: { status: 413, failureClass: "next_provider", countsAgainstEndpoint: false },
+  InputTooLong: { status: 400, failureClass: "next_provider", countsAgainstEndpoint: false },
   ModelNotFound: { status: 502, failureClass: "next_provider", countsAgainstEndpoint: true },
   UnsupportedInput: { status: 400, failureClass: "next_provider", countsAgainstEndpoint: false },
   Timeout: { status: 524, failureClass: "next_provider", countsAgainstEndpoint: true },
@@ -257,6 +273,8 @@ export const describe = (reason: Reason, provider: string): string => {
       return `Provider ${p} rejected the request${said(r.provider_message)}`
     case "InputTooLarge":
       return `The input is too large for provider ${p}${said(r.provider_message)}`
+    case "InputTooLong":
+      return tooLongMessage(r)
     case "ModelNotFound":
       return `Provider ${p} does not serve the configured model${said(r.provider_message)}`
     case "UnsupportedInput":
@@ -278,6 +296,23 @@ export const describe = (reason: Reason, provider: string): string => {
     case "Unknown":
       return `Provider ${p} answered with unexpected status ${r.upstream_status}${said(r.provider_message)}`
   }
+}
+
+const count = (n: number) => n.toLocaleString("en-US")
+
+/**
+ * The one sentence of a long input refused, whoever counted it: `input[3]: 9,120 tokens;
+ * openai/text-embedding-3-small takes at most 8,191 (truncate: "end" cuts it, "chunk" embeds it
+ * in pieces)`; the index and the count are left out where the provider's refusal does not say
+ * them.
+ */
+const tooLongMessage = (r: InputTooLong): string => {
+  const where = r.index === undefined ? "input" : `input[${r.index}]`
+  const limit = r.max_input_tokens === undefined ? "" : ` (at most ${count(r.max_input_tokens)})`
+  const said = r.tokens === undefined
+    ? `${where}: more tokens than ${r.model} takes${limit}`
+    : `${where}: ${count(r.tokens)} tokens; ${r.model} takes${r.max_input_tokens === undefined ? " fewer" : ` at most ${count(r.max_input_tokens)}`}`
+  return `${said} (truncate: "end" cuts it, "chunk" embeds it in pieces)`
 }
 
 /**
@@ -348,6 +383,54 @@ export const invalidResponse = (detail: string) => of(new InvalidResponse({ deta
 export const widthMismatch = (expected: number, got: number) =>
   invalidResponse(`expected vectors of ${expected} dimensions, got ${got}`)
 
+/**
+ * An input the gateway counted over the model's limit, refused before any call. @since 0.12.0
+ */
+export const inputTooLong = (fields: { readonly model: string; readonly max_input_tokens: number; readonly index: number; readonly tokens: number }) =>
+  of(new InputTooLong(fields))
+
+const longInput =
+  /context[ _-]?length|too many (input )?tokens|maximum (input|context)[ _-]?length|token count|tokens? limit|must have less than \d+ tokens|exceeds? (the )?(max(imum)?|limit)[^.]{0,40}tokens|input (text )?(is )?too long|too long/iu
+const indexIn = /(?:input\[|index |at index |texts\[|inputs\[)(\d+)/iu
+const tokensIn = /(?:requested|received|given:?|token count(?: is)?:?|input token count:?|has)\s*(\d[\d,]*)\s*(?:tokens)?/iu
+
+const wholeNumber = (text: string | undefined): number | undefined => {
+  if (text === undefined) return undefined
+  const n = Number(text.replace(/,/gu, ""))
+  return Number.isSafeInteger(n) ? n : undefined
+}
+
+/**
+ * A provider's refusal of a long input (told not to cut) as the gateway's own: an
+ * `InvalidRequest`, `InputTooLarge` or `Unknown` whose message says the input has too many
+ * tokens becomes `InputTooLong`, with the input's index and token count where the message gives
+ * them. Any other failure is returned as it is.
+ *
+ * @since 0.12.0
+ */
+export const asInputTooLong = (
+  error: UpstreamError,
+  context: { readonly model: string; readonly maxInputTokens: number | undefined; readonly count: number }
+): UpstreamError => {
+  const r = error.reason
+  if (r._tag !== "InvalidRequest" && r._tag !== "InputTooLarge" && r._tag !== "Unknown") return error
+  const text = r.provider_message ?? ""
+  if (!longInput.test(text)) return error
+  const index = wholeNumber(indexIn.exec(text)?.[1]) ?? (context.count === 1 ? 0 : undefined)
+  const tokens = wholeNumber(tokensIn.exec(text)?.[1])
+  return new UpstreamError({
+    reason: new InputTooLong({
+      model: context.model,
+      ...(context.maxInputTokens !== undefined ? { max_input_tokens: context.maxInputTokens } : {}),
+      ...(index !== undefined && index < context.count ? { index } : {}),
+      ...(tokens !== undefined && (context.maxInputTokens === undefined || tokens > context.maxInputTokens) ? { tokens } : {}),
+      upstream_status: r.upstream_status,
+      ...(r.provider_message !== undefined ? { provider_message: r.provider_message } : {})
+    }),
+    ...(error.provider !== undefined ? { provider: error.provider } : {})
+  })
+}
+
 /** The adapter cannot express this input for its provider; nothing was sent. @since 0.1.0 */
 export const unsupportedInput = (detail: string) => of(new UnsupportedInput({ detail }))
 
@@ -371,6 +454,13 @@ export const toApiError = (failure: UpstreamError, context: AttemptContext): Api
   }
   if (r.upstream_status !== undefined) metadata.upstream_status = r.upstream_status
   if (r.retry_after_ms !== undefined) metadata.retry_after_ms = r.retry_after_ms
+  if (r._tag === "InputTooLong") {
+    metadata.field = "input"
+    metadata.model = r.model
+    if (r.index !== undefined) metadata.index = r.index
+    if (r.tokens !== undefined) metadata.tokens = r.tokens
+    if (r.max_input_tokens !== undefined) metadata.max_input_tokens = r.max_input_tokens
+  }
   if (r._tag !== "AuthFailed" && r.provider_message !== undefined) metadata.raw = redact(r.provider_message)
   return fromStatus(failure.status, describe(r, context.provider), metadata)
 }

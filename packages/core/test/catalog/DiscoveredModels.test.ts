@@ -52,4 +52,15 @@ describe("discovered models", () => {
         ["gpu-tei/m", DiscoveredModels.defaultMaxBatchItems, "0.01"]
       ])
     }))
+
+  it.effect("a server's nomic-embed-text-v1.5 is Matryoshka, at the widths its own width allows", () =>
+    Effect.gen(function*() {
+      const p = yield* provider({})
+      const { endpoints } = DiscoveredModels.endpointsOf(p, [
+        { id: "nomic-ai/nomic-embed-text-v1.5", task: "embeddings", dimensions: 768 },
+        { id: "nomic-embed-text:v1.5", task: "embeddings", dimensions: 512 },
+        { id: "BAAI/bge-small-en-v1.5", task: "embeddings", dimensions: 384 }
+      ])
+      assert.deepStrictEqual(endpoints.map((e) => e.matryoshka), [[64, 128, 256, 512, 768], [64, 128, 256, 512], undefined])
+    }))
 })

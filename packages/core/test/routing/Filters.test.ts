@@ -23,7 +23,9 @@ const workspace = fc.record({
 
 const requestPrefs = providerPreferences.map((p) => Schema.decodeUnknownSync(ProviderPreferences)(p))
 
-const sent = fc.subarray(["dimensions", "encoding_format", "input_type", "user"])
+const sent = fc.subarray(["dimensions", "encoding_format", "input_type", "user", "output_dtype", "truncate"])
+// What the gateway makes itself for every endpoint: never a reason to exclude one.
+const gatewayMade = new Set(["encoding_format", "output_dtype", "truncate"])
 const modalities = fc.subarray(["text", "tokens", "image"] as const, { minLength: 1 })
 
 // An independent statement of every rule, for checking the filters against.
@@ -35,7 +37,7 @@ const allowed = (p: Effective, sentParameters: ReadonlyArray<string>, inputs: Re
   (!p.zdr || c.provider.zdr) &&
   (p.quantizations === null || p.quantizations.includes(c.endpoint.quantization)) &&
   inputs.every((m) => (c.endpoint.input_modalities as ReadonlyArray<string>).includes(m)) &&
-  (!p.require_parameters || sentParameters.every((s) => c.endpoint.supported_parameters.includes(s))) &&
+  (!p.require_parameters || sentParameters.every((s) => gatewayMade.has(s) || c.endpoint.supported_parameters.includes(s))) &&
   (!p.enforce_distillable_text || c.endpoint.distillable) &&
   (["prompt", "completion", "image", "audio", "request"] as const).every((k) =>
     p.max_price[k] === undefined || Money.toAtto(c.endpoint.pricing[k]) <= p.max_price[k]!
@@ -98,6 +100,8 @@ describe("Filters", () => {
     assert.isUndefined(Filters.inputModalities(ctx({}, { inputModalities: ["text", "image"] }), gammaFp8!))
     assert.isUndefined(Filters.requireParameters(ctx({}, { sentParameters: ["dimensions"] }), alpha!))
     assert.isDefined(Filters.requireParameters(ctx({ require_parameters: true }, { sentParameters: ["dimensions"] }), alpha!))
+    assert.isUndefined(Filters.requireParameters(ctx({ require_parameters: true }, { sentParameters: ["output_dtype", "truncate", "encoding_format"] }), alpha!))
+    assert.isUndefined(Filters.dimensions(ctx({}, { dimensions: 3 }), alpha!))
     assert.isUndefined(Filters.requireParameters(ctx({ require_parameters: true }, { sentParameters: ["dimensions"] }), beta!))
     assert.isDefined(Filters.enforceDistillableText(ctx({ enforce_distillable_text: true }), alpha!))
     assert.isDefined(Filters.maxPrice(ctx({ max_price: { prompt: Money.toAtto("0.05") } }), beta!))

@@ -259,6 +259,32 @@ describe("RoutePlan: parameters an endpoint lacks (require_parameters omitted)",
     })))
     assert.deepStrictEqual(providersOf(strict), ["gamma", "beta"])
   })
+
+  it("require_parameters: true never excludes an endpoint for what the gateway makes itself", () => {
+    const strict = Result.getOrThrow(RoutePlan.compute(input({
+      catalog: mixed,
+      sentParameters: ["encoding_format", "output_dtype", "truncate"],
+      preferences: { require_parameters: true, sort: "price" }
+    })))
+    assert.deepStrictEqual(providersOf(strict), ["alpha", "gamma", "beta"])
+  })
+
+  it("a width no endpoint of a Matryoshka model allows is a 400 naming its widths; an endpoint that does not allow it is left out", () => {
+    const widths = catalogOf([
+      { slug: "alpha", prompt: "0.01", matryoshka: [2, 4, 8] },
+      { slug: "beta", prompt: "0.02", matryoshka: true }
+    ])
+    const refused = RoutePlan.compute(input({ catalog: widths, dimensions: 9 }))
+    assert.isTrue(Result.isFailure(refused))
+    const error = Result.isFailure(refused) ? refused.failure : undefined
+    assert.strictEqual(error?._tag, "WidthNotOffered")
+    assert.include(error?.message, "2, 4, 8")
+    const some = Result.getOrThrow(RoutePlan.compute(input({ catalog: widths, dimensions: 3, preferences: { sort: "price" } })))
+    assert.deepStrictEqual(providersOf(some), ["beta"])
+    assert.strictEqual(some.explanation.candidates.find((c) => c.provider === "alpha")?.excluded_by, "dimensions")
+    const plain = catalogOf([{ slug: "alpha", prompt: "0.01" }])
+    assert.deepStrictEqual(providersOf(Result.getOrThrow(RoutePlan.compute(input({ catalog: plain, dimensions: 9 })))), ["alpha"])
+  })
 })
 
 

@@ -20,6 +20,7 @@ export interface Spec {
   readonly supported_parameters?: ReadonlyArray<string>
   readonly input_modalities?: ReadonlyArray<string>
   readonly model?: string
+  readonly matryoshka?: true | ReadonlyArray<number>
 }
 
 export const catalogOf = (specs: ReadonlyArray<Spec>): Catalog => {
@@ -44,7 +45,8 @@ export const catalogOf = (specs: ReadonlyArray<Spec>): Catalog => {
         supported_parameters: s.supported_parameters ?? [],
         max_batch_items: 16,
         distillable: s.distillable ?? false,
-        input_modalities: s.input_modalities ?? ["text"]
+        input_modalities: s.input_modalities ?? ["text"],
+        ...(s.matryoshka !== undefined ? { matryoshka: s.matryoshka } : {})
       }))
     }))
   })

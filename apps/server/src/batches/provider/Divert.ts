@@ -102,7 +102,10 @@ export const make = (run: Runtime) => {
       const price = Catalog.batchPricingOf(endpoint.pricing)
       if (api === undefined || price === undefined || !loaded.active.has(provider.slug)) return undefined
       if (UpstreamInput.count(prepared.input) > Catalog.batchSizeOf(endpoint)) return undefined
-      const { upstream } = upstreamRequestOf(read.request, prepared, first.candidate)
+      const { upstream, asked } = upstreamRequestOf(read.request, prepared, first.candidate)
+      // A provider batch answers the provider's vectors as they are: a line whose vectors or
+      // inputs the gateway cuts, types or windows runs live.
+      if (!asked.plain) return undefined
       const requests = yield* Effect.option(run.apis[api].requests(upstreamId(entry.line), upstream))
       if (requests._tag === "None") return undefined
       // Held at the batch price while the unit runs: a line the limits cannot pay for runs live (and is refused there).

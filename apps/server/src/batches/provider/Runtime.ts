@@ -83,22 +83,27 @@ export const requestOf = (run: Runtime, batch: BatchIdentity, line: number, text
     return Result.map(request, (r) => ({ customId: parsed.request.customId, request: r }))
   })
 
-/** What the endpoint is sent for a request, as the live attempt sends it (under its batch deployment's name, if it has one). */
+/**
+ * What the endpoint is sent for a request, as the live attempt sends it (under its batch
+ * deployment's name, if it has one), and what it was asked (`EndpointParameters.forEndpoint`).
+ */
 export const upstreamRequestOf = (
   request: EmbeddingRequestSchema.EmbeddingRequest,
   prepared: Preparation.Prepared,
   candidate: Fallback.Attempt["candidate"]
 ) => {
   const { endpoint, provider } = candidate
-  const { width, ...asked } = EndpointParameters.forEndpoint(request, endpoint)
+  const asked = EndpointParameters.forEndpoint(request, provider, endpoint)
   const input = UpstreamInput.forEndpoint(prepared.input, Catalog.inputModalitiesOf(provider, endpoint))
   const upstream: EmbeddingProvider.UpstreamRequest = {
     upstreamModel: endpoint.batch_upstream_model ?? endpoint.upstream_model,
-    encodingFormat: request.encoding_format ?? "float",
-    ...asked,
+    encodingFormat: asked.encoding,
+    ...(asked.dimensions !== undefined ? { dimensions: asked.dimensions } : {}),
+    ...(asked.inputType !== undefined ? { inputType: asked.inputType } : {}),
+    ...(asked.user !== undefined ? { user: asked.user } : {}),
     input
   }
-  return { width, upstream }
+  return { width: asked.width, upstream, asked }
 }
 
 /** Why a batch's provider batches stop: its batch is gone or being cancelled, or its window passed. */

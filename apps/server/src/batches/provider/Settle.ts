@@ -143,7 +143,7 @@ const charge = (
       costNanos: line.nanos,
       isByok: false,
       latencyMs: line.latencyMs,
-      attempts: AttemptRecord.fromReports([line.report], part.upstream_batch_id ?? undefined, "provider_batch")
+      attempts: AttemptRecord.fromReports([line.report], part.upstream_batch_id ?? undefined, { mode: "provider_batch" })
     })
     return settlement.costNanos
   }).pipe(Effect.mapError(EmbeddingsError.toApiError))
