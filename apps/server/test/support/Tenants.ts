@@ -207,7 +207,9 @@ export const validRequests = (t: Tenants): Readonly<Record<string, ValidRequest>
   "batches.list": { audience: "standard", query: { limit: "5" } },
   "batches.get": { audience: "standard", params: { batch_id: t.a.batch }, ownedByA: ["batch_id"] },
   "batches.cancel": { audience: "standard", params: { batch_id: nothing.batch } },
-  cohereRerankV2: { audience: "standard", body: rerank }
+  cohereRerankV2: { audience: "standard", body: rerank },
+  cohereEmbedV2: { audience: "standard", body: () => ({ model: "switchyard/local-embed", texts: ["a"], input_type: "search_document", embedding_types: ["float"] }) },
+  cohereEmbedV1: { audience: "standard", body: () => ({ model: "switchyard/local-embed", texts: ["a"] }) }
 })
 
 /** The credential a valid request of `audience` is sent with, in tenant A. */
