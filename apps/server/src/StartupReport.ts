@@ -105,6 +105,9 @@ export const layer = (consoleDir: string) =>
   Layer.effectDiscard(Effect.gen(function*() {
     const server = yield* HttpServer.HttpServer
     const origin = HttpServer.formatAddress(server.address)
+    // Every line is made before the first is written, so the report is one run of lines: a
+    // background fiber's line (a probe, a reload) does not land in the middle of it.
+    const report = yield* lines({ origin, consoleDir })
     yield* Effect.logInfo(`Switchyard listening on ${origin}/api/v1`)
-    for (const line of yield* lines({ origin, consoleDir })) yield* Effect.logInfo(line)
+    for (const line of report) yield* Effect.logInfo(line)
   })).pipe(Layer.provide([CatalogLoader.CurrentCatalog.layer, RateLimit.KeyRateLimit.layer, MemoryBudget.MemoryBudget.layer]))
