@@ -34,6 +34,15 @@ export interface BundleProcess {
 }
 
 /**
+ * This process's environment but the AWS credential chain's container route, which a test file of
+ * this worker may have pointed at its fake (`FakeBedrock.pointCredentialChainAt`): files share a
+ * worker's process, and a gateway started by a later file would find Bedrock's credentials and
+ * turn the provider on. A test that wants the route passes it in `env`.
+ */
+const inherited = (): NodeJS.ProcessEnv =>
+  Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("AWS_CONTAINER_")))
+
+/**
  * Runs the production command (optionally under `prefix`, e.g. `unshare ...`, with `args`, a
  * server command such as `mint-management-key`, and `nodeFlags` for Node) with the given
  * environment on top of this process's.
@@ -44,7 +53,7 @@ export const launch = (
   options: { readonly args?: ReadonlyArray<string>; readonly nodeFlags?: ReadonlyArray<string> } = {}
 ): BundleProcess => {
   const [command, ...args] = [...prefix, ...productionCommand(process.execPath, options.nodeFlags), ...(options.args ?? [])]
-  const child = ChildProcess.spawn(command!, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
+  const child = ChildProcess.spawn(command!, args, { env: { ...inherited(), ...env }, stdio: ["ignore", "pipe", "pipe"] })
   let stdout = ""
   let stderr = ""
   child.stdout!.on("data", (chunk) => (stdout += String(chunk)))
