@@ -1,7 +1,7 @@
 import { Paper, Table, Text, Title } from "@mantine/core"
 import * as Format from "./Format.ts"
 import { ErrorNotice } from "./PageHeader.tsx"
-import { ScrollTable } from "./ScrollTable.tsx"
+import { DataTable } from "./DataTable.tsx"
 import { useSession } from "./SessionContext.ts"
 import { useLoad } from "./useLoad.ts"
 
@@ -20,37 +20,24 @@ export const FailuresTable = () => {
       {rows.length === 0
         ? <Text c="dimmed" size="sm">No failed requests since this gateway process started.</Text>
         : (
-          <ScrollTable label="Recent failed requests" minWidth={720}>
-            <Table verticalSpacing={4}>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th scope="col">When</Table.Th>
-                  <Table.Th scope="col">Status</Table.Th>
-                  <Table.Th scope="col">Model</Table.Th>
-                  <Table.Th scope="col">Provider</Table.Th>
-                  <Table.Th scope="col">Reason</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {rows.map((f) => (
-                  <Table.Tr key={f.id} data-failure-provider={f.provider ?? ""}>
-                    <Table.Td style={{ whiteSpace: "nowrap" }}>{Format.dateTime(f.at)}</Table.Td>
-                    <Table.Td>{f.status}</Table.Td>
-                    <Table.Td><Text size="sm" ff="monospace">{f.model ?? "-"}</Text></Table.Td>
-                    <Table.Td>{f.provider ?? "-"}</Table.Td>
-                    <Table.Td>
-                      <Text size="sm">{f.message}</Text>
-                      {f.attempts.length > 0 && (
-                        <Text size="xs" c="dimmed">
-                          Tried: {f.attempts.map((a) => `${a.provider} (${a.outcome}${a.reason === null ? "" : `: ${a.reason}`})`).join(", ")}
-                        </Text>
-                      )}
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </ScrollTable>
+          <DataTable label="Recent failed requests" minWidth={720} columns={["When", "Status", "Model", "Provider", "Reason"]} verticalSpacing={4}>
+            {rows.map((f) => (
+              <Table.Tr key={f.id} data-failure-provider={f.provider ?? ""}>
+                <Table.Td style={{ whiteSpace: "nowrap" }}>{Format.dateTime(f.at)}</Table.Td>
+                <Table.Td>{f.status}</Table.Td>
+                <Table.Td><Text size="sm" ff="monospace">{f.model ?? "-"}</Text></Table.Td>
+                <Table.Td>{f.provider ?? "-"}</Table.Td>
+                <Table.Td>
+                  <Text size="sm">{f.message}</Text>
+                  {f.attempts.length > 0 && (
+                    <Text size="xs" c="dimmed">
+                      Tried: {f.attempts.map((a) => `${a.provider} (${a.outcome}${a.reason === null ? "" : `: ${a.reason}`})`).join(", ")}
+                    </Text>
+                  )}
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </DataTable>
         )}
       <Text size="xs" c="dimmed" mt="xs">As this gateway process answered them; each replica keeps its own, and a restart forgets.</Text>
     </Paper>

@@ -2,7 +2,7 @@ import { Paper, Table, Text, Title } from "@mantine/core"
 import * as EndpointStatus from "./EndpointStatus.ts"
 import * as Format from "./Format.ts"
 import { ErrorNotice } from "./PageHeader.tsx"
-import { ScrollTable } from "./ScrollTable.tsx"
+import { DataTable } from "./DataTable.tsx"
 import { useSession } from "./SessionContext.ts"
 import { useLoad } from "./useLoad.ts"
 
@@ -21,32 +21,18 @@ export const LatencyTable = () => {
       {measured.length === 0
         ? <Text c="dimmed" size="sm">No provider was called in the last 30 minutes.</Text>
         : (
-          <ScrollTable label="Errors and latency by endpoint" minWidth={560}>
-            <Table verticalSpacing={4}>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th scope="col">Provider</Table.Th>
-                  <Table.Th scope="col">Model</Table.Th>
-                  <Table.Th scope="col">Error rate</Table.Th>
-                  <Table.Th scope="col">p50</Table.Th>
-                  <Table.Th scope="col">p90</Table.Th>
-                  <Table.Th scope="col">p99</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {measured.map((e) => (
-                  <Table.Tr key={`${e.provider}:${e.model}:${e.tag}`} data-endpoint={`${e.provider}:${e.model}`}>
-                    <Table.Td>{e.provider_name}</Table.Td>
-                    <Table.Td><Text size="sm" ff="monospace">{e.model}</Text></Table.Td>
-                    <Table.Td>{Format.percent(EndpointStatus.errorRate(e.uptime_last_30m))}</Table.Td>
-                    <Table.Td>{Format.millis(e.latency_last_30m?.p50)}</Table.Td>
-                    <Table.Td>{Format.millis(e.latency_last_30m?.p90)}</Table.Td>
-                    <Table.Td>{Format.millis(e.latency_last_30m?.p99)}</Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </ScrollTable>
+          <DataTable label="Errors and latency by endpoint" minWidth={560} columns={["Provider", "Model", "Error rate", "p50", "p90", "p99"]} verticalSpacing={4}>
+            {measured.map((e) => (
+              <Table.Tr key={`${e.provider}:${e.model}:${e.tag}`} data-endpoint={`${e.provider}:${e.model}`}>
+                <Table.Td>{e.provider_name}</Table.Td>
+                <Table.Td><Text size="sm" ff="monospace">{e.model}</Text></Table.Td>
+                <Table.Td>{Format.percent(EndpointStatus.errorRate(e.uptime_last_30m))}</Table.Td>
+                <Table.Td>{Format.millis(e.latency_last_30m?.p50)}</Table.Td>
+                <Table.Td>{Format.millis(e.latency_last_30m?.p90)}</Table.Td>
+                <Table.Td>{Format.millis(e.latency_last_30m?.p99)}</Table.Td>
+              </Table.Tr>
+            ))}
+          </DataTable>
         )}
     </Paper>
   )

@@ -1,5 +1,5 @@
 import { useQuery } from "@tanstack/react-query"
-import { useCallback } from "react"
+import { useCallback, useEffect } from "react"
 
 export interface Loaded<A> {
   readonly data: A | undefined
@@ -38,4 +38,16 @@ export const useLoad = <A>(key: readonly [string, ...ReadonlyArray<unknown>], lo
     void refetch()
   }, [refetch])
   return { data: query.data, error: query.error ?? undefined, loading: query.isFetching, reload }
+}
+
+/**
+ * Loads again every two seconds while `active` holds: a page whose records are moving between
+ * states (an intern provisioning, a batch running) follows them without a click.
+ */
+export const useReloadWhile = (active: boolean, reload: () => void) => {
+  useEffect(() => {
+    if (!active) return
+    const timer = setInterval(reload, 2000)
+    return () => clearInterval(timer)
+  }, [active, reload])
 }

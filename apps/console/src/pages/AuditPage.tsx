@@ -4,7 +4,7 @@ import { useState } from "react"
 import * as AuditDiff from "../AuditDiff.ts"
 import { CursorButtons, useCursorPages } from "../CursorPages.tsx"
 import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
-import { ScrollTable } from "../ScrollTable.tsx"
+import { DataTable } from "../DataTable.tsx"
 import { useSession } from "../SessionContext.ts"
 import { useLoad } from "../useLoad.ts"
 
@@ -123,30 +123,17 @@ export const AuditPage = () => {
       <ErrorNotice error={entries.error} />
       {/* Fixed columns: the diff column stays narrower than a phone's screen (300 of 780 px), so
           scrolling brings a whole diff into view; wider screens widen every column in proportion. */}
-      <ScrollTable label="Audit log" minWidth={780}>
-        <Table layout="fixed" striped verticalSpacing="xs" horizontalSpacing={8} aria-busy={entries.loading}>
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th scope="col" w={120}>When (UTC)</Table.Th>
-              <Table.Th scope="col" w={130}>Action</Table.Th>
-              <Table.Th scope="col" w={130}>Target</Table.Th>
-              <Table.Th scope="col" w={100}>Actor</Table.Th>
-              <Table.Th scope="col" w={300}>Before → after</Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {(entries.data?.data ?? []).map((entry) => (
-              <Table.Tr key={entry.id} data-audit-id={entry.id} data-action={entry.action}>
-                <Table.Td><Text size="xs" ff="monospace">{entry.at.replace("T", " ").slice(0, 19)}</Text></Table.Td>
-                <Table.Td><Badge variant="light" tt="none">{entry.action}</Badge></Table.Td>
-                <Table.Td><Text size="xs" style={breakAnywhere}>{entry.target.type} <Code>{entry.target.id}</Code></Text></Table.Td>
-                <Table.Td><Text size="xs" style={breakAnywhere}>{actorOf(entry)}</Text></Table.Td>
-                <Table.Td><Diff entry={entry} /></Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      </ScrollTable>
+      <DataTable label="Audit log" minWidth={780} columns={[{ title: "When (UTC)", w: 120 }, { title: "Action", w: 130 }, { title: "Target", w: 130 }, { title: "Actor", w: 100 }, { title: "Before → after", w: 300 }]} layout="fixed" striped horizontalSpacing={8} aria-busy={entries.loading}>
+        {(entries.data?.data ?? []).map((entry) => (
+          <Table.Tr key={entry.id} data-audit-id={entry.id} data-action={entry.action}>
+            <Table.Td><Text size="xs" ff="monospace">{entry.at.replace("T", " ").slice(0, 19)}</Text></Table.Td>
+            <Table.Td><Badge variant="light" tt="none">{entry.action}</Badge></Table.Td>
+            <Table.Td><Text size="xs" style={breakAnywhere}>{entry.target.type} <Code>{entry.target.id}</Code></Text></Table.Td>
+            <Table.Td><Text size="xs" style={breakAnywhere}>{actorOf(entry)}</Text></Table.Td>
+            <Table.Td><Diff entry={entry} /></Table.Td>
+          </Table.Tr>
+        ))}
+      </DataTable>
       {entries.data !== undefined && entries.data.data.length === 0 && <Text c="dimmed" size="sm" mt="sm">No entry matches these filters.</Text>}
       <CursorButtons pages={pages} next={next} mt="md" />
     </>

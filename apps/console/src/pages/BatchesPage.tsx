@@ -1,16 +1,15 @@
-import { Alert, Badge, Button, Code, Group, Progress, Stack, Table, Text, VisuallyHidden } from "@mantine/core"
+import { Badge, Button, Code, Group, Progress, Stack, Table, Text } from "@mantine/core"
 import type { BatchObject, ProviderJobStatus } from "@switchyard/core/schema/Batch"
-import { useEffect, useState } from "react"
 import * as BatchProgress from "../BatchProgress.ts"
-import * as Format from "../Format.ts"
-import * as ProviderJobs from "../ProviderJobs.ts"
 import { CursorButtons, useCursorPages } from "../CursorPages.tsx"
+import { DataTable, RowActions, RowButton, StateBadge } from "../DataTable.tsx"
+import * as Format from "../Format.ts"
+import { NoticeAlert, useNotice } from "../Notice.tsx"
 import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
-import { serverMessage } from "../ServerMessage.ts"
-import { ScrollTable } from "../ScrollTable.tsx"
+import * as ProviderJobs from "../ProviderJobs.ts"
 import { storedSecret } from "../Session.ts"
 import { useSession } from "../SessionContext.ts"
-import { useLoad } from "../useLoad.ts"
+import { useLoad, useReloadWhile } from "../useLoad.ts"
 
 const statusColor: Record<BatchObject["status"], string> = {
   validating: "blue",
@@ -80,6 +79,71 @@ const ProviderJobList = ({ jobs: all }: { readonly jobs: BatchObject["provider_j
   </>
 )
 
+const columns = (management: boolean) => [
+  "Batch",
+  { when: management, column: "Workspace" },
+  "Status",
+  { title: "Progress", miw: 150 },
+  "Served",
+  "Failed",
+  "Cost so far",
+  "Created (UTC)",
+  { actions: true }
+] as const
+
+const BatchRow = ({ batch, management, onCancel, onSave }: {
+  readonly batch: BatchObject
+  /** Signed in with a management key: the batch's workspace shown, its files not (they are its standard keys' to read). */
+  readonly management: boolean
+  readonly onCancel: () => void
+  readonly onSave: (fileId: string, name: string) => void
+}) => {
+  const { completed, failed, total } = batch.request_counts
+  const done = BatchProgress.done(batch.request_counts)
+  return (
+    <Table.Tr data-batch={batch.id} data-status={batch.status}>
+      <Table.Td>
+        <Code style={{ overflowWrap: "anywhere" }}>{batch.id}</Code>
+        <Text size="xs" c="dimmed">{batch.endpoint}</Text>
+      </Table.Td>
+      {management && (
+        <Table.Td>
+          <Code style={{ overflowWrap: "anywhere" }}>{batch.workspace_id ?? "-"}</Code>
+        </Table.Td>
+      )}
+      <Table.Td style={{ whiteSpace: "nowrap" }}>
+        <StateBadge color={statusColor[batch.status]}>{batch.status.replace("_", " ")}</StateBadge>
+      </Table.Td>
+      <Table.Td>
+        <Progress value={done * 100} color={failed > 0 ? "orange" : "indigo"} aria-label={`Progress of ${batch.id}`} />
+        <Text size="xs" c="dimmed" mt={2}>{total === 0 ? "-" : `${Format.integer(completed + failed)} of ${Format.integer(total)} lines`}</Text>
+        <ProviderJobList jobs={batch.provider_jobs} />
+      </Table.Td>
+      <Table.Td>{Format.integer(completed)}</Table.Td>
+      <Table.Td>{Format.integer(failed)}</Table.Td>
+      <Table.Td>{Format.money(batch.cost)}</Table.Td>
+      <Table.Td style={{ whiteSpace: "nowrap" }}>{at(batch.created_at)}</Table.Td>
+      <Table.Td>
+        <RowActions>
+          {BatchProgress.cancellable(batch.status) && (
+            <RowButton variant="light" color="red" label={`Cancel ${batch.id}`} onClick={onCancel}>Cancel</RowButton>
+          )}
+          {!management && batch.output_file_id !== null && (
+            <RowButton label={`Download the output of ${batch.id}`} onClick={() => onSave(batch.output_file_id!, `${batch.id}-output.jsonl`)}>
+              Output
+            </RowButton>
+          )}
+          {!management && batch.error_file_id !== null && (
+            <RowButton label={`Download the errors of ${batch.id}`} onClick={() => onSave(batch.error_file_id!, `${batch.id}-errors.jsonl`)}>
+              Errors
+            </RowButton>
+          )}
+        </RowActions>
+      </Table.Td>
+    </Table.Tr>
+  )
+}
+
 export const BatchesPage = () => {
   const { client, isManagement } = useSession()
   const pages = useCursorPages()
@@ -88,29 +152,20 @@ export const BatchesPage = () => {
     ["batches", client, cursor],
     (signal) => client.batches.list({ query: { limit: pageSize, ...(cursor === null ? {} : { after: cursor }) } }, { signal })
   )
-  const [notice, setNotice] = useState<{ readonly ok: boolean; readonly text: string } | null>(null)
+  const notices = useNotice()
   const list = batches.data?.data ?? []
-  const anyMoving = list.some((batch) => BatchProgress.moving(batch.status))
-
-  useEffect(() => {
-    if (!anyMoving) return
-    const timer = setInterval(batches.reload, 2000)
-    return () => clearInterval(timer)
-  }, [anyMoving, batches.reload])
+  useReloadWhile(list.some((batch) => BatchProgress.moving(batch.status)), batches.reload)
 
   const cancel = (batch: BatchObject) => {
-    setNotice(null)
-    client.batches.cancel({ params: { batch_id: batch.id } }).then(
-      () => {
-        setNotice({ ok: true, text: `Cancelling ${batch.id}: lines under way finish, no new line starts.` })
-        batches.reload()
-      },
-      (error: unknown) => setNotice({ ok: false, text: `${batch.id}: ${serverMessage(error)}` })
-    )
+    notices.clear()
+    client.batches.cancel({ params: { batch_id: batch.id } }).then(() => {
+      notices.done(`Cancelling ${batch.id}: lines under way finish, no new line starts.`)
+      batches.reload()
+    }, notices.failed(batch.id))
   }
   const save = (fileId: string, name: string) => {
-    setNotice(null)
-    download(fileId, name).catch((error: unknown) => setNotice({ ok: false, text: `${name}: ${serverMessage(error)}` }))
+    notices.clear()
+    download(fileId, name).catch(notices.failed(name))
   }
 
   return (
@@ -124,94 +179,12 @@ export const BatchesPage = () => {
         <Button variant="default" onClick={batches.reload} loading={batches.loading}>Refresh</Button>
       </PageHeader>
       <ErrorNotice error={batches.error} />
-      {notice !== null && (
-        <Alert color={notice.ok ? "teal" : "red"} role={notice.ok ? "status" : "alert"} mb="md" withCloseButton onClose={() => setNotice(null)}>
-          {notice.text}
-        </Alert>
-      )}
-      <ScrollTable label="Batches" minWidth={900}>
-        <Table striped verticalSpacing="xs" horizontalSpacing={8} aria-busy={batches.loading}>
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th scope="col">Batch</Table.Th>
-              {isManagement && <Table.Th scope="col">Workspace</Table.Th>}
-              <Table.Th scope="col">Status</Table.Th>
-              <Table.Th scope="col" miw={150}>Progress</Table.Th>
-              <Table.Th scope="col">Served</Table.Th>
-              <Table.Th scope="col">Failed</Table.Th>
-              <Table.Th scope="col">Cost so far</Table.Th>
-              <Table.Th scope="col">Created (UTC)</Table.Th>
-              <Table.Th scope="col"><VisuallyHidden>Actions</VisuallyHidden></Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {list.map((batch) => {
-              const { completed, failed, total } = batch.request_counts
-              const done = BatchProgress.done(batch.request_counts)
-              return (
-                <Table.Tr key={batch.id} data-batch={batch.id} data-status={batch.status}>
-                  <Table.Td>
-                    <Code style={{ overflowWrap: "anywhere" }}>{batch.id}</Code>
-                    <Text size="xs" c="dimmed">{batch.endpoint}</Text>
-                  </Table.Td>
-                  {isManagement && (
-                    <Table.Td>
-                      <Code style={{ overflowWrap: "anywhere" }}>{batch.workspace_id ?? "-"}</Code>
-                    </Table.Td>
-                  )}
-                  <Table.Td style={{ whiteSpace: "nowrap" }}>
-                    <Badge variant="light" color={statusColor[batch.status]} styles={{ label: { overflow: "visible" } }}>
-                      {batch.status.replace("_", " ")}
-                    </Badge>
-                  </Table.Td>
-                  <Table.Td>
-                    <Progress
-                      value={done * 100}
-                      color={failed > 0 ? "orange" : "indigo"}
-                      aria-label={`Progress of ${batch.id}`}
-                    />
-                    <Text size="xs" c="dimmed" mt={2}>{total === 0 ? "-" : `${Format.integer(completed + failed)} of ${Format.integer(total)} lines`}</Text>
-                    <ProviderJobList jobs={batch.provider_jobs} />
-                  </Table.Td>
-                  <Table.Td>{Format.integer(completed)}</Table.Td>
-                  <Table.Td>{Format.integer(failed)}</Table.Td>
-                  <Table.Td>{Format.money(batch.cost)}</Table.Td>
-                  <Table.Td style={{ whiteSpace: "nowrap" }}>{at(batch.created_at)}</Table.Td>
-                  <Table.Td>
-                    <Group gap={6} wrap="nowrap">
-                      {BatchProgress.cancellable(batch.status) && (
-                        <Button size="compact-sm" variant="light" color="red" onClick={() => cancel(batch)} aria-label={`Cancel ${batch.id}`}>
-                          Cancel
-                        </Button>
-                      )}
-                      {!isManagement && batch.output_file_id !== null && (
-                        <Button
-                          size="compact-sm"
-                          variant="default"
-                          onClick={() => save(batch.output_file_id!, `${batch.id}-output.jsonl`)}
-                          aria-label={`Download the output of ${batch.id}`}
-                        >
-                          Output
-                        </Button>
-                      )}
-                      {!isManagement && batch.error_file_id !== null && (
-                        <Button
-                          size="compact-sm"
-                          variant="default"
-                          onClick={() => save(batch.error_file_id!, `${batch.id}-errors.jsonl`)}
-                          aria-label={`Download the errors of ${batch.id}`}
-                        >
-                          Errors
-                        </Button>
-                      )}
-                    </Group>
-                  </Table.Td>
-                </Table.Tr>
-              )
-            })}
-          </Table.Tbody>
-        </Table>
-      </ScrollTable>
+      <NoticeAlert notice={notices.notice} onClose={notices.clear} mb="md" />
+      <DataTable label="Batches" minWidth={900} columns={columns(isManagement)} striped horizontalSpacing={8} aria-busy={batches.loading}>
+        {list.map((batch) => (
+          <BatchRow key={batch.id} batch={batch} management={isManagement} onCancel={() => cancel(batch)} onSave={save} />
+        ))}
+      </DataTable>
       <Stack gap="xs" mt="sm">
         {batches.data !== undefined && list.length === 0 && (
           <Text c="dimmed" size="sm">No batch yet: upload a JSONL file with purpose "batch" and create one (see docs/batches.md).</Text>

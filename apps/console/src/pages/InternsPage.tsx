@@ -1,12 +1,13 @@
-import { Alert, Badge, Button, Group, Modal, Stack, Table, Text, Textarea, TextInput, VisuallyHidden } from "@mantine/core"
+import { Button, Table, Text, Textarea, TextInput } from "@mantine/core"
 import type { InternRecord } from "@switchyard/core/schema/Intern"
-import { useEffect, useState } from "react"
+import { useState } from "react"
+import { DataTable, RowActions, RowButton, StateBadge } from "../DataTable.tsx"
 import * as Format from "../Format.ts"
+import { FormModal, useSubmit } from "../FormModal.tsx"
+import { NoticeAlert, useNotice } from "../Notice.tsx"
 import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
-import { serverMessage } from "../ServerMessage.ts"
-import { ScrollTable } from "../ScrollTable.tsx"
 import { useSession } from "../SessionContext.ts"
-import { useLoad } from "../useLoad.ts"
+import { useLoad, useReloadWhile } from "../useLoad.ts"
 
 const statusColor: Record<InternRecord["status"], string> = {
   running: "teal",
@@ -32,12 +33,10 @@ const EditInternModal = ({ intern, onClose, onSaved }: {
   const [description, setDescription] = useState(intern.description ?? "")
   const [instructions, setInstructions] = useState(intern.instructions ?? "")
   const [model, setModel] = useState(intern.model ?? "")
-  const [error, setError] = useState<unknown>(null)
-  const [busy, setBusy] = useState(false)
+  const submission = useSubmit()
 
   // Only what changed is sent; an emptied field is cleared (null), as the API defines.
-  const submit = (event: React.FormEvent) => {
-    event.preventDefault()
+  const submit = () => {
     const orNull = (text: string) => (text.trim() === "" ? null : text)
     const payload = {
       ...(name !== intern.name ? { name } : {}),
@@ -45,46 +44,43 @@ const EditInternModal = ({ intern, onClose, onSaved }: {
       ...(orNull(instructions) !== intern.instructions ? { instructions: orNull(instructions) } : {}),
       ...(orNull(model) !== intern.model ? { model: orNull(model) } : {})
     }
-    setBusy(true)
-    setError(null)
-    client.interns.update({ params: { internId: intern.id }, payload }).then(onSaved, setError).finally(() => setBusy(false))
+    submission.run(() => client.interns.update({ params: { internId: intern.id }, payload }), onSaved)
   }
 
   return (
-    <Modal opened onClose={onClose} title={`Update ${intern.name}`} size="lg">
-      <form onSubmit={submit}>
-        <Stack>
-          <TextInput
-            label="Name"
-            description="2 to 17 lowercase letters and digits, in hyphen-separated groups"
-            required
-            value={name}
-            onChange={(event) => setName(event.currentTarget.value)}
-          />
-          <TextInput
-            label="Model"
-            description="A model slug such as openai/gpt-4o; empty means the workspace default"
-            value={model}
-            onChange={(event) => setModel(event.currentTarget.value)}
-          />
-          <Textarea label="Description" autosize minRows={2} value={description} onChange={(event) => setDescription(event.currentTarget.value)} />
-          <Textarea
-            label="Instructions"
-            autosize
-            minRows={3}
-            maxRows={12}
-            value={instructions}
-            onChange={(event) => setInstructions(event.currentTarget.value)}
-          />
-          <Text size="xs" c="dimmed">Changes to a running intern reach it at its next provisioning.</Text>
-          <ErrorNotice error={error} title="The intern was not updated" />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>Cancel</Button>
-            <Button type="submit" loading={busy}>Save</Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <FormModal
+      title={`Update ${intern.name}`}
+      size="lg"
+      onClose={onClose}
+      onSubmit={submit}
+      submission={submission}
+      failure="The intern was not updated"
+      submit="Save"
+    >
+      <TextInput
+        label="Name"
+        description="2 to 17 lowercase letters and digits, in hyphen-separated groups"
+        required
+        value={name}
+        onChange={(event) => setName(event.currentTarget.value)}
+      />
+      <TextInput
+        label="Model"
+        description="A model slug such as openai/gpt-4o; empty means the workspace default"
+        value={model}
+        onChange={(event) => setModel(event.currentTarget.value)}
+      />
+      <Textarea label="Description" autosize minRows={2} value={description} onChange={(event) => setDescription(event.currentTarget.value)} />
+      <Textarea
+        label="Instructions"
+        autosize
+        minRows={3}
+        maxRows={12}
+        value={instructions}
+        onChange={(event) => setInstructions(event.currentTarget.value)}
+      />
+      <Text size="xs" c="dimmed">Changes to a running intern reach it at its next provisioning.</Text>
+    </FormModal>
   )
 }
 
@@ -96,72 +92,92 @@ const CreateInternModal = ({ opened, onClose, onCreated }: {
   const { client } = useSession()
   const [name, setName] = useState("")
   const [description, setDescription] = useState("")
-  const [error, setError] = useState<unknown>(null)
-  const [busy, setBusy] = useState(false)
+  const submission = useSubmit()
 
-  const submit = (event: React.FormEvent) => {
-    event.preventDefault()
-    setBusy(true)
-    setError(null)
-    client.interns.create({ payload: { name, ...(description.trim() === "" ? {} : { description }) } }).then(
-      () => {
-        setName("")
-        setDescription("")
-        onCreated()
-      },
-      setError
-    ).finally(() => setBusy(false))
-  }
+  const submit = () =>
+    submission.run(() => client.interns.create({ payload: { name, ...(description.trim() === "" ? {} : { description }) } }), () => {
+      setName("")
+      setDescription("")
+      onCreated()
+    })
 
   return (
-    <Modal opened={opened} onClose={onClose} title="Create an intern">
-      <form onSubmit={submit}>
-        <Stack>
-          <TextInput label="Name" required value={name} onChange={(event) => setName(event.currentTarget.value)} />
-          <Textarea label="Description" autosize minRows={2} value={description} onChange={(event) => setDescription(event.currentTarget.value)} />
-          <ErrorNotice error={error} title="The intern was not created" />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>Cancel</Button>
-            <Button type="submit" loading={busy}>Create intern</Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <FormModal
+      title="Create an intern"
+      opened={opened}
+      onClose={onClose}
+      onSubmit={submit}
+      submission={submission}
+      failure="The intern was not created"
+      submit="Create intern"
+    >
+      <TextInput label="Name" required value={name} onChange={(event) => setName(event.currentTarget.value)} />
+      <Textarea label="Description" autosize minRows={2} value={description} onChange={(event) => setDescription(event.currentTarget.value)} />
+    </FormModal>
   )
 }
+
+const columns = ["Intern", "Status", "Model", "Hostname", "Updated", { actions: true }] as const
+
+const InternRow = ({ intern, onEdit, onAct }: {
+  readonly intern: InternRecord
+  readonly onEdit: () => void
+  readonly onAct: (action: "suspend" | "provision") => void
+}) => (
+  <Table.Tr data-intern={intern.name}>
+    <Table.Td miw={140}>
+      <Text fw={500} size="sm">{intern.name}</Text>
+      {intern.description !== null && <Text size="xs" c="dimmed" lineClamp={2}>{intern.description}</Text>}
+    </Table.Td>
+    <Table.Td miw={130}>
+      <StateBadge color={statusColor[intern.status]}>{intern.status.replaceAll("_", " ")}</StateBadge>
+      {intern.progress !== null && (
+        <Text size="xs" c="dimmed">
+          step {intern.progress.step_number}/{intern.progress.total_steps}: {intern.progress.step_label}
+        </Text>
+      )}
+      {intern.lastFailureMessage !== null && <Text size="xs" c="red.8">{intern.lastFailureMessage}</Text>}
+    </Table.Td>
+    <Table.Td><Text size="sm" ff="monospace">{intern.model ?? "workspace default"}</Text></Table.Td>
+    <Table.Td><Text size="sm" ff="monospace">{intern.hostname ?? "-"}</Text></Table.Td>
+    <Table.Td>{Format.dateTime(intern.updatedAt)}</Table.Td>
+    <Table.Td>
+      <RowActions>
+        <RowButton label={`Update ${intern.name}`} onClick={onEdit}>Update</RowButton>
+        {intern.status === "stopped" || intern.status === "failed"
+          ? <RowButton variant="light" label={`Provision ${intern.name}`} onClick={() => onAct("provision")}>Provision</RowButton>
+          : <RowButton variant="light" color="red" label={`Suspend ${intern.name}`} onClick={() => onAct("suspend")}>Suspend</RowButton>}
+      </RowActions>
+    </Table.Td>
+  </Table.Tr>
+)
 
 export const InternsPage = () => {
   const { client } = useSession()
   const interns = useLoad(["interns", client], (signal) => client.interns.list({ query: { limit: 100 } }, { signal }))
   const [editing, setEditing] = useState<InternRecord | null>(null)
   const [creating, setCreating] = useState(false)
-  const [notice, setNotice] = useState<{ readonly ok: boolean; readonly text: string } | null>(null)
+  const notices = useNotice()
   const list = interns.data?.data ?? []
-  const anyMoving = list.some((intern) => moving.has(intern.status))
-
-  useEffect(() => {
-    if (!anyMoving) return
-    const timer = setInterval(interns.reload, 2000)
-    return () => clearInterval(timer)
-  }, [anyMoving, interns.reload])
+  useReloadWhile(list.some((intern) => moving.has(intern.status)), interns.reload)
 
   const act = (intern: InternRecord, action: "suspend" | "provision") => {
-    setNotice(null)
+    notices.clear()
     const call = action === "suspend"
       ? client.interns.suspend({ params: { internId: intern.id } })
       : client.interns.provision({ params: { internId: intern.id } })
-    call.then(
-      () => {
-        setNotice({
-          ok: true,
-          text: action === "suspend"
-            ? `Suspended ${intern.name}: its runtime is stopped; its disk and settings are kept.`
-            : `Provisioning ${intern.name}.`
-        })
-        interns.reload()
-      },
-      (error: unknown) => setNotice({ ok: false, text: `${intern.name}: ${serverMessage(error)}` })
-    )
+    call.then(() => {
+      notices.done(
+        action === "suspend"
+          ? `Suspended ${intern.name}: its runtime is stopped; its disk and settings are kept.`
+          : `Provisioning ${intern.name}.`
+      )
+      interns.reload()
+    }, notices.failed(intern.name))
+  }
+  const closed = (close: () => void) => () => {
+    close()
+    interns.reload()
   }
 
   return (
@@ -170,92 +186,17 @@ export const InternsPage = () => {
         <Button onClick={() => setCreating(true)}>Create intern</Button>
       </PageHeader>
       <ErrorNotice error={interns.error} />
-      {notice !== null && (
-        <Alert color={notice.ok ? "teal" : "red"} role={notice.ok ? "status" : "alert"} mb="md" withCloseButton onClose={() => setNotice(null)}>
-          {notice.text}
-        </Alert>
-      )}
-      <ScrollTable label="Interns" minWidth={760}>
-        <Table striped verticalSpacing="xs" aria-busy={interns.loading}>
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th scope="col">Intern</Table.Th>
-              <Table.Th scope="col">Status</Table.Th>
-              <Table.Th scope="col">Model</Table.Th>
-              <Table.Th scope="col">Hostname</Table.Th>
-              <Table.Th scope="col">Updated</Table.Th>
-              <Table.Th scope="col"><VisuallyHidden>Actions</VisuallyHidden></Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {list.map((intern) => (
-              <Table.Tr key={intern.id} data-intern={intern.name}>
-                <Table.Td miw={140}>
-                  <Text fw={500} size="sm">{intern.name}</Text>
-                  {intern.description !== null && <Text size="xs" c="dimmed" lineClamp={2}>{intern.description}</Text>}
-                </Table.Td>
-                <Table.Td miw={130}>
-                  <Badge color={statusColor[intern.status]} variant="light">{intern.status.replaceAll("_", " ")}</Badge>
-                  {intern.progress !== null && (
-                    <Text size="xs" c="dimmed">
-                      step {intern.progress.step_number}/{intern.progress.total_steps}: {intern.progress.step_label}
-                    </Text>
-                  )}
-                  {intern.lastFailureMessage !== null && <Text size="xs" c="red.8">{intern.lastFailureMessage}</Text>}
-                </Table.Td>
-                <Table.Td><Text size="sm" ff="monospace">{intern.model ?? "workspace default"}</Text></Table.Td>
-                <Table.Td><Text size="sm" ff="monospace">{intern.hostname ?? "-"}</Text></Table.Td>
-                <Table.Td>{Format.dateTime(intern.updatedAt)}</Table.Td>
-                <Table.Td>
-                  <Group gap={6} wrap="nowrap">
-                    <Button size="compact-sm" variant="default" onClick={() => setEditing(intern)} aria-label={`Update ${intern.name}`}>
-                      Update
-                    </Button>
-                    {intern.status === "stopped" || intern.status === "failed"
-                      ? (
-                        <Button size="compact-sm" variant="light" onClick={() => act(intern, "provision")} aria-label={`Provision ${intern.name}`}>
-                          Provision
-                        </Button>
-                      )
-                      : (
-                        <Button
-                          size="compact-sm"
-                          variant="light"
-                          color="red"
-                          onClick={() => act(intern, "suspend")}
-                          aria-label={`Suspend ${intern.name}`}
-                        >
-                          Suspend
-                        </Button>
-                      )}
-                  </Group>
-                </Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      </ScrollTable>
+      <NoticeAlert notice={notices.notice} onClose={notices.clear} mb="md" />
+      <DataTable label="Interns" minWidth={760} columns={columns} striped aria-busy={interns.loading}>
+        {list.map((intern) => (
+          <InternRow key={intern.id} intern={intern} onEdit={() => setEditing(intern)} onAct={(action) => act(intern, action)} />
+        ))}
+      </DataTable>
       {!interns.loading && list.length === 0 && interns.error === undefined && (
         <Text c="dimmed" mt="md">No interns in this workspace yet.</Text>
       )}
-      <CreateInternModal
-        opened={creating}
-        onClose={() => setCreating(false)}
-        onCreated={() => {
-          setCreating(false)
-          interns.reload()
-        }}
-      />
-      {editing !== null && (
-        <EditInternModal
-          intern={editing}
-          onClose={() => setEditing(null)}
-          onSaved={() => {
-            setEditing(null)
-            interns.reload()
-          }}
-        />
-      )}
+      <CreateInternModal opened={creating} onClose={() => setCreating(false)} onCreated={closed(() => setCreating(false))} />
+      {editing !== null && <EditInternModal intern={editing} onClose={() => setEditing(null)} onSaved={closed(() => setEditing(null))} />}
     </>
   )
 }

@@ -1,27 +1,11 @@
-import {
-  Alert,
-  Badge,
-  Button,
-  Checkbox,
-  Code,
-  CopyButton,
-  Group,
-  Modal,
-  NumberInput,
-  Select,
-  Stack,
-  Switch,
-  Table,
-  Text,
-  TextInput,
-  VisuallyHidden
-} from "@mantine/core"
+import { Alert, Button, Checkbox, Code, CopyButton, Group, Modal, NumberInput, Select, Stack, Switch, Table, Text, TextInput } from "@mantine/core"
 import type { ApiKeyRecord } from "@switchyard/core/schema/ApiKey"
 import { useState } from "react"
+import { DataTable, RowActions, RowButton, StateBadge } from "../DataTable.tsx"
 import * as Format from "../Format.ts"
+import { FormModal, useSubmit } from "../FormModal.tsx"
 import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
 import { serverMessage } from "../ServerMessage.ts"
-import { ScrollTable } from "../ScrollTable.tsx"
 import { useSession } from "../SessionContext.ts"
 import { useLoad } from "../useLoad.ts"
 
@@ -89,6 +73,8 @@ const reachOf = (record: ApiKeyRecord) =>
     ? "management · its workspace only"
     : "management · every workspace of its user"
 
+const noLimits: LimitFields = { limit: "", reset: "never", includeByok: false }
+
 const CreateKeyModal = ({ opened, onClose, onCreated }: {
   readonly opened: boolean
   readonly onClose: () => void
@@ -96,63 +82,55 @@ const CreateKeyModal = ({ opened, onClose, onCreated }: {
 }) => {
   const { client } = useSession()
   const [name, setName] = useState("")
-  const [fields, setFields] = useState<LimitFields>({ limit: "", reset: "never", includeByok: false })
+  const [fields, setFields] = useState<LimitFields>(noLimits)
   const [expires, setExpires] = useState("")
   const [kind, setKind] = useState("standard")
-  const [error, setError] = useState<unknown>(null)
-  const [busy, setBusy] = useState(false)
+  const submission = useSubmit()
 
-  const submit = (event: React.FormEvent) => {
-    event.preventDefault()
-    setBusy(true)
-    setError(null)
-    client.keys.create({
-      payload: {
-        name,
-        ...kindBody(kind),
-        ...limitBody(fields),
-        ...(expires === "" ? {} : { expires_at: new Date(expires).toISOString() })
-      }
-    }).then(
-      (created) => {
-        setName("")
-        setExpires("")
-        setKind("standard")
-        setFields({ limit: "", reset: "never", includeByok: false })
-        onCreated(created.key)
-      },
-      setError
-    ).finally(() => setBusy(false))
-  }
+  const submit = () =>
+    submission.run(() =>
+      client.keys.create({
+        payload: {
+          name,
+          ...kindBody(kind),
+          ...limitBody(fields),
+          ...(expires === "" ? {} : { expires_at: new Date(expires).toISOString() })
+        }
+      }), (created) => {
+      setName("")
+      setExpires("")
+      setKind("standard")
+      setFields(noLimits)
+      onCreated(created.key)
+    })
 
   return (
-    <Modal opened={opened} onClose={onClose} title="Create a key">
-      <form onSubmit={submit}>
-        <Stack>
-          <TextInput label="Name" required value={name} onChange={(event) => setName(event.currentTarget.value)} />
-          <Select label="Kind" data={kinds} value={kind} allowDeselect={false} onChange={(value) => setKind(value ?? "standard")} />
-          {kind === "management-user" && (
-            <Alert color="yellow" title="This key reaches more than this workspace">
-              A management key of user scope manages every workspace your user is a member of, now and later. To give a
-              team a key for its own workspace, choose “manages this workspace only”.
-            </Alert>
-          )}
-          <LimitInputs fields={fields} onChange={setFields} />
-          <TextInput
-            label="Expires at (UTC)"
-            description="Empty: never expires"
-            type="datetime-local"
-            value={expires}
-            onChange={(event) => setExpires(event.currentTarget.value)}
-          />
-          <ErrorNotice error={error} title="The key was not created" />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>Cancel</Button>
-            <Button type="submit" loading={busy}>Create key</Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <FormModal
+      title="Create a key"
+      opened={opened}
+      onClose={onClose}
+      onSubmit={submit}
+      submission={submission}
+      failure="The key was not created"
+      submit="Create key"
+    >
+      <TextInput label="Name" required value={name} onChange={(event) => setName(event.currentTarget.value)} />
+      <Select label="Kind" data={kinds} value={kind} allowDeselect={false} onChange={(value) => setKind(value ?? "standard")} />
+      {kind === "management-user" && (
+        <Alert color="yellow" title="This key reaches more than this workspace">
+          A management key of user scope manages every workspace your user is a member of, now and later. To give a
+          team a key for its own workspace, choose “manages this workspace only”.
+        </Alert>
+      )}
+      <LimitInputs fields={fields} onChange={setFields} />
+      <TextInput
+        label="Expires at (UTC)"
+        description="Empty: never expires"
+        type="datetime-local"
+        value={expires}
+        onChange={(event) => setExpires(event.currentTarget.value)}
+      />
+    </FormModal>
   )
 }
 
@@ -186,33 +164,67 @@ const EditLimitsModal = ({ record, onClose, onSaved }: {
     reset: record.limit_reset ?? "never",
     includeByok: record.include_byok_in_limit
   })
-  const [error, setError] = useState<unknown>(null)
-  const [busy, setBusy] = useState(false)
-
-  const submit = (event: React.FormEvent) => {
-    event.preventDefault()
-    setBusy(true)
-    setError(null)
-    client.keys.update({ params: { hash: record.hash }, payload: limitBody(fields) })
-      .then(onSaved, setError)
-      .finally(() => setBusy(false))
-  }
+  const submission = useSubmit()
 
   return (
-    <Modal opened onClose={onClose} title={`Limits of ${record.name}`}>
-      <form onSubmit={submit}>
-        <Stack>
-          <LimitInputs fields={fields} onChange={setFields} />
-          <ErrorNotice error={error} title="The limits were not changed" />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>Cancel</Button>
-            <Button type="submit" loading={busy}>Save limits</Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <FormModal
+      title={`Limits of ${record.name}`}
+      onClose={onClose}
+      onSubmit={() => submission.run(() => client.keys.update({ params: { hash: record.hash }, payload: limitBody(fields) }), onSaved)}
+      submission={submission}
+      failure="The limits were not changed"
+      submit="Save limits"
+    >
+      <LimitInputs fields={fields} onChange={setFields} />
+    </FormModal>
   )
 }
+
+const columns = ["Key", "Status", "Limit", "Remaining", "Today", "Month", "Total", "BYOK", "Expires", { actions: true }] as const
+
+const KeyRow = ({ record, self, onLimits, onDisabled }: {
+  readonly record: ApiKeyRecord
+  /** Whether it is the key signed in, which cannot disable itself here. */
+  readonly self: boolean
+  readonly onLimits: () => void
+  readonly onDisabled: (disabled: boolean) => void
+}) => (
+  <Table.Tr>
+    <Table.Td>
+      <Text fw={500} size="sm">{record.name}</Text>
+      <Text size="xs" c="dimmed" ff="monospace">{record.label}</Text>
+      <Text size="xs" c="dimmed">{reachOf(record)}</Text>
+    </Table.Td>
+    <Table.Td>
+      <StateBadge color={record.disabled ? "gray" : "teal"}>{record.disabled ? "disabled" : "active"}</StateBadge>
+    </Table.Td>
+    <Table.Td>
+      <Text size="sm">{record.limit === null ? "none" : Format.money(record.limit)}</Text>
+      {record.limit !== null && <Text size="xs" c="dimmed">resets {record.limit_reset ?? "never"}</Text>}
+    </Table.Td>
+    <Table.Td>{Format.money(record.limit_remaining)}</Table.Td>
+    <Table.Td>{Format.money(record.usage_daily)}</Table.Td>
+    <Table.Td>{Format.money(record.usage_monthly)}</Table.Td>
+    <Table.Td>{Format.money(record.usage)}</Table.Td>
+    <Table.Td>{Format.money(record.byok_usage)}</Table.Td>
+    <Table.Td>{Format.dateTime(record.expires_at)}</Table.Td>
+    <Table.Td>
+      <RowActions>
+        <RowButton label={`Edit limits of ${record.name}`} onClick={onLimits}>Limits</RowButton>
+        {!self && (
+          <RowButton
+            variant="light"
+            color={record.disabled ? "teal" : "red"}
+            label={`${record.disabled ? "Enable" : "Disable"} ${record.name}`}
+            onClick={() => onDisabled(!record.disabled)}
+          >
+            {record.disabled ? "Enable" : "Disable"}
+          </RowButton>
+        )}
+      </RowActions>
+    </Table.Td>
+  </Table.Tr>
+)
 
 export const KeysPage = () => {
   const { client, key: self } = useSession()
@@ -229,49 +241,6 @@ export const KeysPage = () => {
       .then(keys.reload, (error: unknown) => setActionError(serverMessage(error)))
   }
 
-  const rows = (keys.data?.data ?? []).map((record) => (
-    <Table.Tr key={record.hash}>
-      <Table.Td>
-        <Text fw={500} size="sm">{record.name}</Text>
-        <Text size="xs" c="dimmed" ff="monospace">{record.label}</Text>
-        <Text size="xs" c="dimmed">{reachOf(record)}</Text>
-      </Table.Td>
-      <Table.Td>
-        <Badge color={record.disabled ? "gray" : "teal"} variant="light" styles={{ label: { overflow: "visible" } }}>
-          {record.disabled ? "disabled" : "active"}
-        </Badge>
-      </Table.Td>
-      <Table.Td>
-        <Text size="sm">{record.limit === null ? "none" : Format.money(record.limit)}</Text>
-        {record.limit !== null && <Text size="xs" c="dimmed">resets {record.limit_reset ?? "never"}</Text>}
-      </Table.Td>
-      <Table.Td>{Format.money(record.limit_remaining)}</Table.Td>
-      <Table.Td>{Format.money(record.usage_daily)}</Table.Td>
-      <Table.Td>{Format.money(record.usage_monthly)}</Table.Td>
-      <Table.Td>{Format.money(record.usage)}</Table.Td>
-      <Table.Td>{Format.money(record.byok_usage)}</Table.Td>
-      <Table.Td>{Format.dateTime(record.expires_at)}</Table.Td>
-      <Table.Td>
-        <Group gap={6} wrap="nowrap">
-          <Button size="compact-sm" variant="default" onClick={() => setEditing(record)} aria-label={`Edit limits of ${record.name}`}>
-            Limits
-          </Button>
-          {record.hash !== self.hash && (
-            <Button
-              size="compact-sm"
-              variant="light"
-              color={record.disabled ? "teal" : "red"}
-              onClick={() => setDisabled(record, !record.disabled)}
-              aria-label={`${record.disabled ? "Enable" : "Disable"} ${record.name}`}
-            >
-              {record.disabled ? "Enable" : "Disable"}
-            </Button>
-          )}
-        </Group>
-      </Table.Td>
-    </Table.Tr>
-  ))
-
   return (
     <>
       <PageHeader title="Keys" description="Your keys in your default workspace: usage in USD, limits and when they reset.">
@@ -286,26 +255,26 @@ export const KeysPage = () => {
       </PageHeader>
       <ErrorNotice error={keys.error} />
       {actionError !== null && <Alert color="red" title="The key was not changed" role="alert" mb="md">{actionError}</Alert>}
-      <ScrollTable label="Keys" minWidth={820}>
-        <Table striped highlightOnHover verticalSpacing="xs" horizontalSpacing={8} aria-busy={keys.loading}>
-          <Table.Caption>Usage columns are today (UTC), this month and all time.</Table.Caption>
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th scope="col">Key</Table.Th>
-              <Table.Th scope="col">Status</Table.Th>
-              <Table.Th scope="col">Limit</Table.Th>
-              <Table.Th scope="col">Remaining</Table.Th>
-              <Table.Th scope="col">Today</Table.Th>
-              <Table.Th scope="col">Month</Table.Th>
-              <Table.Th scope="col">Total</Table.Th>
-              <Table.Th scope="col">BYOK</Table.Th>
-              <Table.Th scope="col">Expires</Table.Th>
-              <Table.Th scope="col"><VisuallyHidden>Actions</VisuallyHidden></Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>{rows}</Table.Tbody>
-        </Table>
-      </ScrollTable>
+      <DataTable
+        label="Keys"
+        minWidth={820}
+        columns={columns}
+        caption="Usage columns are today (UTC), this month and all time."
+        striped
+        highlightOnHover
+        horizontalSpacing={8}
+        aria-busy={keys.loading}
+      >
+        {(keys.data?.data ?? []).map((record) => (
+          <KeyRow
+            key={record.hash}
+            record={record}
+            self={record.hash === self.hash}
+            onLimits={() => setEditing(record)}
+            onDisabled={(disabled) => setDisabled(record, disabled)}
+          />
+        ))}
+      </DataTable>
       <CreateKeyModal
         opened={creating}
         onClose={() => setCreating(false)}

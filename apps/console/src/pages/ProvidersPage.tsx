@@ -1,22 +1,15 @@
-import { Alert, Anchor, Badge, Button, Group, Menu, Stack, Table, Text, Title, VisuallyHidden } from "@mantine/core"
+import { Button, Stack, Title } from "@mantine/core"
 import type { ProviderTestResult } from "@switchyard/core/catalog/ManagedProvider"
 import type { ProviderRecord } from "@switchyard/core/schema/ProviderListing"
 import { useState } from "react"
-import * as EndpointPrice from "../EndpointPrice.ts"
+import { EndpointTable } from "../EndpointTable.tsx"
 import * as EndpointStatus from "../EndpointStatus.ts"
-import * as Format from "../Format.ts"
+import { NoticeAlert, useNotice } from "../Notice.tsx"
 import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
 import { AddProviderModal, DeleteProviderModal, EditProviderModal, RotateKeyModal, TestResults } from "../ProviderAdmin.tsx"
-import * as ProviderDraft from "../ProviderDraft.ts"
-import { serverMessage } from "../ServerMessage.ts"
-import { ScrollTable } from "../ScrollTable.tsx"
+import { type ProviderActions, ProviderTable } from "../ProviderTable.tsx"
 import { useSession } from "../SessionContext.ts"
 import { useLoad } from "../useLoad.ts"
-
-const statusColor = { healthy: "teal", degraded: "orange", failing: "red", "failed recently": "orange", inactive: "gray" } as const
-
-const percentiles = (p: { readonly p50: number; readonly p90: number; readonly p99: number } | null, format: (n: number) => string) =>
-  p === null ? "-" : `${format(p.p50)} / ${format(p.p90)} / ${format(p.p99)}`
 
 type Dialog =
   | { readonly _tag: "Add" }
@@ -24,220 +17,98 @@ type Dialog =
   | { readonly _tag: "Rotate"; readonly provider: ProviderRecord }
   | { readonly _tag: "Delete"; readonly provider: ProviderRecord }
 
-const stateOf = (provider: ProviderRecord) =>
-  provider.enabled === false
-    ? { label: "disabled", color: "gray" }
-    : provider.active
-    ? { label: "active", color: "teal" }
-    : { label: "inactive", color: "gray" }
+const described = "Upstream providers, their endpoints and prices, and what this gateway measured of them in the last 30 minutes."
 
-export const ProvidersPage = () => {
+/** What the page loads: the providers, their endpoints' figures, and the workspace's own keys (management keys only). */
+const useProviders = () => {
   const { client, isManagement } = useSession()
   const providers = useLoad(["providers", client], (signal) => client.providers.list(undefined, { signal }))
   const endpoints = useLoad(["endpoints", client], (signal) => EndpointStatus.load(client, signal))
-  // Which providers this workspace brings its own credentials for (management keys only).
   const byok = useLoad(
     ["byok", client, isManagement],
     (signal) => (isManagement ? client.byok.list({ query: {} }, { signal }).then((list) => list.data) : Promise.resolve(undefined))
   )
-  const ownKeys = (slug: string) => (byok.data ?? []).filter((key) => key.provider === slug && !key.disabled)
   const list = providers.data?.data ?? []
-  // The gateway adds `source` to each provider for instance administrators only.
-  const administrator = list.some((provider) => provider.source !== undefined)
+  return {
+    list,
+    endpoints: endpoints.data ?? [],
+    loading: providers.loading,
+    error: providers.error ?? endpoints.error ?? byok.error,
+    // The gateway adds `source` to each provider for instance administrators only.
+    administrator: list.some((provider) => provider.source !== undefined),
+    ownKey: isManagement
+      ? (slug: string) => (byok.data ?? []).find((key) => key.provider === slug && !key.disabled)?.label
+      : undefined,
+    reload: () => {
+      providers.reload()
+      endpoints.reload()
+    }
+  }
+}
+
+export const ProvidersPage = () => {
+  const { client } = useSession()
+  const loaded = useProviders()
   const [dialog, setDialog] = useState<Dialog | null>(null)
-  const [notice, setNotice] = useState<{ readonly ok: boolean; readonly text: string } | null>(null)
+  const notices = useNotice()
   const [testing, setTesting] = useState<string | null>(null)
   const [tested, setTested] = useState<{ readonly name: string; readonly result: ProviderTestResult["data"] } | null>(null)
 
-  const reload = () => {
-    providers.reload()
-    endpoints.reload()
-  }
   const done = (text: string) => {
     setDialog(null)
-    setNotice({ ok: true, text })
-    reload()
+    notices.done(text)
+    loaded.reload()
   }
-  const setEnabled = (provider: ProviderRecord, enabled: boolean) => {
-    setNotice(null)
-    client.providerAdmin.update({ params: { slug: provider.slug }, payload: { enabled } }).then(
-      () => done(enabled ? `Enabled ${provider.name}.` : `Disabled ${provider.name}: no request is routed to it.`),
-      (error: unknown) => setNotice({ ok: false, text: `${provider.name}: ${serverMessage(error)}` })
-    )
+  const actions: ProviderActions = {
+    testing,
+    test: (provider) => {
+      notices.clear()
+      setTested(null)
+      setTesting(provider.slug)
+      client.providerAdmin.test({ params: { slug: provider.slug } })
+        .then((answer) => setTested({ name: provider.name, result: answer.data }), notices.failed(provider.name))
+        .finally(() => setTesting(null))
+    },
+    edit: (provider) => setDialog({ _tag: "Edit", slug: provider.slug }),
+    rotate: (provider) => setDialog({ _tag: "Rotate", provider }),
+    setEnabled: (provider, enabled) => {
+      notices.clear()
+      client.providerAdmin.update({ params: { slug: provider.slug }, payload: { enabled } }).then(
+        () => done(enabled ? `Enabled ${provider.name}.` : `Disabled ${provider.name}: no request is routed to it.`),
+        notices.failed(provider.name)
+      )
+    },
+    remove: (provider) => setDialog({ _tag: "Delete", provider })
   }
-  const test = (provider: ProviderRecord) => {
-    setNotice(null)
-    setTested(null)
-    setTesting(provider.slug)
-    client.providerAdmin.test({ params: { slug: provider.slug } }).then(
-      (answer) => setTested({ name: provider.name, result: answer.data }),
-      (error: unknown) => setNotice({ ok: false, text: `${provider.name}: ${serverMessage(error)}` })
-    ).finally(() => setTesting(null))
-  }
-
-  const health = (slug: string) => {
-    const found = EndpointStatus.providerHealth(endpoints.data ?? [], slug)
-    if (found === undefined) return <Text size="sm">-</Text>
-    return (
-      <>
-        <Badge variant="light" color={statusColor[found.label]} styles={{ label: { overflow: "visible" } }}>{found.label}</Badge>
-        {found.of > 1 && <Text size="xs" c="dimmed">{`${found.count} of ${found.of} endpoints`}</Text>}
-      </>
-    )
-  }
-
-  const actions = (provider: ProviderRecord) => (
-    <Group gap={6} wrap="nowrap">
-      <Button
-        size="compact-sm"
-        variant="default"
-        loading={testing === provider.slug}
-        onClick={() => test(provider)}
-        aria-label={`Test ${provider.name}`}
-      >
-        Test
-      </Button>
-      {provider.source === "api"
-        ? (
-          <Menu position="bottom-end" withinPortal>
-            <Menu.Target>
-              <Button size="compact-sm" variant="light" aria-label={`Manage ${provider.name}`}>Manage</Button>
-            </Menu.Target>
-            <Menu.Dropdown>
-              <Menu.Item onClick={() => setDialog({ _tag: "Edit", slug: provider.slug })}>Edit</Menu.Item>
-              <Menu.Item onClick={() => setDialog({ _tag: "Rotate", provider })}>Rotate key</Menu.Item>
-              <Menu.Item onClick={() => setEnabled(provider, provider.enabled === false)}>
-                {provider.enabled === false ? "Enable" : "Disable"}
-              </Menu.Item>
-              <Menu.Divider />
-              <Menu.Item color="red" onClick={() => setDialog({ _tag: "Delete", provider })}>Delete</Menu.Item>
-            </Menu.Dropdown>
-          </Menu>
-        )
-        : <Text size="xs" c="dimmed">read-only</Text>}
-    </Group>
-  )
 
   return (
     <>
       <PageHeader
         title="Providers"
-        description={administrator
-          ? "Upstream providers, their endpoints and prices, and what this gateway measured of them in the last 30 minutes. Providers of the config file are read-only here; those added here route on every replica within a second."
-          : "Upstream providers, their endpoints and prices, and what this gateway measured of them in the last 30 minutes."}
+        description={loaded.administrator
+          ? `${described} Providers of the config file are read-only here; those added here route on every replica within a second.`
+          : described}
       >
-        {administrator && <Button onClick={() => setDialog({ _tag: "Add" })}>Add provider</Button>}
+        {loaded.administrator && <Button onClick={() => setDialog({ _tag: "Add" })}>Add provider</Button>}
       </PageHeader>
       <Stack>
-        <ErrorNotice error={providers.error ?? endpoints.error ?? byok.error} />
-        {notice !== null && (
-          <Alert color={notice.ok ? "teal" : "red"} role={notice.ok ? "status" : "alert"} withCloseButton onClose={() => setNotice(null)}>
-            {notice.text}
-          </Alert>
-        )}
+        <ErrorNotice error={loaded.error} />
+        <NoticeAlert notice={notices.notice} onClose={notices.clear} />
         <section aria-labelledby="providers-title">
           <Title order={2} size="h4" id="providers-title" mb="xs">Providers</Title>
-          <ScrollTable label="Providers" minWidth={administrator ? 940 : 640}>
-            <Table verticalSpacing="xs" horizontalSpacing={administrator ? 8 : "sm"} striped aria-busy={providers.loading}>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th scope="col">Provider</Table.Th>
-                  {administrator && <Table.Th scope="col">Source</Table.Th>}
-                  <Table.Th scope="col">State</Table.Th>
-                  {administrator && <Table.Th scope="col">Health</Table.Th>}
-                  <Table.Th scope="col">Data policy</Table.Th>
-                  {administrator && <Table.Th scope="col">Upstream key</Table.Th>}
-                  <Table.Th scope="col">{administrator ? "Workspace key" : "Credentials"}</Table.Th>
-                  {!administrator && <Table.Th scope="col">Status page</Table.Th>}
-                  {administrator && <Table.Th scope="col"><VisuallyHidden>Actions</VisuallyHidden></Table.Th>}
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {list.map((provider) => {
-                  const own = ownKeys(provider.slug)
-                  const state = stateOf(provider)
-                  return (
-                    <Table.Tr key={provider.slug} data-provider={provider.slug} data-source={provider.source}>
-                      <Table.Td>
-                        <Text size="sm" fw={500}>{provider.name}</Text>
-                        <Text size="xs" c="dimmed" ff="monospace">{provider.slug}</Text>
-                        {administrator && provider.status_page_url !== null && (
-                          <Anchor href={provider.status_page_url} underline="always" size="xs">status page</Anchor>
-                        )}
-                      </Table.Td>
-                      {administrator && (
-                        <Table.Td>
-                          <Badge variant="outline" color={provider.source === "api" ? "indigo" : "gray"} tt="none" styles={{ label: { overflow: "visible" } }}>
-                            {provider.source}
-                          </Badge>
-                        </Table.Td>
-                      )}
-                      <Table.Td style={{ whiteSpace: "nowrap" }}>
-                        <Badge variant="light" color={state.color} styles={{ label: { overflow: "visible" } }}>{state.label}</Badge>
-                      </Table.Td>
-                      {administrator && <Table.Td style={{ whiteSpace: "nowrap" }}>{health(provider.slug)}</Table.Td>}
-                      <Table.Td>
-                        <Text size="sm">{provider.zdr ? "zero data retention" : "retains data"}</Text>
-                        <Text size="xs" c="dimmed">{provider.data_collection === "deny" ? "no training on data" : "may collect data"}</Text>
-                      </Table.Td>
-                      {administrator && <Table.Td><Text size="sm">{ProviderDraft.credential(provider.api_key)}</Text></Table.Td>}
-                      <Table.Td>
-                        {!isManagement ? "-" : own.length > 0
-                          ? <Badge variant="light" color="indigo">your own key ({own[0]!.label})</Badge>
-                          : <Text size="sm">the gateway's</Text>}
-                      </Table.Td>
-                      {!administrator && (
-                        <Table.Td>
-                          {provider.status_page_url === null ? "-" : <Anchor href={provider.status_page_url} underline="always" size="sm">status</Anchor>}
-                        </Table.Td>
-                      )}
-                      {administrator && <Table.Td>{actions(provider)}</Table.Td>}
-                    </Table.Tr>
-                  )
-                })}
-              </Table.Tbody>
-            </Table>
-          </ScrollTable>
+          <ProviderTable
+            providers={loaded.list}
+            loading={loaded.loading}
+            administrator={loaded.administrator}
+            ownKey={loaded.ownKey}
+            endpoints={loaded.endpoints}
+            actions={actions}
+          />
         </section>
         {tested !== null && <TestResults name={tested.name} result={tested.result} onClose={() => setTested(null)} />}
         <section aria-labelledby="endpoints-title">
           <Title order={2} size="h4" id="endpoints-title" mb="xs">Endpoints</Title>
-          <ScrollTable label="Endpoints" minWidth={980}>
-            <Table verticalSpacing="xs" striped>
-              <Table.Caption>Latency in milliseconds and throughput in tokens per second are p50 / p90 / p99 of this gateway's calls.</Table.Caption>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th scope="col">Model</Table.Th>
-                  <Table.Th scope="col">Provider</Table.Th>
-                  <Table.Th scope="col">Health</Table.Th>
-                  <Table.Th scope="col">Errors (30 min)</Table.Th>
-                  <Table.Th scope="col">Latency</Table.Th>
-                  <Table.Th scope="col">Throughput</Table.Th>
-                  <Table.Th scope="col">Price</Table.Th>
-                  <Table.Th scope="col">Precision</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {(endpoints.data ?? []).map((endpoint) => {
-                  const status = EndpointStatus.statusLabel(endpoint)
-                  return (
-                    <Table.Tr key={`${endpoint.provider}:${endpoint.model}:${endpoint.tag}`} data-endpoint={`${endpoint.provider}:${endpoint.model}`}>
-                      <Table.Td><Text size="sm" ff="monospace">{endpoint.model}</Text></Table.Td>
-                      <Table.Td>{endpoint.provider_name}</Table.Td>
-                      <Table.Td style={{ whiteSpace: "nowrap" }}><Badge variant="light" color={statusColor[status]} styles={{ label: { overflow: "visible" } }}>{status}</Badge></Table.Td>
-                      <Table.Td>{Format.percent(EndpointStatus.errorRate(endpoint.uptime_last_30m))}</Table.Td>
-                      <Table.Td>{percentiles(endpoint.latency_last_30m, (n) => String(Math.round(n)))}</Table.Td>
-                      <Table.Td>{percentiles(endpoint.throughput_last_30m, (n) => String(Math.round(n)))}</Table.Td>
-                      <Table.Td>
-                        {EndpointPrice.describe(endpoint).map((part) => <Text size="sm" key={part} style={{ whiteSpace: "nowrap" }}>{part}</Text>)}
-                      </Table.Td>
-                      <Table.Td>{endpoint.quantization ?? "-"}</Table.Td>
-                    </Table.Tr>
-                  )
-                })}
-              </Table.Tbody>
-            </Table>
-          </ScrollTable>
+          <EndpointTable endpoints={loaded.endpoints} />
         </section>
       </Stack>
       <AddProviderModal

@@ -1,11 +1,11 @@
-import { Badge, Button, Card, Group, NumberInput, Progress, Select, Stack, Switch, Table, Text, Title, VisuallyHidden } from "@mantine/core"
+import { Badge, Button, Card, Group, NumberInput, Progress, Select, Stack, Switch, Table, Text, Title } from "@mantine/core"
 import type { WorkspaceRecord } from "@switchyard/core/schema/Workspace"
 import { useState } from "react"
 import * as BudgetWindows from "../BudgetWindows.ts"
 import * as Credits from "../Credits.ts"
 import * as Format from "../Format.ts"
 import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
-import { ScrollTable } from "../ScrollTable.tsx"
+import { DataTable } from "../DataTable.tsx"
 import { useSession } from "../SessionContext.ts"
 import { useLoad } from "../useLoad.ts"
 
@@ -15,6 +15,8 @@ const intervals = [
   { value: "monthly", label: "Monthly" },
   { value: "lifetime", label: "Lifetime" }
 ]
+
+const budgetColumns = ["Budget", "Limit", "Spent", "Left", { actions: true }] as const
 
 const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: WorkspaceRecord; readonly isDefault: boolean }) => {
   const { client, isManagement } = useSession()
@@ -103,46 +105,38 @@ const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: Workspace
         {budgets.length === 0
           ? <Text size="sm" c="dimmed">{Credits.withoutBudgets(data?.credits)}</Text>
           : (
-            <ScrollTable label={`Budgets of ${workspace.name}`} minWidth={520}>
-              <Table verticalSpacing="xs" aria-label={`Budgets of ${workspace.name}`}>
-                <Table.Thead>
-                  <Table.Tr>
-                    <Table.Th scope="col">Budget</Table.Th>
-                    <Table.Th scope="col">Limit</Table.Th>
-                    <Table.Th scope="col">Spent</Table.Th>
-                    <Table.Th scope="col">Left</Table.Th>
-                    <Table.Th scope="col"><VisuallyHidden>Actions</VisuallyHidden></Table.Th>
+            <DataTable
+              label={`Budgets of ${workspace.name}`}
+              minWidth={520}
+              columns={budgetColumns}
+              aria-label={`Budgets of ${workspace.name}`}
+            >
+              {budgets.map(({ budget, which, spent }) => {
+                const used = budget.limit_usd === 0 ? 1 : Math.min(1, spent / budget.limit_usd)
+                return (
+                  <Table.Tr key={budget.id} data-budget={which}>
+                    <Table.Td>{which}</Table.Td>
+                    <Table.Td>{Format.money(budget.limit_usd)}</Table.Td>
+                    <Table.Td miw={140}>
+                      {Format.money(spent)}
+                      <Progress
+                        value={used * 100}
+                        color={used >= 0.9 ? "red.8" : used >= 0.7 ? "orange.8" : "teal.8"}
+                        size="sm"
+                        mt={4}
+                        aria-label={`${which} budget used: ${Format.percent(used)}`}
+                      />
+                    </Table.Td>
+                    <Table.Td>{Format.money(Math.max(0, budget.limit_usd - spent))}</Table.Td>
+                    <Table.Td>
+                      <Button size="compact-sm" variant="subtle" color="red" onClick={() => remove(which)} aria-label={`Remove the ${which} budget of ${workspace.name}`}>
+                        Remove
+                      </Button>
+                    </Table.Td>
                   </Table.Tr>
-                </Table.Thead>
-                <Table.Tbody>
-                  {budgets.map(({ budget, which, spent }) => {
-                    const used = budget.limit_usd === 0 ? 1 : Math.min(1, spent / budget.limit_usd)
-                    return (
-                      <Table.Tr key={budget.id} data-budget={which}>
-                        <Table.Td>{which}</Table.Td>
-                        <Table.Td>{Format.money(budget.limit_usd)}</Table.Td>
-                        <Table.Td miw={140}>
-                          {Format.money(spent)}
-                          <Progress
-                            value={used * 100}
-                            color={used >= 0.9 ? "red.8" : used >= 0.7 ? "orange.8" : "teal.8"}
-                            size="sm"
-                            mt={4}
-                            aria-label={`${which} budget used: ${Format.percent(used)}`}
-                          />
-                        </Table.Td>
-                        <Table.Td>{Format.money(Math.max(0, budget.limit_usd - spent))}</Table.Td>
-                        <Table.Td>
-                          <Button size="compact-sm" variant="subtle" color="red" onClick={() => remove(which)} aria-label={`Remove the ${which} budget of ${workspace.name}`}>
-                            Remove
-                          </Button>
-                        </Table.Td>
-                      </Table.Tr>
-                    )
-                  })}
-                </Table.Tbody>
-              </Table>
-            </ScrollTable>
+                )
+              })}
+            </DataTable>
           )}
         <form onSubmit={save} aria-label={`Set a budget of ${workspace.name}`}>
           <Group align="flex-end" wrap="wrap">

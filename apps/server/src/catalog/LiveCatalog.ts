@@ -15,7 +15,8 @@ const pollInterval = "500 millis"
  * The catalog as it changes at runtime: the built-in one and the config file (fixed for the life
  * of the process), with the providers created through the API over them. Each rebuild is a new
  * immutable snapshot swapped in whole; a request reads one snapshot when it routes and keeps it
- * (`Route.snapshot`), so it finishes on the plan it started with.
+ * (`Route.snapshot`), so it finishes on the plan and the credentials it started with: a key
+ * rotated meanwhile is used from the next request on (`Route.connectionFor`).
  */
 export class LiveCatalog extends Context.Service<LiveCatalog, {
   /** The snapshot in force now. */

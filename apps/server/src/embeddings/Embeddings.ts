@@ -270,7 +270,6 @@ export class Embeddings extends Context.Service<Embeddings, {
       const attempt = UpstreamAttempt.make({
         adapters: yield* Adapters,
         replicas: yield* Replicas,
-        loaded,
         cache: yield* EmbeddingCache,
         metrics,
         batchConcurrency: config.batchConcurrency

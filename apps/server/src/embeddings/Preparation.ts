@@ -28,9 +28,10 @@ export interface CallOptions {
 
 /**
  * A request made ready to run: its route, the workspace's own credentials for the providers on
- * it, the normalised input, and the most it can cost.
+ * it, the catalog snapshot it was routed with (whose credentials its upstream calls use), the
+ * normalised input, and the most it can cost.
  */
-export interface Prepared extends Pick<Route.Route, "plan" | "attempts" | "own"> {
+export interface Prepared extends Pick<Route.Route, "plan" | "attempts" | "own" | "snapshot"> {
   readonly input: EmbeddingProvider.EmbeddingInput
   readonly bound: { readonly tokens: number; readonly images: number }
   /** The plan's worst case, rounded up to nanos: what is held before any call. */
@@ -45,11 +46,10 @@ export interface Prepared extends Pick<Route.Route, "plan" | "attempts" | "own">
  * Plans a request: the workspace's name and credentials, the route, the worst case.
  */
 export const make = (services: Route.Services) => {
-  const { loaded } = services
   const route = Route.make(services)
 
   return Effect.fnUntraced(function*(caller: CallerShape, request: EmbeddingRequest.EmbeddingRequest, options: CallOptions) {
-    const { plan, attempts, own, workspace, settings } = yield* route(caller, {
+    const { plan, attempts, own, workspace, settings, snapshot } = yield* route(caller, {
       task: "embeddings",
       model: request.model,
       preferences: request.provider,
@@ -65,12 +65,13 @@ export const make = (services: Route.Services) => {
       plan,
       attempts,
       own,
+      snapshot,
       input,
       bound,
       worstNanos: Money.toUnits(worstAtto, 9, "up"),
       workspaceId: caller.workspaceId,
       cachePolicy: CachePolicy.policy({
-        enabled: cacheEnabled(loaded.catalog, settings),
+        enabled: cacheEnabled(snapshot.catalog, settings),
         directive: options.cache ?? "default",
         zdr: workspace.zdr || request.provider?.zdr === true
       })

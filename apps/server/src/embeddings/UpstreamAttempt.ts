@@ -8,7 +8,6 @@ import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import * as OutputDtype from "@switchyard/core/vectors/OutputDtype"
 import type { RequestTimedOut } from "@switchyard/core/errors/EmbeddingsError"
 import { Effect } from "effect"
-import type { LoadedCatalog } from "../catalog/CatalogLoader.ts"
 import { type AdapterTable, scrub, scrubText } from "../providers/Adapters.ts"
 import type { Replicas } from "../providers/Replicas.ts"
 import type { ForwardedResult } from "../providers/OpenAiCompatible.ts"
@@ -87,7 +86,6 @@ export const shapeOf = (request: EmbeddingRequest.EmbeddingRequest, prepared: Pi
 export const make = (services: {
   readonly adapters: AdapterTable
   readonly replicas: Replicas["Service"]
-  readonly loaded: LoadedCatalog
   readonly cache: EmbeddingCache["Service"]
   readonly metrics: CachedEmbed.CacheMetrics
   readonly batchConcurrency: number
@@ -116,7 +114,7 @@ export const make = (services: {
       ...(asked.long.native !== undefined ? { truncate: asked.long.native } : {}),
       ...(endpoint.max_input_tokens !== undefined ? { maxInputTokens: endpoint.max_input_tokens } : {})
     }
-    const connection = Route.connectionFor(prepared, services.loaded, provider)
+    const connection = Route.connectionFor(prepared, provider)
     const adapter = services.adapters[provider.adapter]
     const forward = adapter.forward ?? adapter.embed
     // Each upstream call goes to one replica of a self-hosted server, the next one when it fails,

@@ -132,10 +132,12 @@ export const attemptLimitMs = (provider: Catalog.Provider, defaultTimeoutMs: num
 
 /**
  * How an attempt reaches its provider: with the workspace's own credential where the route found
- * one, else the gateway's.
+ * one, else the gateway's as the request's snapshot holds it. A key rotated while the request is
+ * under way is used from the next request on; this one finishes on the credentials it was routed
+ * with, never the live ones.
  */
-export const connectionFor = (route: Pick<Route, "own"> & { readonly snapshot?: LoadedCatalog }, loaded: LoadedCatalog, provider: Catalog.Provider) =>
-  connectionOf(provider, route.own.get(provider.slug) ?? (route.snapshot ?? loaded).credentials.get(provider.slug))
+export const connectionFor = (route: Pick<Route, "own" | "snapshot">, provider: Catalog.Provider) =>
+  connectionOf(provider, route.own.get(provider.slug) ?? route.snapshot.credentials.get(provider.slug))
 
 /**
  * The request with its model named in full: a model named without its vendor becomes the one

@@ -116,17 +116,16 @@ const ranked = (scores: ReadonlyArray<RerankProvider.Score>, topN: number | unde
 
 /** One attempt's calls of the endpoint, `max_documents` at a time through its replicas, merged by index. */
 const callOn = (deps: {
-  readonly loaded: CurrentCatalog["Service"]
   readonly adapters: Adapters["Service"]
   readonly replicas: Replicas["Service"]
   readonly config: { readonly batchConcurrency: number }
 }) =>
-(request: RerankRequest.RerankRequest, measured: Measured, own: Route.Route["own"]) =>
+(request: RerankRequest.RerankRequest, measured: Measured, routed: Pick<Route.Route, "own" | "snapshot">) =>
   ({ candidate }: Fallback.Attempt, limit: HeldAttempts.Limit): Effect.Effect<Billed, UpstreamError.UpstreamError | RequestTimedOut> => {
     const { provider, endpoint } = candidate
     const rerank = deps.adapters[provider.adapter].rerank
     if (rerank === undefined) return Effect.fail(UpstreamError.unsupportedInput(`adapter ${provider.adapter} has no rerank API`))
-    const connection = Route.connectionFor({ own }, deps.loaded, provider)
+    const connection = Route.connectionFor(routed, provider)
     const maxTokensPerDoc = request.max_tokens_per_doc !== undefined && endpoint.supported_parameters.includes("max_tokens_per_doc")
       ? request.max_tokens_per_doc
       : undefined
@@ -194,7 +193,7 @@ export class Rerank extends Context.Service<Rerank, {
       const route = Route.make({ loaded, health, byok: yield* ByokStore, workspaces: yield* Workspaces })
       const observe = AttemptObserver.make(health, (billed: Billed) => billed.totalTokens)
 
-      const call = callOn({ loaded, adapters, replicas, config })
+      const call = callOn({ adapters, replicas, config })
 
       // The route, and the request's documents measured.
       const prepare = Effect.fnUntraced(function*(
@@ -286,7 +285,7 @@ export class Rerank extends Context.Service<Rerank, {
               accounting,
               reservation,
               attempts: routed.attempts,
-              call: call(request, measured, routed.own),
+              call: call(request, measured, routed),
               observe: observe(caller),
               span: "Rerank.attempt",
               tokensOf: (billed) => billed.totalTokens,

@@ -52,14 +52,49 @@ describe("docs/decisions/", () => {
     }
   })
 
-  it("lists every record in the index, and nothing else", () => {
+  it("lists every record in the index once, and nothing else", () => {
     const index = read("docs", "decisions.md")
     const listed = linksOf(index).filter((target) => target.startsWith("decisions/")).map((target) => target.slice(10)).filter((name) => name !== "")
-    assert.sameMembers(listed, recordFiles)
+    for (const name of listed) assert.isTrue(records.has(name), `the index links decisions/${name}, which does not exist`)
+    const twice = listed.filter((name, i) => listed.indexOf(name) !== i)
+    assert.deepStrictEqual(twice, [], "listed more than once")
+    assert.deepStrictEqual(recordFiles.filter((name) => !listed.includes(name)), [], "not in the index")
     for (const [name, text] of records) {
       const title = /^# (.+)$/mu.exec(text)![1]!
       assert.include(index, `[${title}](decisions/${name})`, `${name}: the index line carries its title`)
     }
+  })
+
+  it("groups the index by subsystem: each record under one of the headings, in number order", () => {
+    const index = read("docs", "decisions.md")
+    const headings = [
+      "API, client and CLI",
+      "Keys, workspaces and access",
+      "Routing",
+      "Providers",
+      "Money",
+      "Store",
+      "Cache",
+      "Batches",
+      "Console",
+      "Interns",
+      "Operations",
+      "Code and tests"
+    ]
+    const sections = index.split(/^## /mu).slice(1).map((section) => {
+      const [heading, ...rest] = section.split("\n")
+      const numbers = rest.flatMap((line) => /^\| \[(\d{4})\. .*\]\(decisions\/[^)]+\) \| [^|]+ \|$/u.exec(line)?.[1] ?? [])
+      return { heading: heading!, numbers, lines: rest.filter((line) => line.includes("(decisions/")).length }
+    })
+    assert.deepStrictEqual(sections.map((s) => s.heading), headings, "the index's headings, in this order")
+    for (const { heading, numbers, lines } of sections) {
+      assert.strictEqual(numbers.length, lines, `${heading}: every line a table row \`| [NNNN. title](decisions/…) | status |\``)
+      assert.isAbove(numbers.length, 0, `${heading} lists no record`)
+      assert.deepStrictEqual(numbers, [...numbers].sort(), `${heading}: records in number order`)
+    }
+    assert.strictEqual(sections.reduce((n, s) => n + s.numbers.length, 0), recordFiles.length, "every record under one heading")
+    const intro = index.split(/^## /mu)[0]!
+    assert.notInclude(intro, "(decisions/0", "no record is listed above the first heading")
   })
 })
 

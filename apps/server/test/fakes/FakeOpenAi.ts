@@ -3,7 +3,8 @@ import * as FakeUpstream from "./FakeUpstream.ts"
 
 /** An OpenAI-compatible host; its `/v1/rerank` speaks Jina's shape (Jina, vLLM, TEI). */
 export interface Options extends FakeRerank.Options {
-  readonly apiKey?: string
+  /** The key it takes (`sk-fake` when absent), or the keys: an old and a new one while a key is rotated. */
+  readonly apiKey?: string | ReadonlyArray<string>
   readonly defaultWidth?: number
   readonly reportUsage?: boolean
   /** Refuse multimodal input objects, as OpenAI's own API does (it takes strings and token ids). */
@@ -65,7 +66,7 @@ export const api = (options: Options = {}): FakeUpstream.FakeApi => ({
     if (request.method !== "POST" || (!rerank && request.path !== "/v1/embeddings")) {
       return error(404, `Unknown request URL: ${request.method} ${request.path}`, "unknown_url")
     }
-    if (FakeUpstream.bearer(request) !== (options.apiKey ?? "sk-fake")) {
+    if (![options.apiKey ?? "sk-fake"].flat().includes(FakeUpstream.bearer(request) ?? "")) {
       return error(401, "Incorrect API key provided.", "invalid_api_key")
     }
     if (rerank) return FakeRerank.jina(request.body, shape, options, (status, message) => error(status, message))

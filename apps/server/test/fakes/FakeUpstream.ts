@@ -15,8 +15,12 @@ export type Behaviour =
   | { readonly _tag: "WrongCount" }
   | { readonly _tag: "SlowBody"; readonly chunkDelayMs: number }
   | { readonly _tag: "Delay"; readonly ms: number }
-  /** Answers normally once `until` settles: a request kept in flight for exactly as long as a test needs. */
-  | { readonly _tag: "Held"; readonly until: Promise<void> }
+  /**
+   * Answers once `until` settles: a request kept in flight for exactly as long as a test needs.
+   * `arrived` is called when the request is here (a latch the test waits on); `answer` is how it is
+   * answered at release (normally when absent).
+   */
+  | { readonly _tag: "Held"; readonly until: Promise<void>; readonly arrived?: () => void; readonly answer?: Behaviour }
 
 export interface RecordedRequest {
   readonly method: string
@@ -91,7 +95,7 @@ export const start = (api: FakeApi, options: { readonly port?: number } = {}): P
     response.end(text)
   }
 
-  const respond = async (request: RecordedRequest, response: Http.ServerResponse, behaviour: Behaviour) => {
+  const respond = async (request: RecordedRequest, response: Http.ServerResponse, behaviour: Behaviour): Promise<unknown> => {
     switch (behaviour._tag) {
       case "Normal":
         return sendJson(response, api.handle(request, {}))
@@ -103,8 +107,9 @@ export const start = (api: FakeApi, options: { readonly port?: number } = {}): P
         await sleep(behaviour.ms)
         return sendJson(response, api.handle(request, {}))
       case "Held":
+        behaviour.arrived?.()
         await behaviour.until
-        return sendJson(response, api.handle(request, {}))
+        return behaviour.answer === undefined ? sendJson(response, api.handle(request, {})) : respond(request, response, behaviour.answer)
       case "Status": {
         const text = behaviour.body ?? JSON.stringify(api.errorBody(behaviour.status, `fake failure ${behaviour.status}`))
         response.writeHead(behaviour.status, {

@@ -30,15 +30,6 @@ const sourceFiles = (dir: string): Array<string> =>
       : /\.tsx?$/u.test(entry.name) && !entry.name.endsWith(".d.ts") ? [NodePath.join(dir, entry.name)] : []
   )
 
-// The console's two pages that were over the limit when the rule reached the console, each named
-// by file and function: part B of issue 61 splits them by what they do (with the table-page
-// pattern the console's pages share, written once) and empties this list. It only shrinks: a
-// function named here that is no longer over the limit fails the test too, so the list says what is.
-const splitInPartB: ReadonlyArray<string> = [
-  "apps/console/src/pages/PlaygroundPage.tsx PlaygroundPage",
-  "apps/console/src/pages/ProvidersPage.tsx ProvidersPage"
-]
-
 interface Long {
   /** The file, relative to the folder searched. */
   readonly file: string
@@ -103,11 +94,9 @@ describe("function length", () => {
     assert.includeMembers(places, ["apps/cli/src", "apps/console/src", "apps/server/src", "apps/store-import/src", "bench/src", "packages/client/src", "packages/core/src"])
   })
 
-  it("no function in any package's src is longer than 150 lines, but the console pages part B splits", () => {
+  it("no function in any package's src is longer than 150 lines", () => {
     const found = longFunctions(repoRoot, sourceRoots.flatMap(sourceFiles))
-    const listed = (long: Long) => splitInPartB.includes(`${long.file} ${long.name}`)
-    assert.deepStrictEqual(found.filter((long) => !listed(long)).map(describeLong), [], "split these into named helpers or modules")
-    assert.sameMembers(found.filter(listed).map((long) => `${long.file} ${long.name}`), [...splitInPartB], "a listed function is no longer over the limit: take it off the list")
+    assert.deepStrictEqual(found.map(describeLong), [], "split these into named helpers or modules")
   })
 
   it("fails on a planted function of 151 lines, not on one of 150, in TypeScript and in JSX", () => {
