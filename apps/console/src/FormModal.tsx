@@ -4,7 +4,8 @@ import { ErrorNotice } from "./PageHeader.tsx"
 
 /**
  * A call a form or dialog makes: `busy` while it runs, its failure kept to show; `run` starts it
- * and hands its answer to `onDone`.
+ * and hands its answer to `onDone`; `refuse` shows why the form was not sent (what the console
+ * itself found wrong in it).
  */
 export const useSubmit = () => {
   const [error, setError] = useState<unknown>(null)
@@ -14,7 +15,7 @@ export const useSubmit = () => {
     setError(null)
     call().then(onDone, setError).finally(() => setBusy(false))
   }
-  return { error, busy, run }
+  return { error, busy, run, refuse: setError }
 }
 
 /**

@@ -1,12 +1,13 @@
-import { Alert, Badge, Button, Group, Modal, PasswordInput, SegmentedControl, Stack, Table, Text, Textarea } from "@mantine/core"
+import { Alert, Button, Group, Modal, PasswordInput, SegmentedControl, Stack, Table, Text, Textarea } from "@mantine/core"
 import type { ProviderTestResult } from "@switchyard/core/catalog/ManagedProvider"
 import type { ProviderRecord } from "@switchyard/core/schema/ProviderListing"
 import { useEffect, useState } from "react"
+import { DataTable, StateBadge } from "./DataTable.tsx"
 import * as Format from "./Format.ts"
+import { FormModal, useSubmit } from "./FormModal.tsx"
 import { ErrorNotice } from "./PageHeader.tsx"
 import * as ProviderDraft from "./ProviderDraft.ts"
 import * as ReplicaHealth from "./ReplicaHealth.ts"
-import { ScrollTable } from "./ScrollTable.tsx"
 import { useSession } from "./SessionContext.ts"
 
 /**
@@ -48,58 +49,51 @@ export const AddProviderModal = ({ opened, onClose, onAdded }: {
   const { client } = useSession()
   const [text, setText] = useState(() => jsonText(ProviderDraft.template))
   const [apiKey, setApiKey] = useState("")
-  const [error, setError] = useState<unknown>(null)
-  const [busy, setBusy] = useState(false)
+  const submission = useSubmit()
 
-  const submit = (event: React.FormEvent) => {
-    event.preventDefault()
-    setError(null)
+  const submit = () => {
     const parsed = ProviderDraft.parse(text)
-    if (parsed._tag === "Invalid") return setError(parsed.message)
-    setBusy(true)
-    client.providerAdmin.create({ payload: { ...parsed.value, ...(apiKey === "" ? {} : { api_key: apiKey }) } }).then(
-      (created) => {
-        setText(jsonText(ProviderDraft.template))
-        setApiKey("")
-        onAdded(created.data.slug)
-      },
-      setError
-    ).finally(() => setBusy(false))
+    if (parsed._tag === "Invalid") return submission.refuse(parsed.message)
+    submission.run(() => client.providerAdmin.create({ payload: { ...parsed.value, ...(apiKey === "" ? {} : { api_key: apiKey }) } }), (created) => {
+      setText(jsonText(ProviderDraft.template))
+      setApiKey("")
+      onAdded(created.data.slug)
+    })
   }
 
   return (
-    <Modal opened={opened} onClose={onClose} title="Add a provider" size="lg">
-      <form onSubmit={submit}>
-        <Stack>
-          <SegmentedControl
-            aria-label="Start from"
-            data={ProviderDraft.templates.map((t) => ({ value: t.adapter, label: t.label }))}
-            value={adapterOf(text)}
-            onChange={(adapter) => {
-              const chosen = ProviderDraft.templates.find((t) => t.adapter === adapter)
-              if (chosen !== undefined) setText(jsonText(chosen.provider))
-            }}
-          />
-          <ProviderJsonInput
-            value={text}
-            onChange={setText}
-            description="Checked by the config file's own schema; it routes on every replica within a second."
-          />
-          <PasswordInput
-            label="Upstream API key"
-            description={ProviderDraft.credentialHint(adapterOf(text))}
-            autoComplete="off"
-            value={apiKey}
-            onChange={(event) => setApiKey(event.currentTarget.value)}
-          />
-          <ErrorNotice error={error} title="The provider was not added" />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>Cancel</Button>
-            <Button type="submit" loading={busy}>Add provider</Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <FormModal
+      title="Add a provider"
+      opened={opened}
+      size="lg"
+      onClose={onClose}
+      onSubmit={submit}
+      submission={submission}
+      failure="The provider was not added"
+      submit="Add provider"
+    >
+      <SegmentedControl
+        aria-label="Start from"
+        data={ProviderDraft.templates.map((t) => ({ value: t.adapter, label: t.label }))}
+        value={adapterOf(text)}
+        onChange={(adapter) => {
+          const chosen = ProviderDraft.templates.find((t) => t.adapter === adapter)
+          if (chosen !== undefined) setText(jsonText(chosen.provider))
+        }}
+      />
+      <ProviderJsonInput
+        value={text}
+        onChange={setText}
+        description="Checked by the config file's own schema; it routes on every replica within a second."
+      />
+      <PasswordInput
+        label="Upstream API key"
+        description={ProviderDraft.credentialHint(adapterOf(text))}
+        autoComplete="off"
+        value={apiKey}
+        onChange={(event) => setApiKey(event.currentTarget.value)}
+      />
+    </FormModal>
   )
 }
 
@@ -112,8 +106,8 @@ export const EditProviderModal = ({ slug, onClose, onSaved }: {
   const [stored, setStored] = useState<ProviderDraft.ProviderJson | null>(null)
   const [replicas, setReplicas] = useState<ReadonlyArray<ReplicaHealth.ReplicaRow>>([])
   const [text, setText] = useState("")
-  const [error, setError] = useState<unknown>(null)
-  const [busy, setBusy] = useState(false)
+  const submission = useSubmit()
+  const { refuse } = submission
 
   useEffect(() => {
     const controller = new AbortController()
@@ -123,47 +117,42 @@ export const EditProviderModal = ({ slug, onClose, onSaved }: {
         setText(jsonText(found.data.provider))
         setReplicas(ReplicaHealth.rows(found.data.replicas))
       },
-      (failure: unknown) => controller.signal.aborted || setError(failure)
+      (failure: unknown) => controller.signal.aborted || refuse(failure)
     )
     return () => controller.abort()
-  }, [client, slug])
+  }, [client, slug, refuse])
 
-  const submit = (event: React.FormEvent) => {
-    event.preventDefault()
-    setError(null)
+  const submit = () => {
     if (stored === null) return
     const parsed = ProviderDraft.parse(text)
-    if (parsed._tag === "Invalid") return setError(parsed.message)
+    if (parsed._tag === "Invalid") return refuse(parsed.message)
     const change = ProviderDraft.patch(stored, parsed.value)
-    if (change._tag === "Invalid") return setError(change.message)
+    if (change._tag === "Invalid") return refuse(change.message)
     const count = Object.keys(change.fields).length
     if (count === 0) return onSaved(0)
-    setBusy(true)
-    client.providerAdmin.update({ params: { slug }, payload: change.fields })
-      .then(() => onSaved(count), setError)
-      .finally(() => setBusy(false))
+    submission.run(() => client.providerAdmin.update({ params: { slug }, payload: change.fields }), () => onSaved(count))
   }
 
   return (
-    <Modal opened onClose={onClose} title={`Edit ${slug}`} size="lg">
-      <form onSubmit={submit}>
-        <Stack>
-          {stored === null && error === null ? <Text size="sm">Loading…</Text> : (
-            <ProviderJsonInput
-              value={text}
-              onChange={setText}
-              description="The fields you change are replaced (endpoints as a whole); the credential is changed with Rotate key."
-            />
-          )}
-          {replicas.length === 0 ? null : <ReplicaTable name={slug} replicas={replicas} />}
-          <ErrorNotice error={error} title="The provider was not changed" />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>Cancel</Button>
-            <Button type="submit" loading={busy} disabled={stored === null}>Save provider</Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <FormModal
+      title={`Edit ${slug}`}
+      size="lg"
+      onClose={onClose}
+      onSubmit={submit}
+      submission={submission}
+      failure="The provider was not changed"
+      submit="Save provider"
+      disabled={stored === null}
+    >
+      {stored === null && submission.error === null ? <Text size="sm">Loading…</Text> : (
+        <ProviderJsonInput
+          value={text}
+          onChange={setText}
+          description="The fields you change are replaced (endpoints as a whole); the credential is changed with Rotate key."
+        />
+      )}
+      {replicas.length === 0 ? null : <ReplicaTable name={slug} replicas={replicas} />}
+    </FormModal>
   )
 }
 
@@ -174,54 +163,38 @@ export const RotateKeyModal = ({ provider, onClose, onSaved }: {
 }) => {
   const { client } = useSession()
   const [apiKey, setApiKey] = useState("")
-  const [error, setError] = useState<unknown>(null)
-  const [busy, setBusy] = useState(false)
+  const submission = useSubmit()
 
-  const send = (value: string | null) => {
-    setError(null)
-    setBusy(true)
-    client.providerAdmin.update({ params: { slug: provider.slug }, payload: { api_key: value } }).then(
-      (updated) =>
-        onSaved(
-          value === null
-            ? `Removed the upstream key of ${provider.name}.`
-            : `Rotated the upstream key of ${provider.name}: ${ProviderDraft.credential(updated.data.api_key)}.`
-        ),
-      setError
-    ).finally(() => setBusy(false))
-  }
+  const send = (value: string | null) =>
+    submission.run(() => client.providerAdmin.update({ params: { slug: provider.slug }, payload: { api_key: value } }), (updated) =>
+      onSaved(
+        value === null
+          ? `Removed the upstream key of ${provider.name}.`
+          : `Rotated the upstream key of ${provider.name}: ${ProviderDraft.credential(updated.data.api_key)}.`
+      ))
 
   return (
-    <Modal opened onClose={onClose} title={`Upstream key of ${provider.name}`}>
-      <form
-        onSubmit={(event) => {
-          event.preventDefault()
-          send(apiKey)
-        }}
-      >
-        <Stack>
-          <Text size="sm">Now: {ProviderDraft.credential(provider.api_key)}</Text>
-          <PasswordInput
-            label="New upstream API key"
-            description="Replaces the stored one at once; it is never shown again."
-            autoComplete="off"
-            required
-            value={apiKey}
-            onChange={(event) => setApiKey(event.currentTarget.value)}
-          />
-          <ErrorNotice error={error} title="The key was not changed" />
-          <Group justify="space-between">
-            {provider.api_key?.set === true
-              ? <Button variant="subtle" color="red" onClick={() => send(null)} disabled={busy}>Remove the stored key</Button>
-              : <span />}
-            <Group>
-              <Button variant="default" onClick={onClose}>Cancel</Button>
-              <Button type="submit" loading={busy}>Save key</Button>
-            </Group>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <FormModal
+      title={`Upstream key of ${provider.name}`}
+      onClose={onClose}
+      onSubmit={() => send(apiKey)}
+      submission={submission}
+      failure="The key was not changed"
+      submit="Save key"
+      aside={provider.api_key?.set === true
+        ? <Button variant="subtle" color="red" onClick={() => send(null)} disabled={submission.busy}>Remove the stored key</Button>
+        : <span />}
+    >
+      <Text size="sm">Now: {ProviderDraft.credential(provider.api_key)}</Text>
+      <PasswordInput
+        label="New upstream API key"
+        description="Replaces the stored one at once; it is never shown again."
+        autoComplete="off"
+        required
+        value={apiKey}
+        onChange={(event) => setApiKey(event.currentTarget.value)}
+      />
+    </FormModal>
   )
 }
 
@@ -231,13 +204,8 @@ export const DeleteProviderModal = ({ provider, onClose, onDeleted }: {
   readonly onDeleted: () => void
 }) => {
   const { client } = useSession()
-  const [error, setError] = useState<unknown>(null)
-  const [busy, setBusy] = useState(false)
-  const remove = () => {
-    setError(null)
-    setBusy(true)
-    client.providerAdmin.delete({ params: { slug: provider.slug } }).then(onDeleted, setError).finally(() => setBusy(false))
-  }
+  const { error, busy, run } = useSubmit()
+  const remove = () => run(() => client.providerAdmin.delete({ params: { slug: provider.slug } }), onDeleted)
   return (
     <Modal opened onClose={onClose} title={`Delete ${provider.name}?`}>
       <Stack>
@@ -255,37 +223,23 @@ export const DeleteProviderModal = ({ provider, onClose, onDeleted }: {
   )
 }
 
-/** One small call to each endpoint of a provider: what each answered, and how fast. */
 /** A self-hosted server's replicas as the answering gateway process sees them. */
 const ReplicaTable = ({ name, replicas }: { readonly name: string; readonly replicas: ReadonlyArray<ReplicaHealth.ReplicaRow> }) => (
-  <ScrollTable label={`Replicas of ${name}`} minWidth={480}>
-    <Table verticalSpacing="xs" striped>
-      <Table.Thead>
-        <Table.Tr>
-          <Table.Th scope="col">Replica</Table.Th>
-          <Table.Th scope="col">Health</Table.Th>
-          <Table.Th scope="col">In flight</Table.Th>
-          <Table.Th scope="col">p50</Table.Th>
-        </Table.Tr>
-      </Table.Thead>
-      <Table.Tbody>
-        {replicas.map((r) => (
-          <Table.Tr key={r.baseUrl} data-replica={r.baseUrl}>
-            <Table.Td><Text size="sm" ff="monospace" style={{ overflowWrap: "anywhere" }}>{r.baseUrl}</Text></Table.Td>
-            <Table.Td>
-              <Badge variant="light" color={r.state === "healthy" ? "teal" : "red"} styles={{ label: { overflow: "visible" } }}>
-                {r.state}
-              </Badge>
-            </Table.Td>
-            <Table.Td>{r.inFlight}</Table.Td>
-            <Table.Td style={{ whiteSpace: "nowrap" }}>{r.p50}</Table.Td>
-          </Table.Tr>
-        ))}
-      </Table.Tbody>
-    </Table>
-  </ScrollTable>
+  <DataTable label={`Replicas of ${name}`} minWidth={480} columns={["Replica", "Health", "In flight", "p50"]} striped>
+    {replicas.map((r) => (
+      <Table.Tr key={r.baseUrl} data-replica={r.baseUrl}>
+        <Table.Td><Text size="sm" ff="monospace" style={{ overflowWrap: "anywhere" }}>{r.baseUrl}</Text></Table.Td>
+        <Table.Td>
+          <StateBadge color={r.state === "healthy" ? "teal" : "red"}>{r.state}</StateBadge>
+        </Table.Td>
+        <Table.Td>{r.inFlight}</Table.Td>
+        <Table.Td style={{ whiteSpace: "nowrap" }}>{r.p50}</Table.Td>
+      </Table.Tr>
+    ))}
+  </DataTable>
 )
 
+/** One small call to each endpoint of a provider: what each answered, and how fast. */
 export const TestResults = ({ name, result, onClose }: {
   readonly name: string
   readonly result: ProviderTestResult["data"]
@@ -306,37 +260,22 @@ export const TestResults = ({ name, result, onClose }: {
           ? `Every endpoint answered (${result.endpoints.length}).`
           : `${failed} of ${result.endpoints.length} endpoints failed.`}
       </Alert>
-      <ScrollTable label={`Test of ${name}`} minWidth={560}>
-        <Table verticalSpacing="xs" striped>
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th scope="col">Model</Table.Th>
-              <Table.Th scope="col">Result</Table.Th>
-              <Table.Th scope="col">Status</Table.Th>
-              <Table.Th scope="col">Latency</Table.Th>
-              <Table.Th scope="col">Error</Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {result.endpoints.map((endpoint) => (
-              <Table.Tr key={endpoint.model} data-tested={endpoint.model}>
-                <Table.Td>
-                  <Text size="sm" ff="monospace">{endpoint.model}</Text>
-                  <Text size="xs" c="dimmed">{endpoint.task}</Text>
-                </Table.Td>
-                <Table.Td>
-                  <Badge variant="light" color={endpoint.ok ? "teal" : "red"} styles={{ label: { overflow: "visible" } }}>
-                    {endpoint.ok ? "answered" : "failed"}
-                  </Badge>
-                </Table.Td>
-                <Table.Td>{endpoint.status ?? "-"}</Table.Td>
-                <Table.Td style={{ whiteSpace: "nowrap" }}>{Format.millis(endpoint.latency_ms)}</Table.Td>
-                <Table.Td><Text size="xs" style={{ overflowWrap: "anywhere" }}>{endpoint.error ?? "-"}</Text></Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      </ScrollTable>
+      <DataTable label={`Test of ${name}`} minWidth={560} columns={["Model", "Result", "Status", "Latency", "Error"]} striped>
+        {result.endpoints.map((endpoint) => (
+          <Table.Tr key={endpoint.model} data-tested={endpoint.model}>
+            <Table.Td>
+              <Text size="sm" ff="monospace">{endpoint.model}</Text>
+              <Text size="xs" c="dimmed">{endpoint.task}</Text>
+            </Table.Td>
+            <Table.Td>
+              <StateBadge color={endpoint.ok ? "teal" : "red"}>{endpoint.ok ? "answered" : "failed"}</StateBadge>
+            </Table.Td>
+            <Table.Td>{endpoint.status ?? "-"}</Table.Td>
+            <Table.Td style={{ whiteSpace: "nowrap" }}>{Format.millis(endpoint.latency_ms)}</Table.Td>
+            <Table.Td><Text size="xs" style={{ overflowWrap: "anywhere" }}>{endpoint.error ?? "-"}</Text></Table.Td>
+          </Table.Tr>
+        ))}
+      </DataTable>
     </section>
   )
 }
