@@ -1,16 +1,15 @@
 import type { EmbeddingProvider } from "@switchyard/core"
 import type * as BatchProvider from "@switchyard/core/providers/BatchProvider"
-import * as UpstreamAnswer from "@switchyard/core/upstream/UpstreamAnswer"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
-import { Clock, Duration, Effect } from "effect"
+import { Duration, Effect } from "effect"
 import { HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import * as UpstreamHttp from "./UpstreamHttp.ts"
 
 /**
  * The upstream HTTP step every provider batch wire format shares (OpenAiBatch.ts, MistralBatch.ts,
- * VoyageBatch.ts, GeminiBatch.ts, VertexBatch.ts): one call within its time limit, a 2xx answer
- * read as JSON or text, anything else the provider's failure as an `UpstreamError` (as a live
- * call's); and the result lines of OpenAI's shape, which Mistral's and Voyage's batches share.
+ * VoyageBatch.ts, GeminiBatch.ts, VertexBatch.ts): one call within its time limit through
+ * UpstreamHttp.send (the step every live call takes: anything but a 2xx answer is the provider's
+ * failure as an `UpstreamError`), a 2xx answer read as JSON or text; and the result lines of OpenAI's shape, which Mistral's and Voyage's batches share.
  */
 
 /** How long one call of a batch API may take (an upload or a download of a unit's lines). */
@@ -91,16 +90,6 @@ export const httpStatusOfRpc = (code: unknown): number => {
   return statuses[code] ?? 500
 }
 
-/** A provider's refusal, read as a live call's. */
-const refusal = (response: HttpClientResponse.HttpClientResponse) =>
-  Effect.gen(function*() {
-    const text = yield* Effect.orElseSucceed(response.text, () => "")
-    return yield* UpstreamAnswer.fromResponse(
-      { status: response.status, headers: response.headers, body: text.slice(0, 8192) },
-      yield* Clock.currentTimeMillis
-    )
-  })
-
 /** The provider says there is no such thing (404): what a deletion wanted. */
 export const gone = (error: UpstreamError.UpstreamError): boolean =>
   error.reason._tag === "ModelNotFound" && error.reason.upstream_status === 404
@@ -110,9 +99,7 @@ export const make = Effect.gen(function*() {
 
   /** Sends one request; the 2xx response, else the provider's failure. */
   const send = (request: HttpClientRequest.HttpClientRequest): Effect.Effect<HttpClientResponse.HttpClientResponse, UpstreamError.UpstreamError> =>
-    client.execute(request).pipe(
-      Effect.catchTag("HttpClientError", (error) => Effect.fail(UpstreamHttp.fromHttpClientError(error))),
-      Effect.flatMap((response) => response.status >= 200 && response.status < 300 ? Effect.succeed(response) : refusal(response)),
+    UpstreamHttp.send(client, request).pipe(
       Effect.timeoutOrElse({ duration: callTimeout, orElse: () => Effect.fail(UpstreamError.timeout(Duration.toMillis(callTimeout))) })
     )
 

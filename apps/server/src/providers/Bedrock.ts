@@ -4,7 +4,7 @@ import type { EmbeddingProvider } from "@switchyard/core"
 import type * as RerankProvider from "@switchyard/core/providers/RerankProvider"
 import * as BedrockAnswer from "@switchyard/core/upstream/BedrockAnswer"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
-import { Clock, Effect, Redacted, Schema } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import * as AwsCredentials from "./AwsCredentials.ts"
 import * as Cohere from "./Cohere.ts"
@@ -83,7 +83,7 @@ const makeInvoke = (client: HttpClient.HttpClient, credential: Effect.Effect<Aws
     const base = { "content-type": "application/json", accept: "application/json" }
     let headers: Record<string, string>
     if (connection.apiKey !== undefined) {
-      headers = { ...base, authorization: `Bearer ${Redacted.value(connection.apiKey)}` }
+      headers = { ...base, ...UpstreamHttp.bearerOf(connection) }
     } else {
       const credentials = yield* credential
       const signingDate = new Date(yield* Clock.currentTimeMillis)
@@ -106,17 +106,8 @@ const makeInvoke = (client: HttpClient.HttpClient, credential: Effect.Effect<Aws
       HttpClientRequest.setHeaders({ ...headers, ...connection.headers }),
       HttpClientRequest.bodyText(text, "application/json")
     )
-    const response = yield* client.execute(request).pipe(
-      Effect.mapError(UpstreamHttp.fromHttpClientError)
-    )
-    if (response.status < 200 || response.status >= 300) {
-      const errorText = yield* Effect.orElseSucceed(response.text, () => "")
-      return yield* BedrockAnswer.fromResponse(
-        { status: response.status, headers: response.headers, body: errorText.slice(0, 8192) },
-        yield* Clock.currentTimeMillis
-      )
-    }
-    const json = yield* UpstreamHttp.parseJson(new Uint8Array(yield* Effect.mapError(response.arrayBuffer, UpstreamHttp.fromHttpClientError)))
+    const response = yield* UpstreamHttp.send(client, request, BedrockAnswer.fromResponse)
+    const json = yield* UpstreamHttp.parseJson(yield* UpstreamHttp.bytesOf(response))
     const counted = Number(response.headers[tokenCountHeader])
     return { json, inputTokens: Number.isSafeInteger(counted) && counted >= 0 ? counted : undefined }
   })

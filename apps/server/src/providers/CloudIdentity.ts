@@ -1,6 +1,7 @@
 import type { EmbeddingProvider } from "@switchyard/core"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import { Clock, Effect, Redacted } from "effect"
+import * as UpstreamHttp from "./UpstreamHttp.ts"
 
 /** The scope of an Entra ID token for Azure OpenAI (Azure AI services). */
 const azureScope = "https://cognitiveservices.azure.com/.default"
@@ -133,6 +134,6 @@ export const credentialHeaders = (
         catch: () => UpstreamError.of(new UpstreamError.AuthFailed({ upstream_status: 401 }))
       })
     ),
-    Effect.map((token): Readonly<Record<string, string>> => ({ authorization: `Bearer ${token}` }))
+    Effect.map(UpstreamHttp.bearer)
   )
 }

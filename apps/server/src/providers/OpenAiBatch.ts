@@ -1,12 +1,11 @@
 import type { EmbeddingProvider } from "@switchyard/core"
 import type * as BatchProvider from "@switchyard/core/providers/BatchProvider"
 import type * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
-import { Effect, Redacted, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { HttpClientRequest } from "effect/http"
 import * as BatchHttp from "./BatchHttp.ts"
 import * as OpenAiCompatible from "./OpenAiCompatible.ts"
 import * as UpstreamHttp from "./UpstreamHttp.ts"
-import * as WireFormat from "./WireFormat.ts"
 
 /**
  * OpenAI's Files and Batch API as a provider batch wire format: `POST /files` (multipart,
@@ -83,7 +82,7 @@ export const bearerPlacement = {
   url: (connection: EmbeddingProvider.Connection, path: string, query?: string) =>
     `${trimmed(connection)}${path}${query === undefined ? "" : `?${query}`}`,
   credentials: (connection: EmbeddingProvider.Connection) =>
-    Effect.succeed(connection.apiKey === undefined ? {} : WireFormat.bearer(Redacted.value(connection.apiKey)))
+    Effect.succeed(UpstreamHttp.bearerOf(connection))
 }
 
 const openAiPlacement: Placement = { ...bearerPlacement, endpoint: "/v1/embeddings", dialect: OpenAiCompatible.dialects.openai }

@@ -1,6 +1,6 @@
 import { EmbeddingProvider } from "@switchyard/core"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
-import { Effect, Redacted, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { HttpClient } from "effect/http"
 import * as RerankWire from "./RerankWire.ts"
 import type * as Tokenizers from "./Tokenizers.ts"
@@ -72,8 +72,7 @@ const tokenizeTexts = Effect.fnUntraced(function*(
   return texts.map((text) => tokens.get(text) ?? [])
 })
 
-const headersOf = (connection: EmbeddingProvider.Connection) =>
-  connection.apiKey === undefined ? {} : WireFormat.bearer(Redacted.value(connection.apiKey))
+const headersOf = UpstreamHttp.bearerOf
 
 // TEI's truncation: `truncate` with the side it cuts (`Left` keeps the end of the text).
 const truncationOf = (truncate: EmbeddingProvider.UpstreamRequest["truncate"]) =>

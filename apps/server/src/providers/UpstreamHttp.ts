@@ -3,7 +3,7 @@ import * as UpstreamAnswer from "@switchyard/core/upstream/UpstreamAnswer"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Clock, Effect, Layer, Redacted, Schema } from "effect"
-import { HttpClient, type HttpClientError, HttpClientRequest } from "effect/http"
+import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
 
 export interface PostOptions {
   readonly connection: EmbeddingProvider.Connection
@@ -78,6 +78,13 @@ export const joinUrl = (baseUrl: string, path: string): string => {
   return url
 }
 
+/** `Authorization: Bearer <token>`: how every bearer credential (a key, a cloud identity's token) goes upstream. */
+export const bearer = (token: string): Readonly<Record<string, string>> => ({ authorization: `Bearer ${token}` })
+
+/** A connection's API key as a bearer, nothing when it has none. */
+export const bearerOf = (connection: Pick<EmbeddingProvider.Connection, "apiKey">): Readonly<Record<string, string>> =>
+  connection.apiKey === undefined ? {} : bearer(Redacted.value(connection.apiKey))
+
 /**
  * A GET of one of a self-hosted server's own routes (health, model listing): the connection's key
  * as a bearer, as the servers' other routes take it (TEI's `--api-key`, a proxy in front of
@@ -86,29 +93,56 @@ export const joinUrl = (baseUrl: string, path: string): string => {
 export const serverGet = (connection: Pick<EmbeddingProvider.Connection, "baseUrl" | "apiKey" | "headers">, path: string) =>
   HttpClientRequest.get(joinUrl(connection.baseUrl, path)).pipe(
     HttpClientRequest.acceptJson,
-    HttpClientRequest.setHeaders({
-      ...(connection.apiKey === undefined ? {} : { authorization: `Bearer ${Redacted.value(connection.apiKey)}` }),
-      ...connection.headers
-    })
+    HttpClientRequest.setHeaders({ ...bearerOf(connection), ...connection.headers })
   )
 
+/**
+ * How a wire format reads a provider's refusal (a non-2xx answer, its body cut to 8 KiB) as an
+ * `UpstreamError`: `UpstreamAnswer.fromResponse` unless the provider words its errors its own way
+ * (Bedrock's `BedrockAnswer.fromResponse`).
+ */
+export type Refusal = (response: UpstreamAnswer.UpstreamResponse, now: number) => UpstreamError.UpstreamError
+
+/** A non-2xx answer as the provider's failure: its body read (or empty), cut to 8 KiB and mapped. */
+const refusalOf = (response: HttpClientResponse.HttpClientResponse, read: Refusal) =>
+  Effect.gen(function*() {
+    const text = yield* Effect.orElseSucceed(response.text, () => "")
+    return yield* Effect.fail(read({
+      status: response.status,
+      headers: response.headers,
+      body: text.length > maxBodyChars ? text.slice(0, maxBodyChars) : text
+    }, yield* Clock.currentTimeMillis))
+  })
+
+/**
+ * The one upstream call step of every wire format, the live calls' and the batch APIs': send the
+ * request, classify what came back (a 2xx answer is the caller's to read; a failure to connect is
+ * `Unreachable` or `ConnectionLost`), and map a refusal with its body cut to 8 KiB.
+ */
+export const send = (
+  client: HttpClient.HttpClient,
+  request: HttpClientRequest.HttpClientRequest,
+  read: Refusal = UpstreamAnswer.fromResponse
+): Effect.Effect<HttpClientResponse.HttpClientResponse, UpstreamError.UpstreamError> =>
+  client.execute(request).pipe(
+    Effect.catchTag("HttpClientError", (error) => Effect.fail(fromHttpClientError(error))),
+    Effect.flatMap((response) => response.status >= 200 && response.status < 300 ? Effect.succeed(response) : refusalOf(response, read))
+  )
+
+/** A 2xx answer's bytes; a body cut off while read is a lost connection, as a failed send's. */
+export const bytesOf = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<Uint8Array, UpstreamError.UpstreamError> =>
+  response.arrayBuffer.pipe(Effect.map((buffer) => new Uint8Array(buffer)), Effect.mapError(fromHttpClientError))
+
 // Sends one JSON POST and returns the raw 2xx body (the attempt around it keeps the time limit).
-export const postBytes = Effect.fnUntraced(function*(client: HttpClient.HttpClient, options: PostOptions) {
+export const postBytes = (client: HttpClient.HttpClient, options: PostOptions): Effect.Effect<Uint8Array, UpstreamError.UpstreamError> => {
   const { connection } = options
   const request = HttpClientRequest.post(joinUrl(connection.baseUrl, options.path)).pipe(
     HttpClientRequest.setHeaders({ ...options.headers, ...connection.headers }),
     HttpClientRequest.acceptJson,
     HttpClientRequest.bodyText(JSON.stringify(options.body), "application/json")
   )
-  const response = yield* client.execute(request)
-  if (response.status >= 200 && response.status < 300) return new Uint8Array(yield* response.arrayBuffer)
-  const text = yield* Effect.orElseSucceed(response.text, () => "")
-  return yield* UpstreamAnswer.fromResponse({
-    status: response.status,
-    headers: response.headers,
-    body: text.length > maxBodyChars ? text.slice(0, maxBodyChars) : text
-  }, yield* Clock.currentTimeMillis)
-}, Effect.catchTag("HttpClientError", (error) => Effect.fail(fromHttpClientError(error))))
+  return Effect.flatMap(send(client, request), bytesOf)
+}
 
 const utf8 = new TextDecoder()
 

@@ -13,7 +13,7 @@ import * as Span from "../instrumentation/Span.ts"
 export type KeyHeaders = (apiKey: string) => Readonly<Record<string, string>>
 
 /** `Authorization: Bearer <key>`. */
-export const bearer: KeyHeaders = (apiKey) => ({ authorization: `Bearer ${apiKey}` })
+export const bearer: KeyHeaders = UpstreamHttp.bearer
 
 /** The bare key in a header of the provider's own (`x-goog-api-key`). */
 export const keyIn = (name: string): KeyHeaders => (apiKey) => ({ [name]: apiKey })
