@@ -1,129 +1,27 @@
 /**
  * The providers page's editor: a provider is written as the config file has it (JSON), and a
- * change is sent as the top-level fields that differ (`PATCH` replaces each field it names).
+ * change is sent as the top-level fields that differ (`PATCH` replaces each field it names). What
+ * the add form starts from and says of the credential comes from each adapter's module
+ * (core's `adapters/modules/`, the `form` part).
  */
+import { storedHint } from "@switchyard/core/adapters/ProviderModule"
+import * as Registry from "@switchyard/core/adapters/Registry"
 
 export type ProviderJson = Record<string, unknown>
 
-/** What the add form starts from: a provider with one embeddings endpoint, to fill in. */
-export const template: ProviderJson = {
-  slug: "",
-  name: "",
-  adapter: "openai",
-  base_url: "https://api.example.com/v1",
-  data_collection: "deny",
-  endpoints: [
-    {
-      model: "author/model",
-      upstream_model: "model",
-      pricing: { prompt: "0.00000002" },
-      dimensions: 1536,
-      max_batch_items: 2048
-    }
-  ]
-}
+/** The add form's starting points, by the adapter each is written for, in the registry's order. */
+export const templates: ReadonlyArray<{ readonly adapter: string; readonly label: string; readonly provider: ProviderJson }> = Registry
+  .modules.flatMap((module) =>
+    module.form.start === undefined ? [] : [{ adapter: module.id, label: module.form.start.label, provider: { ...module.form.start.provider } }]
+  )
 
-/** What a provider on Amazon Bedrock starts from: signed with the gateway's AWS credentials in a region. */
-const bedrockTemplate: ProviderJson = {
-  slug: "",
-  name: "",
-  adapter: "bedrock",
-  region: "us-east-1",
-  data_collection: "deny",
-  endpoints: [
-    {
-      model: "amazon/titan-embed-text-v2",
-      upstream_model: "amazon.titan-embed-text-v2:0",
-      pricing: { prompt: "0.02" },
-      dimensions: 1024,
-      max_batch_items: 128
-    }
-  ]
-}
-
-/**
- * What an Azure OpenAI resource starts from: its host, the api-version, a deployment per model
- * (`upstream_model` is the deployment's name); the key in the credential field, or `"auth": "entra"`.
- */
-const azureTemplate: ProviderJson = {
-  slug: "",
-  name: "",
-  adapter: "azure",
-  base_url: "https://RESOURCE.openai.azure.com",
-  api_version: "2024-10-21",
-  data_collection: "deny",
-  endpoints: [
-    {
-      model: "openai/text-embedding-3-small",
-      upstream_model: "text-embedding-3-small",
-      pricing: { prompt: "0.02" },
-      dimensions: 1536,
-      max_batch_items: 2048
-    }
-  ]
-}
-
-/** What Vertex AI starts from: a project and location, signed with the gateway's Google identity. */
-const vertexTemplate: ProviderJson = {
-  slug: "",
-  name: "",
-  adapter: "vertex",
-  project: "my-project",
-  location: "us-central1",
-  data_collection: "deny",
-  endpoints: [
-    {
-      model: "google/text-embedding-005",
-      upstream_model: "text-embedding-005",
-      pricing: { prompt: "0.1" },
-      dimensions: 768,
-      max_batch_items: 250
-    },
-    {
-      model: "google/semantic-ranker-default-004",
-      upstream_model: "semantic-ranker-default-004",
-      task: "rerank",
-      pricing: { search: "1" }
-    }
-  ]
-}
-
-/**
- * What a self-hosted model server starts from: its replicas, and its models discovered (the
- * gateway asks the server what it serves). The adapter may be changed to infinity, ollama or vllm.
- */
-const selfHostedTemplate: ProviderJson = {
-  slug: "",
-  name: "",
-  adapter: "tei",
-  base_urls: ["http://tei-0:80"],
-  data_collection: "deny",
-  discover: true,
-  discover_interval_s: 60,
-  default_pricing: { prompt: "0" }
-}
-
-/** The add form's starting points, by the adapter each is written for. */
-export const templates: ReadonlyArray<{ readonly adapter: string; readonly label: string; readonly provider: ProviderJson }> = [
-  { adapter: "openai", label: "OpenAI-compatible API", provider: template },
-  { adapter: "azure", label: "Azure OpenAI", provider: azureTemplate },
-  { adapter: "bedrock", label: "Amazon Bedrock", provider: bedrockTemplate },
-  { adapter: "vertex", label: "Google Vertex AI", provider: vertexTemplate },
-  { adapter: "tei", label: "Own model server, models discovered (TEI, Infinity, Ollama, vLLM)", provider: selfHostedTemplate }
-]
-
-const storedHint = "Stored encrypted and never shown again: only whether it is set and its last 4 characters."
+/** What the add form starts from: the first starting point (a provider with one embeddings endpoint, to fill in). */
+export const template: ProviderJson = templates[0]!.provider
 
 /** What the add form says of the credential field for a provider of this adapter. */
 export const credentialHint = (adapter: unknown): string =>
-  adapter === "bedrock"
-    ? "Optional: a Bedrock API key. Left empty, calls are signed with the gateway's AWS credentials (environment, profile, web identity, container or instance role)."
-    : adapter === "azure"
-    ? `The resource's key, sent as api-key. Or leave it empty and add "auth": "entra" to sign with an Entra ID token of the gateway's identity (DefaultAzureCredential). ${storedHint}`
-    : adapter === "tei" || adapter === "infinity" || adapter === "ollama" || adapter === "vllm"
-    ? `Optional: the server's API key (TEI's --api-key), sent as a bearer. With "discover": true every model the server lists is served as <slug>/<server id>. ${storedHint}`
-    : adapter === "vertex"
-    ? "Leave empty: calls carry a token of the gateway's Google identity (\"credentials_file\", GOOGLE_APPLICATION_CREDENTIALS, or the metadata server of GKE/GCE)."
+  typeof adapter === "string" && (Registry.adapterIds as ReadonlyArray<string>).includes(adapter)
+    ? Registry.moduleOf(adapter as Registry.AdapterId).form.credentialHint
     : storedHint
 
 export type Parsed =

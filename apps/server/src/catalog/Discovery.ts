@@ -7,6 +7,7 @@ import { HttpClient } from "effect/http"
 import { Adapters, connectionOf } from "../providers/Adapters.ts"
 import { replicaUrlsOf } from "../providers/Replicas.ts"
 import * as ServedModels from "../providers/ServedModels.ts"
+import { serverOf } from "../providers/WireFormats.ts"
 import { Discovered } from "./Discovered.ts"
 import { LiveCatalog } from "./LiveCatalog.ts"
 
@@ -16,8 +17,8 @@ const callTimeout = Duration.seconds(5)
 /** The text a model of unknown task or width is asked to embed (or rank) once: its answer tells. */
 const probeText = "switchyard discovery probe"
 
-const discovering = (provider: Catalog.Provider): provider is Catalog.Provider & { readonly adapter: ServedModels.ServerAdapter } =>
-  provider.enabled && provider.discover === true && ServedModels.isServerAdapter(provider.adapter) &&
+const discovering = (provider: Catalog.Provider): boolean =>
+  provider.enabled && provider.discover === true && serverOf(provider.adapter) !== undefined &&
   replicaUrlsOf(provider).length > 0
 
 /**
@@ -80,14 +81,16 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
     )
   }
 
-  const discover = (provider: Catalog.Provider & { readonly adapter: ServedModels.ServerAdapter }) =>
+  const discover = (provider: Catalog.Provider) =>
     Effect.gen(function*() {
+      const server = serverOf(provider.adapter)
+      if (server === undefined) return false
       const apiKey = live.current().credentials.get(provider.slug)
       const failures: Array<string> = []
       for (const baseUrl of replicaUrlsOf(provider)) {
         // One replica's connection, as a call through the replicas makes it (Replicas.ts).
         const connection = { ...connectionOf(provider, apiKey), baseUrl }
-        const listing = yield* ServedModels.list(client, provider.adapter, connection, callTimeout).pipe(Effect.result)
+        const listing = yield* ServedModels.list(client, server.listing, connection, callTimeout).pipe(Effect.result)
         if (listing._tag === "Failure") {
           failures.push(`${baseUrl}: ${listing.failure.reason}`)
           continue

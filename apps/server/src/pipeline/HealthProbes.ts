@@ -1,3 +1,4 @@
+import type { AdapterId } from "@switchyard/core/adapters/Registry"
 import type * as Catalog from "@switchyard/core/catalog/Catalog"
 import * as SelfHosted from "@switchyard/core/catalog/SelfHostedFields"
 import { endpointId } from "@switchyard/core/routing/Candidates"
@@ -7,12 +8,13 @@ import { LiveCatalog } from "../catalog/LiveCatalog.ts"
 import { EndpointHealth } from "./EndpointHealth.ts"
 import { Replicas, replicaUrlsOf } from "../providers/Replicas.ts"
 import { serverGet } from "../providers/UpstreamHttp.ts"
+import { serverOf } from "../providers/WireFormats.ts"
 
 /**
- * The route each server answers when it is up: TEI's, Infinity's and vLLM's `GET /health`,
- * Ollama's `GET /api/version` (its root answers too, but says nothing of the API).
+ * The route each server answers when it is up, from its wire formats (`providers/WireFormats.ts`):
+ * TEI's, Infinity's and vLLM's `GET /health`, Ollama's `GET /api/version`.
  */
-export const healthPathOf = (adapter: string): string => (adapter === "ollama" ? "/api/version" : "/health")
+export const healthPathOf = (adapter: AdapterId): string => serverOf(adapter)?.healthPath ?? "/health"
 
 /** How long one probe may take: half its interval, at most 2 s. */
 const probeTimeoutMs = (intervalS: number): number => Math.min(2_000, (intervalS * 1000) / 2)

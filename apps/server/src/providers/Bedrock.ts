@@ -1,6 +1,7 @@
 import type { Sha256 } from "@aws-crypto/sha256-js"
 import type { SignatureV4 } from "@smithy/signature-v4"
 import type { EmbeddingProvider } from "@switchyard/core"
+import * as Catalog from "@switchyard/core/catalog/Catalog"
 import type * as RerankProvider from "@switchyard/core/providers/RerankProvider"
 import * as BedrockAnswer from "@switchyard/core/upstream/BedrockAnswer"
 import * as UpstreamError from "@switchyard/core/upstream/UpstreamError"
@@ -13,8 +14,8 @@ import * as UpstreamHttp from "./UpstreamHttp.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
 import * as Span from "../instrumentation/Span.ts"
 
-/** Bedrock's runtime endpoint in a region, when the provider names no `base_url`. */
-export const baseUrlOf = (region: string): string => `https://bedrock-runtime.${region}.amazonaws.com`
+/** Bedrock's runtime endpoint in a region, when the provider names no `base_url` (its module's). */
+export const baseUrlOf = Catalog.bedrockBaseUrl
 
 /** Titan Text Embeddings takes one text a call; a request's texts go out this many at a time. */
 const titanConcurrency = 8

@@ -57,59 +57,60 @@ const infinityTask = (capabilities: ReadonlyArray<string> | undefined): Task | "
     ? "rerank"
     : "none"
 
-interface Listing {
+/** A server's listing route and how its answer reads. */
+export interface Listing {
   readonly path: string
   readonly read: (json: unknown) => Effect.Effect<ReadonlyArray<Listed>, Schema.SchemaError>
 }
 
-/** Each server's listing route and how its answer reads. */
-const listings: Readonly<Record<"tei" | "infinity" | "ollama" | "vllm", Listing>> = {
-  tei: {
-    path: "/info",
-    read: (json: unknown) =>
-      Schema.decodeUnknownEffect(TeiInfo)(json).pipe(Effect.map((info): ReadonlyArray<Listed> => {
-        const task = teiTask(info.model_type)
-        if (task === undefined) return []
-        const batch = positive(info.max_client_batch_size)
-        const tokens = positive(info.max_input_length)
-        return [{
-          id: info.model_id,
-          task,
-          ...(batch !== undefined && task === "embeddings" ? { max_batch_items: batch } : {}),
-          ...(tokens !== undefined ? { max_input_tokens: tokens } : {})
-        }]
-      }))
-  },
-  infinity: {
-    path: "/models",
-    read: (json: unknown) =>
-      Schema.decodeUnknownEffect(InfinityModels)(json).pipe(Effect.map((list) =>
-        list.data.flatMap((m): ReadonlyArray<Listed> => {
-          const task = infinityTask(m.capabilities)
-          return task === "none" ? [] : [{ id: m.id, ...(task !== undefined ? { task } : {}) }]
-        })
-      ))
-  },
-  ollama: {
-    path: "/api/tags",
-    read: (json: unknown) =>
-      Schema.decodeUnknownEffect(OllamaTags)(json).pipe(Effect.map((tags) => tags.models.map((m): Listed => ({ id: m.name }))))
-  },
-  vllm: {
-    path: "/v1/models",
-    read: (json: unknown) =>
-      Schema.decodeUnknownEffect(VllmModels)(json).pipe(Effect.map((list) =>
-        list.data.map((m): Listed => {
-          const tokens = positive(m.max_model_len)
-          return { id: m.id, ...(tokens !== undefined ? { max_input_tokens: tokens } : {}) }
-        })
-      ))
-  }
+/** Text Embeddings Inference's listing. */
+export const tei: Listing = {
+  path: "/info",
+  read: (json: unknown) =>
+    Schema.decodeUnknownEffect(TeiInfo)(json).pipe(Effect.map((info): ReadonlyArray<Listed> => {
+      const task = teiTask(info.model_type)
+      if (task === undefined) return []
+      const batch = positive(info.max_client_batch_size)
+      const tokens = positive(info.max_input_length)
+      return [{
+        id: info.model_id,
+        task,
+        ...(batch !== undefined && task === "embeddings" ? { max_batch_items: batch } : {}),
+        ...(tokens !== undefined ? { max_input_tokens: tokens } : {})
+      }]
+    }))
 }
 
-export type ServerAdapter = keyof typeof listings
+/** Infinity's listing. */
+export const infinity: Listing = {
+  path: "/models",
+  read: (json: unknown) =>
+    Schema.decodeUnknownEffect(InfinityModels)(json).pipe(Effect.map((list) =>
+      list.data.flatMap((m): ReadonlyArray<Listed> => {
+        const task = infinityTask(m.capabilities)
+        return task === "none" ? [] : [{ id: m.id, ...(task !== undefined ? { task } : {}) }]
+      })
+    ))
+}
 
-export const isServerAdapter = (adapter: string): adapter is ServerAdapter => Object.hasOwn(listings, adapter)
+/** Ollama's listing. */
+export const ollama: Listing = {
+  path: "/api/tags",
+  read: (json: unknown) =>
+    Schema.decodeUnknownEffect(OllamaTags)(json).pipe(Effect.map((tags) => tags.models.map((m): Listed => ({ id: m.name }))))
+}
+
+/** vLLM's listing. */
+export const vllm: Listing = {
+  path: "/v1/models",
+  read: (json: unknown) =>
+    Schema.decodeUnknownEffect(VllmModels)(json).pipe(Effect.map((list) =>
+      list.data.map((m): Listed => {
+        const tokens = positive(m.max_model_len)
+        return { id: m.id, ...(tokens !== undefined ? { max_input_tokens: tokens } : {}) }
+      })
+    ))
+}
 
 /** The answer of a listing route that could not be read: the reason, for the log. */
 class ListingFailed extends Data.TaggedError("ListingFailed")<{ readonly reason: string }> {}
@@ -120,11 +121,10 @@ class ListingFailed extends Data.TaggedError("ListingFailed")<{ readonly reason:
  */
 export const list = (
   client: HttpClient.HttpClient,
-  adapter: ServerAdapter,
+  listing: Listing,
   connection: EmbeddingProvider.Connection,
   timeout: Duration.Input
 ): Effect.Effect<ReadonlyArray<Listed>, ListingFailed> => {
-  const listing = listings[adapter]
   const request = serverGet(connection, listing.path)
   return client.execute(request).pipe(
     Effect.flatMap((response): Effect.Effect<unknown, ListingFailed | HttpClientError.HttpClientError> =>

@@ -50,6 +50,11 @@
  * @since 0.1.0
  */
 import { Effect, Schema } from "effect"
+import * as ProviderModule from "../adapters/ProviderModule.ts"
+import * as Registry from "../adapters/Registry.ts"
+import { awsCredentialEnv as awsVariables, bedrockBaseUrl as bedrockHost } from "../adapters/modules/bedrock.ts"
+import { entraIdentity } from "../adapters/modules/azure.ts"
+import { googleIdentity, vertexBaseUrl as vertexHost } from "../adapters/modules/vertex.ts"
 import * as DecodeIssue from "../schema/DecodeIssue.ts"
 import type { InputModality as InputModalityType } from "../schema/EmbeddingRequest.ts"
 import { InputModality, ModelSlug } from "../schema/EmbeddingRequest.ts"
@@ -60,22 +65,18 @@ import { Price } from "./Money.ts"
 import * as SelfHosted from "./SelfHostedFields.ts"
 
 /**
- * How the gateway talks to a provider: `openai` is any OpenAI-compatible embeddings API (its
- * rerank endpoints speak Jina's rerank shape, as vLLM and other OpenAI-compatible hosts do);
- * `jina` is Jina AI (OpenAI-compatible embeddings in Jina's dialect, Jina's rerank); `local` is
- * the in-process model that needs no network and no key; `bedrock` is Amazon Bedrock's
- * `InvokeModel`, signed with SigV4 for the provider's `region`; `tei`, `ollama`, `infinity` and
- * `vllm` are self-hosted model servers; `azure` is Azure OpenAI (deployment URLs, `api-version`, an `api-key` or an Entra ID
- * token) and `vertex` is Google Vertex AI (`:predict` and the Ranking API under a Google identity's token).
+ * How the gateway talks to a provider: one of the adapters of `adapters/Registry.ts`, each
+ * described by its module in `adapters/modules/` (its kind, config fields, default base URL,
+ * rerank API, batch API, built-in providers).
  *
  * @since 0.1.0
  */
-const Adapter = Schema.Literals(["openai", "cohere", "voyage", "gemini", "jina", "local", "bedrock", "tei", "ollama", "azure", "vertex", "infinity", "vllm"])
+const Adapter = Registry.Adapter
 
 /**
  * @since 0.1.0
  */
-type Adapter = typeof Adapter.Type
+type Adapter = Registry.AdapterId
 
 /**
  * The flavour of an `openai` provider's API: `generic` is the plain OpenAI-compatible wire
@@ -105,21 +106,6 @@ export const Task = Schema.Literals(["embeddings", "rerank"])
  * @since 0.4.0
  */
 export type Task = typeof Task.Type
-
-/**
- * The adapters that speak a rerank API.
- *
- * @since 0.4.0
- */
-const rerankAdapters: ReadonlyArray<Adapter> = ["openai", "cohere", "voyage", "jina", "local", "bedrock", "tei", "vertex", "infinity", "vllm"]
-
-/**
- * The adapters whose rerank API carries image documents (Jina's shape, which `openai` speaks
- * too): an endpoint of theirs lists `image` in `input_modalities` when its model ranks images.
- *
- * @since 0.4.0
- */
-const imageRerankAdapters: ReadonlyArray<Adapter> = ["openai", "jina"]
 
 /**
  * The kinds of document a rerank endpoint can take.
@@ -198,30 +184,16 @@ export const batchPricingOf = (pricing: Pricing): Pricing | undefined => {
 }
 
 /**
- * The wire formats of the provider batch APIs the gateway speaks: `openai` is OpenAI's Files and
- * Batch API (upload a JSONL file to `/files`, create `/batches`, poll it, download its output);
- * `azure` is Azure OpenAI's (the same under `/openai`, with `api-version`, on global-batch
- * deployments); `mistral` Mistral's batch jobs (`/v1/batch/jobs`); `voyage` Voyage AI's Batch API
- * (`/v1/batches` with `request_params`); `gemini` the Gemini API's batch embeddings (Files API,
- * `asyncBatchEmbedContent`); `bedrock` Amazon Bedrock's batch inference (model invocation jobs
- * over S3); `vertex` Vertex AI's batch prediction jobs over Cloud Storage.
+ * The wire formats of the provider batch APIs the gateway speaks (see `adapters/ProviderModule.ts`).
  *
  * @since 0.6.0
  */
-export const BatchApi = Schema.Literals(["openai", "azure", "mistral", "voyage", "gemini", "bedrock", "vertex"])
+export const BatchApi = ProviderModule.BatchApi
 
 /**
  * @since 0.6.0
  */
-export type BatchApi = typeof BatchApi.Type
-
-const batchApis: Partial<Record<Adapter, BatchApi>> = {
-  azure: "azure",
-  voyage: "voyage",
-  gemini: "gemini",
-  bedrock: "bedrock",
-  vertex: "vertex"
-}
+export type BatchApi = ProviderModule.BatchApi
 
 /**
  * The batch API a provider has, as data: an `openai` provider in OpenAI's own dialect speaks
@@ -231,9 +203,19 @@ const batchApis: Partial<Record<Adapter, BatchApi>> = {
  * @since 0.6.0
  */
 export const batchApiOf = (provider: Pick<Provider, "adapter" | "dialect">): BatchApi | undefined =>
-  provider.adapter === "openai"
-    ? provider.dialect === "openai" ? "openai" : provider.dialect === "mistral" ? "mistral" : undefined
-    : batchApis[provider.adapter]
+  Registry.moduleOf(provider.adapter).batchApi(provider)
+
+// Which providers have a batch API, in words: the adapters with one whatever their dialect, and
+// those with one in some dialects (`openai` in OpenAI's and Mistral's).
+const batchApiWords = ((): string => {
+  const always = Registry.adapterIds.filter((id) => Registry.moduleOf(id).batchApi({}) !== undefined)
+  const byDialect = Registry.adapterIds.flatMap((id) => {
+    const dialects = Dialect.literals.filter((dialect) => Registry.moduleOf(id).batchApi({ dialect }) !== undefined)
+    return always.includes(id) || dialects.length === 0 ? [] : [`adapter ${id} with dialect ${dialects.join(" or ")}`]
+  })
+  const all = [...byDialect, ...always]
+  return `${all.slice(0, -1).join(", ")} or ${all[all.length - 1]} has one`
+})()
 
 /**
  * The quantized types a provider's wire format can ask for (an endpoint's `output_dtypes` may
@@ -243,12 +225,7 @@ export const batchApiOf = (provider: Pick<Provider, "adapter" | "dialect">): Bat
  * @since 0.12.0
  */
 const nativeDtypesOf = (provider: Pick<Provider, "adapter" | "dialect">): ReadonlyArray<QuantizedDtype> =>
-  provider.adapter === "cohere" || provider.adapter === "bedrock" || provider.adapter === "voyage" ||
-    (provider.adapter === "openai" && provider.dialect === "mistral")
-    ? ["int8", "uint8", "binary", "ubinary"]
-    : provider.adapter === "jina" || (provider.adapter === "openai" && provider.dialect === "jina")
-    ? ["binary", "ubinary"]
-    : []
+  Registry.moduleOf(provider.adapter).nativeDtypes(provider)
 
 const Slug = Schema.String.check(
   Schema.isPattern(/^[a-z0-9][a-z0-9._-]*$/u, { expected: "a lowercase slug (letters, digits, '.', '_', '-')" })
@@ -351,39 +328,31 @@ const uniqueEndpoints = Schema.makeFilter((endpoints: ReadonlyArray<Endpoint>) =
   return issues
 })
 
-/**
- * The fields of the cloud adapters: Azure's `api_version` and `auth` (`"entra"`: a token from
- * Entra ID instead of `api_key_env`), Vertex's `project`, `location` and `credentials_file` (a
- * service-account file; absent, Application Default Credentials).
- *
- * @since 0.9.0
- */
-const CloudFields = Schema.Struct({
-  api_version: Schema.optionalKey(NonEmptyString),
-  auth: Schema.optionalKey(Schema.Literal("entra")),
-  project: Schema.optionalKey(NonEmptyString),
-  location: Schema.optionalKey(NonEmptyString),
-  credentials_file: Schema.optionalKey(NonEmptyString)
-})
+/** The config fields of the cloud adapters' modules (the self-hosted servers' are checked by {@link SelfHosted.issues}). */
+const cloudFields: ReadonlyArray<string> = Object.keys(Registry.fields).filter((field) =>
+  Registry.declaring(field).every((id) => Registry.moduleOf(id).kind !== "self-hosted")
+)
 
-const cloudIssues = (p: typeof CloudFields.Type & { readonly adapter: Adapter }): Array<Schema.FilterIssue> => {
+// How a field an adapter needs is named in its refusal.
+const neededAs: Readonly<Record<string, string>> = { base_url: "a base_url", region: "a region" }
+
+/**
+ * What is wrong with a provider's adapter-specific fields: a field its module needs and it lacks
+ * (a `base_url` where the module has no default host of its own, Bedrock's `region`, Azure's
+ * `api_version`, Vertex's `project` and `location`), a cloud field of another adapter's module.
+ */
+const adapterIssues = (p: { readonly adapter: Adapter } & Readonly<Record<string, unknown>>): Array<Schema.FilterIssue> => {
+  const module = Registry.moduleOf(p.adapter)
   const issues: Array<Schema.FilterIssue> = []
-  const need = (field: keyof typeof CloudFields.Type) => {
-    if (p[field] === undefined) issues.push({ path: [field], issue: `a provider with adapter ${p.adapter} needs ${field}` })
+  const needs = module.baseUrl.required && p.base_urls === undefined ? ["base_url", ...module.needs] : module.needs
+  for (const field of needs) {
+    if (p[field] === undefined) issues.push({ path: [field], issue: `a provider with adapter ${p.adapter} needs ${neededAs[field] ?? field}` })
   }
-  const refuse = (fields: ReadonlyArray<keyof typeof CloudFields.Type>) => {
-    for (const field of fields) {
-      if (p[field] !== undefined) issues.push({ path: [field], issue: `${field} belongs to another adapter than ${p.adapter}` })
+  for (const field of cloudFields) {
+    if (p[field] !== undefined && !Object.hasOwn(module.fields, field)) {
+      issues.push({ path: [field], issue: `${field} belongs to another adapter than ${p.adapter}` })
     }
   }
-  if (p.adapter === "azure") {
-    need("api_version")
-    refuse(["project", "location", "credentials_file"])
-  } else if (p.adapter === "vertex") {
-    need("project")
-    need("location")
-    refuse(["api_version", "auth"])
-  } else refuse(["api_version", "auth", "project", "location", "credentials_file"])
   return issues
 }
 
@@ -436,15 +405,15 @@ const batchIssues = (p: {
       if (placement?.[field] !== undefined) issues.push({ path: ["batch", field], issue: `batch.${field} belongs to another adapter than ${p.adapter}` })
     }
   }
-  if (p.adapter === "bedrock") {
-    need("s3_uri", "the S3 prefix its jobs' input and output go to")
-    need("role_arn", "the service role Bedrock reads and writes that prefix as")
-    refuse(["gcs_uri"])
-  } else if (p.adapter === "vertex") {
-    need("gcs_uri", "the Cloud Storage prefix its jobs' input and output go to")
-    refuse(["s3_uri", "role_arn", "base_url"])
+  const rule = Registry.moduleOf(p.adapter).batchPlacement
+  if (rule !== undefined) {
+    for (const [field, what] of rule.needs) need(field, what)
+    refuse(rule.refuses)
   } else if (placement !== undefined) {
-    issues.push({ path: ["batch"], issue: `batch belongs to a bedrock or vertex provider; adapter ${p.adapter} keeps its batch files at the provider` })
+    issues.push({
+      path: ["batch"],
+      issue: `batch belongs to a ${Registry.adapterIds.filter((id) => Registry.moduleOf(id).batchPlacement !== undefined).join(" or ")} provider; adapter ${p.adapter} keeps its batch files at the provider`
+    })
   }
   return issues
 }
@@ -454,7 +423,14 @@ const batchIssues = (p: {
  *
  * @since 0.9.0
  */
-export const vertexBaseUrl = (location: string): string => `https://${location}-aiplatform.googleapis.com`
+export const vertexBaseUrl: (location: string) => string = vertexHost
+
+/**
+ * Where a Bedrock provider is reached when its config names no `base_url`: its region's runtime host.
+ *
+ * @since 0.13.0
+ */
+export const bedrockBaseUrl: (region: string) => string = bedrockHost
 
 /**
  * One provider and the endpoints it serves.
@@ -478,30 +454,25 @@ export const Provider = Schema.Struct({
   enabled: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(true))),
   headers: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
   timeout_ms: Schema.optionalKey(PositiveInt),
-  ...CloudFields.fields,
+  /** Each adapter's own fields, from its module (Azure's, Vertex's, the self-hosted servers'). */
+  ...Registry.fields,
   /** Where a Bedrock or Vertex provider's batch API keeps its files (see {@link BatchPlacement}). */
   batch: Schema.optionalKey(BatchPlacement),
-  ...SelfHosted.SelfHostedFields.fields,
   /** The price of the endpoints a self-hosted provider discovers (`discover`); absent, free. */
   default_pricing: Schema.optionalKey(Pricing),
   /** Absent: none listed by hand (a discovering provider serves what its server lists). */
   endpoints: Schema.Array(Endpoint).check(uniqueEndpoints).pipe(Schema.withDecodingDefaultKey(Effect.succeed([])))
 }).check(Schema.makeFilter((p) => {
   const issues: Array<Schema.FilterIssue> = []
-  if (p.adapter !== "local" && p.adapter !== "bedrock" && p.adapter !== "vertex" && p.base_url === undefined && p.base_urls === undefined) {
-    issues.push({ path: ["base_url"], issue: `a provider with adapter ${p.adapter} needs a base_url` })
-  }
-  if (p.adapter === "bedrock" && p.region === undefined) {
-    issues.push({ path: ["region"], issue: "a provider with adapter bedrock needs a region" })
-  }
-  issues.push(...cloudIssues(p))
+  issues.push(...adapterIssues(p))
   issues.push(...batchIssues(p))
   issues.push(...SelfHosted.issues(p))
   p.endpoints.forEach((e, i) => {
-    if (e.task === "rerank" && !rerankAdapters.includes(p.adapter)) {
+    const rerank = Registry.moduleOf(p.adapter).rerank
+    if (e.task === "rerank" && rerank === "none") {
       issues.push({ path: ["endpoints", i, "task"], issue: `adapter ${p.adapter} has no rerank API` })
     }
-    if (e.task === "rerank" && e.input_modalities?.includes("image") === true && !imageRerankAdapters.includes(p.adapter)) {
+    if (e.task === "rerank" && e.input_modalities?.includes("image") === true && rerank !== "text-and-image") {
       issues.push({ path: ["endpoints", i, "input_modalities"], issue: `the rerank API of adapter ${p.adapter} takes text documents only` })
     }
     const foreign = (e.output_dtypes ?? []).filter((t) => !nativeDtypesOf(p).includes(t))
@@ -513,7 +484,7 @@ export const Provider = Schema.Struct({
         path: ["endpoints", i, "pricing", "batch"],
         issue: e.task !== "embeddings"
           ? "a batch price belongs to an embeddings endpoint"
-          : `provider ${p.slug} has no batch API the gateway speaks (adapter openai with dialect openai or mistral, azure, voyage, gemini, bedrock or vertex has one)`
+          : `provider ${p.slug} has no batch API the gateway speaks (${batchApiWords})`
       })
     }
   })
@@ -646,9 +617,6 @@ export const merge = (builtin: Catalog, file: Catalog): Catalog => {
  */
 export type Environment = { readonly [name: string]: string | undefined }
 
-const googleIdentity = ["GOOGLE_APPLICATION_CREDENTIALS", "GCE_METADATA_HOST"] as const
-const entraIdentity = ["AZURE_CLIENT_ID", "IDENTITY_ENDPOINT", "MSI_ENDPOINT"] as const
-
 /**
  * The variables that say a cloud identity is at hand ({@link isActive} reads them): Google's
  * Application Default Credentials and the Entra ID identities DefaultAzureCredential finds.
@@ -656,12 +624,6 @@ const entraIdentity = ["AZURE_CLIENT_ID", "IDENTITY_ENDPOINT", "MSI_ENDPOINT"] a
  * @since 0.9.0
  */
 export const identityVariables: ReadonlyArray<string> = [...googleIdentity, ...entraIdentity]
-
-const anySet = (env: Environment, names: ReadonlyArray<string>) =>
-  names.some((name) => {
-    const value = env[name]
-    return value !== undefined && value.trim() !== ""
-  })
 
 /**
  * The variables that say AWS credentials are configured for the default credential chain: keys,
@@ -671,20 +633,7 @@ const anySet = (env: Environment, names: ReadonlyArray<string>) =>
  *
  * @since 0.9.0
  */
-export const awsCredentialEnv: ReadonlyArray<string> = [
-  "AWS_ACCESS_KEY_ID",
-  "AWS_PROFILE",
-  "AWS_WEB_IDENTITY_TOKEN_FILE",
-  "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-  "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-  "AWS_EC2_METADATA_DISABLED"
-]
-
-const awsConfigured = (env: Environment): boolean =>
-  awsCredentialEnv.some((name) => {
-    const value = (env[name] ?? "").trim()
-    return name === "AWS_EC2_METADATA_DISABLED" ? value.toLowerCase() === "false" : value !== ""
-  })
+export const awsCredentialEnv: ReadonlyArray<string> = awsVariables
 
 /**
  * Whether a provider can take requests: enabled, and either needing no credential or having
@@ -696,17 +645,8 @@ const awsConfigured = (env: Environment): boolean =>
  */
 export const isActive = (provider: Provider, env: Environment): boolean => {
   if (!provider.enabled) return false
-  if (provider.adapter === "bedrock" && (provider.api_key_env === undefined || provider.api_key_env === null)) {
-    return awsConfigured(env)
-  }
-  if (provider.adapter === "vertex") {
-    // Application Default Credentials: a service-account file, or the metadata server of GCE/GKE.
-    return provider.credentials_file !== undefined || anySet(env, googleIdentity)
-  }
-  if (provider.adapter === "azure" && provider.auth === "entra") {
-    // DefaultAzureCredential: a service principal or workload identity in the environment, or a managed identity.
-    return anySet(env, entraIdentity)
-  }
+  const identity = Registry.moduleOf(provider.adapter).identity?.(provider, env)
+  if (identity !== undefined) return identity
   if (provider.api_key_env === undefined || provider.api_key_env === null) return true
   const value = env[provider.api_key_env]
   return value !== undefined && value.trim() !== ""
@@ -730,27 +670,11 @@ export const withRouting = (base: Workspace, routing: RoutingSettings | null): W
 
 /**
  * The kinds of input an endpoint takes when its config does not list `input_modalities`: what
- * every API of that wire format accepts. An OpenAI-compatible API takes text and token ids, as
- * OpenAI's own does; Cohere, Voyage and Gemini endpoints take text (list `image` where the model
- * embeds images); the in-process model takes everything.
- *
- * @since 0.1.0
+ * every API of that wire format accepts, as its module says (an OpenAI-compatible API takes text
+ * and token ids, as OpenAI's own does; Cohere, Voyage and Gemini endpoints take text, listing
+ * `image` where the model embeds images; the in-process model takes everything).
  */
-const defaultInputModalities: Record<Adapter, ReadonlyArray<InputModalityType>> = {
-  openai: ["text", "tokens"],
-  cohere: ["text"],
-  voyage: ["text"],
-  gemini: ["text"],
-  jina: ["text", "image"],
-  bedrock: ["text"],
-  local: ["text", "tokens", "image", "audio", "video", "file"],
-  tei: ["text"],
-  ollama: ["text"],
-  azure: ["text", "tokens"],
-  vertex: ["text"],
-  infinity: ["text"],
-  vllm: ["text", "tokens"]
-}
+const defaultInputModalities = (adapter: Adapter): ReadonlyArray<InputModalityType> => Registry.moduleOf(adapter).inputModalities
 
 const textOnly: ReadonlyArray<InputModalityType> = ["text"]
 
@@ -761,4 +685,4 @@ const textOnly: ReadonlyArray<InputModalityType> = ["text"]
  * @since 0.1.0
  */
 export const inputModalitiesOf = (provider: Provider, endpoint: Endpoint): ReadonlyArray<InputModalityType> =>
-  endpoint.input_modalities ?? (endpoint.task === "rerank" ? textOnly : defaultInputModalities[provider.adapter])
+  endpoint.input_modalities ?? (endpoint.task === "rerank" ? textOnly : defaultInputModalities(provider.adapter))

@@ -26,6 +26,8 @@
  *
  * @since 0.12.0
  */
+import type * as ProviderModule from "../adapters/ProviderModule.ts"
+import * as Registry from "../adapters/Registry.ts"
 import type { Endpoint, Provider } from "./Catalog.ts"
 
 /**
@@ -63,7 +65,7 @@ export const byteMargin = 16
  */
 export const counterOf = (provider: Pick<Provider, "adapter">, endpoint: Pick<Endpoint, "model">): Counter =>
   // A server that counts for itself counts what it runs, whatever public id it is served under.
-  provider.adapter === "tei" ? "server" : provider.adapter === "local" ? "local" : encodings[endpoint.model.toLowerCase()] ?? "bytes"
+  Registry.moduleOf(provider.adapter).counter ?? encodings[endpoint.model.toLowerCase()] ?? "bytes"
 
 /**
  * Whether the count is exact (every counter but the byte bound).
@@ -78,41 +80,12 @@ export const isExact = (counter: Counter): boolean => counter !== "bytes"
  *
  * @since 0.12.0
  */
-export interface Support {
-  readonly refuses: boolean
-  readonly cuts: ReadonlyArray<"start" | "end">
-}
-
-const both: Support = { refuses: true, cuts: ["start", "end"] }
-const end: Support = { refuses: true, cuts: ["end"] }
-const none: Support = { refuses: true, cuts: [] }
-const silent: Support = { refuses: false, cuts: ["end"] }
+export type Support = ProviderModule.Support
 
 /**
- * A provider's long-input behaviour (see the module table).
+ * A provider's long-input behaviour, as its adapter's module says.
  *
  * @since 0.12.0
  */
-export const supportOf = (provider: Pick<Provider, "adapter" | "dialect">, endpoint: Pick<Endpoint, "upstream_model">): Support => {
-  switch (provider.adapter) {
-    case "cohere":
-    case "tei":
-      return both
-    case "bedrock":
-      return endpoint.upstream_model.includes("cohere.embed") ? both : none
-    case "voyage":
-    case "vertex":
-    case "jina":
-    case "ollama":
-      return end
-    case "openai":
-      return provider.dialect === "jina" ? end : none
-    case "gemini":
-    case "infinity":
-      return silent
-    case "azure":
-    case "vllm":
-    case "local":
-      return none
-  }
-}
+export const supportOf = (provider: Pick<Provider, "adapter" | "dialect">, endpoint: Pick<Endpoint, "upstream_model">): Support =>
+  Registry.moduleOf(provider.adapter).longInputs(provider, endpoint.upstream_model)

@@ -8,44 +8,31 @@
  *
  * @since 0.10.0
  */
-import { Schema } from "effect"
+import type { Schema } from "effect"
+import type * as Fields from "../adapters/Fields.ts"
+import { idsOfKind } from "../adapters/Registry.ts"
 
 /**
- * The adapters of servers a platform team runs itself.
+ * The adapters of servers a platform team runs itself: the registry's modules of kind `self-hosted`.
  *
  * @since 0.10.0
  */
-export const selfHostedAdapters: ReadonlyArray<string> = ["tei", "infinity", "ollama", "vllm"]
+export const selfHostedAdapters: ReadonlyArray<string> = idsOfKind("self-hosted")
 
-/**
- * Seconds between two health probes of a replica when the provider names none.
- *
- * @since 0.10.0
- */
-export const defaultHealthIntervalS = 5
-
-/**
- * Seconds between two listings of a discovering provider's models when it names none.
- *
- * @since 0.11.0
- */
-export const defaultDiscoverIntervalS = 60
-
-const HttpUrl = Schema.String.check(Schema.isPattern(/^https?:\/\/\S+$/u, { expected: "an http(s) URL" }))
-
-/**
- * @since 0.10.0
- */
-export const SelfHostedFields = Schema.Struct({
-  base_urls: Schema.optionalKey(Schema.Array(HttpUrl).check(Schema.isMinLength(1))),
-  health_interval_s: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 3600 }))),
-  discover: Schema.optionalKey(Schema.Boolean),
-  discover_interval_s: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 86_400 }))),
-  models: Schema.optionalKey(Schema.Record(
-    Schema.String,
-    Schema.String.check(Schema.isPattern(/^[^/\s]+\/\S+$/u, { expected: "a model slug of the form <vendor>/<model_name>" }))
-  ))
-})
+export {
+  /**
+   * @since 0.10.0
+   */
+  defaultDiscoverIntervalS,
+  /**
+   * @since 0.10.0
+   */
+  defaultHealthIntervalS,
+  /**
+   * @since 0.10.0
+   */
+  SelfHostedFields
+} from "../adapters/Fields.ts"
 
 /**
  * What is wrong with a provider's self-hosted fields: replicas or probes on an adapter that is no
@@ -54,7 +41,7 @@ export const SelfHostedFields = Schema.Struct({
  * @since 0.10.0
  */
 export const issues = (
-  p: typeof SelfHostedFields.Type & {
+  p: typeof Fields.SelfHostedFields.Type & {
     readonly adapter: string
     readonly base_url?: string | undefined
     readonly default_pricing?: unknown

@@ -63,7 +63,7 @@ describe("packages/core on floors (docs/architecture.md, Core floors)", () => {
       `import { withRouting } from "../catalog/Catalog.ts"\nexport const planted = withRouting\n`
     ]
     assert.deepStrictEqual(upwardImports(floors, [...files, planted]), [
-      "schema/Planted.ts imports ../catalog/Catalog.ts (schema/ floor 2 → catalog/ floor 3)"
+      "schema/Planted.ts imports ../catalog/Catalog.ts (schema/ floor 2 → catalog/ floor 4)"
     ])
   })
 })

@@ -1,3 +1,4 @@
+import * as Registry from "@switchyard/core/adapters/Registry"
 import { Effect, Option } from "effect"
 import { Flag } from "effect/cli"
 import { Usage } from "../../Failure.ts"
@@ -5,6 +6,9 @@ import * as SharedFlags from "../../SharedFlags.ts"
 
 const optionalText = (name: string, metavar: string, description: string) =>
   Flag.String(name).pipe(Flag.withMetavar(metavar), Flag.withDescription(description), Flag.optional)
+
+// The adapters of servers of one's own, from the registry of the adapters' modules.
+const selfHosted = Registry.idsOfKind("self-hosted").join(", ")
 
 /**
  * A provider's top-level fields given as flags, for `providers add` without a file or over one:
@@ -16,7 +20,9 @@ export const flags = {
   adapter: optionalText(
     "adapter",
     "ADAPTER",
-    "The wire format: openai, cohere, voyage, gemini, jina, local, a cloud's: azure, bedrock, vertex, or a self-hosted server: tei, infinity, ollama, vllm"
+    `The wire format: ${[...Registry.idsOfKind("api"), ...Registry.idsOfKind("in-process")].join(", ")}, a cloud's: ${
+      Registry.idsOfKind("cloud").join(", ")
+    }, or a self-hosted server: ${selfHosted}`
   ),
   baseUrl: Flag.String("base-url").pipe(
     Flag.withMetavar("URL"),
@@ -44,7 +50,7 @@ export const flags = {
   ),
   discover: SharedFlags.toggle(
     "discover",
-    "A self-hosted server (tei, infinity, ollama, vllm): serve every model it lists, as <slug>/<server id>, checked every --discover-interval"
+    `A self-hosted server (${selfHosted}): serve every model it lists, as <slug>/<server id>, checked every --discover-interval`
   ),
   discoverInterval: Flag.Int("discover-interval").pipe(
     Flag.withMetavar("SECONDS"),
