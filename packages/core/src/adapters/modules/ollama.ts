@@ -4,28 +4,17 @@
  *
  * @since 0.13.0
  */
-import { SelfHostedFields } from "../Fields.ts"
-import { define, long, none, noDtypes, storedHint } from "../ProviderModule.ts"
-
-const id = "ollama"
+import { long } from "../ProviderModule.ts"
+import { selfHostedServer } from "../SelfHostedServer.ts"
 
 /**
  * @since 0.13.0
  */
-export const ollama = define({
-  id,
+export const ollama = selfHostedServer({
+  id: "ollama",
   name: "Ollama",
-  kind: "self-hosted",
-  fields: SelfHostedFields.fields,
-  needs: [],
-  baseUrl: { default: "http://127.0.0.1:11434", required: true },
+  baseUrl: "http://127.0.0.1:11434",
   rerank: "none",
   inputModalities: ["text"],
-  batchApi: none,
-  nativeDtypes: noDtypes,
-  longInputs: () => long.end,
-  catalog: [],
-  form: {
-    credentialHint: `Optional: the server's API key (TEI's --api-key), sent as a bearer. With "discover": true every model the server lists is served as <slug>/<server id>. ${storedHint}`
-  }
+  longInputs: () => long.end
 })

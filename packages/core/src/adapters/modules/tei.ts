@@ -5,46 +5,37 @@
  *
  * @since 0.13.0
  */
-import { SelfHostedFields } from "../Fields.ts"
-import { define, long, none, noDtypes, storedHint } from "../ProviderModule.ts"
+import { long } from "../ProviderModule.ts"
+import { selfHostedServer } from "../SelfHostedServer.ts"
 
 const id = "tei"
 
 /**
  * @since 0.13.0
  */
-export const tei = define({
+export const tei = selfHostedServer({
   id,
   name: "Text Embeddings Inference",
-  kind: "self-hosted",
-  fields: SelfHostedFields.fields,
-  needs: [],
-  baseUrl: { default: "http://127.0.0.1:8080", required: true },
+  baseUrl: "http://127.0.0.1:8080",
   rerank: "text",
   inputModalities: ["text"],
-  batchApi: none,
-  nativeDtypes: noDtypes,
   counter: "server",
   longInputs: () => long.both,
-  catalog: [],
-  form: {
-    /**
-     * What a self-hosted model server starts from: its replicas, and its models discovered (the
-     * gateway asks the server what it serves). The adapter may be changed to another server's.
-     */
-    start: {
-      label: "Own model server, models discovered (TEI, Infinity, Ollama, vLLM)",
-      provider: {
-        slug: "",
-        name: "",
-        adapter: id,
-        base_urls: ["http://tei-0:80"],
-        data_collection: "deny",
-        discover: true,
-        discover_interval_s: 60,
-        default_pricing: { prompt: "0" }
-      }
-    },
-    credentialHint: `Optional: the server's API key (TEI's --api-key), sent as a bearer. With "discover": true every model the server lists is served as <slug>/<server id>. ${storedHint}`
+  /**
+   * What a self-hosted model server starts from: its replicas, and its models discovered (the
+   * gateway asks the server what it serves). The adapter may be changed to another server's.
+   */
+  start: {
+    label: "Own model server, models discovered (TEI, Infinity, Ollama, vLLM)",
+    provider: {
+      slug: "",
+      name: "",
+      adapter: id,
+      base_urls: ["http://tei-0:80"],
+      data_collection: "deny",
+      discover: true,
+      discover_interval_s: 60,
+      default_pricing: { prompt: "0" }
+    }
   }
 })

@@ -5,28 +5,17 @@
  *
  * @since 0.13.0
  */
-import { SelfHostedFields } from "../Fields.ts"
-import { define, long, none, noDtypes, storedHint } from "../ProviderModule.ts"
-
-const id = "vllm"
+import { long } from "../ProviderModule.ts"
+import { selfHostedServer } from "../SelfHostedServer.ts"
 
 /**
  * @since 0.13.0
  */
-export const vllm = define({
-  id,
+export const vllm = selfHostedServer({
+  id: "vllm",
   name: "vLLM",
-  kind: "self-hosted",
-  fields: SelfHostedFields.fields,
-  needs: [],
-  baseUrl: { default: "http://127.0.0.1:8000", required: true },
+  baseUrl: "http://127.0.0.1:8000",
   rerank: "text",
   inputModalities: ["text", "tokens"],
-  batchApi: none,
-  nativeDtypes: noDtypes,
-  longInputs: () => long.none,
-  catalog: [],
-  form: {
-    credentialHint: `Optional: the server's API key (TEI's --api-key), sent as a bearer. With "discover": true every model the server lists is served as <slug>/<server id>. ${storedHint}`
-  }
+  longInputs: () => long.none
 })
