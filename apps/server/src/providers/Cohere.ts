@@ -7,7 +7,6 @@ import * as VectorEncoding from "./VectorEncoding.ts"
 import * as RerankWire from "./RerankWire.ts"
 import * as WireFormat from "./WireFormat.ts"
 
-export const baseUrl = "https://api.cohere.com/v2"
 const path = "/embed"
 
 // Cohere requires an input_type; a document is the neutral choice when the client names none.

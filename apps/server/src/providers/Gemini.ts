@@ -6,8 +6,6 @@ import * as TokenEstimate from "./TokenEstimate.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
 import * as WireFormat from "./WireFormat.ts"
 
-export const baseUrl = "https://generativelanguage.googleapis.com/v1beta"
-
 const modelName = (upstreamModel: string): string => upstreamModel.replace(/^models\//u, "")
 
 const pathOf = (upstreamModel: string): string =>

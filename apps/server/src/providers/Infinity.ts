@@ -1,7 +1,7 @@
 import * as OpenAiServer from "./OpenAiServer.ts"
 
 /** Where Infinity (`infinity_emb v2`) listens by default, with no `--url-prefix`. */
-export const baseUrl = "http://127.0.0.1:7997"
+const baseUrl = "http://127.0.0.1:7997"
 
 /**
  * Infinity: `POST /embeddings` in OpenAI's shape (`model`, `input` as texts only: Infinity takes

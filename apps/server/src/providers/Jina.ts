@@ -2,8 +2,6 @@ import { Schema } from "effect"
 import * as RerankWire from "./RerankWire.ts"
 import * as WireFormat from "./WireFormat.ts"
 
-export const baseUrl = "https://api.jina.ai/v1"
-
 const RerankResponse = Schema.Struct({
   id: Schema.optionalKey(Schema.NullOr(Schema.String)),
   results: Schema.Array(RerankWire.WireScore),

@@ -3,9 +3,6 @@ import * as TokenEstimate from "./TokenEstimate.ts"
 import * as VectorEncoding from "./VectorEncoding.ts"
 import * as WireFormat from "./WireFormat.ts"
 
-/** Where Ollama listens by default. */
-export const baseUrl = "http://127.0.0.1:11434"
-
 // `POST /api/embed` answers the vectors in input order and the tokens it read.
 const EmbedResponse = Schema.Struct({
   model: Schema.optionalKey(Schema.String),

@@ -9,9 +9,6 @@ import * as VectorEncoding from "./VectorEncoding.ts"
 import * as WireFormat from "./WireFormat.ts"
 import * as Span from "../instrumentation/Span.ts"
 
-/** Where Text Embeddings Inference listens when run as its documentation shows. */
-export const baseUrl = "http://127.0.0.1:8080"
-
 /** TEI's default `--max-client-batch-size`: the most inputs one `/tokenize` call carries. */
 const tokenizeBatch = 32
 

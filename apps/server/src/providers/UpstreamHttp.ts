@@ -212,7 +212,7 @@ const detailOf = (described: Described, fallback: string): string => {
   return code !== undefined && !message.includes(code) ? `${code}: ${message}` : message
 }
 
-export const fromHttpClientError = (error: HttpClientError.HttpClientError): UpstreamError.UpstreamError => {
+const fromHttpClientError = (error: HttpClientError.HttpClientError): UpstreamError.UpstreamError => {
   const reason = error.reason
   switch (reason._tag) {
     case "InvalidUrlError":

@@ -1,7 +1,7 @@
 import * as OpenAiServer from "./OpenAiServer.ts"
 
 /** Where `vllm serve` listens by default; its routes sit under `/v1`. */
-export const baseUrl = "http://127.0.0.1:8000"
+const baseUrl = "http://127.0.0.1:8000"
 
 /**
  * vLLM: `POST /v1/embeddings` of a pooling model in OpenAI's shape (`model`, `input` as texts or

@@ -6,7 +6,6 @@ import * as VectorEncoding from "./VectorEncoding.ts"
 import * as RerankWire from "./RerankWire.ts"
 import * as WireFormat from "./WireFormat.ts"
 
-export const baseUrl = "https://api.voyageai.com/v1"
 const textPath = "/embeddings"
 const multimodalPath = "/multimodalembeddings"
 

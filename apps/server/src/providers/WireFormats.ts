@@ -12,7 +12,7 @@ import * as Gemini from "./Gemini.ts"
 import * as InfinityServer from "./Infinity.ts"
 import * as Local from "./Local.ts"
 import * as Ollama from "./Ollama.ts"
-import * as OpenAiCompatible from "./OpenAiCompatible.ts"
+import type * as OpenAiCompatible from "./OpenAiCompatible.ts"
 import * as ServedModels from "./ServedModels.ts"
 import * as Tei from "./Tei.ts"
 import type * as Tokenizers from "./Tokenizers.ts"
@@ -66,7 +66,7 @@ export interface ProviderAccess {
 }
 
 /** What the adapters made once share: the OpenAI-compatible adapter and Jina's rerank. */
-export interface Shared {
+interface Shared {
   readonly openai: Effect.Success<ReturnType<typeof OpenAiCompatible.make>>
   readonly jinaRerank: RerankProvider["rerank"]
 }

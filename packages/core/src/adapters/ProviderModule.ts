@@ -19,7 +19,7 @@ import type { QuantizedDtype } from "../vectors/OutputDtype.ts"
  *
  * @since 0.13.0
  */
-export type Kind = "api" | "cloud" | "self-hosted" | "in-process"
+type Kind = "api" | "cloud" | "self-hosted" | "in-process"
 
 /**
  * The wire formats of the provider batch APIs the gateway speaks: `openai` is OpenAI's Files and
@@ -56,7 +56,7 @@ export interface Support {
  *
  * @since 0.13.0
  */
-export interface BatchPlacementRule {
+interface BatchPlacementRule {
   readonly needs: ReadonlyArray<readonly [field: "s3_uri" | "role_arn" | "gcs_uri", what: string]>
   readonly refuses: ReadonlyArray<"s3_uri" | "role_arn" | "gcs_uri" | "base_url">
 }
@@ -66,7 +66,7 @@ export interface BatchPlacementRule {
  *
  * @since 0.13.0
  */
-export interface ProviderFacts {
+interface ProviderFacts {
   readonly dialect?: string | undefined
   readonly api_key_env?: string | null | undefined
   readonly auth?: string | undefined
@@ -87,7 +87,7 @@ export type Environment = { readonly [name: string]: string | undefined }
  *
  * @since 0.13.0
  */
-export interface Form {
+interface Form {
   readonly start?: { readonly label: string; readonly provider: Readonly<Record<string, unknown>> } | undefined
   readonly credentialHint: string
 }

@@ -50,6 +50,7 @@
  * @since 0.1.0
  */
 import { Effect, Schema } from "effect"
+import { HttpUrl, NonEmptyString } from "../adapters/Fields.ts"
 import * as ProviderModule from "../adapters/ProviderModule.ts"
 import * as Registry from "../adapters/Registry.ts"
 import { awsCredentialEnv as awsVariables, bedrockBaseUrl as bedrockHost } from "../adapters/modules/bedrock.ts"
@@ -231,7 +232,6 @@ const Slug = Schema.String.check(
   Schema.isPattern(/^[a-z0-9][a-z0-9._-]*$/u, { expected: "a lowercase slug (letters, digits, '.', '_', '-')" })
 )
 const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
-const NonEmptyString = Schema.String.check(Schema.isMinLength(1))
 
 /**
  * One model served by one provider.
@@ -356,7 +356,6 @@ const adapterIssues = (p: { readonly adapter: Adapter } & Readonly<Record<string
   return issues
 }
 
-const HttpUrl = Schema.String.check(Schema.isPattern(/^https?:\/\/\S+$/u, { expected: "an http(s) URL" }))
 
 /**
  * Where a cloud provider's batch API keeps its files, which the gateway cannot guess: Bedrock's

@@ -27,11 +27,7 @@ export {
   /**
    * @since 0.10.0
    */
-  defaultHealthIntervalS,
-  /**
-   * @since 0.10.0
-   */
-  SelfHostedFields
+  defaultHealthIntervalS
 } from "../adapters/Fields.ts"
 
 /**
