@@ -1,3 +1,4 @@
+import { inProcess } from "@switchyard/core/adapters/Registry"
 import type { Provider } from "@switchyard/core/catalog/Catalog"
 import type { ByokStore } from "@switchyard/core/store/ByokStore"
 import type { StoreUnavailable } from "@switchyard/core/store/StoreUnavailable"
@@ -12,7 +13,7 @@ export const activeFor = (loaded: LoadedCatalog, byok: ByokStore["Service"]) =>
 (workspaceId: string, provider: Provider): Effect.Effect<boolean, StoreUnavailable> =>
   !provider.enabled
     ? Effect.succeed(false)
-    : loaded.active.has(provider.slug) || provider.adapter === "local"
+    : loaded.active.has(provider.slug) || inProcess(provider.adapter)
     ? Effect.succeed(loaded.active.has(provider.slug))
     : byok.credentialFor(workspaceId, provider.slug).pipe(
       Effect.map(Option.isSome),

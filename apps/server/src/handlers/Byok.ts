@@ -1,3 +1,4 @@
+import { inProcess } from "@switchyard/core/adapters/Registry"
 import { Api } from "@switchyard/core/api/Api"
 import { BadRequest, NotFound } from "@switchyard/core/schema/ApiError"
 import { unsupportedFields } from "@switchyard/core/schema/Byok"
@@ -43,7 +44,7 @@ export const ByokHandlers = HttpApiBuilder.group(
     const activation = (credential: ByokKey) =>
       Effect.gen(function*() {
         const provider = loaded.catalog.providers.find((p) => p.slug === credential.provider)
-        const activates = !credential.disabled && provider !== undefined && provider.adapter !== "local" &&
+        const activates = !credential.disabled && provider !== undefined && !inProcess(provider.adapter) &&
           !loaded.active.has(credential.provider)
         if (activates) {
           yield* Effect.logInfo("BYOK credential activates a provider for the workspace's routing").pipe(Effect.annotateLogs({

@@ -1,3 +1,4 @@
+import { inProcess } from "@switchyard/core/adapters/Registry"
 import type { CallerShape } from "@switchyard/core/api/Authorization"
 import type * as Catalog from "@switchyard/core/catalog/Catalog"
 import type * as Cost from "@switchyard/core/catalog/Cost"
@@ -86,7 +87,7 @@ export const make = (services: Services) => {
     const settings = yield* workspaces.settingsOf(caller.workspaceId)
     const own = new Map<string, Redacted.Redacted<string>>()
     for (const provider of servingIn(snapshot.catalog).get(query.model.toLowerCase()) ?? []) {
-      if (provider.adapter === "local") continue
+      if (inProcess(provider.adapter)) continue
       const credential = yield* byok.credentialFor(caller.workspaceId, provider.slug)
       if (Option.isSome(credential)) own.set(provider.slug, credential.value)
     }

@@ -97,3 +97,11 @@ export const idsOfKind = (kind: ProviderModule["kind"]): ReadonlyArray<AdapterId
  */
 export const declaring = (field: string): ReadonlyArray<AdapterId> =>
   adapterIds.filter((id) => Object.hasOwn(moduleOf(id).fields, field))
+
+/**
+ * Whether an adapter's providers run inside the gateway and take no credential (a workspace's own
+ * key, BYOK, has nothing to reach there).
+ *
+ * @since 0.13.0
+ */
+export const inProcess = (adapter: AdapterId): boolean => moduleOf(adapter).kind === "in-process"
