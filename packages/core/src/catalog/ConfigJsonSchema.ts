@@ -12,8 +12,8 @@
  * **Gotchas**
  *
  * The document is a preliminary check: rules the schema expresses as filters (unique provider
- * slugs, a `base_url` for every adapter but `local` and `bedrock`, a `region` for `bedrock`,
- * unique endpoints) are the decoder's alone.
+ * slugs, the fields an adapter's module needs, such as a `base_url` where it has no default host
+ * of its own and a `region` for `bedrock`, unique endpoints) are the decoder's alone.
  *
  * @since 0.1.0
  */
