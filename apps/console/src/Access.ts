@@ -1,0 +1,122 @@
+/**
+ * What the one signed in may see and do in the console: the one rule every page and button asks,
+ * so that the console never offers what the gateway would refuse with a 403.
+ *
+ * - A standard key: its own usage, the providers, the route playground, its batches and interns.
+ * - A management key: everything the console had before people signed in (its user's keys,
+ *   workspaces, budgets and credits, providers, audit log); the sessions of people too when the
+ *   gateway says the key is an instance administrator's.
+ * - A person signed in by single sign-on, by role:
+ *   - instance `admin`: everything, sessions of people included;
+ *   - `viewer`: read-only activity, money, providers' health and the audit log; no change, no
+ *     secret, no model call;
+ *   - workspace `admin`: their workspaces' keys, budgets and cache setting;
+ *   - workspace `member`: their workspaces' usage, and only the keys they created.
+ */
+
+export type InstanceRole = "admin" | "viewer"
+export type WorkspaceRole = "admin" | "member"
+
+export interface WorkspaceGrant {
+  readonly id: string
+  readonly role: WorkspaceRole
+}
+
+/** Who is signed in, as far as the rule needs to know. */
+export type Principal =
+  | { readonly _tag: "StandardKey" }
+  | { readonly _tag: "ManagementKey"; readonly administrator: boolean }
+  | {
+    readonly _tag: "Person"
+    readonly userId: string
+    readonly role: InstanceRole | null
+    readonly workspaces: ReadonlyArray<WorkspaceGrant>
+  }
+
+export type PageId = "overview" | "keys" | "workspaces" | "providers" | "playground" | "batches" | "interns" | "audit" | "sessions"
+
+/** The pages in the order the navigation lists them. */
+export const pageOrder: ReadonlyArray<PageId> = ["overview", "keys", "workspaces", "providers", "playground", "batches", "interns", "audit", "sessions"]
+
+/** A key as the rule sees it: where it lives and who created it. */
+export interface KeyFacts {
+  readonly workspace_id: string
+  readonly creator_user_id: string | null
+}
+
+export interface Access {
+  /** The pages shown, in navigation order. */
+  readonly pages: ReadonlyArray<PageId>
+  /** Nothing may be changed: no create, edit or delete anywhere. */
+  readonly readOnly: boolean
+  /** Add, edit, rotate, enable, disable, delete and test providers (instance administrators). */
+  readonly manageProviders: boolean
+  /** The workspace's own provider credentials (bring your own key) are listed. */
+  readonly seeOwnProviderKeys: boolean
+  /** Set budgets and switch the cache of this workspace. */
+  readonly manageWorkspace: (workspaceId: string) => boolean
+  /** Create keys in this workspace. */
+  readonly createKeys: (workspaceId: string) => boolean
+  /** Change this key's limits, disable or enable it. */
+  readonly manageKey: (key: KeyFacts) => boolean
+  /** End sessions of people. */
+  readonly manageSessions: boolean
+}
+
+const everything = (administrator: boolean): Access => ({
+  pages: pageOrder.filter((page) => page !== "sessions" || administrator),
+  readOnly: false,
+  manageProviders: true,
+  seeOwnProviderKeys: true,
+  manageWorkspace: () => true,
+  createKeys: () => true,
+  manageKey: () => true,
+  manageSessions: administrator
+})
+
+const nothing = {
+  readOnly: true,
+  manageProviders: false,
+  seeOwnProviderKeys: false,
+  manageWorkspace: () => false,
+  createKeys: () => false,
+  manageKey: () => false,
+  manageSessions: false
+} as const
+
+const ordered = (pages: ReadonlyArray<PageId>): ReadonlyArray<PageId> => pageOrder.filter((page) => pages.includes(page))
+
+const person = (userId: string, role: InstanceRole | null, workspaces: ReadonlyArray<WorkspaceGrant>): Access => {
+  if (role === "admin") {
+    return { ...everything(true), seeOwnProviderKeys: false }
+  }
+  const grant = (workspaceId: string) => workspaces.find((workspace) => workspace.id === workspaceId)?.role
+  const isAdmin = (workspaceId: string) => grant(workspaceId) === "admin"
+  const workspacePages: ReadonlyArray<PageId> = workspaces.length > 0 ? ["overview", "keys", "workspaces", "providers", "playground"] : []
+  const viewerPages: ReadonlyArray<PageId> = role === "viewer" ? ["overview", "workspaces", "providers", "audit"] : []
+  return {
+    ...nothing,
+    pages: ordered([...workspacePages, ...viewerPages]),
+    readOnly: workspaces.length === 0,
+    manageWorkspace: isAdmin,
+    createKeys: (workspaceId) => grant(workspaceId) !== undefined,
+    manageKey: (key) => isAdmin(key.workspace_id) || (grant(key.workspace_id) === "member" && key.creator_user_id === userId)
+  }
+}
+
+/**
+ * What `principal` may see and do.
+ */
+export const of = (principal: Principal): Access => {
+  switch (principal._tag) {
+    case "StandardKey":
+      return { ...nothing, readOnly: false, pages: ["overview", "providers", "playground", "batches", "interns"] }
+    case "ManagementKey":
+      return everything(principal.administrator)
+    case "Person":
+      return person(principal.userId, principal.role, principal.workspaces)
+  }
+}
+
+/** Whether `access` is enough to see anything at all (a person in no mapped group is not). */
+export const seesAnything = (access: Access): boolean => access.pages.length > 0
