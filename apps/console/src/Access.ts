@@ -7,7 +7,8 @@
  *   workspaces, budgets and credits, providers, audit log); the sessions of people too when the
  *   gateway says the key is an instance administrator's.
  * - A person signed in by single sign-on, by role:
- *   - instance `admin`: everything, sessions of people included;
+ *   - instance `admin`: everything, sessions of people included (but the route playground, whose
+ *     model calls take a standard key: a person's browser holds no key);
  *   - `viewer`: read-only activity, money, providers' health and the audit log; no change, no
  *     secret, no model call;
  *   - workspace `admin`: their workspaces' keys, budgets and cache setting;
@@ -49,7 +50,11 @@ export interface Access {
   readonly pages: ReadonlyArray<PageId>
   /** Nothing may be changed: no create, edit or delete anywhere. */
   readonly readOnly: boolean
-  /** Add, edit, rotate, enable, disable, delete and test providers (instance administrators). */
+  /**
+   * Add, edit, rotate, enable, disable, delete and test providers: instance administrators (for a
+   * management key, the providers page also asks the gateway, which marks providers' `source`
+   * for administrators only).
+   */
   readonly manageProviders: boolean
   /** The workspace's own provider credentials (bring your own key) are listed. */
   readonly seeOwnProviderKeys: boolean
@@ -88,11 +93,13 @@ const ordered = (pages: ReadonlyArray<PageId>): ReadonlyArray<PageId> => pageOrd
 
 const person = (userId: string, role: InstanceRole | null, workspaces: ReadonlyArray<WorkspaceGrant>): Access => {
   if (role === "admin") {
-    return { ...everything(true), seeOwnProviderKeys: false }
+    // No route playground: its model calls take a standard key, and a person's browser holds none.
+    const all = everything(true)
+    return { ...all, pages: all.pages.filter((page) => page !== "playground"), seeOwnProviderKeys: false }
   }
   const grant = (workspaceId: string) => workspaces.find((workspace) => workspace.id === workspaceId)?.role
   const isAdmin = (workspaceId: string) => grant(workspaceId) === "admin"
-  const workspacePages: ReadonlyArray<PageId> = workspaces.length > 0 ? ["overview", "keys", "workspaces", "providers", "playground"] : []
+  const workspacePages: ReadonlyArray<PageId> = workspaces.length > 0 ? ["overview", "keys", "workspaces", "providers"] : []
   const viewerPages: ReadonlyArray<PageId> = role === "viewer" ? ["overview", "workspaces", "providers", "audit"] : []
   return {
     ...nothing,

@@ -24,6 +24,7 @@ import { serverMessage } from "../ServerMessage.ts"
 import { ScrollTable } from "../ScrollTable.tsx"
 import { useSession } from "../SessionContext.ts"
 import { useLoad } from "../useLoad.ts"
+import { useWorkspaceChoice } from "../WorkspaceChoice.tsx"
 
 type LimitReset = "daily" | "weekly" | "monthly"
 
@@ -89,12 +90,14 @@ const reachOf = (record: ApiKeyRecord) =>
     ? "management · its workspace only"
     : "management · every workspace of its user"
 
-const CreateKeyModal = ({ opened, onClose, onCreated }: {
+const CreateKeyModal = ({ opened, workspaceId, onClose, onCreated }: {
   readonly opened: boolean
+  /** The workspace a person creates the key in; a key's keys go to its own workspace. */
+  readonly workspaceId: string | undefined
   readonly onClose: () => void
   readonly onCreated: (secret: string) => void
 }) => {
-  const { client } = useSession()
+  const { client, person } = useSession()
   const [name, setName] = useState("")
   const [fields, setFields] = useState<LimitFields>({ limit: "", reset: "never", includeByok: false })
   const [expires, setExpires] = useState("")
@@ -109,6 +112,7 @@ const CreateKeyModal = ({ opened, onClose, onCreated }: {
     client.keys.create({
       payload: {
         name,
+        ...(workspaceId === undefined ? {} : { workspace_id: workspaceId }),
         ...kindBody(kind),
         ...limitBody(fields),
         ...(expires === "" ? {} : { expires_at: new Date(expires).toISOString() })
@@ -130,7 +134,9 @@ const CreateKeyModal = ({ opened, onClose, onCreated }: {
       <form onSubmit={submit}>
         <Stack>
           <TextInput label="Name" required value={name} onChange={(event) => setName(event.currentTarget.value)} />
-          <Select label="Kind" data={kinds} value={kind} allowDeselect={false} onChange={(value) => setKind(value ?? "standard")} />
+          {person === null && (
+            <Select label="Kind" data={kinds} value={kind} allowDeselect={false} onChange={(value) => setKind(value ?? "standard")} />
+          )}
           {kind === "management-user" && (
             <Alert color="yellow" title="This key reaches more than this workspace">
               A management key of user scope manages every workspace your user is a member of, now and later. To give a
@@ -215,9 +221,19 @@ const EditLimitsModal = ({ record, onClose, onSaved }: {
 }
 
 export const KeysPage = () => {
-  const { client, key: self } = useSession()
+  const { client, key: self, person, access } = useSession()
+  const choice = useWorkspaceChoice()
+  // A key's keys are those of its own workspace, as the gateway defaults; a person's, of the workspace picked.
+  const workspaceId = person === null ? undefined : choice.id ?? undefined
   const [includeDisabled, setIncludeDisabled] = useState(true)
-  const keys = useLoad(["keys", client, includeDisabled], (signal) => client.keys.list({ query: { include_disabled: includeDisabled } }, { signal }))
+  const keys = useLoad(
+    ["keys", client, includeDisabled, workspaceId],
+    (signal) =>
+      person !== null && workspaceId === undefined
+        ? Promise.resolve({ data: [] })
+        : client.keys.list({ query: { include_disabled: includeDisabled, ...(workspaceId === undefined ? {} : { workspace_id: workspaceId }) } }, { signal })
+  )
+  const mayCreate = choice.id !== null && access.createKeys(choice.id)
   const [creating, setCreating] = useState(false)
   const [secret, setSecret] = useState<string | null>(null)
   const [editing, setEditing] = useState<ApiKeyRecord | null>(null)
@@ -252,11 +268,12 @@ export const KeysPage = () => {
       <Table.Td>{Format.money(record.byok_usage)}</Table.Td>
       <Table.Td>{Format.dateTime(record.expires_at)}</Table.Td>
       <Table.Td>
+        {access.manageKey(record) && (
         <Group gap={6} wrap="nowrap">
           <Button size="compact-sm" variant="default" onClick={() => setEditing(record)} aria-label={`Edit limits of ${record.name}`}>
             Limits
           </Button>
-          {record.hash !== self.hash && (
+          {record.hash !== self?.hash && (
             <Button
               size="compact-sm"
               variant="light"
@@ -268,23 +285,30 @@ export const KeysPage = () => {
             </Button>
           )}
         </Group>
+        )}
       </Table.Td>
     </Table.Tr>
   ))
 
   return (
     <>
-      <PageHeader title="Keys" description="Your keys in your default workspace: usage in USD, limits and when they reset.">
-        <Group>
+      <PageHeader
+        title="Keys"
+        description={person === null
+          ? "Your keys in your default workspace: usage in USD, limits and when they reset."
+          : "The workspace's keys: usage in USD, limits and when they reset."}
+      >
+        <Group align="flex-end">
+          {choice.picker}
           <Switch
             label="Show disabled keys"
             checked={includeDisabled}
             onChange={(event) => setIncludeDisabled(event.currentTarget.checked)}
           />
-          <Button onClick={() => setCreating(true)}>Create key</Button>
+          {mayCreate && <Button onClick={() => setCreating(true)}>Create key</Button>}
         </Group>
       </PageHeader>
-      <ErrorNotice error={keys.error} />
+      <ErrorNotice error={keys.error ?? choice.error} />
       {actionError !== null && <Alert color="red" title="The key was not changed" role="alert" mb="md">{actionError}</Alert>}
       <ScrollTable label="Keys" minWidth={820}>
         <Table striped highlightOnHover verticalSpacing="xs" horizontalSpacing={8} aria-busy={keys.loading}>
@@ -308,6 +332,7 @@ export const KeysPage = () => {
       </ScrollTable>
       <CreateKeyModal
         opened={creating}
+        workspaceId={workspaceId}
         onClose={() => setCreating(false)}
         onCreated={(created) => {
           setCreating(false)

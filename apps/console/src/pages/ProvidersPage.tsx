@@ -32,18 +32,24 @@ const stateOf = (provider: ProviderRecord) =>
     : { label: "inactive", color: "gray" }
 
 export const ProvidersPage = () => {
-  const { client, isManagement } = useSession()
+  const { client, access, person } = useSession()
+  const ownProviderKeys = access.seeOwnProviderKeys
   const providers = useLoad(["providers", client], (signal) => client.providers.list(undefined, { signal }))
   const endpoints = useLoad(["endpoints", client], (signal) => EndpointStatus.load(client, signal))
   // Which providers this workspace brings its own credentials for (management keys only).
   const byok = useLoad(
-    ["byok", client, isManagement],
-    (signal) => (isManagement ? client.byok.list({ query: {} }, { signal }).then((list) => list.data) : Promise.resolve(undefined))
+    ["byok", client, ownProviderKeys],
+    (signal) => (ownProviderKeys ? client.byok.list({ query: {} }, { signal }).then((list) => list.data) : Promise.resolve(undefined))
   )
   const ownKeys = (slug: string) => (byok.data ?? []).filter((key) => key.provider === slug && !key.disabled)
   const list = providers.data?.data ?? []
-  // The gateway adds `source` to each provider for instance administrators only.
-  const administrator = list.some((provider) => provider.source !== undefined)
+  // The gateway adds `source` (and the upstream key's whereabouts) to each provider for those who
+  // may see the instance's providers whole; of them, those the access rule lets change providers
+  // get the actions.
+  const detailed = list.some((provider) => provider.source !== undefined)
+  const administrator = detailed && access.manageProviders
+  // Providers' health is for everyone who oversees the gateway: administrators and people.
+  const showHealth = detailed || person !== null
   const [dialog, setDialog] = useState<Dialog | null>(null)
   const [notice, setNotice] = useState<{ readonly ok: boolean; readonly text: string } | null>(null)
   const [testing, setTesting] = useState<string | null>(null)
@@ -137,18 +143,18 @@ export const ProvidersPage = () => {
         )}
         <section aria-labelledby="providers-title">
           <Title order={2} size="h4" id="providers-title" mb="xs">Providers</Title>
-          <ScrollTable label="Providers" minWidth={administrator ? 940 : 640}>
-            <Table verticalSpacing="xs" horizontalSpacing={administrator ? 8 : "sm"} striped aria-busy={providers.loading}>
+          <ScrollTable label="Providers" minWidth={detailed ? 940 : 640}>
+            <Table verticalSpacing="xs" horizontalSpacing={detailed ? 8 : "sm"} striped aria-busy={providers.loading}>
               <Table.Thead>
                 <Table.Tr>
                   <Table.Th scope="col">Provider</Table.Th>
-                  {administrator && <Table.Th scope="col">Source</Table.Th>}
+                  {detailed && <Table.Th scope="col">Source</Table.Th>}
                   <Table.Th scope="col">State</Table.Th>
-                  {administrator && <Table.Th scope="col">Health</Table.Th>}
+                  {showHealth && <Table.Th scope="col">Health</Table.Th>}
                   <Table.Th scope="col">Data policy</Table.Th>
-                  {administrator && <Table.Th scope="col">Upstream key</Table.Th>}
-                  <Table.Th scope="col">{administrator ? "Workspace key" : "Credentials"}</Table.Th>
-                  {!administrator && <Table.Th scope="col">Status page</Table.Th>}
+                  {detailed && <Table.Th scope="col">Upstream key</Table.Th>}
+                  <Table.Th scope="col">{detailed ? "Workspace key" : "Credentials"}</Table.Th>
+                  {!detailed && <Table.Th scope="col">Status page</Table.Th>}
                   {administrator && <Table.Th scope="col"><VisuallyHidden>Actions</VisuallyHidden></Table.Th>}
                 </Table.Tr>
               </Table.Thead>
@@ -161,11 +167,11 @@ export const ProvidersPage = () => {
                       <Table.Td>
                         <Text size="sm" fw={500}>{provider.name}</Text>
                         <Text size="xs" c="dimmed" ff="monospace">{provider.slug}</Text>
-                        {administrator && provider.status_page_url !== null && (
+                        {detailed && provider.status_page_url !== null && (
                           <Anchor href={provider.status_page_url} underline="always" size="xs">status page</Anchor>
                         )}
                       </Table.Td>
-                      {administrator && (
+                      {detailed && (
                         <Table.Td>
                           <Badge variant="outline" color={provider.source === "api" ? "indigo" : "gray"} tt="none" styles={{ label: { overflow: "visible" } }}>
                             {provider.source}
@@ -175,18 +181,18 @@ export const ProvidersPage = () => {
                       <Table.Td style={{ whiteSpace: "nowrap" }}>
                         <Badge variant="light" color={state.color} styles={{ label: { overflow: "visible" } }}>{state.label}</Badge>
                       </Table.Td>
-                      {administrator && <Table.Td style={{ whiteSpace: "nowrap" }}>{health(provider.slug)}</Table.Td>}
+                      {showHealth && <Table.Td style={{ whiteSpace: "nowrap" }}>{health(provider.slug)}</Table.Td>}
                       <Table.Td>
                         <Text size="sm">{provider.zdr ? "zero data retention" : "retains data"}</Text>
                         <Text size="xs" c="dimmed">{provider.data_collection === "deny" ? "no training on data" : "may collect data"}</Text>
                       </Table.Td>
-                      {administrator && <Table.Td><Text size="sm">{ProviderDraft.credential(provider.api_key)}</Text></Table.Td>}
+                      {detailed && <Table.Td><Text size="sm">{ProviderDraft.credential(provider.api_key)}</Text></Table.Td>}
                       <Table.Td>
-                        {!isManagement ? "-" : own.length > 0
+                        {!ownProviderKeys ? "-" : own.length > 0
                           ? <Badge variant="light" color="indigo">your own key ({own[0]!.label})</Badge>
                           : <Text size="sm">the gateway's</Text>}
                       </Table.Td>
-                      {!administrator && (
+                      {!detailed && (
                         <Table.Td>
                           {provider.status_page_url === null ? "-" : <Anchor href={provider.status_page_url} underline="always" size="sm">status</Anchor>}
                         </Table.Td>

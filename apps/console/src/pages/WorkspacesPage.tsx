@@ -8,6 +8,7 @@ import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
 import { ScrollTable } from "../ScrollTable.tsx"
 import { useSession } from "../SessionContext.ts"
 import { useLoad } from "../useLoad.ts"
+import { visibleTo } from "../WorkspaceChoice.tsx"
 
 const intervals = [
   { value: "daily", label: "Daily" },
@@ -16,8 +17,50 @@ const intervals = [
   { value: "lifetime", label: "Lifetime" }
 ]
 
+/** Sets a budget of the workspace (replacing the one of the same interval). */
+const BudgetForm = ({ workspace, onSaved, onError }: {
+  readonly workspace: WorkspaceRecord
+  readonly onSaved: () => void
+  readonly onError: (error: unknown) => void
+}) => {
+  const { client } = useSession()
+  const [interval, setInterval] = useState<BudgetWindows.Interval>("monthly")
+  const [limit, setLimit] = useState<number | string>("")
+  const [busy, setBusy] = useState(false)
+
+  const save = (event: React.FormEvent) => {
+    event.preventDefault()
+    setBusy(true)
+    onError(null)
+    client.workspaces.setBudget({ params: { workspace_ref: workspace.id, interval }, payload: { limit_usd: Number(limit) } })
+      .then(() => {
+        setLimit("")
+        onSaved()
+      }, onError)
+      .finally(() => setBusy(false))
+  }
+
+  return (
+    <form onSubmit={save} aria-label={`Set a budget of ${workspace.name}`}>
+      <Group align="flex-end" wrap="wrap">
+        <Select
+          label="Interval"
+          data={intervals}
+          allowDeselect={false}
+          value={interval}
+          onChange={(value) => setInterval((value ?? "monthly") as BudgetWindows.Interval)}
+          w={140}
+        />
+        <NumberInput label="Limit (USD)" min={0} decimalScale={2} value={limit} onChange={setLimit} required w={160} />
+        <Button type="submit" loading={busy} variant="light">Set budget</Button>
+      </Group>
+    </form>
+  )
+}
+
 const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: WorkspaceRecord; readonly isDefault: boolean }) => {
-  const { client, isManagement } = useSession()
+  const { client, access } = useSession()
+  const manages = access.manageWorkspace(workspace.id)
   const today = new Date().toISOString().slice(0, 10)
   const figures = useLoad(["workspace-figures", client, workspace.id], async (signal) => {
     const [credits, budgets, activity] = await Promise.all([
@@ -27,10 +70,7 @@ const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: Workspace
     ])
     return { credits: credits.data, budgets, activity: activity.data }
   })
-  const [interval, setInterval] = useState<BudgetWindows.Interval>("monthly")
-  const [limit, setLimit] = useState<number | string>("")
   const [error, setError] = useState<unknown>(null)
-  const [busy, setBusy] = useState(false)
   // The cache setting that applies, as the gateway last reported it.
   const [cache, setCache] = useState(workspace.cache)
   const [cacheBusy, setCacheBusy] = useState(false)
@@ -41,18 +81,6 @@ const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: Workspace
     client.workspaces.update({ params: { id: workspace.id }, payload: { cache: on } })
       .then(({ data: updated }) => setCache(updated.cache), setError)
       .finally(() => setCacheBusy(false))
-  }
-
-  const save = (event: React.FormEvent) => {
-    event.preventDefault()
-    setBusy(true)
-    setError(null)
-    client.workspaces.setBudget({ params: { workspace_ref: workspace.id, interval }, payload: { limit_usd: Number(limit) } })
-      .then(() => {
-        setLimit("")
-        figures.reload()
-      }, setError)
-      .finally(() => setBusy(false))
   }
 
   const remove = (which: BudgetWindows.Interval) => {
@@ -96,7 +124,7 @@ const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: Workspace
             ? "On: inputs this workspace embedded before are answered from the cache and cost nothing."
             : "Off: every embeddings input goes to a provider."}
           checked={cache}
-          disabled={!isManagement || cacheBusy}
+          disabled={!manages || cacheBusy}
           onChange={(event) => switchCache(event.currentTarget.checked)}
           aria-label={`Embeddings cache of ${workspace.name}`}
         />
@@ -111,7 +139,7 @@ const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: Workspace
                     <Table.Th scope="col">Limit</Table.Th>
                     <Table.Th scope="col">Spent</Table.Th>
                     <Table.Th scope="col">Left</Table.Th>
-                    <Table.Th scope="col"><VisuallyHidden>Actions</VisuallyHidden></Table.Th>
+                    {manages && <Table.Th scope="col"><VisuallyHidden>Actions</VisuallyHidden></Table.Th>}
                   </Table.Tr>
                 </Table.Thead>
                 <Table.Tbody>
@@ -132,11 +160,13 @@ const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: Workspace
                           />
                         </Table.Td>
                         <Table.Td>{Format.money(Math.max(0, budget.limit_usd - spent))}</Table.Td>
-                        <Table.Td>
-                          <Button size="compact-sm" variant="subtle" color="red" onClick={() => remove(which)} aria-label={`Remove the ${which} budget of ${workspace.name}`}>
-                            Remove
-                          </Button>
-                        </Table.Td>
+                        {manages && (
+                          <Table.Td>
+                            <Button size="compact-sm" variant="subtle" color="red" onClick={() => remove(which)} aria-label={`Remove the ${which} budget of ${workspace.name}`}>
+                              Remove
+                            </Button>
+                          </Table.Td>
+                        )}
                       </Table.Tr>
                     )
                   })}
@@ -144,27 +174,15 @@ const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: Workspace
               </Table>
             </ScrollTable>
           )}
-        <form onSubmit={save} aria-label={`Set a budget of ${workspace.name}`}>
-          <Group align="flex-end" wrap="wrap">
-            <Select
-              label="Interval"
-              data={intervals}
-              allowDeselect={false}
-              value={interval}
-              onChange={(value) => setInterval((value ?? "monthly") as BudgetWindows.Interval)}
-              w={140}
-            />
-            <NumberInput label="Limit (USD)" min={0} decimalScale={2} value={limit} onChange={setLimit} required w={160} />
-            <Button type="submit" loading={busy} variant="light">Set budget</Button>
-          </Group>
-        </form>
+        {manages && <BudgetForm workspace={workspace} onSaved={figures.reload} onError={setError} />}
       </Stack>
     </Card>
   )
 }
 
 export const WorkspacesPage = () => {
-  const { client, key } = useSession()
+  const session = useSession()
+  const { client, key } = session
   const workspaces = useLoad(["workspaces", client], (signal) => client.workspaces.list({ query: {} }, { signal }))
   return (
     <>
@@ -174,8 +192,8 @@ export const WorkspacesPage = () => {
       />
       <ErrorNotice error={workspaces.error} />
       <Stack>
-        {(workspaces.data?.data ?? []).map((workspace) => (
-          <WorkspaceCard key={workspace.id} workspace={workspace} isDefault={workspace.id === key.workspace_id} />
+        {visibleTo(session, workspaces.data?.data ?? []).map((workspace) => (
+          <WorkspaceCard key={workspace.id} workspace={workspace} isDefault={workspace.id === key?.workspace_id} />
         ))}
       </Stack>
     </>
