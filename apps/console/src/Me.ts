@@ -49,9 +49,12 @@ export const decodeMe = (body: unknown): Me | null => {
   return { user, role, workspaces, via, ...(csrf === null ? {} : { csrf_token: csrf }) }
 }
 
-/** Reads what the gateway says of its sign-in methods; without a word, today's key sign-in only. */
+/**
+ * Reads what the gateway says of its sign-in methods (`GET /ui/auth/options`, or the `sign_in` of
+ * `GET /me`); without a word (a gateway from before single sign-on), key sign-in only.
+ */
 export const decodeSignInMethods = (body: unknown): SignInMethods => {
-  const methods = isRecord(body) && isRecord(body.sign_in) ? body.sign_in : {}
+  const methods = isRecord(body) ? (isRecord(body.sign_in) ? body.sign_in : body) : {}
   return { sso: methods.sso === true, key: methods.key !== false }
 }
 

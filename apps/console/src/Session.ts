@@ -79,6 +79,12 @@ export const signIn = async (secret: string): Promise<Session> => {
   }
 }
 
+/** `GET /ui/auth/options`: how one may sign in here (keys only when the gateway does not say). */
+const signInMethods = async (): Promise<Me.SignInMethods> => {
+  const response = await fetch(`${window.location.origin}/ui/auth/options`, { credentials: "omit", headers: { accept: "application/json" } })
+  return Me.decodeSignInMethods(response.ok ? await response.json().catch(() => null) : null)
+}
+
 /** What the page learned on load: a person's session, or how one may sign in. */
 export type Found =
   | { readonly _tag: "Person"; readonly session: Session }
@@ -94,7 +100,7 @@ export const find = async (): Promise<Found> => {
   const body: unknown = await response.json().catch(() => null)
   const me = response.ok ? Me.decodeMe(body) : null
   if (me === null || me.via !== "session" || me.user === null || me.csrf_token === undefined) {
-    return { _tag: "SignedOut", methods: Me.decodeSignInMethods(body) }
+    return { _tag: "SignedOut", methods: await signInMethods() }
   }
   const person: Person = { user: me.user, role: me.role, workspaces: me.workspaces, csrfToken: me.csrf_token }
   const access = Access.of({ _tag: "Person", userId: me.user.id, role: me.role, workspaces: me.workspaces })

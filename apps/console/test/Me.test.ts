@@ -36,6 +36,7 @@ describe("Me", () => {
     assert.deepStrictEqual(Me.decodeSignInMethods({ error: { message: "Not found" } }), { sso: false, key: true })
     assert.deepStrictEqual(Me.decodeSignInMethods({ sign_in: { sso: true, key: false } }), { sso: true, key: false })
     assert.deepStrictEqual(Me.decodeSignInMethods({ sign_in: { sso: true } }), { sso: true, key: true })
+    assert.deepStrictEqual(Me.decodeSignInMethods({ sso: true, key: false }), { sso: true, key: false })
   })
 
   it("names a person by name, else email, else subject", () => {
