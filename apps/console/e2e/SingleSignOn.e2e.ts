@@ -134,7 +134,7 @@ describe("the web console signed in by single sign-on, in Chromium, through a re
   it("shows a viewer activity, money, providers' health and the audit log, with no button that changes anything", async () => {
     await signInAtIdp(SsoGateway.people.viewer)
     await signedInAs(SsoGateway.people.viewer, "viewer")
-    assert.deepStrictEqual(await pagesShown(), ["Overview", "Workspaces and budgets", "Providers", "Audit"])
+    assert.deepStrictEqual(await pagesShown(), ["Overview", "Workspaces and budgets", "Providers", "Batches", "Audit"])
     await noSecretsInPage("viewer")
     await noRefusal("viewer overview")
     await shoot("viewer-overview")
@@ -152,6 +152,8 @@ describe("the web console signed in by single sign-on, in Chromium, through a re
     await open("Audit")
     await noRefusal("viewer audit")
     await shoot("viewer-audit")
+    await open("Batches")
+    await noRefusal("viewer batches")
     // A page the role does not have is not reachable by its address either.
     await page.goto(`${gateway.origin}/ui/keys`)
     await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor()
@@ -161,12 +163,11 @@ describe("the web console signed in by single sign-on, in Chromium, through a re
   it("shows a workspace member their workspace, and lets them manage only the keys they created", async () => {
     await signInAtIdp(SsoGateway.people.member)
     await signedInAs(SsoGateway.people.member, "workspace member")
-    assert.deepStrictEqual(await pagesShown(), ["Overview", "Keys", "Workspaces and budgets", "Providers"])
+    assert.deepStrictEqual(await pagesShown(), ["Overview", "Keys", "Workspaces and budgets"])
     await noSecretsInPage("member")
     await noRefusal("member overview")
     await open("Keys")
-    const shared = page.getByRole("row").filter({ hasText: "search-shared" })
-    await shared.waitFor()
+    // The key someone else created in the workspace is not theirs to change (the gateway may not even list it).
     assert.strictEqual(await page.getByRole("button", { name: "Edit limits of search-shared" }).count(), 0)
     await page.getByRole("button", { name: "Create key" }).click()
     const dialog = page.getByRole("dialog", { name: "Create a key" })
@@ -187,9 +188,6 @@ describe("the web console signed in by single sign-on, in Chromium, through a re
     assert.deepStrictEqual(cards, ["Search"])
     assert.strictEqual(await page.getByRole("button", { name: "Set budget" }).count(), 0)
     await noRefusal("member workspaces")
-    await open("Providers")
-    assert.strictEqual(await page.getByRole("button", { name: "Add provider" }).count(), 0)
-    await noRefusal("member providers")
     await signOut()
   })
 

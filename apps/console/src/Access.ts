@@ -9,10 +9,12 @@
  * - A person signed in by single sign-on, by role:
  *   - instance `admin`: everything, sessions of people included (but the route playground, whose
  *     model calls take a standard key: a person's browser holds no key);
- *   - `viewer`: read-only activity, money, providers' health and the audit log; no change, no
- *     secret, no model call;
- *   - workspace `admin`: their workspaces' keys, budgets and cache setting;
+ *   - `viewer`: read-only activity, money, providers' health, batches and the audit log; no
+ *     change, no key, no secret, no model call;
+ *   - workspace `admin`: their workspaces' usage and every key of theirs;
  *   - workspace `member`: their workspaces' usage, and only the keys they created.
+ *   Budgets, the cache setting and providers are the instance's (admins change them, viewers read
+ *   them), as the gateway's table of the roles' reach has it (apps/server/src/auth/Access.ts).
  */
 
 export type InstanceRole = "admin" | "viewer"
@@ -58,12 +60,18 @@ export interface Access {
   readonly manageProviders: boolean
   /** The workspace's own provider credentials (bring your own key) are listed. */
   readonly seeOwnProviderKeys: boolean
-  /** Set budgets and switch the cache of this workspace. */
+  /** The workspaces' budgets are shown. */
+  readonly seeBudgets: boolean
+  /** The endpoints' measured error rates and latencies (providers' health) are shown. */
+  readonly seeProviderHealth: boolean
+  /** Set budgets and switch the cache of this workspace (instance administrators, management keys). */
   readonly manageWorkspace: (workspaceId: string) => boolean
   /** Create keys in this workspace. */
   readonly createKeys: (workspaceId: string) => boolean
   /** Change this key's limits, disable or enable it. */
   readonly manageKey: (key: KeyFacts) => boolean
+  /** Cancel batches (a key's own, or as an instance administrator). */
+  readonly cancelBatches: boolean
   /** End sessions of people. */
   readonly manageSessions: boolean
 }
@@ -73,9 +81,12 @@ const everything = (administrator: boolean): Access => ({
   readOnly: false,
   manageProviders: true,
   seeOwnProviderKeys: true,
+  seeBudgets: true,
+  seeProviderHealth: true,
   manageWorkspace: () => true,
   createKeys: () => true,
   manageKey: () => true,
+  cancelBatches: true,
   manageSessions: administrator
 })
 
@@ -83,9 +94,12 @@ const nothing = {
   readOnly: true,
   manageProviders: false,
   seeOwnProviderKeys: false,
+  seeBudgets: false,
+  seeProviderHealth: false,
   manageWorkspace: () => false,
   createKeys: () => false,
   manageKey: () => false,
+  cancelBatches: false,
   manageSessions: false
 } as const
 
@@ -98,16 +112,17 @@ const person = (userId: string, role: InstanceRole | null, workspaces: ReadonlyA
     return { ...all, pages: all.pages.filter((page) => page !== "playground"), seeOwnProviderKeys: false }
   }
   const grant = (workspaceId: string) => workspaces.find((workspace) => workspace.id === workspaceId)?.role
-  const isAdmin = (workspaceId: string) => grant(workspaceId) === "admin"
-  const workspacePages: ReadonlyArray<PageId> = workspaces.length > 0 ? ["overview", "keys", "workspaces", "providers"] : []
-  const viewerPages: ReadonlyArray<PageId> = role === "viewer" ? ["overview", "workspaces", "providers", "audit"] : []
+  const viewer = role === "viewer"
+  const workspacePages: ReadonlyArray<PageId> = workspaces.length > 0 ? ["overview", "keys", "workspaces"] : []
+  const viewerPages: ReadonlyArray<PageId> = viewer ? ["overview", "workspaces", "providers", "batches", "audit"] : []
   return {
     ...nothing,
     pages: ordered([...workspacePages, ...viewerPages]),
     readOnly: workspaces.length === 0,
-    manageWorkspace: isAdmin,
+    seeBudgets: viewer,
+    seeProviderHealth: viewer,
     createKeys: (workspaceId) => grant(workspaceId) !== undefined,
-    manageKey: (key) => isAdmin(key.workspace_id) || (grant(key.workspace_id) === "member" && key.creator_user_id === userId)
+    manageKey: (key) => grant(key.workspace_id) === "admin" || (grant(key.workspace_id) === "member" && key.creator_user_id === userId)
   }
 }
 
@@ -117,7 +132,7 @@ const person = (userId: string, role: InstanceRole | null, workspaces: ReadonlyA
 export const of = (principal: Principal): Access => {
   switch (principal._tag) {
     case "StandardKey":
-      return { ...nothing, readOnly: false, pages: ["overview", "providers", "playground", "batches", "interns"] }
+      return { ...nothing, readOnly: false, seeBudgets: true, seeProviderHealth: true, cancelBatches: true, pages: ["overview", "providers", "playground", "batches", "interns"] }
     case "ManagementKey":
       return everything(principal.administrator)
     case "Person":

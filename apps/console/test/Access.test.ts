@@ -16,27 +16,34 @@ describe("Access", () => {
     assert.isTrue(admin.manageWorkspace("ws_any"))
     assert.isTrue(admin.createKeys("ws_any"))
     assert.isTrue(admin.manageKey(key("ws_any", "usr_someone_else")))
+    assert.isTrue(admin.seeBudgets && admin.seeProviderHealth && admin.cancelBatches)
   })
 
-  it("lets a viewer read activity, money, providers and the audit log, and change nothing", () => {
+  it("lets a viewer read activity, money, providers' health, batches and the audit log, and change nothing", () => {
     const viewer = person("viewer")
-    assert.deepStrictEqual(viewer.pages, ["overview", "workspaces", "providers", "audit"])
+    assert.deepStrictEqual(viewer.pages, ["overview", "workspaces", "providers", "batches", "audit"])
     assert.isTrue(viewer.readOnly)
+    assert.isTrue(viewer.seeBudgets)
+    assert.isTrue(viewer.seeProviderHealth)
+    assert.isFalse(viewer.cancelBatches)
     assert.isFalse(viewer.manageProviders)
     assert.isFalse(viewer.seeOwnProviderKeys)
     assert.isFalse(viewer.manageSessions)
     assert.isFalse(viewer.manageWorkspace("ws_any"))
     assert.isFalse(viewer.createKeys("ws_any"))
     assert.isFalse(viewer.manageKey(key("ws_any", "usr_me")))
-    for (const page of ["keys", "playground", "batches", "interns", "sessions"] as const) assert.notInclude(viewer.pages, page)
+    for (const page of ["keys", "playground", "interns", "sessions"] as const) assert.notInclude(viewer.pages, page)
   })
 
-  it("lets a workspace admin manage that workspace's keys, budgets and cache, and no other workspace", () => {
+  it("lets a workspace admin manage every key of that workspace, and nothing of another or of the instance", () => {
     const lead = person(null, [{ id: "ws_search", role: "admin" }])
-    assert.deepStrictEqual(lead.pages, ["overview", "keys", "workspaces", "providers"])
+    assert.deepStrictEqual(lead.pages, ["overview", "keys", "workspaces"])
     assert.isFalse(lead.readOnly)
-    assert.isTrue(lead.manageWorkspace("ws_search"))
-    assert.isFalse(lead.manageWorkspace("ws_other"))
+    // Budgets, the cache setting and providers are the instance's.
+    assert.isFalse(lead.manageWorkspace("ws_search"))
+    assert.isFalse(lead.seeBudgets)
+    assert.isFalse(lead.seeProviderHealth)
+    assert.isFalse(lead.cancelBatches)
     assert.isTrue(lead.createKeys("ws_search"))
     assert.isFalse(lead.createKeys("ws_other"))
     assert.isTrue(lead.manageKey(key("ws_search", "usr_someone_else")))
@@ -47,7 +54,7 @@ describe("Access", () => {
 
   it("lets a workspace member manage only the keys they created, in their workspace", () => {
     const member = person(null, [{ id: "ws_search", role: "member" }])
-    assert.deepStrictEqual(member.pages, ["overview", "keys", "workspaces", "providers"])
+    assert.deepStrictEqual(member.pages, ["overview", "keys", "workspaces"])
     assert.isTrue(member.createKeys("ws_search"))
     assert.isTrue(member.manageKey(key("ws_search", "usr_me")))
     assert.isFalse(member.manageKey(key("ws_search", "usr_someone_else")))
@@ -60,7 +67,7 @@ describe("Access", () => {
 
   it("adds a viewer's read-only pages to a workspace role", () => {
     const both = person("viewer", [{ id: "ws_search", role: "member" }])
-    assert.deepStrictEqual(both.pages, ["overview", "keys", "workspaces", "providers", "audit"])
+    assert.deepStrictEqual(both.pages, ["overview", "keys", "workspaces", "providers", "batches", "audit"])
     assert.isFalse(both.manageKey(key("ws_other", "usr_me")))
     assert.isFalse(both.manageProviders)
   })
@@ -76,6 +83,7 @@ describe("Access", () => {
     const standard = Access.of({ _tag: "StandardKey" })
     assert.deepStrictEqual(standard.pages, ["overview", "providers", "playground", "batches", "interns"])
     assert.isFalse(standard.manageKey(key("ws_any", null)))
+    assert.isTrue(standard.cancelBatches)
     const management = Access.of({ _tag: "ManagementKey", administrator: false })
     assert.deepStrictEqual(management.pages, Access.pageOrder.filter((page) => page !== "sessions"))
     assert.isTrue(management.manageKey(key("ws_any", null)))

@@ -81,7 +81,7 @@ const ProviderJobList = ({ jobs: all }: { readonly jobs: BatchObject["provider_j
 )
 
 export const BatchesPage = () => {
-  const { client, isManagement } = useSession()
+  const { client, isManagement, access } = useSession()
   const pages = useCursorPages()
   const { cursor } = pages
   const batches = useLoad(
@@ -179,7 +179,7 @@ export const BatchesPage = () => {
                   <Table.Td style={{ whiteSpace: "nowrap" }}>{at(batch.created_at)}</Table.Td>
                   <Table.Td>
                     <Group gap={6} wrap="nowrap">
-                      {BatchProgress.cancellable(batch.status) && (
+                      {access.cancelBatches && BatchProgress.cancellable(batch.status) && (
                         <Button size="compact-sm" variant="light" color="red" onClick={() => cancel(batch)} aria-label={`Cancel ${batch.id}`}>
                           Cancel
                         </Button>

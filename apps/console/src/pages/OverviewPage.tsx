@@ -50,7 +50,13 @@ const Workspace = ({ workspaceId }: { readonly workspaceId: string }) => {
   const scope = person === null ? {} : { workspace_id: workspaceId }
   const activity = useLoad(["activity", client, workspaceId], (signal) => client.activity.activity({ query: scope }, { signal }))
   const credits = useLoad(["credits", client, workspaceId], (signal) => client.credits.get({ query: scope }, { signal }))
-  const budgets = useLoad(["budgets", client, workspaceId], (signal) => client.workspaces.listBudgets({ params: { workspace_ref: workspaceId } }, { signal }))
+  const budgets = useLoad(
+    ["budgets", client, workspaceId, access.seeBudgets],
+    (signal) =>
+      access.seeBudgets
+        ? client.workspaces.listBudgets({ params: { workspace_ref: workspaceId } }, { signal })
+        : Promise.resolve({ data: [], include_byok_in_budgets: false })
+  )
   // The activity of each of the keys that spent most this month, tagged with the key's name (for
   // those who may see the keys).
   const seesKeys = access.pages.includes("keys")
@@ -88,11 +94,13 @@ const Workspace = ({ workspaceId }: { readonly workspaceId: string }) => {
         <StatCard label="Spent today" value={Format.money(ActivitySeries.total(rows, "usage", today))} hint="UTC day so far" />
         <StatCard label="Requests today" value={Format.integer(ActivitySeries.total(rows, "requests", today))} hint={`${Format.integer(ActivitySeries.total(rows, "requests"))} in 30 days`} />
         <StatCard label="Credits left" value={creditsLeft.value} hint={creditsLeft.hint} />
-        <StatCard
-          label="Budget left"
-          value={budgetLeft === undefined ? "no budget" : Format.money(budgetLeft.left)}
-          hint={budgetLeft === undefined ? "set one under Workspaces and budgets" : `${budgetLeft.interval} budget of ${Format.money(budgetLeft.limit)}`}
-        />
+        {access.seeBudgets && (
+          <StatCard
+            label="Budget left"
+            value={budgetLeft === undefined ? "no budget" : Format.money(budgetLeft.left)}
+            hint={budgetLeft === undefined ? "set one under Workspaces and budgets" : `${budgetLeft.interval} budget of ${Format.money(budgetLeft.limit)}`}
+          />
+        )}
       </SimpleGrid>
       <SimpleGrid cols={{ base: 1, lg: 2 }}>
         <DailyChart id="spend-by-model" title="Spend per day by model" series={spendByModel} format={money} tick={Format.moneyTick} empty="No spend in the last two weeks." />
@@ -109,7 +117,7 @@ const Workspace = ({ workspaceId }: { readonly workspaceId: string }) => {
           <DailyChart id="spend-by-key" title="Spend per day by key" series={spendByKey} format={money} tick={Format.moneyTick} empty="No key spent anything this month." />
         )}
       </SimpleGrid>
-      <LatencyTable />
+      {access.seeProviderHealth && <LatencyTable />}
       <CacheTable rows={rows} />
       <FailuresTable workspaceId={person === null ? undefined : workspaceId} />
     </Stack>

@@ -65,7 +65,9 @@ const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: Workspace
   const figures = useLoad(["workspace-figures", client, workspace.id], async (signal) => {
     const [credits, budgets, activity] = await Promise.all([
       client.credits.get({ query: { workspace_id: workspace.id } }, { signal }),
-      client.workspaces.listBudgets({ params: { workspace_ref: workspace.id } }, { signal }),
+      access.seeBudgets
+        ? client.workspaces.listBudgets({ params: { workspace_ref: workspace.id } }, { signal })
+        : Promise.resolve({ data: [], include_byok_in_budgets: false }),
       client.activity.activity({ query: { workspace_id: workspace.id } }, { signal })
     ])
     return { credits: credits.data, budgets, activity: activity.data }
@@ -128,7 +130,7 @@ const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: Workspace
           onChange={(event) => switchCache(event.currentTarget.checked)}
           aria-label={`Embeddings cache of ${workspace.name}`}
         />
-        {budgets.length === 0
+        {!access.seeBudgets ? null : budgets.length === 0
           ? <Text size="sm" c="dimmed">{Credits.withoutBudgets(data?.credits)}</Text>
           : (
             <ScrollTable label={`Budgets of ${workspace.name}`} minWidth={520}>
