@@ -10,7 +10,7 @@
  *   - instance `admin`: everything, sessions of people included (but the route playground, whose
  *     model calls take a standard key: a person's browser holds no key);
  *   - `viewer`: read-only activity, money, providers' health, batches and the audit log; no
- *     change, no key, no secret, no model call;
+ *     change, no key, no secret, no model call (whatever workspace roles come with it);
  *   - workspace `admin`: their workspaces' usage and every key of theirs;
  *   - workspace `member`: their workspaces' usage, and only the keys they created.
  *   Budgets, the cache setting and providers are the instance's (admins change them, viewers read
@@ -103,24 +103,21 @@ const nothing = {
   manageSessions: false
 } as const
 
-const ordered = (pages: ReadonlyArray<PageId>): ReadonlyArray<PageId> => pageOrder.filter((page) => pages.includes(page))
-
 const person = (userId: string, role: InstanceRole | null, workspaces: ReadonlyArray<WorkspaceGrant>): Access => {
   if (role === "admin") {
     // No route playground: its model calls take a standard key, and a person's browser holds none.
     const all = everything(true)
     return { ...all, pages: all.pages.filter((page) => page !== "playground"), seeOwnProviderKeys: false }
   }
+  // The instance role viewer reads, and only reads, whatever workspace roles come with it.
+  if (role === "viewer") {
+    return { ...nothing, pages: ["overview", "workspaces", "providers", "batches", "audit"], seeBudgets: true, seeProviderHealth: true }
+  }
   const grant = (workspaceId: string) => workspaces.find((workspace) => workspace.id === workspaceId)?.role
-  const viewer = role === "viewer"
-  const workspacePages: ReadonlyArray<PageId> = workspaces.length > 0 ? ["overview", "keys", "workspaces"] : []
-  const viewerPages: ReadonlyArray<PageId> = viewer ? ["overview", "workspaces", "providers", "batches", "audit"] : []
   return {
     ...nothing,
-    pages: ordered([...workspacePages, ...viewerPages]),
+    pages: workspaces.length > 0 ? ["overview", "keys", "workspaces"] : [],
     readOnly: workspaces.length === 0,
-    seeBudgets: viewer,
-    seeProviderHealth: viewer,
     createKeys: (workspaceId) => grant(workspaceId) !== undefined,
     manageKey: (key) => grant(key.workspace_id) === "admin" || (grant(key.workspace_id) === "member" && key.creator_user_id === userId)
   }

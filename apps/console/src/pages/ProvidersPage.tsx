@@ -39,7 +39,7 @@ export const ProvidersPage = () => {
   // Which providers this workspace brings its own credentials for (management keys only).
   const byok = useLoad(
     ["byok", client, ownProviderKeys],
-    (signal) => (ownProviderKeys ? client.byok.list({ query: {} }, { signal }).then((list) => list.data) : Promise.resolve(undefined))
+    (signal) => (ownProviderKeys ? client.byok.list({ query: {} }, { signal }).then((list) => list.data) : Promise.resolve(null))
   )
   const ownKeys = (slug: string) => (byok.data ?? []).filter((key) => key.provider === slug && !key.disabled)
   const list = providers.data?.data ?? []
