@@ -20,7 +20,7 @@ const securityHeaders = {
 }
 
 /** The page of a refused sign-in: the reason, and a way back. */
-export const refusalPage = (refusal: SignInRefused) =>
+const refusalPage = (refusal: SignInRefused) =>
   HttpServerResponse.text(
     `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Sign-in refused · Switchyard</title></head>

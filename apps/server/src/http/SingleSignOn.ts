@@ -19,10 +19,10 @@ export const cookieName = "switchyard_session"
 export const stateCookieName = "switchyard_sso_state"
 
 /** How long a session lives without a call, and at most. */
-export const idleFor = Duration.hours(2)
+const idleFor = Duration.hours(2)
 export const lastsFor = Duration.hours(12)
 /** How often a person's roles are read again from the IdP. */
-export const rolesEvery = Duration.minutes(5)
+const rolesEvery = Duration.minutes(5)
 /** How long a sign-in may take at the IdP. */
 export const signInFor = Duration.minutes(10)
 
@@ -39,10 +39,10 @@ export class SignInRefused extends Data.TaggedError("SignInRefused")<{
   readonly who?: { readonly sub?: string; readonly email?: string | null }
 }> {}
 
-export const PublicUrlConfig = Config.URL("SWITCHYARD_PUBLIC_URL").pipe(Config.option)
+const PublicUrlConfig = Config.URL("SWITCHYARD_PUBLIC_URL").pipe(Config.option)
 
 /** The `sso` section cannot be used as it is (its secret's variable unset or empty). */
-export class SsoSettingsError extends Data.TaggedError("SsoSettingsError")<{ readonly message: string }> {}
+class SsoSettingsError extends Data.TaggedError("SsoSettingsError")<{ readonly message: string }> {}
 
 const settings = Effect.gen(function*() {
   const loaded = yield* CatalogLoader.load
@@ -74,6 +74,92 @@ const groupsOf = (claims: Record<string, unknown> | undefined, claim: string): R
  */
 export class SessionClock extends Context.Service<SessionClock, Clock.Clock>()("@switchyard/server/http/SessionClock") {}
 
+/** The IdP's configuration, discovered once (again after a failure). */
+const discoverer = (found: SsoSettings | undefined) => {
+  let discovered: Client.Configuration | undefined
+  const configuration = Effect.suspend(() => {
+    if (found === undefined) return Effect.fail(new SignInRefused({ reason: "Single sign-on is not configured", status: 404 }))
+    if (discovered !== undefined) return Effect.succeed(discovered)
+    return Effect.tryPromise({
+      try: async () => {
+        const insecure = found.sso.issuer.startsWith("http:")
+        const auth = Client.ClientSecretBasic(Redacted.value(found.secret))
+        const c = await Client.discovery(new URL(found.sso.issuer), found.sso.client_id, undefined, auth, {
+          ...(insecure ? { execute: [Client.allowInsecureRequests] } : {}),
+          timeout: 10
+        })
+        Client.enableNonRepudiationChecks(c)
+        discovered = c
+        return c
+      },
+      catch: (e) => new SignInRefused({ reason: `The identity provider could not be reached: ${(e as Error).message}`, status: 502 })
+    })
+  })
+  return configuration
+}
+
+const person = (session: Session): PersonShape => ({
+  sub: session.sub,
+  email: session.email,
+  name: session.name,
+  sessionId: session.id,
+  csrfToken: session.csrfToken,
+  role: session.role,
+  workspaces: session.workspaces
+})
+const callerOf = (session: Session): CallerShape => ({
+  keyId: `session:${session.id}`,
+  keyHash: `session:${session.id}`,
+  kind: "management",
+  userId: session.userId,
+  workspaceId: session.workspaces[0]?.id ?? "",
+  scope: "user",
+  person: person(session)
+})
+
+const rolesFrom = (sso: Sso.Sso, claims: Record<string, unknown> | undefined, info: Effect.Effect<Record<string, unknown> | undefined>) =>
+  Effect.gen(function*() {
+    const groups = groupsOf(claims, sso.groups_claim) ?? groupsOf(yield* info, sso.groups_claim) ?? []
+    return Sso.rolesOf(sso, groups)
+  })
+
+interface RecheckDeps {
+  readonly found: SsoSettings
+  readonly store: SessionStore["Service"]
+  readonly audit: AuditLog["Service"]
+  readonly configuration: Effect.Effect<Client.Configuration, SignInRefused>
+}
+
+/** Reads the roles again with the refresh token; the session's new state, or why it ended. */
+const recheckRoles = ({ found, store, audit, configuration }: RecheckDeps, session: Session, now: number) =>
+  Effect.gen(function*() {
+    const sso = found.sso
+    if (Option.isNone(session.refreshToken)) return yield* Effect.fail("no refresh token: sign in again" as const)
+    const c = yield* configuration.pipe(Effect.mapError(() => "the identity provider could not be reached" as const))
+    const tokens = yield* Effect.tryPromise(() => Client.refreshTokenGrant(c, Redacted.value(session.refreshToken.pipe(Option.getOrThrow))))
+      .pipe(Effect.mapError(() => "the identity provider refused to refresh the session" as const))
+    const claims = tokens.claims() as Record<string, unknown> | undefined
+    const info = Effect.tryPromise(() => Client.fetchUserInfo(c, tokens.access_token, session.sub)).pipe(
+      Effect.map((u) => u as Record<string, unknown>),
+      Effect.orElseSucceed(() => undefined)
+    )
+    const roles = yield* rolesFrom(sso, claims, info)
+    const refresh = tokens.refresh_token === undefined ? undefined : Redacted.make(tokens.refresh_token)
+    yield* store.updateRoles(session, roles, refresh, now).pipe(Effect.mapError(() => "the store is unavailable" as const))
+    const changed = roles.role !== session.role || JSON.stringify(roles.workspaces) !== JSON.stringify(session.workspaces)
+    const next: Session = { ...session, role: roles.role, workspaces: roles.workspaces, rolesCheckedAt: now }
+    if (changed) {
+      yield* audit.append({
+        action: "role.change",
+        target: { type: "session", id: session.id },
+        workspaceId: null,
+        before: { role: session.role, workspaces: session.workspaces },
+        after: { role: roles.role, workspaces: roles.workspaces }
+      }).pipe(Effect.provideService(CallerService, callerOf(next)), Effect.orElseSucceed(() => undefined))
+    }
+    return next
+  })
+
 export interface SignedIn {
   readonly token: Redacted.Redacted<string>
   readonly session: Session
@@ -101,45 +187,8 @@ export class SingleSignOn extends Context.Service<SingleSignOn, {
       const audit = yield* AuditLog
       const given = yield* Effect.serviceOption(SessionClock)
       const currentTime = Option.match(given, { onNone: () => Clock.currentTimeMillis, onSome: (clock) => clock.currentTimeMillis })
-      let discovered: Client.Configuration | undefined
-      const configuration = Effect.suspend(() => {
-        if (found === undefined) return Effect.fail(new SignInRefused({ reason: "Single sign-on is not configured", status: 404 }))
-        if (discovered !== undefined) return Effect.succeed(discovered)
-        return Effect.tryPromise({
-          try: async () => {
-            const insecure = found.sso.issuer.startsWith("http:")
-            const auth = Client.ClientSecretBasic(Redacted.value(found.secret))
-            const c = await Client.discovery(new URL(found.sso.issuer), found.sso.client_id, undefined, auth, {
-              ...(insecure ? { execute: [Client.allowInsecureRequests] } : {}),
-              timeout: 10
-            })
-            Client.enableNonRepudiationChecks(c)
-            discovered = c
-            return c
-          },
-          catch: (e) => new SignInRefused({ reason: `The identity provider could not be reached: ${(e as Error).message}`, status: 502 })
-        })
-      })
+      const configuration = discoverer(found)
       const redirectUri = () => new URL("/ui/auth/callback", found?.publicUrl).toString()
-      const person = (session: Session): PersonShape => ({
-        sub: session.sub,
-        email: session.email,
-        name: session.name,
-        sessionId: session.id,
-        csrfToken: session.csrfToken,
-        role: session.role,
-        workspaces: session.workspaces
-      })
-      const callerOf = (session: Session): CallerShape => ({
-        keyId: `session:${session.id}`,
-        keyHash: `session:${session.id}`,
-        kind: "management",
-        userId: session.userId,
-        workspaceId: session.workspaces[0]?.id ?? "",
-        scope: "user",
-        person: person(session)
-      })
-
       const begin = Effect.gen(function*() {
         const c = yield* configuration
         const sso = found!.sso
@@ -159,12 +208,6 @@ export class SingleSignOn extends Context.Service<SingleSignOn, {
         })
         return { url, state }
       })
-
-      const rolesFrom = (sso: Sso.Sso, claims: Record<string, unknown> | undefined, info: Effect.Effect<Record<string, unknown> | undefined>) =>
-        Effect.gen(function*() {
-          const groups = groupsOf(claims, sso.groups_claim) ?? groupsOf(yield* info, sso.groups_claim) ?? []
-          return Sso.rolesOf(sso, groups)
-        })
 
       const complete = (callbackUrl: URL, stateCookie: string | undefined) =>
         Effect.gen(function*() {
@@ -230,35 +273,7 @@ export class SingleSignOn extends Context.Service<SingleSignOn, {
           }
         })
 
-      /** Reads the roles again with the refresh token; the session's new state, or why it ended. */
-      const recheck = (session: Session, now: number) =>
-        Effect.gen(function*() {
-          const sso = found!.sso
-          if (Option.isNone(session.refreshToken)) return yield* Effect.fail("no refresh token: sign in again" as const)
-          const c = yield* configuration.pipe(Effect.mapError(() => "the identity provider could not be reached" as const))
-          const tokens = yield* Effect.tryPromise(() => Client.refreshTokenGrant(c, Redacted.value(session.refreshToken.pipe(Option.getOrThrow))))
-            .pipe(Effect.mapError(() => "the identity provider refused to refresh the session" as const))
-          const claims = tokens.claims() as Record<string, unknown> | undefined
-          const info = Effect.tryPromise(() => Client.fetchUserInfo(c, tokens.access_token, session.sub)).pipe(
-            Effect.map((u) => u as Record<string, unknown>),
-            Effect.orElseSucceed(() => undefined)
-          )
-          const roles = yield* rolesFrom(sso, claims, info)
-          const refresh = tokens.refresh_token === undefined ? undefined : Redacted.make(tokens.refresh_token)
-          yield* store.updateRoles(session, roles, refresh, now).pipe(Effect.mapError(() => "the store is unavailable" as const))
-          const changed = roles.role !== session.role || JSON.stringify(roles.workspaces) !== JSON.stringify(session.workspaces)
-          const next: Session = { ...session, role: roles.role, workspaces: roles.workspaces, rolesCheckedAt: now }
-          if (changed) {
-            yield* audit.append({
-              action: "role.change",
-              target: { type: "session", id: session.id },
-              workspaceId: null,
-              before: { role: session.role, workspaces: session.workspaces },
-              after: { role: roles.role, workspaces: roles.workspaces }
-            }).pipe(Effect.provideService(CallerService, callerOf(next)), Effect.orElseSucceed(() => undefined))
-          }
-          return next
-        })
+      const recheck = (session: Session, now: number) => recheckRoles({ found: found!, store, audit, configuration }, session, now)
 
       const authenticate = (token: string) =>
         Effect.gen(function*() {

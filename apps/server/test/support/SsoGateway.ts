@@ -30,7 +30,7 @@ export const people = {
   out: { sub: "out", email: "out@other.org", name: "Out Sider", password: "pw-out", groups: ["platform-admins"] }
 }
 
-export const freePort = (): Promise<number> =>
+const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const server = Net.createServer()
     server.once("error", reject)

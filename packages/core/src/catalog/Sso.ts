@@ -14,7 +14,7 @@ const Groups = Schema.Array(Schema.String.check(Schema.isMinLength(1)))
  *
  * @since 0.1.0
  */
-export const WorkspaceRoles = Schema.Struct({
+const WorkspaceRoles = Schema.Struct({
   admin: Groups.pipe(Schema.withDecodingDefaultKey(Effect.succeed([]))),
   member: Groups.pipe(Schema.withDecodingDefaultKey(Effect.succeed([])))
 })

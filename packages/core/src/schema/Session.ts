@@ -11,7 +11,7 @@ import { Schema } from "effect"
  *
  * @since 0.1.0
  */
-export const Person = Schema.Struct({
+const Person = Schema.Struct({
   id: Schema.String,
   sub: Schema.String,
   email: Schema.NullOr(Schema.String),
@@ -44,7 +44,7 @@ export type Me = typeof Me.Type
  *
  * @since 0.1.0
  */
-export const SessionEntry = Schema.Struct({
+const SessionEntry = Schema.Struct({
   id: Schema.String,
   user: Person,
   created_at: Schema.String,

@@ -62,10 +62,64 @@ export interface NewSession {
 }
 
 /** The SHA-256 (hex) of a cookie's value: what the store keeps and looks up. */
-export const hashToken = (token: string) => Crypto.createHash("sha256").update(token, "utf8").digest("hex")
+const hashToken = (token: string) => Crypto.createHash("sha256").update(token, "utf8").digest("hex")
 
 const columns = `id, user_id, sub, email, name, csrf_token, role, workspaces_json, refresh_token, created_at, last_seen_at,
   expires_at, roles_checked_at, ended_at`
+
+/** The people single sign-on signed in: their gateway users and memberships. */
+const people = (sql: SqlClient.SqlClient) => {
+  const defaultWorkspace = Effect.map(
+    sql<{ id: string }>`SELECT id FROM workspaces WHERE slug = 'default' AND deleted_at IS NULL`,
+    (rows) => rows[0]?.id
+  )
+
+  /** The person's gateway user: the one recorded for their `sub`, else a new one. */
+  const userOf = (sub: string, email: string | null, name: string | null, now: number) =>
+    Effect.gen(function*() {
+      const known = yield* sql<{ user_id: string }>`SELECT user_id FROM sso_people WHERE sub = ${sub}`
+      if (known[0] !== undefined) {
+        yield* sql`UPDATE sso_people SET email = ${email}, name = ${name} WHERE sub = ${sub}`
+        return known[0].user_id
+      }
+      const home = yield* defaultWorkspace
+      if (home === undefined) return yield* Effect.die(new Error("the workspace `default` is missing: first start did not run"))
+      const userId = Crypto.randomUUID()
+      yield* sql`INSERT INTO users (id, name, default_workspace_id) VALUES (${userId}, ${name ?? email ?? sub}, ${home})`
+      yield* sql`INSERT INTO sso_people (sub, user_id, email, name, created_at) VALUES (${sub}, ${userId}, ${email}, ${name}, ${now})`
+      return userId
+    })
+
+  /**
+   * The memberships the roles give: an instance admin is an admin of every workspace, a viewer
+   * a member of every one (read-only at the edge), else the mapped workspaces (by id or slug).
+   */
+  const syncMemberships = (userId: string, role: InstanceRole, workspaces: ReadonlyArray<WorkspaceRole>, now: number) =>
+    Effect.gen(function*() {
+      const live = yield* sql<{ id: string; slug: string }>`SELECT id, slug FROM workspaces WHERE deleted_at IS NULL`
+      const wanted = new Map<string, "admin" | "member">()
+      if (role !== null) for (const w of live) wanted.set(w.id, role === "admin" ? "admin" : "member")
+      for (const w of workspaces) {
+        const found = live.find((l) => l.id === w.id.toLowerCase() || l.slug === w.id)
+        if (found !== undefined && wanted.get(found.id) !== "admin") wanted.set(found.id, w.role)
+      }
+      const have = yield* sql<{ workspace_id: string; role: string }>`SELECT workspace_id, role FROM memberships WHERE user_id = ${userId}`
+      for (const m of have) {
+        const want = wanted.get(m.workspace_id)
+        if (want === undefined) yield* sql`DELETE FROM memberships WHERE user_id = ${userId} AND workspace_id = ${m.workspace_id}`
+        else if (want !== m.role) {
+          yield* sql`UPDATE memberships SET role = ${want} WHERE user_id = ${userId} AND workspace_id = ${m.workspace_id}`
+        }
+      }
+      for (const [workspaceId, want] of wanted) {
+        if (have.some((m) => m.workspace_id === workspaceId)) continue
+        yield* sql`INSERT INTO memberships (user_id, workspace_id, role, id, created_at)
+          VALUES (${userId}, ${workspaceId}, ${want}, ${Crypto.randomUUID()}, ${new Date(now)})`
+      }
+    })
+
+  return { userOf, syncMemberships }
+}
 
 export class SessionStore extends Context.Service<SessionStore, {
   /** Records the person (a gateway user of their own), syncs their memberships, opens a session; the cookie's value. */
@@ -124,54 +178,7 @@ export class SessionStore extends Context.Service<SessionStore, {
         endedAt: row.ended_at === null ? null : Number(row.ended_at)
       })
 
-      const defaultWorkspace = Effect.map(
-        sql<{ id: string }>`SELECT id FROM workspaces WHERE slug = 'default' AND deleted_at IS NULL`,
-        (rows) => rows[0]?.id
-      )
-
-      /** The person's gateway user: the one recorded for their `sub`, else a new one. */
-      const userOf = (sub: string, email: string | null, name: string | null, now: number) =>
-        Effect.gen(function*() {
-          const known = yield* sql<{ user_id: string }>`SELECT user_id FROM sso_people WHERE sub = ${sub}`
-          if (known[0] !== undefined) {
-            yield* sql`UPDATE sso_people SET email = ${email}, name = ${name} WHERE sub = ${sub}`
-            return known[0].user_id
-          }
-          const home = yield* defaultWorkspace
-          if (home === undefined) return yield* Effect.die(new Error("the workspace `default` is missing: first start did not run"))
-          const userId = Crypto.randomUUID()
-          yield* sql`INSERT INTO users (id, name, default_workspace_id) VALUES (${userId}, ${name ?? email ?? sub}, ${home})`
-          yield* sql`INSERT INTO sso_people (sub, user_id, email, name, created_at) VALUES (${sub}, ${userId}, ${email}, ${name}, ${now})`
-          return userId
-        })
-
-      /**
-       * The memberships the roles give: an instance admin is an admin of every workspace, a viewer
-       * a member of every one (read-only at the edge), else the mapped workspaces (by id or slug).
-       */
-      const syncMemberships = (userId: string, role: InstanceRole, workspaces: ReadonlyArray<WorkspaceRole>, now: number) =>
-        Effect.gen(function*() {
-          const live = yield* sql<{ id: string; slug: string }>`SELECT id, slug FROM workspaces WHERE deleted_at IS NULL`
-          const wanted = new Map<string, "admin" | "member">()
-          if (role !== null) for (const w of live) wanted.set(w.id, role === "admin" ? "admin" : "member")
-          for (const w of workspaces) {
-            const found = live.find((l) => l.id === w.id.toLowerCase() || l.slug === w.id)
-            if (found !== undefined && wanted.get(found.id) !== "admin") wanted.set(found.id, w.role)
-          }
-          const have = yield* sql<{ workspace_id: string; role: string }>`SELECT workspace_id, role FROM memberships WHERE user_id = ${userId}`
-          for (const m of have) {
-            const want = wanted.get(m.workspace_id)
-            if (want === undefined) yield* sql`DELETE FROM memberships WHERE user_id = ${userId} AND workspace_id = ${m.workspace_id}`
-            else if (want !== m.role) {
-              yield* sql`UPDATE memberships SET role = ${want} WHERE user_id = ${userId} AND workspace_id = ${m.workspace_id}`
-            }
-          }
-          for (const [workspaceId, want] of wanted) {
-            if (have.some((m) => m.workspace_id === workspaceId)) continue
-            yield* sql`INSERT INTO memberships (user_id, workspace_id, role, id, created_at)
-              VALUES (${userId}, ${workspaceId}, ${want}, ${Crypto.randomUUID()}, ${new Date(now)})`
-          }
-        })
+      const { userOf, syncMemberships } = people(sql)
 
       const byId = (id: string) =>
         Effect.map(sql<Row>`SELECT ${sql.literal(columns)} FROM sso_sessions WHERE id = ${id}`, (rows) =>
