@@ -7,7 +7,6 @@
  * the signing keys, and spoil the next ID tokens the token endpoint answers (another key, another
  * audience, an expiry in the past) to see the gateway refuse them.
  */
-import { Effect } from "effect"
 import * as Crypto from "node:crypto"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -30,7 +29,7 @@ export interface IdentityClient {
 }
 
 /** How the next ID tokens from the token endpoint are spoiled: claims changed, or signed by a key the IdP never published. */
-export interface IdTokenSpoiler {
+interface IdTokenSpoiler {
   readonly claims?: (claims: Jose.JWTPayload) => Jose.JWTPayload
   readonly foreignKey?: boolean
 }
@@ -273,12 +272,6 @@ export const startIdentityProvider = async (options: {
   }
 }
 
-/** The same IdP as an Effect resource: closed when the scope closes. */
-export const identityProvider = (options: Parameters<typeof startIdentityProvider>[0]) =>
-  Effect.acquireRelease(
-    Effect.promise(() => startIdentityProvider(options)),
-    (idp) => Effect.promise(() => idp.close())
-  )
 
 /** A cookie jar for driving sign-ins over HTTP as a browser would (per host, paths ignored). */
 export class CookieJar {
