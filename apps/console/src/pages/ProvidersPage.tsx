@@ -35,7 +35,7 @@ export const ProvidersPage = () => {
   const { client, access, person } = useSession()
   const ownProviderKeys = access.seeOwnProviderKeys
   const providers = useLoad(["providers", client], (signal) => client.providers.list(undefined, { signal }))
-  const endpoints = useLoad(["endpoints", client], (signal) => EndpointStatus.load(client, signal))
+  const endpoints = useLoad(["endpoints", client], (signal) => EndpointStatus.load(client, signal, person !== null))
   // Which providers this workspace brings its own credentials for (management keys only).
   const byok = useLoad(
     ["byok", client, ownProviderKeys],
