@@ -3,6 +3,7 @@ import * as NodePath from "node:path"
 import * as Fs from "node:fs"
 import type { Page } from "playwright-core"
 import * as Accessibility from "./Accessibility.ts"
+import { CookieJar, signIn as signInOverHttp } from "../../server/test/support/IdentityProvider.ts"
 import * as Browser from "./Browser.ts"
 import * as SsoGateway from "./SsoGateway.ts"
 
@@ -140,9 +141,24 @@ describe("the web console signed in by single sign-on, in Chromium, through a re
     await open("Sessions")
     const mine = page.getByRole("region", { name: "Sessions" }).getByRole("row").filter({ hasText: SsoGateway.people.admin.email })
     await mine.first().waitFor()
-    await page.getByRole("button", { name: `End every session of ${SsoGateway.people.admin.name}` }).waitFor()
+    await page.getByRole("button", { name: `End all sessions of ${SsoGateway.people.admin.name}` }).waitFor()
+    // The viewer signs in elsewhere (over HTTP, with a cookie jar of their own); the admin ends
+    // their sessions from this page, and the viewer's next call is refused.
+    const viewer = SsoGateway.people.viewer
+    const jar = new CookieJar()
+    await signInOverHttp(jar, `${gateway.origin}/ui/auth/login`, { login: viewer.email, password: viewer.password })
+    const viewerCalls = () => fetch(`${gateway.origin}/api/v1/me`, { headers: { cookie: jar.header(gateway.origin) } }).then((answer) => answer.status)
+    assert.strictEqual(await viewerCalls(), 200)
+    await page.getByRole("button", { name: "Refresh" }).click()
+    const endViewer = page.getByRole("button", { name: `End all sessions of ${viewer.name}` })
+    await endViewer.first().click()
+    await endViewer.first().waitFor({ state: "detached" })
+    assert.strictEqual(await viewerCalls(), 401)
     await shoot("admin-sessions")
     await noRefusal("admin sessions")
+    // The audit log names the person who ended them.
+    await open("Audit")
+    await page.getByRole("row").filter({ hasText: "session.delete" }).filter({ hasText: SsoGateway.people.admin.name }).first().waitFor()
     await signOut()
   })
 

@@ -55,9 +55,9 @@ export const SessionsPage = () => {
             color="red"
             loading={busy === row.user.id}
             onClick={() => act(row.user.id, () => PeopleSessions.revokeAllOf(session, row.user.id))}
-            aria-label={`End every session of ${Me.displayName(row.user)}`}
+            aria-label={`End all sessions of ${Me.displayName(row.user)}`}
           >
-            End all of theirs
+            End all
           </Button>
         </Group>
       </Table.Td>
