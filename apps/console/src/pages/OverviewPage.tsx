@@ -98,7 +98,9 @@ const Workspace = ({ workspaceId }: { readonly workspaceId: string }) => {
           <StatCard
             label="Budget left"
             value={budgetLeft === undefined ? "no budget" : Format.money(budgetLeft.left)}
-            hint={budgetLeft === undefined ? "set one under Workspaces and budgets" : `${budgetLeft.interval} budget of ${Format.money(budgetLeft.limit)}`}
+            hint={budgetLeft === undefined
+              ? access.manageWorkspace(workspaceId) ? "set one under Workspaces and budgets" : "none is set"
+              : `${budgetLeft.interval} budget of ${Format.money(budgetLeft.limit)}`}
           />
         )}
       </SimpleGrid>
