@@ -18,7 +18,7 @@
  */
 
 export type InstanceRole = "admin" | "viewer"
-export type WorkspaceRole = "admin" | "member"
+type WorkspaceRole = "admin" | "member"
 
 export interface WorkspaceGrant {
   readonly id: string
@@ -42,7 +42,7 @@ export type PageId = "overview" | "keys" | "workspaces" | "providers" | "playgro
 export const pageOrder: ReadonlyArray<PageId> = ["overview", "keys", "workspaces", "providers", "playground", "batches", "interns", "audit", "sessions"]
 
 /** A key as the rule sees it: where it lives and who created it. */
-export interface KeyFacts {
+interface KeyFacts {
   readonly workspace_id: string
   readonly creator_user_id: string | null
 }
