@@ -72,7 +72,7 @@ describe("GatewayClient", () => {
         assert.strictEqual(headers["x-csrf-token"], "t0ken")
         assert.match(headers["user-agent"] ?? "", /^switchyard-client\//u)
       }
-      assert.strictEqual(seen[1]!["authorization"], "Bearer sk-test")
+      assert.strictEqual(seen[1]!.authorization, "Bearer sk-test")
     }))
 
   it.effect("has a method for every operation of the contract", () =>
