@@ -28,8 +28,20 @@ const viewerReads = [
   /^\/batches(\/|$)/u
 ]
 
-/** The routes a workspace admin or member reaches (each within their workspaces). */
-const workspaceRoutes = [/^\/activity(\/|$)/u, /^\/credits(\/|$)/u, /^\/generation(\/|$|\?)/u, /^\/keys(\/|$)/u, /^\/key$/u, /^\/models(\/|$)/u]
+/**
+ * The routes a workspace admin or member reaches, each within their workspaces: what only a
+ * workspace's admin may do there (its settings, members, budgets, every member's keys) the
+ * handlers check against the role, as they do for any member.
+ */
+const workspaceRoutes = [
+  /^\/activity(\/|$)/u,
+  /^\/credits$/u,
+  /^\/generation(\/|$|\?)/u,
+  /^\/keys(\/|$)/u,
+  /^\/key$/u,
+  /^\/models(\/|$)/u,
+  /^\/workspaces\/[^/]+(\/|$)/u
+]
 
 /** Whether the method changes something (and so needs the CSRF token when a cookie carries it). */
 export const changes = (method: string): boolean => !reads.has(method.toUpperCase()) && method.toUpperCase() !== "OPTIONS"
@@ -47,11 +59,10 @@ export const refusal = (person: PersonShape, method: string, path: string): stri
     if (changes(method)) return `${needAdmin}: the role viewer reads only`
     return viewerReads.some((r) => r.test(path)) ? undefined : needAdmin
   }
-  if (person.workspaces.length > 0 && workspaceRoutes.some((r) => r.test(path))) {
-    if (/^\/workspaces(\/|$)/u.test(path) && changes(method)) return "This needs the workspace role admin"
-    return undefined
-  }
-  if (/^\/workspaces$/u.test(path) && !changes(method)) return undefined
+  // Credits are bought for the instance's money: adding them is an instance admin's.
+  if (path === "/credits" && changes(method)) return needAdmin
+  if (person.workspaces.length > 0 && workspaceRoutes.some((r) => r.test(path))) return undefined
+  if (person.workspaces.length > 0 && path === "/workspaces" && !changes(method)) return undefined
   return needAdmin
 }
 

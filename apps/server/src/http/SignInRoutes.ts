@@ -55,51 +55,51 @@ const unavailable = <R>(route: Effect.Effect<HttpServerResponse.HttpServerRespon
 export const layer = Layer.unwrap(Effect.gen(function*() {
   const sso = yield* SingleSignOn
   return Layer.mergeAll(
-  HttpRouter.add("GET", "/ui/auth/options", unavailable(Effect.gen(function*() {
-    const configured = sso.settings !== undefined
-    return HttpServerResponse.jsonUnsafe(
-      { sso: configured, key: !configured || sso.settings.sso.key_sign_in, login_url: configured ? "/ui/auth/login" : null },
-      { headers: { "cache-control": "no-store" } }
-    )
-  }))),
-  HttpRouter.add("GET", "/ui/auth/login", unavailable(Effect.gen(function*() {
-    const started = yield* Effect.result(sso.begin)
-    if (started._tag === "Failure") {
-      if (started.failure._tag === "SignInRefused") return yield* fail(sso, started.failure)
-      return yield* Effect.fail(started.failure)
-    }
-    const secure = sso.settings?.publicUrl.protocol === "https:"
-    return yield* HttpServerResponse.redirect(started.success.url.toString(), { status: 302, headers: securityHeaders }).pipe(
-      HttpServerResponse.setCookie(stateCookieName, started.success.state, cookieOptions(secure, signInFor, "/ui/auth/"))
-    )
-  }))),
-  HttpRouter.add("GET", "/ui/auth/callback", unavailable(Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const settings = sso.settings
-    const query = request.url.includes("?") ? request.url.slice(request.url.indexOf("?")) : ""
-    const callbackUrl = new URL(`/ui/auth/callback${query}`, settings?.publicUrl ?? "http://127.0.0.1")
-    const done = yield* Effect.result(sso.complete(callbackUrl, request.cookies[stateCookieName]))
-    if (done._tag === "Failure") {
-      if (done.failure._tag === "SignInRefused") return yield* fail(sso, done.failure)
-      return yield* Effect.fail(done.failure)
-    }
-    const secure = settings?.publicUrl.protocol === "https:"
-    return yield* HttpServerResponse.redirect("/ui/", { status: 303, headers: securityHeaders }).pipe(
-      HttpServerResponse.setCookie(cookieName, Redacted.value(done.success.token), cookieOptions(secure, lastsFor)),
-      Effect.flatMap(HttpServerResponse.expireCookie(stateCookieName, { path: "/ui/auth/" }))
-    )
-  }))),
-  HttpRouter.add("POST", "/ui/auth/logout", unavailable(Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const origin = request.headers.origin
-    // A cross-site form cannot end someone's session (SameSite=Lax keeps the cookie off it too).
-    if (origin !== undefined && sso.settings !== undefined && origin !== sso.settings.publicUrl.origin) {
-      return HttpServerResponse.jsonUnsafe({ error: { code: 403, message: "Cross-site sign-out refused: the Origin is not this gateway's public URL" } }, { status: 403 })
-    }
-    const to = yield* sso.signOut(request.cookies[cookieName])
-    return yield* HttpServerResponse.redirect(to, { status: 303, headers: securityHeaders }).pipe(
-      HttpServerResponse.expireCookie(cookieName, { path: "/" })
-    )
-  })))
+    HttpRouter.add("GET", "/ui/auth/options", Effect.sync(() => {
+      const configured = sso.settings !== undefined
+      return HttpServerResponse.jsonUnsafe(
+        { sso: configured, key: !configured || sso.settings.sso.key_sign_in, login_url: configured ? "/ui/auth/login" : null },
+        { headers: { "cache-control": "no-store" } }
+      )
+    })),
+    HttpRouter.add("GET", "/ui/auth/login", unavailable(Effect.gen(function*() {
+      const started = yield* Effect.result(sso.begin)
+      if (started._tag === "Failure") {
+        if (started.failure._tag === "SignInRefused") return yield* fail(sso, started.failure)
+        return yield* Effect.fail(started.failure)
+      }
+      const secure = sso.settings?.publicUrl.protocol === "https:"
+      return yield* HttpServerResponse.redirect(started.success.url.toString(), { status: 302, headers: securityHeaders }).pipe(
+        HttpServerResponse.setCookie(stateCookieName, started.success.state, cookieOptions(secure, signInFor, "/ui/auth/"))
+      )
+    }))),
+    HttpRouter.add("GET", "/ui/auth/callback", unavailable(Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const settings = sso.settings
+      const query = request.url.includes("?") ? request.url.slice(request.url.indexOf("?")) : ""
+      const callbackUrl = new URL(`/ui/auth/callback${query}`, settings?.publicUrl ?? "http://127.0.0.1")
+      const done = yield* Effect.result(sso.complete(callbackUrl, request.cookies[stateCookieName]))
+      if (done._tag === "Failure") {
+        if (done.failure._tag === "SignInRefused") return yield* fail(sso, done.failure)
+        return yield* Effect.fail(done.failure)
+      }
+      const secure = settings?.publicUrl.protocol === "https:"
+      return yield* HttpServerResponse.redirect("/ui/", { status: 303, headers: securityHeaders }).pipe(
+        HttpServerResponse.setCookie(cookieName, Redacted.value(done.success.token), cookieOptions(secure, lastsFor)),
+        Effect.flatMap(HttpServerResponse.expireCookie(stateCookieName, { path: "/ui/auth/" }))
+      )
+    }))),
+    HttpRouter.add("POST", "/ui/auth/logout", unavailable(Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const origin = request.headers.origin
+      // A cross-site form cannot end someone's session (SameSite=Lax keeps the cookie off it too).
+      if (origin !== undefined && sso.settings !== undefined && origin !== sso.settings.publicUrl.origin) {
+        return HttpServerResponse.jsonUnsafe({ error: { code: 403, message: "Cross-site sign-out refused: the Origin is not this gateway's public URL" } }, { status: 403 })
+      }
+      const to = yield* sso.signOut(request.cookies[cookieName])
+      return yield* HttpServerResponse.redirect(to, { status: 303, headers: securityHeaders }).pipe(
+        HttpServerResponse.expireCookie(cookieName, { path: "/" })
+      )
+    })))
   )
 }))

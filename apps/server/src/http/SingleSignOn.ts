@@ -74,7 +74,13 @@ const groupsOf = (claims: Record<string, unknown> | undefined, claim: string): R
  */
 export class SessionClock extends Context.Service<SessionClock, Clock.Clock>()("@switchyard/server/http/SessionClock") {}
 
-/** The IdP's configuration, discovered once (again after a failure). */
+/** oauth4webapi's code for an ID token signed by a key its cached JWKS does not hold. */
+const unknownKey = (e: unknown) => (e as { code?: unknown } | undefined)?.code === "OAUTH_KEY_SELECTION_FAILED"
+
+/**
+ * The IdP's configuration, discovered once (again after a failure, or once forgotten: its cached
+ * JWKS goes with it, so keys the IdP rotated in are fetched at the next use).
+ */
 const discoverer = (found: SsoSettings | undefined) => {
   let discovered: Client.Configuration | undefined
   const configuration = Effect.suspend(() => {
@@ -95,7 +101,10 @@ const discoverer = (found: SsoSettings | undefined) => {
       catch: (e) => new SignInRefused({ reason: `The identity provider could not be reached: ${(e as Error).message}`, status: 502 })
     })
   })
-  return configuration
+  const forget = () => {
+    discovered = undefined
+  }
+  return { configuration, forget }
 }
 
 const person = (session: Session): PersonShape => ({
@@ -112,7 +121,7 @@ const callerOf = (session: Session): CallerShape => ({
   keyHash: `session:${session.id}`,
   kind: "management",
   userId: session.userId,
-  workspaceId: session.workspaces[0]?.id ?? "",
+  workspaceId: session.homeWorkspaceId ?? "",
   scope: "user",
   person: person(session)
 })
@@ -136,8 +145,10 @@ const recheckRoles = ({ found, store, audit, configuration }: RecheckDeps, sessi
     const sso = found.sso
     if (Option.isNone(session.refreshToken)) return yield* Effect.fail("no refresh token: sign in again" as const)
     const c = yield* configuration.pipe(Effect.mapError(() => "the identity provider could not be reached" as const))
-    const tokens = yield* Effect.tryPromise(() => Client.refreshTokenGrant(c, Redacted.value(session.refreshToken.pipe(Option.getOrThrow))))
-      .pipe(Effect.mapError(() => "the identity provider refused to refresh the session" as const))
+    const tokens = yield* Effect.tryPromise({
+      try: () => Client.refreshTokenGrant(c, Redacted.value(session.refreshToken.pipe(Option.getOrThrow))),
+      catch: (e) => unknownKey(e) ? "unknown signing key" as const : "the identity provider refused to refresh the session" as const
+    })
     const claims = tokens.claims() as Record<string, unknown> | undefined
     const info = Effect.tryPromise(() => Client.fetchUserInfo(c, tokens.access_token, session.sub)).pipe(
       Effect.map((u) => u as Record<string, unknown>),
@@ -145,16 +156,16 @@ const recheckRoles = ({ found, store, audit, configuration }: RecheckDeps, sessi
     )
     const roles = yield* rolesFrom(sso, claims, info)
     const refresh = tokens.refresh_token === undefined ? undefined : Redacted.make(tokens.refresh_token)
-    yield* store.updateRoles(session, roles, refresh, now).pipe(Effect.mapError(() => "the store is unavailable" as const))
-    const changed = roles.role !== session.role || JSON.stringify(roles.workspaces) !== JSON.stringify(session.workspaces)
-    const next: Session = { ...session, role: roles.role, workspaces: roles.workspaces, rolesCheckedAt: now }
+    const synced = yield* store.updateRoles(session, roles, refresh, now).pipe(Effect.mapError(() => "the store is unavailable" as const))
+    const changed = synced.role !== session.role || JSON.stringify(synced.workspaces) !== JSON.stringify(session.workspaces)
+    const next: Session = { ...session, ...synced, rolesCheckedAt: now }
     if (changed) {
       yield* audit.append({
         action: "role.change",
         target: { type: "session", id: session.id },
         workspaceId: null,
         before: { role: session.role, workspaces: session.workspaces },
-        after: { role: roles.role, workspaces: roles.workspaces }
+        after: { role: synced.role, workspaces: synced.workspaces }
       }).pipe(Effect.provideService(CallerService, callerOf(next)), Effect.orElseSucceed(() => undefined))
     }
     return next
@@ -187,7 +198,7 @@ export class SingleSignOn extends Context.Service<SingleSignOn, {
       const audit = yield* AuditLog
       const given = yield* Effect.serviceOption(SessionClock)
       const currentTime = Option.match(given, { onNone: () => Clock.currentTimeMillis, onSome: (clock) => clock.currentTimeMillis })
-      const configuration = discoverer(found)
+      const { configuration, forget } = discoverer(found)
       const redirectUri = () => new URL("/ui/auth/callback", found?.publicUrl).toString()
       const begin = Effect.gen(function*() {
         const c = yield* configuration
@@ -229,7 +240,15 @@ export class SingleSignOn extends Context.Service<SingleSignOn, {
                 expectedState: state,
                 expectedNonce: pending.value.nonce
               }),
-            catch: (e) => new SignInRefused({ reason: `The identity provider's answer failed its checks: ${(e as Error).message}`, status: 403 })
+            catch: (e) => {
+              if (!unknownKey(e)) return new SignInRefused({ reason: `The identity provider's answer failed its checks: ${(e as Error).message}`, status: 403 })
+              // Signed with a key this gateway has not fetched yet (a rotation): fetch the keys again next time.
+              forget()
+              return new SignInRefused({
+                reason: "The identity provider signed with a key this gateway had not fetched yet (its keys were rotated): sign in again",
+                status: 403
+              })
+            }
           })
           const claims = tokens.claims() as Record<string, unknown> | undefined
           const sub = String(claims?.sub ?? "")
@@ -273,7 +292,14 @@ export class SingleSignOn extends Context.Service<SingleSignOn, {
           }
         })
 
-      const recheck = (session: Session, now: number) => recheckRoles({ found: found!, store, audit, configuration }, session, now)
+      // An ID token signed by a key rotated in since the keys were fetched: fetch them again, once.
+      const recheck = (session: Session, now: number) =>
+        recheckRoles({ found: found!, store, audit, configuration }, session, now).pipe(
+          Effect.catchIf((e) => e === "unknown signing key", () => {
+            forget()
+            return recheckRoles({ found: found!, store, audit, configuration }, session, now)
+          })
+        )
 
       const authenticate = (token: string) =>
         Effect.gen(function*() {

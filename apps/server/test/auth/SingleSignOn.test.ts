@@ -204,6 +204,17 @@ describe(`single sign-on (${storeKind})`, () => {
     gw.idp.setGroups("ada", people.ada.groups)
   })
 
+  it("picks up the IdP's rotated signing keys", async () => {
+    await gw.idp.rotateKeys({ keepOld: false })
+    // The library refetches a JWKS at most once a minute on an unknown key: the gateway drops its
+    // copy at the first token signed with one, so the next sign-in fetches the new keys.
+    const first = await loginAs("ada")
+    if (first.cookie === undefined) expect(first.page.body).toContain("its keys were rotated")
+    const signedIn = first.cookie === undefined ? await loginAs("ada") : first
+    expect(signedIn.page.url).toBe(`${gw.origin}/ui/`)
+    expect(signedIn.cookie).toBeTypeOf("string")
+  })
+
   it("signs out here and at the IdP", async () => {
     const ada = await loginAs("ada")
     const response = await fetch(`${gw.origin}/ui/auth/logout`, {
@@ -226,5 +237,16 @@ describe(`single sign-on (${storeKind})`, () => {
     expect(output).not.toContain(cookie)
     expect(everything).not.toContain(clientSecret)
     expect(everything).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\./u)
+  })
+
+  it("ends a session left idle past its bound: an expired cookie is a 401", async () => {
+    const sam = await loginAs("sam")
+    const jar = sam.jar
+    expect((await api(jar, "GET", "/me")).status).toBe(200)
+    await gw.adjust("2 hours")
+    const expired = await api(jar, "GET", "/me")
+    expect(expired.status).toBe(401)
+    expect(expired.body.error.message).toContain("Your session has ended")
+    expect((await audit("session.delete")).some((e) => e.after?.reason === "expired")).toBe(true)
   })
 })

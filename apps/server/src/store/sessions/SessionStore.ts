@@ -23,7 +23,10 @@ export interface Session {
   readonly name: string | null
   readonly csrfToken: string
   readonly role: InstanceRole
+  /** The workspaces their groups map (ids), beside the instance role's reach. */
   readonly workspaces: ReadonlyArray<WorkspaceRole>
+  /** Their home workspace (where their keys go unless they name one); `null` when they reach none. */
+  readonly homeWorkspaceId: string | null
   readonly refreshToken: Option.Option<Redacted.Redacted<string>>
   readonly createdAt: number
   readonly lastSeenAt: number
@@ -41,6 +44,7 @@ interface Row {
   readonly csrf_token: string
   readonly role: string | null
   readonly workspaces_json: string
+  readonly home_workspace_id: string | null
   readonly refresh_token: string | null
   readonly created_at: number | string
   readonly last_seen_at: number | string
@@ -64,7 +68,7 @@ export interface NewSession {
 /** The SHA-256 (hex) of a cookie's value: what the store keeps and looks up. */
 const hashToken = (token: string) => Crypto.createHash("sha256").update(token, "utf8").digest("hex")
 
-const columns = `id, user_id, sub, email, name, csrf_token, role, workspaces_json, refresh_token, created_at, last_seen_at,
+const columns = `id, user_id, sub, email, name, csrf_token, role, workspaces_json, home_workspace_id, refresh_token, created_at, last_seen_at,
   expires_at, roles_checked_at, ended_at`
 
 /** The people single sign-on signed in: their gateway users and memberships. */
@@ -103,6 +107,11 @@ const people = (sql: SqlClient.SqlClient) => {
         const found = live.find((l) => l.id === w.id.toLowerCase() || l.slug === w.id)
         if (found !== undefined && wanted.get(found.id) !== "admin") wanted.set(found.id, w.role)
       }
+      const resolved: Array<WorkspaceRole> = []
+      for (const w of workspaces) {
+        const found = live.find((l) => l.id === w.id.toLowerCase() || l.slug === w.id)
+        if (found !== undefined && !resolved.some((r) => r.id === found.id)) resolved.push({ id: found.id, role: w.role })
+      }
       const have = yield* sql<{ workspace_id: string; role: string }>`SELECT workspace_id, role FROM memberships WHERE user_id = ${userId}`
       for (const m of have) {
         const want = wanted.get(m.workspace_id)
@@ -116,6 +125,10 @@ const people = (sql: SqlClient.SqlClient) => {
         yield* sql`INSERT INTO memberships (user_id, workspace_id, role, id, created_at)
           VALUES (${userId}, ${workspaceId}, ${want}, ${Crypto.randomUUID()}, ${new Date(now)})`
       }
+      // Where their keys go unless they name a workspace: `default` when they reach it, else their first.
+      const home = live.find((l) => l.slug === "default" && wanted.has(l.id))?.id ?? [...wanted.keys()][0]
+      if (home !== undefined) yield* sql`UPDATE users SET default_workspace_id = ${home} WHERE id = ${userId}`
+      return { workspaces: resolved as ReadonlyArray<WorkspaceRole>, home: home ?? null }
     })
 
   return { userOf, syncMemberships }
@@ -134,7 +147,10 @@ export class SessionStore extends Context.Service<SessionStore, {
     roles: { readonly role: InstanceRole; readonly workspaces: ReadonlyArray<WorkspaceRole> },
     refreshToken: Redacted.Redacted<string> | undefined,
     now: number
-  ) => Effect.Effect<void, StoreUnavailable>
+  ) => Effect.Effect<
+    { readonly role: InstanceRole; readonly workspaces: ReadonlyArray<WorkspaceRole>; readonly homeWorkspaceId: string | null },
+    StoreUnavailable
+  >
   /** Ends sessions: by id, or every open one of a user; the ones it ended. */
   readonly end: (
     selector: { readonly id: string } | { readonly userId: string },
@@ -170,6 +186,7 @@ export class SessionStore extends Context.Service<SessionStore, {
         csrfToken: row.csrf_token,
         role: row.role === "admin" || row.role === "viewer" ? row.role : null,
         workspaces: JSON.parse(row.workspaces_json) as ReadonlyArray<WorkspaceRole>,
+        homeWorkspaceId: row.home_workspace_id,
         refreshToken: row.refresh_token === null ? Option.none() : cipher.open(row.refresh_token, aad(row.id)),
         createdAt: Number(row.created_at),
         lastSeenAt: Number(row.last_seen_at),
@@ -187,15 +204,15 @@ export class SessionStore extends Context.Service<SessionStore, {
       const create = (s: NewSession) =>
         sql.withTransaction(Effect.gen(function*() {
           const userId = yield* userOf(s.sub, s.email, s.name, s.now)
-          yield* syncMemberships(userId, s.role, s.workspaces, s.now)
+          const synced = yield* syncMemberships(userId, s.role, s.workspaces, s.now)
           const id = Crypto.randomUUID()
           const token = Crypto.randomBytes(32).toString("base64url")
           const csrf = Crypto.randomBytes(24).toString("base64url")
           const sealed = s.refreshToken === undefined ? null : cipher.seal(s.refreshToken, aad(id))
           yield* sql`INSERT INTO sso_sessions (id, token_hash, user_id, sub, email, name, csrf_token, role, workspaces_json,
-              refresh_token, created_at, last_seen_at, expires_at, roles_checked_at)
+              home_workspace_id, refresh_token, created_at, last_seen_at, expires_at, roles_checked_at)
             VALUES (${id}, ${hashToken(token)}, ${userId}, ${s.sub}, ${s.email}, ${s.name}, ${csrf}, ${s.role},
-              ${JSON.stringify(s.workspaces)}, ${sealed}, ${s.now}, ${s.now}, ${s.expiresAt}, ${s.now})`
+              ${JSON.stringify(synced.workspaces)}, ${synced.home}, ${sealed}, ${s.now}, ${s.now}, ${s.expiresAt}, ${s.now})`
           const session = Option.getOrThrow(yield* byId(id))
           return { token: Redacted.make(token), session }
         })).pipe(fromSqlError("sessions"))
@@ -212,13 +229,15 @@ export class SessionStore extends Context.Service<SessionStore, {
 
       const updateRoles: SessionStore["Service"]["updateRoles"] = (session, roles, refreshToken, now) =>
         sql.withTransaction(Effect.gen(function*() {
-          yield* syncMemberships(session.userId, roles.role, roles.workspaces, now)
+          const synced = yield* syncMemberships(session.userId, roles.role, roles.workspaces, now)
           const sealed = refreshToken === undefined ? undefined : cipher.seal(refreshToken, aad(session.id))
+          const mapped = JSON.stringify(synced.workspaces)
           yield* sealed === undefined
-            ? sql`UPDATE sso_sessions SET role = ${roles.role}, workspaces_json = ${JSON.stringify(roles.workspaces)},
+            ? sql`UPDATE sso_sessions SET role = ${roles.role}, workspaces_json = ${mapped}, home_workspace_id = ${synced.home},
                 roles_checked_at = ${now} WHERE id = ${session.id}`
-            : sql`UPDATE sso_sessions SET role = ${roles.role}, workspaces_json = ${JSON.stringify(roles.workspaces)},
+            : sql`UPDATE sso_sessions SET role = ${roles.role}, workspaces_json = ${mapped}, home_workspace_id = ${synced.home},
                 roles_checked_at = ${now}, refresh_token = ${sealed} WHERE id = ${session.id}`
+          return { role: roles.role, workspaces: synced.workspaces, homeWorkspaceId: synced.home }
         })).pipe(fromSqlError("sessions"))
 
       const end: SessionStore["Service"]["end"] = (selector, now) =>

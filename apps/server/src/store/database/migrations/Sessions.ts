@@ -28,6 +28,7 @@ export const sessions = Effect.gen(function*() {
     csrf_token text NOT NULL,
     role text,
     workspaces_json text NOT NULL,
+    home_workspace_id text,
     refresh_token text,
     created_at ${int} NOT NULL,
     last_seen_at ${int} NOT NULL,
