@@ -11,10 +11,11 @@
  *     model calls take a standard key: a person's browser holds no key);
  *   - `viewer`: read-only activity, money, providers' health, batches and the audit log; no
  *     change, no key, no secret, no model call (whatever workspace roles come with it);
- *   - workspace `admin`: their workspaces' usage and every key of theirs;
- *   - workspace `member`: their workspaces' usage, and only the keys they created.
- *   Budgets, the cache setting and providers are the instance's (admins change them, viewers read
- *   them), as the gateway's table of the roles' reach has it (apps/server/src/auth/Access.ts).
+ *   - workspace `admin`: their workspaces' usage and budgets, their budgets and cache setting, and
+ *     every key of theirs;
+ *   - workspace `member`: their workspaces' usage and budgets, and only the keys they created.
+ *   Providers are the instance's (admins change them, viewers read them), as the gateway's table
+ *   of the roles' reach has it (apps/server/src/auth/Access.ts).
  */
 
 export type InstanceRole = "admin" | "viewer"
@@ -64,7 +65,7 @@ export interface Access {
   readonly seeBudgets: boolean
   /** The endpoints' measured error rates and latencies (providers' health) are shown. */
   readonly seeProviderHealth: boolean
-  /** Set budgets and switch the cache of this workspace (instance administrators, management keys). */
+  /** Set budgets and switch the cache of this workspace. */
   readonly manageWorkspace: (workspaceId: string) => boolean
   /** Create keys in this workspace. */
   readonly createKeys: (workspaceId: string) => boolean
@@ -118,6 +119,8 @@ const person = (userId: string, role: InstanceRole | null, workspaces: ReadonlyA
     ...nothing,
     pages: workspaces.length > 0 ? ["overview", "keys", "workspaces"] : [],
     readOnly: workspaces.length === 0,
+    seeBudgets: workspaces.length > 0,
+    manageWorkspace: (workspaceId) => grant(workspaceId) === "admin",
     createKeys: (workspaceId) => grant(workspaceId) !== undefined,
     manageKey: (key) => grant(key.workspace_id) === "admin" || (grant(key.workspace_id) === "member" && key.creator_user_id === userId)
   }

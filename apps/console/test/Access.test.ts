@@ -35,14 +35,16 @@ describe("Access", () => {
     for (const page of ["keys", "playground", "interns", "sessions"] as const) assert.notInclude(viewer.pages, page)
   })
 
-  it("lets a workspace admin manage every key of that workspace, and nothing of another or of the instance", () => {
+  it("lets a workspace admin manage that workspace's budgets, cache and every key, and nothing of another or of the instance", () => {
     const lead = person(null, [{ id: "ws_search", role: "admin" }])
     assert.deepStrictEqual(lead.pages, ["overview", "keys", "workspaces"])
     assert.isFalse(lead.readOnly)
-    // Budgets, the cache setting and providers are the instance's.
-    assert.isFalse(lead.manageWorkspace("ws_search"))
-    assert.isFalse(lead.seeBudgets)
+    assert.isTrue(lead.manageWorkspace("ws_search"))
+    assert.isFalse(lead.manageWorkspace("ws_other"))
+    assert.isTrue(lead.seeBudgets)
+    // Providers are the instance's.
     assert.isFalse(lead.seeProviderHealth)
+    assert.isFalse(lead.manageProviders)
     assert.isFalse(lead.cancelBatches)
     assert.isTrue(lead.createKeys("ws_search"))
     assert.isFalse(lead.createKeys("ws_other"))
@@ -61,6 +63,7 @@ describe("Access", () => {
     assert.isFalse(member.manageKey(key("ws_search", null)))
     assert.isFalse(member.manageKey(key("ws_other", "usr_me")))
     assert.isFalse(member.manageWorkspace("ws_search"))
+    assert.isTrue(member.seeBudgets)
     assert.notInclude(member.pages, "audit")
     assert.notInclude(member.pages, "sessions")
   })
