@@ -38,8 +38,17 @@ export const layer = Layer.effect(
      * A person's session cookie: the session (roles read again when due), then, for a change, the
      * CSRF token and the Origin, then what their role allows (Access.ts). All before the body.
      */
-    const session = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest, token: string) {
-      const caller = yield* sso.authenticate(token).pipe(StoreFailure.answer)
+    const session = (request: HttpServerRequest.HttpServerRequest, token: string) =>
+      sso.authenticate(token).pipe(
+        StoreFailure.answer,
+        Effect.tapError((e) => e._tag === "Unauthorized" || e._tag === "Forbidden" ? sso.refusedCall(undefined, e.message, request) : Effect.void),
+        Effect.flatMap((caller) =>
+          allowed(request, caller).pipe(
+            Effect.tapError((e) => e._tag === "Forbidden" ? sso.refusedCall(caller, e.message, request) : Effect.void)
+          )
+        )
+      )
+    const allowed = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest, caller: CallerShape) {
       const person = caller.person!
       yield* RequestFacts.note({ sso_session: person.sessionId.slice(0, 8) })
       if (Access.changes(request.method)) {
@@ -88,16 +97,22 @@ export const layer = Layer.effect(
     })
     return Authorization.of({
       bearer: (httpEffect, { credential }) =>
-        Effect.flatMap(
-          Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-            const cookie = request.cookies[cookieName]
-            // A key wins; without one, the session cookie.
-            return Redacted.value(credential).length === 0 && cookie !== undefined && cookie.length > 0
-              ? session(request, cookie)
-              : authenticate(credential)
-          }),
-          (caller) => bodies.admitted(ownerOf(caller), Effect.provideService(httpEffect, Caller, caller))
-        )
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+          const cookie = request.cookies[cookieName]
+          // A key wins; without one, the session cookie.
+          const bySession = Redacted.value(credential).length === 0 && cookie !== undefined && cookie.length > 0
+          return Effect.flatMap(bySession ? session(request, cookie) : authenticate(credential), (caller) => {
+            const handled = Effect.provideService(httpEffect, Caller, caller)
+            // A handler's 403 to a person (a workspace they have no role in) is audited as the edge's are.
+            const audited = caller.person === undefined ? handled : Effect.tapError(handled, (e) => {
+              const error = (e as { readonly error?: unknown }).error ?? e
+              return (error as { readonly _tag?: unknown })._tag === "Forbidden"
+                ? sso.refusedCall(caller, (error as Forbidden).message, request)
+                : Effect.void
+            })
+            return bodies.admitted(ownerOf(caller), audited)
+          })
+        })
     })
   })
 )

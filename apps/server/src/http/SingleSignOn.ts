@@ -189,6 +189,15 @@ export class SingleSignOn extends Context.Service<SingleSignOn, {
   readonly signOut: (token: string | undefined) => Effect.Effect<string, StoreUnavailable>
   /** Records a refused sign-in. */
   readonly refused: (refusal: SignInRefused) => Effect.Effect<void, StoreUnavailable>
+  /**
+   * Records a refused call carried by a session cookie (`session.refuse`): by the person when the
+   * session was found, else (a cookie no session has) at most once a minute per client address.
+   */
+  readonly refusedCall: (
+    caller: CallerShape | undefined,
+    reason: string,
+    request: { readonly method: string; readonly url: string; readonly remoteAddress: Option.Option<string> }
+  ) => Effect.Effect<void>
 }>()("@switchyard/server/http/SingleSignOn") {
   static readonly layer = Layer.effect(
     SingleSignOn,
@@ -349,7 +358,26 @@ export class SingleSignOn extends Context.Service<SingleSignOn, {
           after: { reason: refusal.reason, ...(refusal.who === undefined ? {} : { sub: refusal.who.sub ?? null, email: refusal.who.email ?? null }) }
         })
 
-      return SingleSignOn.of({ settings: found, begin, complete, authenticate, signOut, refused })
+      const lastUnknown = new Map<string, number>()
+      const refusedCall: SingleSignOn["Service"]["refusedCall"] = (caller, reason, request) =>
+        Effect.suspend(() => {
+          if (caller === undefined) {
+            const from = Option.getOrElse(request.remoteAddress, () => "unknown")
+            const at = Date.now()
+            if ((lastUnknown.get(from) ?? 0) > at - 60_000) return Effect.void
+            if (lastUnknown.size > 10_000) lastUnknown.clear()
+            lastUnknown.set(from, at)
+          }
+          const entry = audit.append({
+            action: "session.refuse",
+            target: { type: "session", id: caller?.person?.sessionId ?? "unknown" },
+            workspaceId: null,
+            after: { reason, method: request.method, path: request.url.split("?")[0] ?? "" }
+          })
+          return (caller === undefined ? entry : Effect.provideService(entry, CallerService, caller)).pipe(Effect.ignore)
+        })
+
+      return SingleSignOn.of({ settings: found, begin, complete, authenticate, signOut, refused, refusedCall })
     })
   )
 }

@@ -172,6 +172,14 @@ describe(`single sign-on (${storeKind})`, () => {
     expect(elsewhere.body.error.message).toContain("needs the role member")
     const sessions = await api(sam.jar, "GET", "/sessions")
     expect(sessions.status).toBe(403)
+    // Each refusal that reached a session is in the audit log, by the person; the unknown cookie's too.
+    const refused = await audit("session.refuse")
+    const reasons = (sub: string) => refused.filter((e) => e.actor.user?.sub === sub).map((e) => String(e.after.reason))
+    expect(reasons("ada").some((r) => r.includes("x-csrf-token"))).toBe(true)
+    expect(reasons("ada").some((r) => r.includes("Cross-site"))).toBe(true)
+    expect(reasons("fin").some((r) => r.includes("instance role admin"))).toBe(true)
+    expect(reasons("sam").some((r) => r.includes("needs the role member"))).toBe(true)
+    expect(refused.some((e) => e.actor.user === undefined && String(e.after.reason).includes("Your session has ended"))).toBe(true)
   })
 
   it("ends a session by DELETE /sessions/{id}, and a removed admin is refused within 5 minutes of the clock", async () => {

@@ -222,7 +222,8 @@ export class SessionStore extends Context.Service<SessionStore, {
           Option.map(Option.fromNullishOr(rows[0]), toSession)).pipe(fromSqlError("sessions"))
 
       const touch = (id: string, now: number) =>
-        sql`UPDATE sso_sessions SET last_seen_at = ${now} WHERE id = ${id} AND last_seen_at < ${now}`.pipe(
+        // At most one write a minute per session: the idle bound is counted in hours.
+        sql`UPDATE sso_sessions SET last_seen_at = ${now} WHERE id = ${id} AND last_seen_at <= ${now - 60_000}`.pipe(
           Effect.asVoid,
           fromSqlError("sessions")
         )
