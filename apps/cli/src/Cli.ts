@@ -11,6 +11,7 @@ import { rerank } from "./commands/rerank.ts"
 import { generation } from "./commands/generation.ts"
 import { interns } from "./commands/interns.ts"
 import { keys } from "./commands/keys.ts"
+import { sessions } from "./commands/sessions.ts"
 import { models } from "./commands/models.ts"
 import { providers } from "./commands/providers.ts"
 import { route } from "./commands/route.ts"
@@ -38,7 +39,7 @@ const root = Command.make("switchyard").pipe(
     { command: "switchyard keys list --json", description: "Your keys, for a script" },
     { command: "switchyard interns suspend support-bot", description: "Suspend an intern" }
   ]),
-  Command.withSubcommands([embed, rerank, batch, route, models, keys, credits, interns, workspaces, budgets, generation, activity, providers, audit]),
+  Command.withSubcommands([embed, rerank, batch, route, models, keys, credits, interns, workspaces, budgets, generation, activity, providers, audit, sessions]),
   Command.withGlobalFlags([Connection.BaseUrl, Connection.ApiKey])
 )
 

@@ -8,15 +8,18 @@ export interface ServedEndpoint extends EndpointRecord {
 
 /**
  * Every endpoint of every model the gateway serves, with its measured figures
- * (`GET /models/{author}/{slug}/endpoints` for each model of `GET /embeddings/models`).
+ * (`GET /models/{author}/{slug}/endpoints` for each model of `GET /embeddings/models` and
+ * `GET /rerank/models`, the key's workspace's view; for a person, who has no key's workspace, of
+ * the gateway's own listing `GET /models?output_modalities=all`).
  */
-export const load = async (client: Switchyard, signal?: AbortSignal): Promise<ReadonlyArray<ServedEndpoint>> => {
+export const load = async (client: Switchyard, signal?: AbortSignal, person = false): Promise<ReadonlyArray<ServedEndpoint>> => {
   const options = signal === undefined ? undefined : { signal }
-  const [embeddings, rerank] = await Promise.all([
-    client.embeddings.listModels({ query: {} }, options),
-    client.rerank.listModels({ query: {} }, options)
-  ])
-  const models = [...embeddings.data, ...rerank.data]
+  const models = person
+    ? (await client.models.list({ query: { output_modalities: "all" } }, options)).data
+    : await Promise.all([
+      client.embeddings.listModels({ query: {} }, options),
+      client.rerank.listModels({ query: {} }, options)
+    ]).then(([embeddings, rerank]) => [...embeddings.data, ...rerank.data])
   const pages = await Promise.all(models.map((model) => {
     const [author = "", ...rest] = model.id.split("/")
     return client.providers.endpoints({ params: { author, slug: rest.join("/") } }, options)

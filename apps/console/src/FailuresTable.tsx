@@ -6,12 +6,15 @@ import { useSession } from "./SessionContext.ts"
 import { useLoad } from "./useLoad.ts"
 
 /**
- * The workspace's most recent failed model calls (`GET /activity/failures`): when, the status
+ * The workspace's (the key's own, or `workspaceId`) most recent failed model calls (`GET /activity/failures`): when, the status
  * answered, the model, the provider tried last, and why.
  */
-export const FailuresTable = () => {
+export const FailuresTable = ({ workspaceId }: { readonly workspaceId?: string | undefined }) => {
   const { client } = useSession()
-  const failures = useLoad(["failures", client], (signal) => client.activity.failures({ query: {} }, { signal }))
+  const failures = useLoad(
+    ["failures", client, workspaceId],
+    (signal) => client.activity.failures({ query: workspaceId === undefined ? {} : { workspace_id: workspaceId } }, { signal })
+  )
   const rows = failures.data?.data ?? []
   return (
     <Paper withBorder p="md" radius="md" component="section" aria-labelledby="failures-title">

@@ -11,8 +11,8 @@ import { useLoad } from "./useLoad.ts"
  * minutes, as `GET /models/{author}/{slug}/endpoints` measures them.
  */
 export const LatencyTable = () => {
-  const { client } = useSession()
-  const endpoints = useLoad(["endpoints", client], (signal) => EndpointStatus.load(client, signal))
+  const { client, person } = useSession()
+  const endpoints = useLoad(["endpoints", client], (signal) => EndpointStatus.load(client, signal, person !== null))
   const measured = (endpoints.data ?? []).filter((e) => e.uptime_last_30m !== null || e.latency_last_30m !== null)
   return (
     <Paper withBorder p="md" radius="md" component="section" aria-labelledby="latency-title">

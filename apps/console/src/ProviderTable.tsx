@@ -6,9 +6,10 @@ import * as EndpointStatus from "./EndpointStatus.ts"
 import * as ProviderDraft from "./ProviderDraft.ts"
 
 /**
- * The providers of the catalog. An instance administrator sees where each comes from, its
- * health, its upstream key and what can be done to it; every viewer its state, data policy and
- * whose credentials pay.
+ * The providers of the catalog. Those who may see the instance's providers whole (`detailed`: an
+ * instance administrator or viewer) see where each comes from and its upstream key; those who
+ * oversee the gateway (`showHealth`) its health; those who may change providers (`administrator`)
+ * what can be done to it; every viewer its state, data policy and whose credentials pay.
  */
 
 /** What an administrator can do to a provider from its row. */
@@ -29,15 +30,25 @@ const stateOf = (provider: ProviderRecord) =>
     ? { label: "active", color: "teal" }
     : { label: "inactive", color: "gray" }
 
-const columns = (administrator: boolean) => [
+/** What of the providers this viewer is shown. */
+interface View {
+  /** Where each provider comes from, its upstream key and its status page beside its name. */
+  readonly detailed: boolean
+  /** Each provider's health. */
+  readonly showHealth: boolean
+  /** What can be done to each provider. */
+  readonly administrator: boolean
+}
+
+const columns = ({ detailed, showHealth, administrator }: View) => [
   "Provider",
-  { when: administrator, column: "Source" },
+  { when: detailed, column: "Source" },
   "State",
-  { when: administrator, column: "Health" },
+  { when: showHealth, column: "Health" },
   "Data policy",
-  { when: administrator, column: "Upstream key" },
-  administrator ? "Workspace key" : "Credentials",
-  { when: !administrator, column: "Status page" },
+  { when: detailed, column: "Upstream key" },
+  detailed ? "Workspace key" : "Credentials",
+  { when: !detailed, column: "Status page" },
   { when: administrator, column: { actions: true } }
 ] as const
 
@@ -78,9 +89,9 @@ const Manage = ({ provider, actions }: { readonly provider: ProviderRecord; read
   </RowActions>
 )
 
-const ProviderRow = ({ provider, administrator, credentials, endpoints, actions }: {
+const ProviderRow = ({ provider, view: { detailed, showHealth, administrator }, credentials, endpoints, actions }: {
   readonly provider: ProviderRecord
-  readonly administrator: boolean
+  readonly view: View
   /** Whose credentials pay for this workspace's calls: its own key's label, or none (management keys only). */
   readonly credentials: { readonly own: string | undefined } | undefined
   readonly endpoints: ReadonlyArray<EndpointStatus.ServedEndpoint>
@@ -92,11 +103,11 @@ const ProviderRow = ({ provider, administrator, credentials, endpoints, actions 
       <Table.Td>
         <Text size="sm" fw={500}>{provider.name}</Text>
         <Text size="xs" c="dimmed" ff="monospace">{provider.slug}</Text>
-        {administrator && provider.status_page_url !== null && (
+        {detailed && provider.status_page_url !== null && (
           <Anchor href={provider.status_page_url} underline="always" size="xs">status page</Anchor>
         )}
       </Table.Td>
-      {administrator && (
+      {detailed && (
         <Table.Td>
           <Badge variant="outline" color={provider.source === "api" ? "indigo" : "gray"} tt="none" styles={{ label: { overflow: "visible" } }}>
             {provider.source}
@@ -106,18 +117,18 @@ const ProviderRow = ({ provider, administrator, credentials, endpoints, actions 
       <Table.Td style={{ whiteSpace: "nowrap" }}>
         <StateBadge color={state.color}>{state.label}</StateBadge>
       </Table.Td>
-      {administrator && <Table.Td style={{ whiteSpace: "nowrap" }}><Health endpoints={endpoints} slug={provider.slug} /></Table.Td>}
+      {showHealth && <Table.Td style={{ whiteSpace: "nowrap" }}><Health endpoints={endpoints} slug={provider.slug} /></Table.Td>}
       <Table.Td>
         <Text size="sm">{provider.zdr ? "zero data retention" : "retains data"}</Text>
         <Text size="xs" c="dimmed">{provider.data_collection === "deny" ? "no training on data" : "may collect data"}</Text>
       </Table.Td>
-      {administrator && <Table.Td><Text size="sm">{ProviderDraft.credential(provider.api_key)}</Text></Table.Td>}
+      {detailed && <Table.Td><Text size="sm">{ProviderDraft.credential(provider.api_key)}</Text></Table.Td>}
       <Table.Td>
         {credentials === undefined ? "-" : credentials.own !== undefined
           ? <Badge variant="light" color="indigo">your own key ({credentials.own})</Badge>
           : <Text size="sm">the gateway's</Text>}
       </Table.Td>
-      {!administrator && (
+      {!detailed && (
         <Table.Td>
           {provider.status_page_url === null ? "-" : <Anchor href={provider.status_page_url} underline="always" size="sm">status</Anchor>}
         </Table.Td>
@@ -127,20 +138,22 @@ const ProviderRow = ({ provider, administrator, credentials, endpoints, actions 
   )
 }
 
-export const ProviderTable = ({ providers, loading, administrator, ownKey, endpoints, actions }: {
+export const ProviderTable = ({ providers, loading, detailed, showHealth, administrator, ownKey, endpoints, actions }: {
   readonly providers: ReadonlyArray<ProviderRecord>
   readonly loading: boolean
+  readonly detailed: boolean
+  readonly showHealth: boolean
   readonly administrator: boolean
-  /** The label of the workspace's own key for a provider, if it brings one; `undefined` where it cannot be known (a standard key). */
+  /** The label of the workspace's own key for a provider, if it brings one; `undefined` where it is not shown (a standard key, a person). */
   readonly ownKey: ((slug: string) => string | undefined) | undefined
   readonly endpoints: ReadonlyArray<EndpointStatus.ServedEndpoint>
   readonly actions: ProviderActions
 }) => (
   <DataTable
     label="Providers"
-    minWidth={administrator ? 940 : 640}
-    columns={columns(administrator)}
-    horizontalSpacing={administrator ? 8 : "sm"}
+    minWidth={detailed ? 940 : 640}
+    columns={columns({ detailed, showHealth, administrator })}
+    horizontalSpacing={detailed ? 8 : "sm"}
     striped
     aria-busy={loading}
   >
@@ -148,7 +161,7 @@ export const ProviderTable = ({ providers, loading, administrator, ownKey, endpo
       <ProviderRow
         key={provider.slug}
         provider={provider}
-        administrator={administrator}
+        view={{ detailed, showHealth, administrator }}
         credentials={ownKey === undefined ? undefined : { own: ownKey(provider.slug) }}
         endpoints={endpoints}
         actions={actions}

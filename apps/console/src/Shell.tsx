@@ -1,6 +1,9 @@
-import { AppShell, Badge, Burger, Button, Group, NavLink, Text, Title } from "@mantine/core"
+import { Alert, AppShell, Badge, Burger, Button, Group, NavLink, Text, Title } from "@mantine/core"
 import { useDisclosure } from "@mantine/hooks"
 import { Redirect, Route, Switch, useLocation } from "wouter"
+import type * as Access from "./Access.ts"
+import * as Me from "./Me.ts"
+import type { Session } from "./Session.ts"
 import { useSession } from "./SessionContext.ts"
 import { AuditPage } from "./pages/AuditPage.tsx"
 import { BatchesPage } from "./pages/BatchesPage.tsx"
@@ -9,33 +12,62 @@ import { KeysPage } from "./pages/KeysPage.tsx"
 import { OverviewPage } from "./pages/OverviewPage.tsx"
 import { PlaygroundPage } from "./pages/PlaygroundPage.tsx"
 import { ProvidersPage } from "./pages/ProvidersPage.tsx"
+import { SessionsPage } from "./pages/SessionsPage.tsx"
 import { WorkspacesPage } from "./pages/WorkspacesPage.tsx"
 
 interface Page {
+  readonly id: Access.PageId
   readonly path: string
   readonly title: string
-  readonly keys: "any" | "management" | "standard"
   readonly component: () => React.JSX.Element
 }
 
-// `keys`: which keys the page's operations take (management operations, or any key: batches are
-// a standard key's own and a management key's to oversee); other keys do not see the page.
+// Which of them the one signed in sees is Access.ts's rule.
 const pages: ReadonlyArray<Page> = [
-  { path: "/", title: "Overview", keys: "any", component: OverviewPage },
-  { path: "/keys", title: "Keys", keys: "management", component: KeysPage },
-  { path: "/workspaces", title: "Workspaces and budgets", keys: "management", component: WorkspacesPage },
-  { path: "/providers", title: "Providers", keys: "any", component: ProvidersPage },
-  { path: "/playground", title: "Route playground", keys: "any", component: PlaygroundPage },
-  { path: "/batches", title: "Batches", keys: "any", component: BatchesPage },
-  { path: "/interns", title: "Interns", keys: "any", component: InternsPage },
-  { path: "/audit", title: "Audit", keys: "management", component: AuditPage }
+  { id: "overview", path: "/", title: "Overview", component: OverviewPage },
+  { id: "keys", path: "/keys", title: "Keys", component: KeysPage },
+  { id: "workspaces", path: "/workspaces", title: "Workspaces and budgets", component: WorkspacesPage },
+  { id: "providers", path: "/providers", title: "Providers", component: ProvidersPage },
+  { id: "playground", path: "/playground", title: "Route playground", component: PlaygroundPage },
+  { id: "batches", path: "/batches", title: "Batches", component: BatchesPage },
+  { id: "interns", path: "/interns", title: "Interns", component: InternsPage },
+  { id: "audit", path: "/audit", title: "Audit", component: AuditPage },
+  { id: "sessions", path: "/sessions", title: "Sessions", component: SessionsPage }
 ]
+
+const roleWords = (person: NonNullable<Session["person"]>): string => {
+  if (person.role !== null) return person.role === "admin" ? "instance admin" : "viewer"
+  const roles = new Set(person.workspaces.map((workspace) => workspace.role))
+  return roles.has("admin") ? "workspace admin" : roles.has("member") ? "workspace member" : "no role"
+}
+
+/** Who is signed in: a person's name and role, or the key's kind and label. */
+const SignedInAs = ({ session }: { readonly session: Session }) =>
+  session.person !== null
+    ? (
+      <>
+        <Badge variant="light" color={session.person.role === "admin" ? "indigo" : "teal"} visibleFrom="xs" aria-label="Role">
+          {roleWords(session.person)}
+        </Badge>
+        <Text size="sm" visibleFrom="md" aria-label="Signed in as" title={session.person.user.email ?? undefined}>
+          {Me.displayName(session.person.user)}
+        </Text>
+      </>
+    )
+    : (
+      <>
+        <Badge variant="light" color={session.isManagement ? "indigo" : "teal"} visibleFrom="xs">
+          {session.isManagement ? "management key" : "standard key"}
+        </Badge>
+        <Text size="sm" visibleFrom="md" ff="monospace" aria-label="Signed in with key">{session.key?.label}</Text>
+      </>
+    )
 
 export const Shell = ({ onSignOut }: { readonly onSignOut: () => void }) => {
   const session = useSession()
   const [opened, { toggle, close }] = useDisclosure()
   const [location, navigate] = useLocation()
-  const visible = pages.filter((page) => page.keys === "any" || page.keys === (session.isManagement ? "management" : "standard"))
+  const visible = pages.filter((page) => session.access.pages.includes(page.id))
 
   return (
     <AppShell
@@ -50,10 +82,7 @@ export const Shell = ({ onSignOut }: { readonly onSignOut: () => void }) => {
             <Title order={2} size="h4">Switchyard</Title>
           </Group>
           <Group gap="sm" wrap="nowrap">
-            <Badge variant="light" color={session.isManagement ? "indigo" : "teal"} visibleFrom="xs">
-              {session.isManagement ? "management key" : "standard key"}
-            </Badge>
-            <Text size="sm" visibleFrom="md" ff="monospace" aria-label="Signed in with key">{session.key.label}</Text>
+            <SignedInAs session={session} />
             <Button variant="default" size="xs" onClick={onSignOut}>Sign out</Button>
           </Group>
         </Group>
@@ -75,9 +104,15 @@ export const Shell = ({ onSignOut }: { readonly onSignOut: () => void }) => {
         ))}
       </AppShell.Navbar>
       <AppShell.Main>
+        {visible.length === 0 && (
+          <Alert color="yellow" title="Nothing to show" role="status">
+            You are signed in, but none of your groups gives you a role on this gateway. Ask its administrators to add you
+            to a group the gateway maps to a role, then sign in again.
+          </Alert>
+        )}
         <Switch>
           {visible.map((page) => <Route key={page.path} path={page.path} component={page.component} />)}
-          <Route><Redirect to="/" /></Route>
+          {visible.length > 0 && <Route><Redirect to="/" /></Route>}
         </Switch>
       </AppShell.Main>
     </AppShell>

@@ -77,6 +77,10 @@ import { LineRunner } from "./batches/LineRunner.ts"
 import { ProviderBatches } from "./batches/ProviderBatches.ts"
 import { ProviderBatchStore } from "./store/batches/ProviderBatchStore.ts"
 import * as StartupHeap from "./StartupHeap.ts"
+import { SessionsHandlers } from "./handlers/Sessions.ts"
+import * as SignInRoutes from "./http/SignInRoutes.ts"
+import { SingleSignOn } from "./http/SingleSignOn.ts"
+import { SessionStore } from "./store/sessions/SessionStore.ts"
 import * as Workers from "./Workers.ts"
 
 const ServerConfig = Config.all({
@@ -102,7 +106,8 @@ const Stores = Layer.mergeAll(
   ByokStoreLive.layer,
   ProviderRepo.layer,
   BatchStore.layer,
-  ProviderBatchStore.layer
+  ProviderBatchStore.layer,
+  SessionStore.layer
 ).pipe(Layer.provide(CredentialCipher.layer))
 
 /**
@@ -138,7 +143,8 @@ const InternsLive = Layer.mergeAll(InternsHandlers.pipe(Layer.provide([InternPol
 )
 
 const Handlers = Layer.mergeAll(SystemHandlers, KeysHandlers, CreditsHandlers, ByokHandlers, InternsLive, EmbeddingsHandlers, RerankHandlers, CohereHandlers, ModelsHandlers,
-  WorkspacesHandlers, ActivityHandlers, ProvidersHandlers, ProviderAdminHandlers, AuditHandlers, FilesHandlers, BatchesHandlers).pipe(
+  WorkspacesHandlers, ActivityHandlers, ProvidersHandlers, ProviderAdminHandlers, AuditHandlers, FilesHandlers, BatchesHandlers,
+  SessionsHandlers).pipe(
   Layer.provide(EmbeddingsLive),
   // The audit chain's check in the background: health and the audit listing read what it found.
   Layer.provide(AuditWatch.AuditIntegrity.layer)
@@ -179,12 +185,15 @@ const App = Layer.unwrap(Effect.gen(function*() {
     Liveness.layer,
     BatchesLive,
     ConsoleRoute.layer(config.consoleDir),
+    SignInRoutes.layer,
     MethodNotAllowed.layer,
     // The access log goes in first, so it wraps the policies and sees their refusals too.
     Policies.layer.pipe(Layer.provide(AccessLog.layer))
   )
 })).pipe(
   Layer.provide([GatewayMetrics.layer, RecentFailures.layer]),
+  // Single sign-on: the sign-in routes, the session cookie at the key check, `/me` and `/sessions`.
+  Layer.provide(SingleSignOn.layer),
   Layer.provide(Stores),
   // Out of the layer too: the ledger's pruning runs in the background, and tests run it on their clock.
   Layer.provideMerge(LedgerRetention.layer),

@@ -55,6 +55,7 @@ const gateway: ReadonlyArray<Setting> = [
   plain("SWITCHYARD_BODY_TIMEOUT_MS"),
   plain("SWITCHYARD_DRAIN_GRACE_MS"),
   plain("SWITCHYARD_CONSOLE_DIR"),
+  plain("SWITCHYARD_PUBLIC_URL"),
   plain("SWITCHYARD_LEASE_IDLE_MS"),
   plain("SWITCHYARD_WORKERS"),
   plain("SWITCHYARD_RATE_LIMIT"),

@@ -24,6 +24,8 @@ export interface ClientOptions {
   readonly retry?: Partial<RetryPolicy.RetryPolicy> | false | undefined
   /** The time limit of one attempt, 120 seconds by default. */
   readonly timeout?: Duration.Input | undefined
+  /** Headers sent with every request (the web console sends its session's `x-csrf-token`). */
+  readonly headers?: Readonly<Record<string, string>> | undefined
 }
 
 /**
@@ -39,6 +41,7 @@ export interface ResolvedOptions {
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
   readonly retry: RetryPolicy.RetryPolicy
   readonly timeout: Duration.Duration
+  readonly headers: Readonly<Record<string, string>>
 }
 
 /**
@@ -128,6 +131,7 @@ export const resolve = Effect.fnUntraced(function*(options: ClientOptions = {}) 
     root,
     apiKey,
     retry,
-    timeout: Duration.fromInputUnsafe(options.timeout ?? "120 seconds")
+    timeout: Duration.fromInputUnsafe(options.timeout ?? "120 seconds"),
+    headers: options.headers ?? {}
   } satisfies ResolvedOptions
 })

@@ -68,7 +68,9 @@ export const make = (options?: ClientOptions.ClientOptions): Effect.Effect<
       baseUrl: resolved.root,
       transformClient: (client) =>
         client.pipe(
-          HttpClient.mapRequest(HttpClientRequest.setHeader("user-agent", userAgent)),
+          HttpClient.mapRequest((request) =>
+            HttpClientRequest.setHeader(HttpClientRequest.setHeaders(request, resolved.headers), "user-agent", userAgent)
+          ),
           RetryPolicy.apply(resolved.retry, { timeout: resolved.timeout })
         )
     }).pipe(Effect.provide(authorization(resolved))))

@@ -115,7 +115,8 @@ export class Switchyard {
       baseUrl: resolved.success.baseUrl,
       ...(resolved.success.apiKey._tag === "Some" ? { apiKey: resolved.success.apiKey.value } : {}),
       retry: resolved.success.retry,
-      timeout: resolved.success.timeout
+      timeout: resolved.success.timeout,
+      headers: resolved.success.headers
     }))
     // The operations are installed by name as the contract lists them (the interface above types them).
     HttpApiRuntime.reflect(Api, {

@@ -1,7 +1,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Api } from "@switchyard/core/api/Api"
 import { ConfigProvider, Effect, Layer, Redacted } from "effect"
-import { FetchHttpClient } from "effect/http"
+import { FetchHttpClient, HttpClient, HttpClientResponse } from "effect/http"
 import { HttpApi } from "effect/http-api"
 import { type RunningServer, startServer } from "../../../apps/server/test/support/TestServer.ts"
 import * as ClientOptions from "../src/ClientOptions.ts"
@@ -56,6 +56,25 @@ describe("ClientOptions", () => {
 })
 
 describe("GatewayClient", () => {
+  it.effect("sends the headers of the options with every request, beside the key and its own User-Agent", () =>
+    Effect.gen(function*() {
+      const seen: Array<Record<string, string>> = []
+      const capture = HttpClient.make((request) => {
+        seen.push({ ...request.headers })
+        return Effect.succeed(HttpClientResponse.fromWeb(request, Response.json({ status: "ok", checks: { store: { status: "up" } } })))
+      })
+      const client = yield* make({ baseUrl: "http://127.0.0.1:1", apiKey: "sk-test", headers: { "x-csrf-token": "t0ken" }, retry: false })
+        .pipe(Effect.provideService(HttpClient.HttpClient, capture))
+      yield* Effect.ignore(client.health())
+      yield* Effect.ignore(client.keys.list({ query: {} }))
+      assert.strictEqual(seen.length, 2)
+      for (const headers of seen) {
+        assert.strictEqual(headers["x-csrf-token"], "t0ken")
+        assert.match(headers["user-agent"] ?? "", /^switchyard-client\//u)
+      }
+      assert.strictEqual(seen[1]!.authorization, "Bearer sk-test")
+    }))
+
   it.effect("has a method for every operation of the contract", () =>
     Effect.gen(function*() {
       const client = yield* make({ baseUrl: "http://127.0.0.1:1" }).pipe(Effect.provide(FetchHttpClient.layer))

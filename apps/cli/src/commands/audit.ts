@@ -15,7 +15,7 @@ const columns: ReadonlyArray<Output.Column<AuditEntry>> = [
   { header: "AT", value: (e) => Output.date(e.at) },
   { header: "ACTION", value: (e) => e.action },
   { header: "TARGET", value: (e) => Output.clip(`${e.target.type} ${e.target.id}`, 48) },
-  { header: "ACTOR", value: (e) => e.actor.key_name ?? (e.actor.key_hash?.slice(0, 12) ?? "-") },
+  { header: "ACTOR", value: (e) => e.actor.user?.email ?? e.actor.user?.sub ?? e.actor.key_name ?? (e.actor.key_hash?.slice(0, 12) ?? "-") },
   { header: "IP", value: (e) => e.ip ?? "-" }
 ]
 

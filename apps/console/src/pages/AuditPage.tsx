@@ -35,7 +35,12 @@ const queryOf = (filters: Filters, cursor: string | null) => {
   }
 }
 
-const actorOf = (entry: AuditEntry) => entry.actor.key_name ?? entry.actor.user_id ?? entry.actor.key_hash ?? "-"
+// A person (through a single sign-on session) by name, else email, else subject; else the key.
+const actorOf = (entry: AuditEntry) => {
+  const person = entry.actor.user
+  if (person !== undefined) return person.name ?? person.email ?? person.sub
+  return entry.actor.key_name ?? entry.actor.user_id ?? entry.actor.key_hash ?? "-"
+}
 
 // Ids, hashes and JSON values have no spaces: they break anywhere rather than widen the table.
 const breakAnywhere = { overflowWrap: "anywhere" } as const

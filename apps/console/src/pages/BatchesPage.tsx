@@ -91,8 +91,10 @@ const columns = (management: boolean) => [
   { actions: true }
 ] as const
 
-const BatchRow = ({ batch, management, onCancel, onSave }: {
+const BatchRow = ({ batch, management, mayCancel, onCancel, onSave }: {
   readonly batch: BatchObject
+  /** The signed-in role may cancel batches (console Access rule). */
+  readonly mayCancel: boolean
   /** Signed in with a management key: the batch's workspace shown, its files not (they are its standard keys' to read). */
   readonly management: boolean
   readonly onCancel: () => void
@@ -125,7 +127,7 @@ const BatchRow = ({ batch, management, onCancel, onSave }: {
       <Table.Td style={{ whiteSpace: "nowrap" }}>{at(batch.created_at)}</Table.Td>
       <Table.Td>
         <RowActions>
-          {BatchProgress.cancellable(batch.status) && (
+          {mayCancel && BatchProgress.cancellable(batch.status) && (
             <RowButton variant="light" color="red" label={`Cancel ${batch.id}`} onClick={onCancel}>Cancel</RowButton>
           )}
           {!management && batch.output_file_id !== null && (
@@ -145,7 +147,7 @@ const BatchRow = ({ batch, management, onCancel, onSave }: {
 }
 
 export const BatchesPage = () => {
-  const { client, isManagement } = useSession()
+  const { client, isManagement, access } = useSession()
   const pages = useCursorPages()
   const { cursor } = pages
   const batches = useLoad(
@@ -182,7 +184,7 @@ export const BatchesPage = () => {
       <NoticeAlert notice={notices.notice} onClose={notices.clear} mb="md" />
       <DataTable label="Batches" minWidth={900} columns={columns(isManagement)} striped horizontalSpacing={8} aria-busy={batches.loading}>
         {list.map((batch) => (
-          <BatchRow key={batch.id} batch={batch} management={isManagement} onCancel={() => cancel(batch)} onSave={save} />
+          <BatchRow key={batch.id} batch={batch} management={isManagement} mayCancel={access.cancelBatches} onCancel={() => cancel(batch)} onSave={save} />
         ))}
       </DataTable>
       <Stack gap="xs" mt="sm">

@@ -8,6 +8,7 @@ import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
 import { serverMessage } from "../ServerMessage.ts"
 import { useSession } from "../SessionContext.ts"
 import { useLoad } from "../useLoad.ts"
+import { useWorkspaceChoice } from "../WorkspaceChoice.tsx"
 
 type LimitReset = "daily" | "weekly" | "monthly"
 
@@ -75,12 +76,14 @@ const reachOf = (record: ApiKeyRecord) =>
 
 const noLimits: LimitFields = { limit: "", reset: "never", includeByok: false }
 
-const CreateKeyModal = ({ opened, onClose, onCreated }: {
+const CreateKeyModal = ({ opened, workspaceId, onClose, onCreated }: {
   readonly opened: boolean
+  /** The workspace a person creates the key in; a key's keys go to its own workspace. */
+  readonly workspaceId: string | undefined
   readonly onClose: () => void
   readonly onCreated: (secret: string) => void
 }) => {
-  const { client } = useSession()
+  const { client, person } = useSession()
   const [name, setName] = useState("")
   const [fields, setFields] = useState<LimitFields>(noLimits)
   const [expires, setExpires] = useState("")
@@ -92,6 +95,7 @@ const CreateKeyModal = ({ opened, onClose, onCreated }: {
       client.keys.create({
         payload: {
           name,
+          ...(workspaceId === undefined ? {} : { workspace_id: workspaceId }),
           ...kindBody(kind),
           ...limitBody(fields),
           ...(expires === "" ? {} : { expires_at: new Date(expires).toISOString() })
@@ -115,7 +119,9 @@ const CreateKeyModal = ({ opened, onClose, onCreated }: {
       submit="Create key"
     >
       <TextInput label="Name" required value={name} onChange={(event) => setName(event.currentTarget.value)} />
-      <Select label="Kind" data={kinds} value={kind} allowDeselect={false} onChange={(value) => setKind(value ?? "standard")} />
+      {person === null && (
+        <Select label="Kind" data={kinds} value={kind} allowDeselect={false} onChange={(value) => setKind(value ?? "standard")} />
+      )}
       {kind === "management-user" && (
         <Alert color="yellow" title="This key reaches more than this workspace">
           A management key of user scope manages every workspace your user is a member of, now and later. To give a
@@ -182,10 +188,12 @@ const EditLimitsModal = ({ record, onClose, onSaved }: {
 
 const columns = ["Key", "Status", "Limit", "Remaining", "Today", "Month", "Total", "BYOK", "Expires", { actions: true }] as const
 
-const KeyRow = ({ record, self, onLimits, onDisabled }: {
+const KeyRow = ({ record, self, manage, onLimits, onDisabled }: {
   readonly record: ApiKeyRecord
   /** Whether it is the key signed in, which cannot disable itself here. */
   readonly self: boolean
+  /** Whether the one signed in may change its limits, disable or enable it. */
+  readonly manage: boolean
   readonly onLimits: () => void
   readonly onDisabled: (disabled: boolean) => void
 }) => (
@@ -209,27 +217,39 @@ const KeyRow = ({ record, self, onLimits, onDisabled }: {
     <Table.Td>{Format.money(record.byok_usage)}</Table.Td>
     <Table.Td>{Format.dateTime(record.expires_at)}</Table.Td>
     <Table.Td>
-      <RowActions>
-        <RowButton label={`Edit limits of ${record.name}`} onClick={onLimits}>Limits</RowButton>
-        {!self && (
-          <RowButton
-            variant="light"
-            color={record.disabled ? "teal" : "red"}
-            label={`${record.disabled ? "Enable" : "Disable"} ${record.name}`}
-            onClick={() => onDisabled(!record.disabled)}
-          >
-            {record.disabled ? "Enable" : "Disable"}
-          </RowButton>
-        )}
-      </RowActions>
+      {manage && (
+        <RowActions>
+          <RowButton label={`Edit limits of ${record.name}`} onClick={onLimits}>Limits</RowButton>
+          {!self && (
+            <RowButton
+              variant="light"
+              color={record.disabled ? "teal" : "red"}
+              label={`${record.disabled ? "Enable" : "Disable"} ${record.name}`}
+              onClick={() => onDisabled(!record.disabled)}
+            >
+              {record.disabled ? "Enable" : "Disable"}
+            </RowButton>
+          )}
+        </RowActions>
+      )}
     </Table.Td>
   </Table.Tr>
 )
 
 export const KeysPage = () => {
-  const { client, key: self } = useSession()
+  const { client, key: self, person, access } = useSession()
+  const choice = useWorkspaceChoice()
+  // A key's keys are those of its own workspace, as the gateway defaults; a person's, of the workspace picked.
+  const workspaceId = person === null ? undefined : choice.id ?? undefined
   const [includeDisabled, setIncludeDisabled] = useState(true)
-  const keys = useLoad(["keys", client, includeDisabled], (signal) => client.keys.list({ query: { include_disabled: includeDisabled } }, { signal }))
+  const keys = useLoad(
+    ["keys", client, includeDisabled, workspaceId],
+    (signal) =>
+      person !== null && workspaceId === undefined
+        ? Promise.resolve({ data: [] })
+        : client.keys.list({ query: { include_disabled: includeDisabled, ...(workspaceId === undefined ? {} : { workspace_id: workspaceId }) } }, { signal })
+  )
+  const mayCreate = choice.id !== null && access.createKeys(choice.id)
   const [creating, setCreating] = useState(false)
   const [secret, setSecret] = useState<string | null>(null)
   const [editing, setEditing] = useState<ApiKeyRecord | null>(null)
@@ -243,17 +263,23 @@ export const KeysPage = () => {
 
   return (
     <>
-      <PageHeader title="Keys" description="Your keys in your default workspace: usage in USD, limits and when they reset.">
-        <Group>
+      <PageHeader
+        title="Keys"
+        description={person === null
+          ? "Your keys in your default workspace: usage in USD, limits and when they reset."
+          : "The workspace's keys: usage in USD, limits and when they reset."}
+      >
+        <Group align="flex-end">
+          {choice.picker}
           <Switch
             label="Show disabled keys"
             checked={includeDisabled}
             onChange={(event) => setIncludeDisabled(event.currentTarget.checked)}
           />
-          <Button onClick={() => setCreating(true)}>Create key</Button>
+          {mayCreate && <Button onClick={() => setCreating(true)}>Create key</Button>}
         </Group>
       </PageHeader>
-      <ErrorNotice error={keys.error} />
+      <ErrorNotice error={keys.error ?? choice.error} />
       {actionError !== null && <Alert color="red" title="The key was not changed" role="alert" mb="md">{actionError}</Alert>}
       <DataTable
         label="Keys"
@@ -269,7 +295,8 @@ export const KeysPage = () => {
           <KeyRow
             key={record.hash}
             record={record}
-            self={record.hash === self.hash}
+            self={record.hash === self?.hash}
+            manage={access.manageKey(record)}
             onLimits={() => setEditing(record)}
             onDisabled={(disabled) => setDisabled(record, disabled)}
           />
@@ -277,6 +304,7 @@ export const KeysPage = () => {
       </DataTable>
       <CreateKeyModal
         opened={creating}
+        workspaceId={workspaceId}
         onClose={() => setCreating(false)}
         onCreated={(created) => {
           setCreating(false)

@@ -1,4 +1,4 @@
-import { SimpleGrid, Stack } from "@mantine/core"
+import { SimpleGrid, Stack, Text } from "@mantine/core"
 import type { ActivityItem } from "@switchyard/core/schema/Activity"
 import * as ActivitySeries from "../ActivitySeries.ts"
 import * as BudgetWindows from "../BudgetWindows.ts"
@@ -12,6 +12,7 @@ import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
 import { useSession } from "../SessionContext.ts"
 import { StatCard } from "../StatCard.tsx"
 import { useLoad } from "../useLoad.ts"
+import { useWorkspaceChoice } from "../WorkspaceChoice.tsx"
 
 const chartDays = 14
 const keysCharted = 6
@@ -20,6 +21,7 @@ const utcToday = () => new Date().toISOString().slice(0, 10)
 
 const OwnKey = () => {
   const { key } = useSession()
+  if (key === null) return null
   return (
     <Stack>
     <SimpleGrid cols={{ base: 1, xs: 2, md: 4 }}>
@@ -41,15 +43,26 @@ const OwnKey = () => {
   )
 }
 
-const Workspace = () => {
-  const { client, key } = useSession()
+const Workspace = ({ workspaceId }: { readonly workspaceId: string }) => {
+  const { client, person, access } = useSession()
   const today = utcToday()
-  const activity = useLoad(["activity", client], (signal) => client.activity.activity({ query: {} }, { signal }))
-  const credits = useLoad(["credits", client], (signal) => client.credits.get({ query: {} }, { signal }))
-  const budgets = useLoad(["budgets", client, key.workspace_id], (signal) => client.workspaces.listBudgets({ params: { workspace_ref: key.workspace_id } }, { signal }))
-  // The activity of each of the keys that spent most this month, tagged with the key's name.
-  const perKey = useLoad(["activity-by-key", client], async (signal) => {
-    const { data } = await client.keys.list({ query: { include_disabled: true } }, { signal })
+  // A key's overview is its own workspace's (the gateway's default for the key); a person's names it.
+  const scope = person === null ? {} : { workspace_id: workspaceId }
+  const activity = useLoad(["activity", client, workspaceId], (signal) => client.activity.activity({ query: scope }, { signal }))
+  const credits = useLoad(["credits", client, workspaceId], (signal) => client.credits.get({ query: scope }, { signal }))
+  const budgets = useLoad(
+    ["budgets", client, workspaceId, access.seeBudgets],
+    (signal) =>
+      access.seeBudgets
+        ? client.workspaces.listBudgets({ params: { workspace_ref: workspaceId } }, { signal })
+        : Promise.resolve({ data: [], include_byok_in_budgets: false })
+  )
+  // The activity of each of the keys that spent most this month, tagged with the key's name (for
+  // those who may see the keys).
+  const seesKeys = access.pages.includes("keys")
+  const perKey = useLoad(["activity-by-key", client, workspaceId, seesKeys], async (signal) => {
+    if (!seesKeys) return []
+    const { data } = await client.keys.list({ query: { include_disabled: true, ...scope } }, { signal })
     const top = [...data].filter((k) => k.usage_monthly > 0).sort((a, b) => b.usage_monthly - a.usage_monthly).slice(0, keysCharted)
     const pages = await Promise.all(top.map((k) => client.activity.activity({ query: { api_key_hash: k.hash } }, { signal })))
     return pages.flatMap((page, i) => page.data.map((row): ActivityItem & { readonly key: string } => ({ ...row, key: top[i]!.name })))
@@ -81,11 +94,15 @@ const Workspace = () => {
         <StatCard label="Spent today" value={Format.money(ActivitySeries.total(rows, "usage", today))} hint="UTC day so far" />
         <StatCard label="Requests today" value={Format.integer(ActivitySeries.total(rows, "requests", today))} hint={`${Format.integer(ActivitySeries.total(rows, "requests"))} in 30 days`} />
         <StatCard label="Credits left" value={creditsLeft.value} hint={creditsLeft.hint} />
-        <StatCard
-          label="Budget left"
-          value={budgetLeft === undefined ? "no budget" : Format.money(budgetLeft.left)}
-          hint={budgetLeft === undefined ? "set one under Workspaces and budgets" : `${budgetLeft.interval} budget of ${Format.money(budgetLeft.limit)}`}
-        />
+        {access.seeBudgets && (
+          <StatCard
+            label="Budget left"
+            value={budgetLeft === undefined ? "no budget" : Format.money(budgetLeft.left)}
+            hint={budgetLeft === undefined
+              ? access.manageWorkspace(workspaceId) ? "set one under Workspaces and budgets" : "none is set"
+              : `${budgetLeft.interval} budget of ${Format.money(budgetLeft.limit)}`}
+          />
+        )}
       </SimpleGrid>
       <SimpleGrid cols={{ base: 1, lg: 2 }}>
         <DailyChart id="spend-by-model" title="Spend per day by model" series={spendByModel} format={money} tick={Format.moneyTick} empty="No spend in the last two weeks." />
@@ -98,24 +115,40 @@ const Workspace = () => {
           integers
           empty="No requests in the last two weeks."
         />
-        <DailyChart id="spend-by-key" title="Spend per day by key" series={spendByKey} format={money} tick={Format.moneyTick} empty="No key spent anything this month." />
+        {seesKeys && (
+          <DailyChart id="spend-by-key" title="Spend per day by key" series={spendByKey} format={money} tick={Format.moneyTick} empty="No key spent anything this month." />
+        )}
       </SimpleGrid>
-      <LatencyTable />
+      {access.seeProviderHealth && <LatencyTable />}
       <CacheTable rows={rows} />
-      <FailuresTable />
+      <FailuresTable workspaceId={person === null ? undefined : workspaceId} />
     </Stack>
+  )
+}
+
+const People = () => {
+  const choice = useWorkspaceChoice()
+  return (
+    <>
+      <PageHeader title="Overview" description="A workspace over the last two weeks (UTC days).">{choice.picker}</PageHeader>
+      <ErrorNotice error={choice.error} />
+      {choice.id === null
+        ? <Text c="dimmed" size="sm">No workspace to show.</Text>
+        : <Workspace key={choice.id} workspaceId={choice.id} />}
+    </>
   )
 }
 
 export const OverviewPage = () => {
   const session = useSession()
+  if (session.key === null) return <People />
   return (
     <>
       <PageHeader
         title="Overview"
         description={session.isManagement ? "Your default workspace over the last two weeks (UTC days)." : "This key's usage and limits."}
       />
-      {session.isManagement ? <Workspace /> : <OwnKey />}
+      {session.isManagement ? <Workspace workspaceId={session.key.workspace_id} /> : <OwnKey />}
     </>
   )
 }

@@ -19,24 +19,34 @@ type Dialog =
 
 const described = "Upstream providers, their endpoints and prices, and what this gateway measured of them in the last 30 minutes."
 
-/** What the page loads: the providers, their endpoints' figures, and the workspace's own keys (management keys only). */
+/**
+ * What the page loads: the providers, their endpoints' figures, and the workspace's own keys (for
+ * those the access rule lets see them: management keys).
+ */
 const useProviders = () => {
-  const { client, isManagement } = useSession()
+  const { client, access, person } = useSession()
+  const ownProviderKeys = access.seeOwnProviderKeys
   const providers = useLoad(["providers", client], (signal) => client.providers.list(undefined, { signal }))
-  const endpoints = useLoad(["endpoints", client], (signal) => EndpointStatus.load(client, signal))
+  const endpoints = useLoad(["endpoints", client], (signal) => EndpointStatus.load(client, signal, person !== null))
   const byok = useLoad(
-    ["byok", client, isManagement],
-    (signal) => (isManagement ? client.byok.list({ query: {} }, { signal }).then((list) => list.data) : Promise.resolve(undefined))
+    ["byok", client, ownProviderKeys],
+    (signal) => (ownProviderKeys ? client.byok.list({ query: {} }, { signal }).then((list) => list.data) : Promise.resolve(null))
   )
   const list = providers.data?.data ?? []
+  // The gateway adds `source` (and the upstream key's whereabouts) to each provider for those who
+  // may see the instance's providers whole; of them, those the access rule lets change providers
+  // get the actions.
+  const detailed = list.some((provider) => provider.source !== undefined)
   return {
     list,
     endpoints: endpoints.data ?? [],
     loading: providers.loading,
     error: providers.error ?? endpoints.error ?? byok.error,
-    // The gateway adds `source` to each provider for instance administrators only.
-    administrator: list.some((provider) => provider.source !== undefined),
-    ownKey: isManagement
+    detailed,
+    administrator: detailed && access.manageProviders,
+    // Providers' health is for everyone who oversees the gateway: administrators and people.
+    showHealth: detailed || person !== null,
+    ownKey: ownProviderKeys
       ? (slug: string) => (byok.data ?? []).find((key) => key.provider === slug && !key.disabled)?.label
       : undefined,
     reload: () => {
@@ -99,6 +109,8 @@ export const ProvidersPage = () => {
           <ProviderTable
             providers={loaded.list}
             loading={loaded.loading}
+            detailed={loaded.detailed}
+            showHealth={loaded.showHealth}
             administrator={loaded.administrator}
             ownKey={loaded.ownKey}
             endpoints={loaded.endpoints}

@@ -8,6 +8,7 @@ import { ErrorNotice, PageHeader } from "../PageHeader.tsx"
 import { DataTable } from "../DataTable.tsx"
 import { useSession } from "../SessionContext.ts"
 import { useLoad } from "../useLoad.ts"
+import { visibleTo } from "../WorkspaceChoice.tsx"
 
 const intervals = [
   { value: "daily", label: "Daily" },
@@ -16,23 +17,65 @@ const intervals = [
   { value: "lifetime", label: "Lifetime" }
 ]
 
-const budgetColumns = ["Budget", "Limit", "Spent", "Left", { actions: true }] as const
+/** The budgets' columns: the actions only for those who may change the workspace's budgets. */
+const budgetColumns = (manages: boolean) => ["Budget", "Limit", "Spent", "Left", { when: manages, column: { actions: true } }] as const
+
+/** Sets a budget of the workspace (replacing the one of the same interval). */
+const BudgetForm = ({ workspace, onSaved, onError }: {
+  readonly workspace: WorkspaceRecord
+  readonly onSaved: () => void
+  readonly onError: (error: unknown) => void
+}) => {
+  const { client } = useSession()
+  const [interval, setInterval] = useState<BudgetWindows.Interval>("monthly")
+  const [limit, setLimit] = useState<number | string>("")
+  const [busy, setBusy] = useState(false)
+
+  const save = (event: React.FormEvent) => {
+    event.preventDefault()
+    setBusy(true)
+    onError(null)
+    client.workspaces.setBudget({ params: { workspace_ref: workspace.id, interval }, payload: { limit_usd: Number(limit) } })
+      .then(() => {
+        setLimit("")
+        onSaved()
+      }, onError)
+      .finally(() => setBusy(false))
+  }
+
+  return (
+    <form onSubmit={save} aria-label={`Set a budget of ${workspace.name}`}>
+      <Group align="flex-end" wrap="wrap">
+        <Select
+          label="Interval"
+          data={intervals}
+          allowDeselect={false}
+          value={interval}
+          onChange={(value) => setInterval((value ?? "monthly") as BudgetWindows.Interval)}
+          w={140}
+        />
+        <NumberInput label="Limit (USD)" min={0} decimalScale={2} value={limit} onChange={setLimit} required w={160} />
+        <Button type="submit" loading={busy} variant="light">Set budget</Button>
+      </Group>
+    </form>
+  )
+}
 
 const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: WorkspaceRecord; readonly isDefault: boolean }) => {
-  const { client, isManagement } = useSession()
+  const { client, access } = useSession()
+  const manages = access.manageWorkspace(workspace.id)
   const today = new Date().toISOString().slice(0, 10)
   const figures = useLoad(["workspace-figures", client, workspace.id], async (signal) => {
     const [credits, budgets, activity] = await Promise.all([
       client.credits.get({ query: { workspace_id: workspace.id } }, { signal }),
-      client.workspaces.listBudgets({ params: { workspace_ref: workspace.id } }, { signal }),
+      access.seeBudgets
+        ? client.workspaces.listBudgets({ params: { workspace_ref: workspace.id } }, { signal })
+        : Promise.resolve({ data: [], include_byok_in_budgets: false }),
       client.activity.activity({ query: { workspace_id: workspace.id } }, { signal })
     ])
     return { credits: credits.data, budgets, activity: activity.data }
   })
-  const [interval, setInterval] = useState<BudgetWindows.Interval>("monthly")
-  const [limit, setLimit] = useState<number | string>("")
   const [error, setError] = useState<unknown>(null)
-  const [busy, setBusy] = useState(false)
   // The cache setting that applies, as the gateway last reported it.
   const [cache, setCache] = useState(workspace.cache)
   const [cacheBusy, setCacheBusy] = useState(false)
@@ -43,18 +86,6 @@ const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: Workspace
     client.workspaces.update({ params: { id: workspace.id }, payload: { cache: on } })
       .then(({ data: updated }) => setCache(updated.cache), setError)
       .finally(() => setCacheBusy(false))
-  }
-
-  const save = (event: React.FormEvent) => {
-    event.preventDefault()
-    setBusy(true)
-    setError(null)
-    client.workspaces.setBudget({ params: { workspace_ref: workspace.id, interval }, payload: { limit_usd: Number(limit) } })
-      .then(() => {
-        setLimit("")
-        figures.reload()
-      }, setError)
-      .finally(() => setBusy(false))
   }
 
   const remove = (which: BudgetWindows.Interval) => {
@@ -98,17 +129,17 @@ const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: Workspace
             ? "On: inputs this workspace embedded before are answered from the cache and cost nothing."
             : "Off: every embeddings input goes to a provider."}
           checked={cache}
-          disabled={!isManagement || cacheBusy}
+          disabled={!manages || cacheBusy}
           onChange={(event) => switchCache(event.currentTarget.checked)}
           aria-label={`Embeddings cache of ${workspace.name}`}
         />
-        {budgets.length === 0
+        {!access.seeBudgets ? null : budgets.length === 0
           ? <Text size="sm" c="dimmed">{Credits.withoutBudgets(data?.credits)}</Text>
           : (
             <DataTable
               label={`Budgets of ${workspace.name}`}
               minWidth={520}
-              columns={budgetColumns}
+              columns={budgetColumns(manages)}
               aria-label={`Budgets of ${workspace.name}`}
             >
               {budgets.map(({ budget, which, spent }) => {
@@ -128,37 +159,27 @@ const WorkspaceCard = ({ workspace, isDefault }: { readonly workspace: Workspace
                       />
                     </Table.Td>
                     <Table.Td>{Format.money(Math.max(0, budget.limit_usd - spent))}</Table.Td>
-                    <Table.Td>
-                      <Button size="compact-sm" variant="subtle" color="red" onClick={() => remove(which)} aria-label={`Remove the ${which} budget of ${workspace.name}`}>
-                        Remove
-                      </Button>
-                    </Table.Td>
+                    {manages && (
+                      <Table.Td>
+                        <Button size="compact-sm" variant="subtle" color="red" onClick={() => remove(which)} aria-label={`Remove the ${which} budget of ${workspace.name}`}>
+                          Remove
+                        </Button>
+                      </Table.Td>
+                    )}
                   </Table.Tr>
                 )
               })}
             </DataTable>
           )}
-        <form onSubmit={save} aria-label={`Set a budget of ${workspace.name}`}>
-          <Group align="flex-end" wrap="wrap">
-            <Select
-              label="Interval"
-              data={intervals}
-              allowDeselect={false}
-              value={interval}
-              onChange={(value) => setInterval((value ?? "monthly") as BudgetWindows.Interval)}
-              w={140}
-            />
-            <NumberInput label="Limit (USD)" min={0} decimalScale={2} value={limit} onChange={setLimit} required w={160} />
-            <Button type="submit" loading={busy} variant="light">Set budget</Button>
-          </Group>
-        </form>
+        {manages && <BudgetForm workspace={workspace} onSaved={figures.reload} onError={setError} />}
       </Stack>
     </Card>
   )
 }
 
 export const WorkspacesPage = () => {
-  const { client, key } = useSession()
+  const session = useSession()
+  const { client, key } = session
   const workspaces = useLoad(["workspaces", client], (signal) => client.workspaces.list({ query: {} }, { signal }))
   return (
     <>
@@ -168,8 +189,8 @@ export const WorkspacesPage = () => {
       />
       <ErrorNotice error={workspaces.error} />
       <Stack>
-        {(workspaces.data?.data ?? []).map((workspace) => (
-          <WorkspaceCard key={workspace.id} workspace={workspace} isDefault={workspace.id === key.workspace_id} />
+        {visibleTo(session, workspaces.data?.data ?? []).map((workspace) => (
+          <WorkspaceCard key={workspace.id} workspace={workspace} isDefault={workspace.id === key?.workspace_id} />
         ))}
       </Stack>
     </>

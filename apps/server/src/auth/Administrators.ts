@@ -20,8 +20,11 @@ export class Administrators extends Context.Service<Administrators, {
     Effect.gen(function*() {
       const workspaces = yield* WorkspaceStatements.make
       // A management key of workspace scope reaches its own workspace only, never the instance.
+      // A person: an instance admin, or a viewer (whose calls the edge limits to reads, Access.ts).
       const isAdministrator = (caller: CallerShape) =>
-        caller.kind !== "management" || caller.scope === "workspace" ? Effect.succeed(false) : workspaces.isDefault(caller.workspaceId)
+        caller.person !== undefined
+          ? Effect.succeed(caller.person.role === "admin" || caller.person.role === "viewer")
+          : caller.kind !== "management" || caller.scope === "workspace" ? Effect.succeed(false) : workspaces.isDefault(caller.workspaceId)
       const require = Effect.gen(function*() {
         const caller = yield* Caller
         if (!(yield* isAdministrator(caller))) {

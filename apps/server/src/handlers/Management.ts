@@ -6,6 +6,7 @@ import { Caller, type CallerShape } from "@switchyard/core/api/Authorization"
 import { BadRequest, Forbidden, NotFound } from "@switchyard/core/schema/ApiError"
 import type { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import { Clock, Effect, Option } from "effect"
+import * as Access from "../auth/Access.ts"
 
 /**
  * Only a management key may manage keys.
@@ -57,6 +58,8 @@ export const resolveWorkspace = (keys: ApiKeyStore["Service"], requested: string
     const id = requested.toLowerCase()
     const caller = yield* Caller
     if (!(yield* reaches(keys, caller, id))) {
+      // A person with no role in the workspace: the role it needs (Access.ts).
+      if (caller.person !== undefined) return yield* new Forbidden({ message: Access.noWorkspaceRole(id) })
       return yield* new NotFound({ message: `No workspace ${requested} for this ${workspaceScoped(caller) ? "key" : "user"}` })
     }
     return id

@@ -12,6 +12,7 @@ import { cacheEnabled, routingOf, Workspaces } from "../pipeline/Workspaces.ts"
 import { refuseNul } from "../http/NulCharacters.ts"
 import { type StoredWorkspace, WorkspaceRepo } from "../store/keys/WorkspaceRepo.ts"
 import { AuditLog } from "../store/audit/AuditLog.ts"
+import * as Access from "../auth/Access.ts"
 import { currentTime, fieldsOf, requireManagement, workspaceScoped } from "./Management.ts"
 import * as StoreFailure from "../http/StoreFailure.ts"
 
@@ -27,7 +28,11 @@ const membership = (repo: WorkspaceRepo["Service"], ref: string) =>
     const caller = yield* requireManagement
     const found = yield* repo.find(caller.userId, ref)
     // A management key of workspace scope reaches its own workspace only.
-    if (Option.isNone(found) || (workspaceScoped(caller) && found.value.workspace.id !== caller.workspaceId)) return yield* noWorkspace(ref)
+    if (Option.isNone(found) || (workspaceScoped(caller) && found.value.workspace.id !== caller.workspaceId)) {
+      // A person with no role in it: the role it needs (Access.ts).
+      if (caller.person !== undefined) return yield* new Forbidden({ message: Access.noWorkspaceRole(ref) })
+      return yield* noWorkspace(ref)
+    }
     return { caller, ...found.value }
   })
 

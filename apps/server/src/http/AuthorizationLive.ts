@@ -1,12 +1,16 @@
 import { Authorization, Caller, type CallerShape } from "@switchyard/core/api/Authorization"
-import { Unauthorized } from "@switchyard/core/schema/ApiError"
+import { Forbidden, Unauthorized } from "@switchyard/core/schema/ApiError"
 import { ApiKeyStore } from "@switchyard/core/store/ApiKeyStore"
 import { Clock, Effect, Layer, Option, Redacted } from "effect"
+import { HttpServerRequest } from "effect/http"
+import * as Crypto from "node:crypto"
+import * as Access from "../auth/Access.ts"
 import * as KeySecret from "../auth/KeySecret.ts"
 import * as RequestFacts from "../instrumentation/RequestFacts.ts"
 import { ownerOf } from "./MemoryBudget.ts"
 import { KeyRateLimit } from "./RateLimit.ts"
 import { RequestBodies } from "./RequestBody.ts"
+import { cookieName, SingleSignOn } from "./SingleSignOn.ts"
 import * as StoreFailure from "./StoreFailure.ts"
 
 const refuse = (message: string) => Effect.fail(new Unauthorized({ message }))
@@ -26,6 +30,44 @@ export const layer = Layer.effect(
     const keys = yield* ApiKeyStore
     const rateLimit = yield* KeyRateLimit
     const bodies = yield* RequestBodies
+    const sso = yield* SingleSignOn
+    const forbid = (message: string) => Effect.fail(new Forbidden({ message }))
+    const same = (a: string, b: string) =>
+      a.length === b.length && Crypto.timingSafeEqual(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"))
+    /**
+     * A person's session cookie: the session (roles read again when due), then, for a change, the
+     * CSRF token and the Origin, then what their role allows (Access.ts). All before the body.
+     */
+    const session = (request: HttpServerRequest.HttpServerRequest, token: string) =>
+      sso.authenticate(token).pipe(
+        StoreFailure.answer,
+        Effect.tapError((e) => e._tag === "Unauthorized" || e._tag === "Forbidden" ? sso.refusedCall(undefined, e.message, request) : Effect.void),
+        Effect.flatMap((caller) =>
+          allowed(request, caller).pipe(
+            Effect.tapError((e) => e._tag === "Forbidden" ? sso.refusedCall(caller, e.message, request) : Effect.void)
+          )
+        )
+      )
+    const allowed = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest, caller: CallerShape) {
+      const person = caller.person!
+      yield* RequestFacts.note({ sso_session: person.sessionId.slice(0, 8) })
+      if (Access.changes(request.method)) {
+        const given = request.headers["x-csrf-token"] ?? ""
+        if (!same(given, person.csrfToken)) {
+          return yield* forbid("A change carried by the session cookie needs the header x-csrf-token (from GET /api/v1/me)")
+        }
+        const origin = request.headers.origin
+        if (origin !== undefined && origin !== sso.settings?.publicUrl.origin) {
+          return yield* forbid("Cross-site request refused: the Origin is not this gateway's public URL")
+        }
+      }
+      const url = request.url
+      const path = url.slice("/api/v1".length).split("?")[0] ?? ""
+      const refusal = Access.refusal(person, request.method, path)
+      if (refusal !== undefined) return yield* forbid(refusal)
+      yield* rateLimit.check(caller.keyHash).pipe(Effect.tapError(() => RequestFacts.note({ rate_limited: true })))
+      return caller
+    })
     const authenticate = Effect.fnUntraced(function*(credential: Redacted.Redacted<string>) {
       const secret = Redacted.value(credential)
       if (secret.length === 0) {
@@ -55,8 +97,22 @@ export const layer = Layer.effect(
     })
     return Authorization.of({
       bearer: (httpEffect, { credential }) =>
-        Effect.flatMap(authenticate(credential), (caller) =>
-          bodies.admitted(ownerOf(caller), Effect.provideService(httpEffect, Caller, caller)))
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+          const cookie = request.cookies[cookieName]
+          // A key wins; without one, the session cookie.
+          const bySession = Redacted.value(credential).length === 0 && cookie !== undefined && cookie.length > 0
+          return Effect.flatMap(bySession ? session(request, cookie) : authenticate(credential), (caller) => {
+            const handled = Effect.provideService(httpEffect, Caller, caller)
+            // A handler's 403 to a person (a workspace they have no role in) is audited as the edge's are.
+            const audited = caller.person === undefined ? handled : Effect.tapError(handled, (e) => {
+              const error = (e as { readonly error?: unknown }).error ?? e
+              return (error as { readonly _tag?: unknown })._tag === "Forbidden"
+                ? sso.refusedCall(caller, (error as Forbidden).message, request)
+                : Effect.void
+            })
+            return bodies.admitted(ownerOf(caller), audited)
+          })
+        })
     })
   })
 )

@@ -51,6 +51,10 @@ export const envelopeFor = (path: string, status: number, message: string) =>
 const isJson = (response: HttpServerResponse.HttpServerResponse) =>
   response.body._tag !== "Empty" && (response.body.contentType ?? "").startsWith("application/json")
 
+// A refused single sign-on is a page for a person, saying why (SignInRoutes.ts), not an envelope.
+const isSignInPage = (url: string, response: HttpServerResponse.HttpServerResponse) =>
+  url.startsWith("/ui/auth/") && response.body._tag !== "Empty" && (response.body.contentType ?? "").startsWith("text/html")
+
 // The router ends a path at `;` (and `#`) as it does at `?`: `/api/v1/models/;/x` would be served
 // as `/api/v1/models`. No route of the gateway has either in its path.
 const cutByRouter = (url: string) => {
@@ -72,7 +76,7 @@ export const layer = HttpRouter.middleware((app) =>
     if (cutByRouter(request.url)) return envelopeFor(request.url, 404, "Not found: a path of this API has no `;` or `#`")
     yield* HttpEffect.appendPreResponseHandler((req, response) =>
       Effect.succeed(
-        response.status >= 400 && !isJson(response)
+        response.status >= 400 && !isJson(response) && !isSignInPage(req.url, response)
           ? envelopeFor(req.url, response.status, messageFor(response.status))
           : response
       )

@@ -18,6 +18,8 @@ interface AttemptFact {
 export interface RequestFacts {
   /** First 12 hex digits of the caller's key hash. */
   key?: string
+  /** The first 8 characters of a single sign-on session's id (not its cookie), for a person's call. */
+  sso_session?: string
   /** The caller's workspace (for the workspace's list of recent failures; not on the access line). */
   workspace?: string
   generation_id?: string

@@ -27,10 +27,12 @@ export const freePort = () =>
 
 /**
  * Runs `src/main.ts` as a separate Node process (what `pnpm start` runs) and waits until its
- * health endpoint answers; fails with the process's output if it exits or stays silent first.
+ * health endpoint answers; fails with the process's output if it exits or stays silent first. It
+ * listens on a free port, or on `env.SWITCHYARD_PORT` when given (a test that must know the
+ * gateway's URL before it starts, as an identity provider's redirect URI does).
  */
 export const startServerProcess = async (env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> => {
-  const port = await freePort()
+  const port = env.SWITCHYARD_PORT === undefined ? await freePort() : Number(env.SWITCHYARD_PORT)
   const child = ChildProcess.spawn(process.execPath, [main], {
     env: { ...process.env, SWITCHYARD_HOST: "127.0.0.1", SWITCHYARD_PORT: String(port), ...env },
     stdio: ["ignore", "pipe", "pipe"]

@@ -18,6 +18,7 @@ import { SystemApi } from "./SystemApi.ts"
 import * as UnknownFields from "./UnknownFields.ts"
 import { ActivityApi } from "./ActivityApi.ts"
 import { AuditApi } from "./AuditApi.ts"
+import { SessionsApi } from "./SessionsApi.ts"
 import { ProviderAdminApi } from "./ProviderAdminApi.ts"
 import { BatchesApi } from "./BatchesApi.ts"
 import { FilesApi } from "./FilesApi.ts"
@@ -41,6 +42,7 @@ const definition = HttpApi.make("switchyard")
   .add(AuditApi)
   .add(FilesApi)
   .add(BatchesApi)
+  .add(SessionsApi)
   .prefix("/api/v1")
   // Cohere's SDK appends `v2/rerank` to its base URL (`http://host:8080/api`): outside `/api/v1`.
   .add(CohereApi)

@@ -25,6 +25,26 @@ export interface CallerShape {
    * workspace its user is a member of. A standard key reaches its own workspace whatever this says.
    */
   readonly scope?: KeyScope
+  /**
+   * The person, when the request came with a single sign-on session cookie instead of a key:
+   * their roles (from their identity provider's groups) decide what they may do.
+   */
+  readonly person?: PersonShape
+}
+
+/**
+ * A person signed in by single sign-on, as a caller: who they are, their session and their roles.
+ *
+ * @since 0.1.0
+ */
+export interface PersonShape {
+  readonly sub: string
+  readonly email: string | null
+  readonly name: string | null
+  readonly sessionId: string
+  readonly csrfToken: string
+  readonly role: "admin" | "viewer" | null
+  readonly workspaces: ReadonlyArray<{ readonly id: string; readonly role: "admin" | "member" }>
 }
 
 /**
@@ -37,6 +57,8 @@ export class Caller extends Context.Service<Caller, CallerShape>()("@switchyard/
 /**
  * The bearer-key middleware. A missing, malformed, unknown, disabled or expired key fails with
  * {@link Unauthorized} (401); a key over its request rate limit with `TooManyRequests` (429).
+ * Without a key, the server takes a single sign-on session cookie (`switchyard_session`) instead;
+ * a person whose role is not enough, or a cookie-carried change without its CSRF token, is a 403.
  *
  * @since 0.1.0
  */
@@ -45,7 +67,7 @@ export class Authorization extends HttpApiMiddleware.Service<Authorization, { pr
   {
     requiredForClient: true,
     security: { bearer: HttpApiSecurity.bearer },
-    error: [wire[401], wire[429], wire[503]]
+    error: [wire[401], wire[403], wire[429], wire[503]]
   }
 ) {}
 

@@ -38,6 +38,10 @@ export interface StoredEntry {
   readonly ip: string | null
   readonly request_id: string | null
   readonly prev_hash: string
+  /** The person of a single sign-on session (`{ sub, email, name }` as JSON text), else `null` or absent. */
+  readonly actor_user?: string | null
+  /** The single sign-on session the entry was made through, else `null` or absent. */
+  readonly actor_session_id?: string | null
 }
 
 /**
@@ -48,12 +52,16 @@ export interface StoredEntry {
 export const genesis = "0".repeat(64)
 
 /**
- * The text an entry's hash covers: every stored field but the hash itself, in a fixed order.
+ * The text an entry's hash covers: every stored field but the hash itself, in a fixed order. An
+ * entry made through a session adds its person and session at the end; one without (every entry
+ * written before sessions existed) covers the same text as it always did, so its hash still holds.
  *
  * @since 0.1.0
  */
-export const canonical = (entry: StoredEntry): string =>
-  JSON.stringify([
+export const canonical = (entry: StoredEntry): string => {
+  const person = entry.actor_user ?? null
+  const session = entry.actor_session_id ?? null
+  const base = [
     "switchyard-audit-v1",
     entry.id,
     entry.at,
@@ -69,7 +77,9 @@ export const canonical = (entry: StoredEntry): string =>
     entry.ip,
     entry.request_id,
     entry.prev_hash
-  ])
+  ]
+  return JSON.stringify(person === null && session === null ? base : [...base, person, session])
+}
 
 /**
  * Where a chain breaks: the entry's id and why.

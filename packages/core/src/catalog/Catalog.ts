@@ -64,6 +64,7 @@ import type { RoutingSettings } from "../schema/Workspace.ts"
 import { QuantizedDtype } from "../vectors/OutputDtype.ts"
 import { Price } from "./Money.ts"
 import * as SelfHosted from "./SelfHostedFields.ts"
+import { Sso } from "./Sso.ts"
 
 /**
  * How the gateway talks to a provider: one of the adapters of `adapters/Registry.ts`, each
@@ -558,7 +559,8 @@ export const Catalog = Schema.Struct({
   $schema: Schema.optionalKey(Schema.String),
   providers: Schema.Array(Provider).check(uniqueProviders).pipe(Schema.withDecodingDefaultKey(Effect.succeed([]))),
   workspaces: Schema.Record(Schema.String, Workspace).pipe(Schema.withDecodingDefaultKey(Effect.succeed({}))),
-  broadcast: Schema.Array(BroadcastDestination).pipe(Schema.withDecodingDefaultKey(Effect.succeed([])))
+  broadcast: Schema.Array(BroadcastDestination).pipe(Schema.withDecodingDefaultKey(Effect.succeed([]))),
+  sso: Schema.optionalKey(Sso)
 })
 
 /**
@@ -605,7 +607,8 @@ export const merge = (builtin: Catalog, file: Catalog): Catalog => {
   return {
     providers,
     workspaces: { ...builtin.workspaces, ...file.workspaces },
-    broadcast: [...builtin.broadcast, ...file.broadcast]
+    broadcast: [...builtin.broadcast, ...file.broadcast],
+    ...(file.sso === undefined ? {} : { sso: file.sso })
   }
 }
 

@@ -26,7 +26,10 @@ export const AuditEntry = Schema.Struct({
   actor: Schema.Struct({
     key_hash: Schema.NullOr(Schema.String),
     key_name: Schema.NullOr(Schema.String),
-    user_id: Schema.NullOr(Schema.String)
+    user_id: Schema.NullOr(Schema.String),
+    /** The person, for an entry made through a single sign-on session. */
+    user: Schema.optionalKey(Schema.Struct({ sub: Schema.String, email: Schema.NullOr(Schema.String), name: Schema.NullOr(Schema.String) })),
+    session_id: Schema.optionalKey(Schema.String)
   }),
   workspace_id: Schema.NullOr(Schema.String),
   action: Schema.String,

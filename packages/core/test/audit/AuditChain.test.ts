@@ -21,6 +21,20 @@ const chain = (n: number) => {
 }
 
 describe("AuditChain", () => {
+  it("an entry without a person hashes the text it always did; one with a person covers the person and session too", () => {
+    const [entry] = chain(1)
+    const { hash: _, ...stored } = entry!
+    const v1 = JSON.stringify(["switchyard-audit-v1", stored.id, stored.at, stored.actor_key_hash, stored.actor_key_name,
+      stored.actor_user_id, stored.workspace_id, stored.action, stored.target_type, stored.target_id, stored.before, stored.after,
+      stored.ip, stored.request_id, stored.prev_hash])
+    assert.strictEqual(AuditChain.canonical(stored), v1)
+    assert.strictEqual(AuditChain.canonical({ ...stored, actor_user: null, actor_session_id: null }), v1)
+    const person = { ...stored, actor_user: `{"sub":"ada","email":null,"name":null}`, actor_session_id: "s1" }
+    assert.notStrictEqual(AuditChain.canonical(person), v1)
+    assert.notStrictEqual(AuditChain.canonical(person), AuditChain.canonical({ ...person, actor_session_id: "s2" }))
+    assert.notStrictEqual(AuditChain.canonical(person), AuditChain.canonical({ ...person, actor_user: `{"sub":"eve","email":null,"name":null}` }))
+  })
+
   it("an intact chain checks out and ends on its last hash", () => {
     const entries = chain(5)
     assert.deepStrictEqual(AuditChain.check(entries, AuditChain.genesis, sha256), { broken: undefined, last: entries[4]!.hash })

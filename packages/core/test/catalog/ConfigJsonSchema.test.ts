@@ -16,7 +16,7 @@ describe("the config file's JSON Schema", () => {
     const doc = ConfigJsonSchema.document() as any
     assert.strictEqual(doc.$schema, "https://json-schema.org/draft/2020-12/schema")
     assert.isFalse(doc.additionalProperties)
-    assert.deepStrictEqual(Object.keys(doc.properties).sort(), ["$schema", "broadcast", "providers", "workspaces"])
+    assert.deepStrictEqual(Object.keys(doc.properties).sort(), ["$schema", "broadcast", "providers", "sso", "workspaces"])
     const provider = doc.properties.providers.items
     // `endpoints` may be left out: a self-hosted provider with `discover` serves what its server lists.
     assert.deepStrictEqual(provider.required, ["slug", "name", "adapter", "data_collection"])

@@ -67,7 +67,13 @@ const parsed = (text: string | null): unknown => {
 const toWire = (row: Row): AuditEntry => ({
   id: Number(row.id),
   at: new Date(Number(row.at)).toISOString(),
-  actor: { key_hash: row.actor_key_hash, key_name: row.actor_key_name, user_id: row.actor_user_id },
+  actor: {
+    key_hash: row.actor_key_hash,
+    key_name: row.actor_key_name,
+    user_id: row.actor_user_id,
+    ...(row.actor_user === null || row.actor_user === undefined ? {} : { user: JSON.parse(row.actor_user) }),
+    ...(row.actor_session_id === null || row.actor_session_id === undefined ? {} : { session_id: row.actor_session_id })
+  },
   workspace_id: row.workspace_id,
   action: row.action,
   target: { type: row.target_type, id: row.target_id },
@@ -150,7 +156,8 @@ export class AuditLog extends Context.Service<AuditLog, AuditLogShape>()("@switc
         sql.withTransaction(Effect.gen(function*() {
           const caller = Option.getOrUndefined(yield* Effect.serviceOption(Caller))
           const facts = yield* requestFacts
-          const keyName = caller === undefined
+          const person = caller?.person
+          const keyName = caller === undefined || person !== undefined
             ? null
             : (yield* sql<{ name: string }>`SELECT name FROM api_keys WHERE id = ${caller.keyId}`)[0]?.name ?? null
           // Taking the head row first is what orders concurrent appends.
@@ -160,7 +167,7 @@ export class AuditLog extends Context.Service<AuditLog, AuditLogShape>()("@switc
           const entry: AuditChain.StoredEntry = {
             id: Number(head.seq),
             at: yield* Clock.currentTimeMillis,
-            actor_key_hash: caller?.keyHash ?? null,
+            actor_key_hash: person === undefined ? caller?.keyHash ?? null : null,
             actor_key_name: keyName,
             actor_user_id: caller?.userId ?? null,
             workspace_id: draft.workspaceId,
@@ -171,14 +178,16 @@ export class AuditLog extends Context.Service<AuditLog, AuditLogShape>()("@switc
             after: json(draft.after),
             ip: facts.ip,
             request_id: facts.requestId,
-            prev_hash: head.hash
+            prev_hash: head.hash,
+            actor_user: person === undefined ? null : JSON.stringify({ sub: person.sub, email: person.email, name: person.name }),
+            actor_session_id: person === undefined ? null : person.sessionId
           }
           const hash = sha256(AuditChain.canonical(entry))
           yield* sql`INSERT INTO audit_log (id, at, actor_key_hash, actor_key_name, actor_user_id, workspace_id, action,
-              target_type, target_id, before_json, after_json, ip, request_id, prev_hash, hash)
+              target_type, target_id, before_json, after_json, ip, request_id, prev_hash, hash, actor_user, actor_session_id)
             VALUES (${entry.id}, ${entry.at}, ${entry.actor_key_hash}, ${entry.actor_key_name}, ${entry.actor_user_id},
               ${entry.workspace_id}, ${entry.action}, ${entry.target_type}, ${entry.target_id}, ${entry.before}, ${entry.after},
-              ${entry.ip}, ${entry.request_id}, ${entry.prev_hash}, ${hash})`
+              ${entry.ip}, ${entry.request_id}, ${entry.prev_hash}, ${hash}, ${entry.actor_user ?? null}, ${entry.actor_session_id ?? null})`
           yield* sql`UPDATE audit_head SET hash = ${hash} WHERE id = 1`
         })).pipe(fromSqlError("audit.append"))
 

@@ -22,6 +22,8 @@ import { prepaidCredits } from "./migrations/PrepaidCredits.ts"
 import { providerBatchJobs } from "./migrations/ProviderBatchJobs.ts"
 import { providerBatches } from "./migrations/ProviderBatches.ts"
 import { auditAppendOnly } from "./migrations/AuditAppendOnly.ts"
+import { auditPerson } from "./migrations/AuditPerson.ts"
+import { sessions } from "./migrations/Sessions.ts"
 import { sqliteBaseline } from "./migrations/SqliteBaseline.ts"
 import { spendCounters } from "./migrations/SpendCounters.ts"
 import { spendLeases } from "./migrations/SpendLeases.ts"
@@ -115,7 +117,9 @@ export const migrations: Record<string, Migration> = {
   "0022_audit_append_only": auditAppendOnly,
   "0023_batch_validator": batchValidator,
   "0024_provider_batch_jobs": providerBatchJobs,
-  "0025_management_key_scope": managementKeyScope
+  "0025_management_key_scope": managementKeyScope,
+  "0026_sessions": sessions,
+  "0027_audit_person": auditPerson
 }
 
 const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "switchyard_migrations" })
