@@ -56,6 +56,7 @@ export const startSsoGateway = async (options: {
   readonly databaseUrl?: string
   readonly idp?: RunningIdentityProvider
   readonly keySignIn?: boolean
+  readonly refreshTokens?: boolean
 } = {}): Promise<SsoGateway> => {
   const port = await freePort()
   const origin = `http://127.0.0.1:${port}`
@@ -66,7 +67,8 @@ export const startSsoGateway = async (options: {
       client_secret: clientSecret,
       redirect_uris: [`${origin}/ui/auth/callback`],
       post_logout_redirect_uris: [`${origin}/ui/`]
-    }
+    },
+    ...(options.refreshTokens === undefined ? {} : { refreshTokens: options.refreshTokens })
   }))
   const dir = tempDir("sso")
   const configPath = NodePath.join(dir, "switchyard.json")
