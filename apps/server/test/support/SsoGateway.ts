@@ -57,6 +57,8 @@ export const startSsoGateway = async (options: {
   readonly idp?: RunningIdentityProvider
   readonly keySignIn?: boolean
   readonly refreshTokens?: boolean
+  /** More settings of the gateway (`SWITCHYARD_CONSOLE_DIR`...), over the ones given here. */
+  readonly env?: Record<string, string>
 } = {}): Promise<SsoGateway> => {
   const port = await freePort()
   const origin = `http://127.0.0.1:${port}`
@@ -95,7 +97,8 @@ export const startSsoGateway = async (options: {
     SWITCHYARD_LOG_LEVEL: "debug",
     ...(databaseUrl === undefined
       ? { SWITCHYARD_DATA_DIR: NodePath.join(dir, "data") }
-      : { DATABASE_URL: databaseUrl, SWITCHYARD_SECRET_KEY: process.env.SWITCHYARD_SECRET_KEY || "c".repeat(64) })
+      : { DATABASE_URL: databaseUrl, SWITCHYARD_SECRET_KEY: process.env.SWITCHYARD_SECRET_KEY || "c".repeat(64) }),
+    ...options.env
   }
   const written: Array<string> = []
   const stdout = process.stdout.write
