@@ -271,6 +271,7 @@ export class SingleSignOn extends Context.Service<SingleSignOn, {
         yield* store.begin({ state, nonce, verifier: Redacted.make(verifier) }, now, now - Duration.toMillis(signInFor))
         const challenge = yield* Effect.promise(() => Client.calculatePKCECodeChallenge(verifier))
         const url = Client.buildAuthorizationUrl(c, {
+          ...sso.authorization_params,
           redirect_uri: redirectUri(),
           scope: sso.scopes.join(" "),
           code_challenge: challenge,

@@ -24,6 +24,28 @@ describe("single sign-on settings", () => {
     }
   })
 
+  it("authorization_params go on the authorization request (Google's offline access), beside the gateway's own state, nonce and PKCE", async () => {
+    const gw = await startSsoGateway({ authorizationParams: { access_type: "offline", prompt: "consent" } })
+    try {
+      const login = await fetch(`${gw.origin}/ui/auth/login`, { redirect: "manual" })
+      const to = new URL(login.headers.get("location")!)
+      expect(to.searchParams.get("access_type")).toBe("offline")
+      expect(to.searchParams.get("prompt")).toBe("consent")
+      for (const own of ["state", "nonce", "code_challenge"]) expect(to.searchParams.get(own)).toMatch(/^[\w-]{20,}$/u)
+    } finally {
+      await gw.close()
+    }
+  })
+
+  it("authorization_params cannot set what the gateway sets: the start names the field", async () => {
+    const dir = tempDir("sso-params")
+    const config = NodePath.join(dir, "switchyard.json")
+    Fs.writeFileSync(config, JSON.stringify({
+      sso: { issuer: "https://login.example.com", client_id: "switchyard", client_secret_env: "SOME_OIDC_SECRET", authorization_params: { state: "fixed" } }
+    }))
+    await expect(startServer({ env: { SWITCHYARD_CONFIG: config, SOME_OIDC_SECRET: "x" } })).rejects.toThrow(/state is set by the gateway/)
+  })
+
   it("a gateway whose sso section names an unset secret variable does not start, and says which", async () => {
     const dir = tempDir("sso-settings")
     const config = NodePath.join(dir, "switchyard.json")

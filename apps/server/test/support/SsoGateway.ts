@@ -56,6 +56,7 @@ export const startSsoGateway = async (options: {
   readonly databaseUrl?: string
   readonly idp?: RunningIdentityProvider
   readonly keySignIn?: boolean
+  readonly authorizationParams?: Record<string, string>
   readonly refreshTokens?: boolean
   /** More settings of the gateway (`SWITCHYARD_CONSOLE_DIR`...), over the ones given here. */
   readonly env?: Record<string, string>
@@ -82,7 +83,8 @@ export const startSsoGateway = async (options: {
       allowed_domains: ["example.com"],
       roles: { admin: ["platform-admins"], viewer: ["finance"] },
       workspace_roles: { default: { member: ["search"] } },
-      ...(options.keySignIn === undefined ? {} : { key_sign_in: options.keySignIn })
+      ...(options.keySignIn === undefined ? {} : { key_sign_in: options.keySignIn }),
+      ...(options.authorizationParams === undefined ? {} : { authorization_params: options.authorizationParams })
     }
   }))
   const databaseUrl = options.databaseUrl ?? (storeKind === "postgres" ? await freshDatabase() : undefined)
