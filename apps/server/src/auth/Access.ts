@@ -21,7 +21,8 @@ const viewerReads = [
   /^\/activity(\/|$)/u,
   /^\/credits(\/|$)/u,
   /^\/generation(\/|$|\?)/u,
-  /^\/providers(\/|$)/u,
+  // The providers' list (their health); a managed provider's own record is an admin's.
+  /^\/providers$/u,
   /^\/audit-log(\/|$)/u,
   /^\/workspaces(\/|$)/u,
   /^\/models(\/|$)/u,

@@ -97,9 +97,13 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
         return HttpServerResponse.jsonUnsafe({ error: { code: 403, message: "Cross-site sign-out refused: the Origin is not this gateway's public URL" } }, { status: 403 })
       }
       const to = yield* sso.signOut(request.cookies[cookieName])
-      return yield* HttpServerResponse.redirect(to, { status: 303, headers: securityHeaders }).pipe(
-        HttpServerResponse.expireCookie(cookieName, { path: "/" })
-      )
+      // The console signs out by `fetch` (a form's redirect to the IdP would break its
+      // `form-action 'self'`): it asks for JSON and goes to `redirect_to` itself.
+      const wantsJson = (request.headers.accept ?? "").includes("application/json")
+      const answer = wantsJson
+        ? HttpServerResponse.jsonUnsafe({ redirect_to: to }, { headers: { ...securityHeaders, "cache-control": "no-store" } })
+        : HttpServerResponse.redirect(to, { status: 303, headers: securityHeaders })
+      return yield* HttpServerResponse.expireCookie(answer, cookieName, { path: "/" })
     })))
   )
 }))

@@ -171,6 +171,58 @@ const recheckRoles = ({ found, store, audit, configuration }: RecheckDeps, sessi
     return next
   })
 
+/** The authorization code for tokens, every check of `openid-client` made; a refusal saying which failed. */
+const exchangeCode = (
+  c: Client.Configuration,
+  callbackUrl: URL,
+  pending: { readonly state: string; readonly nonce: string; readonly verifier: Redacted.Redacted<string> },
+  forget: () => void
+) =>
+  Effect.tryPromise({
+    try: () =>
+      Client.authorizationCodeGrant(c, callbackUrl, {
+        pkceCodeVerifier: Redacted.value(pending.verifier),
+        expectedState: pending.state,
+        expectedNonce: pending.nonce
+      }),
+    catch: (e) => {
+      if (!unknownKey(e)) return new SignInRefused({ reason: `The identity provider's answer failed its checks: ${(e as Error).message}`, status: 403 })
+      // Signed with a key this gateway has not fetched yet (a rotation): fetch the keys again next time.
+      forget()
+      return new SignInRefused({
+        reason: "The identity provider signed with a key this gateway had not fetched yet (its keys were rotated): sign in again",
+        status: 403
+      })
+    }
+  })
+
+/** `session.refuse` for a refused call: see {@link SingleSignOn}'s `refusedCall`. */
+const refusalRecorder = (audit: AuditLog["Service"]) => {
+  const lastUnknown = new Map<string, number>()
+  const refusedCall = (
+    caller: CallerShape | undefined,
+    reason: string,
+    request: { readonly method: string; readonly url: string; readonly remoteAddress: Option.Option<string> }
+  ): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      if (caller === undefined) {
+        const from = Option.getOrElse(request.remoteAddress, () => "unknown")
+        const at = Date.now()
+        if ((lastUnknown.get(from) ?? 0) > at - 60_000) return Effect.void
+        if (lastUnknown.size > 10_000) lastUnknown.clear()
+        lastUnknown.set(from, at)
+      }
+      const entry = audit.append({
+        action: "session.refuse",
+        target: { type: "session", id: caller?.person?.sessionId ?? "unknown" },
+        workspaceId: null,
+        after: { reason, method: request.method, path: request.url.split("?")[0] ?? "" }
+      })
+      return (caller === undefined ? entry : Effect.provideService(entry, CallerService, caller)).pipe(Effect.ignore)
+    })
+  return refusedCall
+}
+
 export interface SignedIn {
   readonly token: Redacted.Redacted<string>
   readonly session: Session
@@ -219,6 +271,7 @@ export class SingleSignOn extends Context.Service<SingleSignOn, {
         yield* store.begin({ state, nonce, verifier: Redacted.make(verifier) }, now, now - Duration.toMillis(signInFor))
         const challenge = yield* Effect.promise(() => Client.calculatePKCECodeChallenge(verifier))
         const url = Client.buildAuthorizationUrl(c, {
+          ...sso.authorization_params,
           redirect_uri: redirectUri(),
           scope: sso.scopes.join(" "),
           code_challenge: challenge,
@@ -242,23 +295,7 @@ export class SingleSignOn extends Context.Service<SingleSignOn, {
           if (Option.isNone(pending) || stateCookie !== state) {
             return yield* new SignInRefused({ reason: "This sign-in is unknown, expired or already used (its state does not match): sign in again", status: 400 })
           }
-          const tokens = yield* Effect.tryPromise({
-            try: () =>
-              Client.authorizationCodeGrant(c, callbackUrl, {
-                pkceCodeVerifier: Redacted.value(pending.value.verifier),
-                expectedState: state,
-                expectedNonce: pending.value.nonce
-              }),
-            catch: (e) => {
-              if (!unknownKey(e)) return new SignInRefused({ reason: `The identity provider's answer failed its checks: ${(e as Error).message}`, status: 403 })
-              // Signed with a key this gateway has not fetched yet (a rotation): fetch the keys again next time.
-              forget()
-              return new SignInRefused({
-                reason: "The identity provider signed with a key this gateway had not fetched yet (its keys were rotated): sign in again",
-                status: 403
-              })
-            }
-          })
+          const tokens = yield* exchangeCode(c, callbackUrl, { state, ...pending.value }, forget)
           const claims = tokens.claims() as Record<string, unknown> | undefined
           const sub = String(claims?.sub ?? "")
           const email = typeof claims?.email === "string" ? claims.email : null
@@ -358,24 +395,7 @@ export class SingleSignOn extends Context.Service<SingleSignOn, {
           after: { reason: refusal.reason, ...(refusal.who === undefined ? {} : { sub: refusal.who.sub ?? null, email: refusal.who.email ?? null }) }
         })
 
-      const lastUnknown = new Map<string, number>()
-      const refusedCall: SingleSignOn["Service"]["refusedCall"] = (caller, reason, request) =>
-        Effect.suspend(() => {
-          if (caller === undefined) {
-            const from = Option.getOrElse(request.remoteAddress, () => "unknown")
-            const at = Date.now()
-            if ((lastUnknown.get(from) ?? 0) > at - 60_000) return Effect.void
-            if (lastUnknown.size > 10_000) lastUnknown.clear()
-            lastUnknown.set(from, at)
-          }
-          const entry = audit.append({
-            action: "session.refuse",
-            target: { type: "session", id: caller?.person?.sessionId ?? "unknown" },
-            workspaceId: null,
-            after: { reason, method: request.method, path: request.url.split("?")[0] ?? "" }
-          })
-          return (caller === undefined ? entry : Effect.provideService(entry, CallerService, caller)).pipe(Effect.ignore)
-        })
+      const refusedCall = refusalRecorder(audit)
 
       return SingleSignOn.of({ settings: found, begin, complete, authenticate, signOut, refused, refusedCall })
     })

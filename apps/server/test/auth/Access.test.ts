@@ -31,6 +31,7 @@ describe("Access: what a person's role allows at the management API", () => {
     }
     expect(Access.refusal(viewer, "GET", "/keys")).toContain("instance role admin")
     expect(Access.refusal(viewer, "GET", "/byok")).toContain("instance role admin")
+    expect(Access.refusal(viewer, "GET", "/providers/acme")).toContain("instance role admin")
     expect(Access.refusal(viewer, "GET", "/sessions")).toContain("instance role admin")
     expect(Access.refusal(viewer, "PATCH", "/workspaces/w")).toContain("reads only")
     expect(Access.refusal(viewer, "POST", "/keys")).toContain("reads only")

@@ -235,6 +235,19 @@ describe(`single sign-on (${storeKind})`, () => {
     expect((await api(ada.jar, "GET", "/me")).status).toBe(401)
   })
 
+  it("signs out by fetch (the console's way): JSON naming the IdP's sign-out, the cookie expired", async () => {
+    const ada = await loginAs("ada")
+    const response = await fetch(`${gw.origin}/ui/auth/logout`, {
+      method: "POST",
+      headers: { cookie: ada.jar.header(gw.origin), origin: gw.origin, accept: "application/json" },
+      redirect: "manual"
+    })
+    expect(response.status).toBe(200)
+    expect(((await response.json()) as { readonly redirect_to: string }).redirect_to).toContain(`${gw.idp.issuer}/session/end`)
+    expect(response.headers.get("set-cookie")).toMatch(/^switchyard_session=;/u)
+    expect((await api(ada.jar, "GET", "/me")).status).toBe(401)
+  })
+
   it("shows no token, cookie value or client secret in any answer or log line", async () => {
     const ada = await loginAs("ada")
     const cookie = ada.cookie ?? ""

@@ -82,7 +82,7 @@ interface State {
   refreshGrants: number
 }
 
-const configuration = (state: State, client: IdentityClient): Configuration => ({
+const configuration = (state: State, client: IdentityClient, refreshTokens: boolean): Configuration => ({
   clients: [
     {
       client_id: client.client_id,
@@ -108,7 +108,7 @@ const configuration = (state: State, client: IdentityClient): Configuration => (
   },
   claims: { openid: ["sub", "groups"], email: ["email", "email_verified"], profile: ["name"] },
   conformIdTokenClaims: false,
-  issueRefreshToken: async (_ctx, c) => c.grantTypeAllowed("refresh_token"),
+  issueRefreshToken: async (_ctx, c) => refreshTokens && c.grantTypeAllowed("refresh_token"),
   features: { devInteractions: { enabled: false }, rpInitiatedLogout: { enabled: true } },
   interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
   pkce: { required: () => true },
@@ -210,6 +210,8 @@ const rewriteIdToken = async (state: State, body: string): Promise<string> => {
 export const startIdentityProvider = async (options: {
   readonly users: ReadonlyArray<IdentityUser>
   readonly client: IdentityClient
+  /** Whether it issues refresh tokens (default true). */
+  readonly refreshTokens?: boolean
 }): Promise<RunningIdentityProvider> => {
   let handler: Http.RequestListener = (_req, res) => {
     res.writeHead(503)
@@ -219,7 +221,7 @@ export const startIdentityProvider = async (options: {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   const build = (s: State) => {
-    const provider = new Provider(issuer, configuration(s, options.client))
+    const provider = new Provider(issuer, configuration(s, options.client, options.refreshTokens ?? true))
     provider.on("grant.success", (ctx) => {
       if (ctx.oidc.params?.grant_type === "refresh_token") s.refreshGrants += 1
     })

@@ -56,6 +56,10 @@ export const startSsoGateway = async (options: {
   readonly databaseUrl?: string
   readonly idp?: RunningIdentityProvider
   readonly keySignIn?: boolean
+  readonly authorizationParams?: Record<string, string>
+  readonly refreshTokens?: boolean
+  /** More settings of the gateway (`SWITCHYARD_CONSOLE_DIR`...), over the ones given here. */
+  readonly env?: Record<string, string>
 } = {}): Promise<SsoGateway> => {
   const port = await freePort()
   const origin = `http://127.0.0.1:${port}`
@@ -66,7 +70,8 @@ export const startSsoGateway = async (options: {
       client_secret: clientSecret,
       redirect_uris: [`${origin}/ui/auth/callback`],
       post_logout_redirect_uris: [`${origin}/ui/`]
-    }
+    },
+    ...(options.refreshTokens === undefined ? {} : { refreshTokens: options.refreshTokens })
   }))
   const dir = tempDir("sso")
   const configPath = NodePath.join(dir, "switchyard.json")
@@ -78,7 +83,8 @@ export const startSsoGateway = async (options: {
       allowed_domains: ["example.com"],
       roles: { admin: ["platform-admins"], viewer: ["finance"] },
       workspace_roles: { default: { member: ["search"] } },
-      ...(options.keySignIn === undefined ? {} : { key_sign_in: options.keySignIn })
+      ...(options.keySignIn === undefined ? {} : { key_sign_in: options.keySignIn }),
+      ...(options.authorizationParams === undefined ? {} : { authorization_params: options.authorizationParams })
     }
   }))
   const databaseUrl = options.databaseUrl ?? (storeKind === "postgres" ? await freshDatabase() : undefined)
@@ -93,7 +99,8 @@ export const startSsoGateway = async (options: {
     SWITCHYARD_LOG_LEVEL: "debug",
     ...(databaseUrl === undefined
       ? { SWITCHYARD_DATA_DIR: NodePath.join(dir, "data") }
-      : { DATABASE_URL: databaseUrl, SWITCHYARD_SECRET_KEY: process.env.SWITCHYARD_SECRET_KEY || "c".repeat(64) })
+      : { DATABASE_URL: databaseUrl, SWITCHYARD_SECRET_KEY: process.env.SWITCHYARD_SECRET_KEY || "c".repeat(64) }),
+    ...options.env
   }
   const written: Array<string> = []
   const stdout = process.stdout.write

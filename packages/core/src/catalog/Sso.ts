@@ -19,6 +19,21 @@ const WorkspaceRoles = Schema.Struct({
   member: Groups.pipe(Schema.withDecodingDefaultKey(Effect.succeed([])))
 })
 
+/** What the gateway sets on every authorization request itself; `authorization_params` may not. */
+const reservedParams = ["client_id", "redirect_uri", "response_type", "scope", "state", "nonce", "code_challenge", "code_challenge_method"]
+
+/**
+ * More parameters of the authorization request, for an IdP that needs them: Google's
+ * `{ "access_type": "offline", "prompt": "consent" }` for a refresh token, Entra ID's `domain_hint`.
+ * The ones the gateway sets itself (state, nonce, PKCE, scope, redirect URI) are refused.
+ */
+const AuthorizationParams = Schema.Record(Schema.String, Schema.String).check(Schema.makeFilter((params) =>
+  Object.keys(params).filter((name) => reservedParams.includes(name)).map((name) => ({
+    path: [name],
+    issue: `${name} is set by the gateway on every sign-in; it cannot be given in authorization_params`
+  }))
+))
+
 /**
  * The `sso` section. `issuer` is discovered (`/.well-known/openid-configuration`); it is an
  * `https` URL, or an `http` one on a loopback address (a test IdP on the same machine). The client
@@ -37,6 +52,7 @@ export const Sso = Schema.Struct({
   scopes: Schema.Array(Schema.String).pipe(
     Schema.withDecodingDefaultKey(Effect.succeed(["openid", "email", "profile", "offline_access"]))
   ),
+  authorization_params: AuthorizationParams.pipe(Schema.withDecodingDefaultKey(Effect.succeed({}))),
   groups_claim: Schema.String.check(Schema.isMinLength(1)).pipe(Schema.withDecodingDefaultKey(Effect.succeed("groups"))),
   allowed_domains: Schema.Array(Schema.String).pipe(Schema.withDecodingDefaultKey(Effect.succeed([]))),
   roles: Schema.Struct({
