@@ -54,11 +54,28 @@ export const describeWidths = (endpoint: Declared): string => {
  */
 export const cut = (vector: ArrayLike<number>, n: number): Float64Array => {
   const width = Math.min(n, vector.length)
-  let sum = 0
-  for (let i = 0; i < width; i++) sum += vector[i]! * vector[i]!
-  const norm = Math.sqrt(sum)
+  const norm = l2Norm(vector, width)
   const out = new Float64Array(width)
   if (norm === 0) return out
   for (let i = 0; i < width; i++) out[i] = vector[i]! / norm
   return out
+}
+
+/**
+ * The L2 norm of the first `width` values (all of them by default). Squares below about 1e-154
+ * underflow and above 1e154 overflow: such a vector is summed scaled by its largest value, as
+ * `Math.hypot` does; a model's vectors, whose values are near 1/√width, take the one plain pass.
+ *
+ * @since 0.12.0
+ */
+export const l2Norm = (vector: ArrayLike<number>, width = vector.length): number => {
+  let sum = 0
+  for (let i = 0; i < width; i++) sum += vector[i]! * vector[i]!
+  if (sum > 1e-290 && sum < 1e290) return Math.sqrt(sum)
+  let scale = 0
+  for (let i = 0; i < width; i++) scale = Math.max(scale, Math.abs(vector[i]!))
+  if (scale === 0) return 0
+  let scaled = 0
+  for (let i = 0; i < width; i++) scaled += (vector[i]! / scale) ** 2
+  return Math.sqrt(scaled) * scale
 }

@@ -22,6 +22,7 @@
  * @since 0.12.0
  */
 import { Schema } from "effect"
+import { l2Norm } from "./Matryoshka.ts"
 
 /**
  * @since 0.12.0
@@ -76,12 +77,6 @@ export const lengthOf = (width: number, dtype: OutputDtype): number => isBinary(
  */
 export const int8Scale = (width: number): number => (127 * Math.sqrt(width)) / 5
 
-const normOf = (vector: ArrayLike<number>): number => {
-  let sum = 0
-  for (let i = 0; i < vector.length; i++) sum += vector[i]! * vector[i]!
-  return Math.sqrt(sum)
-}
-
 /**
  * A float vector as `int8` (or `uint8`: the same plus 128), by the calibrated scalar quantization
  * of {@link int8Scale}, after normalising it to L2 = 1.
@@ -89,7 +84,7 @@ const normOf = (vector: ArrayLike<number>): number => {
  * @since 0.12.0
  */
 export const quantize = (vector: ArrayLike<number>, dtype: "int8" | "uint8"): Int8Array | Uint8Array => {
-  const norm = normOf(vector)
+  const norm = l2Norm(vector)
   const factor = norm === 0 ? 0 : int8Scale(vector.length) / norm
   const out = dtype === "int8" ? new Int8Array(vector.length) : new Uint8Array(vector.length)
   const offset = dtype === "int8" ? 0 : 128

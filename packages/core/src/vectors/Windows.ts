@@ -12,6 +12,7 @@
  *
  * @since 0.12.0
  */
+import { l2Norm } from "./Matryoshka.ts"
 
 /**
  * One window: the tokens `[start, end)` of its input.
@@ -55,9 +56,7 @@ export const weightedMean = (vectors: ReadonlyArray<ArrayLike<number>>, weights:
     const w = weights[k] ?? 0
     for (let i = 0; i < width; i++) sum[i] = sum[i]! + w * vector[i]!
   }
-  let norm = 0
-  for (let i = 0; i < width; i++) norm += sum[i]! * sum[i]!
-  norm = Math.sqrt(norm)
+  const norm = l2Norm(sum)
   if (norm > 0) for (let i = 0; i < width; i++) sum[i] = sum[i]! / norm
   return sum
 }

@@ -13,7 +13,8 @@ const referencePacking = (vector: ReadonlyArray<number>): Array<number> => {
   return Array.from({ length: bits.length / 8 }, (_, i) => Number.parseInt(bits.slice(i * 8, i * 8 + 8), 2))
 }
 
-const norm = (v: ArrayLike<number>) => Math.sqrt(Array.from(v).reduce((s, x) => s + x * x, 0))
+// Math.hypot: no underflow or overflow in the squares (a vector of values near 1e-162 has a norm).
+const norm = (v: ArrayLike<number>) => Math.hypot(...Array.from(v))
 
 describe("OutputDtype", () => {
   it("ubinary is the reference packing of the same floats, binary the same bytes minus 128", () => {
@@ -117,6 +118,14 @@ describe("Matryoshka", () => {
       }),
       { numRuns: 200 }
     )
+  })
+
+  it("a vector of values too small or too large to square still has norm 1 after the cut (values near 1e-162 and 1e200)", () => {
+    for (const vector of [[1.5717277847026288e-162, -9.999999889979436e-7], [1.5717277847026288e-162, 3e-163], [3e200, -4e200]]) {
+      const cut = Matryoshka.cut(vector, vector[1]! === -9.999999889979436e-7 ? 1 : 2)
+      assert.approximately(norm(cut), 1, 1e-12)
+      assert.approximately(Matryoshka.l2Norm(vector), norm(vector), norm(vector) * 1e-12)
+    }
   })
 
   it("allows a listed width, or any width up to its own", () => {
