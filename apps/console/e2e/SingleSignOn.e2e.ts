@@ -89,6 +89,10 @@ describe("the web console signed in by single sign-on, in Chromium, through a re
 
   const signOut = async () => {
     await page.getByRole("button", { name: "Sign out" }).click()
+    // The gateway ends the session, then sends the browser to the IdP's sign-out, which asks and
+    // comes back to the console.
+    await page.waitForURL((url) => url.origin !== gateway.origin)
+    await page.getByRole("button", { name: "Yes, sign me out" }).click()
     await page.waitForURL((url) => url.origin === gateway.origin && url.pathname.startsWith("/ui"))
     await page.getByRole("link", { name: "Sign in with single sign-on" }).waitFor()
     const cookies = await browser.context.cookies(gateway.origin)

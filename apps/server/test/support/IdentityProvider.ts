@@ -109,7 +109,7 @@ const configuration = (state: State, client: IdentityClient, refreshTokens: bool
   claims: { openid: ["sub", "groups"], email: ["email", "email_verified"], profile: ["name"] },
   conformIdTokenClaims: false,
   issueRefreshToken: async (_ctx, c) => refreshTokens && c.grantTypeAllowed("refresh_token"),
-  features: { devInteractions: { enabled: false }, rpInitiatedLogout: { enabled: true } },
+  features: { devInteractions: { enabled: false }, rpInitiatedLogout: { enabled: true, logoutSource, postLogoutSuccessSource } },
   interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
   pkce: { required: () => true },
   jwks: { keys: state.keys },
@@ -204,6 +204,23 @@ const rewriteIdToken = async (state: State, body: string): Promise<string> => {
   const key = await Jose.importJWK(jwk as Jose.JWK, "RS256")
   const idToken = await new Jose.SignJWT(changed).setProtectedHeader({ alg: "RS256", kid: header.kid ?? "" }).sign(key)
   return JSON.stringify({ ...answer, id_token: idToken })
+}
+
+/**
+ * The IdP's own sign-out confirmation, as a provider shows it (oidc-provider's default page loads
+ * web fonts from the internet, which a test machine cannot reach): the provider's form and a
+ * "Yes, sign me out" button that submits it.
+ */
+const logoutSource = (ctx: { body: unknown }, form: string) => {
+  ctx.body = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Sign out</title></head><body><main>` +
+    `<h1>Sign out of the identity provider?</h1>${form}` +
+    `<button autofocus type="submit" form="op.logoutForm" value="yes" name="logout">Yes, sign me out</button>` +
+    `<button type="submit" form="op.logoutForm">No, stay signed in</button></main></body></html>`
+}
+
+/** The page after a sign-out with no way back to the client. */
+const postLogoutSuccessSource = (ctx: { body: unknown }) => {
+  ctx.body = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Signed out</title></head><body><main><h1>Signed out</h1></main></body></html>`
 }
 
 /** Starts the IdP; `close` stops it. */
